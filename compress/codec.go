@@ -1,0 +1,154 @@
+// Package compress holds the integer codecs of qp's inverted lists.
+//
+// A Codec encodes an array of uint32 values into bytes and back. The index
+// cuts every posting list into blocks (default 128 postings) and encodes each
+// block's docIDs and frequencies as one array, so a codec sees arrays of any
+// length (0 included) and must be self-delimiting: the encoding records the
+// number of values. Codecs of kind General take arbitrary values (the index
+// feeds them d-gaps minus one and tf minus one); codecs of kind Sorted take a
+// non-decreasing array (the index feeds docID minus the block base, and
+// prefix sums of tf minus one), which is what Elias-Fano and the LRC family
+// need for random access.
+//
+// Every codec has a persisted ID: an index file names its codec by that ID,
+// so an ID is never reused or renumbered.
+package compress
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+)
+
+// ID is the persisted identifier of a codec. Never renumber.
+type ID uint8
+
+// Persisted codec IDs.
+const (
+	IDVByte     ID = 1
+	IDBP128     ID = 2
+	IDSimple8b  ID = 3
+	IDPForDelta ID = 4
+	IDParaPFor  ID = 5
+	IDRice      ID = 6
+	IDEliasFano ID = 7
+	IDLRC       ID = 8
+	IDLRCSeg    ID = 9
+	IDSegLRC    ID = 10
+	IDHSLRC     ID = 11
+)
+
+// Kind says what input a codec accepts.
+type Kind uint8
+
+const (
+	// General codecs take any uint32 values.
+	General Kind = iota
+	// Sorted codecs take non-decreasing values only (AppendEncode panics
+	// otherwise: that is a programmer bug, not corrupt data).
+	Sorted
+)
+
+// Codec encodes and decodes arrays of uint32.
+type Codec interface {
+	// ID is the codec's persisted identifier.
+	ID() ID
+	// Name is the codec's command-line name (lower case, e.g. "bp128").
+	Name() string
+	// Kind says whether the input must be non-decreasing.
+	Kind() Kind
+	// AppendEncode appends the encoding of vals to dst and returns the
+	// extended slice. The encoding records len(vals).
+	AppendEncode(dst []byte, vals []uint32) []byte
+	// Decode decodes src into out and returns the number of values. It
+	// returns an error wrapping ErrCorrupt when src is not a valid encoding
+	// (truncated, trailing garbage where detectable, counts out of range),
+	// and ErrShortBuffer when out is too small. It never panics on any
+	// input and does not allocate.
+	Decode(out []uint32, src []byte) (int, error)
+	// Count returns the number of values recorded in src without decoding.
+	Count(src []byte) (int, error)
+}
+
+// RandomAccess is implemented by codecs that fetch one value without
+// decoding the whole array (bit-packed widths, Elias-Fano, LRC).
+type RandomAccess interface {
+	Codec
+	// Get returns value i of the array encoded in src.
+	Get(src []byte, i int) (uint32, error)
+}
+
+// Searcher is implemented by Sorted codecs that find the first value >= x
+// without decoding the whole array (Elias-Fano skipping; the LRC family's
+// safe search range, Ao et al. VLDB'11 §5.3 Algorithm 1).
+type Searcher interface {
+	RandomAccess
+	// Search returns the smallest i >= from whose value is >= x, and that
+	// value; i equals the count (and the value is 0) when there is none.
+	Search(src []byte, from int, x uint32) (int, uint32, error)
+}
+
+// ErrCorrupt is wrapped by every decode error caused by invalid input.
+var ErrCorrupt = errors.New("corrupt encoding")
+
+// ErrShortBuffer is returned when the output buffer cannot hold the values.
+var ErrShortBuffer = errors.New("output buffer too small")
+
+// corrupt builds an ErrCorrupt-wrapping error naming the codec.
+func corrupt(codec, format string, args ...any) error {
+	return fmt.Errorf("%s: %w: %s", codec, ErrCorrupt, fmt.Sprintf(format, args...))
+}
+
+var (
+	byID   = map[ID]Codec{}
+	byName = map[string]Codec{}
+)
+
+// register is called from each codec file's init.
+func register(c Codec) {
+	if _, dup := byID[c.ID()]; dup {
+		panic(fmt.Sprintf("BUG: codec ID %d registered twice", c.ID()))
+	}
+	if _, dup := byName[c.Name()]; dup {
+		panic(fmt.Sprintf("BUG: codec name %q registered twice", c.Name()))
+	}
+	byID[c.ID()] = c
+	byName[c.Name()] = c
+}
+
+// ByID returns the codec with a persisted ID.
+func ByID(id ID) (Codec, error) {
+	c, ok := byID[id]
+	if !ok {
+		return nil, fmt.Errorf("unknown codec ID %d", id)
+	}
+	return c, nil
+}
+
+// ByName returns the codec with a command-line name.
+func ByName(name string) (Codec, error) {
+	c, ok := byName[name]
+	if !ok {
+		return nil, fmt.Errorf("unknown codec %q (known: %v)", name, Names())
+	}
+	return c, nil
+}
+
+// All returns every registered codec in ID order.
+func All() []Codec {
+	out := make([]Codec, 0, len(byID))
+	for _, c := range byID {
+		out = append(out, c)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID() < out[j].ID() })
+	return out
+}
+
+// Names returns the names of all codecs in ID order.
+func Names() []string {
+	var out []string
+	for _, c := range All() {
+		out = append(out, c.Name())
+	}
+	return out
+}

@@ -1,0 +1,592 @@
+package index
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"sync"
+	"sync/atomic"
+
+	"github.com/qpengine/qp/compress"
+	"github.com/qpengine/qp/score"
+)
+
+// Document is one parsed input document.
+type Document struct {
+	ID     string // external id
+	Text   []byte
+	Stored []byte // stored fields as a JSON object, or nil
+	Key    string // sort key for DocIDOrder "field" (the field's value)
+}
+
+// DocSource yields documents in input order; Next returns io.EOF at the end.
+type DocSource interface {
+	Next() (*Document, error)
+}
+
+// Analyzer turns text into tokens, appending to dst. Each build worker gets
+// its own Analyzer from BuildOptions.NewAnalyzer.
+type Analyzer func(dst []string, text []byte) []string
+
+// BuildOptions configure Build.
+type BuildOptions struct {
+	Out         string
+	BlockSize   int
+	DocCodec    compress.Codec
+	FreqCodec   compress.Codec
+	Params      score.Params
+	NewAnalyzer func() Analyzer
+	// DocIDOrder is "input" (default), "random" (by a hash of the external
+	// id; Ao et al. VLDB'11 §6 show it helps linear-regression methods) or
+	// "field" (by Document.Key, then input order).
+	DocIDOrder string
+	Seed       int64 // for "random"
+	// MemBudget bounds the bytes of postings held in memory; past it the
+	// builder spills a sorted run to TempDir. 0 = 1 GiB.
+	MemBudget int64
+	TempDir   string
+	Workers   int // 0 = all cores
+	Meta      Meta
+	// Progress is called from time to time (never concurrently) with the
+	// number of documents indexed so far.
+	Progress func(BuildStats)
+}
+
+// BuildStats summarises an index build.
+type BuildStats struct {
+	Docs, Tokens, Postings, Terms uint64
+	Runs                          int   // sorted runs spilled to disk
+	DocBytes, FreqBytes           int64 // encoded sizes of docID and frequency blocks
+}
+
+type tokDoc struct {
+	seq    uint64
+	doc    *Document
+	terms  []string
+	tfs    []uint32
+	length uint32
+}
+
+type postBuf struct {
+	docs, tfs []uint32
+}
+
+// Build reads every document of src, inverts it with bounded memory and
+// writes the index to opt.Out. Tokenizing runs on all cores; inversion is one
+// goroutine appending to per-term lists in docID order; when the postings in
+// memory exceed MemBudget they are written as a sorted run, and the runs are
+// merged term by term at the end (encoding on all cores).
+func Build(ctx context.Context, src DocSource, opt BuildOptions) (BuildStats, error) {
+	if opt.NewAnalyzer == nil {
+		panic("BUG: BuildOptions.NewAnalyzer is nil")
+	}
+	if opt.Workers <= 0 {
+		opt.Workers = runtime.GOMAXPROCS(0)
+	}
+	if opt.MemBudget <= 0 {
+		opt.MemBudget = 1 << 30
+	}
+	if opt.BlockSize == 0 {
+		opt.BlockSize = DefaultBlockSize
+	}
+	switch opt.DocIDOrder {
+	case "", "input", "random", "field":
+	default:
+		return BuildStats{}, fmt.Errorf("index: unknown docid order %q (input, random or field)", opt.DocIDOrder)
+	}
+	tmpDir, err := os.MkdirTemp(opt.TempDir, "qp-build-")
+	if err != nil {
+		return BuildStats{}, fmt.Errorf("index: temp dir: %w", err)
+	}
+	defer os.RemoveAll(tmpDir)
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	// Stage 1: read documents in order, in batches.
+	type batch struct {
+		docs []tokDoc
+	}
+	in := make(chan *batch, opt.Workers*2)
+	out := make(chan *batch, opt.Workers*2)
+	var readErr error
+	go func() {
+		defer close(in)
+		var seq uint64
+		for {
+			b := &batch{}
+			for len(b.docs) < 64 {
+				d, err := src.Next()
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					readErr = err
+					break
+				}
+				b.docs = append(b.docs, tokDoc{seq: seq, doc: d})
+				seq++
+			}
+			if len(b.docs) > 0 {
+				select {
+				case in <- b:
+				case <-ctx.Done():
+					return
+				}
+			}
+			if len(b.docs) < 64 {
+				return
+			}
+		}
+	}()
+	// Stage 2: tokenize and count term frequencies on all cores.
+	var wg sync.WaitGroup
+	for w := 0; w < opt.Workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			an := opt.NewAnalyzer()
+			var toks []string
+			counts := map[string]uint32{}
+			for b := range in {
+				for i := range b.docs {
+					td := &b.docs[i]
+					toks = an(toks[:0], td.doc.Text)
+					td.length = uint32(len(toks))
+					clear(counts)
+					for _, t := range toks {
+						counts[t]++
+					}
+					td.terms = make([]string, 0, len(counts))
+					for t := range counts {
+						td.terms = append(td.terms, t)
+					}
+					sort.Strings(td.terms)
+					td.tfs = make([]uint32, len(td.terms))
+					for j, t := range td.terms {
+						td.tfs[j] = counts[t]
+					}
+					td.doc.Text = nil
+				}
+				select {
+				case out <- b:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}()
+	}
+	go func() { wg.Wait(); close(out) }()
+
+	// Stage 3: invert in input order.
+	inv := newInverter(tmpDir, opt.MemBudget)
+	var lens []uint32
+	var ids []string
+	var stored [][]byte
+	var keys []string
+	anyStored := false
+	pending := map[uint64]*batch{}
+	var next uint64
+	var st BuildStats
+	for b := range out {
+		pending[b.docs[0].seq] = b
+		for {
+			pb, ok := pending[next]
+			if !ok {
+				break
+			}
+			delete(pending, next)
+			for i := range pb.docs {
+				td := &pb.docs[i]
+				id := uint32(td.seq)
+				if uint64(td.seq) >= uint64(Terminated) {
+					return st, fmt.Errorf("index: more than %d documents", Terminated-1)
+				}
+				lens = append(lens, td.length)
+				ids = append(ids, td.doc.ID)
+				stored = append(stored, td.doc.Stored)
+				anyStored = anyStored || td.doc.Stored != nil
+				if opt.DocIDOrder == "field" {
+					keys = append(keys, td.doc.Key)
+				}
+				st.Tokens += uint64(td.length)
+				for j, t := range td.terms {
+					inv.add(t, id, td.tfs[j])
+				}
+				if err := inv.maybeSpill(); err != nil {
+					return st, err
+				}
+			}
+			next += uint64(len(pb.docs))
+			st.Docs = next
+			if opt.Progress != nil {
+				st.Postings = inv.postings
+				st.Runs = len(inv.runs)
+				opt.Progress(st)
+			}
+		}
+		if ctx.Err() != nil {
+			return st, ctx.Err()
+		}
+	}
+	if readErr != nil {
+		return st, readErr
+	}
+	if err := ctx.Err(); err != nil {
+		return st, err
+	}
+
+	// DocID order: a permutation applied at merge time.
+	var perm []uint32 // old docID -> new docID
+	if opt.DocIDOrder == "random" || opt.DocIDOrder == "field" {
+		perm = docPermutation(ids, keys, opt.DocIDOrder, opt.Seed)
+		lens = permute(lens, perm)
+		ids = permute(ids, perm)
+		stored = permute(stored, perm)
+	}
+	if !anyStored {
+		stored = nil
+	}
+	meta := opt.Meta
+	meta.DocIDOrder = opt.DocIDOrder
+	if meta.DocIDOrder == "" {
+		meta.DocIDOrder = "input"
+	}
+	w, err := NewWriter(opt.Out, WriterOptions{
+		BlockSize: opt.BlockSize, DocCodec: opt.DocCodec, FreqCodec: opt.FreqCodec,
+		Params: opt.Params, DocLens: lens, DocIDs: ids, Stored: stored, Meta: meta,
+	})
+	if err != nil {
+		return st, err
+	}
+	st.Runs = len(inv.runs)
+	if err := inv.merge(ctx, w, perm, opt.Workers, &st); err != nil {
+		w.Abort()
+		return st, err
+	}
+	if err := w.Close(); err != nil {
+		return st, err
+	}
+	st.Terms = w.meta.Terms
+	st.Postings = w.meta.Postings
+	return st, nil
+}
+
+func permute[T any](s []T, perm []uint32) []T {
+	out := make([]T, len(s))
+	for old, nw := range perm {
+		out[nw] = s[old]
+	}
+	return out
+}
+
+// docPermutation returns old->new docIDs sorting documents by a hash of
+// their external id (random) or by key, ties by input order.
+func docPermutation(ids, keys []string, order string, seed int64) []uint32 {
+	n := len(ids)
+	idx := make([]uint32, n)
+	for i := range idx {
+		idx[i] = uint32(i)
+	}
+	if order == "random" {
+		h := make([]uint64, n)
+		var sb [8]byte
+		binary.LittleEndian.PutUint64(sb[:], uint64(seed))
+		for i, id := range ids {
+			f := fnv.New64a()
+			f.Write(sb[:])
+			f.Write([]byte(id))
+			h[i] = f.Sum64()
+		}
+		sort.SliceStable(idx, func(a, b int) bool { return h[idx[a]] < h[idx[b]] })
+	} else {
+		sort.SliceStable(idx, func(a, b int) bool { return keys[idx[a]] < keys[idx[b]] })
+	}
+	perm := make([]uint32, n)
+	for nw, old := range idx {
+		perm[old] = uint32(nw)
+	}
+	return perm
+}
+
+// inverter accumulates postings per term and spills sorted runs.
+type inverter struct {
+	dir      string
+	budget   int64
+	lists    map[string]*postBuf
+	mem      int64
+	postings uint64
+	runs     []string
+}
+
+func newInverter(dir string, budget int64) *inverter {
+	return &inverter{dir: dir, budget: budget, lists: map[string]*postBuf{}}
+}
+
+func (v *inverter) add(term string, doc, tf uint32) {
+	p := v.lists[term]
+	if p == nil {
+		p = &postBuf{}
+		v.lists[term] = p
+		v.mem += int64(len(term)) + 96
+	}
+	if len(p.docs) == cap(p.docs) {
+		v.mem += int64(cap(p.docs)+1) * 8 // growth doubles the two slices
+	}
+	p.docs = append(p.docs, doc)
+	p.tfs = append(p.tfs, tf)
+	v.postings++
+}
+
+func (v *inverter) sortedTerms() []string {
+	terms := make([]string, 0, len(v.lists))
+	for t := range v.lists {
+		terms = append(terms, t)
+	}
+	sort.Strings(terms)
+	return terms
+}
+
+func (v *inverter) maybeSpill() error {
+	if v.mem < v.budget {
+		return nil
+	}
+	return v.spill()
+}
+
+// spill writes the in-memory lists as a sorted run:
+// per term: uvarint len(term), term, uvarint n, n × (uvarint doc gap, uvarint tf);
+// a zero length ends the run.
+func (v *inverter) spill() error {
+	path := filepath.Join(v.dir, fmt.Sprintf("run-%05d", len(v.runs)))
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("index: spilling run: %w", err)
+	}
+	bw := bufio.NewWriterSize(f, 1<<20)
+	var b []byte
+	for _, t := range v.sortedTerms() {
+		p := v.lists[t]
+		b = binary.AppendUvarint(b[:0], uint64(len(t)))
+		b = append(b, t...)
+		b = binary.AppendUvarint(b, uint64(len(p.docs)))
+		prev := uint32(0)
+		for i, d := range p.docs {
+			b = binary.AppendUvarint(b, uint64(d-prev))
+			b = binary.AppendUvarint(b, uint64(p.tfs[i]))
+			prev = d
+		}
+		bw.Write(b)
+	}
+	bw.WriteByte(0)
+	if err := bw.Flush(); err != nil {
+		f.Close()
+		return fmt.Errorf("index: spilling run: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("index: spilling run: %w", err)
+	}
+	v.runs = append(v.runs, path)
+	v.lists = map[string]*postBuf{}
+	v.mem = 0
+	return nil
+}
+
+// runReader reads a spilled run term by term.
+type runReader struct {
+	f    *os.File
+	r    *bufio.Reader
+	term string
+	n    int
+	path string
+}
+
+func openRun(path string) (*runReader, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	rr := &runReader{f: f, r: bufio.NewReaderSize(f, 1<<20), path: path}
+	return rr, rr.advance()
+}
+
+func (rr *runReader) advance() error {
+	l, err := binary.ReadUvarint(rr.r)
+	if err != nil {
+		return fmt.Errorf("index: run %s: %w", rr.path, err)
+	}
+	if l == 0 {
+		rr.term = ""
+		return nil
+	}
+	b := make([]byte, l)
+	if _, err := io.ReadFull(rr.r, b); err != nil {
+		return fmt.Errorf("index: run %s: %w", rr.path, err)
+	}
+	n, err := binary.ReadUvarint(rr.r)
+	if err != nil {
+		return fmt.Errorf("index: run %s: %w", rr.path, err)
+	}
+	rr.term, rr.n = string(b), int(n)
+	return nil
+}
+
+// read appends the current term's postings and advances.
+func (rr *runReader) read(docs, tfs []uint32) ([]uint32, []uint32, error) {
+	prev := uint32(0)
+	for i := 0; i < rr.n; i++ {
+		g, err := binary.ReadUvarint(rr.r)
+		if err != nil {
+			return nil, nil, fmt.Errorf("index: run %s: %w", rr.path, err)
+		}
+		tf, err := binary.ReadUvarint(rr.r)
+		if err != nil {
+			return nil, nil, fmt.Errorf("index: run %s: %w", rr.path, err)
+		}
+		prev += uint32(g)
+		docs = append(docs, prev)
+		tfs = append(tfs, uint32(tf))
+	}
+	return docs, tfs, rr.advance()
+}
+
+type mergedList struct {
+	term      string
+	docs, tfs []uint32
+	enc       []byte
+	rec       TermRecord
+	docBytes  int
+	freqBytes int
+	err       error
+}
+
+// merge combines the runs and the in-memory lists term by term, remaps
+// docIDs through perm, encodes lists on all cores and writes them in order.
+func (v *inverter) merge(ctx context.Context, w *Writer, perm []uint32, workers int, st *BuildStats) error {
+	var readers []*runReader
+	defer func() {
+		for _, r := range readers {
+			r.f.Close()
+		}
+	}()
+	for _, p := range v.runs {
+		r, err := openRun(p)
+		if err != nil {
+			return err
+		}
+		readers = append(readers, r)
+	}
+	memTerms := v.sortedTerms()
+	mi := 0
+	nextList := func() (*mergedList, error) {
+		// The smallest term among the runs and memory.
+		term := ""
+		found := false
+		for _, r := range readers {
+			if r.term != "" && (!found || r.term < term) {
+				term, found = r.term, true
+			}
+		}
+		if mi < len(memTerms) && (!found || memTerms[mi] < term) {
+			term, found = memTerms[mi], true
+		}
+		if !found {
+			return nil, nil
+		}
+		ml := &mergedList{term: term}
+		var err error
+		for _, r := range readers { // runs hold ascending docID ranges in run order
+			if r.term == term {
+				if ml.docs, ml.tfs, err = r.read(ml.docs, ml.tfs); err != nil {
+					return nil, err
+				}
+			}
+		}
+		if mi < len(memTerms) && memTerms[mi] == term {
+			p := v.lists[term]
+			ml.docs = append(ml.docs, p.docs...)
+			ml.tfs = append(ml.tfs, p.tfs...)
+			delete(v.lists, term)
+			mi++
+		}
+		if perm != nil {
+			for i, d := range ml.docs {
+				ml.docs[i] = perm[d]
+			}
+			sort.Sort(byDoc(*ml))
+		}
+		return ml, nil
+	}
+	// Batches of lists are encoded in parallel and written in order.
+	encs := make([]*ListEncoder, workers)
+	for i := range encs {
+		encs[i] = NewListEncoder(w.opt.BlockSize, w.opt.DocCodec, w.opt.FreqCodec, w.opt.Params, w.opt.DocLens)
+	}
+	const batchPostings = 1 << 20
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		var batch []*mergedList
+		n := 0
+		for n < batchPostings && len(batch) < 4096 {
+			ml, err := nextList()
+			if err != nil {
+				return err
+			}
+			if ml == nil {
+				break
+			}
+			batch = append(batch, ml)
+			n += len(ml.docs)
+		}
+		if len(batch) == 0 {
+			return nil
+		}
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		for wi := 0; wi < workers; wi++ {
+			wg.Add(1)
+			go func(e *ListEncoder) {
+				defer wg.Done()
+				for {
+					i := int(next.Add(1) - 1)
+					if i >= len(batch) {
+						return
+					}
+					ml := batch[i]
+					ml.enc, ml.err = e.Encode(nil, ml.docs, ml.tfs)
+					ml.rec = e.Rec
+					ml.docBytes, ml.freqBytes = len(e.docs), len(e.frqs)
+				}
+			}(encs[wi])
+		}
+		wg.Wait()
+		for _, ml := range batch {
+			if ml.err != nil {
+				return fmt.Errorf("index: term %q: %w", ml.term, ml.err)
+			}
+			if err := w.AddEncoded(ml.term, ml.enc, ml.rec); err != nil {
+				return err
+			}
+			st.DocBytes += int64(ml.docBytes)
+			st.FreqBytes += int64(ml.freqBytes)
+		}
+	}
+}
+
+type byDoc mergedList
+
+func (b byDoc) Len() int           { return len(b.docs) }
+func (b byDoc) Less(i, j int) bool { return b.docs[i] < b.docs[j] }
+func (b byDoc) Swap(i, j int) {
+	b.docs[i], b.docs[j] = b.docs[j], b.docs[i]
+	b.tfs[i], b.tfs[j] = b.tfs[j], b.tfs[i]
+}

@@ -1,0 +1,88 @@
+package index
+
+// The qp index file format, version 1. All integers are little-endian.
+//
+//	file    = header, section*, toc, trailer
+//	header  = magic "QPINDEX\x00" (8 bytes), version u32, reserved u32
+//	section = payload bytes (the TOC records where each one is)
+//	toc     = count u32, then per section: kind u32, offset u64, length u64, crc32c u32
+//	trailer = toc offset u64, toc length u64, toc crc32c u32, magic "QPEND\x00\x00\x00" (8 bytes)
+//
+// Sections (each at most once, META required):
+//
+//	META     JSON (Meta): collection statistics, block size, BM25 parameters
+//	         of the stored block maxima, analysis options.
+//	DOCLENS  N × u32 document lengths (kept tokens).
+//	DOCIDS   (N+1) × u64 offsets into the bytes that follow, then the
+//	         external ids' bytes.
+//	STORED   like DOCIDS, each entry a JSON object of stored fields (optional).
+//	TERMS    count u32, then count+1 × u64 offsets into the term bytes, then
+//	         the term bytes (terms in ascending byte order, so term ID =
+//	         rank), padded to 8 bytes, then count × termRecord.
+//	POSTINGS every list's bytes, at termRecord.Offset:
+//	         nblocks × skipEntry, then the docID blocks, then the frequency
+//	         blocks. nblocks = ceil(df / blockSize).
+//
+//	termRecord (32 bytes) = offset u64 (into POSTINGS), cf u64, df u32,
+//	         docCodec u8, freqCodec u8, reserved u16, maxScore f32, reserved u32
+//	skipEntry  (16 bytes) = lastDoc u32, docEnd u32, freqEnd u32, blockMax f32
+//	         (docEnd/freqEnd: end of this block's encoding, relative to the
+//	         start of the list's doc/freq area; a block starts where the
+//	         previous one ends.)
+//
+// Block b holds postings [b*B, min((b+1)*B, df)). Its docIDs are encoded by
+// the list's doc codec as an array: for General codecs v[0] = d[0] - base,
+// v[i] = d[i] - d[i-1] - 1; for Sorted codecs v[i] = d[i] - base; where base
+// is the previous block's lastDoc + 1 (0 for the first block). Frequencies
+// (tf >= 1) are encoded as tf - 1 for General codecs and as the running sum
+// of tf - 1 within the block for Sorted codecs.
+//
+// Every section's CRC-32C is verified when the index is opened.
+
+const (
+	magic         = "QPINDEX\x00"
+	trailerMagic  = "QPEND\x00\x00\x00"
+	formatVersion = 1
+	headerSize    = 16
+	trailerSize   = 28
+	termRecSize   = 32
+	skipEntrySize = 16
+)
+
+// Section kinds.
+const (
+	secMeta     uint32 = 1
+	secDocLens  uint32 = 2
+	secDocIDs   uint32 = 3
+	secStored   uint32 = 4
+	secTerms    uint32 = 5
+	secPostings uint32 = 6
+)
+
+var sectionNames = map[uint32]string{
+	secMeta: "META", secDocLens: "DOCLENS", secDocIDs: "DOCIDS",
+	secStored: "STORED", secTerms: "TERMS", secPostings: "POSTINGS",
+}
+
+// DefaultBlockSize is the number of postings per block.
+const DefaultBlockSize = 128
+
+// Meta is the META section.
+type Meta struct {
+	Version    int     `json:"version"`
+	Docs       uint64  `json:"docs"`
+	Terms      uint64  `json:"terms"`
+	Postings   uint64  `json:"postings"`
+	Tokens     uint64  `json:"tokens"`
+	AvgDL      float64 `json:"avgdl"`
+	BlockSize  int     `json:"block_size"`
+	DocCodec   string  `json:"doc_codec"`
+	FreqCodec  string  `json:"freq_codec"`
+	K1         float64 `json:"k1"`
+	B          float64 `json:"b"`
+	Stem       string  `json:"stem,omitempty"`
+	Stopwords  string  `json:"stopwords,omitempty"`
+	DocIDOrder string  `json:"docid_order,omitempty"`
+	Source     string  `json:"source,omitempty"`
+	Created    string  `json:"created,omitempty"`
+}

@@ -1,0 +1,456 @@
+// Package index builds, writes and loads qp's compressed inverted index: per
+// term a posting list of docIDs and term frequencies cut into blocks with a
+// skip table (last docID, offsets and block-max BM25 score per block), the
+// collection statistics, document lengths, external ids and the term
+// dictionary, in one checksummed file (see format.go).
+package index
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"math"
+	"os"
+	"runtime"
+	"sort"
+	"sync"
+
+	"github.com/qpengine/qp/compress"
+	"github.com/qpengine/qp/score"
+)
+
+// ErrCorrupt is wrapped by every error about a damaged index file.
+var ErrCorrupt = errors.New("corrupt index")
+
+// Index is a loaded index, entirely in memory. It is safe for concurrent
+// readers.
+type Index struct {
+	Meta Meta
+	path string
+
+	post      []byte   // POSTINGS section
+	termOffs  []byte   // (T+1) × u64
+	termBytes []byte   // concatenated terms
+	recs      []byte   // T × termRecord
+	lens      []uint32 // N document lengths
+	idOffs    []byte   // (N+1) × u64
+	idBytes   []byte
+	stOffs    []byte
+	stBytes   []byte
+
+	params   score.Params
+	norms    []float32
+	avgdl    float64
+	blockMax []float32 // overrides the stored block maxima when params differ
+	maxScore []float32 // likewise for list maxima
+	firstBlk []uint32  // per term, index of its first block in blockMax
+}
+
+func corruptf(path, format string, args ...any) error {
+	return fmt.Errorf("index %s: %w: %s", path, ErrCorrupt, fmt.Sprintf(format, args...))
+}
+
+// Open reads and verifies an index file: header, trailer, table of
+// contents, the CRC-32C of every section, and the structure of the
+// dictionary and of every skip table. Damage is reported as an error
+// wrapping ErrCorrupt that names the section.
+func Open(path string) (*Index, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("index: %w", err)
+	}
+	return load(path, data)
+}
+
+func load(path string, data []byte) (*Index, error) {
+	le := binary.LittleEndian
+	if len(data) < headerSize+trailerSize || string(data[:8]) != magic {
+		return nil, corruptf(path, "not a qp index (bad magic or too short)")
+	}
+	if v := le.Uint32(data[8:]); v != formatVersion {
+		return nil, fmt.Errorf("index %s: format version %d, this qp reads version %d", path, v, formatVersion)
+	}
+	if le.Uint32(data[12:]) != 0 {
+		return nil, corruptf(path, "reserved header field is not zero")
+	}
+	tr := data[len(data)-trailerSize:]
+	if string(tr[20:]) != trailerMagic {
+		return nil, corruptf(path, "bad trailer (truncated file?)")
+	}
+	tocOff, tocLen := le.Uint64(tr), le.Uint64(tr[8:])
+	if tocOff > uint64(len(data)-trailerSize) || tocLen > uint64(len(data)-trailerSize)-tocOff || tocLen < 4 {
+		return nil, corruptf(path, "table of contents out of range")
+	}
+	toc := data[tocOff : tocOff+tocLen]
+	if crc32.Checksum(toc, castagnoli) != le.Uint32(tr[16:]) {
+		return nil, corruptf(path, "table of contents checksum mismatch")
+	}
+	n := int(le.Uint32(toc))
+	if uint64(4+24*n) != tocLen {
+		return nil, corruptf(path, "table of contents length %d does not hold %d sections", tocLen, n)
+	}
+	secs := map[uint32][]byte{}
+	for i := 0; i < n; i++ {
+		e := toc[4+24*i:]
+		kind, off, ln, crc := le.Uint32(e), le.Uint64(e[4:]), le.Uint64(e[12:]), le.Uint32(e[20:])
+		name := sectionNames[kind]
+		if name == "" {
+			name = fmt.Sprintf("#%d", kind)
+		}
+		if off < headerSize || off > tocOff || ln > tocOff-off {
+			return nil, corruptf(path, "section %s out of range", name)
+		}
+		b := data[off : off+ln]
+		if crc32.Checksum(b, castagnoli) != crc {
+			return nil, corruptf(path, "section %s checksum mismatch", name)
+		}
+		secs[kind] = b
+	}
+	x := &Index{path: path}
+	mb, ok := secs[secMeta]
+	if !ok {
+		return nil, corruptf(path, "no META section")
+	}
+	if err := json.Unmarshal(mb, &x.Meta); err != nil {
+		return nil, corruptf(path, "META: %v", err)
+	}
+	m := &x.Meta
+	if m.BlockSize < 1 || m.BlockSize > 1<<16 {
+		return nil, corruptf(path, "META: block size %d", m.BlockSize)
+	}
+	// DOCLENS.
+	dl := secs[secDocLens]
+	if uint64(len(dl)) != 4*m.Docs {
+		return nil, corruptf(path, "DOCLENS holds %d bytes for %d documents", len(dl), m.Docs)
+	}
+	x.lens = make([]uint32, m.Docs)
+	for i := range x.lens {
+		x.lens[i] = le.Uint32(dl[4*i:])
+	}
+	// DOCIDS and STORED.
+	var err error
+	if x.idOffs, x.idBytes, err = splitStrings(secs[secDocIDs], m.Docs); err != nil {
+		return nil, corruptf(path, "DOCIDS: %v", err)
+	}
+	if st, ok := secs[secStored]; ok {
+		if x.stOffs, x.stBytes, err = splitStrings(st, m.Docs); err != nil {
+			return nil, corruptf(path, "STORED: %v", err)
+		}
+	}
+	// TERMS.
+	tb := secs[secTerms]
+	if len(tb) < 4 {
+		return nil, corruptf(path, "TERMS section missing or short")
+	}
+	nt := uint64(le.Uint32(tb))
+	if nt != m.Terms {
+		return nil, corruptf(path, "TERMS holds %d terms, META says %d", nt, m.Terms)
+	}
+	if uint64(len(tb)) < 4+8*(nt+1) {
+		return nil, corruptf(path, "TERMS offsets truncated")
+	}
+	x.termOffs = tb[4 : 4+8*(nt+1)]
+	tlen := le.Uint64(x.termOffs[8*nt:])
+	rest := tb[4+8*(nt+1):]
+	pad := (8 - (4+8*(nt+1)+tlen)%8) % 8
+	if tlen > uint64(len(rest)) || uint64(len(rest)) != tlen+pad+termRecSize*nt {
+		return nil, corruptf(path, "TERMS sizes inconsistent")
+	}
+	x.termBytes = rest[:tlen]
+	x.recs = rest[tlen+pad:]
+	x.post = secs[secPostings]
+	if err := x.verifyLists(); err != nil {
+		return nil, err
+	}
+	if err := x.SetParams(score.Params{K1: m.K1, B: m.B}); err != nil {
+		return nil, corruptf(path, "META: %v", err)
+	}
+	return x, nil
+}
+
+func splitStrings(b []byte, n uint64) (offs, bytes []byte, err error) {
+	if uint64(len(b)) < 8*(n+1) {
+		return nil, nil, fmt.Errorf("offsets truncated")
+	}
+	offs = b[:8*(n+1)]
+	bytes = b[8*(n+1):]
+	prev := uint64(0)
+	for i := uint64(0); i <= n; i++ {
+		o := binary.LittleEndian.Uint64(offs[8*i:])
+		if o < prev || o > uint64(len(bytes)) || (i == 0 && o != 0) {
+			return nil, nil, fmt.Errorf("offset %d out of order or range", i)
+		}
+		prev = o
+	}
+	if prev != uint64(len(bytes)) {
+		return nil, nil, fmt.Errorf("trailing bytes")
+	}
+	return offs, bytes, nil
+}
+
+// verifyLists checks term order, that every list lies inside POSTINGS in
+// order, that its codecs exist, and that its skip table is consistent.
+func (x *Index) verifyLists() error {
+	le := binary.LittleEndian
+	nt := x.NumTerms()
+	prevOff := uint64(0)
+	var prevTerm []byte
+	var total uint64
+	for t := 0; t < nt; t++ {
+		a, b := le.Uint64(x.termOffs[8*t:]), le.Uint64(x.termOffs[8*t+8:])
+		if a > b || b > uint64(len(x.termBytes)) {
+			return corruptf(x.path, "TERMS: term %d bytes out of range", t)
+		}
+		term := x.termBytes[a:b]
+		if t > 0 && bytes.Compare(prevTerm, term) >= 0 {
+			return corruptf(x.path, "TERMS: term %d %q not after %q", t, term, prevTerm)
+		}
+		prevTerm = term
+		r := readTermRecord(x.recs[termRecSize*t:])
+		if r.Offset != prevOff {
+			return corruptf(x.path, "TERMS: list of term %q at %d, expected %d", term, r.Offset, prevOff)
+		}
+		if r.DF == 0 || uint64(r.DF) > x.Meta.Docs {
+			return corruptf(x.path, "TERMS: term %q has df %d (N=%d)", term, r.DF, x.Meta.Docs)
+		}
+		if _, err := compress.ByID(r.DocCodec); err != nil {
+			return corruptf(x.path, "term %q: %v", term, err)
+		}
+		if _, err := compress.ByID(r.FreqCodec); err != nil {
+			return corruptf(x.path, "term %q: %v", term, err)
+		}
+		end := uint64(len(x.post))
+		if t+1 < nt {
+			end = le.Uint64(x.recs[termRecSize*(t+1):])
+		}
+		if end < r.Offset || end > uint64(len(x.post)) {
+			return corruptf(x.path, "POSTINGS: list of term %q out of range", term)
+		}
+		lb := x.post[r.Offset:end]
+		nb := (uint64(r.DF) + uint64(x.Meta.BlockSize) - 1) / uint64(x.Meta.BlockSize)
+		if uint64(len(lb)) < skipEntrySize*nb {
+			return corruptf(x.path, "POSTINGS: skip table of term %q truncated", term)
+		}
+		var pd, pf uint32
+		prevLast := int64(-1)
+		for i := uint64(0); i < nb; i++ {
+			e := lb[skipEntrySize*i:]
+			last, de, fe := le.Uint32(e), le.Uint32(e[4:]), le.Uint32(e[8:])
+			if int64(last) <= prevLast || uint64(last) >= x.Meta.Docs || de < pd || fe < pf {
+				return corruptf(x.path, "POSTINGS: skip entry %d of term %q inconsistent", i, term)
+			}
+			prevLast, pd, pf = int64(last), de, fe
+		}
+		if skipEntrySize*nb+uint64(pd)+uint64(pf) != uint64(len(lb)) {
+			return corruptf(x.path, "POSTINGS: list of term %q has %d bytes, skip table accounts for %d", term, len(lb), skipEntrySize*nb+uint64(pd)+uint64(pf))
+		}
+		prevOff = end
+		total += uint64(r.DF)
+	}
+	if prevOff != uint64(len(x.post)) {
+		return corruptf(x.path, "POSTINGS: %d trailing bytes", uint64(len(x.post))-prevOff)
+	}
+	if total != x.Meta.Postings {
+		return corruptf(x.path, "META says %d postings, lists hold %d", x.Meta.Postings, total)
+	}
+	return nil
+}
+
+// NumDocs is N.
+func (x *Index) NumDocs() int { return len(x.lens) }
+
+// NumTerms is the number of distinct terms.
+func (x *Index) NumTerms() int { return len(x.recs) / termRecSize }
+
+// Term returns the term with ID t (IDs are ranks in byte order).
+func (x *Index) Term(t int) string {
+	a := binary.LittleEndian.Uint64(x.termOffs[8*t:])
+	b := binary.LittleEndian.Uint64(x.termOffs[8*t+8:])
+	return string(x.termBytes[a:b])
+}
+
+func (x *Index) termAt(t int) []byte {
+	a := binary.LittleEndian.Uint64(x.termOffs[8*t:])
+	b := binary.LittleEndian.Uint64(x.termOffs[8*t+8:])
+	return x.termBytes[a:b]
+}
+
+// Lookup returns the ID of term, or false when the index does not hold it.
+func (x *Index) Lookup(term string) (int, bool) {
+	n := x.NumTerms()
+	t := sort.Search(n, func(i int) bool { return string(x.termAt(i)) >= term })
+	if t < n && string(x.termAt(t)) == term {
+		return t, true
+	}
+	return 0, false
+}
+
+// Record returns the dictionary entry of term t.
+func (x *Index) Record(t int) TermRecord { return readTermRecord(x.recs[termRecSize*t:]) }
+
+// DocLens returns the document lengths (do not modify).
+func (x *Index) DocLens() []uint32 { return x.lens }
+
+// Norms returns the BM25 length norms of the current parameters (do not modify).
+func (x *Index) Norms() []float32 { return x.norms }
+
+// AvgDL is the average document length.
+func (x *Index) AvgDL() float64 { return x.avgdl }
+
+// Params are the BM25 parameters the index scores with.
+func (x *Index) Params() score.Params { return x.params }
+
+// ExternalID returns the id a document had in the collection.
+func (x *Index) ExternalID(d uint32) string {
+	a := binary.LittleEndian.Uint64(x.idOffs[8*d:])
+	b := binary.LittleEndian.Uint64(x.idOffs[8*d+8:])
+	return string(x.idBytes[a:b])
+}
+
+// Stored returns the stored fields of a document as a JSON object, or nil.
+func (x *Index) Stored(d uint32) []byte {
+	if x.stOffs == nil {
+		return nil
+	}
+	a := binary.LittleEndian.Uint64(x.stOffs[8*d:])
+	b := binary.LittleEndian.Uint64(x.stOffs[8*d+8:])
+	return x.stBytes[a:b]
+}
+
+// SizeBytes is the size of the postings (skip tables and blocks).
+func (x *Index) SizeBytes() int { return len(x.post) }
+
+// SetParams changes the BM25 parameters. When they differ from those the
+// block maxima were stored with, every list is decoded once (on all cores)
+// to recompute exact block and list maxima, so pruning stays exact.
+func (x *Index) SetParams(p score.Params) error {
+	if err := p.Validate(); err != nil {
+		return err
+	}
+	x.params = p
+	x.avgdl = x.Meta.AvgDL
+	if x.avgdl <= 0 {
+		x.avgdl = score.AvgDL(x.lens)
+	}
+	x.norms = p.Norms(x.norms, x.lens, x.avgdl)
+	if p == (score.Params{K1: x.Meta.K1, B: x.Meta.B}) {
+		x.blockMax, x.maxScore, x.firstBlk = nil, nil, nil
+		return nil
+	}
+	nt := x.NumTerms()
+	x.firstBlk = make([]uint32, nt+1)
+	bs := uint64(x.Meta.BlockSize)
+	for t := 0; t < nt; t++ {
+		nb := (uint64(x.Record(t).DF) + bs - 1) / bs
+		x.firstBlk[t+1] = x.firstBlk[t] + uint32(nb)
+	}
+	bm := make([]float32, x.firstBlk[nt])
+	ms := make([]float32, nt)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var firstErr error
+	workers := runtime.GOMAXPROCS(0)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			docs := make([]uint32, x.Meta.BlockSize)
+			freqs := make([]uint32, x.Meta.BlockSize)
+			for t := w; t < nt; t += workers {
+				l, err := x.list(t, nil, nil)
+				if err == nil {
+					err = l.computeMaxima(x, docs, freqs, bm[x.firstBlk[t]:x.firstBlk[t+1]], &ms[t])
+				}
+				if err != nil {
+					mu.Lock()
+					if firstErr == nil {
+						firstErr = err
+					}
+					mu.Unlock()
+					return
+				}
+			}
+		}(w)
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return firstErr
+	}
+	x.blockMax, x.maxScore = bm, ms
+	return nil
+}
+
+// IDF is the BM25 idf of a list with document frequency df.
+func (x *Index) IDF(df uint32) float32 { return score.IDF(uint64(len(x.lens)), uint64(df)) }
+
+// List returns the posting list of term t.
+func (x *Index) List(t int) (List, error) {
+	var bm []float32
+	var ms *float32
+	if x.blockMax != nil {
+		bm = x.blockMax[x.firstBlk[t]:x.firstBlk[t+1]]
+		ms = &x.maxScore[t]
+	}
+	return x.list(t, bm, ms)
+}
+
+func (x *Index) list(t int, bm []float32, ms *float32) (List, error) {
+	if t < 0 || t >= x.NumTerms() {
+		panic(fmt.Sprintf("BUG: term ID %d out of range", t))
+	}
+	r := x.Record(t)
+	dc, err := compress.ByID(r.DocCodec)
+	if err != nil {
+		return List{}, corruptf(x.path, "term %d: %v", t, err)
+	}
+	fc, err := compress.ByID(r.FreqCodec)
+	if err != nil {
+		return List{}, corruptf(x.path, "term %d: %v", t, err)
+	}
+	end := uint64(len(x.post))
+	if t+1 < x.NumTerms() {
+		end = binary.LittleEndian.Uint64(x.recs[termRecSize*(t+1):])
+	}
+	b := x.post[r.Offset:end]
+	bs := x.Meta.BlockSize
+	nb := (int(r.DF) + bs - 1) / bs
+	skips := b[:skipEntrySize*nb]
+	dl := binary.LittleEndian.Uint32(skips[skipEntrySize*(nb-1)+4:])
+	l := List{
+		Term: t, DF: r.DF, CF: r.CF, IDF: x.IDF(r.DF), MaxScore: r.MaxScore,
+		DocCodec: dc, FreqCodec: fc, NBlocks: nb, BlockSize: bs,
+		skips: skips, docs: b[len(skips) : len(skips)+int(dl)], freqs: b[len(skips)+int(dl):],
+		blockMax: bm, path: x.path,
+	}
+	if ms != nil {
+		l.MaxScore = *ms
+	}
+	return l, nil
+}
+
+// computeMaxima fills bm with the exact block maxima under x's parameters.
+func (l *List) computeMaxima(x *Index, docs, freqs []uint32, bm []float32, ms *float32) error {
+	k1p1 := x.params.K1p1()
+	*ms = 0
+	for b := 0; b < l.NBlocks; b++ {
+		n, err := l.DecodeDocs(b, docs)
+		if err != nil {
+			return err
+		}
+		if _, err := l.DecodeFreqs(b, freqs); err != nil {
+			return err
+		}
+		var m float32
+		for i := 0; i < n; i++ {
+			if s := score.Term(l.IDF, k1p1, freqs[i], x.norms[docs[i]]); s > m {
+				m = s
+			}
+		}
+		bm[b] = m
+		*ms = float32(math.Max(float64(*ms), float64(m)))
+	}
+	return nil
+}

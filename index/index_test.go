@@ -1,0 +1,343 @@
+package index
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/qpengine/qp/compress"
+	"github.com/qpengine/qp/score"
+)
+
+// randomLists makes T random posting lists over N docs with assorted lengths
+// (incl. block boundaries) and frequencies.
+func randomLists(rng *rand.Rand, n int, bs int) (terms []string, docs, freqs [][]uint32, lens []uint32) {
+	lens = make([]uint32, n)
+	sizes := []int{1, 2, bs - 1, bs, bs + 1, 3*bs + 5, n / 2, n}
+	for i, sz := range sizes {
+		if sz < 1 || sz > n {
+			continue
+		}
+		perm := rng.Perm(n)[:sz]
+		sort.Ints(perm)
+		d := make([]uint32, sz)
+		f := make([]uint32, sz)
+		for j, p := range perm {
+			d[j] = uint32(p)
+			f[j] = uint32(1 + rng.Intn(3)*rng.Intn(20))
+			lens[p] += f[j]
+		}
+		terms = append(terms, fmt.Sprintf("t%02d", i))
+		docs = append(docs, d)
+		freqs = append(freqs, f)
+	}
+	return
+}
+
+func writeIndex(t *testing.T, path string, c compress.Codec, bs int, terms []string, docs, freqs [][]uint32, lens []uint32) {
+	t.Helper()
+	w, err := NewWriter(path, WriterOptions{BlockSize: bs, DocCodec: c, DocLens: lens})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, term := range terms {
+		if err := w.AddList(term, docs[i], freqs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestIndexRoundTripAllCodecs(t *testing.T) {
+	for _, c := range compress.All() {
+		for _, bs := range []int{1, 3, 128} {
+			t.Run(fmt.Sprintf("%s/B%d", c.Name(), bs), func(t *testing.T) {
+				rng := rand.New(rand.NewSource(int64(bs)))
+				terms, docs, freqs, lens := randomLists(rng, 1000, bs)
+				path := filepath.Join(t.TempDir(), "x.qp")
+				writeIndex(t, path, c, bs, terms, docs, freqs, lens)
+				x, err := Open(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if x.NumTerms() != len(terms) || x.NumDocs() != 1000 {
+					t.Fatalf("terms %d docs %d", x.NumTerms(), x.NumDocs())
+				}
+				for i, term := range terms {
+					id, ok := x.Lookup(term)
+					if !ok || x.Term(id) != term {
+						t.Fatalf("lookup %q", term)
+					}
+					l, err := x.List(id)
+					if err != nil {
+						t.Fatal(err)
+					}
+					gd, gf, err := l.Decode(nil, nil)
+					if err != nil {
+						t.Fatal(err)
+					}
+					assertEq(t, gd, docs[i], "docs")
+					assertEq(t, gf, freqs[i], "freqs")
+					checkMaxima(t, x, &l, docs[i], freqs[i])
+					checkCursor(t, rng, l, docs[i], freqs[i])
+				}
+				if _, ok := x.Lookup("nope"); ok {
+					t.Fatal("lookup of absent term succeeded")
+				}
+			})
+		}
+	}
+}
+
+func assertEq(t *testing.T, got, want []uint32, what string) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d values, want %d", what, len(got), len(want))
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("%s[%d] = %d, want %d", what, i, got[i], want[i])
+		}
+	}
+}
+
+func checkMaxima(t *testing.T, x *Index, l *List, docs, freqs []uint32) {
+	t.Helper()
+	k1p1 := x.Params().K1p1()
+	var lmax float32
+	for b := 0; b < l.NBlocks; b++ {
+		var m float32
+		for i := b * l.BlockSize; i < min((b+1)*l.BlockSize, len(docs)); i++ {
+			m = max(m, score.Term(l.IDF, k1p1, freqs[i], x.Norms()[docs[i]]))
+		}
+		if l.BlockMax(b) != m {
+			t.Fatalf("block %d max %v, want %v", b, l.BlockMax(b), m)
+		}
+		lmax = max(lmax, m)
+	}
+	if l.MaxScore != lmax {
+		t.Fatalf("list max %v, want %v", l.MaxScore, lmax)
+	}
+}
+
+func checkCursor(t *testing.T, rng *rand.Rand, l List, docs, freqs []uint32) {
+	t.Helper()
+	var c Cursor
+	c.Reset(l)
+	for i, d := range docs {
+		if c.DocID() != d || c.Freq() != freqs[i] {
+			t.Fatalf("Next walk: posting %d = (%d,%d), want (%d,%d)", i, c.DocID(), c.Freq(), d, freqs[i])
+		}
+		c.Next()
+	}
+	if c.DocID() != Terminated || c.Next() != Terminated {
+		t.Fatal("cursor not terminated at the end")
+	}
+	// NextGEQ against a linear reference, with increasing random targets.
+	for trial := 0; trial < 20; trial++ {
+		c.Reset(l)
+		target := uint32(0)
+		for {
+			target += uint32(rng.Intn(200))
+			got := c.NextGEQ(target)
+			j := sort.Search(len(docs), func(i int) bool { return docs[i] >= target })
+			want := Terminated
+			if j < len(docs) {
+				want = docs[j]
+			}
+			if got != want {
+				t.Fatalf("NextGEQ(%d) = %d, want %d", target, got, want)
+			}
+			if got == Terminated {
+				break
+			}
+			if c.Freq() != freqs[j] {
+				t.Fatalf("freq after NextGEQ(%d) = %d, want %d", target, c.Freq(), freqs[j])
+			}
+			if tf, ok, err := l.Freq(c.Block(), j-c.Block()*l.BlockSize); err != nil || (ok && tf != freqs[j]) {
+				t.Fatalf("random-access Freq = %d,%v,%v want %d", tf, ok, err, freqs[j])
+			}
+		}
+		if c.Err() != nil {
+			t.Fatal(c.Err())
+		}
+	}
+}
+
+func TestSetParamsRecomputesMaxima(t *testing.T) {
+	c, _ := compress.ByName("vbyte")
+	if c == nil {
+		t.Skip("vbyte codec not registered")
+	}
+	rng := rand.New(rand.NewSource(5))
+	terms, docs, freqs, lens := randomLists(rng, 500, 16)
+	path := filepath.Join(t.TempDir(), "x.qp")
+	writeIndex(t, path, c, 16, terms, docs, freqs, lens)
+	x, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := x.SetParams(score.Params{K1: 1.2, B: 0.75}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range terms {
+		l, _ := x.List(i)
+		checkMaxima(t, x, &l, docs[i], freqs[i])
+	}
+}
+
+func TestCorruptionDetected(t *testing.T) {
+	c, _ := compress.ByName("vbyte")
+	if c == nil {
+		t.Skip("vbyte codec not registered")
+	}
+	rng := rand.New(rand.NewSource(9))
+	terms, docs, freqs, lens := randomLists(rng, 300, 8)
+	path := filepath.Join(t.TempDir(), "x.qp")
+	writeIndex(t, path, c, 8, terms, docs, freqs, lens)
+	good, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := load(path, good); err != nil {
+		t.Fatal(err)
+	}
+	// Every single-byte flip is caught (header, sections by CRC, TOC, trailer).
+	for i := 0; i < len(good); i += 1 + len(good)/2000 {
+		bad := append([]byte(nil), good...)
+		bad[i] ^= 0x5a
+		_, err := load(path, bad)
+		if err == nil {
+			t.Fatalf("flip at byte %d/%d not detected", i, len(good))
+		}
+		if !errors.Is(err, ErrCorrupt) && !strings.Contains(err.Error(), "format version") {
+			t.Fatalf("flip at %d: error %v does not wrap ErrCorrupt", i, err)
+		}
+	}
+	for _, cut := range []int{0, 10, len(good) / 2, len(good) - 1} {
+		if _, err := load(path, good[:cut]); !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("truncation to %d: %v", cut, err)
+		}
+	}
+}
+
+// sliceSource is a DocSource over fixed texts.
+type sliceSource struct {
+	docs []Document
+	i    int
+}
+
+func (s *sliceSource) Next() (*Document, error) {
+	if s.i >= len(s.docs) {
+		return nil, io.EOF
+	}
+	s.i++
+	d := s.docs[s.i-1]
+	return &d, nil
+}
+
+func fieldsAnalyzer() Analyzer {
+	return func(dst []string, text []byte) []string { return append(dst, strings.Fields(string(text))...) }
+}
+
+func randomTexts(rng *rand.Rand, n int) []Document {
+	var out []Document
+	for i := 0; i < n; i++ {
+		var sb strings.Builder
+		for j := rng.Intn(40); j >= 0; j-- {
+			fmt.Fprintf(&sb, "w%d ", int(rng.ExpFloat64()*30))
+		}
+		out = append(out, Document{ID: fmt.Sprintf("doc-%d", i), Text: []byte(sb.String())})
+	}
+	return out
+}
+
+// refInvert is the trivially correct inversion of texts.
+func refInvert(docs []Document) map[string]map[uint32]uint32 {
+	m := map[string]map[uint32]uint32{}
+	for i, d := range docs {
+		for _, w := range strings.Fields(string(d.Text)) {
+			if m[w] == nil {
+				m[w] = map[uint32]uint32{}
+			}
+			m[w][uint32(i)]++
+		}
+	}
+	return m
+}
+
+func TestBuildSpillAndOrders(t *testing.T) {
+	c, _ := compress.ByName("vbyte")
+	if c == nil {
+		t.Skip("vbyte codec not registered")
+	}
+	rng := rand.New(rand.NewSource(11))
+	texts := randomTexts(rng, 3000)
+	ref := refInvert(texts)
+	for _, tc := range []struct {
+		name   string
+		budget int64
+		order  string
+	}{{"memory", 1 << 30, "input"}, {"spill", 20000, "input"}, {"random", 20000, "random"}} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "x.qp")
+			st, err := Build(context.Background(), &sliceSource{docs: append([]Document(nil), texts...)}, BuildOptions{
+				Out: path, DocCodec: c, BlockSize: 16, NewAnalyzer: fieldsAnalyzer,
+				MemBudget: tc.budget, TempDir: t.TempDir(), DocIDOrder: tc.order, Workers: 3,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.budget < 1<<30 && st.Runs == 0 {
+				t.Fatal("expected spilled runs")
+			}
+			x, err := Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if x.NumTerms() != len(ref) || x.NumDocs() != len(texts) || st.Docs != uint64(len(texts)) {
+				t.Fatalf("terms %d/%d docs %d", x.NumTerms(), len(ref), x.NumDocs())
+			}
+			// Map new docIDs back to input positions through external ids.
+			pos := map[string]uint32{}
+			for i, d := range texts {
+				pos[d.ID] = uint32(i)
+			}
+			for term, postings := range ref {
+				id, ok := x.Lookup(term)
+				if !ok {
+					t.Fatalf("term %q missing", term)
+				}
+				l, _ := x.List(id)
+				docs, freqs, err := l.Decode(nil, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(docs) != len(postings) {
+					t.Fatalf("%q: df %d want %d", term, len(docs), len(postings))
+				}
+				for i, d := range docs {
+					old := pos[x.ExternalID(d)]
+					if postings[old] != freqs[i] {
+						t.Fatalf("%q doc %s tf %d want %d", term, x.ExternalID(d), freqs[i], postings[old])
+					}
+				}
+			}
+			for d := 0; d < x.NumDocs(); d++ {
+				want := len(strings.Fields(string(texts[pos[x.ExternalID(uint32(d))]].Text)))
+				if int(x.DocLens()[d]) != want {
+					t.Fatalf("doc %d len %d want %d", d, x.DocLens()[d], want)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,192 @@
+package index
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/qpengine/qp/compress"
+)
+
+// List is a view of one compressed posting list. It is a small value that
+// points into the loaded index; copying it is cheap.
+type List struct {
+	Term      int
+	DF        uint32
+	CF        uint64
+	IDF       float32
+	MaxScore  float32 // max BM25 term score over the list
+	DocCodec  compress.Codec
+	FreqCodec compress.Codec
+	NBlocks   int
+	BlockSize int
+
+	skips, docs, freqs []byte
+	blockMax           []float32
+	path               string
+}
+
+// LastDoc is the last docID of block b.
+func (l *List) LastDoc(b int) uint32 {
+	return binary.LittleEndian.Uint32(l.skips[skipEntrySize*b:])
+}
+
+// BlockBase is the smallest docID block b may hold (previous last + 1).
+func (l *List) BlockBase(b int) uint32 {
+	if b == 0 {
+		return 0
+	}
+	return l.LastDoc(b-1) + 1
+}
+
+// BlockLen is the number of postings in block b.
+func (l *List) BlockLen(b int) int {
+	if b == l.NBlocks-1 {
+		return int(l.DF) - b*l.BlockSize
+	}
+	return l.BlockSize
+}
+
+// BlockMax is the largest BM25 term score in block b.
+func (l *List) BlockMax(b int) float32 {
+	if l.blockMax != nil {
+		return l.blockMax[b]
+	}
+	return math.Float32frombits(binary.LittleEndian.Uint32(l.skips[skipEntrySize*b+12:]))
+}
+
+func (l *List) docRange(b int) (int, int) {
+	var a uint32
+	if b > 0 {
+		a = binary.LittleEndian.Uint32(l.skips[skipEntrySize*(b-1)+4:])
+	}
+	return int(a), int(binary.LittleEndian.Uint32(l.skips[skipEntrySize*b+4:]))
+}
+
+func (l *List) freqRange(b int) (int, int) {
+	var a uint32
+	if b > 0 {
+		a = binary.LittleEndian.Uint32(l.skips[skipEntrySize*(b-1)+8:])
+	}
+	return int(a), int(binary.LittleEndian.Uint32(l.skips[skipEntrySize*b+8:]))
+}
+
+// DocBlock returns the encoded docIDs of block b.
+func (l *List) DocBlock(b int) []byte { s, e := l.docRange(b); return l.docs[s:e] }
+
+// FreqBlock returns the encoded frequencies of block b.
+func (l *List) FreqBlock(b int) []byte { s, e := l.freqRange(b); return l.freqs[s:e] }
+
+// DocBytes and FreqBytes are the whole encoded areas (for size statistics
+// and for shipping lists to a GPU).
+func (l *List) DocBytes() []byte  { return l.docs }
+func (l *List) FreqBytes() []byte { return l.freqs }
+
+// SkipBytes is the raw skip table (NBlocks × 16 bytes, see format.go).
+func (l *List) SkipBytes() []byte { return l.skips }
+
+func (l *List) blockErr(b int, what string, err error) error {
+	return fmt.Errorf("index %s: %w: term %d block %d %s: %v", l.path, ErrCorrupt, l.Term, b, what, err)
+}
+
+// DecodeDocs decodes the absolute docIDs of block b into out (len >=
+// BlockSize) and returns their number. It does not allocate.
+func (l *List) DecodeDocs(b int, out []uint32) (int, error) {
+	n, err := l.DocCodec.Decode(out, l.DocBlock(b))
+	if err != nil {
+		return 0, l.blockErr(b, "docIDs", err)
+	}
+	if n != l.BlockLen(b) {
+		return 0, l.blockErr(b, "docIDs", fmt.Errorf("%d values, want %d", n, l.BlockLen(b)))
+	}
+	base := l.BlockBase(b)
+	if l.DocCodec.Kind() == compress.Sorted {
+		for i := 0; i < n; i++ {
+			out[i] += base
+		}
+	} else {
+		d := base + out[0]
+		out[0] = d
+		for i := 1; i < n; i++ {
+			d += out[i] + 1
+			out[i] = d
+		}
+	}
+	if out[n-1] != l.LastDoc(b) {
+		return 0, l.blockErr(b, "docIDs", fmt.Errorf("last docID %d, skip table says %d", out[n-1], l.LastDoc(b)))
+	}
+	return n, nil
+}
+
+// DecodeFreqs decodes the term frequencies of block b into out.
+func (l *List) DecodeFreqs(b int, out []uint32) (int, error) {
+	n, err := l.FreqCodec.Decode(out, l.FreqBlock(b))
+	if err != nil {
+		return 0, l.blockErr(b, "frequencies", err)
+	}
+	if n != l.BlockLen(b) {
+		return 0, l.blockErr(b, "frequencies", fmt.Errorf("%d values, want %d", n, l.BlockLen(b)))
+	}
+	if l.FreqCodec.Kind() == compress.Sorted {
+		prev := uint32(0)
+		for i := 0; i < n; i++ {
+			v := out[i]
+			out[i] = v - prev + 1
+			prev = v
+		}
+	} else {
+		for i := 0; i < n; i++ {
+			out[i]++
+		}
+	}
+	return n, nil
+}
+
+// Freq returns the frequency of posting i of block b by random access where
+// the frequency codec allows it; ok is false when it does not (the caller
+// then decodes the block).
+func (l *List) Freq(b, i int) (tf uint32, ok bool, err error) {
+	ra, isRA := l.FreqCodec.(compress.RandomAccess)
+	if !isRA {
+		return 0, false, nil
+	}
+	src := l.FreqBlock(b)
+	v, err := ra.Get(src, i)
+	if err != nil {
+		return 0, true, l.blockErr(b, "frequency", err)
+	}
+	if l.FreqCodec.Kind() == compress.Sorted {
+		var p uint32
+		if i > 0 {
+			if p, err = ra.Get(src, i-1); err != nil {
+				return 0, true, l.blockErr(b, "frequency", err)
+			}
+		}
+		return v - p + 1, true, nil
+	}
+	return v + 1, true, nil
+}
+
+// Decode decodes the whole list into docs and freqs (grown as needed).
+func (l *List) Decode(docs, freqs []uint32) ([]uint32, []uint32, error) {
+	docs, freqs = grow(docs, int(l.DF)), grow(freqs, int(l.DF))
+	for b := 0; b < l.NBlocks; b++ {
+		s := b * l.BlockSize
+		if _, err := l.DecodeDocs(b, docs[s:cap(docs)]); err != nil {
+			return nil, nil, err
+		}
+		if _, err := l.DecodeFreqs(b, freqs[s:cap(freqs)]); err != nil {
+			return nil, nil, err
+		}
+	}
+	return docs, freqs, nil
+}
+
+// grow returns s resized to n with capacity for at least one extra block of
+// decoding slack.
+func grow(s []uint32, n int) []uint32 {
+	if cap(s) < n {
+		s = make([]uint32, n)
+	}
+	return s[:n]
+}
