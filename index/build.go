@@ -525,10 +525,7 @@ func (v *inverter) merge(ctx context.Context, w *Writer, perm []uint32, workers 
 		return ml, nil
 	}
 	// Batches of lists are encoded in parallel and written in order.
-	encs := make([]*ListEncoder, workers)
-	for i := range encs {
-		encs[i] = NewListEncoder(w.opt.BlockSize, w.opt.DocCodec, w.opt.FreqCodec, w.opt.Params, w.opt.DocLens)
-	}
+	pe := newParallelEncoder(w, workers)
 	const batchPostings = 1 << 20
 	for {
 		if err := ctx.Err(); err != nil {
@@ -550,36 +547,111 @@ func (v *inverter) merge(ctx context.Context, w *Writer, perm []uint32, workers 
 		if len(batch) == 0 {
 			return nil
 		}
-		var next atomic.Int64
-		var wg sync.WaitGroup
-		for wi := 0; wi < workers; wi++ {
-			wg.Add(1)
-			go func(e *ListEncoder) {
-				defer wg.Done()
-				for {
-					i := int(next.Add(1) - 1)
-					if i >= len(batch) {
-						return
-					}
-					ml := batch[i]
-					ml.enc, ml.err = e.Encode(nil, ml.docs, ml.tfs)
-					ml.rec = e.Rec
-					ml.docBytes, ml.freqBytes = len(e.docs), len(e.frqs)
-				}
-			}(encs[wi])
-		}
-		wg.Wait()
-		for _, ml := range batch {
-			if ml.err != nil {
-				return fmt.Errorf("index: term %q: %w", ml.term, ml.err)
-			}
-			if err := w.AddEncoded(ml.term, ml.enc, ml.rec); err != nil {
-				return err
-			}
-			st.DocBytes += int64(ml.docBytes)
-			st.FreqBytes += int64(ml.freqBytes)
+		if err := pe.run(batch, nil, st); err != nil {
+			return err
 		}
 	}
+}
+
+// parallelEncoder encodes batches of lists on all cores and writes them in
+// order.
+type parallelEncoder struct {
+	w    *Writer
+	encs []*ListEncoder
+}
+
+func newParallelEncoder(w *Writer, workers int) *parallelEncoder {
+	pe := &parallelEncoder{w: w, encs: make([]*ListEncoder, workers)}
+	for i := range pe.encs {
+		pe.encs[i] = NewListEncoder(w.opt.BlockSize, w.opt.DocCodec, w.opt.FreqCodec, w.opt.Params, w.opt.DocLens)
+	}
+	return pe
+}
+
+// run encodes batch (first calling produce(i, ml) for each list when produce
+// is not nil, in parallel) and appends the lists to the writer in order.
+func (pe *parallelEncoder) run(batch []*mergedList, produce func(i int, ml *mergedList) error, st *BuildStats) error {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for wi := range pe.encs {
+		wg.Add(1)
+		go func(e *ListEncoder) {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(batch) {
+					return
+				}
+				ml := batch[i]
+				if produce != nil {
+					if ml.err = produce(i, ml); ml.err != nil {
+						continue
+					}
+				}
+				ml.enc, ml.err = e.Encode(ml.enc[:0], ml.docs, ml.tfs)
+				ml.rec = e.Rec
+				ml.docBytes, ml.freqBytes = e.Sizes()
+			}
+		}(pe.encs[wi])
+	}
+	wg.Wait()
+	for _, ml := range batch {
+		if ml.err != nil {
+			return fmt.Errorf("index: term %q: %w", ml.term, ml.err)
+		}
+		if err := pe.w.AddEncoded(ml.term, ml.enc, ml.rec); err != nil {
+			return err
+		}
+		if st != nil {
+			st.DocBytes += int64(ml.docBytes)
+			st.FreqBytes += int64(ml.freqBytes)
+			st.Postings += uint64(len(ml.docs))
+			st.Terms++
+		}
+	}
+	return nil
+}
+
+// ProduceFunc fills list i (in ascending term order) into docs/freqs (which
+// it may grow and return) and returns its term. It is called concurrently.
+type ProduceFunc func(i int, docs, freqs []uint32) (term string, d, f []uint32, err error)
+
+// AddListsParallel generates n lists with produce on all cores (workers),
+// encodes them and appends them in order. progress, if not nil, is called
+// after each batch with the number of lists written.
+func (w *Writer) AddListsParallel(ctx context.Context, n, workers int, produce ProduceFunc, progress func(done int, st BuildStats)) (BuildStats, error) {
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	pe := newParallelEncoder(w, workers)
+	var st BuildStats
+	batch := make([]*mergedList, 0, 1024)
+	pool := make([]*mergedList, 1024)
+	for i := range pool {
+		pool[i] = &mergedList{}
+	}
+	for lo := 0; lo < n; lo += len(pool) {
+		if err := ctx.Err(); err != nil {
+			return st, err
+		}
+		hi := min(lo+len(pool), n)
+		batch = batch[:0]
+		for i := lo; i < hi; i++ {
+			batch = append(batch, pool[i-lo])
+		}
+		err := pe.run(batch, func(i int, ml *mergedList) error {
+			var err error
+			ml.term, ml.docs, ml.tfs, err = produce(lo+i, ml.docs[:0], ml.tfs[:0])
+			return err
+		}, &st)
+		if err != nil {
+			return st, err
+		}
+		if progress != nil {
+			progress(hi, st)
+		}
+	}
+	return st, nil
 }
 
 type byDoc mergedList

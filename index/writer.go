@@ -433,3 +433,6 @@ func (e *ListEncoder) Encode(dst []byte, docs, freqs []uint32) ([]byte, error) {
 }
 
 var _ io.Closer = (*Writer)(nil)
+
+// Sizes returns the bytes of the doc and frequency blocks of the last Encode.
+func (e *ListEncoder) Sizes() (docBytes, freqBytes int) { return len(e.docs), len(e.frqs) }

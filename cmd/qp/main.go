@@ -1,0 +1,103 @@
+// Command qp indexes document collections and runs batched top-k BM25
+// queries (AND, OR, AND+OR) on the CPU or a CUDA GPU.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+)
+
+type command struct {
+	name, args, summary string
+	run                 func(args []string) error
+}
+
+var commands = map[string]command{}
+
+func register(c command) { commands[c.name] = c }
+
+func usage() {
+	fmt.Fprintf(os.Stderr, `qp — in-memory GPU/CPU query processor for compressed inverted indexes.
+
+Usage: qp <command> [flags] [args]
+
+Commands:
+`)
+	var names []string
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(os.Stderr, "  %-8s %s\n", n, commands[n].summary)
+	}
+	fmt.Fprintf(os.Stderr, "\nRun 'qp <command> --help' for the flags of a command.\n")
+}
+
+// errUsage marks an error that already printed its usage text.
+var errUsage = errors.New("usage")
+
+func main() {
+	if len(os.Args) < 2 || os.Args[1] == "-h" || os.Args[1] == "--help" || os.Args[1] == "help" {
+		if len(os.Args) > 2 {
+			if c, ok := commands[os.Args[2]]; ok {
+				_ = c.run([]string{"--help"})
+				return
+			}
+		}
+		usage()
+		if len(os.Args) < 2 {
+			os.Exit(2)
+		}
+		return
+	}
+	c, ok := commands[os.Args[1]]
+	if !ok {
+		fmt.Fprintf(os.Stderr, "qp: unknown command %q\n\n", os.Args[1])
+		usage()
+		os.Exit(2)
+	}
+	if err := c.run(os.Args[2:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return
+		}
+		if !errors.Is(err, errUsage) {
+			fmt.Fprintf(os.Stderr, "qp %s: %v\n", c.name, err)
+		}
+		os.Exit(1)
+	}
+}
+
+// newFlags makes a FlagSet whose --help prints the command's synopsis.
+func newFlags(c command, long string) *flag.FlagSet {
+	fs := flag.NewFlagSet("qp "+c.name, flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: qp %s %s\n\n%s\n", c.name, c.args, strings.TrimSpace(long))
+		fmt.Fprintf(fs.Output(), "\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parse parses flags allowing them after positional arguments too.
+func parse(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, errUsage
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}

@@ -1,0 +1,160 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"sort"
+	"sync"
+	"text/tabwriter"
+
+	"github.com/qpengine/qp/compress"
+	"github.com/qpengine/qp/index"
+)
+
+func init() {
+	c := command{name: "stats", args: "INDEX", summary: "print collection statistics and bits per docID / frequency per codec"}
+	c.run = func(args []string) error {
+		fs := newFlags(c, `Prints the index's collection statistics and its compressed size: bits per
+docID and per frequency for the codec(s) it was built with. With --codecs all
+(or a comma-separated list) every list is re-encoded with each codec, on all
+cores, to compare sizes on the same data.`)
+		codecs := fs.String("codecs", "", "re-encode with these codecs ('all' or e.g. bp128,eliasfano)")
+		pos, err := parse(fs, args)
+		if err != nil {
+			return err
+		}
+		if len(pos) != 1 {
+			fs.Usage()
+			return errUsage
+		}
+		x, err := index.Open(pos[0])
+		if err != nil {
+			return err
+		}
+		m := x.Meta
+		tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+		fmt.Fprintf(tw, "index\t%s\n", pos[0])
+		fmt.Fprintf(tw, "documents\t%d\n", m.Docs)
+		fmt.Fprintf(tw, "terms\t%d\n", m.Terms)
+		fmt.Fprintf(tw, "postings\t%d\n", m.Postings)
+		fmt.Fprintf(tw, "tokens\t%d\n", m.Tokens)
+		fmt.Fprintf(tw, "avg doc length\t%.2f\n", m.AvgDL)
+		fmt.Fprintf(tw, "block size\t%d\n", m.BlockSize)
+		fmt.Fprintf(tw, "BM25\tk1=%g b=%g\n", m.K1, m.B)
+		fmt.Fprintf(tw, "analysis\tstem=%q stopwords=%q\n", m.Stem, m.Stopwords)
+		fmt.Fprintf(tw, "docid order\t%s\n", m.DocIDOrder)
+		fmt.Fprintf(tw, "postings bytes\t%d\n", x.SizeBytes())
+		tw.Flush()
+		fmt.Println()
+		// Sizes by the codecs the lists use.
+		type agg struct{ postings, docBytes, freqBytes, skipBytes uint64 }
+		by := map[string]*agg{}
+		for t := 0; t < x.NumTerms(); t++ {
+			l, err := x.List(t)
+			if err != nil {
+				return err
+			}
+			k := l.DocCodec.Name() + "/" + l.FreqCodec.Name()
+			if by[k] == nil {
+				by[k] = &agg{}
+			}
+			a := by[k]
+			a.postings += uint64(l.DF)
+			a.docBytes += uint64(len(l.DocBytes()))
+			a.freqBytes += uint64(len(l.FreqBytes()))
+			a.skipBytes += uint64(len(l.SkipBytes()))
+		}
+		tw = tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "codec (doc/freq)\tpostings\tbits/docID\tbits/freq\tskip bits/posting\t")
+		var keys []string
+		for k := range by {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			a := by[k]
+			p := float64(a.postings)
+			fmt.Fprintf(tw, "%s\t%d\t%.3f\t%.3f\t%.3f\t\n", k, a.postings, 8*float64(a.docBytes)/p, 8*float64(a.freqBytes)/p, 8*float64(a.skipBytes)/p)
+		}
+		tw.Flush()
+		if *codecs == "" {
+			return nil
+		}
+		list, err := parseCodecs(*codecs)
+		if err != nil {
+			return err
+		}
+		fmt.Println()
+		tw = tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "re-encoded with\tbits/docID\tbits/freq\t")
+		for _, c := range list {
+			db, fb, err := reencodeSizes(x, c)
+			if err != nil {
+				return err
+			}
+			p := float64(m.Postings)
+			fmt.Fprintf(tw, "%s\t%.3f\t%.3f\t\n", c.Name(), 8*float64(db)/p, 8*float64(fb)/p)
+		}
+		return tw.Flush()
+	}
+	register(c)
+}
+
+func parseCodecs(s string) ([]compress.Codec, error) {
+	if s == "all" {
+		return compress.All(), nil
+	}
+	var out []compress.Codec
+	for _, n := range splitComma(s) {
+		c, err := compress.ByName(n)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// reencodeSizes re-encodes every block of every list with c (as the index
+// writer would) on all cores and returns the doc and frequency bytes.
+func reencodeSizes(x *index.Index, c compress.Codec) (docBytes, freqBytes int64, err error) {
+	nt := x.NumTerms()
+	workers := runtime.GOMAXPROCS(0)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			enc := index.NewListEncoder(x.Meta.BlockSize, c, c, x.Params(), x.DocLens())
+			var docs, freqs []uint32
+			var buf []byte
+			var db, fb int64
+			for t := w; t < nt; t += workers {
+				l, e := x.List(t)
+				if e == nil {
+					docs, freqs, e = l.Decode(docs, freqs)
+				}
+				if e == nil {
+					buf, e = enc.Encode(buf[:0], docs, freqs)
+				}
+				if e != nil {
+					mu.Lock()
+					err = e
+					mu.Unlock()
+					return
+				}
+				d, f := enc.Sizes()
+				db += int64(d)
+				fb += int64(f)
+			}
+			mu.Lock()
+			docBytes += db
+			freqBytes += fb
+			mu.Unlock()
+		}(w)
+	}
+	wg.Wait()
+	return
+}
