@@ -1,0 +1,68 @@
+package eval
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Query is one line of a query file.
+type Query struct {
+	ID   string
+	Text string
+	Line int // 1-based line number in the file
+}
+
+// ReadQueries reads a query file with one query per line, either
+// "qid:query text" (the TREC Terabyte efficiency topics, e.g.
+// queries/06.efficiency_topics.txt) or "qid<TAB>query text" (the
+// collections' queries.tsv). The separator is whichever of ':' and TAB comes
+// first in the line, so a query text may itself contain either character.
+// White space around the qid and the text is trimmed (a trailing '\r'
+// included). Blank lines are skipped. A line with neither separator, or with
+// an empty qid or one containing white space (it could not be written to
+// a run), is an error naming the line number; repeated qids are kept
+// (the TREC 2005 log repeats query strings under distinct qids, and a file
+// may legitimately repeat a qid too; the caller decides).
+//
+// A query whose text is empty (or tokenizes to nothing) is kept, not
+// dropped: the TREC 2005 efficiency log has such lines, and the engine
+// reports them as empty queries so that query counts stay aligned with the
+// log.
+func ReadQueries(r io.Reader) ([]Query, error) {
+	var qs []Query
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), 16*1024*1024)
+	n := 0
+	for sc.Scan() {
+		n++
+		line := sc.Text()
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		i := strings.IndexAny(line, ":\t")
+		if i < 0 {
+			return nil, fmt.Errorf("eval: query file line %d: no \"qid:\" or \"qid<TAB>\" separator in %q", n, clip(line))
+		}
+		id := strings.TrimSpace(line[:i])
+		if id == "" {
+			return nil, fmt.Errorf("eval: query file line %d: empty query id in %q", n, clip(line))
+		}
+		if !isToken(id) {
+			return nil, fmt.Errorf("eval: query file line %d: query id %q contains white space", n, id)
+		}
+		qs = append(qs, Query{ID: id, Text: strings.TrimSpace(line[i+1:]), Line: n})
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("eval: reading query file after line %d: %w", n, err)
+	}
+	return qs, nil
+}
+
+func clip(s string) string {
+	if len(s) > 80 {
+		return s[:80] + "..."
+	}
+	return s
+}

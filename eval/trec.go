@@ -1,0 +1,190 @@
+// Package eval reads and writes TREC run, qrels and query files and computes
+// the retrieval-effectiveness measures of trec_eval (NIST, Buckley;
+// github.com/usnistgov/trec_eval, version 9.0.x / 10): map, P_k,
+// ndcg_cut_k and the counts num_q, num_ret, num_rel, num_rel_ret.
+//
+// The computations follow trec_eval's source line by line (form_res_rels.c,
+// m_map.c, m_P.c, m_ndcg_cut.c, trec_eval.c), including its ranking of a
+// run (score descending, ties by docid descending, see OrderTrecEval), the
+// set of queries averaged over, and the order in which per-query values are
+// summed, so that the means agree with trec_eval's (bit for bit for map and
+// P; nDCG's log2 may differ from the C library's in the last ulp).
+package eval
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// Qrels are relevance judgments: qid → docid → relevance level. Levels are
+// integers as in trec_eval (which parses them with atol); a document is
+// relevant when its level is >= the relevance level (1 by default, i.e.
+// rel > 0), and levels > 0 are the gains of nDCG.
+type Qrels map[string]map[string]int
+
+// RunEntry is one retrieved document of a query.
+type RunEntry struct {
+	DocID string
+	Rank  int     // the run file's rank column (used by OrderRank)
+	Score float64 // the run file's score column (used by OrderTrecEval)
+}
+
+// Run is a ranked result list per query: qid → entries in file order.
+type Run map[string][]RunEntry
+
+// scanLines calls fn for every line of r with its 1-based number, skipping
+// blank lines and, as trec_eval does, lines whose first non-blank character
+// is '#'.
+func scanLines(r io.Reader, what string, fn func(n int, fields []string) error) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), 16*1024*1024)
+	n := 0
+	for sc.Scan() {
+		n++
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		if err := fn(n, strings.Fields(line)); err != nil {
+			return err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("eval: reading %s after line %d: %w", what, n, err)
+	}
+	return nil
+}
+
+// ReadQrels reads a TREC qrels file: lines "qid iter docid rel", whitespace
+// separated (iter is ignored). Blank lines and '#' comments are skipped. A
+// line without exactly four fields, a rel that is not an integer, or a
+// repeated (qid, docid) pair is an error naming the line number (trec_eval
+// rejects all three too).
+func ReadQrels(r io.Reader) (Qrels, error) {
+	q := Qrels{}
+	err := scanLines(r, "qrels", func(n int, f []string) error {
+		if len(f) != 4 {
+			return fmt.Errorf("eval: qrels line %d: want 4 fields \"qid iter docid rel\", got %d", n, len(f))
+		}
+		rel, err := strconv.Atoi(f[3])
+		if err != nil {
+			return fmt.Errorf("eval: qrels line %d: relevance %q is not an integer", n, f[3])
+		}
+		docs := q[f[0]]
+		if docs == nil {
+			docs = map[string]int{}
+			q[f[0]] = docs
+		}
+		if _, dup := docs[f[2]]; dup {
+			return fmt.Errorf("eval: qrels line %d: duplicate judgment for query %s, doc %s", n, f[0], f[2])
+		}
+		docs[f[2]] = rel
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return q, nil
+}
+
+// ReadRun reads a TREC run file: lines "qid Q0 docid rank score tag",
+// whitespace separated; fields after the sixth are ignored and the second
+// field is not checked (as in trec_eval). Blank lines and '#' comments are
+// skipped. Fewer than six fields, a rank that is not an integer, a score that
+// is not a number, or a docid retrieved twice for the same query is an error
+// naming the line number (trec_eval rejects duplicates too). Scores are kept
+// as float64, as trec_eval keeps them, so ties are the file's ties.
+func ReadRun(r io.Reader) (Run, error) {
+	run := Run{}
+	seen := map[string]map[string]int{} // qid → docid → line
+	err := scanLines(r, "run", func(n int, f []string) error {
+		if len(f) < 6 {
+			return fmt.Errorf("eval: run line %d: want 6 fields \"qid Q0 docid rank score tag\", got %d", n, len(f))
+		}
+		rank, err := strconv.Atoi(f[3])
+		if err != nil {
+			return fmt.Errorf("eval: run line %d: rank %q is not an integer", n, f[3])
+		}
+		score, err := strconv.ParseFloat(f[4], 64)
+		if err != nil {
+			return fmt.Errorf("eval: run line %d: score %q is not a number", n, f[4])
+		}
+		qid, doc := f[0], f[2]
+		s := seen[qid]
+		if s == nil {
+			s = map[string]int{}
+			seen[qid] = s
+		}
+		if prev, dup := s[doc]; dup {
+			return fmt.Errorf("eval: run line %d: query %s retrieves doc %s again (first on line %d)", n, qid, doc, prev)
+		}
+		s[doc] = n
+		run[qid] = append(run[qid], RunEntry{DocID: doc, Rank: rank, Score: score})
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return run, nil
+}
+
+// FormatScore is how WriteRun prints a score: 6 significant digits, %g
+// style (strconv.FormatFloat(s, 'g', 6, 64)), e.g. 12.033, 9.9014,
+// 0.000123457, 1.23457e+06. Engine scores are float32 (about 7.2 significant
+// digits), so distinct scores can print equal; trec_eval then breaks the tie
+// by docid, not by the engine's order. Evaluate such a run with OrderRank to
+// score the engine's ranking exactly.
+func FormatScore(s float64) string {
+	return strconv.FormatFloat(s, 'g', 6, 64)
+}
+
+// WriteRun writes results, which must be in rank order, as TREC run lines
+// "qid Q0 docid rank score tag" with rank = position + 1 (the entries' Rank
+// fields are ignored) and the score printed by FormatScore. qid, docids and
+// tag must be non-empty and free of white space, or the file would not read
+// back; that is an error, as is any write error. A query with no results
+// writes nothing.
+func WriteRun(w io.Writer, qid string, results []RunEntry, tag string) error {
+	if !isToken(qid) {
+		return fmt.Errorf("eval: run qid %q is empty or contains white space", qid)
+	}
+	if !isToken(tag) {
+		return fmt.Errorf("eval: run tag %q is empty or contains white space", tag)
+	}
+	bw := bufio.NewWriter(w)
+	var b []byte
+	for i, e := range results {
+		if !isToken(e.DocID) {
+			return fmt.Errorf("eval: query %s rank %d: docid %q is empty or contains white space", qid, i+1, e.DocID)
+		}
+		b = b[:0]
+		b = append(b, qid...)
+		b = append(b, " Q0 "...)
+		b = append(b, e.DocID...)
+		b = append(b, ' ')
+		b = strconv.AppendInt(b, int64(i+1), 10)
+		b = append(b, ' ')
+		b = strconv.AppendFloat(b, e.Score, 'g', 6, 64)
+		b = append(b, ' ')
+		b = append(b, tag...)
+		b = append(b, '\n')
+		if _, err := bw.Write(b); err != nil {
+			return fmt.Errorf("eval: writing run for query %s: %w", qid, err)
+		}
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("eval: writing run for query %s: %w", qid, err)
+	}
+	return nil
+}
+
+func isToken(s string) bool {
+	return s != "" && !strings.ContainsFunc(s, isSpace)
+}
+
+func isSpace(r rune) bool {
+	return r == ' ' || r == '\t' || r == '\n' || r == '\r' || r == '\v' || r == '\f'
+}
