@@ -99,6 +99,9 @@ func NewWriter(path string, opt WriterOptions) (*Writer, error) {
 	binary.LittleEndian.PutUint32(hdr[8:], formatVersion)
 	w.raw(hdr[:])
 	w.meta = opt.Meta
+	if w.meta.DocIDOrder == "" {
+		w.meta.DocIDOrder = "input"
+	}
 	w.meta.Version = formatVersion
 	w.meta.Docs = uint64(len(opt.DocLens))
 	w.meta.AvgDL = w.enc.avgdl

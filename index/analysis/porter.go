@@ -50,9 +50,9 @@ type porter struct {
 	u16 []uint16
 }
 
-// stem returns the stem of word. The result may alias word (when nothing
-// changes) or the stemmer's buffer (valid until the next call); word itself
-// is never modified.
+// stem returns the stem of word. The result may alias word (when it is
+// too short or too long to stem) or the stemmer's buffer (valid until the
+// next call); word itself is never modified.
 func (p *porter) stem(word []byte) []byte {
 	if len(word) <= 2 || len(word) > maxStemLen {
 		return word
@@ -66,11 +66,7 @@ func (p *porter) stem(word []byte) []byte {
 	}
 	if ascii {
 		p.b = append(p.b[:0], word...)
-		n := stemUnits(p.b)
-		if n == len(word) {
-			return word
-		}
-		return p.b[:n]
+		return p.b[:stemUnits(p.b)]
 	}
 	// Non-ASCII: stem the UTF-16 code units, as Lucene does.
 	p.u16 = p.u16[:0]
@@ -80,9 +76,6 @@ func (p *porter) stem(word []byte) []byte {
 		p.u16 = utf16.AppendRune(p.u16, r)
 	}
 	n := stemUnits(p.u16)
-	if n == len(p.u16) {
-		return word
-	}
 	// Only ASCII suffixes are removed or rewritten, so the kept prefix is
 	// well-formed UTF-16 followed by ASCII.
 	p.b = p.b[:0]
@@ -107,9 +100,13 @@ type stemmer[T unit] struct {
 	j, k int
 }
 
-// stemUnits stems b in place and returns the length of the stem. The
-// caller guarantees len(b) > 2.
+// stemUnits stems b in place and returns the length of the stem. Words of
+// at most two units are left alone (a departure of the reference
+// implementation).
 func stemUnits[T unit](b []T) int {
+	if len(b) <= 2 {
+		return len(b)
+	}
 	z := stemmer[T]{b: b, k: len(b) - 1}
 	z.step1ab()
 	z.step1c()
