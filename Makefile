@@ -38,3 +38,34 @@ bench:
 
 clean:
 	rm -rf bin
+
+# CUDA kernels: cuda/kernels/*.cu → cuda/kernels.fatbin, which is committed and
+# embedded in the pure-Go binary (cuda/fatbin.go). Needs nvcc 11.8
+# (scripts/install-cuda.sh). All .cu files are compiled as ONE translation unit
+# (--pre-include of each, in sorted order), so each file keeps its helpers in a
+# namespace of its own. --fmad=false keeps float results bit-identical to the
+# CPU (also recorded for the driver's JIT of the compute_90 PTX). The output is
+# byte-reproducible (no paths or timestamps in it); the resource usage that
+# `-Xptxas -v` would print is shown by cuobjdump -res-usage instead, so the
+# flags recorded in the fatbin stay minimal.
+NVCC          ?= nvcc
+KERNEL_SRCS    = $(sort $(wildcard cuda/kernels/*.cu))
+KERNEL_FATBIN  = cuda/kernels.fatbin
+NVCC_GENCODE   = -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=[sm_90,compute_90]
+NVCCFLAGS      = -std=c++17 -O3 --fmad=false $(NVCC_GENCODE)
+nvcc-fatbin    = $(NVCC) $(NVCCFLAGS) -fatbin -o $(1) -x cu $(foreach f,$(KERNEL_SRCS),--pre-include $(abspath $(f))) /dev/null
+
+.PHONY: kernels kernels-check
+kernels:
+	$(call nvcc-fatbin,$(KERNEL_FATBIN))
+	cuobjdump -res-usage $(KERNEL_FATBIN) | grep -E '^arch|Function|REG:'
+
+# Rebuilds the fatbin into a temporary file and fails if it differs from the
+# committed one (CI runs this after scripts/install-cuda.sh).
+kernels-check:
+	@set -e; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	$(call nvcc-fatbin,$$tmp/kernels.fatbin); \
+	if ! cmp -s "$$tmp/kernels.fatbin" $(KERNEL_FATBIN); then \
+	  echo "kernels-check: $(KERNEL_FATBIN) is stale or not reproducible: it differs from a fresh build of $(KERNEL_SRCS); run 'make kernels' and commit the result" >&2; \
+	  exit 1; \
+	fi; echo "kernels-check: $(KERNEL_FATBIN) matches a fresh build"

@@ -1,0 +1,210 @@
+package cuda
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"sync/atomic"
+	"unsafe"
+)
+
+// Module is a loaded CUDA module (cuModuleLoadData).
+type Module struct {
+	ctx      *Context
+	h        uintptr
+	unloaded atomic.Bool
+}
+
+// LoadModule loads a fatbin, cubin or NUL-terminated PTX image. The image is
+// copied into 8-byte-aligned memory first (fatbin and cubin headers are read
+// as 64-bit words; embedded data carries no alignment guarantee); the driver
+// reads the image only during the call.
+func (c *Context) LoadModule(image []byte) (*Module, error) {
+	buf := make([]uint64, len(image)/8+2) // >= 8 zero bytes after the image
+	copy(unsafe.Slice((*byte)(unsafe.Pointer(&buf[0])), 8*len(buf)), image)
+	m := &Module{ctx: c}
+	err := c.Do(func() error {
+		return check("cuModuleLoadData", drv.cuModuleLoadData(&m.h, unsafe.Pointer(&buf[0])))
+	})
+	runtime.KeepAlive(buf)
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// Unload unloads the module; its Functions become invalid. Unloading twice
+// is a programmer bug.
+func (m *Module) Unload() error {
+	if m.unloaded.Swap(true) {
+		panic("BUG: cuda.Module unloaded twice")
+	}
+	return m.ctx.Do(func() error { return check("cuModuleUnload", drv.cuModuleUnload(m.h)) })
+}
+
+// Function is a kernel of a Module.
+type Function struct {
+	mod  *Module
+	h    uintptr
+	name string
+}
+
+// Function looks up a kernel by its (extern "C") name.
+func (m *Module) Function(name string) (*Function, error) {
+	f := &Function{mod: m, name: name}
+	err := m.ctx.Do(func() error { return check("cuModuleGetFunction", drv.cuModuleGetFunction(&f.h, m.h, name)) })
+	if err != nil {
+		return nil, fmt.Errorf("kernel %s: %w", name, err)
+	}
+	return f, nil
+}
+
+// Name is the kernel's name.
+func (f *Function) Name() string { return f.name }
+
+// FuncAttrs are a kernel's compiled resource needs (cuFuncGetAttribute).
+type FuncAttrs struct {
+	MaxThreadsPerBlock int
+	StaticSharedBytes  int
+	LocalBytes         int // per thread; nonzero means register spills or stack arrays
+	Registers          int // per thread
+}
+
+// Attrs returns the kernel's resource needs.
+func (f *Function) Attrs() (FuncAttrs, error) {
+	var a FuncAttrs
+	err := f.mod.ctx.Do(func() error {
+		for _, q := range []struct {
+			attr int32
+			dst  *int
+		}{{0, &a.MaxThreadsPerBlock}, {1, &a.StaticSharedBytes}, {3, &a.LocalBytes}, {4, &a.Registers}} {
+			var v int32
+			if err := check("cuFuncGetAttribute", drv.cuFuncGetAttribute(&v, q.attr, f.h)); err != nil {
+				return err
+			}
+			*q.dst = int(v)
+		}
+		return nil
+	})
+	return a, err
+}
+
+// Dim3 is a grid or thread-block shape.
+type Dim3 struct{ X, Y, Z uint32 }
+
+// packParams stores each kernel argument in its own 8-byte slot, in the
+// byte order the kernel reads it (little-endian: a 4-byte parameter is the
+// slot's low half). Accepted: DevicePtr, *Buffer (its address, 0 for nil),
+// uint32, int32, uint64, int64, float32, float64. Any other type (int and
+// uint included: their C size is ambiguous) is a programmer bug.
+func packParams(args []any) []uint64 {
+	slots := make([]uint64, len(args))
+	for i, a := range args {
+		switch v := a.(type) {
+		case DevicePtr:
+			slots[i] = uint64(v)
+		case *Buffer:
+			if v != nil {
+				slots[i] = uint64(v.ptr)
+			}
+		case uint32:
+			slots[i] = uint64(v)
+		case int32:
+			slots[i] = uint64(uint32(v))
+		case uint64:
+			slots[i] = v
+		case int64:
+			slots[i] = uint64(v)
+		case float32:
+			slots[i] = uint64(math.Float32bits(v))
+		case float64:
+			slots[i] = math.Float64bits(v)
+		default:
+			panic(fmt.Sprintf("BUG: cuda kernel argument %d has unsupported type %T", i, a))
+		}
+	}
+	return slots
+}
+
+// Launch enqueues the kernel on s (nil: the legacy default stream) with the
+// given grid and block shapes, dynamic shared memory bytes and arguments
+// (see packParams for the accepted types; they must match the kernel's
+// parameter list in number and size).
+//
+// Pointer safety. cuLaunchKernel takes void **kernelParams: an array of
+// pointers, each to one argument value, which the driver reads during the
+// call (the values are copied into the launch; nothing is retained after it
+// returns). Both the array and the values live in Go memory here, and the
+// array holds Go pointers, which the cgo rules (that purego calls follow)
+// allow only when the memory pointed to is pinned. So the values' slots and
+// the pointer array are pinned with a runtime.Pinner for the duration of the
+// call: pinned objects are heap objects (Pin makes them escape), never move
+// and are not freed, and the GC may see Go pointers in memory that C reads.
+// They are unpinned after the call returns, when the driver is done with
+// them.
+func (f *Function) Launch(grid, block Dim3, sharedMem int, s *Stream, args ...any) error {
+	if grid.X == 0 || grid.Y == 0 || grid.Z == 0 || block.X == 0 || block.Y == 0 || block.Z == 0 {
+		panic(fmt.Sprintf("BUG: cuda launch of %s with empty shape grid %v block %v", f.name, grid, block))
+	}
+	if sharedMem < 0 || sharedMem > math.MaxUint32 {
+		panic(fmt.Sprintf("BUG: cuda launch of %s with %d bytes of shared memory", f.name, sharedMem))
+	}
+	slots := packParams(args)
+	var pinner runtime.Pinner
+	defer pinner.Unpin()
+	var params unsafe.Pointer
+	if len(slots) > 0 {
+		ptrs := make([]unsafe.Pointer, len(slots))
+		pinner.Pin(&slots[0])
+		for i := range slots {
+			ptrs[i] = unsafe.Pointer(&slots[i])
+		}
+		pinner.Pin(&ptrs[0])
+		params = unsafe.Pointer(&ptrs[0])
+	}
+	err := f.mod.ctx.Do(func() error {
+		return check("cuLaunchKernel", drv.cuLaunchKernel(f.h, grid.X, grid.Y, grid.Z, block.X, block.Y, block.Z,
+			uint32(sharedMem), s.handle(), params, nil))
+	})
+	if err != nil {
+		return fmt.Errorf("kernel %s: %w", f.name, err)
+	}
+	return nil
+}
+
+// Kernels are the kernels of the embedded fatbin, loaded into one Context.
+type Kernels struct {
+	mod       *Module
+	bp128Docs *Function
+}
+
+// Kernels loads the embedded fatbin into c on first use and returns its
+// kernels.
+func (c *Context) Kernels() (*Kernels, error) {
+	c.kernelsOnce.Do(func() { c.kernels, c.kernelsErr = loadKernels(c) })
+	return c.kernels, c.kernelsErr
+}
+
+func loadKernels(c *Context) (*Kernels, error) {
+	m, err := c.LoadModule(fatbinImage)
+	if err != nil {
+		return nil, fmt.Errorf("cuda: loading the embedded kernels (sm_80, sm_90, compute_90 PTX) on %s (compute capability %d.%d, driver %d): %w",
+			c.dev.Name, c.dev.Major, c.dev.Minor, drv.ver, err)
+	}
+	k := &Kernels{mod: m}
+	for _, f := range []struct {
+		dst  **Function
+		name string
+	}{
+		{&k.bp128Docs, "qp_bp128_docs"},
+	} {
+		if *f.dst, err = m.Function(f.name); err != nil {
+			_ = m.Unload()
+			return nil, err
+		}
+	}
+	return k, nil
+}
+
+// Functions lists the loaded kernels (for resource reports).
+func (k *Kernels) Functions() []*Function { return []*Function{k.bp128Docs} }
