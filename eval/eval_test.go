@@ -384,3 +384,14 @@ func TestTruncationExplainsCACMGap(t *testing.T) {
 		t.Errorf("truncating at 30 changes map by %.4f (want 0.03..0.05) and P_30 %v -> %v", gap, full.Precision(30), cut.Precision(30))
 	}
 }
+
+func TestQrelsRepeatedJudgments(t *testing.T) {
+	q, err := ReadQrels(strings.NewReader("1 0 a 1\n1 0 a 1\n1 0 b 0\n"))
+	if err != nil || len(q["1"]) != 2 || q["1"]["a"] != 1 {
+		t.Fatalf("agreeing repeat: %v %v", q, err)
+	}
+	_, err = ReadQrels(strings.NewReader("1 0 a 1\n2 0 x 1\n1 0 a 2\n"))
+	if err == nil || !strings.Contains(err.Error(), "line 3") || !strings.Contains(err.Error(), "conflicting") {
+		t.Fatalf("conflicting repeat: %v", err)
+	}
+}

@@ -78,8 +78,10 @@ func ReadQrels(r io.Reader) (Qrels, error) {
 			docs = map[string]int{}
 			q[f[0]] = docs
 		}
-		if _, dup := docs[f[2]]; dup {
-			return fmt.Errorf("eval: qrels line %d: duplicate judgment for query %s, doc %s", n, f[0], f[2])
+		if old, dup := docs[f[2]]; dup && old != rel {
+			// Real qrels (LISA) repeat judgments; a repeat that agrees is
+			// harmless, one that contradicts is an error.
+			return fmt.Errorf("eval: qrels line %d: conflicting judgment for query %s, doc %s (%d, then %d)", n, f[0], f[2], old, rel)
 		}
 		docs[f[2]] = rel
 		return nil

@@ -1,0 +1,357 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math/rand"
+	"os"
+	"os/signal"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/qpengine/qp/compress"
+	"github.com/qpengine/qp/engine"
+	"github.com/qpengine/qp/index"
+)
+
+func init() {
+	c := command{name: "bench", args: "decode|query INDEX [QUERIES] [flags]", summary: "measure decode speed per codec and query throughput"}
+	c.run = func(args []string) error {
+		if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
+			fmt.Fprint(os.Stderr, `Usage: qp bench <experiment> [flags]
+
+Experiments:
+  decode INDEX            decode speed (integers/s) of every codec on the index's
+                          own lists, re-encoded block by block, one core and all
+                          cores, with bits per integer
+  query INDEX QUERIES     queries/s and latency (mean, p50, p95, p99) of AND, OR
+                          and AND+OR for every algorithm, single thread and all
+                          cores, on a query log (qid:query or qid<TAB>query)
+
+Run 'qp bench <experiment> --help' for its flags.
+`)
+			return nil
+		}
+		switch args[0] {
+		case "decode":
+			return benchDecode(c, args[1:])
+		case "query":
+			return benchQuery(c, args[1:])
+		}
+		return fmt.Errorf("unknown experiment %q (decode or query)", args[0])
+	}
+	register(c)
+}
+
+// benchDecode re-encodes a sample of the index's lists with each codec and
+// times decoding (docIDs and frequencies, block by block, as the engine
+// decodes them).
+func benchDecode(c command, args []string) error {
+	c.name = "bench decode"
+	c.args = "INDEX [flags]"
+	fs := newFlags(c, `Re-encodes the index's posting lists with each codec (block by block, as
+'qp index --codec' would) and measures how fast they decode to absolute
+docIDs and frequencies: integers/s on one core and on all cores, and bits
+per integer. Lists are sampled up to --postings postings in total.`)
+	codecs := fs.String("codecs", "all", "codecs to measure ('all' or a comma-separated list)")
+	budget := fs.Int("postings", 20_000_000, "postings to sample from the index")
+	minTime := fs.Duration("time", time.Second, "minimum measuring time per codec and thread count")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		fs.Usage()
+		return errUsage
+	}
+	x, err := index.Open(pos[0])
+	if err != nil {
+		return err
+	}
+	list, err := parseCodecs(*codecs)
+	if err != nil {
+		return err
+	}
+	// Sample terms at random until the postings budget is reached.
+	rng := rand.New(rand.NewSource(1))
+	perm := rng.Perm(x.NumTerms())
+	var docs, freqs [][]uint32
+	total := 0
+	for _, t := range perm {
+		if total >= *budget {
+			break
+		}
+		l, err := x.List(t)
+		if err != nil {
+			return err
+		}
+		d, f, err := l.Decode(nil, nil)
+		if err != nil {
+			return err
+		}
+		docs, freqs = append(docs, d), append(freqs, f)
+		total += len(d)
+	}
+	fmt.Printf("index %s: %d lists sampled, %d postings; GOMAXPROCS %d\n\n", pos[0], len(docs), total, runtime.GOMAXPROCS(0))
+	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "codec\tbits/docID\tbits/freq\tdocIDs/s 1 core\tdocIDs+freqs/s 1 core\tdocIDs+freqs/s %d cores\t\n", runtime.GOMAXPROCS(0))
+	for _, cd := range list {
+		dir, err := os.MkdirTemp("", "qp-bench-")
+		if err != nil {
+			return err
+		}
+		path := dir + "/x.qp"
+		w, err := index.NewWriter(path, index.WriterOptions{BlockSize: x.Meta.BlockSize, DocCodec: cd, DocLens: x.DocLens()})
+		if err != nil {
+			return err
+		}
+		for i := range docs {
+			if err := w.AddList(fmt.Sprintf("t%08d", i), docs[i], freqs[i]); err != nil {
+				w.Abort()
+				return err
+			}
+		}
+		if err := w.Close(); err != nil {
+			return err
+		}
+		y, err := index.Open(path)
+		os.RemoveAll(dir)
+		if err != nil {
+			return err
+		}
+		lists := make([]index.List, y.NumTerms())
+		var db, fb int
+		for i := range lists {
+			if lists[i], err = y.List(i); err != nil {
+				return err
+			}
+			db += len(lists[i].DocBytes())
+			fb += len(lists[i].FreqBytes())
+		}
+		d1, err := decodeRate(lists, 1, false, *minTime)
+		if err != nil {
+			return err
+		}
+		b1, err := decodeRate(lists, 1, true, *minTime)
+		if err != nil {
+			return err
+		}
+		bn, err := decodeRate(lists, runtime.GOMAXPROCS(0), true, *minTime)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(tw, "%s\t%.3f\t%.3f\t%s\t%s\t%s\t\n", cd.Name(), 8*float64(db)/float64(total), 8*float64(fb)/float64(total),
+			humanRate(d1), humanRate(b1), humanRate(bn))
+	}
+	return tw.Flush()
+}
+
+// decodeRate decodes every block of lists repeatedly on `threads`
+// goroutines for at least minTime and returns integers per second.
+func decodeRate(lists []index.List, threads int, withFreqs bool, minTime time.Duration) (float64, error) {
+	var mu sync.Mutex
+	var firstErr error
+	var ints int64
+	start := time.Now()
+	var wg sync.WaitGroup
+	for t := 0; t < threads; t++ {
+		wg.Add(1)
+		go func(t int) {
+			defer wg.Done()
+			buf := make([]uint32, 1<<16)
+			fbuf := make([]uint32, 1<<16)
+			var n int64
+			for round := 0; time.Since(start) < minTime || round == 0; round++ {
+				for i := t; i < len(lists); i += threads {
+					l := &lists[i]
+					for b := 0; b < l.NBlocks; b++ {
+						m, err := l.DecodeDocs(b, buf)
+						if err == nil && withFreqs {
+							_, err = l.DecodeFreqs(b, fbuf)
+							m *= 2
+						}
+						if err != nil {
+							mu.Lock()
+							firstErr = err
+							mu.Unlock()
+							return
+						}
+						n += int64(m)
+					}
+				}
+			}
+			mu.Lock()
+			ints += n
+			mu.Unlock()
+		}(t)
+	}
+	wg.Wait()
+	return float64(ints) / time.Since(start).Seconds(), firstErr
+}
+
+func humanRate(v float64) string {
+	switch {
+	case v >= 1e9:
+		return fmt.Sprintf("%.2f G", v/1e9)
+	case v >= 1e6:
+		return fmt.Sprintf("%.1f M", v/1e6)
+	}
+	return fmt.Sprintf("%.0f", v)
+}
+
+// benchQuery runs a query log in every mode and algorithm.
+func benchQuery(c command, args []string) error {
+	c.name = "bench query"
+	c.args = "INDEX QUERIES [flags]"
+	fs := newFlags(c, `Runs the queries of a log (first --limit) in each mode (and, or, andor) with
+each selected algorithm, single-threaded and on all cores, after one warm-up
+pass, and prints queries/s and latency percentiles. Results of every
+algorithm are checked to be identical.`)
+	qf := addQueryFlags(fs)
+	modes := fs.String("modes", "and,or,andor", "modes to run")
+	ands := fs.String("and-algos", "all", "AND algorithms ('all' or a list)")
+	ors := fs.String("or-algos", "all", "OR strategies ('all' or a list)")
+	limit := fs.Int("limit", 10000, "queries to run")
+	threadsList := fs.String("thread-counts", "", "comma-separated worker counts (default: 1 and all cores)")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 2 {
+		fs.Usage()
+		return errUsage
+	}
+	*qf.device = "cpu"
+	x, an, _, _, _, err := qf.openEngine(pos[0])
+	if err != nil {
+		return err
+	}
+	fq, err := readQueryFile(pos[1], *limit)
+	if err != nil {
+		return err
+	}
+	counts := []int{1, runtime.GOMAXPROCS(0)}
+	if *threadsList != "" {
+		counts = nil
+		for _, s := range splitComma(*threadsList) {
+			var n int
+			if _, err := fmt.Sscan(s, &n); err != nil || n < 1 {
+				return fmt.Errorf("--thread-counts: bad count %q", s)
+			}
+			counts = append(counts, n)
+		}
+	}
+	if counts[0] == counts[len(counts)-1] && len(counts) == 2 {
+		counts = counts[:1]
+	}
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer cancel()
+	fmt.Printf("index %s: %d docs, %d terms; %d queries from %s; k=%d\n\n", pos[0], x.NumDocs(), x.NumTerms(), len(fq), pos[1], *qf.k)
+	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "mode\talgorithm\tthreads\tqueries/s\tmean ms\tp50 ms\tp95 ms\tp99 ms\tresults/query\tfailed\t")
+	for _, ms_ := range splitComma(*modes) {
+		mode, err := engine.ParseMode(ms_)
+		if err != nil {
+			return err
+		}
+		qs := analyzeQueries(an, fq, mode, *qf.k)
+		var algos []engine.Options
+		if mode != engine.Or {
+			for _, a := range pickNames(*ands, engine.AndAlgorithms) {
+				algos = append(algos, engine.Options{AndAlgo: a})
+			}
+		}
+		if mode != engine.And {
+			for _, o := range pickNames(*ors, engine.OrStrategies) {
+				algos = append(algos, engine.Options{OrAlgo: o})
+			}
+		}
+		var ref []engine.Response
+		for _, opt := range algos {
+			name := string(opt.AndAlgo) + string(opt.OrAlgo)
+			if mode == engine.AndOr && opt.OrAlgo != "" {
+				name = "and+" + name
+			} else if mode == engine.AndOr {
+				name += "+or"
+			}
+			for _, th := range counts {
+				be := engine.NewCPU(x, th)
+				out := make([]engine.Response, len(qs))
+				if err := be.SearchBatch(ctx, qs, opt, out); err != nil { // warm-up
+					return err
+				}
+				start := time.Now()
+				if err := be.SearchBatch(ctx, qs, opt, out); err != nil {
+					return err
+				}
+				wall := time.Since(start)
+				var lat []time.Duration
+				failed, results := 0, 0
+				for i := range out {
+					if out[i].Err != nil {
+						failed++
+						continue
+					}
+					lat = append(lat, out[i].Stats.Time)
+					results += len(out[i].Results)
+				}
+				if ref == nil {
+					ref = out
+				} else if msg := sameResults(ref, out); msg != "" {
+					return fmt.Errorf("%s %s: results differ from the first algorithm: %s", mode, name, msg)
+				}
+				sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+				var sum time.Duration
+				for _, l := range lat {
+					sum += l
+				}
+				mean := time.Duration(0)
+				if len(lat) > 0 {
+					mean = sum / time.Duration(len(lat))
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%.0f\t%.3f\t%.3f\t%.3f\t%.3f\t%.2f\t%d\t\n", mode, name, th,
+					float64(len(qs))/wall.Seconds(), ms(mean), ms(pctl(lat, .5)), ms(pctl(lat, .95)), ms(pctl(lat, .99)),
+					float64(results)/float64(max(1, len(lat))), failed)
+				tw.Flush()
+			}
+		}
+	}
+	return tw.Flush()
+}
+
+func pickNames[T ~string](spec string, all []T) []T {
+	if spec == "all" || spec == "" {
+		return all
+	}
+	var out []T
+	for _, s := range splitComma(spec) {
+		out = append(out, T(s))
+	}
+	return out
+}
+
+// sameResults compares two batches' results exactly.
+func sameResults(a, b []engine.Response) string {
+	for i := range a {
+		if (a[i].Err == nil) != (b[i].Err == nil) {
+			return fmt.Sprintf("query %d: error %v vs %v", i, a[i].Err, b[i].Err)
+		}
+		ra, rb := a[i].Results, b[i].Results
+		if len(ra) != len(rb) {
+			return fmt.Sprintf("query %d: %d vs %d results", i, len(ra), len(rb))
+		}
+		for j := range ra {
+			if ra[j] != rb[j] {
+				return fmt.Sprintf("query %d rank %d: %v vs %v", i, j+1, ra[j], rb[j])
+			}
+		}
+	}
+	return ""
+}
+
+var _ = strings.TrimSpace
+var _ compress.Codec

@@ -1,0 +1,294 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/qpengine/qp/engine"
+	"github.com/qpengine/qp/eval"
+	"github.com/qpengine/qp/index"
+	"github.com/qpengine/qp/index/analysis"
+	"github.com/qpengine/qp/internal/progress"
+	"github.com/qpengine/qp/topk"
+)
+
+// queryFlags are the flags shared by query and bench query.
+type queryFlags struct {
+	mode, andAlgo, orAlgo, device *string
+	k, threads                    *int
+	k1, b                         *float64
+}
+
+func addQueryFlags(fs interface {
+	String(string, string, string) *string
+	Int(string, int, string) *int
+	Float64(string, float64, string) *float64
+}) *queryFlags {
+	return &queryFlags{
+		mode:    fs.String("mode", "and", "and, or, or andor (AND; OR when AND finds fewer than k)"),
+		k:       fs.Int("k", 10, "results per query (1..10000)"),
+		andAlgo: fs.String("and-algo", string(engine.DefaultAnd), "AND algorithm: merge, galloping or skip"),
+		orAlgo:  fs.String("or-algo", string(engine.DefaultOr), "OR strategy: taat, daat, maxscore or bmw"),
+		device:  fs.String("device", "auto", "cpu, gpu or auto"),
+		threads: fs.Int("threads", 0, "CPU worker threads (0 = all cores)"),
+		k1:      fs.Float64("k1", -1, "BM25 k1 (default: the index's, 0.9)"),
+		b:       fs.Float64("b", -1, "BM25 b (default: the index's, 0.4)"),
+	}
+}
+
+// openEngine loads the index, applies BM25 parameters and picks the backend.
+func (qf *queryFlags) openEngine(path string) (*index.Index, *analysis.Analyzer, engine.Backend, engine.Mode, engine.Options, error) {
+	var zero engine.Options
+	mode, err := engine.ParseMode(*qf.mode)
+	if err != nil {
+		return nil, nil, nil, 0, zero, err
+	}
+	opt, err := engine.Options{AndAlgo: engine.AndAlgorithm(*qf.andAlgo), OrAlgo: engine.OrStrategy(*qf.orAlgo)}.Resolve()
+	if err != nil {
+		return nil, nil, nil, 0, zero, err
+	}
+	if *qf.k < 1 || *qf.k > topk.MaxK {
+		return nil, nil, nil, 0, zero, fmt.Errorf("-k %d out of range 1..%d", *qf.k, topk.MaxK)
+	}
+	switch *qf.device {
+	case "cpu":
+	case "auto":
+		fmt.Fprintln(os.Stderr, "qp: GPU query processing is not available in this build yet; using the CPU backend")
+	case "gpu":
+		return nil, nil, nil, 0, zero, errors.New("--device gpu: GPU query processing is not available in this build yet (use --device cpu or auto)")
+	default:
+		return nil, nil, nil, 0, zero, fmt.Errorf("--device %q: want cpu, gpu or auto", *qf.device)
+	}
+	x, err := index.Open(path)
+	if err != nil {
+		return nil, nil, nil, 0, zero, err
+	}
+	p := x.Params()
+	if *qf.k1 >= 0 {
+		p.K1 = *qf.k1
+	}
+	if *qf.b >= 0 {
+		p.B = *qf.b
+	}
+	if p != x.Params() {
+		if err := x.SetParams(p); err != nil {
+			return nil, nil, nil, 0, zero, err
+		}
+	}
+	an, err := analysis.New(analysis.Options{Stem: x.Meta.Stem, Stopwords: x.Meta.Stopwords})
+	if err != nil {
+		return nil, nil, nil, 0, zero, fmt.Errorf("index analysis options: %w", err)
+	}
+	return x, an, engine.NewCPU(x, *qf.threads), mode, opt, nil
+}
+
+// analyzeQueries turns query-file lines into engine queries.
+func analyzeQueries(an *analysis.Analyzer, qs []eval.Query, mode engine.Mode, k int) []engine.Query {
+	out := make([]engine.Query, len(qs))
+	for i, q := range qs {
+		out[i] = engine.Query{ID: q.ID, Terms: an.Tokens(q.Text), Mode: mode, K: k}
+	}
+	return out
+}
+
+func readQueryFile(path string, limit int) ([]eval.Query, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	qs, err := eval.ReadQueries(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if limit > 0 && len(qs) > limit {
+		qs = qs[:limit]
+	}
+	return qs, nil
+}
+
+// batchSummary accumulates per-query latencies and outcomes.
+type batchSummary struct {
+	lat     []time.Duration
+	errs    map[string]int
+	first   []string
+	results int
+	andOnly int
+	orRan   int
+}
+
+func (s *batchSummary) add(q engine.Query, r *engine.Response) {
+	if r.Err != nil {
+		if s.errs == nil {
+			s.errs = map[string]int{}
+		}
+		key := r.Err.Error()
+		if i := strings.Index(key, ":"); i > 0 && errors.Is(r.Err, engine.ErrEmptyQuery) {
+			key = key[:i]
+		}
+		s.errs[key]++
+		if len(s.first) < 5 {
+			s.first = append(s.first, fmt.Sprintf("query %s: %v", q.ID, r.Err))
+		}
+		return
+	}
+	s.lat = append(s.lat, r.Stats.Time)
+	s.results += len(r.Results)
+	if r.Stats.OrAlgo != "" {
+		s.orRan++
+	}
+}
+
+func pctl(sorted []time.Duration, p float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	return sorted[min(len(sorted)-1, int(p*float64(len(sorted))))]
+}
+
+func (s *batchSummary) print(n int, wall time.Duration) { s.printTo(os.Stdout, n, wall) }
+
+func (s *batchSummary) printTo(w *os.File, n int, wall time.Duration) {
+	sort.Slice(s.lat, func(i, j int) bool { return s.lat[i] < s.lat[j] })
+	var sum time.Duration
+	for _, l := range s.lat {
+		sum += l
+	}
+	ok := len(s.lat)
+	mean := time.Duration(0)
+	if ok > 0 {
+		mean = sum / time.Duration(ok)
+	}
+	fmt.Fprintf(w, "queries %d (ok %d, failed %d) in %.3fs: %.1f queries/s\n", n, ok, n-ok, wall.Seconds(), float64(n)/wall.Seconds())
+	fmt.Fprintf(w, "latency ms: mean %.3f  p50 %.3f  p95 %.3f  p99 %.3f  max %.3f\n",
+		ms(mean), ms(pctl(s.lat, .50)), ms(pctl(s.lat, .95)), ms(pctl(s.lat, .99)), ms(pctl(s.lat, 1)))
+	fmt.Fprintf(w, "results %d (%.2f per query)", s.results, float64(s.results)/float64(max(ok, 1)))
+	if s.orRan > 0 {
+		fmt.Fprintf(w, "; OR ran for %d queries", s.orRan)
+	}
+	fmt.Fprintln(w)
+	for k, v := range s.errs {
+		fmt.Fprintf(w, "failed: %d × %s\n", v, k)
+	}
+	for _, f := range s.first {
+		fmt.Fprintln(os.Stderr, "  "+f)
+	}
+}
+
+func ms(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e6 }
+
+func init() {
+	c := command{name: "query", args: "INDEX [flags] [\"query text\" | --queries FILE --run RUN]", summary: "run top-k BM25 AND / OR / AND+OR queries (one, or a batch from a file)"}
+	c.run = func(args []string) error {
+		fs := newFlags(c, `Runs one query given as text, or every query of a file (lines "qid:query" or
+"qid<TAB>query", as the TREC efficiency logs and the test collections' topics),
+writing a TREC run file (qid Q0 docid rank score qp) and a summary with
+queries/s and latency percentiles. Query text is tokenized like the index's
+documents; a term that occurs twice counts once. AND needs every term (an
+unknown term gives no results); OR ignores unknown terms; AND+OR runs AND and
+falls back to OR when AND finds fewer than k documents. Results are sorted by
+BM25 score (k1=0.9, b=0.4 unless changed), ties by ascending docID. Scores
+print with 6 significant digits.`)
+		qf := addQueryFlags(fs)
+		queries := fs.String("queries", "", "file of queries to run as a batch")
+		run := fs.String("run", "", "TREC run file to write (batch mode; default: standard output)")
+		tag := fs.String("tag", "qp", "run tag")
+		limit := fs.Int("limit", 0, "run only the first N queries of the file")
+		quiet := fs.Bool("quiet", false, "no progress output")
+		pos, err := parse(fs, args)
+		if err != nil {
+			return err
+		}
+		if len(pos) < 1 || (len(pos) == 1 && *queries == "") || (len(pos) > 1 && *queries != "") {
+			fs.Usage()
+			return errUsage
+		}
+		x, an, be, mode, opt, err := qf.openEngine(pos[0])
+		if err != nil {
+			return err
+		}
+		ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
+		defer cancel()
+		if *queries == "" {
+			text := strings.Join(pos[1:], " ")
+			q := engine.Query{ID: "1", Terms: an.Tokens(text), Mode: mode, K: *qf.k}
+			out := make([]engine.Response, 1)
+			if err := be.SearchBatch(ctx, []engine.Query{q}, opt, out); err != nil {
+				return err
+			}
+			if out[0].Err != nil {
+				return out[0].Err
+			}
+			for i, r := range out[0].Results {
+				fmt.Printf("%4d  %-24s %s\n", i+1, x.ExternalID(r.Doc), eval.FormatScore(float64(r.Score)))
+			}
+			st := out[0].Stats
+			fmt.Fprintf(os.Stderr, "%d results in %.3f ms (terms %d, blocks decoded %d, candidates %d, and=%s or=%s)\n",
+				len(out[0].Results), ms(st.Time), st.Terms, st.BlocksDecoded, st.Candidates, st.AndAlgo, st.OrAlgo)
+			return nil
+		}
+		fq, err := readQueryFile(*queries, *limit)
+		if err != nil {
+			return err
+		}
+		qs := analyzeQueries(an, fq, mode, *qf.k)
+		w := bufio.NewWriterSize(os.Stdout, 1<<20)
+		if *run != "" {
+			f, err := os.Create(*run)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			w = bufio.NewWriterSize(f, 1<<20)
+		}
+		bar := progress.New("querying", "queries", int64(len(qs)))
+		if *quiet || *run == "" {
+			bar.Quiet()
+		}
+		var sum batchSummary
+		start := time.Now()
+		const batch = 1024
+		out := make([]engine.Response, batch)
+		var entries []eval.RunEntry
+		for lo := 0; lo < len(qs); lo += batch {
+			hi := min(lo+batch, len(qs))
+			if err := be.SearchBatch(ctx, qs[lo:hi], opt, out[:hi-lo]); err != nil {
+				return err
+			}
+			for i := lo; i < hi; i++ {
+				r := &out[i-lo]
+				sum.add(qs[i], r)
+				if r.Err != nil {
+					continue
+				}
+				entries = entries[:0]
+				for j, res := range r.Results {
+					entries = append(entries, eval.RunEntry{DocID: x.ExternalID(res.Doc), Rank: j + 1, Score: float64(res.Score)})
+				}
+				if err := eval.WriteRun(w, qs[i].ID, entries, *tag); err != nil {
+					return err
+				}
+			}
+			bar.Set(int64(hi), "")
+		}
+		wall := time.Since(start)
+		if err := w.Flush(); err != nil {
+			return err
+		}
+		bar.Done("")
+		if *run != "" {
+			sum.print(len(qs), wall)
+		} else {
+			sum.printTo(os.Stderr, len(qs), wall)
+		}
+		return nil
+	}
+	register(c)
+}

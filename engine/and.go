@@ -1,0 +1,147 @@
+package engine
+
+import (
+	"fmt"
+
+	"github.com/qpengine/qp/index"
+	"github.com/qpengine/qp/intersect"
+)
+
+// runAnd pushes every document of the intersection (or, with AndSkip, every
+// one that may rank) into e.heap, scored in canonical order.
+func (e *Engine) runAnd(algo AndAlgorithm) error {
+	if e.unknown || len(e.terms) == 0 {
+		return nil
+	}
+	switch algo {
+	case AndSkip:
+		return e.andSkip()
+	case AndMerge, AndGalloping:
+		return e.andDecoded(algo)
+	}
+	panic(fmt.Sprintf("BUG: unresolved AND algorithm %q", algo))
+}
+
+// andSkip is DAAT intersection over block-skipping cursors: the shortest
+// list (canonical position 0) proposes a candidate d, every other list moves
+// to NextGEQ(d); a mismatch restarts the lead at the larger docID (Ding et
+// al. WWW'09 §8: only blocks that may hold a candidate are decoded). Once
+// the heap is full, the sum of the block maxima of the blocks that would hold
+// d (Cursor.ShallowBlock, no decoding) bounds the score of every document up
+// to the smallest of those blocks' last docIDs; when it is strictly below
+// the k-th score the whole range is skipped (the block-max idea of Ding &
+// Suel SIGIR'11 applied to conjunctions). Skipped documents cannot enter the
+// top k, so the result equals scoring the full intersection.
+func (e *Engine) andSkip() error {
+	e.ensureCursors()
+	cs := e.curs
+	m := len(cs)
+	h := &e.heap
+	infl := inflate(m)
+	lead := &cs[0]
+	d := lead.doc
+	var bound float64     // inflated block-max bound, valid for docs <= boundEnd
+	boundEnd := int64(-1) // -1: no bound computed
+	for d != index.Terminated {
+		if h.Full() {
+			if int64(d) > boundEnd {
+				bound, boundEnd = 0, int64(index.Terminated)
+				for i := range cs {
+					l := cs[i].list()
+					b := cs[i].c.ShallowBlock(d)
+					if b >= l.NBlocks { // list i ends before d
+						bound, boundEnd = -1, -1
+						d = index.Terminated
+						break
+					}
+					bound += float64(l.BlockMax(b))
+					boundEnd = min(boundEnd, int64(l.LastDoc(b)))
+				}
+				if d == index.Terminated {
+					break
+				}
+				bound *= infl
+			}
+			if bound < float64(h.Threshold()) {
+				d = lead.nextGEQ(uint32(boundEnd + 1))
+				continue
+			}
+		}
+		i := 1
+		for ; i < m; i++ {
+			if cs[i].nextGEQ(d) != d {
+				break
+			}
+		}
+		if i < m {
+			d = lead.nextGEQ(cs[i].doc) // > d, or Terminated
+			continue
+		}
+		var s float32
+		for j := range cs {
+			s += e.term(j, cs[j].freq(), d)
+		}
+		e.st.Candidates++
+		h.Push(d, s)
+		d = lead.next()
+	}
+	return e.finishCursors()
+}
+
+// andDecoded decodes every list completely, intersects the docID arrays with
+// intersect.Merge or intersect.SvS (shortest first, Ding et al. WWW'09 §7),
+// then scores each document of the intersection, locating it in every list
+// with a forward linear scan (merge) or galloping search (galloping).
+func (e *Engine) andDecoded(algo AndAlgorithm) error {
+	m := len(e.terms)
+	for len(e.docs) < m {
+		e.docs = append(e.docs, nil)
+		e.freqs = append(e.freqs, nil)
+	}
+	e.lists = e.lists[:0]
+	for i := range e.terms {
+		l := &e.terms[i].list
+		var err error
+		e.docs[i], e.freqs[i], err = l.Decode(e.docs[i], e.freqs[i])
+		if err != nil {
+			return err
+		}
+		e.st.BlocksDecoded += int64(l.NBlocks)
+		e.st.PostingsDecoded += int64(l.DF)
+		if err := checkDocs(l, e.docs[i], -1, e.n); err != nil {
+			return err
+		}
+		e.lists = append(e.lists, e.docs[i])
+	}
+	// The canonical order is ascending df, i.e. already shortest first.
+	if algo == AndMerge {
+		e.cand = intersect.Merge(e.cand, e.lists)
+	} else {
+		e.cand = intersect.SvS(e.cand, e.lists)
+	}
+	if cap(e.pos) < m {
+		e.pos = make([]int, m)
+	}
+	pos := e.pos[:m]
+	clear(pos)
+	h := &e.heap
+	for _, d := range e.cand {
+		var s float32
+		for i := 0; i < m; i++ {
+			docs := e.docs[i]
+			p := pos[i]
+			if algo == AndMerge {
+				for docs[p] < d {
+					p++
+				}
+			} else {
+				p = intersect.GallopGEQ(docs, p, d)
+			}
+			pos[i] = p
+			s += e.term(i, e.freqs[i][p], d)
+		}
+		e.st.Candidates++
+		h.Push(d, s)
+	}
+	return nil
+}

@@ -1,0 +1,424 @@
+// Package engine is qp's CPU query processor: ranked conjunctive (AND),
+// disjunctive (OR) and AND-then-OR queries over a compressed index, with
+// several exact algorithms per mode. It is the reference every other backend
+// (the CUDA engine) is compared with, so every strategy returns exactly the
+// exhaustive result: the same documents, the same float32 scores, in the same
+// order.
+//
+// Exactness rests on three rules.
+//
+//  1. Scores follow score/bm25.go: a document's score is the float32 sum of
+//     score.Term over its query terms in canonical order (ascending df, ties
+//     by ascending term ID). DAAT strategies keep each term's contribution in
+//     a small array indexed by canonical position and sum it in that order;
+//     TAAT adds whole lists in that order.
+//  2. Results are ranked by topk's total order: score descending, docID
+//     ascending.
+//  3. Pruning (block-max AND, MaxScore, BlockMax-WAND) discards a document
+//     only when an upper bound of its score is strictly below the current
+//     k-th score. Bounds are sums of float32 list or block maxima computed in
+//     float64 and inflated by a factor covering float32 summation error
+//     (inflate), so a pruned document provably could not have entered the
+//     top k, not even on a tie with a smaller docID.
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/qpengine/qp/index"
+	"github.com/qpengine/qp/score"
+	"github.com/qpengine/qp/topk"
+)
+
+// MaxTerms is the largest number of query terms accepted (counted before
+// removing duplicates).
+const MaxTerms = 1024
+
+// Errors returned for invalid queries and options (wrapped with details).
+var (
+	// ErrEmptyQuery: the query has no terms (e.g. everything was removed by
+	// analysis). A query whose terms are all absent from the index is not
+	// an error: it has no results.
+	ErrEmptyQuery   = errors.New("empty query")
+	ErrTooManyTerms = errors.New("too many query terms")
+	ErrBadK         = errors.New("k out of range")
+	ErrBadMode      = errors.New("bad query mode")
+	ErrBadStrategy  = errors.New("unknown strategy")
+)
+
+// Mode is the Boolean semantics of a query. The zero value is invalid, so a
+// forgotten mode is an error rather than a silent AND.
+type Mode uint8
+
+const (
+	// And ranks the documents that contain every term. An unknown term
+	// makes the result empty.
+	And Mode = iota + 1
+	// Or ranks the documents that contain at least one term. Unknown terms
+	// are ignored.
+	Or
+	// AndOr runs And and, when it finds fewer than K documents, runs Or and
+	// returns the Or result (Ding et al. WWW'09 §8: "first computes an AND,
+	// and then issues another OR query if there are not enough results").
+	AndOr
+)
+
+func (m Mode) String() string {
+	switch m {
+	case And:
+		return "and"
+	case Or:
+		return "or"
+	case AndOr:
+		return "andor"
+	}
+	return fmt.Sprintf("Mode(%d)", uint8(m))
+}
+
+// ParseMode parses "and", "or" or "andor" (case-insensitive; "and+or" too).
+func ParseMode(s string) (Mode, error) {
+	switch strings.ToLower(s) {
+	case "and":
+		return And, nil
+	case "or":
+		return Or, nil
+	case "andor", "and+or", "and_or":
+		return AndOr, nil
+	}
+	return 0, fmt.Errorf("%w %q (and, or, andor)", ErrBadMode, s)
+}
+
+// Query is one analyzed query.
+type Query struct {
+	ID    string   // caller's identifier, echoed in errors
+	Terms []string // already analyzed tokens; duplicates count once
+	Mode  Mode
+	K     int // number of results wanted, 1..topk.MaxK
+}
+
+// AndAlgorithm names a conjunctive algorithm.
+type AndAlgorithm string
+
+// OrStrategy names a disjunctive strategy.
+type OrStrategy string
+
+const (
+	// AndMerge decodes every list and intersects the arrays by linear
+	// merges, shortest first (intersect.Merge).
+	AndMerge AndAlgorithm = "merge"
+	// AndGalloping decodes every list and intersects the arrays by SvS with
+	// galloping search (intersect.SvS).
+	AndGalloping AndAlgorithm = "galloping"
+	// AndSkip intersects compressed lists with block-skipping cursors (the
+	// shortest list drives, the others NextGEQ; Ding et al. WWW'09 §8),
+	// decoding only blocks that may match, and skips blocks whose block-max
+	// bound cannot beat the k-th score (Ding & Suel SIGIR'11).
+	AndSkip AndAlgorithm = "skip"
+
+	// OrTAAT is exhaustive term-at-a-time with a dense float32 accumulator
+	// over all N documents plus a list of touched documents (Ding et al.
+	// WWW'09 §8, brute-force TAAT), then topk.Select.
+	OrTAAT OrStrategy = "taat"
+	// OrDAAT is exhaustive document-at-a-time over all lists.
+	OrDAAT OrStrategy = "daat"
+	// OrMaxScore is MaxScore (Turtle & Flood 1995) with essential and
+	// non-essential lists.
+	OrMaxScore OrStrategy = "maxscore"
+	// OrBMW is BlockMax-WAND (Ding & Suel SIGIR'11) with the block maxima
+	// of the skip table.
+	OrBMW OrStrategy = "bmw"
+)
+
+// Defaults (chosen by BenchmarkSearch on a Zipfian synthetic collection).
+const (
+	DefaultAnd = AndSkip
+	DefaultOr  = OrMaxScore
+)
+
+// AndAlgorithms and OrStrategies list every selectable name.
+var (
+	AndAlgorithms = []AndAlgorithm{AndMerge, AndGalloping, AndSkip}
+	OrStrategies  = []OrStrategy{OrTAAT, OrDAAT, OrMaxScore, OrBMW}
+)
+
+// Options select the algorithms; the zero value selects the defaults.
+type Options struct {
+	AndAlgo AndAlgorithm
+	OrAlgo  OrStrategy
+}
+
+// Resolve fills in defaults and rejects unknown names.
+func (o Options) Resolve() (Options, error) {
+	if o.AndAlgo == "" {
+		o.AndAlgo = DefaultAnd
+	}
+	if o.OrAlgo == "" {
+		o.OrAlgo = DefaultOr
+	}
+	if !slices.Contains(AndAlgorithms, o.AndAlgo) {
+		return o, fmt.Errorf("%w: AND algorithm %q (known: %v)", ErrBadStrategy, o.AndAlgo, AndAlgorithms)
+	}
+	if !slices.Contains(OrStrategies, o.OrAlgo) {
+		return o, fmt.Errorf("%w: OR strategy %q (known: %v)", ErrBadStrategy, o.OrAlgo, OrStrategies)
+	}
+	return o, nil
+}
+
+// Stats describe the work of one Search.
+type Stats struct {
+	AndAlgo AndAlgorithm // the AND algorithm that ran, "" if none
+	OrAlgo  OrStrategy   // the OR strategy that ran, "" if none
+	Terms   int          // distinct query terms present in the index
+	// BlocksDecoded counts docID blocks decoded (each block's frequencies
+	// are decoded at most once more, on demand); PostingsDecoded the
+	// postings in those blocks.
+	BlocksDecoded   int64
+	PostingsDecoded int64
+	// Candidates counts documents whose full score was computed (for TAAT:
+	// documents accumulated).
+	Candidates int64
+	Time       time.Duration
+}
+
+// qterm is one distinct query term found in the index.
+type qterm struct {
+	id   int
+	df   uint32
+	list index.List
+	idf  float32
+	max  float32 // list upper bound (List.MaxScore)
+}
+
+// Engine evaluates queries over one index. An Engine holds per-query scratch
+// (cursors, heap, a dense accumulator of N floats once TAAT has run, decode
+// buffers) and is NOT safe for concurrent use: use one Engine per goroutine
+// (CPU.SearchBatch keeps one per worker). Once warmed up by queries of
+// similar size, Search does not allocate. The index must not be modified
+// (Index.SetParams) while an Engine searches it.
+type Engine struct {
+	x *index.Index
+
+	// Per query.
+	n       uint32
+	norms   []float32
+	k1p1    float32
+	terms   []qterm // canonical order
+	unknown bool    // a query term is absent from the index (AND is empty)
+	st      Stats
+
+	heap    topk.Heap
+	res     []topk.Result
+	curs    []cursor
+	contrib []float32 // per canonical position, zero between documents
+	ord     []int     // cursor order (MaxScore, BMW)
+	ub      []float64 // MaxScore prefix bounds
+	// TAAT.
+	acc     []float32
+	touched []uint32
+	dbuf    []uint32
+	fbuf    []uint32
+	// Decoded lists (merge, galloping).
+	docs, freqs [][]uint32
+	lists       [][]uint32
+	pos         []int
+	cand        []uint32
+}
+
+// New returns an Engine over x.
+func New(x *index.Index) *Engine { return &Engine{x: x} }
+
+// Index is the index e searches.
+func (e *Engine) Index() *index.Index { return e.x }
+
+// Search evaluates q and returns its top K results in rank order. The
+// returned slice is owned by e and valid until the next call on e; use
+// SearchInto to keep results. Invalid queries and options return errors
+// wrapping ErrEmptyQuery, ErrTooManyTerms, ErrBadK, ErrBadMode or
+// ErrBadStrategy. A block that fails to decode, or decodes to docIDs that
+// do not increase or reach N, or to a zero frequency, returns an error
+// wrapping index.ErrCorrupt, never a panic or a partial result. (Damage
+// that decodes to plausible postings cannot be told from data; the section
+// checksums verified by index.Open are the defence against it.)
+func (e *Engine) Search(q Query, opt Options) ([]topk.Result, Stats, error) {
+	var st Stats
+	var err error
+	e.res, st, err = e.SearchInto(e.res, q, opt)
+	return e.res, st, err
+}
+
+// SearchInto is Search writing the results to dst[:0] (grown only when its
+// capacity is below the number of results).
+func (e *Engine) SearchInto(dst []topk.Result, q Query, opt Options) ([]topk.Result, Stats, error) {
+	start := time.Now()
+	e.st = Stats{}
+	dst, err := e.search(dst[:0], q, opt)
+	e.st.Time = time.Since(start)
+	if err != nil {
+		dst = dst[:0]
+	}
+	return dst, e.st, err
+}
+
+func (e *Engine) search(dst []topk.Result, q Query, opt Options) ([]topk.Result, error) {
+	opt, err := opt.Resolve()
+	if err != nil {
+		return dst, fmt.Errorf("engine: query %q: %w", q.ID, err)
+	}
+	if err := e.prepare(q); err != nil {
+		return dst, err
+	}
+	if q.Mode != Or {
+		e.st.AndAlgo = opt.AndAlgo
+		if err := e.runAnd(opt.AndAlgo); err != nil {
+			return dst, e.wrap(q, err)
+		}
+		if q.Mode == And || e.heap.Len() >= q.K {
+			return e.heap.Results(dst), nil
+		}
+	}
+	e.st.OrAlgo = opt.OrAlgo
+	if dst, err = e.runOr(dst, q.K, opt.OrAlgo); err != nil {
+		return dst, e.wrap(q, err)
+	}
+	return dst, nil
+}
+
+func (e *Engine) wrap(q Query, err error) error {
+	return fmt.Errorf("engine: query %q: %w", q.ID, err)
+}
+
+// prepare validates q and fills e.terms with its distinct known terms in
+// canonical order.
+func (e *Engine) prepare(q Query) error {
+	switch {
+	case len(q.Terms) == 0:
+		return fmt.Errorf("engine: query %q: %w", q.ID, ErrEmptyQuery)
+	case len(q.Terms) > MaxTerms:
+		return fmt.Errorf("engine: query %q: %w: %d terms, at most %d", q.ID, ErrTooManyTerms, len(q.Terms), MaxTerms)
+	case q.K < 1 || q.K > topk.MaxK:
+		return fmt.Errorf("engine: query %q: %w: k = %d, want 1..%d", q.ID, ErrBadK, q.K, topk.MaxK)
+	case q.Mode < And || q.Mode > AndOr:
+		return fmt.Errorf("engine: query %q: %w: %d", q.ID, ErrBadMode, q.Mode)
+	}
+	x := e.x
+	e.n = uint32(x.NumDocs())
+	e.norms = x.Norms()
+	e.k1p1 = x.Params().K1p1()
+	e.terms = e.terms[:0]
+	unknown := false
+	for _, s := range q.Terms {
+		id, ok := x.Lookup(s)
+		if !ok {
+			unknown = true
+			continue
+		}
+		e.terms = append(e.terms, qterm{id: id, df: x.Record(id).DF})
+	}
+	// Canonical order (score/bm25.go): ascending df, ties by ascending ID.
+	slices.SortFunc(e.terms, func(a, b qterm) int {
+		if a.df != b.df {
+			if a.df < b.df {
+				return -1
+			}
+			return 1
+		}
+		return a.id - b.id
+	})
+	e.terms = slices.CompactFunc(e.terms, func(a, b qterm) bool { return a.id == b.id })
+	for i := range e.terms {
+		t := &e.terms[i]
+		l, err := x.List(t.id)
+		if err != nil {
+			return e.wrap(q, err)
+		}
+		t.list, t.idf, t.max = l, l.IDF, l.MaxScore
+	}
+	e.st.Terms = len(e.terms)
+	e.heap.Reset(q.K)
+	e.unknown = unknown
+	if cap(e.contrib) < len(e.terms) {
+		e.contrib = make([]float32, len(e.terms))
+	}
+	e.contrib = e.contrib[:len(e.terms)]
+	return nil
+}
+
+// inflate is the factor by which float64 sums of float32 maxima are raised
+// before they are compared with the k-th score, for a query of m terms. The
+// float32 sum of m nonnegative terms exceeds the exact sum by at most a
+// relative (m-1)·2^-24 (recursive summation); the float64 sums of the bounds
+// err by far less. 1e-5 + m·2^-22 covers both with a wide margin while
+// costing no measurable pruning.
+func inflate(m int) float64 { return 1 + 1e-5 + float64(m)*(1.0/(1<<22)) }
+
+// term is the BM25 contribution of canonical term i for a posting (d, tf).
+// The float32 conversion forbids fusing the final multiply into a following
+// add (Go spec, "Floating-point operators"), which would change the bits.
+func (e *Engine) term(i int, tf uint32, d uint32) float32 {
+	return float32(score.Term(e.terms[i].idf, e.k1p1, tf, e.norms[d]))
+}
+
+// collect sums contrib[lo..hi] in canonical order, zeroing it. Positions
+// without a contribution hold +0, and x + 0 == x in float32 for every
+// positive x, so the sum is bit-identical to summing only the present terms.
+func (e *Engine) collect(lo, hi int) float32 {
+	var s float32
+	c := e.contrib[lo : hi+1]
+	for i, v := range c {
+		s += v
+		c[i] = 0
+	}
+	return s
+}
+
+// ensureCursors sizes e.curs for the query's terms and resets them on their
+// lists in canonical order.
+func (e *Engine) ensureCursors() {
+	m := len(e.terms)
+	if cap(e.curs) < m {
+		e.curs = append(e.curs[:cap(e.curs)], make([]cursor, m-cap(e.curs))...)
+	}
+	e.curs = e.curs[:m]
+	for i := range e.curs {
+		e.curs[i].reset(e.terms[i].list, e.n)
+	}
+}
+
+// finishCursors adds the cursors' decode counts to the stats and returns
+// the first decoding error.
+func (e *Engine) finishCursors() error {
+	var first error
+	for i := range e.curs {
+		c := &e.curs[i]
+		e.st.BlocksDecoded += c.blocks
+		e.st.PostingsDecoded += c.postings
+		if err := c.err(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+func growU32(s []uint32, n int) []uint32 {
+	if cap(s) < n {
+		s = make([]uint32, n)
+	}
+	return s[:n]
+}
+
+// checkDocs verifies that decoded docIDs increase strictly, start above
+// prev (-1 for none) and stay below n, so that corrupt data surfaces as an
+// error instead of an out-of-range norm lookup or a wrong result.
+func checkDocs(l *index.List, docs []uint32, prev int64, n uint32) error {
+	for _, d := range docs {
+		if int64(d) <= prev || d >= n {
+			return fmt.Errorf("%w: term %d: docID %d after %d (not increasing, or >= N = %d)", index.ErrCorrupt, l.Term, d, prev, n)
+		}
+		prev = int64(d)
+	}
+	return nil
+}

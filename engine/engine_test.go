@@ -1,0 +1,305 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/qpengine/qp/compress"
+	"github.com/qpengine/qp/index"
+	"github.com/qpengine/qp/internal/ref"
+	"github.com/qpengine/qp/topk"
+)
+
+func smallIndex(t testing.TB, codecName string, n, bs int, seed int64) (*index.Index, *ref.Collection) {
+	t.Helper()
+	codec, err := compress.ByName(codecName)
+	if err != nil {
+		t.Skip(err)
+	}
+	rng := rand.New(rand.NewSource(seed))
+	col := genCollection(rng, n, 24, bs, false)
+	x, err := col.WriteIndex(filepath.Join(t.TempDir(), "x.qp"), codec, bs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return x, col
+}
+
+func TestQueryValidation(t *testing.T) {
+	x, _ := smallIndex(t, "bp128", 300, 16, 1)
+	e := New(x)
+	long := make([]string, MaxTerms+1)
+	for i := range long {
+		long[i] = "t001"
+	}
+	for _, tc := range []struct {
+		q    Query
+		opt  Options
+		want error
+	}{
+		{Query{Terms: nil, Mode: Or, K: 10}, Options{}, ErrEmptyQuery},
+		{Query{Terms: []string{}, Mode: And, K: 10}, Options{}, ErrEmptyQuery},
+		{Query{Terms: long, Mode: Or, K: 10}, Options{}, ErrTooManyTerms},
+		{Query{Terms: []string{"t001"}, Mode: Or, K: 0}, Options{}, ErrBadK},
+		{Query{Terms: []string{"t001"}, Mode: Or, K: topk.MaxK + 1}, Options{}, ErrBadK},
+		{Query{Terms: []string{"t001"}, K: 10}, Options{}, ErrBadMode},
+		{Query{Terms: []string{"t001"}, Mode: 9, K: 10}, Options{}, ErrBadMode},
+		{Query{Terms: []string{"t001"}, Mode: Or, K: 10}, Options{OrAlgo: "wand"}, ErrBadStrategy},
+		{Query{Terms: []string{"t001"}, Mode: And, K: 10}, Options{AndAlgo: "hash"}, ErrBadStrategy},
+	} {
+		_, _, err := e.Search(tc.q, tc.opt)
+		if !errors.Is(err, tc.want) {
+			t.Errorf("%+v %+v: error %v, want %v", tc.q, tc.opt, err, tc.want)
+		}
+	}
+	// MaxTerms copies of one term are accepted.
+	if _, _, err := e.Search(Query{Terms: long[:MaxTerms], Mode: Or, K: 10}, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"and", "OR", "andor", "and+or"} {
+		if _, err := ParseMode(s); err != nil {
+			t.Error(err)
+		}
+	}
+	if _, err := ParseMode("xor"); !errors.Is(err, ErrBadMode) {
+		t.Error(err)
+	}
+}
+
+func TestQuerySemantics(t *testing.T) {
+	x, _ := smallIndex(t, "bp128", 300, 16, 2)
+	e := New(x)
+	get := func(terms []string, mode Mode) []topk.Result {
+		t.Helper()
+		r, _, err := e.Search(Query{Terms: terms, Mode: mode, K: 50}, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return append([]topk.Result(nil), r...)
+	}
+	base := get([]string{"t003", "t010"}, Or)
+	if len(base) == 0 {
+		t.Fatal("no results")
+	}
+	// Duplicates count once; unknown terms are ignored by OR.
+	for _, terms := range [][]string{{"t010", "t003", "t010", "t003"}, {"nope", "t003", "t010", "nope2"}} {
+		if _, ok := sameResults(get(terms, Or), base); !ok {
+			t.Errorf("%q differs from [t003 t010]", terms)
+		}
+	}
+	// Unknown terms empty an AND; AND+OR then falls back to OR.
+	if r := get([]string{"t003", "nope"}, And); len(r) != 0 {
+		t.Errorf("AND with an unknown term: %d results", len(r))
+	}
+	if _, ok := sameResults(get([]string{"t003", "nope", "t010"}, AndOr), base); !ok {
+		t.Error("AND+OR with an unknown term differs from OR")
+	}
+	// All terms unknown: no results, no error.
+	for _, m := range []Mode{And, Or, AndOr} {
+		if r := get([]string{"nope"}, m); len(r) != 0 {
+			t.Errorf("%v: %d results for an unknown term", m, len(r))
+		}
+	}
+}
+
+// TestNoAllocations checks that a warmed-up Engine does not allocate per
+// query in any mode or strategy.
+func TestNoAllocations(t *testing.T) {
+	x, col := smallIndex(t, "bp128", 3000, 64, 3)
+	e := New(x)
+	rng := rand.New(rand.NewSource(4))
+	var qs [][]string
+	for i := 0; i < 20; i++ {
+		qs = append(qs, genQuery(rng, col.Terms))
+	}
+	for _, opt := range allOptions() {
+		for _, mode := range []Mode{And, Or, AndOr} {
+			run := func() {
+				for _, terms := range qs {
+					if _, _, err := e.Search(Query{Terms: terms, Mode: mode, K: 100}, opt); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			run() // warm up
+			if a := testing.AllocsPerRun(5, run); a != 0 {
+				t.Errorf("%v %+v: %v allocations per %d queries", mode, opt, a, len(qs))
+			}
+		}
+	}
+}
+
+func TestStats(t *testing.T) {
+	x, col := smallIndex(t, "bp128", 3000, 64, 5)
+	e := New(x)
+	big := col.Terms[len(col.Terms)/2] // a mid-size list
+	_, st, err := e.Search(Query{Terms: []string{big, col.Terms[6]}, Mode: Or, K: 10}, Options{OrAlgo: OrTAAT})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l0, _ := x.List(len(col.Terms) / 2)
+	l1, _ := x.List(6)
+	if st.PostingsDecoded != int64(l0.DF+l1.DF) || st.BlocksDecoded != int64(l0.NBlocks+l1.NBlocks) || st.Terms != 2 || st.Time <= 0 {
+		t.Errorf("TAAT stats %+v", st)
+	}
+	_, st, err = e.Search(Query{Terms: []string{big, col.Terms[0]}, Mode: And, K: 10}, Options{AndAlgo: AndSkip})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.BlocksDecoded > 3 || st.OrAlgo != "" || st.AndAlgo != AndSkip {
+		t.Errorf("skip AND of a 1-posting list decoded %d blocks (stats %+v)", st.BlocksDecoded, st)
+	}
+}
+
+func TestBackendBatch(t *testing.T) {
+	x, col := smallIndex(t, "bp128", 2000, 32, 6)
+	rng := rand.New(rand.NewSource(7))
+	var qs []Query
+	for i := 0; i < 60; i++ {
+		q := Query{ID: fmt.Sprint(i), Terms: genQuery(rng, col.Terms), Mode: Mode(1 + i%3), K: []int{1, 10, 100}[i%3]}
+		switch i % 17 {
+		case 5:
+			q.Terms = nil
+		case 11:
+			q.K = 0
+		}
+		qs = append(qs, q)
+	}
+	e := New(x)
+	for _, workers := range []int{1, 3} {
+		b := NewCPU(x, workers)
+		out := make([]Response, len(qs))
+		for round := 0; round < 2; round++ { // the second round reuses out
+			if err := b.SearchBatch(context.Background(), qs, Options{}, out); err != nil {
+				t.Fatal(err)
+			}
+			for i, q := range qs {
+				want, _, werr := e.Search(q, Options{})
+				if (werr == nil) != (out[i].Err == nil) {
+					t.Fatalf("workers %d query %d: err %v, want %v", workers, i, out[i].Err, werr)
+				}
+				if _, ok := sameResults(out[i].Results, want); !ok {
+					t.Fatalf("workers %d query %d: results differ", workers, i)
+				}
+			}
+		}
+		if err := b.SearchBatch(context.Background(), qs, Options{}, out[:3]); err == nil {
+			t.Error("mismatched lengths accepted")
+		}
+		if err := b.SearchBatch(context.Background(), qs, Options{OrAlgo: "x"}, out); !errors.Is(err, ErrBadStrategy) {
+			t.Errorf("bad options: %v", err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		if err := b.SearchBatch(ctx, qs, Options{}, out); !errors.Is(err, context.Canceled) || !errors.Is(out[len(out)-1].Err, context.Canceled) {
+			t.Errorf("cancelled batch: %v / %v", err, out[len(out)-1].Err)
+		}
+	}
+}
+
+// corruptBlock overwrites the bytes of one encoded block of the loaded index
+// in place (List.DocBlock/FreqBlock alias the index's memory), simulating
+// damage that the section checksums did not catch, and returns a function
+// that restores them.
+func corruptBlock(b []byte, f func(i int) byte) (restore func()) {
+	saved := append([]byte(nil), b...)
+	for i := range b {
+		b[i] = f(i)
+	}
+	return func() { copy(b, saved) }
+}
+
+// TestCorruptBlocksAreErrors damages the first docID block, then the first
+// frequency block, of a list and expects every mode and strategy to return
+// an error wrapping index.ErrCorrupt.
+func TestCorruptBlocksAreErrors(t *testing.T) {
+	x, col := smallIndex(t, "vbyte", 2000, 16, 8)
+	e := New(x)
+	tid := 10
+	l, _ := x.List(tid)
+	term := col.Terms[tid]
+	for _, what := range []string{"docs", "freqs"} {
+		blk := l.DocBlock(0)
+		if what == "freqs" {
+			blk = l.FreqBlock(0)
+		}
+		restore := corruptBlock(blk, func(int) byte { return 0xff }) // unterminated varints
+		for _, opt := range allOptions() {
+			for _, mode := range []Mode{And, Or, AndOr} {
+				for _, terms := range [][]string{{term}, {term, col.Terms[12]}} {
+					_, _, err := e.Search(Query{Terms: terms, Mode: mode, K: 1}, opt)
+					if mode == And && len(terms) > 1 && err == nil {
+						continue // the intersection may end before the damaged block's frequencies are needed
+					}
+					if !errors.Is(err, index.ErrCorrupt) {
+						t.Errorf("%s damaged, %v %+v %q: error %v", what, mode, opt, terms, err)
+					}
+				}
+			}
+		}
+		restore()
+		if _, _, err := e.Search(Query{Terms: []string{term}, Mode: Or, K: 1}, Options{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestCorruptionNeverPanics flips random bytes of random blocks for every
+// codec and runs every mode and strategy: the engine must return (an error
+// or results), never panic or hang.
+func TestCorruptionNeverPanics(t *testing.T) {
+	for _, codec := range compress.All() {
+		t.Run(codec.Name(), func(t *testing.T) {
+			x, col := smallIndex(t, codec.Name(), 1500, 8, int64(codec.ID()))
+			e := New(x)
+			rng := rand.New(rand.NewSource(int64(codec.ID())))
+			for trial := 0; trial < 25; trial++ {
+				tid := rng.Intn(len(col.Terms))
+				l, _ := x.List(tid)
+				b := rng.Intn(l.NBlocks)
+				blk := l.DocBlock(b)
+				if rng.Intn(2) == 0 {
+					blk = l.FreqBlock(b)
+				}
+				if len(blk) == 0 {
+					continue
+				}
+				pos, val := rng.Intn(len(blk)), byte(rng.Intn(256))
+				restore := corruptBlock(blk, func(i int) byte {
+					if i == pos {
+						return val
+					}
+					return blk[i]
+				})
+				terms := []string{col.Terms[tid], col.Terms[rng.Intn(len(col.Terms))], col.Terms[rng.Intn(6)]}
+				for _, opt := range allOptions() {
+					for _, mode := range []Mode{And, Or, AndOr} {
+						func() {
+							defer func() {
+								if r := recover(); r != nil {
+									t.Fatalf("panic with %s block %d of term %d damaged, %v %+v: %v", codec.Name(), b, tid, mode, opt, r)
+								}
+							}()
+							_, _, err := e.Search(Query{Terms: terms, Mode: mode, K: 10}, opt)
+							if err != nil && !errors.Is(err, index.ErrCorrupt) {
+								t.Fatalf("error does not wrap index.ErrCorrupt: %v", err)
+							}
+						}()
+					}
+				}
+				restore()
+			}
+		})
+	}
+}
+
+func TestModeString(t *testing.T) {
+	if And.String() != "and" || AndOr.String() != "andor" || !strings.HasPrefix(Mode(0).String(), "Mode(") {
+		t.Error("Mode.String")
+	}
+}
