@@ -14,6 +14,7 @@ import (
 
 	"github.com/qpengine/qp/compress"
 	"github.com/qpengine/qp/index"
+	"github.com/qpengine/qp/index/analysis"
 	"github.com/qpengine/qp/internal/ref"
 	"github.com/qpengine/qp/score"
 )
@@ -21,8 +22,8 @@ import (
 const cranfieldDir = "../../shared/data/collections/cranfield"
 
 // simpleTokens lower-cases text and splits it on everything but letters and
-// digits. (The real analyzer lives in index/analysis; the engine's tests do
-// not depend on it so that they test the engine alone.)
+// digits: every word is kept, so queries have many long lists and few
+// non-empty conjunctions.
 func simpleTokens(dst []string, text []byte) []string {
 	return append(dst, strings.FieldsFunc(strings.ToLower(string(text)), func(r rune) bool {
 		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
@@ -78,39 +79,52 @@ func readCranfield(t testing.TB) (docs []index.Document, queries [][2]string) {
 
 // TestCranfield indexes the Cranfield collection with index.Build and runs
 // all 225 queries in every mode, algorithm and k against the brute-force
-// reference built from the same tokens.
+// reference built from the same tokens: once with simpleTokens (all words
+// kept) and once with the real analyzer (index/analysis, English stopwords
+// and Porter stemming, under which most conjunctions are non-empty).
 func TestCranfield(t *testing.T) {
 	docs, queries := readCranfield(t)
 	if len(queries) != 225 {
 		t.Fatalf("%d queries, want 225", len(queries))
 	}
-	// The reference inverts the analyzed text itself (docIDs = input order).
-	p := ref.Postings{}
-	lens := make([]uint32, len(docs))
-	for i, d := range docs {
-		toks := simpleTokens(nil, d.Text)
-		lens[i] = uint32(len(toks))
-		for _, tok := range toks {
-			if p[tok] == nil {
-				p[tok] = map[uint32]uint32{}
-			}
-			p[tok][uint32(i)]++
-		}
+	english, err := analysis.New(analysis.Options{Stem: analysis.English, Stopwords: analysis.English})
+	if err != nil {
+		t.Fatal(err)
 	}
 	for _, cfg := range []struct {
-		codec string
-		bs    int
-		ks    []int
-	}{{"bp128", 128, []int{1, 10, 100, 1000}}, {"vbyte", 8, []int{10, 1000}}} {
-		t.Run(fmt.Sprintf("%s/B%d", cfg.codec, cfg.bs), func(t *testing.T) {
+		analyzer string
+		tokens   index.Analyzer
+		codec    string
+		bs       int
+		ks       []int
+		prefixes bool // also run each query's first 2 and 3 terms
+	}{
+		{"simple", simpleTokens, "bp128", 128, []int{1, 10, 100, 1000}, false},
+		{"english", english.AppendTokens, "vbyte", 8, []int{1, 10, 1000}, true},
+	} {
+		t.Run(fmt.Sprintf("%s/%s/B%d", cfg.analyzer, cfg.codec, cfg.bs), func(t *testing.T) {
 			codec, err := compress.ByName(cfg.codec)
 			if err != nil {
 				t.Skip(err)
 			}
+			// The reference inverts the analyzed text itself (docIDs =
+			// input order).
+			p := ref.Postings{}
+			lens := make([]uint32, len(docs))
+			for i, d := range docs {
+				toks := cfg.tokens(nil, d.Text)
+				lens[i] = uint32(len(toks))
+				for _, tok := range toks {
+					if p[tok] == nil {
+						p[tok] = map[uint32]uint32{}
+					}
+					p[tok][uint32(i)]++
+				}
+			}
 			path := filepath.Join(t.TempDir(), "cran.qp")
 			_, err = index.Build(context.Background(), &docSlice{docs: docs}, index.BuildOptions{
 				Out: path, BlockSize: cfg.bs, DocCodec: codec, TempDir: t.TempDir(),
-				NewAnalyzer: func() index.Analyzer { return simpleTokens },
+				NewAnalyzer: func() index.Analyzer { return cfg.tokens },
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -127,14 +141,23 @@ func TestCranfield(t *testing.T) {
 			e := New(x)
 			nonEmptyAnd := 0
 			for _, q := range queries {
-				terms := simpleTokens(nil, []byte(q[1]))
-				o := newOracle(p, params, norms, len(docs), terms)
-				if len(o.and) > 0 {
-					nonEmptyAnd++
+				terms := cfg.tokens(nil, []byte(q[1]))
+				if len(terms) == 0 {
+					t.Fatalf("query %s analyzes to nothing", q[0])
 				}
-				checkQuery(t, e, o, terms, cfg.ks, false, "cranfield q"+q[0])
+				variants := [][]string{terms}
+				if cfg.prefixes {
+					variants = append(variants, terms[:min(2, len(terms))], terms[:min(3, len(terms))])
+				}
+				for _, v := range variants {
+					o := newOracle(p, params, norms, len(docs), v)
+					if len(o.and) > 0 {
+						nonEmptyAnd++
+					}
+					checkQuery(t, e, o, v, cfg.ks, false, fmt.Sprintf("cranfield q%s %q", q[0], v))
+				}
 			}
-			t.Logf("%d queries, %d with a non-empty AND", len(queries), nonEmptyAnd)
+			t.Logf("%d queries, %d runs with a non-empty AND", len(queries), nonEmptyAnd)
 		})
 	}
 }

@@ -35,7 +35,7 @@ func (c *Cursor) Reset(l List) {
 	c.docs, c.freqs = c.docs[:l.BlockSize], c.freqs[:l.BlockSize]
 	c.blk, c.n, c.pos, c.err = -1, 0, 0, nil
 	if l.NBlocks == 0 {
-		c.cur = Terminated
+		c.cur, c.blk = Terminated, 0
 		return
 	}
 	c.load(0)

@@ -161,6 +161,9 @@ func load(path string, data []byte) (*Index, error) {
 	}
 	x.termBytes = rest[:tlen]
 	x.recs = rest[tlen+pad:]
+	if avg := score.AvgDL(x.lens); avg != m.AvgDL {
+		return nil, corruptf(path, "META: average document length %v, the document lengths give %v", m.AvgDL, avg)
+	}
 	x.post = secs[secPostings]
 	if err := x.verifyLists(); err != nil {
 		return nil, err
@@ -235,14 +238,21 @@ func (x *Index) verifyLists() error {
 			return corruptf(x.path, "POSTINGS: skip table of term %q truncated", term)
 		}
 		var pd, pf uint32
+		var bmax float32
 		prevLast := int64(-1)
 		for i := uint64(0); i < nb; i++ {
 			e := lb[skipEntrySize*i:]
 			last, de, fe := le.Uint32(e), le.Uint32(e[4:]), le.Uint32(e[8:])
-			if int64(last) <= prevLast || uint64(last) >= x.Meta.Docs || de < pd || fe < pf {
+			bm := math.Float32frombits(le.Uint32(e[12:]))
+			if int64(last) <= prevLast || uint64(last) >= x.Meta.Docs || de < pd || fe < pf || !(bm >= 0) || math.IsInf(float64(bm), 0) {
 				return corruptf(x.path, "POSTINGS: skip entry %d of term %q inconsistent", i, term)
 			}
 			prevLast, pd, pf = int64(last), de, fe
+			bmax = max(bmax, bm)
+		}
+		if r.MaxScore != bmax {
+			// Pruning (MaxScore, BlockMax-WAND) is exact only with true maxima.
+			return corruptf(x.path, "TERMS: max score of term %q is %v, its blocks say %v", term, r.MaxScore, bmax)
 		}
 		if skipEntrySize*nb+uint64(pd)+uint64(pf) != uint64(len(lb)) {
 			return corruptf(x.path, "POSTINGS: list of term %q has %d bytes, skip table accounts for %d", term, len(lb), skipEntrySize*nb+uint64(pd)+uint64(pf))
@@ -323,7 +333,8 @@ func (x *Index) Stored(d uint32) []byte {
 // SizeBytes is the size of the postings (skip tables and blocks).
 func (x *Index) SizeBytes() int { return len(x.post) }
 
-// SetParams changes the BM25 parameters. When they differ from those the
+// SetParams changes the BM25 parameters. It must not run while searches are
+// in progress (it rewrites the norms and maxima in place). When they differ from those the
 // block maxima were stored with, every list is decoded once (on all cores)
 // to recompute exact block and list maxima, so pruning stays exact.
 func (x *Index) SetParams(p score.Params) error {

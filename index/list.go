@@ -99,18 +99,24 @@ func (l *List) DecodeDocs(b int, out []uint32) (int, error) {
 	if n != l.BlockLen(b) {
 		return 0, l.blockErr(b, "docIDs", fmt.Errorf("%d values, want %d", n, l.BlockLen(b)))
 	}
-	base := l.BlockBase(b)
-	if l.DocCodec.Kind() == compress.Sorted {
-		for i := 0; i < n; i++ {
-			out[i] += base
+	// Rebuild absolute docIDs in 64 bits so that damaged values cannot wrap
+	// around; they must strictly increase (and the last must match the skip
+	// table, which Open checked against N).
+	base := uint64(l.BlockBase(b))
+	var d, prev uint64
+	for i := 0; i < n; i++ {
+		if l.DocCodec.Kind() == compress.Sorted {
+			d = base + uint64(out[i])
+		} else if i == 0 {
+			d = base + uint64(out[0])
+		} else {
+			d = prev + uint64(out[i]) + 1
 		}
-	} else {
-		d := base + out[0]
-		out[0] = d
-		for i := 1; i < n; i++ {
-			d += out[i] + 1
-			out[i] = d
+		if (i > 0 && d <= prev) || d > uint64(l.LastDoc(b)) {
+			return 0, l.blockErr(b, "docIDs", fmt.Errorf("docID %d at %d not increasing or past the block's last docID %d", d, i, l.LastDoc(b)))
 		}
+		out[i] = uint32(d)
+		prev = d
 	}
 	if out[n-1] != l.LastDoc(b) {
 		return 0, l.blockErr(b, "docIDs", fmt.Errorf("last docID %d, skip table says %d", out[n-1], l.LastDoc(b)))
@@ -131,11 +137,17 @@ func (l *List) DecodeFreqs(b int, out []uint32) (int, error) {
 		prev := uint32(0)
 		for i := 0; i < n; i++ {
 			v := out[i]
+			if v < prev || v-prev == math.MaxUint32 {
+				return 0, l.blockErr(b, "frequencies", fmt.Errorf("prefix sums decrease at %d", i))
+			}
 			out[i] = v - prev + 1
 			prev = v
 		}
 	} else {
 		for i := 0; i < n; i++ {
+			if out[i] == math.MaxUint32 {
+				return 0, l.blockErr(b, "frequencies", fmt.Errorf("frequency overflows at %d", i))
+			}
 			out[i]++
 		}
 	}
@@ -162,7 +174,13 @@ func (l *List) Freq(b, i int) (tf uint32, ok bool, err error) {
 				return 0, true, l.blockErr(b, "frequency", err)
 			}
 		}
+		if v < p || v-p == math.MaxUint32 {
+			return 0, true, l.blockErr(b, "frequency", fmt.Errorf("prefix sums decrease at %d", i))
+		}
 		return v - p + 1, true, nil
+	}
+	if v == math.MaxUint32 {
+		return 0, true, l.blockErr(b, "frequency", fmt.Errorf("frequency overflows at %d", i))
 	}
 	return v + 1, true, nil
 }
@@ -182,8 +200,7 @@ func (l *List) Decode(docs, freqs []uint32) ([]uint32, []uint32, error) {
 	return docs, freqs, nil
 }
 
-// grow returns s resized to n with capacity for at least one extra block of
-// decoding slack.
+// grow returns s resized to n (reallocated only when its capacity is short).
 func grow(s []uint32, n int) []uint32 {
 	if cap(s) < n {
 		s = make([]uint32, n)

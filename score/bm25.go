@@ -87,5 +87,5 @@ func Term(idf, k1p1 float32, tf uint32, norm float32) float32 {
 	num := f * k1p1
 	den := f + norm
 	q := num / den
-	return idf * q
+	return float32(idf * q) // the conversion forbids fusing into a caller's sum
 }

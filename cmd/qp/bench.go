@@ -8,12 +8,10 @@ import (
 	"os/signal"
 	"runtime"
 	"sort"
-	"strings"
 	"sync"
 	"text/tabwriter"
 	"time"
 
-	"github.com/qpengine/qp/compress"
 	"github.com/qpengine/qp/engine"
 	"github.com/qpengine/qp/index"
 )
@@ -251,8 +249,9 @@ algorithm are checked to be identical.`)
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer cancel()
 	fmt.Printf("index %s: %d docs, %d terms; %d queries from %s; k=%d\n\n", pos[0], x.NumDocs(), x.NumTerms(), len(fq), pos[1], *qf.k)
-	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "mode\talgorithm\tthreads\tqueries/s\tmean ms\tp50 ms\tp95 ms\tp99 ms\tresults/query\tfailed\t")
+	// Rows are printed as they are measured (fixed widths, no tabwriter).
+	row := "%-6s %-16s %7s %10s %9s %9s %9s %9s %13s %6s\n"
+	fmt.Printf(row, "mode", "algorithm", "threads", "queries/s", "mean ms", "p50 ms", "p95 ms", "p99 ms", "results/query", "failed")
 	for _, ms_ := range splitComma(*modes) {
 		mode, err := engine.ParseMode(ms_)
 		if err != nil {
@@ -313,14 +312,13 @@ algorithm are checked to be identical.`)
 				if len(lat) > 0 {
 					mean = sum / time.Duration(len(lat))
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%.0f\t%.3f\t%.3f\t%.3f\t%.3f\t%.2f\t%d\t\n", mode, name, th,
-					float64(len(qs))/wall.Seconds(), ms(mean), ms(pctl(lat, .5)), ms(pctl(lat, .95)), ms(pctl(lat, .99)),
-					float64(results)/float64(max(1, len(lat))), failed)
-				tw.Flush()
+				fmt.Printf(row, mode, name, fmt.Sprint(th), fmt.Sprintf("%.0f", float64(len(qs))/wall.Seconds()),
+					fmt.Sprintf("%.3f", ms(mean)), fmt.Sprintf("%.3f", ms(pctl(lat, .5))), fmt.Sprintf("%.3f", ms(pctl(lat, .95))),
+					fmt.Sprintf("%.3f", ms(pctl(lat, .99))), fmt.Sprintf("%.2f", float64(results)/float64(max(1, len(lat)))), fmt.Sprint(failed))
 			}
 		}
 	}
-	return tw.Flush()
+	return nil
 }
 
 func pickNames[T ~string](spec string, all []T) []T {
@@ -352,6 +350,3 @@ func sameResults(a, b []engine.Response) string {
 	}
 	return ""
 }
-
-var _ = strings.TrimSpace
-var _ compress.Codec
