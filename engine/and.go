@@ -54,7 +54,7 @@ func (e *Engine) andSkip() error {
 						d = index.Terminated
 						break
 					}
-					bound += float64(l.BlockMax(b))
+					bound += e.blockBound(i, l, b)
 					boundEnd = min(boundEnd, int64(l.LastDoc(b)))
 				}
 				if d == index.Terminated {

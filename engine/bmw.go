@@ -54,7 +54,7 @@ func (e *Engine) orBMW() error {
 			if b >= l.NBlocks {
 				continue // the list ends before pd: no contribution
 			}
-			bsum += float64(l.BlockMax(b))
+			bsum += e.blockBound(i, l, b)
 			end = min(end, int64(l.LastDoc(b)))
 		}
 		if bsum*infl < th {

@@ -97,13 +97,28 @@ func genQuery(rng *rand.Rand, terms []string) []string {
 // so that every k is a prefix.
 type oracle struct {
 	and, or []topk.Result
+	qtf     bool    // the rankings weight repeated terms (Query.QTF)
+	withQTF *oracle // the QTF rankings, when the query repeats a term
 }
 
 func newOracle(p ref.Postings, params score.Params, norms []float32, n int, terms []string) oracle {
-	return oracle{
+	o := oracle{
 		and: ref.Search(p, params, norms, n, terms, ref.And, topk.MaxK),
 		or:  ref.Search(p, params, norms, n, terms, ref.Or, topk.MaxK),
 	}
+	seen := map[string]bool{}
+	for _, t := range terms {
+		if seen[t] {
+			o.withQTF = &oracle{
+				and: ref.SearchQTF(p, params, norms, n, terms, ref.And, topk.MaxK, true),
+				or:  ref.SearchQTF(p, params, norms, n, terms, ref.Or, topk.MaxK, true),
+				qtf: true,
+			}
+			break
+		}
+		seen[t] = true
+	}
+	return o
 }
 
 func (o oracle) want(mode Mode, k int) []topk.Result {
@@ -154,6 +169,9 @@ func pairedOptions() []Options {
 // every pair (full) or pairedOptions (!full).
 func checkQuery(t *testing.T, e *Engine, o oracle, terms []string, ks []int, full bool, what string) {
 	t.Helper()
+	if o.withQTF != nil {
+		checkQuery(t, e, *o.withQTF, terms, ks, full, what+" (QTF)")
+	}
 	for _, mode := range []Mode{And, Or, AndOr} {
 		for _, k := range ks {
 			want := o.want(mode, k)
@@ -166,7 +184,7 @@ func checkQuery(t *testing.T, e *Engine, o oracle, terms []string, ks []int, ful
 				if mode == And && opt.OrAlgo != OrStrategies[0] || mode == Or && opt.AndAlgo != AndAlgorithms[0] {
 					continue
 				}
-				got, st, err := e.Search(Query{ID: what, Terms: terms, Mode: mode, K: k}, opt)
+				got, st, err := e.Search(Query{ID: what, Terms: terms, Mode: mode, K: k, QTF: o.qtf}, opt)
 				if err != nil {
 					t.Fatalf("%s %v k=%d %+v: %v", what, mode, k, opt, err)
 				}

@@ -95,7 +95,12 @@ func ParseMode(s string) (Mode, error) {
 // Query is one analyzed query.
 type Query struct {
 	ID    string   // caller's identifier, echoed in errors
-	Terms []string // already analyzed tokens; duplicates count once
+	Terms []string // already analyzed tokens; duplicates count once unless QTF
+	// QTF makes a term that occurs m times in Terms contribute m times its
+	// BM25 score (the query-term-frequency weighting of Lucene and Anserini,
+	// whose BooleanQuery sums one clause per occurrence). The default counts
+	// every distinct term once.
+	QTF bool
 	Mode  Mode
 	K     int // number of results wanted, 1..topk.MaxK
 }
@@ -190,7 +195,8 @@ type qterm struct {
 	df   uint32
 	list index.List
 	idf  float32
-	max  float32 // list upper bound (List.MaxScore)
+	w    float32 // query weight: 1, or the term's count in the query with QTF
+	max  float32 // list upper bound: w × List.MaxScore
 }
 
 // Engine evaluates queries over one index. An Engine holds per-query scratch
@@ -316,7 +322,7 @@ func (e *Engine) prepare(q Query) error {
 			unknown = true
 			continue
 		}
-		e.terms = append(e.terms, qterm{id: id, df: x.Record(id).DF})
+		e.terms = append(e.terms, qterm{id: id, df: x.Record(id).DF, w: 1})
 	}
 	// Canonical order (score/bm25.go): ascending df, ties by ascending ID.
 	slices.SortFunc(e.terms, func(a, b qterm) int {
@@ -328,14 +334,26 @@ func (e *Engine) prepare(q Query) error {
 		}
 		return a.id - b.id
 	})
-	e.terms = slices.CompactFunc(e.terms, func(a, b qterm) bool { return a.id == b.id })
+	// Remove duplicates, counting them as the weight under QTF.
+	u := 0
+	for i := range e.terms {
+		if u > 0 && e.terms[u-1].id == e.terms[i].id {
+			if q.QTF {
+				e.terms[u-1].w++
+			}
+			continue
+		}
+		e.terms[u] = e.terms[i]
+		u++
+	}
+	e.terms = e.terms[:u]
 	for i := range e.terms {
 		t := &e.terms[i]
 		l, err := x.List(t.id)
 		if err != nil {
 			return e.wrap(q, err)
 		}
-		t.list, t.idf, t.max = l, l.IDF, l.MaxScore
+		t.list, t.idf, t.max = l, l.IDF, float32(t.w*l.MaxScore)
 	}
 	e.st.Terms = len(e.terms)
 	e.heap.Reset(q.K)
@@ -358,8 +376,15 @@ func inflate(m int) float64 { return 1 + 1e-5 + float64(m)*(1.0/(1<<22)) }
 // term is the BM25 contribution of canonical term i for a posting (d, tf).
 // The float32 conversion forbids fusing the final multiply into a following
 // add (Go spec, "Floating-point operators"), which would change the bits.
+// With QTF the score is multiplied by the term's weight (exact for w = 1).
 func (e *Engine) term(i int, tf uint32, d uint32) float32 {
-	return float32(score.Term(e.terms[i].idf, e.k1p1, tf, e.norms[d]))
+	return float32(e.terms[i].w * score.Term(e.terms[i].idf, e.k1p1, tf, e.norms[d]))
+}
+
+// blockBound is the upper bound of canonical term i's contribution in block
+// b of its list.
+func (e *Engine) blockBound(i int, l *index.List, b int) float64 {
+	return float64(e.terms[i].w) * float64(l.BlockMax(b))
 }
 
 // collect sums contrib[lo..hi] in canonical order, zeroing it. Positions

@@ -76,12 +76,12 @@ func (e *Engine) orTAAT(dst []topk.Result, k int) ([]topk.Result, error) {
 				return dst[:0], err
 			}
 			prev = int64(docs[n-1])
-			idf := t.idf
+			idf, w := t.idf, t.w
 			for j, d := range docs {
 				if acc[d] == 0 {
 					touched = append(touched, d)
 				}
-				acc[d] += float32(score.Term(idf, k1p1, freqs[j], norms[d]))
+				acc[d] += float32(w * score.Term(idf, k1p1, freqs[j], norms[d]))
 			}
 		}
 		e.st.BlocksDecoded += int64(l.NBlocks)

@@ -257,7 +257,7 @@ algorithm are checked to be identical.`)
 		if err != nil {
 			return err
 		}
-		qs := analyzeQueries(an, fq, mode, *qf.k)
+		qs := qf.analyzeQueries(an, fq, mode)
 		var algos []engine.Options
 		if mode != engine.Or {
 			for _, a := range pickNames(*ands, engine.AndAlgorithms) {

@@ -24,12 +24,14 @@ type queryFlags struct {
 	mode, andAlgo, orAlgo, device *string
 	k, threads                    *int
 	k1, b                         *float64
+	qtf                           *bool
 }
 
 func addQueryFlags(fs interface {
 	String(string, string, string) *string
 	Int(string, int, string) *int
 	Float64(string, float64, string) *float64
+	Bool(string, bool, string) *bool
 }) *queryFlags {
 	return &queryFlags{
 		mode:    fs.String("mode", "and", "and, or, or andor (AND; OR when AND finds fewer than k)"),
@@ -40,6 +42,7 @@ func addQueryFlags(fs interface {
 		threads: fs.Int("threads", 0, "CPU worker threads (0 = all cores)"),
 		k1:      fs.Float64("k1", -1, "BM25 k1 (default: the index's, 0.9)"),
 		b:       fs.Float64("b", -1, "BM25 b (default: the index's, 0.4)"),
+		qtf:     fs.Bool("qtf", false, "count a repeated query term once per occurrence (Lucene/Anserini); default: once"),
 	}
 }
 
@@ -90,10 +93,10 @@ func (qf *queryFlags) openEngine(path string) (*index.Index, *analysis.Analyzer,
 }
 
 // analyzeQueries turns query-file lines into engine queries.
-func analyzeQueries(an *analysis.Analyzer, qs []eval.Query, mode engine.Mode, k int) []engine.Query {
+func (qf *queryFlags) analyzeQueries(an *analysis.Analyzer, qs []eval.Query, mode engine.Mode) []engine.Query {
 	out := make([]engine.Query, len(qs))
 	for i, q := range qs {
-		out[i] = engine.Query{ID: q.ID, Terms: an.Tokens(q.Text), Mode: mode, K: k}
+		out[i] = engine.Query{ID: q.ID, Terms: an.Tokens(q.Text), Mode: mode, K: *qf.k, QTF: *qf.qtf}
 	}
 	return out
 }
@@ -218,7 +221,7 @@ print with 6 significant digits.`)
 		defer cancel()
 		if *queries == "" {
 			text := strings.Join(pos[1:], " ")
-			q := engine.Query{ID: "1", Terms: an.Tokens(text), Mode: mode, K: *qf.k}
+			q := engine.Query{ID: "1", Terms: an.Tokens(text), Mode: mode, K: *qf.k, QTF: *qf.qtf}
 			out := make([]engine.Response, 1)
 			if err := be.SearchBatch(ctx, []engine.Query{q}, opt, out); err != nil {
 				return err
@@ -238,7 +241,7 @@ print with 6 significant digits.`)
 		if err != nil {
 			return err
 		}
-		qs := analyzeQueries(an, fq, mode, *qf.k)
+		qs := qf.analyzeQueries(an, fq, mode)
 		w := bufio.NewWriterSize(os.Stdout, 1<<20)
 		if *run != "" {
 			f, err := os.Create(*run)

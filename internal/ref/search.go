@@ -63,16 +63,28 @@ const (
 // and are ignored by Or. norms are the per-document BM25 length norms, n the
 // number of documents.
 func Search(p Postings, params score.Params, norms []float32, n int, terms []string, mode Mode, k int) []topk.Result {
+	return SearchQTF(p, params, norms, n, terms, mode, k, false)
+}
+
+// SearchQTF is Search where, with qtf, a term occurring m times in terms
+// contributes float32(m × its score) (engine.Query.QTF).
+func SearchQTF(p Postings, params score.Params, norms []float32, n int, terms []string, mode Mode, k int, qtf bool) []topk.Result {
 	if mode == AndOr {
-		r := Search(p, params, norms, n, terms, And, k)
+		r := SearchQTF(p, params, norms, n, terms, And, k, qtf)
 		if len(r) >= k {
 			return r
 		}
-		return Search(p, params, norms, n, terms, Or, k)
+		return SearchQTF(p, params, norms, n, terms, Or, k, qtf)
 	}
 	var qt []string
 	seen := map[string]bool{}
+	weight := map[string]float32{}
 	for _, t := range terms {
+		if qtf {
+			weight[t]++
+		} else {
+			weight[t] = 1
+		}
 		if seen[t] {
 			continue
 		}
@@ -105,7 +117,7 @@ func Search(p Postings, params score.Params, norms []float32, n int, terms []str
 			matched++
 			// The conversion forbids fusing the multiply into the add (Go spec,
 			// floating-point operators), as the engine does.
-			s += float32(score.Term(score.IDF(uint64(n), uint64(len(p[t]))), k1p1, tf, norms[d]))
+			s += float32(weight[t] * score.Term(score.IDF(uint64(n), uint64(len(p[t]))), k1p1, tf, norms[d]))
 		}
 		switch mode {
 		case And:
