@@ -2,7 +2,7 @@
 GO      ?= go
 export CGO_ENABLED = 0
 
-.PHONY: all build test vet fmt-check demo fuzz bench clean
+.PHONY: all build test vet fmt-check demo fuzz bench clean ci
 
 all: build
 
@@ -19,6 +19,13 @@ vet:
 # The whole test suite: formatting, vet, unit + differential + fuzz-seed tests.
 test: fmt-check vet
 	$(GO) test -count=1 ./...
+
+# What CI runs (.ci/run): install nvcc 11.8 if missing, check that the
+# committed fatbin matches a fresh build, then the whole test suite.
+ci:
+	bash scripts/install-cuda.sh
+	$(MAKE) kernels-check
+	$(MAKE) test
 
 # The main job on the built-in default (see README).
 demo: build

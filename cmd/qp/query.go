@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/qpengine/qp/cuda"
 	"github.com/qpengine/qp/engine"
 	"github.com/qpengine/qp/eval"
 	"github.com/qpengine/qp/index"
@@ -63,7 +64,11 @@ func (qf *queryFlags) openEngine(path string) (*index.Index, *analysis.Analyzer,
 	switch *qf.device {
 	case "cpu":
 	case "auto":
-		fmt.Fprintln(os.Stderr, "qp: GPU query processing is not available in this build yet; using the CPU backend")
+		if ok, why := cuda.Available(); !ok {
+			fmt.Fprintf(os.Stderr, "qp: %s\n", why)
+		} else {
+			fmt.Fprintln(os.Stderr, "qp: a GPU is present, but GPU query processing is not in this build yet; using the CPU backend")
+		}
 	case "gpu":
 		return nil, nil, nil, 0, zero, errors.New("--device gpu: GPU query processing is not available in this build yet (use --device cpu or auto)")
 	default:
@@ -222,6 +227,9 @@ print with 6 significant digits.`)
 		if *queries == "" {
 			text := strings.Join(pos[1:], " ")
 			q := engine.Query{ID: "1", Terms: an.Tokens(text), Mode: mode, K: *qf.k, QTF: *qf.qtf}
+			if len(q.Terms) == 0 {
+				return fmt.Errorf("query %q has no searchable terms (it is empty, or only punctuation or stop words)", text)
+			}
 			out := make([]engine.Response, 1)
 			if err := be.SearchBatch(ctx, []engine.Query{q}, opt, out); err != nil {
 				return err
