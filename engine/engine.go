@@ -100,9 +100,9 @@ type Query struct {
 	// BM25 score (the query-term-frequency weighting of Lucene and Anserini,
 	// whose BooleanQuery sums one clause per occurrence). The default counts
 	// every distinct term once.
-	QTF bool
-	Mode  Mode
-	K     int // number of results wanted, 1..topk.MaxK
+	QTF  bool
+	Mode Mode
+	K    int // number of results wanted, 1..topk.MaxK
 }
 
 // AndAlgorithm names a conjunctive algorithm.
