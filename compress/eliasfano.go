@@ -119,7 +119,7 @@ func (eliasFanoCodec) AppendEncode(dst []byte, vals []uint32) []byte {
 		}
 		dst = binary.LittleEndian.AppendUint16(dst, uint16(c))
 	}
-	dst = lsbAppend(dst, vals, l)
+	dst = packAppend(dst, vals, l)
 	for _, x := range uba {
 		dst = binary.LittleEndian.AppendUint64(dst, x)
 	}
@@ -178,7 +178,7 @@ func efParse(src []byte) (efView, error) {
 	v.lba = src[p : p+int(nl)]
 	p += int(nl)
 	v.uba = src[p:]
-	if !lsbPadZero(v.lba, n*uint64(v.l)) {
+	if !packPadZero(v.lba, n*uint64(v.l)) {
 		return v, corrupt(efName, "nonzero LBA padding bits")
 	}
 	last := v.word(v.w - 1)
@@ -229,7 +229,7 @@ func (eliasFanoCodec) Decode(out []uint32, src []byte) (int, error) {
 		return 0, ErrShortBuffer
 	}
 	out = out[:n]
-	lsbUnpack(out, v.lba, v.l)
+	packUnpack(out, v.lba, v.l)
 	l := v.l
 	uba := v.uba
 	i := 0
@@ -293,7 +293,7 @@ func (v *efView) value(i int, pos uint64) (uint32, error) {
 	if pos < uint64(i) || h > v.hmax {
 		return 0, corrupt(efName, "element %d: one at bit %d", i, pos)
 	}
-	return uint32(h<<v.l) | lsbGet(v.lba, uint64(i)*uint64(v.l), v.l), nil
+	return uint32(h<<v.l) | packGet(v.lba, i, v.l), nil
 }
 
 // select1 returns the position of the one of element i (0 <= i < n): the

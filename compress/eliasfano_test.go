@@ -13,38 +13,17 @@ import (
 
 func efCodec(tb testing.TB) compress.Searcher {
 	tb.Helper()
-	c, err := compress.ByID(compress.IDEliasFano)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if c.Name() != "eliasfano" || c.Kind() != compress.Sorted {
-		tb.Fatalf("eliasfano registered as %q kind %d", c.Name(), c.Kind())
-	}
-	s, ok := c.(compress.Searcher)
-	if !ok {
-		tb.Fatal("eliasfano does not implement Searcher")
-	}
-	return s
+	return codectest.As[compress.Searcher](tb, codectest.Lookup(tb, compress.IDEliasFano, "eliasfano", compress.Sorted))
 }
 
 func TestEliasFanoRoundTrip(t *testing.T) {
 	c := efCodec(t)
-	codectest.RoundTrip(t, c)
-	codectest.Truncations(t, c)
-	codectest.NoAllocs(t, c)
+	codectest.Suite(t, c)
 	vals := efSorted(rand.New(rand.NewSource(3)), 2000, 40, 1<<20)
-	enc := c.AppendEncode(nil, vals)
-	if a := testing.AllocsPerRun(100, func() {
-		_, _ = c.Get(enc, 1234)
-		_, _, _ = c.Search(enc, 10, vals[1500]+1)
-	}); a != 0 {
-		t.Fatalf("Get/Search allocate %.1f times per run", a)
-	}
+	codectest.AccessNoAllocs(t, c, c.AppendEncode(nil, vals), 1234, 10, vals[1500]+1)
 }
 
-func FuzzEliasFanoDecode(f *testing.F) {
-	codectest.FuzzDecode(f, efCodec(f))
-}
+func FuzzEliasFanoDecode(f *testing.F) { codectest.FuzzDecode(f, efCodec(f)) }
 
 // FuzzEliasFanoSearch checks that Search never panics on arbitrary bytes
 // and agrees with Decode on valid ones.
@@ -67,7 +46,7 @@ func FuzzEliasFanoSearch(f *testing.F) {
 		if derr != nil {
 			return // Search validates less than Decode
 		}
-		wi, wv := efLinear(out[:n], from, x)
+		wi, wv := codectest.SearchRef(out[:n], from, x)
 		if i != wi || v != wv {
 			t.Fatalf("Search(%d, %d) = %d, %d; linear scan %d, %d", from, x, i, v, wi, wv)
 		}
@@ -93,16 +72,6 @@ func efSorted(rng *rand.Rand, n, every int, jump int64) []uint32 {
 		out[i] = uint32(s)
 	}
 	return out
-}
-
-// efLinear is the reference Search.
-func efLinear(vals []uint32, from int, x uint32) (int, uint32) {
-	for i := max(from, 0); i < len(vals); i++ {
-		if vals[i] >= x {
-			return i, vals[i]
-		}
-	}
-	return len(vals), 0
 }
 
 // TestEliasFanoSearch compares Search with a linear scan on random sorted
@@ -146,7 +115,7 @@ func TestEliasFanoSearch(t *testing.T) {
 		}
 		check := func(from int, x uint32) {
 			i, v, err := c.Search(enc, from, x)
-			wi, wv := efLinear(vals, from, x)
+			wi, wv := codectest.SearchRef(vals, from, x)
 			if err != nil || i != wi || v != wv {
 				t.Fatalf("n=%d max=%d: Search(from=%d, x=%d) = %d, %d, %v; want %d, %d", n, vals[n-1], from, x, i, v, err, wi, wv)
 			}
@@ -195,7 +164,7 @@ func TestEliasFanoCorrupt(t *testing.T) {
 	out := make([]uint32, 1024)
 	// [5]: n=1 max=5, l=2, LBA 01, UBA bit 1.
 	// [1,0,7] (invalid): n=3 max=7, l=1, LBA 1,0,1 = 05, UBA bits 0,1,5 = 23.
-	for _, tc := range []struct{ name, hex string }{
+	codectest.Corrupt(t, c, []codectest.Bad{
 		{"empty", ""},
 		{"missing max", "01"},
 		{"max > 2^32-1", "018080808010"},
@@ -210,15 +179,7 @@ func TestEliasFanoCorrupt(t *testing.T) {
 		{"too few ones", "0307052000000000000000"},
 		{"count too large", "ff01"},
 		{"count zero with data", "0000"},
-	} {
-		src, err := hex.DecodeString(tc.hex)
-		if err != nil {
-			t.Fatalf("%s: %v", tc.name, err)
-		}
-		if _, err := c.Decode(out, src); !errors.Is(err, compress.ErrCorrupt) {
-			t.Errorf("%s (%s): Decode err = %v, want ErrCorrupt", tc.name, tc.hex, err)
-		}
-	}
+	})
 	if _, err := c.Decode(out, mustHex(t, "0105010200000000000000")); err != nil {
 		t.Fatalf("valid [5]: %v", err)
 	}
@@ -252,56 +213,43 @@ func TestEliasFanoGolden(t *testing.T) {
 	in600 := make([]uint32, 600)
 	x, s := uint32(2463534242), uint32(0)
 	for i := range in600 {
-		x ^= x << 13
-		x ^= x >> 17
-		x ^= x << 5
+		x = codectest.XorShift(x)
 		s += 1 + x%9
 		if x%23 == 0 {
 			s += x >> 20
 		}
 		in600[i] = s
 	}
-	for _, tc := range []struct {
-		in   []uint32
-		want string
-	}{
-		{nil, "00"},
-		{[]uint32{0, 0, 0}, "0300" + "0700000000000000"},
-		{[]uint32{1, 3, 3, 7, 20, 21, 100}, "0764" + "d9ce12" + "cf00040000000000"},
-		{[]uint32{1<<32 - 1}, "01ffffffff0f" + "ffffffff" + "0100000000000000"},
-		{in600, "d804c89f02da009400930042b5a88158b47a7116cc3f24f768ed3f2877fd516b" +
-			"ee5f18e5a13459f30e48551d6cd67f9405edf5c39c46353850e62e0661d55edd" +
-			"493909562d56c481ace62a0e09d68b3527526f3f109bfb0fb318c5bb7fa126e5" +
-			"c5c9acbb4830eb414c925b0c04ab17e8c5da8120ca492d0e7b72ee6150cc5ca8" +
-			"15f3ee86b557b10fa3b8172f2086bdaa83b8e09c57f7170745fd8f931914f368" +
-			"fe2098c59cd5833d68aff6003d48ed0e2741693f80381c94d41be434ca1cd3dd" +
-			"871431ffa751fdc3ee409424270f87b5773b206b5a0c8a493277e3ace662cdfc" +
-			"518a5573209092ba8b25a9bdfa9362d8833888c566e6d37e5216cdfea315ef26" +
-			"e7d98f60d61f1c47f3ee2541ec8b3969c1dc8b6110bb773f1844b95731204bee" +
-			"20d262cdc94d8aabb81335b107c7d53ec841ebd1fe05691387d228e620b1da41" +
-			"8a3a94143518aab9276b0e2535ba397333ffc126c57e2426a9f500ad8881410b" +
-			"5afd877a94ffa2260ec3b0693127c5a4462f386b6e705aa47a8fb3a4ede0bc58" +
-			"3140dfeff7effbbdbf030000006000000000000000000000000080f0fe7ebfff" +
-			"fededfbf80f7fbeffb7dbfdfefefeff7f7f7f737000000000000004003000000" +
-			"0000000000000000000000dfeffdfdfbf7f717000000000080fd00800f000000" +
-			"000000006000002000000000c0fdbe000000000000000000ecefeff7f77dbfbf" +
-			"7f0f00000000000000000000000000e0feb8030000000078dff7fd7dff3e00de" +
-			"bfefbfdf0100000000000000000000000000b00f0000000000fcf7fdbef70500" +
-			"e0df1f0000e0fbfd7dff7eefdfdf0100000000000000000000d8dfef37000000" +
-			"0000"},
-	} {
-		enc := c.AppendEncode(nil, tc.in)
-		if got := hex.EncodeToString(enc); got != tc.want {
-			t.Errorf("encode %d values:\n got %s\nwant %s", len(tc.in), got, tc.want)
-		}
-		codectest.Check(t, c, tc.in)
-	}
+	codectest.Golden(t, c, nil, "00")
+	codectest.Golden(t, c, []uint32{0, 0, 0}, "0300"+"0700000000000000")
+	codectest.Golden(t, c, []uint32{1, 3, 3, 7, 20, 21, 100}, "0764"+"d9ce12"+"cf00040000000000")
+	codectest.Golden(t, c, []uint32{1<<32 - 1}, "01ffffffff0f"+"ffffffff"+"0100000000000000")
+	codectest.Golden(t, c, in600, "d804c89f02da009400930042b5a88158b47a7116cc3f24f768ed3f2877fd516b"+
+		"ee5f18e5a13459f30e48551d6cd67f9405edf5c39c46353850e62e0661d55edd"+
+		"493909562d56c481ace62a0e09d68b3527526f3f109bfb0fb318c5bb7fa126e5"+
+		"c5c9acbb4830eb414c925b0c04ab17e8c5da8120ca492d0e7b72ee6150cc5ca8"+
+		"15f3ee86b557b10fa3b8172f2086bdaa83b8e09c57f7170745fd8f931914f368"+
+		"fe2098c59cd5833d68aff6003d48ed0e2741693f80381c94d41be434ca1cd3dd"+
+		"871431ffa751fdc3ee409424270f87b5773b206b5a0c8a493277e3ace662cdfc"+
+		"518a5573209092ba8b25a9bdfa9362d8833888c566e6d37e5216cdfea315ef26"+
+		"e7d98f60d61f1c47f3ee2541ec8b3969c1dc8b6110bb773f1844b95731204bee"+
+		"20d262cdc94d8aabb81335b107c7d53ec841ebd1fe05691387d228e620b1da41"+
+		"8a3a94143518aab9276b0e2535ba397333ffc126c57e2426a9f500ad8881410b"+
+		"5afd877a94ffa2260ec3b0693127c5a4462f386b6e705aa47a8fb3a4ede0bc58"+
+		"3140dfeff7effbbdbf030000006000000000000000000000000080f0fe7ebfff"+
+		"fededfbf80f7fbeffb7dbfdfefefeff7f7f7f737000000000000004003000000"+
+		"0000000000000000000000dfeffdfdfbf7f717000000000080fd00800f000000"+
+		"000000006000002000000000c0fdbe000000000000000000ecefeff7f77dbfbf"+
+		"7f0f00000000000000000000000000e0feb8030000000078dff7fd7dff3e00de"+
+		"bfefbfdf0100000000000000000000000000b00f0000000000fcf7fdbef70500"+
+		"e0df1f0000e0fbfd7dff7eefdfdf0100000000000000000000d8dfef37000000"+
+		"0000")
 }
 
 func TestEliasFanoMutations(t *testing.T) {
 	c := efCodec(t)
 	rng := rand.New(rand.NewSource(5))
-	mutCheckCodec(t, c, [][]uint32{
+	codectest.Mutations(t, c, [][]uint32{
 		efSorted(rng, 7, 5, 100),
 		efSorted(rng, 130, 6, 1<<20),
 		efSorted(rng, 1100, 6, 50),

@@ -3,35 +3,18 @@ package compress_test
 import (
 	"testing"
 
-	"github.com/qpengine/qp/compress"
 	"github.com/qpengine/qp/compress/codectest"
 )
 
-func TestHSLRCRoundTrip(t *testing.T) {
-	c, err := compress.ByName("hslrc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	codectest.RoundTrip(t, c)
-	codectest.Truncations(t, c)
-	codectest.NoAllocs(t, c)
-}
+func TestHSLRCRoundTrip(t *testing.T) { codectest.Suite(t, lrcSearcher(t, "hslrc")) }
 
-func FuzzHSLRCDecode(f *testing.F) {
-	c, err := compress.ByName("hslrc")
-	if err != nil {
-		f.Fatal(err)
-	}
-	codectest.FuzzDecode(f, c)
-}
+func FuzzHSLRCDecode(f *testing.F) { codectest.FuzzDecode(f, lrcSearcher(f, "hslrc")) }
 
 func TestHSLRCSearch(t *testing.T) { lrcCheckSearch(t, "hslrc") }
 
 func TestHSLRCCorrupt(t *testing.T) { lrcCheckCorrupt(t, "hslrc") }
 
-func TestHSLRCGolden(t *testing.T) {
-	lrcCheckGolden(t, "hslrc", hslrcGoldenSmall, hslrcGoldenBig)
-}
+func TestHSLRCGolden(t *testing.T) { lrcCheckGolden(t, "hslrc", hslrcGoldenSmall, hslrcGoldenBig) }
 
 // hslrcGoldenSmall is the encoding of lrcGoldenInputSmall.
 const hslrcGoldenSmall = `

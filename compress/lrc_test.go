@@ -3,35 +3,18 @@ package compress_test
 import (
 	"testing"
 
-	"github.com/qpengine/qp/compress"
 	"github.com/qpengine/qp/compress/codectest"
 )
 
-func TestLRCRoundTrip(t *testing.T) {
-	c, err := compress.ByName("lrc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	codectest.RoundTrip(t, c)
-	codectest.Truncations(t, c)
-	codectest.NoAllocs(t, c)
-}
+func TestLRCRoundTrip(t *testing.T) { codectest.Suite(t, lrcSearcher(t, "lrc")) }
 
-func FuzzLRCDecode(f *testing.F) {
-	c, err := compress.ByName("lrc")
-	if err != nil {
-		f.Fatal(err)
-	}
-	codectest.FuzzDecode(f, c)
-}
+func FuzzLRCDecode(f *testing.F) { codectest.FuzzDecode(f, lrcSearcher(f, "lrc")) }
 
 func TestLRCSearch(t *testing.T) { lrcCheckSearch(t, "lrc") }
 
 func TestLRCCorrupt(t *testing.T) { lrcCheckCorrupt(t, "lrc") }
 
-func TestLRCGolden(t *testing.T) {
-	lrcCheckGolden(t, "lrc", lrcGoldenSmall, lrcGoldenBig)
-}
+func TestLRCGolden(t *testing.T) { lrcCheckGolden(t, "lrc", lrcGoldenSmall, lrcGoldenBig) }
 
 // lrcGoldenSmall is the encoding of lrcGoldenInputSmall.
 const lrcGoldenSmall = `

@@ -55,8 +55,10 @@ package compress
 // The slots of a piece form one bit string, slot j (j = i − a) at bits
 // [j·w, (j+1)·w), bit k of the string being bit k%8 of byte k/8 (LSB-first,
 // little-endian: a GPU extracts slot j from the two 32-bit words around bit
-// j·w with a funnel shift). Padding bits up to the end of the piece's last
-// byte (or word, for HS-LRC) are written as zero and ignored by decoders.
+// j·w with a funnel shift). This is the packing of bitpack.go, which writes
+// and reads the slots. Padding bits up to the end of the piece's last byte
+// (or 32-bit word, for HS-LRC, whose bucket table counts slots in words)
+// are written as zero and ignored by decoders.
 //
 // # Safe search range (§4.3, §5.3 Algorithm 1 line 4)
 //
@@ -97,6 +99,9 @@ const (
 	// are multiples of 32.
 	lrcSegLen   = 256
 	lrcSegShift = 8
+	// lrcChunk is the number of slots lrcPiece.decode unpacks before it
+	// adds the line (a multiple of 8).
+	lrcChunk = 256
 )
 
 // lrcLine is one stored linear model: v[i] = base + P(i−o) + slot(i), with
@@ -139,9 +144,6 @@ func lrcLineOK(slope uint64, base int64, maxJ int) bool {
 func lrcP(slope uint64, j int) int64 {
 	return int64((slope * uint64(j)) >> 32)
 }
-
-// lrcSlotBytes is the number of bytes holding n slots of w bits.
-func lrcSlotBytes(n int, w uint) int { return (n*int(w) + 7) >> 3 }
 
 // lrcCount reads the uint32 count at the start of every LRC-family encoding.
 func lrcCount(name string, src []byte) (int, error) {
@@ -230,49 +232,19 @@ func lrcFit(name string, vals []uint32, slope uint64, shift int) lrcLine {
 }
 
 // lrcAppendSlots appends the slots vals[j] − base − P(j+shift) of one piece,
-// w bits each, LSB-first, in exactly lrcSlotBytes(len(vals), w) bytes.
+// w bits each, LSB-first (bitpack.go), in exactly packBytes(len(vals), w)
+// bytes.
 func lrcAppendSlots(dst []byte, vals []uint32, slope uint64, shift int, base int64, w uint) []byte {
 	if w == 0 {
 		return dst
 	}
-	var acc uint64
-	var nacc uint
+	pw := packWriter{dst: dst}
 	p := slope * uint64(shift)
 	for _, v := range vals {
-		s := uint64(int64(v) - base - int64(p>>32))
+		pw.put(uint32(int64(v)-base-int64(p>>32)), w)
 		p += slope
-		acc |= s << nacc
-		nacc += w
-		for nacc >= 8 {
-			dst = append(dst, byte(acc))
-			acc >>= 8
-			nacc -= 8
-		}
 	}
-	if nacc > 0 {
-		dst = append(dst, byte(acc))
-	}
-	return dst
-}
-
-// lrcSlot reads slot j of width w (0..32) from area. The caller guarantees
-// that area holds at least lrcSlotBytes(j+1, w) bytes.
-func lrcSlot(area []byte, j int, w uint) uint32 {
-	if w == 0 {
-		return 0
-	}
-	bit := uint64(j) * uint64(w)
-	k := int(bit >> 3)
-	sh := bit & 7
-	mask := uint64(1)<<w - 1
-	if k+8 <= len(area) {
-		return uint32(binary.LittleEndian.Uint64(area[k:]) >> sh & mask)
-	}
-	var acc uint64
-	for s := 0; s < 5 && k+s < len(area); s++ {
-		acc |= uint64(area[k+s]) << (8 * s)
-	}
-	return uint32(acc >> sh & mask)
+	return pw.flush()
 }
 
 // lrcPiece is a decoded view of one piece: v[i] = base + P(i−o) + slot(i−a)
@@ -293,7 +265,7 @@ type lrcPiece struct {
 func lrcMakePiece(slots []byte, l lrcLine, o, a, b int) (lrcPiece, bool) {
 	w := uint(bits.Len32(l.span))
 	p := lrcPiece{slots: slots, slope: l.slope, base: l.base, span: l.span, w: w, o: o, a: a, b: b}
-	if a > b || o > a || len(slots) < lrcSlotBytes(b-a, w) {
+	if a > b || o > a || len(slots) < packBytes(b-a, w) {
 		return p, false
 	}
 	if b > a && !lrcLineOK(l.slope, l.base, b-1-o) {
@@ -305,7 +277,7 @@ func lrcMakePiece(slots []byte, l lrcLine, o, a, b int) (lrcPiece, bool) {
 // value returns v[i] for a <= i < b; ok is false when the slot exceeds span
 // or the value falls outside [0, 2^32−1].
 func (p *lrcPiece) value(i int) (uint32, bool) {
-	s := lrcSlot(p.slots, i-p.a, p.w)
+	s := packGet(p.slots, i-p.a, p.w)
 	if s > p.span {
 		return 0, false
 	}
@@ -321,50 +293,32 @@ func (p *lrcPiece) value(i int) (uint32, bool) {
 // (prev = 0 for no predecessor). It returns the last value, and the index
 // of the first bad value (or −1).
 //
-// The loop is branch-free: the sign bits of span − slot and v − prev are
-// or-ed into bad; with the order checked, v[a] >= prev >= 0 and
-// v[b−1] <= 2^32−1 bound every value. Only a bad piece is decoded again,
-// by decodeSlow, to name the first bad value.
+// The slots are bulk-unpacked (packUnpack) a chunk at a time into out, and
+// the line added in a second loop over the chunk while it is in L1. That
+// loop is branch-free: the sign bits of span − slot and v − prev are or-ed
+// into bad; with the order checked, v[a] >= prev >= 0 and v[b−1] <= 2^32−1
+// bound every value. Only a bad piece is decoded again, by decodeSlow, to
+// name the first bad value.
 func (p *lrcPiece) decode(out []uint32, prev int64) (int64, int) {
 	out = out[:p.b-p.a]
 	if len(out) == 0 {
 		return prev, -1
 	}
 	start := prev
-	w, area := p.w, p.slots
 	span := int64(p.span)
 	acc := p.slope * uint64(p.a-p.o)
 	var bad int64
-	nFast := 0
-	if w == 0 {
-		for j := range out {
-			v := p.base + int64(acc>>32)
+	// lrcChunk is a multiple of 8, so every chunk starts on a byte.
+	for c := 0; c < len(out); c += lrcChunk {
+		chunk := out[c:min(c+lrcChunk, len(out))]
+		packUnpack(chunk, p.slots[c/8*int(p.w):], p.w)
+		for j, s := range chunk {
+			v := p.base + int64(acc>>32) + int64(s)
 			acc += p.slope
-			bad |= v - prev
-			out[j] = uint32(v)
+			bad |= (span - int64(s)) | (v - prev)
+			chunk[j] = uint32(v)
 			prev = v
 		}
-		nFast = len(out)
-	} else if len(area) >= 8 {
-		nFast = min(len(out), ((len(area)-8)*8+7)/int(w)+1)
-	}
-	mask := uint64(1)<<w - 1
-	for j := 0; j < nFast && w != 0; j++ {
-		bit := uint(j) * w
-		s := int64(binary.LittleEndian.Uint64(area[bit>>3:]) >> (bit & 7) & mask)
-		v := p.base + int64(acc>>32) + s
-		acc += p.slope
-		bad |= (span - s) | (v - prev)
-		out[j] = uint32(v)
-		prev = v
-	}
-	for j := nFast; j < len(out); j++ {
-		s := int64(lrcSlot(area, j, w))
-		v := p.base + int64(acc>>32) + s
-		acc += p.slope
-		bad |= (span - s) | (v - prev)
-		out[j] = uint32(v)
-		prev = v
 	}
 	if bad < 0 || prev > math.MaxUint32 {
 		return p.decodeSlow(start)
@@ -375,7 +329,7 @@ func (p *lrcPiece) decode(out []uint32, prev int64) (int64, int) {
 // decodeSlow finds the first bad value of a piece that decode rejected.
 func (p *lrcPiece) decodeSlow(prev int64) (int64, int) {
 	for i := p.a; i < p.b; i++ {
-		s := lrcSlot(p.slots, i-p.a, p.w)
+		s := packGet(p.slots, i-p.a, p.w)
 		v := p.base + lrcP(p.slope, i-p.o) + int64(s)
 		if s > p.span || v > math.MaxUint32 || v < prev {
 			return prev, i
@@ -472,7 +426,7 @@ func lrcParse(name string, src []byte) (int, lrcPiece, error) {
 		return 0, lrcPiece{}, err
 	}
 	w := uint(bits.Len32(l.span))
-	if want := lrcHeaderLen + lrcSlotBytes(n, w); len(src) != want {
+	if want := lrcHeaderLen + packBytes(n, w); len(src) != want {
 		return 0, lrcPiece{}, corrupt(name, "length %d, want %d", len(src), want)
 	}
 	p, _ := lrcMakePiece(src[lrcHeaderLen:], l, 0, 0, n) // checked above
@@ -552,12 +506,14 @@ func lrcWholeSearch(name string, src []byte, from int, x uint32) (int, uint32, e
 func lrcSegCount(n int) int { return (n + lrcSegLen - 1) >> lrcSegShift }
 
 // Segment-header fields shared by LRCSeg (16-byte headers) and SegLRC
-// (24-byte headers): both start with first(u32) d(u32) span(u32) W(u32).
+// (24-byte headers): both start with first(u32) d(u32) span(u32) W(u32);
+// SegLRC's add the segment's slope(u64).
 const (
 	lrcSegFirstOff = 0
 	lrcSegDOff     = 4
 	lrcSegSpanOff  = 8
 	lrcSegWOff     = 12
+	lrcSegSlopeOff = 16
 )
 
 // lrcSegView is a parsed segmented encoding (LRCSeg or SegLRC, n > 256):
@@ -591,7 +547,7 @@ func lrcSegParse(name string, src []byte, n, hsz int, local bool) (lrcSegView, e
 	last := s.hdr[(G-1)*hsz:]
 	w := uint(bits.Len32(binary.LittleEndian.Uint32(last[lrcSegSpanOff:])))
 	W := int(binary.LittleEndian.Uint32(last[lrcSegWOff:]))
-	if want := 32*W + lrcSlotBytes(n-(G-1)<<lrcSegShift, w); len(s.area) != want {
+	if want := 32*W + packBytes(n-(G-1)<<lrcSegShift, w); len(s.area) != want {
 		return lrcSegView{}, corrupt(name, "length %d, want %d", len(src), areaOff+want)
 	}
 	return s, nil
@@ -603,33 +559,37 @@ func (s *lrcSegView) first(g int) uint32 {
 	return binary.LittleEndian.Uint32(s.hdr[g*s.hsz+lrcSegFirstOff:])
 }
 
-// piece returns the model of segment g; ok is false when the header is out
-// of range. LRCSeg: v[i] = (base + d_g) + P(i) + slot, with the global line
-// (origin 0) and d_g + span_g <= span. SegLRC: v[i] = (H_g − d_g) +
-// P_g(i − 256g) + slot, with the segment's own line.
-func (s *lrcSegView) piece(g int) (lrcPiece, bool) {
+// model returns the line of segment g as its header states it, and the
+// line's origin. LRCSeg: v[i] = (base + d_g) + P(i) + slot, with the global
+// line (origin 0). SegLRC: v[i] = (H_g − d_g) + P_g(i − 256g) + slot, with
+// the segment's own line (origin 256g).
+func (s *lrcSegView) model(g int) (lrcLine, int) {
 	h := s.hdr[g*s.hsz : (g+1)*s.hsz]
 	d := binary.LittleEndian.Uint32(h[lrcSegDOff:])
 	l := lrcLine{span: binary.LittleEndian.Uint32(h[lrcSegSpanOff:])}
-	off := 32 * int(binary.LittleEndian.Uint32(h[lrcSegWOff:]))
-	a := g << lrcSegShift
-	b := min(s.n, a+lrcSegLen)
-	o := 0
 	if s.local {
-		l.slope = binary.LittleEndian.Uint64(h[16:])
+		l.slope = binary.LittleEndian.Uint64(h[lrcSegSlopeOff:])
 		l.base = int64(binary.LittleEndian.Uint32(h[lrcSegFirstOff:])) - int64(d)
-		o = a
-	} else {
-		if uint64(d)+uint64(l.span) > uint64(s.line.span) {
-			return lrcPiece{}, false
-		}
-		l.slope = s.line.slope
-		l.base = s.line.base + int64(d)
+		return l, g << lrcSegShift
 	}
+	l.slope = s.line.slope
+	l.base = s.line.base + int64(d)
+	return l, 0
+}
+
+// piece returns the model of segment g; ok is false when the header is out
+// of range (LRCSeg: d_g + span_g > span; both: the slots or the line).
+func (s *lrcSegView) piece(g int) (lrcPiece, bool) {
+	l, o := s.model(g)
+	if !s.local && uint64(l.base-s.line.base)+uint64(l.span) > uint64(s.line.span) {
+		return lrcPiece{}, false
+	}
+	off := 32 * int(binary.LittleEndian.Uint32(s.hdr[g*s.hsz+lrcSegWOff:]))
 	if off > len(s.area) {
 		return lrcPiece{}, false
 	}
-	return lrcMakePiece(s.area[off:], l, o, a, b)
+	a := g << lrcSegShift
+	return lrcMakePiece(s.area[off:], l, o, a, min(s.n, a+lrcSegLen))
 }
 
 // decode decodes all n values into out (len(out) >= n) and checks the whole
@@ -736,4 +696,138 @@ func (s *lrcSegView) search(from int, x uint32) (int, uint32, error) {
 		return 0, 0, err
 	}
 	return A, v, nil
+}
+
+// lrcSegmented is the codec of both segmented formats, LRCSeg (lrcseg.go,
+// local = false) and SegLRC (seglrc.go, local = true). They differ only in
+// a segment's model (the global line and the segment's own minimum, or the
+// segment's own line) and in its header (16 bytes, or 24 with the slope):
+// the layout, the LRC form for n <= 256, parsing, decoding and search are
+// the same.
+type lrcSegmented struct {
+	id    ID
+	name  string
+	hsz   int  // segment header length
+	local bool // every segment has its own line (SegLRC)
+}
+
+func (c lrcSegmented) ID() ID       { return c.id }
+func (c lrcSegmented) Name() string { return c.name }
+func (lrcSegmented) Kind() Kind     { return Sorted }
+
+// AppendEncode implements Codec. It panics if vals is not non-decreasing.
+func (c lrcSegmented) AppendEncode(dst []byte, vals []uint32) []byte {
+	lrcCheckSorted(c.name, vals)
+	n := len(vals)
+	if n <= lrcSegLen {
+		return lrcAppendWhole(c.name, dst, vals)
+	}
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(n))
+	gl := lrcFit(c.name, vals, lrcFitSlope(vals), 0)
+	dst = gl.appendTo(dst)
+	G := lrcSegCount(n)
+	hdr := len(dst)
+	W := uint32(0)
+	for g := 0; g < G; g++ {
+		a := g << lrcSegShift
+		seg := vals[a:min(n, a+lrcSegLen)]
+		var l lrcLine
+		var d int64
+		if c.local {
+			// The segment's own line; d = first − its base (so slot 0 is d).
+			l = lrcFit(c.name, seg, lrcFitSlope(seg), 0)
+			d = int64(seg[0]) - l.base
+		} else {
+			// The global line, whose origin lies a values before seg; d =
+			// the segment's minimum residual − the global one.
+			l = lrcFit(c.name, seg, gl.slope, a)
+			d = l.base - gl.base
+		}
+		dst = binary.LittleEndian.AppendUint32(dst, seg[0])
+		dst = binary.LittleEndian.AppendUint32(dst, uint32(d))
+		dst = binary.LittleEndian.AppendUint32(dst, l.span)
+		dst = binary.LittleEndian.AppendUint32(dst, W)
+		if c.local {
+			dst = binary.LittleEndian.AppendUint64(dst, l.slope)
+		}
+		W += uint32(bits.Len32(l.span))
+	}
+	// The slots, from the models as the headers state them (the decoders'
+	// view). The headers are not written again, so s.hdr may keep pointing
+	// into the array dst grows out of.
+	s := lrcSegView{n: n, G: G, line: gl, hdr: dst[hdr:], hsz: c.hsz, local: c.local}
+	for g := 0; g < G; g++ {
+		l, o := s.model(g)
+		a := g << lrcSegShift
+		dst = lrcAppendSlots(dst, vals[a:min(n, a+lrcSegLen)], l.slope, a-o, l.base, uint(bits.Len32(l.span)))
+	}
+	return dst
+}
+
+// open parses an encoding; G = 0 means the LRC form.
+func (c lrcSegmented) open(src []byte) (lrcSegView, error) {
+	n, err := lrcCount(c.name, src)
+	if err != nil || n <= lrcSegLen {
+		return lrcSegView{n: n}, err
+	}
+	return lrcSegParse(c.name, src, n, c.hsz, c.local)
+}
+
+// Decode implements Codec.
+func (c lrcSegmented) Decode(out []uint32, src []byte) (int, error) {
+	s, err := c.open(src)
+	if err != nil {
+		return 0, err
+	}
+	if s.G == 0 {
+		return lrcWholeDecode(c.name, out, src)
+	}
+	if s.n > len(out) {
+		return 0, ErrShortBuffer
+	}
+	if err := s.decode(out); err != nil {
+		return 0, err
+	}
+	return s.n, nil
+}
+
+// Count implements Codec; it checks the header and the length.
+func (c lrcSegmented) Count(src []byte) (int, error) {
+	s, err := c.open(src)
+	if err != nil {
+		return 0, err
+	}
+	if s.G == 0 {
+		n, _, err := lrcParse(c.name, src)
+		return n, err
+	}
+	return s.n, nil
+}
+
+// Get implements RandomAccess in O(1).
+func (c lrcSegmented) Get(src []byte, i int) (uint32, error) {
+	s, err := c.open(src)
+	if err != nil {
+		return 0, err
+	}
+	if s.G == 0 {
+		return lrcWholeGet(c.name, src, i)
+	}
+	if i < 0 || i >= s.n {
+		return 0, corrupt(c.name, "index %d out of range [0, %d)", i, s.n)
+	}
+	return s.get(i)
+}
+
+// Search implements Searcher (§5.3 Algorithm 1, lines 4–6; see
+// lrcSegView.search).
+func (c lrcSegmented) Search(src []byte, from int, x uint32) (int, uint32, error) {
+	s, err := c.open(src)
+	if err != nil {
+		return 0, 0, err
+	}
+	if s.G == 0 {
+		return lrcWholeSearch(c.name, src, from, x)
+	}
+	return s.search(from, x)
 }

@@ -39,7 +39,7 @@ func TestLRCSafeRangeContracts(t *testing.T) {
 	}
 	t.Logf("LRC: widest safe range %d of %d (contraction ratio %.4f)", widest, n, float64(widest)/float64(n))
 
-	for _, c := range []Searcher{segLRCCodec{}, hsLRCCodec{}} {
+	for _, c := range []Searcher{segLRCCodec, hsLRCCodec{}} {
 		src := c.AppendEncode(nil, vals)
 		var maxW int
 		for k := 0; k < 2000; k++ {
@@ -47,7 +47,7 @@ func TestLRCSafeRangeContracts(t *testing.T) {
 			var p lrcPiece
 			var ok bool
 			if c.ID() == IDSegLRC {
-				s, err := segLRCOpen(src)
+				s, err := segLRCCodec.open(src)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -13,26 +13,20 @@ import (
 	"testing"
 
 	"github.com/qpengine/qp/compress"
+	"github.com/qpengine/qp/compress/codectest"
 )
 
 // lrcFamily are the codecs of the family.
 var lrcFamily = []string{"lrc", "lrcseg", "seglrc", "hslrc"}
 
 // lrcSearcher returns the registered codec name as a Searcher.
-func lrcSearcher(t testing.TB, name string) compress.Searcher {
-	t.Helper()
+func lrcSearcher(tb testing.TB, name string) compress.Searcher {
+	tb.Helper()
 	c, err := compress.ByName(name)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	s, ok := c.(compress.Searcher)
-	if !ok {
-		t.Fatalf("%s does not implement Searcher", name)
-	}
-	if c.Kind() != compress.Sorted {
-		t.Fatalf("%s is not Sorted", name)
-	}
-	return s
+	return codectest.As[compress.Searcher](tb, codectest.Lookup(tb, c.ID(), name, compress.Sorted))
 }
 
 // lrcGoldenInputSmall and lrcGoldenInputBig are the inputs pinned by the golden tests.
@@ -65,30 +59,8 @@ func lrcGoldenInputBig() []uint32 {
 func lrcCheckGolden(t *testing.T, name, small, big string) {
 	t.Helper()
 	c := lrcSearcher(t, name)
-	for _, tc := range []struct {
-		vals []uint32
-		want string
-	}{{lrcGoldenInputSmall(), small}, {lrcGoldenInputBig(), big}} {
-		want := strings.Join(strings.Fields(tc.want), "")
-		got := hex.EncodeToString(c.AppendEncode(nil, tc.vals))
-		if got != want {
-			t.Errorf("%s: encoding of %d values changed:\n got %s\nwant %s", name, len(tc.vals), got, want)
-		}
-		raw, err := hex.DecodeString(want)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out := make([]uint32, len(tc.vals))
-		n, err := c.Decode(out, raw)
-		if err != nil || n != len(tc.vals) {
-			t.Fatalf("%s: golden decode: n=%d err=%v", name, n, err)
-		}
-		for i := range out {
-			if out[i] != tc.vals[i] {
-				t.Fatalf("%s: golden value %d = %d, want %d", name, i, out[i], tc.vals[i])
-			}
-		}
-	}
+	codectest.Golden(t, c, lrcGoldenInputSmall(), small)
+	codectest.Golden(t, c, lrcGoldenInputBig(), big)
 }
 
 // lrcGen returns a sorted array of n values of the given shape.
@@ -209,14 +181,7 @@ func lrcCheckSearch(t *testing.T, name string) {
 	}
 	// Search and Get do not allocate.
 	vals := lrcGen(rng, 1000, 6)
-	src := c.AppendEncode(nil, vals)
-	x := vals[500]
-	if a := testing.AllocsPerRun(100, func() {
-		_, _, _ = c.Search(src, 10, x)
-		_, _ = c.Get(src, 700)
-	}); a != 0 {
-		t.Fatalf("%s: Search/Get allocate %.1f times per run", name, a)
-	}
+	codectest.AccessNoAllocs(t, c, c.AppendEncode(nil, vals), 700, 10, vals[500])
 }
 
 // lrcCheckCorrupt mutates valid encodings (byte changes, truncations,
@@ -228,9 +193,7 @@ func lrcCheckCorrupt(t *testing.T, name string) {
 	c := lrcSearcher(t, name)
 	rng := rand.New(rand.NewSource(5))
 	out := make([]uint32, 4096)
-	isOK := func(err error) bool {
-		return err == nil || errors.Is(err, compress.ErrCorrupt) || errors.Is(err, compress.ErrShortBuffer)
-	}
+	isOK := codectest.Allowed
 	for _, n := range []int{1, 2, 100, 256, 257, 600, 1100} {
 		for shape := 0; shape < 7; shape++ {
 			vals := lrcGen(rng, n, shape)
@@ -415,14 +378,7 @@ func FuzzLRCFamilySearch(f *testing.F) {
 		if err != nil {
 			t.Fatalf("Search fails (%v) on bytes Decode accepts", err)
 		}
-		want := min(int(from), n)
-		for want < n && out[want] < x {
-			want++
-		}
-		wantV := uint32(0)
-		if want < n {
-			wantV = out[want]
-		}
+		want, wantV := codectest.SearchRef(out[:n], int(from), x)
 		if i != want || v != wantV {
 			t.Fatalf("Search(%d, %d) = %d, %d; want %d, %d", from, x, i, v, want, wantV)
 		}

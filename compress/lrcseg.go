@@ -1,10 +1,5 @@
 package compress
 
-import (
-	"encoding/binary"
-	"math/bits"
-)
-
 // LRCSeg is the first segmented variant of Linear Regression Compression
 // (Ao et al., VLDB'11 §5.2): "Performing linear regression globally and then
 // performing segmentation to obtain better local fluctuation ranges
@@ -53,114 +48,8 @@ import (
 // without ParaPFor exceptions (as Algorithm 1 assumes), exact integer line,
 // slope clamped to [0, chord]; and H is stored inside the segment headers,
 // one 16-byte record per segment addressable by arithmetic.
-type lrcSegCodec struct{}
+//
+// The codec is lrcSegmented (lrcfit.go), which serves LRCSeg and SegLRC.
+var lrcSegCodec = lrcSegmented{id: IDLRCSeg, name: "lrcseg", hsz: 16}
 
-func init() { register(lrcSegCodec{}) }
-
-const lrcSegHdrLen = 16
-
-func (lrcSegCodec) ID() ID       { return IDLRCSeg }
-func (lrcSegCodec) Name() string { return "lrcseg" }
-func (lrcSegCodec) Kind() Kind   { return Sorted }
-
-// AppendEncode implements Codec. It panics if vals is not non-decreasing.
-func (lrcSegCodec) AppendEncode(dst []byte, vals []uint32) []byte {
-	const name = "lrcseg"
-	lrcCheckSorted(name, vals)
-	n := len(vals)
-	if n <= lrcSegLen {
-		return lrcAppendWhole(name, dst, vals)
-	}
-	dst = binary.LittleEndian.AppendUint32(dst, uint32(n))
-	l := lrcFit(name, vals, lrcFitSlope(vals), 0)
-	dst = l.appendTo(dst)
-	G := lrcSegCount(n)
-	hdr := len(dst)
-	W := uint32(0)
-	for g := 0; g < G; g++ {
-		a := g << lrcSegShift
-		seg := vals[a:min(n, a+lrcSegLen)]
-		lo, hi := lrcResiduals(seg, l.slope, a)
-		spanG := uint32(hi - lo)
-		dst = binary.LittleEndian.AppendUint32(dst, seg[0])
-		dst = binary.LittleEndian.AppendUint32(dst, uint32(lo-l.base))
-		dst = binary.LittleEndian.AppendUint32(dst, spanG)
-		dst = binary.LittleEndian.AppendUint32(dst, W)
-		W += uint32(bits.Len32(spanG))
-	}
-	for g := 0; g < G; g++ {
-		a := g << lrcSegShift
-		h := dst[hdr+g*lrcSegHdrLen:]
-		d := int64(binary.LittleEndian.Uint32(h[lrcSegDOff:]))
-		w := uint(bits.Len32(binary.LittleEndian.Uint32(h[lrcSegSpanOff:])))
-		dst = lrcAppendSlots(dst, vals[a:min(n, a+lrcSegLen)], l.slope, a, l.base+d, w)
-	}
-	return dst
-}
-
-// lrcSegOpen parses an LRCSeg encoding; G = 0 means the LRC form.
-func lrcSegOpen(src []byte) (lrcSegView, error) {
-	n, err := lrcCount("lrcseg", src)
-	if err != nil || n <= lrcSegLen {
-		return lrcSegView{n: n}, err
-	}
-	return lrcSegParse("lrcseg", src, n, lrcSegHdrLen, false)
-}
-
-// Decode implements Codec.
-func (lrcSegCodec) Decode(out []uint32, src []byte) (int, error) {
-	s, err := lrcSegOpen(src)
-	if err != nil {
-		return 0, err
-	}
-	if s.G == 0 {
-		return lrcWholeDecode("lrcseg", out, src)
-	}
-	if s.n > len(out) {
-		return 0, ErrShortBuffer
-	}
-	if err := s.decode(out); err != nil {
-		return 0, err
-	}
-	return s.n, nil
-}
-
-// Count implements Codec; it checks the header and the length.
-func (lrcSegCodec) Count(src []byte) (int, error) {
-	s, err := lrcSegOpen(src)
-	if err != nil {
-		return 0, err
-	}
-	if s.G == 0 {
-		n, _, err := lrcParse("lrcseg", src)
-		return n, err
-	}
-	return s.n, nil
-}
-
-// Get implements RandomAccess in O(1).
-func (lrcSegCodec) Get(src []byte, i int) (uint32, error) {
-	s, err := lrcSegOpen(src)
-	if err != nil {
-		return 0, err
-	}
-	if s.G == 0 {
-		return lrcWholeGet("lrcseg", src, i)
-	}
-	if i < 0 || i >= s.n {
-		return 0, corrupt("lrcseg", "index %d out of range [0, %d)", i, s.n)
-	}
-	return s.get(i)
-}
-
-// Search implements Searcher (§5.3 Algorithm 1, lines 4–6).
-func (lrcSegCodec) Search(src []byte, from int, x uint32) (int, uint32, error) {
-	s, err := lrcSegOpen(src)
-	if err != nil {
-		return 0, 0, err
-	}
-	if s.G == 0 {
-		return lrcWholeSearch("lrcseg", src, from, x)
-	}
-	return s.search(from, x)
-}
+func init() { register(lrcSegCodec) }

@@ -3,35 +3,18 @@ package compress_test
 import (
 	"testing"
 
-	"github.com/qpengine/qp/compress"
 	"github.com/qpengine/qp/compress/codectest"
 )
 
-func TestLRCSegRoundTrip(t *testing.T) {
-	c, err := compress.ByName("lrcseg")
-	if err != nil {
-		t.Fatal(err)
-	}
-	codectest.RoundTrip(t, c)
-	codectest.Truncations(t, c)
-	codectest.NoAllocs(t, c)
-}
+func TestLRCSegRoundTrip(t *testing.T) { codectest.Suite(t, lrcSearcher(t, "lrcseg")) }
 
-func FuzzLRCSegDecode(f *testing.F) {
-	c, err := compress.ByName("lrcseg")
-	if err != nil {
-		f.Fatal(err)
-	}
-	codectest.FuzzDecode(f, c)
-}
+func FuzzLRCSegDecode(f *testing.F) { codectest.FuzzDecode(f, lrcSearcher(f, "lrcseg")) }
 
 func TestLRCSegSearch(t *testing.T) { lrcCheckSearch(t, "lrcseg") }
 
 func TestLRCSegCorrupt(t *testing.T) { lrcCheckCorrupt(t, "lrcseg") }
 
-func TestLRCSegGolden(t *testing.T) {
-	lrcCheckGolden(t, "lrcseg", lrcsegGoldenSmall, lrcsegGoldenBig)
-}
+func TestLRCSegGolden(t *testing.T) { lrcCheckGolden(t, "lrcseg", lrcsegGoldenSmall, lrcsegGoldenBig) }
 
 // lrcsegGoldenSmall is the encoding of lrcGoldenInputSmall.
 const lrcsegGoldenSmall = `

@@ -100,7 +100,7 @@ func (paraPForCodec) AppendEncode(dst []byte, vals []uint32) []byte {
 	}
 	for k, h := range hdrs {
 		seg := vals[k*ppfSeg : min(len(vals), (k+1)*ppfSeg)]
-		w := lsbWriter{dst: dst}
+		w := packWriter{dst: dst}
 		for _, v := range seg {
 			w.put(v, h.b)
 		}
@@ -123,7 +123,7 @@ func (paraPForCodec) AppendEncode(dst []byte, vals []uint32) []byte {
 
 // ppfChoose returns the header of the smallest body for seg.
 func ppfChoose(seg []uint32) ppfHdr {
-	mb := lsbWidth(seg)
+	mb := packWidth(seg)
 	best := ppfHdr{b: mb}
 	bestSize := best.size(len(seg))
 	for b := uint(0); b < mb; b++ {
@@ -227,19 +227,19 @@ func (paraPForCodec) Decode(out []uint32, src []byte) (int, error) {
 		body := src[q : q+sz]
 		q += sz
 		nbits := uint64(sk)*uint64(h.b) + uint64(h.en)*uint64(h.ib+h.hb)
-		if !lsbPadZero(body, nbits) {
+		if !packPadZero(body, nbits) {
 			return 0, corrupt(ppfName, "segment %d: nonzero padding bits", k)
 		}
 		seg := out[k*ppfSeg : k*ppfSeg+sk]
 		// Stage 1: every slot.
-		lsbUnpack(seg, body, h.b)
+		packUnpack(seg, body, h.b)
 		// Stages 2 and 3: the exceptions.
 		io := uint64(sk) * uint64(h.b)
 		ho := io + uint64(h.en)*uint64(h.ib)
 		prev := -1
 		for x := 0; x < h.en; x++ {
-			idx := int(lsbGet(body, io+uint64(x)*uint64(h.ib), h.ib))
-			hi := lsbGet(body, ho+uint64(x)*uint64(h.hb), h.hb)
+			idx := int(packField(body, io+uint64(x)*uint64(h.ib), h.ib))
+			hi := packField(body, ho+uint64(x)*uint64(h.hb), h.hb)
 			if idx <= prev || idx >= sk {
 				return 0, corrupt(ppfName, "segment %d: exception %d at index %d (previous %d, length %d)", k, x, idx, prev, sk)
 			}
@@ -276,20 +276,20 @@ func (paraPForCodec) Get(src []byte, i int) (uint32, error) {
 	h, _ := ppfHeader(src[p+4*k:], k, sk)
 	body := src[q : q+h.size(sk)]
 	r := i - k*ppfSeg
-	v := lsbGet(body, uint64(r)*uint64(h.b), h.b)
+	v := packGet(body, r, h.b)
 	io := uint64(sk) * uint64(h.b)
 	lo, hi := 0, h.en // binary search for r in i_0 < i_1 < ... < i_{en-1}
 	for lo < hi {
 		mid := int(uint(lo+hi) >> 1)
-		if int(lsbGet(body, io+uint64(mid)*uint64(h.ib), h.ib)) < r {
+		if int(packField(body, io+uint64(mid)*uint64(h.ib), h.ib)) < r {
 			lo = mid + 1
 		} else {
 			hi = mid
 		}
 	}
-	if lo < h.en && int(lsbGet(body, io+uint64(lo)*uint64(h.ib), h.ib)) == r {
+	if lo < h.en && int(packField(body, io+uint64(lo)*uint64(h.ib), h.ib)) == r {
 		ho := io + uint64(h.en)*uint64(h.ib)
-		over := lsbGet(body, ho+uint64(lo)*uint64(h.hb), h.hb)
+		over := packField(body, ho+uint64(lo)*uint64(h.hb), h.hb)
 		if over == 0 {
 			return 0, corrupt(ppfName, "segment %d: exception %d has zero overflow", k, lo)
 		}

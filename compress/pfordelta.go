@@ -131,9 +131,9 @@ func (pforDeltaCodec) AppendEncode(dst []byte, vals []uint32) []byte {
 // pfdAppend appends the level-`level` encoding of vals (len >= 1).
 func pfdAppend(dst []byte, vals []uint32, level int) []byte {
 	if level == pfdFlat {
-		b := lsbWidth(vals)
+		b := packWidth(vals)
 		dst = append(dst, byte(b))
-		return lsbAppend(dst, vals, b)
+		return packAppend(dst, vals, b)
 	}
 	b, _ := pfdBest(vals, level)
 	highs := make([]uint32, len(vals))
@@ -153,7 +153,7 @@ func pfdAppend(dst []byte, vals []uint32, level int) []byte {
 			dst = binary.LittleEndian.AppendUint32(dst, uint32(cnt))
 		}
 	}
-	dst = lsbAppend(dst, vals, b)
+	dst = packAppend(dst, vals, b)
 	if e > 0 {
 		dst = pfdAppend(dst, highs[:e], level+1)
 		dst = pfdAppend(dst, gaps[:e], level+1)
@@ -192,15 +192,15 @@ func pfdSplit(vals []uint32, b uint, highs, gaps []uint32) int {
 // (the count field of level 0 excluded).
 func pfdBest(vals []uint32, level int) (uint, int) {
 	m := len(vals)
-	mb := lsbWidth(vals)
+	mb := packWidth(vals)
 	if level == pfdFlat {
-		return mb, 1 + lsbBytes(m, mb)
+		return mb, 1 + packBytes(m, mb)
 	}
 	nsb := pfdSubBlocks(m)
 	var highs, gaps []uint32
 	bestB, bestSize := mb, 0
 	for b := int(mb); b >= 0; b-- {
-		size := 1 + lsbBytes(m, uint(b))
+		size := 1 + packBytes(m, uint(b))
 		e := 0
 		if uint(b) < mb {
 			if highs == nil {
@@ -323,7 +323,7 @@ func pfdParse(src []byte, p, m, level, node int, t *pfdTree) (int, error) {
 		a.slots = src[p : p+int(nb)]
 		p += int(nb)
 	}
-	if !lsbPadZero(a.slots, nbits) {
+	if !packPadZero(a.slots, nbits) {
 		return 0, corrupt(pfdName, "level %d: nonzero padding bits", level)
 	}
 	if a.e > 0 {
@@ -367,7 +367,7 @@ func (pforDeltaCodec) Decode(out []uint32, src []byte) (int, error) {
 	}
 	out = out[:n]
 	top := &t[0]
-	lsbUnpack(out, top.slots, top.b)
+	packUnpack(out, top.slots, top.b)
 	if top.e == 0 {
 		return n, nil
 	}
@@ -413,7 +413,7 @@ func pfdFill(t *pfdTree, node, k int, dst *[pfdSub]uint32) error {
 	a, h, g := &t[node], &t[2*node+1], &t[2*node+2]
 	m := min(pfdSub, a.m-k*pfdSub)
 	sb := dst[:m]
-	lsbUnpack(sb, a.slots[k*(pfdSub/8)*int(a.b):], a.b)
+	packUnpack(sb, a.slots[k*(pfdSub/8)*int(a.b):], a.b)
 	if a.e == 0 {
 		return nil
 	}
@@ -424,12 +424,12 @@ func pfdFill(t *pfdTree, node, k int, dst *[pfdSub]uint32) error {
 	lim := uint64(1) << (32 - a.b) // a.b < 32 as a.e > 0
 	prev := -1
 	for c := lo; c < hi; c++ {
-		gv := lsbGet(g.slots, uint64(c)*uint64(g.b), g.b)
+		gv := packGet(g.slots, c, g.b)
 		if uint64(gv) >= uint64(m-1-prev) {
 			return corrupt(pfdName, "level 1 exception %d: position gap %d past sub-block end", c, gv)
 		}
 		prev += 1 + int(gv)
-		hv := lsbGet(h.slots, uint64(c)*uint64(h.b), h.b)
+		hv := packGet(h.slots, c, h.b)
 		if hv == 0 || uint64(hv) >= lim {
 			return corrupt(pfdName, "level 1 exception %d: high part %d out of range [1,2^%d)", c, hv, 32-a.b)
 		}
@@ -449,7 +449,7 @@ func (pforDeltaCodec) Get(src []byte, i int) (uint32, error) {
 		return 0, corrupt(pfdName, "index %d out of range [0,%d)", i, n)
 	}
 	top := &t[0]
-	v := lsbGet(top.slots, uint64(i)*uint64(top.b), top.b)
+	v := packGet(top.slots, i, top.b)
 	if top.e == 0 {
 		return v, nil
 	}
@@ -543,7 +543,7 @@ func (it *pfdIter) locate() error {
 		it.exc = -1
 		return nil
 	}
-	g := lsbGet(it.g.slots, uint64(it.c)*uint64(it.g.b), it.g.b)
+	g := packGet(it.g.slots, it.c, it.g.b)
 	if uint64(g) >= uint64(it.sbLen-1-it.prev) {
 		return corrupt(pfdName, "level 1 exception %d: position gap %d past sub-block end", it.c, g)
 	}
@@ -581,9 +581,9 @@ func (it *pfdIter) next() (uint32, error) {
 			return 0, err
 		}
 	}
-	v := lsbGet(a.slots, uint64(it.j)*uint64(a.b), a.b)
+	v := packGet(a.slots, it.j, a.b)
 	if it.j == it.exc {
-		h := lsbGet(it.h.slots, uint64(it.c)*uint64(it.h.b), it.h.b)
+		h := packGet(it.h.slots, it.c, it.h.b)
 		if h == 0 || uint64(h) >= it.lim {
 			return 0, corrupt(pfdName, "level 1 exception %d: high part %d out of range [1,2^%d)", it.c, h, 32-a.b)
 		}
@@ -597,115 +597,7 @@ func (it *pfdIter) next() (uint32, error) {
 	return v, nil
 }
 
-// ---- LSB-first bit packing shared by pfordelta, parapfor and eliasfano ----
-
-// lsbWidth returns the bit width of the largest value of vals.
-func lsbWidth(vals []uint32) uint {
-	var or uint32
-	for _, v := range vals {
-		or |= v
-	}
-	return uint(bits.Len32(or))
-}
-
-// lsbBytes is the number of bytes of m values of b bits.
-func lsbBytes(m int, b uint) int { return int((uint64(m)*uint64(b) + 7) / 8) }
-
-// lsbAppend appends the low b bits of every value of vals packed LSB-first,
-// in exactly ceil(len(vals)·b/8) bytes.
-func lsbAppend(dst []byte, vals []uint32, b uint) []byte {
-	var w lsbWriter
-	w.dst = dst
-	for _, v := range vals {
-		w.put(v, b)
-	}
-	return w.flush()
-}
-
-// lsbWriter appends fields of any width 0..32 to an LSB-first bit string.
-type lsbWriter struct {
-	dst []byte
-	acc uint64
-	n   uint
-}
-
-// put appends the low b bits of v.
-func (w *lsbWriter) put(v uint32, b uint) {
-	w.acc |= (uint64(v) & (1<<b - 1)) << w.n
-	w.n += b
-	for w.n >= 8 {
-		w.dst = append(w.dst, byte(w.acc))
-		w.acc >>= 8
-		w.n -= 8
-	}
-}
-
-// flush pads the string with zero bits to a byte and returns it.
-func (w *lsbWriter) flush() []byte {
-	if w.n > 0 {
-		w.dst = append(w.dst, byte(w.acc))
-	}
-	w.acc, w.n = 0, 0
-	return w.dst
-}
-
-// lsbGet returns the b-bit field (b <= 32) at bit offset off of the LSB-first
-// string data; bits past the end of data read as zero.
-func lsbGet(data []byte, off uint64, b uint) uint32 {
-	q := off >> 3
-	var w uint64
-	if q+8 <= uint64(len(data)) {
-		w = binary.LittleEndian.Uint64(data[q:])
-	} else {
-		for k := uint64(0); k < 8 && q+k < uint64(len(data)); k++ {
-			w |= uint64(data[q+k]) << (8 * k)
-		}
-	}
-	return uint32(w >> (off & 7) & (1<<b - 1))
-}
-
-// lsbUnpack sets out[j] to the b-bit field (b <= 32) at bit j·b of data,
-// for every j; bits past the end of data read as zero. Each field is one
-// unaligned 64-bit little-endian load shifted right by (j·b)%8 (at most
-// 7+32 bits are needed); the fields within the last 8 bytes are read from a
-// zero-padded copy on the stack.
-func lsbUnpack(out []uint32, data []byte, b uint) {
-	if b == 0 {
-		clear(out)
-		return
-	}
-	mask := uint64(1)<<b - 1
-	j, off := 0, uint64(0)
-	if n := uint64(len(data)); n >= 8 {
-		last := n - 8 // a load at byte q <= last stays inside data
-		for ; j < len(out); j++ {
-			q := off >> 3
-			if q > last {
-				break
-			}
-			out[j] = uint32(binary.LittleEndian.Uint64(data[q:q+8]) >> (off & 7) & mask)
-			off += uint64(b)
-		}
-	}
-	if j == len(out) {
-		return
-	}
-	var buf [32]byte // < 8 bytes of data, then zeros
-	copy(buf[:8], data[min(off>>3, uint64(len(data))):])
-	off &= 7
-	for ; j < len(out); j++ {
-		q := min(off>>3, 24)
-		out[j] = uint32(binary.LittleEndian.Uint64(buf[q:q+8]) >> (off & 7) & mask)
-		off += uint64(b)
-	}
-}
-
-// lsbPadZero reports whether the bits of data past the first nbits are zero,
-// data being ceil(nbits/8) bytes long.
-func lsbPadZero(data []byte, nbits uint64) bool {
-	r := nbits % 8
-	return r == 0 || len(data) == 0 || data[len(data)-1]>>r == 0
-}
+// ---- Varint fields shared by pfordelta, parapfor and eliasfano ----
 
 // uvField reads a minimal uvarint of at most max at src[p:] and returns it
 // and the offset after it; ok is false if it is missing, truncated,

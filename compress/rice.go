@@ -99,7 +99,7 @@ func (riceCodec) AppendEncode(dst []byte, vals []uint32) []byte {
 		}
 		u += uint64(v>>b) + 1
 	}
-	dst = bpPack(dst, vals, b)
+	dst = packAppend(dst, vals, b)
 	start := len(dst)
 	dst = append(dst, make([]byte, (u+7)/8)...)
 	unary := dst[start:]
@@ -180,7 +180,7 @@ func riceParse(src []byte, h *riceHdr, upto int) (off int, err error) {
 			off = int(o)
 		}
 	}
-	nb := bpBytes(n, h.b)
+	nb := packBytes(n, h.b)
 	if nb > len(src)-p {
 		return 0, corrupt("rice", "binary array of %d bytes, %d left", nb, len(src)-p)
 	}
@@ -208,14 +208,14 @@ func (riceCodec) Decode(out []uint32, src []byte) (int, error) {
 	if n == 0 {
 		return 0, nil
 	}
-	if pad := uint(len(h.bin)*8 - n*int(b)); pad > 0 && h.bin[len(h.bin)-1]>>(8-pad) != 0 {
+	if !packPadZero(h.bin, uint64(n)*uint64(b)) {
 		return 0, corrupt("rice", "nonzero padding in the binary array")
 	}
-	if r := uint(h.u & 7); r > 0 && h.unary[len(h.unary)-1]>>r != 0 {
+	if !packPadZero(h.unary, uint64(h.u)) {
 		return 0, corrupt("rice", "nonzero padding in the unary array")
 	}
 	out = out[:n]
-	bpUnpack(out, h.bin, b)
+	packUnpack(out, h.bin, b)
 
 	unary := h.unary
 	offs := h.offs // off[k] of the next block boundary, parsed as we go
@@ -226,7 +226,7 @@ func (riceCodec) Decode(out []uint32, src []byte) (int, error) {
 	// is <= maxQ iff their OR is, which is checked once at the end.
 	var qor uint64
 	for wi := 0; wi < len(unary); wi += 8 {
-		w := bpLoad(unary, uint(wi))
+		w := packLoad(unary, uint64(wi))
 		base := wi * 8
 		for w != 0 {
 			end := base + bits.TrailingZeros64(w)
@@ -287,14 +287,14 @@ func (riceCodec) Get(src []byte, i int) (uint32, error) {
 	if q > h.maxQ {
 		return 0, corrupt("rice", "value %d: quotient %d overflows 32 bits with b = %d", i, q, h.b)
 	}
-	return uint32(q)<<h.b | bpGet(h.bin, i, h.b), nil
+	return uint32(q)<<h.b | packGet(h.bin, i, h.b), nil
 }
 
 // riceSelect returns the position of the k-th (from 0) one bit of u in bit
 // positions [from, limit), or -1 when there are not that many.
 func riceSelect(u []byte, from, limit, k int) int {
 	for from < limit {
-		w := bpLoad(u, uint(from>>3)) >> uint(from&7)
+		w := packLoad(u, uint64(from>>3)) >> uint(from&7)
 		span := 64 - from&7 // bits of w that come from u
 		if span > limit-from {
 			span = limit - from

@@ -9,62 +9,31 @@ import (
 	"github.com/qpengine/qp/compress/codectest"
 )
 
-func TestRiceRoundTrip(t *testing.T) {
-	c, err := compress.ByID(compress.IDRice)
-	if err != nil {
-		t.Fatal(err)
-	}
-	codectest.RoundTrip(t, c)
-	codectest.Truncations(t, c)
-	codectest.NoAllocs(t, c)
+func riceCodec(tb testing.TB) compress.RandomAccess {
+	tb.Helper()
+	return codectest.As[compress.RandomAccess](tb, codectest.Lookup(tb, compress.IDRice, "rice", compress.General))
 }
 
-func FuzzRiceDecode(f *testing.F) {
-	c, err := compress.ByID(compress.IDRice)
-	if err != nil {
-		f.Fatal(err)
-	}
-	codectest.FuzzDecode(f, c)
-}
+func TestRiceRoundTrip(t *testing.T) { codectest.Suite(t, riceCodec(t)) }
+
+func FuzzRiceDecode(f *testing.F) { codectest.FuzzDecode(f, riceCodec(f)) }
 
 // TestRiceGolden pins the persisted format.
 func TestRiceGolden(t *testing.T) {
-	c, err := compress.ByName("rice")
-	if err != nil {
-		t.Fatal(err)
-	}
-	in130 := make([]uint32, 130)
-	for i := range in130 {
-		in130[i] = uint32((i*i*7 + i*13) % 997)
-	}
-	in130[64] = 1 << 20
-	for _, tc := range []struct {
-		in   []uint32
-		want string
-	}{
-		{nil, "00"},
-		// b = 0: all-unary.
-		{[]uint32{0, 0, 2}, "030005" + "13"},
-		// n=7, b=12, U=24: 11 binary bytes, then 3f 00 80: six
-		// one-bit codes, then 17 zeros and a one for 70000>>12.
-		{[]uint32{0, 1, 2, 3, 1000, 7, 70000}, "070c18" + "0010000230" + "00e8730070" + "01" + "3f0080"},
-		// U=386, block 1 at unary bit 384.
-		{in130, "82010c82038003004001366006a4000f4a211b28c22a3ee33da730162d523006a00ffcc130451017abe20064812c55501d63a311c472095dc2042e920337e20578b20bf10215a2d321a62032c7a10720f31eccc03995c219b1903bea922276110d3a60391be32a00e01fbb61185f61143be1134fe1169b611d1f6227dbe234cf930716111c7a12343140110542302c701470723a07a125bb5314c2820601823a78b1332761300e91302d413484713b13d207da0216d9b3272be13c9a42175c70333bd2146d0038bc6220ffffffffffffffff0000000000000000000000000000000000000000000000000000000000000000ffffffffffffffff03"},
-	} {
-		enc := c.AppendEncode(nil, tc.in)
-		if got := hex.EncodeToString(enc); got != tc.want {
-			t.Errorf("encode %d values:\n got %s\nwant %s", len(tc.in), got, tc.want)
-		}
-		codectest.Check(t, c, tc.in)
-	}
+	c := riceCodec(t)
+	codectest.Golden(t, c, nil, "00")
+	// b = 0: all-unary.
+	codectest.Golden(t, c, []uint32{0, 0, 2}, "030005"+"13")
+	// n=7, b=12, U=24: 11 binary bytes, then 3f 00 80: six
+	// one-bit codes, then 17 zeros and a one for 70000>>12.
+	codectest.Golden(t, c, []uint32{0, 1, 2, 3, 1000, 7, 70000}, "070c18"+"0010000230"+"00e8730070"+"01"+"3f0080")
+	// U=386, block 1 at unary bit 384.
+	codectest.Golden(t, c, codectest.Golden130(), "82010c82038003004001366006a4000f4a211b28c22a3ee33da730162d523006a00ffcc130451017abe20064812c55501d63a311c472095dc2042e920337e20578b20bf10215a2d321a62032c7a10720f31eccc03995c219b1903bea922276110d3a60391be32a00e01fbb61185f61143be1134fe1169b611d1f6227dbe234cf930716111c7a12343140110542302c701470723a07a125bb5314c2820601823a78b1332761300e91302d413484713b13d207da0216d9b3272be13c9a42175c70333bd2146d0038bc6220ffffffffffffffff0000000000000000000000000000000000000000000000000000000000000000ffffffffffffffff03")
 }
 
 // TestRiceParam checks b = max(0, floor(log2(0.69·mean))) at its edges.
 func TestRiceParam(t *testing.T) {
-	c, err := compress.ByName("rice")
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := riceCodec(t)
 	check := func(in []uint32, b byte) {
 		t.Helper()
 		enc := c.AppendEncode(nil, in)
@@ -96,41 +65,31 @@ func TestRiceParam(t *testing.T) {
 
 // TestRiceCorrupt checks that malformed encodings are rejected.
 func TestRiceCorrupt(t *testing.T) {
-	c, err := compress.ByName("rice")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ra := c.(compress.RandomAccess)
-	out := make([]uint32, 1024)
-	for name, hexIn := range map[string]string{
-		"empty":               "",
-		"trailing after zero": "0000",
-		"no b":                "01",
-		"b > 32":              "012101" + "01",
-		"no unary length":     "0100",
-		"U < n":               "020001" + "01",
-		"U too long":          "0100ff01" + "01",
-		"missing unary":       "010001",
-		"trailing":            "010001" + "0100",
-		"unary padding":       "010001" + "03",
-		"too few codes":       "020002" + "02",
-		"too many codes":      "010002" + "03",
-		"binary padding":      "010101" + "fe" + "01",
+	c := riceCodec(t)
+	codectest.Corrupt(t, c, []codectest.Bad{
+		{"empty", ""},
+		{"trailing after zero", "0000"},
+		{"no b", "01"},
+		{"b > 32", "012101" + "01"},
+		{"no unary length", "0100"},
+		{"U < n", "020001" + "01"},
+		{"U too long", "0100ff01" + "01"},
+		{"missing unary", "010001"},
+		{"trailing", "010001" + "0100"},
+		{"unary padding", "010001" + "03"},
+		{"too few codes", "020002" + "02"},
+		{"too many codes", "010002" + "03"},
+		{"binary padding", "010101" + "fe" + "01"},
 		// b = 0, a 33-bit quotient can not be: the value 2^32 needs 2^32
 		// zeros; b = 31, quotient 2 overflows.
-		"quotient overflow": "011f03" + "00000000" + "04",
-		"b=32 quotient":     "012002" + "00000000" + "02",
+		{"quotient overflow", "011f03" + "00000000" + "04"},
+		{"b=32 quotient", "012002" + "00000000" + "02"},
 		// 129 values, offset of block 1 below 128, or disagreeing.
-		"offset < 128": "810100810105" + "ffffffffffffffffffffffffffffffff" + "01",
-		"offset wrong": "810100820180" + "01" + "feffffffffffffffffffffffffffffff" + "03",
-	} {
-		src, _ := hex.DecodeString(hexIn)
-		if _, err := c.Decode(out, src); !errors.Is(err, compress.ErrCorrupt) {
-			t.Errorf("%s: Decode(%s) err = %v, want ErrCorrupt", name, hexIn, err)
-		}
-	}
+		{"offset < 128", "810100810105" + "ffffffffffffffffffffffffffffffff" + "01"},
+		{"offset wrong", "810100820180" + "01" + "feffffffffffffffffffffffffffffff" + "03"},
+	})
 	src, _ := hex.DecodeString("011f03" + "00000000" + "04")
-	if _, err := ra.Get(src, 0); !errors.Is(err, compress.ErrCorrupt) {
+	if _, err := c.Get(src, 0); !errors.Is(err, compress.ErrCorrupt) {
 		t.Errorf("Get with a quotient overflow: err = %v, want ErrCorrupt", err)
 	}
 }

@@ -1,10 +1,5 @@
 package compress
 
-import (
-	"encoding/binary"
-	"math/bits"
-)
-
 // SegLRC is the second segmented variant of Linear Regression Compression
 // (Ao et al., VLDB'11 §5.2): "Performing segmentation first, then performing
 // linear regression compression for each segment (SegLRC)". The array is cut
@@ -61,114 +56,8 @@ import (
 // clamped to [0, chord]; the global line's L and R are stored as one
 // value-space band (base, span); H lives inside the 24-byte segment headers,
 // addressable by arithmetic.
-type segLRCCodec struct{}
+//
+// The codec is lrcSegmented (lrcfit.go), which serves LRCSeg and SegLRC.
+var segLRCCodec = lrcSegmented{id: IDSegLRC, name: "seglrc", hsz: 24, local: true}
 
-func init() { register(segLRCCodec{}) }
-
-const segLRCHdrLen = 24
-
-func (segLRCCodec) ID() ID       { return IDSegLRC }
-func (segLRCCodec) Name() string { return "seglrc" }
-func (segLRCCodec) Kind() Kind   { return Sorted }
-
-// AppendEncode implements Codec. It panics if vals is not non-decreasing.
-func (segLRCCodec) AppendEncode(dst []byte, vals []uint32) []byte {
-	const name = "seglrc"
-	lrcCheckSorted(name, vals)
-	n := len(vals)
-	if n <= lrcSegLen {
-		return lrcAppendWhole(name, dst, vals)
-	}
-	dst = binary.LittleEndian.AppendUint32(dst, uint32(n))
-	dst = lrcFit(name, vals, lrcFitSlope(vals), 0).appendTo(dst)
-	G := lrcSegCount(n)
-	hdr := len(dst)
-	W := uint32(0)
-	for g := 0; g < G; g++ {
-		a := g << lrcSegShift
-		seg := vals[a:min(n, a+lrcSegLen)]
-		l := lrcFit(name, seg, lrcFitSlope(seg), 0)
-		dst = binary.LittleEndian.AppendUint32(dst, seg[0])
-		dst = binary.LittleEndian.AppendUint32(dst, uint32(int64(seg[0])-l.base))
-		dst = binary.LittleEndian.AppendUint32(dst, l.span)
-		dst = binary.LittleEndian.AppendUint32(dst, W)
-		dst = binary.LittleEndian.AppendUint64(dst, l.slope)
-		W += uint32(bits.Len32(l.span))
-	}
-	for g := 0; g < G; g++ {
-		a := g << lrcSegShift
-		h := dst[hdr+g*segLRCHdrLen:]
-		base := int64(binary.LittleEndian.Uint32(h)) - int64(binary.LittleEndian.Uint32(h[lrcSegDOff:]))
-		w := uint(bits.Len32(binary.LittleEndian.Uint32(h[lrcSegSpanOff:])))
-		slope := binary.LittleEndian.Uint64(h[16:])
-		dst = lrcAppendSlots(dst, vals[a:min(n, a+lrcSegLen)], slope, 0, base, w)
-	}
-	return dst
-}
-
-// segLRCOpen parses a SegLRC encoding; G = 0 means the LRC form.
-func segLRCOpen(src []byte) (lrcSegView, error) {
-	n, err := lrcCount("seglrc", src)
-	if err != nil || n <= lrcSegLen {
-		return lrcSegView{n: n}, err
-	}
-	return lrcSegParse("seglrc", src, n, segLRCHdrLen, true)
-}
-
-// Decode implements Codec.
-func (segLRCCodec) Decode(out []uint32, src []byte) (int, error) {
-	s, err := segLRCOpen(src)
-	if err != nil {
-		return 0, err
-	}
-	if s.G == 0 {
-		return lrcWholeDecode("seglrc", out, src)
-	}
-	if s.n > len(out) {
-		return 0, ErrShortBuffer
-	}
-	if err := s.decode(out); err != nil {
-		return 0, err
-	}
-	return s.n, nil
-}
-
-// Count implements Codec; it checks the header and the length.
-func (segLRCCodec) Count(src []byte) (int, error) {
-	s, err := segLRCOpen(src)
-	if err != nil {
-		return 0, err
-	}
-	if s.G == 0 {
-		n, _, err := lrcParse("seglrc", src)
-		return n, err
-	}
-	return s.n, nil
-}
-
-// Get implements RandomAccess in O(1).
-func (segLRCCodec) Get(src []byte, i int) (uint32, error) {
-	s, err := segLRCOpen(src)
-	if err != nil {
-		return 0, err
-	}
-	if s.G == 0 {
-		return lrcWholeGet("seglrc", src, i)
-	}
-	if i < 0 || i >= s.n {
-		return 0, corrupt("seglrc", "index %d out of range [0, %d)", i, s.n)
-	}
-	return s.get(i)
-}
-
-// Search implements Searcher (§5.3).
-func (segLRCCodec) Search(src []byte, from int, x uint32) (int, uint32, error) {
-	s, err := segLRCOpen(src)
-	if err != nil {
-		return 0, 0, err
-	}
-	if s.G == 0 {
-		return lrcWholeSearch("seglrc", src, from, x)
-	}
-	return s.search(from, x)
-}
+func init() { register(segLRCCodec) }

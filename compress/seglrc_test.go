@@ -3,35 +3,18 @@ package compress_test
 import (
 	"testing"
 
-	"github.com/qpengine/qp/compress"
 	"github.com/qpengine/qp/compress/codectest"
 )
 
-func TestSegLRCRoundTrip(t *testing.T) {
-	c, err := compress.ByName("seglrc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	codectest.RoundTrip(t, c)
-	codectest.Truncations(t, c)
-	codectest.NoAllocs(t, c)
-}
+func TestSegLRCRoundTrip(t *testing.T) { codectest.Suite(t, lrcSearcher(t, "seglrc")) }
 
-func FuzzSegLRCDecode(f *testing.F) {
-	c, err := compress.ByName("seglrc")
-	if err != nil {
-		f.Fatal(err)
-	}
-	codectest.FuzzDecode(f, c)
-}
+func FuzzSegLRCDecode(f *testing.F) { codectest.FuzzDecode(f, lrcSearcher(f, "seglrc")) }
 
 func TestSegLRCSearch(t *testing.T) { lrcCheckSearch(t, "seglrc") }
 
 func TestSegLRCCorrupt(t *testing.T) { lrcCheckCorrupt(t, "seglrc") }
 
-func TestSegLRCGolden(t *testing.T) {
-	lrcCheckGolden(t, "seglrc", seglrcGoldenSmall, seglrcGoldenBig)
-}
+func TestSegLRCGolden(t *testing.T) { lrcCheckGolden(t, "seglrc", seglrcGoldenSmall, seglrcGoldenBig) }
 
 // seglrcGoldenSmall is the encoding of lrcGoldenInputSmall.
 const seglrcGoldenSmall = `

@@ -1,12 +1,20 @@
 // Package codectest is the shared differential test harness for codecs: every
 // codec is checked against the reference codec of internal/ref on every
 // boundary length and every bit width, and its decoder is fuzzed.
+//
+// It also holds the scaffolding of the per-codec test files: Lookup and As
+// (the registered codec and its interfaces), Suite (RoundTrip, Truncations
+// and NoAllocs), Golden (pinned encodings), Corrupt (hand-made invalid
+// encodings), Mutations (random damage) and the inputs they share.
 package codectest
 
 import (
+	"encoding/hex"
 	"errors"
 	"math/rand"
+	"reflect"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/qpengine/qp/compress"
@@ -154,11 +162,54 @@ func Truncations(t *testing.T, c compress.Codec) {
 					// bytes were never needed: the format is not tight.
 					t.Fatalf("%s: n=%d: prefix of %d/%d bytes decodes to the full array", c.Name(), n, cut, len(enc))
 				}
-			} else if err != nil && !errors.Is(err, compress.ErrCorrupt) && !errors.Is(err, compress.ErrShortBuffer) {
+			} else if !Allowed(err) {
 				t.Fatalf("%s: error does not wrap ErrCorrupt: %v", c.Name(), err)
 			}
 		}
 	}
+}
+
+// Lookup returns the codec registered under the persisted ID id and checks
+// that it is registered under name too, and is of kind.
+func Lookup(tb testing.TB, id compress.ID, name string, kind compress.Kind) compress.Codec {
+	tb.Helper()
+	c, err := compress.ByID(id)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if c.Name() != name || c.Kind() != kind {
+		tb.Fatalf("codec %d registered as %q kind %d, want %q kind %d", id, c.Name(), c.Kind(), name, kind)
+	}
+	if byName, err := compress.ByName(name); err != nil || byName.ID() != id {
+		tb.Fatalf("ByName(%q) = %v, %v; want codec %d", name, byName, err, id)
+	}
+	return c
+}
+
+// As returns c as an I (compress.RandomAccess or compress.Searcher), and
+// fails if c does not implement I.
+func As[I compress.Codec](tb testing.TB, c compress.Codec) I {
+	tb.Helper()
+	x, ok := c.(I)
+	if !ok {
+		tb.Fatalf("%s does not implement %v", c.Name(), reflect.TypeFor[I]())
+	}
+	return x
+}
+
+// Suite runs the checks every codec passes: RoundTrip, Truncations and
+// NoAllocs.
+func Suite(t *testing.T, c compress.Codec) {
+	t.Helper()
+	RoundTrip(t, c)
+	Truncations(t, c)
+	NoAllocs(t, c)
+}
+
+// Allowed reports whether err is an error a codec may return: nil, or one
+// wrapping ErrCorrupt or ErrShortBuffer.
+func Allowed(err error) bool {
+	return err == nil || errors.Is(err, compress.ErrCorrupt) || errors.Is(err, compress.ErrShortBuffer)
 }
 
 // FuzzDecode is the body of every codec's fuzz target: Decode, Count and Get
@@ -174,7 +225,7 @@ func FuzzDecode(f *testing.F, c compress.Codec) {
 	out := make([]uint32, 1<<16)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		n, err := c.Decode(out, data)
-		if err != nil && !errors.Is(err, compress.ErrCorrupt) && !errors.Is(err, compress.ErrShortBuffer) {
+		if !Allowed(err) {
 			t.Fatalf("error does not wrap ErrCorrupt: %v", err)
 		}
 		if err == nil && (n < 0 || n > len(out)) {
@@ -191,7 +242,8 @@ func FuzzDecode(f *testing.F, c compress.Codec) {
 	})
 }
 
-// NoAllocs checks that Decode does not allocate.
+// NoAllocs checks that Decode does not allocate, nor Get and Search where
+// c implements them.
 func NoAllocs(t *testing.T, c compress.Codec) {
 	t.Helper()
 	rng := rand.New(rand.NewSource(3))
@@ -201,4 +253,206 @@ func NoAllocs(t *testing.T, c compress.Codec) {
 	if a := testing.AllocsPerRun(100, func() { _, _ = c.Decode(out, enc) }); a != 0 {
 		t.Fatalf("%s: Decode allocates %.1f times per run", c.Name(), a)
 	}
+	if ra, ok := c.(compress.RandomAccess); ok {
+		AccessNoAllocs(t, ra, enc, 77, 10, vals[64])
+	}
+}
+
+// AccessNoAllocs checks that Get(src, i) and, if c is a Searcher,
+// Search(src, from, x) do not allocate.
+func AccessNoAllocs(t *testing.T, c compress.RandomAccess, src []byte, i, from int, x uint32) {
+	t.Helper()
+	s, _ := c.(compress.Searcher)
+	if a := testing.AllocsPerRun(100, func() {
+		if s != nil {
+			_, _, _ = s.Search(src, from, x)
+		}
+		_, _ = c.Get(src, i)
+	}); a != 0 {
+		t.Fatalf("%s: Get/Search allocate %.1f times per run", c.Name(), a)
+	}
+}
+
+// Golden pins a persisted format: the encoding of vals must be the hex
+// string want exactly (white space in want is ignored, so that a long
+// encoding can span lines), the pinned bytes must decode to vals, and vals
+// must pass Check.
+func Golden(t *testing.T, c compress.Codec, vals []uint32, want string) {
+	t.Helper()
+	want = strings.Join(strings.Fields(want), "")
+	if got := hex.EncodeToString(c.AppendEncode(nil, vals)); got != want {
+		t.Errorf("%s: encoding of %d values changed:\n got %s\nwant %s", c.Name(), len(vals), got, want)
+	}
+	raw, err := hex.DecodeString(want)
+	if err != nil {
+		t.Fatalf("%s: golden hex: %v", c.Name(), err)
+	}
+	out := make([]uint32, len(vals))
+	n, err := c.Decode(out, raw)
+	if err != nil || n != len(vals) {
+		t.Fatalf("%s: golden decode: n=%d err=%v", c.Name(), n, err)
+	}
+	for i := range out {
+		if out[i] != vals[i] {
+			t.Fatalf("%s: golden value %d = %d, want %d", c.Name(), i, out[i], vals[i])
+		}
+	}
+	Check(t, c, vals)
+}
+
+// Bad is a hand-made invalid encoding: a name and the bytes in hex.
+type Bad [2]string
+
+// Corrupt checks that Decode rejects every encoding of bad with an error
+// wrapping ErrCorrupt, and that Count, and Get where c implements it, do not
+// panic on them and return nil or ErrCorrupt-wrapped errors.
+func Corrupt(t *testing.T, c compress.Codec, bad []Bad) {
+	t.Helper()
+	out := make([]uint32, 1024)
+	ra, _ := c.(compress.RandomAccess)
+	for _, b := range bad {
+		name, hexIn := b[0], b[1]
+		src, err := hex.DecodeString(hexIn)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if _, err := c.Decode(out, src); !errors.Is(err, compress.ErrCorrupt) {
+			t.Errorf("%s: %s (%s): Decode err = %v, want ErrCorrupt", c.Name(), name, hexIn, err)
+		}
+		if _, err := c.Count(src); err != nil && !errors.Is(err, compress.ErrCorrupt) {
+			t.Errorf("%s: %s (%s): Count err = %v, want nil or ErrCorrupt", c.Name(), name, hexIn, err)
+		}
+		if ra != nil {
+			if _, err := ra.Get(src, 0); err != nil && !errors.Is(err, compress.ErrCorrupt) {
+				t.Errorf("%s: %s (%s): Get err = %v, want nil or ErrCorrupt", c.Name(), name, hexIn, err)
+			}
+		}
+	}
+}
+
+// Mutations checks random mutations (bit flips, byte overwrites,
+// truncations, extensions) of the encodings of each array: Decode, Count,
+// Get and Search never panic and return ErrCorrupt-wrapped errors, and
+// whenever Decode accepts a mutation, Get and Search agree with its output.
+func Mutations(t *testing.T, c compress.Codec, arrays [][]uint32, rounds int) {
+	t.Helper()
+	rng := rand.New(rand.NewSource(99))
+	out := make([]uint32, 1<<16)
+	ra, _ := c.(compress.RandomAccess)
+	se, _ := c.(compress.Searcher)
+	for _, vals := range arrays {
+		enc := c.AppendEncode(nil, vals)
+		for r := 0; r < rounds; r++ {
+			m := append([]byte(nil), enc...)
+			switch k := rng.Intn(len(m)); rng.Intn(5) {
+			case 0, 1:
+				m[k] ^= 1 << rng.Intn(8)
+			case 2:
+				m[k] = byte(rng.Intn(256))
+				m[rng.Intn(len(m))] = byte(rng.Intn(256))
+			case 3:
+				m = m[:k]
+			case 4:
+				m = append(m[:k], append([]byte{byte(rng.Intn(256))}, m[k:]...)...)
+			}
+			n, err := c.Decode(out, m)
+			if !Allowed(err) {
+				t.Fatalf("Decode: error does not wrap ErrCorrupt: %v", err)
+			}
+			if _, cerr := c.Count(m); !Allowed(cerr) {
+				t.Fatalf("Count: error does not wrap ErrCorrupt: %v", cerr)
+			}
+			valid := err == nil
+			for k := 0; k < 16; k++ {
+				i := rng.Intn(len(vals) + 2)
+				if ra != nil {
+					v, gerr := ra.Get(m, i)
+					if !Allowed(gerr) {
+						t.Fatalf("Get: error does not wrap ErrCorrupt: %v", gerr)
+					}
+					if valid && i < n && (gerr != nil || v != out[i]) {
+						t.Fatalf("mutation accepted by Decode: Get(%d) = %d, %v; Decode says %d", i, v, gerr, out[i])
+					}
+				}
+				if se != nil {
+					x := uint32(rng.Int63n(int64(vals[len(vals)-1]) + 2))
+					si, sv, serr := se.Search(m, i, x)
+					if !Allowed(serr) {
+						t.Fatalf("Search: error does not wrap ErrCorrupt: %v", serr)
+					}
+					if valid {
+						wi, wv := SearchRef(out[:n], i, x)
+						if serr != nil || si != wi || sv != wv {
+							t.Fatalf("mutation accepted by Decode: Search(%d, %d) = %d, %d, %v; want %d, %d", i, x, si, sv, serr, wi, wv)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// SearchRef is the reference Search: the first i >= max(from, 0) with
+// vals[i] >= x and vals[i], or len(vals) and 0.
+func SearchRef(vals []uint32, from int, x uint32) (int, uint32) {
+	for i := max(from, 0); i < len(vals); i++ {
+		if vals[i] >= x {
+			return i, vals[i]
+		}
+	}
+	return len(vals), 0
+}
+
+// XorShift is one step of Marsaglia's 32-bit xorshift (13, 17, 5), the
+// generator of the golden inputs.
+func XorShift(x uint32) uint32 {
+	x ^= x << 13
+	x ^= x >> 17
+	x ^= x << 5
+	return x
+}
+
+// Golden130 is the 130-value input pinned by the golden tests of vbyte,
+// bp128, simple8b and rice: two blocks of 128, with one 21-bit value.
+func Golden130() []uint32 {
+	in := make([]uint32, 130)
+	for i := range in {
+		in[i] = uint32((i*i*7 + i*13) % 997)
+	}
+	in[64] = 1 << 20
+	return in
+}
+
+// GoldenGaps600 is the 600-value input pinned by the golden tests of
+// pfordelta and parapfor: d-gap-like values, small with occasional jumps,
+// crossing the 512-value sub-block and five 128-value segments.
+func GoldenGaps600() []uint32 {
+	in := make([]uint32, 600)
+	x := uint32(2463534242)
+	for i := range in {
+		x = XorShift(x)
+		in[i] = x % 13
+		if x%17 == 0 {
+			in[i] = x >> 14
+		}
+	}
+	return in
+}
+
+// Skewed returns n values of which about one in `every` is large (up to
+// `big` bits, sometimes 2^32-1) and the rest small (up to `small` bits):
+// exception-heavy input for patched codecs.
+func Skewed(rng *rand.Rand, n, every, small, big int) []uint32 {
+	out := make([]uint32, n)
+	for i := range out {
+		if rng.Intn(every) == 0 {
+			out[i] = uint32(rng.Int63n(1 << big))
+			if rng.Intn(20) == 0 {
+				out[i] = 1<<32 - 1 - uint32(rng.Intn(3))
+			}
+		} else {
+			out[i] = uint32(rng.Intn(1 << small))
+		}
+	}
+	return out
 }
