@@ -1,0 +1,79 @@
+package scheduler
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/qpengine/qp/engine"
+)
+
+// BenchmarkOverhead measures the scheduler's cost per query with backends
+// that answer instantly (nopBackend), so the time is feature extraction,
+// cost prediction, classification, dispatch, the slot goroutine hand-offs,
+// the model update and the done callback: per query at saturation (queries
+// submitted back to back), and as the latency of one query at a time.
+// "direct" is the feature extraction plus the backend call without a
+// scheduler, one query per SearchBatch.
+func BenchmarkOverhead(b *testing.B) {
+	x := testIndex(b)
+	qs := testQueries(1024, 1)
+	b.Run("direct", func(b *testing.B) {
+		out := make([]engine.Response, 1)
+		b.ResetTimer()
+		for i := range b.N {
+			QueryFeatures(x, qs[i%len(qs)])
+			if err := (nopBackend{}).SearchBatch(context.Background(), qs[i%len(qs):i%len(qs)+1], engine.Options{}, out); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	for _, tc := range []struct {
+		name string
+		cfg  func() Config
+	}{
+		{"cpu-only", func() Config { return Config{CPU: &Processor{Backend: nopBackend{}, Slots: 2}} }},
+		{"cpu+gpu", func() Config {
+			return Config{
+				CPU: &Processor{Backend: nopBackend{}, Slots: 2},
+				GPU: &Processor{Backend: nopBackend{}, Batch: BatchPolicy{MaxQueries: 32}},
+			}
+		}},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			s, err := New(x, tc.cfg())
+			if err != nil {
+				b.Fatal(err)
+			}
+			var wg sync.WaitGroup
+			done := func(*Result) { wg.Done() }
+			b.ResetTimer()
+			for i := range b.N {
+				wg.Add(1)
+				if err := s.Submit(Request{Query: qs[i%len(qs)]}, done); err != nil {
+					b.Fatal(err)
+				}
+			}
+			wg.Wait()
+			b.StopTimer()
+			s.Close()
+		})
+		// One query at a time: the latency the scheduler adds to an
+		// isolated query (two goroutine hand-offs and a wake-up).
+		b.Run(tc.name+"/latency", func(b *testing.B) {
+			s, err := New(x, tc.cfg())
+			if err != nil {
+				b.Fatal(err)
+			}
+			ctx := context.Background()
+			b.ResetTimer()
+			for i := range b.N {
+				if _, err := s.Search(ctx, Request{Query: qs[i%len(qs)]}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			s.Close()
+		})
+	}
+}

@@ -1,0 +1,93 @@
+// Package scheduler assigns a stream of queries to two processors, a CPU
+// and a GPU, each an engine.Backend, following Ding et al., "Using Graphics
+// Processors for High Performance IR Query Processing" (WWW'09) §9:
+//
+//   - every query's cost on each processor is predicted by a regression on
+//     query features (shortest and second-shortest list length, sum of list
+//     lengths, number of terms; Features, CostModel), fitted on measured
+//     times of a training slice and refitted online from measured times;
+//   - queries go to one of three queues, GPU-preferred, CPU-preferred and
+//     "either", by the ratio of their predicted finish times, with a
+//     threshold that adapts to the queues (see Scheduler);
+//   - an idle processor serves its own queue, then the oldest "either"
+//     query, then steals from the other processor's queue; a query that has
+//     used up a fraction of its time to the deadline (500 ms by default)
+//     jumps to the front of its preferred processor;
+//   - GPU work is batched as in Ao et al. (VLDB'11) §4.1, PARA: a batch
+//     grows until the sum of its predicted costs or of its shortest-list
+//     lengths reaches a threshold c, or its oldest query has waited a time
+//     limit.
+//
+// The scheduler never changes results: every Result carries exactly the
+// engine.Response its backend wrote. The replay driver (Experiment) compares
+// the four configurations of Ding's Figure 7, CPU only, GPU only, the better
+// processor per query one query at a time, and CPU and GPU in parallel, on
+// a query log with Poisson arrivals.
+package scheduler
+
+import (
+	"slices"
+
+	"github.com/qpengine/qp/engine"
+	"github.com/qpengine/qp/index"
+)
+
+// Features are the characteristics of a query that its cost is predicted
+// from (Ding et al. WWW'09 §9: "the length of shortest list and the second
+// shortest list, the sum of lengths of all lists, and the number of terms"),
+// plus the mode. Lengths are document frequencies of the distinct query
+// terms present in the index; with QTF a repeated term still reads its list
+// once, so it counts once here too.
+type Features struct {
+	Mode    engine.Mode
+	Terms   int    // distinct query terms present in the index (lists read)
+	Missing int    // distinct query terms absent from the index
+	Min     uint64 // length of the shortest list; 0 when Terms == 0
+	Second  uint64 // length of the second-shortest list; 0 when Terms < 2
+	Sum     uint64 // sum of the list lengths
+}
+
+// Empty reports whether the query reads no postings: it has no list in the
+// index, or it is an AND with a term absent from the index (whose result is
+// empty without reading a list; an AndOr query then runs its OR part).
+func (f Features) Empty() bool {
+	return f.Terms == 0 || (f.Mode == engine.And && f.Missing > 0)
+}
+
+// QueryFeatures computes q's features from x's dictionary (one binary
+// search per term; it reads no posting list). Invalid queries (no terms,
+// too many, bad k or mode) get features too: the backend reports their
+// error, and they cost next to nothing.
+func QueryFeatures(x *index.Index, q engine.Query) Features {
+	f := Features{Mode: q.Mode}
+	var buf [16]int
+	ids := buf[:0]
+	missing := 0
+	var miss []string
+	for _, t := range q.Terms {
+		id, ok := x.Lookup(t)
+		if !ok {
+			// Count distinct missing terms (rare, so a linear scan).
+			if !slices.Contains(miss, t) {
+				miss = append(miss, t)
+				missing++
+			}
+			continue
+		}
+		if !slices.Contains(ids, id) {
+			ids = append(ids, id)
+		}
+	}
+	f.Terms, f.Missing = len(ids), missing
+	for _, id := range ids {
+		df := uint64(x.Record(id).DF)
+		f.Sum += df
+		switch {
+		case f.Min == 0 || df < f.Min:
+			f.Second, f.Min = f.Min, df
+		case f.Second == 0 || df < f.Second:
+			f.Second = df
+		}
+	}
+	return f
+}

@@ -1,0 +1,204 @@
+package scheduler
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/qpengine/qp/engine"
+)
+
+func lnSeconds(d time.Duration) float64 { return math.Log(d.Seconds()) }
+
+func TestQueryFeatures(t *testing.T) {
+	x := testIndex(t)
+	df := func(term string) uint64 {
+		id, ok := x.Lookup(term)
+		if !ok {
+			t.Fatalf("%s not in the index", term)
+		}
+		return uint64(x.Record(id).DF)
+	}
+	q := engine.Query{Terms: []string{"t020", "t005", "t020", "nope", "t090", "nope"}, Mode: engine.Or, QTF: true}
+	f := QueryFeatures(x, q)
+	a, b, c := df("t005"), df("t020"), df("t090") // descending
+	want := Features{Mode: engine.Or, Terms: 3, Missing: 1, Min: c, Second: b, Sum: a + b + c}
+	if f != want {
+		t.Fatalf("features %+v, want %+v", f, want)
+	}
+	if f.Empty() {
+		t.Fatal("an OR query with lists is not empty")
+	}
+	q.Mode = engine.And
+	if f := QueryFeatures(x, q); !f.Empty() || Basis(f) != [NumBasis]float64{1} {
+		t.Fatalf("AND with a missing term: %+v", f)
+	}
+	if f := QueryFeatures(x, engine.Query{Terms: []string{"t005"}, Mode: engine.Or}); f.Min != a || f.Second != 0 || f.Sum != a {
+		t.Fatalf("one term: %+v", f)
+	}
+	if f := QueryFeatures(x, engine.Query{Mode: engine.Or}); !f.Empty() || f != (Features{Mode: engine.Or}) {
+		t.Fatalf("no terms: %+v", f)
+	}
+}
+
+// syntheticSamples draws n queries of 1 to 6 terms with list lengths
+// log-uniform in [1, 10^6] and times exp(θ·Basis + ε), ε ~ N(0, σ²).
+func syntheticSamples(n int, theta [NumBasis]float64, sigma float64, mode engine.Mode, seed uint64) []Sample {
+	rng := rand.New(rand.NewPCG(seed, 11))
+	out := make([]Sample, n)
+	for i := range out {
+		f := Features{Mode: mode, Terms: 1 + rng.IntN(6)}
+		for range f.Terms {
+			l := uint64(math.Exp(rng.Float64() * math.Log(1e6)))
+			f.Sum += l
+			switch {
+			case f.Min == 0 || l < f.Min:
+				f.Second, f.Min = f.Min, l
+			case f.Second == 0 || l < f.Second:
+				f.Second = l
+			}
+		}
+		x := Basis(f)
+		var y float64
+		for j := range x {
+			y += theta[j] * x[j]
+		}
+		y += sigma * rng.NormFloat64()
+		out[i] = Sample{Features: f, Time: time.Duration(math.Exp(y) * 1e9)}
+	}
+	return out
+}
+
+var trueTheta = [NumBasis]float64{-11, 0.55, 0.15, 0.3, 0.4, 0.012}
+
+// TestFitRecoversCoefficients fits noiseless and noisy synthetic data with
+// known coefficients.
+func TestFitRecoversCoefficients(t *testing.T) {
+	// Noiseless: exact recovery (up to the nanosecond rounding of times).
+	m := FitModel(syntheticSamples(2000, trueTheta, 0, engine.And, 1), ModelOptions{})
+	got, ok := m.Coefficients(engine.And)
+	if !ok {
+		t.Fatal("model not fitted")
+	}
+	for i := range got {
+		if math.Abs(got[i]-trueTheta[i]) > 1e-3 {
+			t.Fatalf("noiseless fit θ = %v, want %v", got, trueTheta)
+		}
+	}
+	if e := m.Evaluate(syntheticSamples(500, trueTheta, 0, engine.And, 2)); e > 1e-3 {
+		t.Fatalf("noiseless relative error %v", e)
+	}
+
+	// Log-normal noise σ = 0.1: coefficients within a few standard errors,
+	// and a held-out mean relative error of E|e^ε - 1| ≈ σ·sqrt(2/π) ≈ 0.080.
+	m = FitModel(syntheticSamples(4000, trueTheta, 0.1, engine.And, 3), ModelOptions{})
+	got, _ = m.Coefficients(engine.And)
+	tol := [NumBasis]float64{0.15, 0.03, 0.01, 0.03, 0.03, 0.002}
+	for i := range got {
+		if math.Abs(got[i]-trueTheta[i]) > tol[i] {
+			t.Fatalf("noisy fit θ = %v, want %v ± %v", got, trueTheta, tol)
+		}
+	}
+	e := m.Evaluate(syntheticSamples(4000, trueTheta, 0.1, engine.And, 4))
+	if e < 0.07 || e > 0.09 {
+		t.Fatalf("noisy held-out relative error %v, want about 0.080", e)
+	}
+	// Train reports the same kind of error on its held-out fifth.
+	_, tr := Train(syntheticSamples(3000, trueTheta, 0.1, engine.And, 5), ModelOptions{})
+	if tr.Samples != 3000 || tr.HeldOut != 600 || tr.HeldOutError < 0.07 || tr.HeldOutError > 0.09 {
+		t.Fatalf("train %+v", tr)
+	}
+}
+
+// TestOnlineRefit: a model trained on one cost law follows a change (every
+// query twice as slow) within one window of observations, and its online
+// error reflects the change.
+func TestOnlineRefit(t *testing.T) {
+	const window = 512
+	m := FitModel(syntheticSamples(window, trueTheta, 0, engine.Or, 1), ModelOptions{Window: window})
+	slower := trueTheta
+	slower[0] += math.Ln2
+	for _, s := range syntheticSamples(window, slower, 0, engine.Or, 2) {
+		m.Observe(s.Features, s.Time)
+	}
+	got, _ := m.Coefficients(engine.Or)
+	for i := range got {
+		if math.Abs(got[i]-slower[i]) > 1e-3 {
+			t.Fatalf("after the change θ = %v, want %v", got, slower)
+		}
+	}
+	e, n := m.MeanRelError()
+	// The first predictions are half the truth (error 0.5), the last exact.
+	if n != window || e <= 0 || e >= 0.5 {
+		t.Fatalf("online error %v over %d", e, n)
+	}
+	// A frozen model does not learn.
+	f := FitModel(syntheticSamples(window, trueTheta, 0, engine.Or, 1), ModelOptions{Window: window, Frozen: true})
+	for _, s := range syntheticSamples(100, slower, 0, engine.Or, 3) {
+		f.Observe(s.Features, s.Time)
+	}
+	if got, _ := f.Coefficients(engine.Or); math.Abs(got[0]-trueTheta[0]) > 1e-3 {
+		t.Fatalf("frozen model moved: %v", got)
+	}
+}
+
+// TestModelPerMode: AND and OR samples fit separate regressions; a mode
+// without samples uses the pooled one; an empty model predicts the prior.
+func TestModelPerMode(t *testing.T) {
+	orTheta := trueTheta
+	orTheta[0], orTheta[3] = -15, 0.8
+	s := append(syntheticSamples(1000, trueTheta, 0, engine.And, 1), syntheticSamples(1000, orTheta, 0, engine.Or, 2)...)
+	m := FitModel(s, ModelOptions{})
+	for _, tc := range []struct {
+		mode engine.Mode
+		want [NumBasis]float64
+	}{{engine.And, trueTheta}, {engine.Or, orTheta}} {
+		got, _ := m.Coefficients(tc.mode)
+		for i := range got {
+			if math.Abs(got[i]-tc.want[i]) > 1e-3 {
+				t.Fatalf("%v: θ = %v, want %v", tc.mode, got, tc.want)
+			}
+		}
+	}
+	if _, ok := m.Coefficients(engine.AndOr); !ok {
+		t.Fatal("no pooled fallback for AndOr")
+	}
+	c := m.Clone()
+	c.Fit(nil)
+	if _, ok := m.Coefficients(engine.And); !ok {
+		t.Fatal("refitting a clone changed the original")
+	}
+	f := Features{Mode: engine.Or, Terms: 2, Min: 10, Second: 20, Sum: 1000}
+	if got := c.Predict(f); got != time.Microsecond+1000 {
+		t.Fatalf("prior %v", got)
+	}
+	if got := constModel(3 * time.Millisecond).Predict(f); got < 2999*time.Microsecond || got > 3001*time.Microsecond {
+		t.Fatalf("fixed model predicts %v", got)
+	}
+}
+
+// TestCollinearWindow: when every query has the same number of terms the
+// inputs are collinear; the ridge keeps the fit solvable and its
+// predictions exact.
+func TestCollinearWindow(t *testing.T) {
+	s := syntheticSamples(500, trueTheta, 0, engine.And, 7)
+	for i := range s {
+		f := &s[i].Features
+		f.Terms = 2
+		if f.Second == 0 {
+			f.Second = f.Min
+		}
+		f.Sum = f.Min + f.Second + 1
+		x := Basis(*f)
+		var y float64
+		for j := range x {
+			y += trueTheta[j] * x[j]
+		}
+		s[i].Time = time.Duration(math.Exp(y) * 1e9)
+	}
+	m := FitModel(s, ModelOptions{})
+	if e := m.Evaluate(s); e > 1e-3 {
+		t.Fatalf("relative error %v on collinear data", e)
+	}
+}

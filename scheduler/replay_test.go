@@ -1,0 +1,230 @@
+package scheduler
+
+// The replay tests run real (tiny) replays on CPU backends: they check the
+// bookkeeping, not the speed of any processor, and assert no timings.
+
+import (
+	"bytes"
+	"context"
+	"math"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/qpengine/qp/engine"
+)
+
+// TestArrivalsPoisson checks the statistics of the arrival process: mean
+// and coefficient of variation of the gaps (1/rate and 1 for exponential
+// gaps), and the index of dispersion of counts per second (1 for Poisson
+// counts), plus determinism and scaling with the rate.
+func TestArrivalsPoisson(t *testing.T) {
+	const n, rate = 200_000, 500.0
+	a := Arrivals(n, rate, 7)
+	var sum, sum2 float64
+	prev := time.Duration(0)
+	for _, at := range a {
+		if at < prev {
+			t.Fatal("arrivals not sorted")
+		}
+		g := (at - prev).Seconds()
+		sum += g
+		sum2 += g * g
+		prev = at
+	}
+	mean := sum / n
+	sd := math.Sqrt(sum2/n - mean*mean)
+	if math.Abs(mean*rate-1) > 0.01 {
+		t.Errorf("mean gap %v, want %v", mean, 1/rate)
+	}
+	if cv := sd / mean; math.Abs(cv-1) > 0.02 {
+		t.Errorf("coefficient of variation %v, want 1", cv)
+	}
+	secs := int(a[n-1].Seconds())
+	counts := make([]float64, secs)
+	for _, at := range a {
+		if s := int(at.Seconds()); s < secs {
+			counts[s]++
+		}
+	}
+	var cm, cv2 float64
+	for _, c := range counts {
+		cm += c
+	}
+	cm /= float64(secs)
+	for _, c := range counts {
+		cv2 += (c - cm) * (c - cm)
+	}
+	cv2 /= float64(secs - 1)
+	if math.Abs(cm/rate-1) > 0.02 || math.Abs(cv2/cm-1) > 0.25 {
+		t.Errorf("counts per second: mean %v variance %v (want both ≈ %v)", cm, cv2, rate)
+	}
+	b := Arrivals(n, rate, 7)
+	c := Arrivals(n, 2*rate, 7)
+	d := Arrivals(n, rate, 8)
+	for i := range a {
+		if a[i] != b[i] {
+			t.Fatal("same seed, different arrivals")
+		}
+		if diff := a[i] - 2*c[i]; diff < -2 || diff > 2 {
+			t.Fatalf("arrival %d: %v at rate r, %v at 2r", i, a[i], c[i])
+		}
+	}
+	if a[0] == d[0] && a[1] == d[1] {
+		t.Fatal("different seeds, same arrivals")
+	}
+}
+
+func TestReplay(t *testing.T) {
+	x := testIndex(t)
+	qs := testQueries(80, 5)
+	want := direct(t, x, qs)
+	before := runtime.NumGoroutine()
+	s, err := New(x, Config{
+		CPU: &Processor{Backend: engine.NewCPU(x, 1), Slots: 2},
+		GPU: &Processor{Backend: engine.NewCPU(x, 1), Batch: BatchPolicy{MaxQueries: 4}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	arr := Arrivals(len(qs), 4000, 1)
+	res, err := Replay(context.Background(), s, qs, arr, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkNoLeak(t, before)
+	for i, r := range res {
+		if r == nil {
+			t.Fatalf("query %d not answered", i)
+		}
+		if err := sameResponse(r.Response, want[i]); err != nil {
+			t.Fatalf("query %d: %v", i, err)
+		}
+		if got := r.Arrival.Sub(res[0].Arrival); got != arr[i]-arr[0] {
+			t.Fatalf("query %d arrived at +%v, scheduled +%v", i, got, arr[i]-arr[0])
+		}
+	}
+	run := Summarize(Parallel, 4000, res)
+	if run.Submitted != len(qs) || run.Answered != len(qs) || run.Abandoned != 0 || run.Stopped {
+		t.Fatalf("run %+v", run)
+	}
+	if run.Procs[CPU].Queries+run.Procs[GPU].Queries != len(qs) {
+		t.Fatalf("processor counts %+v", run.Procs)
+	}
+	if !(run.P50 <= run.P99 && run.P99 <= run.Max && run.Mean <= run.Max && run.Mean > 0) {
+		t.Fatalf("delays %+v", run)
+	}
+	if run.Errors == 0 {
+		t.Fatal("the log's invalid queries should count as errors")
+	}
+}
+
+// TestReplayStopsOnMiss: with a deadline no query can meet, a replay that
+// stops on the first miss abandons the rest and shuts down cleanly.
+func TestReplayStopsOnMiss(t *testing.T) {
+	x := testIndex(t)
+	qs := testQueries(200, 6)
+	before := runtime.NumGoroutine()
+	s, err := New(x, Config{CPU: &Processor{Backend: engine.NewCPU(x, 1)}, Deadline: time.Nanosecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Replay(context.Background(), s, qs, Arrivals(len(qs), 100_000, 1), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkNoLeak(t, before)
+	run := Summarize(CPUOnly, 100_000, res)
+	if run.Sustained() || run.Missed == 0 {
+		t.Fatalf("run %+v sustained with a 1 ns deadline", run)
+	}
+	if run.Answered+run.Abandoned != run.Submitted {
+		t.Fatalf("run %+v", run)
+	}
+}
+
+// TestExperiment runs the whole driver on a tiny log: training on both
+// backends, a two-rate table for the four setups and a short rate search.
+func TestExperiment(t *testing.T) {
+	x := testIndex(t)
+	all := testQueries(160, 9)
+	before := runtime.NumGoroutine()
+	var runs int
+	e := &Experiment{
+		Index:   x,
+		CPU:     Processor{Backend: engine.NewCPU(x, 1), Slots: 2},
+		GPU:     Processor{Name: "fake-gpu", Backend: engine.NewCPU(x, 1), Batch: BatchPolicy{MaxQueries: 8, MaxPostings: 2000, MaxWait: time.Millisecond}},
+		Train:   all[:100],
+		Queries: all[100:],
+		Rates:   []float64{500, 2000},
+		Search:  RateSearch{Start: 1000, Max: 4000, MaxRuns: 3},
+		Seed:    3,
+		// Replay the log once per run (this test checks bookkeeping).
+		MinDuration: -1,
+		Progress: func(Run) {
+			runs++
+		},
+	}
+	rep, err := e.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkNoLeak(t, before)
+	if !rep.Trained[CPU] || !rep.Trained[GPU] || rep.Training[CPU].Samples == 0 || rep.Training[GPU].HeldOut == 0 {
+		t.Fatalf("training %+v", rep.Training)
+	}
+	if rep.BatchTrained[CPU] || !rep.BatchTrained[GPU] || rep.BatchTraining[GPU].Samples != rep.Training[GPU].Samples {
+		t.Fatalf("batch training %v %+v", rep.BatchTrained, rep.BatchTraining)
+	}
+	if len(rep.Runs) != 8 || len(rep.Searches) != 4 {
+		t.Fatalf("%d runs, %d searches", len(rep.Runs), len(rep.Searches))
+	}
+	nsearch := 0
+	for i, s := range rep.Searches {
+		if s.Setup != AllSetups[i] || len(s.Runs) == 0 || len(s.Runs) > 3 {
+			t.Fatalf("search %+v", s)
+		}
+		nsearch += len(s.Runs)
+	}
+	if runs != len(rep.Runs)+nsearch {
+		t.Fatalf("progress called %d times for %d runs", runs, len(rep.Runs)+nsearch)
+	}
+	for i, r := range rep.Runs {
+		if r.Setup != AllSetups[i/2] || r.Answered != len(e.Queries) {
+			t.Fatalf("run %d: %+v", i, r)
+		}
+		switch r.Setup {
+		case CPUOnly:
+			if r.Procs[GPU].Queries != 0 {
+				t.Fatal("cpu-only used the GPU")
+			}
+		case GPUOnly:
+			if r.Procs[CPU].Queries != 0 {
+				t.Fatal("gpu-only used the CPU")
+			}
+		}
+	}
+	var buf bytes.Buffer
+	if err := rep.WriteTable(&buf); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	for _, want := range []string{"cpu-only", "gpu-only", "best-serial", "cpu+gpu", "highest sustained", "fake-gpu cost model, in batches"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("table lacks %q:\n%s", want, out)
+		}
+	}
+	t.Logf("\n%s", out)
+}
+
+func TestParseSetup(t *testing.T) {
+	for _, s := range AllSetups {
+		if got, err := ParseSetup(s.String()); err != nil || got != s {
+			t.Fatalf("%v: %v %v", s, got, err)
+		}
+	}
+	if _, err := ParseSetup("both"); err == nil {
+		t.Fatal("parsed nonsense")
+	}
+}

@@ -1,0 +1,1033 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/qpengine/qp/engine"
+	"github.com/qpengine/qp/index"
+)
+
+// ErrClosed is returned by Submit after Shutdown, and wrapped by the error
+// of queries that Shutdown abandoned when its context expired.
+var ErrClosed = errors.New("scheduler: closed")
+
+// ProcID identifies one of the scheduler's two processors.
+type ProcID int8
+
+const (
+	CPU    ProcID = 0
+	GPU    ProcID = 1
+	NoProc ProcID = -1 // a query that never ran (abandoned at shutdown)
+)
+
+func (p ProcID) String() string {
+	switch p {
+	case CPU:
+		return "cpu"
+	case GPU:
+		return "gpu"
+	}
+	return "none"
+}
+
+// Queue is the queue a query was classified into (Ding et al. WWW'09 §9:
+// "queries that are estimated to be much more suitable for the GPU, ...
+// for the CPU, and all other queries").
+type Queue uint8
+
+const (
+	QueueCPU    Queue = Queue(CPU)
+	QueueGPU    Queue = Queue(GPU)
+	QueueEither Queue = 2
+)
+
+func (q Queue) String() string {
+	switch q {
+	case QueueCPU:
+		return "cpu"
+	case QueueGPU:
+		return "gpu"
+	case QueueEither:
+		return "either"
+	}
+	return fmt.Sprintf("Queue(%d)", uint8(q))
+}
+
+// Clock is the scheduler's time source: arrival, start and finish stamps,
+// deadlines, urgency, batch time limits and cost estimates of running
+// batches all read it. Tests inject a manual clock; timers that wake the
+// scheduler (batch time limits, polling) still run in real time, for the
+// durations computed from the clock.
+type Clock interface{ Now() time.Time }
+
+// RealClock is the wall clock.
+type RealClock struct{}
+
+// Now implements Clock.
+func (RealClock) Now() time.Time { return time.Now() }
+
+// BatchPolicy says how a processor groups queries into one SearchBatch call
+// (Ao et al. VLDB'11 §4.1, PARA: "a CPU continuously receives queries until
+// Σ_j |ℓ_j(t_1)| ≥ c ... and sends the queries to the GPU as a batch").
+//
+// A batch is full when it holds MaxQueries queries, or the sum of its
+// predicted costs reaches MaxCost, or the sum of its shortest-list lengths
+// reaches MaxPostings (zero fields are off). When neither threshold c is set,
+// a free slot takes whatever is available, up to MaxQueries, at once. When
+// one is set and the batch is not full, the slot waits for more queries
+// until the oldest query of the batch has waited MaxWait since its arrival
+// (MaxWait 0: it does not wait), or one of them becomes urgent, or the
+// scheduler shuts down. Queries stay in their queues while a slot waits, so
+// the other processor may still take them.
+type BatchPolicy struct {
+	// MaxQueries caps a batch; 0 means 1 when no threshold is set (no
+	// batching) and unlimited otherwise.
+	MaxQueries  int
+	MaxCost     time.Duration // threshold c on the sum of predicted costs
+	MaxPostings uint64        // threshold c on the sum of shortest-list lengths
+	MaxWait     time.Duration // time limit for filling a batch
+}
+
+func (b BatchPolicy) thresholded() bool { return b.MaxCost > 0 || b.MaxPostings > 0 }
+
+func (b BatchPolicy) maxQueries() int {
+	switch {
+	case b.MaxQueries > 0:
+		return b.MaxQueries
+	case b.thresholded():
+		return math.MaxInt
+	}
+	return 1
+}
+
+// Processor is one processor: a backend, how many batches it runs at once,
+// how it batches, and its cost model.
+type Processor struct {
+	Name    string         // for reports; "" means Backend.Name()
+	Backend engine.Backend // required
+	// Slots is the number of batches the processor runs concurrently, each
+	// from its own goroutine (0 means 1). A CPU of n cores serving one
+	// query at a time per core has n slots and a backend of one worker
+	// (engine.NewCPU(x, 1)); a GPU has one slot per stream it overlaps.
+	Slots int
+	Batch BatchPolicy
+	// Model predicts this processor's costs and is refitted from its
+	// measured times (unless frozen). nil: a new untrained model. The
+	// scheduler uses the model in place, so share one between schedulers
+	// only on purpose (the replay driver clones it per run).
+	Model *CostModel
+}
+
+// Config configures a Scheduler.
+type Config struct {
+	// CPU and GPU are the two processors; at least one is required. With
+	// only one, every query goes to it (the "CPU only" and "GPU only"
+	// configurations of Ding's Figure 7). The names are Ding's roles; any
+	// two backends can play them.
+	CPU, GPU *Processor
+	Options  engine.Options // passed to every SearchBatch
+	// Deadline is the time after its arrival by which a query should be
+	// answered (default 500 ms, Ding et al. §9); a Request may override it.
+	Deadline time.Duration
+	// UrgentFraction: a query whose age has reached UrgentFraction of its
+	// deadline is urgent ("approaches the deadline ... has passed a
+	// substantial part of the total time to its deadline"): it goes before
+	// every other query of its preferred processor, and cuts batch waits
+	// short. Default 0.5.
+	UrgentFraction float64
+	// Ratio is the base threshold T0 of the three queues (default 2; >= 1).
+	// See Scheduler for the adaptive rule; 1 disables the "either" queue.
+	Ratio float64
+	// Serialize runs one query at a time in arrival order, each on its
+	// preferred processor (the "CPU+GPU serialized" configuration of
+	// Ding's Figure 7): no either queue, no stealing, no batching.
+	Serialize bool
+	Clock     Clock // nil: RealClock
+}
+
+// DefaultDeadline is Ding et al.'s deadline: 500 ms after arrival.
+const DefaultDeadline = 500 * time.Millisecond
+
+// pollInterval is how often the dispatcher re-evaluates its queues while a
+// processor has a free slot and queries wait: urgency, the batch time limit
+// and the stealing condition change with time alone.
+const pollInterval = time.Millisecond
+
+// Request is one query submitted to the scheduler.
+type Request struct {
+	Query engine.Query
+	// Arrival is the query's arrival time (zero: now). The replay driver
+	// sets the scheduled arrival, so that delays include any lateness in
+	// submitting.
+	Arrival time.Time
+	// Deadline overrides Config.Deadline for this query (0: the default).
+	Deadline time.Duration
+}
+
+// Result is the outcome of one query: exactly the backend's Response (the
+// scheduler never touches Results; it sets Err only when the whole batch
+// failed and the backend left the query's Err nil), and the scheduling
+// record.
+type Result struct {
+	engine.Response
+	Query     engine.Query
+	Features  Features
+	Predicted [2]time.Duration // predicted cost on CPU and GPU (0: no such processor)
+	// Cost is the measured time attributed to the query: its batch's wall
+	// time, shared among the batch's queries in proportion to their
+	// predicted costs (the whole wall time for a batch of one).
+	Cost           time.Duration
+	Arrival        time.Time
+	Submitted      time.Time // when Submit was called (after Arrival when submitted late)
+	Start, Finish  time.Time // of its batch's SearchBatch call
+	Deadline       time.Time // absolute
+	MetDeadline    bool      // Finish <= Deadline
+	Proc           ProcID    // where it ran (NoProc: abandoned at shutdown)
+	ProcName       string
+	Queue          Queue // where it was classified on arrival
+	Stolen, Urgent bool  // taken by stealing; taken as urgent
+	BatchSize      int
+}
+
+// Delay is the response time: finish minus arrival.
+func (r *Result) Delay() time.Duration { return r.Finish.Sub(r.Arrival) }
+
+// ProcStats count one processor's work.
+type ProcStats struct {
+	Name                             string // "" when the processor is absent
+	Queries, Batches, Stolen, Urgent uint64
+	Busy                             time.Duration // sum of batch wall times
+	// ModelError is the mean relative error of the cost predictions for
+	// the queries it ran (measured with their attributed Cost), over
+	// ModelSamples queries since the model's last Fit or ResetError.
+	ModelError   float64
+	ModelSamples int64
+}
+
+// Stats is a snapshot of a scheduler's counters.
+type Stats struct {
+	Submitted, Completed, Missed uint64
+	Either                       uint64 // queries classified into the either queue
+	Queued                       [3]int // current length of each Queue
+	Running                      int    // batches in flight
+	Procs                        [2]ProcStats
+}
+
+// Scheduler dispatches queries to a CPU and a GPU processor (Ding et al.
+// WWW'09 §9). A single dispatcher goroutine owns the queues; each processor
+// slot is a goroutine calling its backend's SearchBatch.
+//
+// On arrival a query's cost on each processor is predicted by its
+// CostModel, and its predicted finish time on each is its cost plus the
+// processor's backlog (the predicted remaining work of its running batches
+// and queue, divided by its slots). With fC and fG the two finish times and
+// nE the length of the either queue, the query goes
+//
+//	to the GPU queue    if fC >= T·fG,
+//	to the CPU queue    if fG >= T·fC,
+//	to the either queue otherwise,   T = 1 + (Ratio-1)·S/(S+nE),
+//
+// S being the total number of slots. With empty queues this is Ding's rule
+// on the cost ratio; backlogs shift the band toward the less loaded
+// processor; and the band narrows as the either queue grows, since either
+// queries run only when a processor goes idle, so that under load more
+// queries are committed to a processor directly.
+//
+// When a slot is free its processor takes, in order: urgent queries
+// committed to it or preferring it (earliest urgency first); its own queue
+// (oldest first); the oldest either queries (those preferring the other
+// processor only while the other has no free slot); and, if it still has
+// nothing, it steals from the other processor's queue the oldest queries
+// that are predicted to finish earlier here than they would there (the
+// estimate for a batch that has overrun its prediction grows with its
+// running time, so a mispredicted processor gets relieved). A processor
+// that batches keeps taking queries this way until its batch is full
+// (BatchPolicy).
+type Scheduler struct {
+	x     *index.Index
+	cfg   Config
+	clock Clock
+	procs [2]*proc
+
+	ctx    context.Context // passed to SearchBatch; cancelled when Shutdown gives up
+	cancel context.CancelFunc
+
+	mu        sync.RWMutex // closed, and the arrive channel's closing
+	closed    bool
+	arrive    chan *job
+	done      chan *batch
+	abort     chan struct{}
+	closeOnce sync.Once
+	abortOnce sync.Once
+	wg        sync.WaitGroup
+
+	seq                                   atomic.Uint64
+	submitted, completed, missed, eitherN atomic.Uint64
+	queued                                [3]atomic.Int64
+	running                               atomic.Int64
+
+	// Owned by the dispatcher goroutine.
+	queues   [3]jobList
+	inflight int
+	custom   int // queued jobs with a non-default deadline
+	closing  bool
+	aborted  bool
+	scratch  []*job
+}
+
+type proc struct {
+	id      ProcID
+	name    string
+	spec    Processor
+	model   *CostModel
+	slots   int
+	maxQ    int
+	work    chan *batch
+	free    int        // dispatcher-owned
+	running []*batch   // dispatcher-owned
+	hold    time.Time  // dispatcher-owned: a free slot waits to fill a batch until then
+	st      procCounts // atomic
+}
+
+type procCounts struct {
+	queries, batches, stolen, urgent atomic.Uint64
+	busy                             atomic.Int64
+}
+
+type batch struct {
+	p       *proc
+	jobs    []*job
+	start   time.Time     // dispatch time (scheduler clock)
+	pred    time.Duration // sum of predicted costs on p
+	steal   bool
+	urgency []bool // per job: taken as urgent
+}
+
+// New returns a running scheduler over x (the index the backends search;
+// its dictionary gives the features). Stop it with Shutdown or Close.
+func New(x *index.Index, cfg Config) (*Scheduler, error) {
+	if x == nil {
+		return nil, errors.New("scheduler: nil index")
+	}
+	if cfg.CPU == nil && cfg.GPU == nil {
+		return nil, errors.New("scheduler: no processor")
+	}
+	if _, err := cfg.Options.Resolve(); err != nil {
+		return nil, fmt.Errorf("scheduler: %w", err)
+	}
+	if cfg.Deadline == 0 {
+		cfg.Deadline = DefaultDeadline
+	}
+	if cfg.Deadline < 0 {
+		return nil, fmt.Errorf("scheduler: negative deadline %v", cfg.Deadline)
+	}
+	if cfg.UrgentFraction == 0 {
+		cfg.UrgentFraction = 0.5
+	}
+	if !(cfg.UrgentFraction > 0 && cfg.UrgentFraction <= 1) {
+		return nil, fmt.Errorf("scheduler: urgent fraction %v outside (0, 1]", cfg.UrgentFraction)
+	}
+	if cfg.Ratio == 0 {
+		cfg.Ratio = 2
+	}
+	if !(cfg.Ratio >= 1) || math.IsInf(cfg.Ratio, 0) {
+		return nil, fmt.Errorf("scheduler: ratio %v, want >= 1", cfg.Ratio)
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = RealClock{}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &Scheduler{x: x, cfg: cfg, clock: cfg.Clock, ctx: ctx, cancel: cancel,
+		arrive: make(chan *job, 1024), abort: make(chan struct{})}
+	total := 0
+	for id, sp := range [2]*Processor{cfg.CPU, cfg.GPU} {
+		if sp == nil {
+			continue
+		}
+		if sp.Backend == nil {
+			cancel()
+			return nil, fmt.Errorf("scheduler: %v processor without a backend", ProcID(id))
+		}
+		if sp.Slots < 0 || sp.Batch.MaxQueries < 0 || sp.Batch.MaxCost < 0 || sp.Batch.MaxWait < 0 {
+			cancel()
+			return nil, fmt.Errorf("scheduler: %v processor: negative slots or batch limits", ProcID(id))
+		}
+		p := &proc{id: ProcID(id), spec: *sp, name: sp.Name, model: sp.Model, slots: max(sp.Slots, 1)}
+		if p.name == "" {
+			p.name = sp.Backend.Name()
+		}
+		if p.model == nil {
+			p.model = NewCostModel(ModelOptions{})
+		}
+		p.maxQ = sp.Batch.maxQueries()
+		if cfg.Serialize {
+			p.maxQ = 1
+		}
+		p.free = p.slots
+		p.work = make(chan *batch, p.slots)
+		s.procs[id] = p
+		total += p.slots
+	}
+	s.done = make(chan *batch, total)
+	for _, p := range s.procs {
+		if p == nil {
+			continue
+		}
+		for range p.slots {
+			s.wg.Add(1)
+			go s.worker(p)
+		}
+	}
+	s.wg.Add(1)
+	go s.loop()
+	return s, nil
+}
+
+// Submit hands r to the scheduler. done is called exactly once with the
+// query's Result, from a scheduler goroutine (the slot's, after its slot has
+// been released, or the dispatcher's for an abandoned query): it should
+// return quickly, may Submit, but must not wait for another query's result
+// (every slot's goroutine could end up waiting) nor call Shutdown or Close.
+// The Result is the callee's to keep. Submit returns ErrClosed, and does not
+// call done, after Shutdown has begun. It is safe for concurrent use.
+func (s *Scheduler) Submit(r Request, done func(*Result)) error {
+	if done == nil {
+		panic("BUG: scheduler: Submit with a nil done function")
+	}
+	if r.Deadline < 0 {
+		panic(fmt.Sprintf("BUG: scheduler: negative deadline %v", r.Deadline))
+	}
+	j := &job{q: r.Query, done: done, arrival: r.Arrival, submitted: s.clock.Now()}
+	j.f = QueryFeatures(s.x, r.Query)
+	for _, p := range s.procs {
+		if p != nil {
+			j.cost[p.id] = p.model.Predict(j.f)
+		}
+	}
+	switch {
+	case s.procs[GPU] == nil:
+		j.pref = CPU
+	case s.procs[CPU] == nil:
+		j.pref = GPU
+	case j.cost[GPU] < j.cost[CPU]:
+		j.pref = GPU
+	default:
+		j.pref = CPU
+	}
+	if j.arrival.IsZero() {
+		j.arrival = j.submitted
+	}
+	dl := s.cfg.Deadline
+	if r.Deadline > 0 {
+		dl = r.Deadline
+		j.custom = true
+	}
+	j.deadline = j.arrival.Add(dl)
+	j.urgentAt = j.arrival.Add(time.Duration(float64(dl) * s.cfg.UrgentFraction))
+
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return ErrClosed
+	}
+	j.seq = s.seq.Add(1)
+	s.submitted.Add(1)
+	s.arrive <- j
+	return nil
+}
+
+// Search submits r and waits for its result. When ctx ends first it
+// returns ctx's error; the query still runs, and its result is dropped.
+func (s *Scheduler) Search(ctx context.Context, r Request) (*Result, error) {
+	ch := make(chan *Result, 1)
+	if err := s.Submit(r, func(res *Result) { ch <- res }); err != nil {
+		return nil, err
+	}
+	select {
+	case res := <-ch:
+		return res, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// Shutdown stops accepting queries, lets the queued and running ones
+// finish, and returns when every done function has been called and every
+// scheduler goroutine has exited. If ctx ends first, the queries not yet
+// started are abandoned (their Result has Proc NoProc and an Err wrapping
+// ErrClosed), running batches see their context cancelled,
+// and Shutdown still waits for them to return, then returns ctx's error.
+// It may be called more than once, and concurrently.
+func (s *Scheduler) Shutdown(ctx context.Context) error {
+	s.closeOnce.Do(func() {
+		s.mu.Lock()
+		s.closed = true
+		close(s.arrive)
+		s.mu.Unlock()
+	})
+	finished := make(chan struct{})
+	go func() {
+		s.wg.Wait()
+		close(finished)
+	}()
+	var err error
+	select {
+	case <-finished:
+	case <-ctx.Done():
+		err = ctx.Err()
+		s.abortOnce.Do(func() {
+			s.cancel()
+			close(s.abort)
+		})
+		<-finished
+	}
+	s.cancel()
+	return err
+}
+
+// Close is Shutdown without a time limit.
+func (s *Scheduler) Close() error { return s.Shutdown(context.Background()) }
+
+// Stats returns a snapshot of the counters.
+func (s *Scheduler) Stats() Stats {
+	st := Stats{
+		Submitted: s.submitted.Load(), Completed: s.completed.Load(),
+		Missed: s.missed.Load(), Either: s.eitherN.Load(),
+		Running: int(s.running.Load()),
+	}
+	for i := range st.Queued {
+		st.Queued[i] = int(s.queued[i].Load())
+	}
+	for _, p := range s.procs {
+		if p == nil {
+			continue
+		}
+		ps := &st.Procs[p.id]
+		ps.Name = p.name
+		ps.Queries, ps.Batches = p.st.queries.Load(), p.st.batches.Load()
+		ps.Stolen, ps.Urgent = p.st.stolen.Load(), p.st.urgent.Load()
+		ps.Busy = time.Duration(p.st.busy.Load())
+		ps.ModelError, ps.ModelSamples = p.model.MeanRelError()
+	}
+	return st
+}
+
+// Model returns the cost model of processor id (nil when absent).
+func (s *Scheduler) Model(id ProcID) *CostModel {
+	if p := s.procs[id]; p != nil {
+		return p.model
+	}
+	return nil
+}
+
+func (s *Scheduler) other(p *proc) *proc { return s.procs[1-p.id] }
+
+// loop is the dispatcher.
+func (s *Scheduler) loop() {
+	defer s.wg.Done()
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer timer.Stop()
+	var timerAt time.Time
+	arrive, abort := s.arrive, s.abort
+	for {
+		select {
+		case j, ok := <-arrive:
+			now := s.clock.Now()
+			// Classify the burst that has arrived (but no more, so that a
+			// fast submitter cannot starve dispatching) before dispatching,
+			// so that batches form.
+			for burst := len(arrive); ok; burst-- {
+				s.enqueue(j, now)
+				if burst <= 0 {
+					break
+				}
+				j, ok = <-arrive
+			}
+			if !ok {
+				arrive, s.closing = nil, true
+			}
+		case b := <-s.done:
+			s.finished(b)
+		case <-timer.C:
+			timerAt = time.Time{}
+		case <-abort:
+			abort = nil
+		}
+		if !s.aborted && s.ctx.Err() != nil {
+			// Shutdown gave up (it cancels s.ctx before signalling abort, so
+			// a batch that returns early because of it starts nothing new).
+			s.aborted = true
+			s.failQueued()
+		}
+		now := s.clock.Now()
+		wake := s.dispatch(now)
+		if s.closing && s.inflight == 0 && s.queues[0].n+s.queues[1].n+s.queues[2].n == 0 {
+			for _, p := range s.procs {
+				if p != nil {
+					close(p.work)
+				}
+			}
+			return
+		}
+		switch {
+		case wake.IsZero():
+			if !timerAt.IsZero() {
+				timer.Stop()
+				timerAt = time.Time{}
+			}
+		case !wake.Equal(timerAt):
+			timer.Reset(max(wake.Sub(now), time.Microsecond))
+			timerAt = wake
+		}
+	}
+}
+
+func (s *Scheduler) enqueue(j *job, now time.Time) {
+	if s.aborted {
+		s.fail(j)
+		return
+	}
+	q := s.classify(j, now)
+	j.queue = q
+	if q == QueueEither {
+		s.eitherN.Add(1)
+	}
+	if j.custom {
+		s.custom++
+	}
+	s.queues[q].push(j)
+	s.queued[q].Add(1)
+}
+
+// classify picks j's queue (see Scheduler).
+func (s *Scheduler) classify(j *job, now time.Time) Queue {
+	c, g := s.procs[CPU], s.procs[GPU]
+	switch {
+	case g == nil:
+		return QueueCPU
+	case c == nil:
+		return QueueGPU
+	case s.cfg.Serialize:
+		return Queue(j.pref)
+	}
+	fc := float64(s.backlog(c, now) + j.cost[CPU])
+	fg := float64(s.backlog(g, now) + j.cost[GPU])
+	slots := float64(c.slots + g.slots)
+	t := 1 + (s.cfg.Ratio-1)*slots/(slots+float64(s.queues[QueueEither].n))
+	switch {
+	case fc >= t*fg:
+		return QueueGPU
+	case fg >= t*fc:
+		return QueueCPU
+	}
+	return QueueEither
+}
+
+// backlog is p's predicted work ahead of a new query, per slot.
+func (s *Scheduler) backlog(p *proc, now time.Time) time.Duration {
+	return (s.runningLeft(p, now) + s.queues[p.id].cost[p.id]) / time.Duration(p.slots)
+}
+
+// runningLeft is the predicted remaining time of p's running batches,
+// summed. A batch predicted to take P that has run for e is expected to
+// need max(P-e, e/2) more: its prediction while that is plausible, and
+// half its running time once it has overrun (the longer it overruns, the
+// longer it is expected to go on), so that a stuck or mispredicted
+// processor looks busy and its queue gets stolen.
+func (s *Scheduler) runningLeft(p *proc, now time.Time) time.Duration {
+	var left time.Duration
+	for _, b := range p.running {
+		e := now.Sub(b.start)
+		left += max(b.pred-e, e/2)
+	}
+	return left
+}
+
+// dispatch starts every batch it can and returns when the dispatcher should
+// look again without an event (zero: not before the next event).
+func (s *Scheduler) dispatch(now time.Time) time.Time {
+	if s.cfg.Serialize {
+		s.dispatchSerial(now)
+		return time.Time{}
+	}
+	var wake time.Time
+	for {
+		wake = time.Time{}
+		progress := false
+		for _, p := range s.procs {
+			if p == nil {
+				continue
+			}
+			p.hold = time.Time{}
+			for p.free > 0 {
+				b, hold := s.pickOwn(p, now)
+				if b == nil {
+					if !hold.IsZero() {
+						p.hold = hold
+						wake = earliest(wake, hold)
+					}
+					break
+				}
+				s.start(b, now)
+				progress = true
+			}
+		}
+		for _, p := range s.procs {
+			if p == nil || !p.hold.IsZero() {
+				continue
+			}
+			for p.free > 0 {
+				b := s.pickSteal(p, now)
+				if b == nil {
+					break
+				}
+				s.start(b, now)
+				progress = true
+			}
+		}
+		if !progress {
+			break
+		}
+	}
+	if s.queues[0].n+s.queues[1].n+s.queues[2].n > 0 {
+		for _, p := range s.procs {
+			if p != nil && p.free > 0 {
+				wake = earliest(wake, now.Add(pollInterval))
+				break
+			}
+		}
+	}
+	return wake
+}
+
+func earliest(a, b time.Time) time.Time {
+	if a.IsZero() || (!b.IsZero() && b.Before(a)) {
+		return b
+	}
+	return a
+}
+
+// builder accumulates a batch for p.
+type builder struct {
+	p        *proc
+	jobs     []*job
+	urgency  []bool
+	cost     time.Duration
+	postings uint64
+	oldest   time.Time
+	urgent   int
+}
+
+func (b *builder) add(j *job, urgent bool) {
+	j.picked = true
+	b.jobs = append(b.jobs, j)
+	b.urgency = append(b.urgency, urgent)
+	b.cost += j.cost[b.p.id]
+	if !j.f.Empty() {
+		b.postings += j.f.Min
+	}
+	if b.oldest.IsZero() || j.arrival.Before(b.oldest) {
+		b.oldest = j.arrival
+	}
+	if urgent {
+		b.urgent++
+	}
+}
+
+func (b *builder) full() bool {
+	pol := &b.p.spec.Batch
+	return len(b.jobs) >= b.p.maxQ ||
+		(pol.MaxCost > 0 && b.cost >= pol.MaxCost) ||
+		(pol.MaxPostings > 0 && b.postings >= pol.MaxPostings)
+}
+
+func (b *builder) unpick() {
+	for _, j := range b.jobs {
+		j.picked = false
+	}
+}
+
+// pickOwn builds p's next batch from its urgent queries, its queue and the
+// either queue. It returns nil and a time when p should wait for its batch
+// to fill until then, or nil and zero when there is nothing to take.
+func (s *Scheduler) pickOwn(p *proc, now time.Time) (*batch, time.Time) {
+	own, either := &s.queues[p.id], &s.queues[QueueEither]
+	o := s.other(p)
+	bb := builder{p: p}
+	// 1. Urgent queries committed to p, or waiting in the either queue and
+	// preferring p (Ding §9: "we prioritize this job and schedule it
+	// immediately on its preferred processor").
+	if s.custom == 0 {
+		// One deadline for all: urgency follows queue order (up to
+		// submission races), so merge the two queues' urgent heads lazily,
+		// taking no more than the batch holds, even when an overloaded
+		// queue is urgent throughout.
+		a, e := urgentHead(own.head, now, NoProc), urgentHead(either.head, now, p.id)
+		for (a != nil || e != nil) && !bb.full() {
+			if a != nil && (e == nil || !e.urgentAt.Before(a.urgentAt)) {
+				bb.add(a, true)
+				a = urgentHead(a.next, now, NoProc)
+			} else {
+				bb.add(e, true)
+				e = urgentHead(e.next, now, p.id)
+			}
+		}
+	} else {
+		urg := s.urgent(s.scratch[:0], own, now, NoProc)
+		urg = s.urgent(urg, either, now, p.id)
+		slices.SortStableFunc(urg, func(a, b *job) int { return a.urgentAt.Compare(b.urgentAt) })
+		for _, j := range urg {
+			if bb.full() {
+				break
+			}
+			bb.add(j, true)
+		}
+		clear(urg)
+		s.scratch = urg[:0]
+	}
+	// 2. Its own queue, oldest first.
+	for j := own.head; j != nil && !bb.full(); j = j.next {
+		if !j.picked {
+			bb.add(j, false)
+		}
+	}
+	// 3. The either queue, oldest first ("when a processor is idle, it first
+	// executes the oldest job from the third group"); a query preferring
+	// the other processor is left to it while it has a free slot.
+	for j := either.head; j != nil && !bb.full(); j = j.next {
+		if !j.picked && (j.pref == p.id || o == nil || o.free == 0) {
+			bb.add(j, false)
+		}
+	}
+	if len(bb.jobs) == 0 {
+		return nil, time.Time{}
+	}
+	pol := &p.spec.Batch
+	if !bb.full() && pol.thresholded() && pol.MaxWait > 0 && !s.closing && bb.urgent == 0 {
+		hold := bb.oldest.Add(pol.MaxWait)
+		for _, j := range bb.jobs {
+			hold = earliest(hold, j.urgentAt)
+		}
+		if now.Before(hold) {
+			bb.unpick()
+			return nil, hold
+		}
+	}
+	return s.newBatch(&bb, false), time.Time{}
+}
+
+// urgent appends the queries of l that are urgent at now (and prefer pref,
+// unless pref is NoProc).
+func (s *Scheduler) urgent(dst []*job, l *jobList, now time.Time, pref ProcID) []*job {
+	for j := l.head; j != nil; j = j.next {
+		if !now.Before(j.urgentAt) && (pref == NoProc || j.pref == pref) {
+			dst = append(dst, j)
+		}
+	}
+	return dst
+}
+
+// urgentHead returns the first query from j on that is urgent at now and
+// prefers pref (any, for NoProc), assuming urgency follows queue order: it
+// stops at the first query that is not urgent.
+func urgentHead(j *job, now time.Time, pref ProcID) *job {
+	for ; j != nil && !now.Before(j.urgentAt); j = j.next {
+		if pref == NoProc || j.pref == pref {
+			return j
+		}
+	}
+	return nil
+}
+
+// pickSteal builds a batch for idle p from the other processor's queue: the
+// oldest queries predicted to finish earlier on p than where they wait
+// (Ding §9: "if there is no such job it will steal a job from the other
+// processor"). A query at position i of the other queue is predicted to
+// finish there after the other's running work and the queries before it,
+// spread over its slots, plus its own cost (plus the rest of a batch wait
+// if the other processor is holding a slot for one).
+func (s *Scheduler) pickSteal(p *proc, now time.Time) *batch {
+	o := s.other(p)
+	if o == nil || s.queues[o.id].n == 0 {
+		return nil
+	}
+	var base time.Duration
+	if !o.hold.IsZero() {
+		base = max(o.hold.Sub(now), 0)
+	}
+	ahead := s.runningLeft(o, now)
+	bb := builder{p: p}
+	for j := s.queues[o.id].head; j != nil && !bb.full(); j = j.next {
+		there := base + ahead/time.Duration(o.slots) + j.cost[o.id]
+		if bb.cost+j.cost[p.id] < there {
+			bb.add(j, false)
+			continue
+		}
+		ahead += j.cost[o.id]
+	}
+	if len(bb.jobs) == 0 {
+		return nil
+	}
+	return s.newBatch(&bb, true)
+}
+
+// dispatchSerial runs the oldest query on its preferred processor when
+// nothing is running.
+func (s *Scheduler) dispatchSerial(now time.Time) {
+	if s.inflight > 0 {
+		return
+	}
+	var first *job
+	for i := range s.queues {
+		h := s.queues[i].head
+		if h != nil && (first == nil || h.arrival.Before(first.arrival) || (h.arrival.Equal(first.arrival) && h.seq < first.seq)) {
+			first = h
+		}
+	}
+	if first == nil {
+		return
+	}
+	bb := builder{p: s.procs[first.pref]}
+	bb.add(first, false)
+	s.start(s.newBatch(&bb, false), now)
+}
+
+func (s *Scheduler) newBatch(bb *builder, steal bool) *batch {
+	return &batch{p: bb.p, jobs: bb.jobs, urgency: bb.urgency, pred: bb.cost, steal: steal}
+}
+
+// start takes b's jobs out of their queues and hands b to a slot of its
+// processor (whose work channel has room: one per free slot).
+func (s *Scheduler) start(b *batch, now time.Time) {
+	p := b.p
+	if p.free <= 0 {
+		panic("BUG: scheduler: starting a batch on a processor without a free slot")
+	}
+	for i, j := range b.jobs {
+		s.queues[j.queue].remove(j)
+		s.queued[j.queue].Add(-1)
+		if j.custom {
+			s.custom--
+		}
+		j.picked = false
+		j.stolen = b.steal
+		j.urgent = b.urgency[i]
+	}
+	b.start = now
+	p.free--
+	p.running = append(p.running, b)
+	s.inflight++
+	s.running.Add(1)
+	p.work <- b
+}
+
+func (s *Scheduler) finished(b *batch) {
+	p := b.p
+	p.free++
+	s.inflight--
+	s.running.Add(-1)
+	i := slices.Index(p.running, b)
+	if i < 0 {
+		panic("BUG: scheduler: finished batch not running")
+	}
+	p.running = slices.Delete(p.running, i, i+1)
+}
+
+// failQueued abandons every queued job (Shutdown's context expired).
+func (s *Scheduler) failQueued() {
+	for i := range s.queues {
+		for j := s.queues[i].head; j != nil; j = s.queues[i].head {
+			s.queues[i].remove(j)
+			s.queued[i].Add(-1)
+			if j.custom {
+				s.custom--
+			}
+			s.fail(j)
+		}
+	}
+}
+
+func (s *Scheduler) fail(j *job) {
+	r := &Result{
+		Response: engine.Response{Err: fmt.Errorf("%w: query %q abandoned at shutdown", ErrClosed, j.q.ID)},
+		Query:    j.q, Features: j.f, Predicted: j.cost, Arrival: j.arrival, Submitted: j.submitted,
+		Deadline: j.deadline, Proc: NoProc, Queue: j.queue,
+	}
+	s.completed.Add(1)
+	j.done(r)
+}
+
+func (s *Scheduler) worker(p *proc) {
+	defer s.wg.Done()
+	for b := range p.work {
+		s.run(p, b)
+	}
+}
+
+// run executes one batch and delivers its results.
+func (s *Scheduler) run(p *proc, b *batch) {
+	n := len(b.jobs)
+	qs := make([]engine.Query, n)
+	for i, j := range b.jobs {
+		qs[i] = j.q
+	}
+	out := make([]engine.Response, n)
+	start := s.clock.Now()
+	err := p.spec.Backend.SearchBatch(s.ctx, qs, s.cfg.Options, out)
+	finish := s.clock.Now()
+	wall := finish.Sub(start)
+	if err != nil {
+		for i := range out {
+			if out[i].Err == nil {
+				out[i].Err = fmt.Errorf("scheduler: %s batch: %w", p.name, err)
+			}
+		}
+	}
+	res := make([]Result, n)
+	var missed uint64
+	for i, j := range b.jobs {
+		c := wall
+		if n > 1 {
+			if b.pred > 0 {
+				c = time.Duration(float64(wall) * float64(j.cost[p.id]) / float64(b.pred))
+			} else {
+				c = wall / time.Duration(n)
+			}
+		}
+		if out[i].Err == nil {
+			p.model.Observe(j.f, c)
+		}
+		met := !finish.After(j.deadline)
+		if !met {
+			missed++
+		}
+		res[i] = Result{
+			Response: out[i], Query: j.q, Features: j.f, Predicted: j.cost, Cost: c,
+			Arrival: j.arrival, Submitted: j.submitted, Start: start, Finish: finish, Deadline: j.deadline, MetDeadline: met,
+			Proc: p.id, ProcName: p.name, Queue: j.queue, Stolen: j.stolen, Urgent: j.urgent, BatchSize: n,
+		}
+		if j.urgent {
+			p.st.urgent.Add(1)
+		}
+	}
+	p.st.queries.Add(uint64(n))
+	p.st.batches.Add(1)
+	if b.steal {
+		p.st.stolen.Add(uint64(n))
+	}
+	p.st.busy.Add(int64(wall))
+	s.missed.Add(missed)
+	s.completed.Add(uint64(n))
+	s.done <- b // the slot is free
+	for i, j := range b.jobs {
+		j.done(&res[i])
+	}
+}
