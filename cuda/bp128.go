@@ -1,13 +1,17 @@
 package cuda
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
 	"github.com/qpengine/qp/compress"
 )
 
-// BP128 docID decoding on the GPU: kernels/bp128.cu, kernel qp_bp128_docs.
+// The BP128 baseline kernel, kernels/bp128.cu qp_bp128_docs: the first GPU
+// decoder (one 128-thread CTA per block, one thread per value), kept to be
+// measured against the batch decoders of decode.go (qp_decode_bp128 decodes
+// the same blocks, and every other codec's, much faster) on the same GPU.
 // One launch decodes any number of index blocks of any number of posting
 // lists; each block is one compress "bp128" encoding of at most 128 docID
 // gaps (index.List.DocBlock), and decodes to absolute docIDs exactly as
@@ -27,8 +31,11 @@ var bp128Reasons = [...]string{
 	6: "last docID differs from the skip table",
 }
 
-// BlockError is a corrupt block found by a GPU decoder: the lowest-numbered
-// corrupt block of the launch. It wraps compress.ErrCorrupt.
+// BlockError is a block a GPU decoder rejected: the lowest-numbered such
+// block of the launch. It wraps compress.ErrCorrupt, or ErrUnsupported when
+// the block is valid but beyond what the kernel decodes (Code 7: more than
+// MaxBlockValues values, or a block of 2 GiB or more); the caller then
+// decodes it on the CPU.
 type BlockError struct {
 	Codec  string
 	Block  int // index of the block within the launch
@@ -40,7 +47,16 @@ func (e *BlockError) Error() string {
 	return fmt.Sprintf("cuda %s: block %d: %s", e.Codec, e.Block, e.Reason)
 }
 
-func (e *BlockError) Unwrap() error { return compress.ErrCorrupt }
+func (e *BlockError) Unwrap() error {
+	if e.Code == codeTooLong {
+		return ErrUnsupported
+	}
+	return compress.ErrCorrupt
+}
+
+// ErrUnsupported is wrapped by a BlockError for a valid block the GPU
+// decoder does not handle (see BlockError).
+var ErrUnsupported = errors.New("cuda: block not supported by the GPU decoder")
 
 // BP128StatusError interprets the status word of a qp_bp128_docs launch:
 // nil when no block was corrupt, else a *BlockError.
@@ -78,9 +94,10 @@ type BP128Args struct {
 	Src, SrcOff, OutOff, Base, Last, Out, Status *Buffer
 }
 
-// LaunchBP128Docs enqueues the decoding of a.NBlocks blocks on s (nil: the
-// legacy default stream): a Fill32 of a.Status, then one launch of grid
-// (NBlocks, 1, 1) × block (128, 1, 1). It does not wait. Buffer sizes that
+// LaunchBP128Docs enqueues the baseline kernel's decoding of a.NBlocks
+// blocks on s (nil: the legacy default stream): a Fill32 of a.Status, then
+// one launch of grid (NBlocks, 1, 1) × block (128, 1, 1). It does not wait.
+// LaunchDecode with compress.IDBP128 is the fast path for the same work. Buffer sizes that
 // cannot hold NBlocks entries are a programmer bug (panic).
 func (k *Kernels) LaunchBP128Docs(s *Stream, a BP128Args) error {
 	n := a.NBlocks
@@ -110,163 +127,6 @@ func (k *Kernels) LaunchBP128Docs(s *Stream, a BP128Args) error {
 	if n == 0 {
 		return nil
 	}
-	return k.bp128Docs.Launch(Dim3{uint32(n), 1, 1}, Dim3{bp128BlockValues, 1, 1}, 0, s,
+	return k.fns["qp_bp128_docs"].Launch(Dim3{uint32(n), 1, 1}, Dim3{bp128BlockValues, 1, 1}, 0, s,
 		a.Src, a.SrcOff, a.OutOff, a.Base, a.Last, a.Out, a.Status)
-}
-
-// BP128Batch is a host-side batch of encoded BP128 docID blocks, possibly of
-// many posting lists: block i is Src[SrcOff[i]:SrcOff[i+1]], holds
-// OutOff[i+1]-OutOff[i] values (<= 128), decodes from base Base[i] and, when
-// Last is not nil, must end at docID Last[i]. The zero value is an empty
-// batch; Add appends blocks.
-type BP128Batch struct {
-	Src    []byte
-	SrcOff []uint64 // len NBlocks()+1 (or 0 when empty)
-	OutOff []uint64 // len NBlocks()+1 (or 0 when empty)
-	Base   []uint32
-	Last   []uint32 // nil, or len NBlocks()
-}
-
-// NBlocks is the number of blocks in the batch.
-func (b *BP128Batch) NBlocks() int { return len(b.Base) }
-
-// Add appends one encoded block of count values decoding from base (its
-// output follows the previous block's).
-func (b *BP128Batch) Add(block []byte, count int, base uint32) {
-	if len(b.SrcOff) == 0 {
-		b.SrcOff = append(b.SrcOff, uint64(len(b.Src)))
-		b.OutOff = append(b.OutOff, 0)
-	}
-	b.Src = append(b.Src, block...)
-	b.SrcOff = append(b.SrcOff, uint64(len(b.Src)))
-	b.OutOff = append(b.OutOff, b.OutOff[len(b.OutOff)-1]+uint64(count))
-	b.Base = append(b.Base, base)
-}
-
-// Values is the number of values the batch decodes to (OutOff[n]).
-func (b *BP128Batch) Values() int {
-	if len(b.OutOff) == 0 {
-		return 0
-	}
-	return int(b.OutOff[len(b.OutOff)-1])
-}
-
-// validate checks the host-side contract of the kernel.
-func (b *BP128Batch) validate() error {
-	n := len(b.Base)
-	if n == 0 {
-		return nil
-	}
-	if len(b.SrcOff) != n+1 || len(b.OutOff) != n+1 || (b.Last != nil && len(b.Last) != n) {
-		return fmt.Errorf("cuda: BP128 batch of %d blocks with %d source offsets, %d output offsets, %d last docIDs",
-			n, len(b.SrcOff), len(b.OutOff), len(b.Last))
-	}
-	for i := 0; i < n; i++ {
-		if b.SrcOff[i] > b.SrcOff[i+1] || b.OutOff[i] > b.OutOff[i+1] {
-			return fmt.Errorf("cuda: BP128 batch offsets of block %d decrease", i)
-		}
-	}
-	if b.SrcOff[n] > uint64(len(b.Src)) {
-		return fmt.Errorf("cuda: BP128 batch source offset %d beyond its %d bytes", b.SrcOff[n], len(b.Src))
-	}
-	if b.OutOff[n]-b.OutOff[0] > math.MaxInt32 {
-		return fmt.Errorf("cuda: BP128 batch of %d values is too large for one call", b.OutOff[n]-b.OutOff[0])
-	}
-	return nil
-}
-
-// DecodeBP128Blocks decodes every block of b on c's GPU into
-// out[b.OutOff[0]:b.OutOff[n]] (out must be that long) and returns nil when
-// all blocks are valid, or a *BlockError (wrapping compress.ErrCorrupt) for
-// the lowest corrupt block, in which case out's contents are unspecified.
-// It is the synchronous convenience path: it uploads the batch into pooled
-// buffers, launches on the legacy default stream and downloads the result.
-// The error matches ErrOutOfMemory when the device is full.
-func DecodeBP128Blocks(c *Context, b *BP128Batch, out []uint32) error {
-	if err := b.validate(); err != nil {
-		return err
-	}
-	n := b.NBlocks()
-	if n == 0 {
-		return nil
-	}
-	first, total := b.OutOff[0], b.OutOff[n]-b.OutOff[0]
-	if uint64(len(out)) < b.OutOff[n] {
-		return fmt.Errorf("cuda: DecodeBP128Blocks: output of %d values, need %d", len(out), b.OutOff[n])
-	}
-	k, err := c.Kernels()
-	if err != nil {
-		return err
-	}
-	outOff := b.OutOff
-	if first != 0 {
-		outOff = make([]uint64, n+1)
-		for i, o := range b.OutOff {
-			outOff[i] = o - first
-		}
-	}
-	var status [1]uint64
-	err = c.Do(func() error {
-		a := BP128Args{NBlocks: n}
-		var bufs []*Buffer
-		defer func() {
-			for _, x := range bufs {
-				_ = x.Free()
-			}
-		}()
-		get := func(dst **Buffer, bytes int) error {
-			x, err := c.pool.Get(bytes)
-			if err != nil {
-				return err
-			}
-			bufs = append(bufs, x)
-			*dst = x
-			return nil
-		}
-		srcEnd := int(b.SrcOff[n])
-		for _, g := range []struct {
-			dst   **Buffer
-			bytes int
-		}{
-			{&a.Src, srcEnd}, {&a.SrcOff, 8 * (n + 1)}, {&a.OutOff, 8 * (n + 1)},
-			{&a.Base, 4 * n}, {&a.Out, 4 * int(total)}, {&a.Status, 8},
-		} {
-			if err := get(g.dst, g.bytes); err != nil {
-				return err
-			}
-		}
-		if b.Last != nil {
-			if err := get(&a.Last, 4*n); err != nil {
-				return err
-			}
-			if err := CopyToDevice(a.Last, 0, b.Last); err != nil {
-				return err
-			}
-		}
-		for _, err := range []error{
-			CopyToDevice(a.Src, 0, b.Src[:srcEnd]),
-			CopyToDevice(a.SrcOff, 0, b.SrcOff),
-			CopyToDevice(a.OutOff, 0, outOff),
-			CopyToDevice(a.Base, 0, b.Base),
-		} {
-			if err != nil {
-				return err
-			}
-		}
-		if err := k.LaunchBP128Docs(nil, a); err != nil {
-			return err
-		}
-		// Synchronous copies on the legacy default stream wait for the launch.
-		if err := CopyFromDevice(status[:], a.Status, 0); err != nil {
-			return err
-		}
-		if status[0] != math.MaxUint64 {
-			return nil
-		}
-		return CopyFromDevice(out[first:b.OutOff[n]], a.Out, 0)
-	})
-	if err != nil {
-		return err
-	}
-	return BP128StatusError(status[0])
 }

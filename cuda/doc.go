@@ -31,5 +31,10 @@
 //	memory.go   Buffer, HostBuffer (pinned), Pool (size classes), synchronous copies
 //	stream.go   Stream (async copies, fills), Event (record, synchronize, elapsed time)
 //	module.go   Module, Function.Launch (kernel parameter safety), Kernels
-//	bp128.go    BP128 docID block decoding (kernels/bp128.cu)
+//	decode.go   batch decoding of index blocks, every codec, docIDs or
+//	            frequencies (kernels/decode.cuh + one kernels/<codec>.cu each)
+//	bench.go    BenchDecode: decoding speed per codec and list length
+//	bp128.go    BlockError, ErrUnsupported; the first BP128 kernel (baseline)
+//	emu/        CPU emulator of the driver API for testing kernels without a GPU
+//	scripts/    plot_decode.py: SVG plot and table from BenchDecode's CSV
 package cuda

@@ -28,41 +28,43 @@ var drv struct {
 	lib  uintptr // dlopen handle
 	ver  int32   // cuDriverGetVersion, e.g. 12040
 
-	cuInit                       func(flags uint32) int32
-	cuDriverGetVersion           func(v *int32) int32
-	cuGetErrorName               func(r int32, s **byte) int32
-	cuDeviceGetCount             func(n *int32) int32
-	cuDeviceGet                  func(dev *int32, ordinal int32) int32
-	cuDeviceGetName              func(name *byte, n int32, dev int32) int32
-	cuDeviceTotalMem_v2          func(bytes *uintptr, dev int32) int32
-	cuDeviceGetAttribute         func(v *int32, attr int32, dev int32) int32
-	cuDevicePrimaryCtxRetain     func(ctx *uintptr, dev int32) int32
-	cuDevicePrimaryCtxRelease_v2 func(dev int32) int32
-	cuCtxSetCurrent              func(ctx uintptr) int32
-	cuCtxSynchronize             func() int32
-	cuMemGetInfo_v2              func(free, total *uintptr) int32
-	cuMemAlloc_v2                func(p *uint64, size uintptr) int32
-	cuMemFree_v2                 func(p uint64) int32
-	cuMemAllocHost_v2            func(p *unsafe.Pointer, size uintptr) int32
-	cuMemFreeHost                func(p unsafe.Pointer) int32
-	cuMemcpyHtoD_v2              func(dst uint64, src unsafe.Pointer, n uintptr) int32
-	cuMemcpyDtoH_v2              func(dst unsafe.Pointer, src uint64, n uintptr) int32
-	cuMemcpyHtoDAsync_v2         func(dst uint64, src unsafe.Pointer, n uintptr, s uintptr) int32
-	cuMemcpyDtoHAsync_v2         func(dst unsafe.Pointer, src uint64, n uintptr, s uintptr) int32
-	cuMemsetD32Async             func(dst uint64, v uint32, n uintptr, s uintptr) int32
-	cuStreamCreate               func(s *uintptr, flags uint32) int32
-	cuStreamSynchronize          func(s uintptr) int32
-	cuStreamDestroy_v2           func(s uintptr) int32
-	cuEventCreate                func(e *uintptr, flags uint32) int32
-	cuEventRecord                func(e, s uintptr) int32
-	cuEventSynchronize           func(e uintptr) int32
-	cuEventElapsedTime           func(ms *float32, start, end uintptr) int32
-	cuEventDestroy_v2            func(e uintptr) int32
-	cuModuleLoadData             func(m *uintptr, image unsafe.Pointer) int32
-	cuModuleUnload               func(m uintptr) int32
-	cuModuleGetFunction          func(f *uintptr, m uintptr, name string) int32
-	cuFuncGetAttribute           func(v *int32, attr int32, f uintptr) int32
-	cuLaunchKernel               func(f uintptr, gx, gy, gz, bx, by, bz, shmem uint32, s uintptr, params, extra unsafe.Pointer) int32
+	cuInit                                      func(flags uint32) int32
+	cuDriverGetVersion                          func(v *int32) int32
+	cuGetErrorName                              func(r int32, s **byte) int32
+	cuDeviceGetCount                            func(n *int32) int32
+	cuDeviceGet                                 func(dev *int32, ordinal int32) int32
+	cuDeviceGetName                             func(name *byte, n int32, dev int32) int32
+	cuDeviceTotalMem_v2                         func(bytes *uintptr, dev int32) int32
+	cuDeviceGetAttribute                        func(v *int32, attr int32, dev int32) int32
+	cuDevicePrimaryCtxRetain                    func(ctx *uintptr, dev int32) int32
+	cuDevicePrimaryCtxRelease_v2                func(dev int32) int32
+	cuCtxSetCurrent                             func(ctx uintptr) int32
+	cuCtxSynchronize                            func() int32
+	cuMemGetInfo_v2                             func(free, total *uintptr) int32
+	cuMemAlloc_v2                               func(p *uint64, size uintptr) int32
+	cuMemFree_v2                                func(p uint64) int32
+	cuMemAllocHost_v2                           func(p *unsafe.Pointer, size uintptr) int32
+	cuMemFreeHost                               func(p unsafe.Pointer) int32
+	cuMemcpyHtoD_v2                             func(dst uint64, src unsafe.Pointer, n uintptr) int32
+	cuMemcpyDtoH_v2                             func(dst unsafe.Pointer, src uint64, n uintptr) int32
+	cuMemcpyHtoDAsync_v2                        func(dst uint64, src unsafe.Pointer, n uintptr, s uintptr) int32
+	cuMemcpyDtoHAsync_v2                        func(dst unsafe.Pointer, src uint64, n uintptr, s uintptr) int32
+	cuMemcpyDtoDAsync_v2                        func(dst, src uint64, n uintptr, s uintptr) int32
+	cuMemsetD32Async                            func(dst uint64, v uint32, n uintptr, s uintptr) int32
+	cuStreamCreate                              func(s *uintptr, flags uint32) int32
+	cuStreamSynchronize                         func(s uintptr) int32
+	cuStreamDestroy_v2                          func(s uintptr) int32
+	cuEventCreate                               func(e *uintptr, flags uint32) int32
+	cuEventRecord                               func(e, s uintptr) int32
+	cuEventSynchronize                          func(e uintptr) int32
+	cuEventElapsedTime                          func(ms *float32, start, end uintptr) int32
+	cuEventDestroy_v2                           func(e uintptr) int32
+	cuModuleLoadData                            func(m *uintptr, image unsafe.Pointer) int32
+	cuModuleUnload                              func(m uintptr) int32
+	cuModuleGetFunction                         func(f *uintptr, m uintptr, name string) int32
+	cuFuncGetAttribute                          func(v *int32, attr int32, f uintptr) int32
+	cuLaunchKernel                              func(f uintptr, gx, gy, gz, bx, by, bz, shmem uint32, s uintptr, params, extra unsafe.Pointer) int32
+	cuOccupancyMaxActiveBlocksPerMultiprocessor func(n *int32, f uintptr, blockSize int32, dynSmem uintptr) int32
 }
 
 // drvBound is set once every symbol is bound, even if cuInit then fails
@@ -99,6 +101,7 @@ func symbols() []struct {
 		{&drv.cuMemcpyDtoH_v2, "cuMemcpyDtoH_v2"},
 		{&drv.cuMemcpyHtoDAsync_v2, "cuMemcpyHtoDAsync_v2"},
 		{&drv.cuMemcpyDtoHAsync_v2, "cuMemcpyDtoHAsync_v2"},
+		{&drv.cuMemcpyDtoDAsync_v2, "cuMemcpyDtoDAsync_v2"},
 		{&drv.cuMemsetD32Async, "cuMemsetD32Async"},
 		{&drv.cuStreamCreate, "cuStreamCreate"},
 		{&drv.cuStreamSynchronize, "cuStreamSynchronize"},
@@ -113,6 +116,7 @@ func symbols() []struct {
 		{&drv.cuModuleGetFunction, "cuModuleGetFunction"},
 		{&drv.cuFuncGetAttribute, "cuFuncGetAttribute"},
 		{&drv.cuLaunchKernel, "cuLaunchKernel"},
+		{&drv.cuOccupancyMaxActiveBlocksPerMultiprocessor, "cuOccupancyMaxActiveBlocksPerMultiprocessor"},
 	}
 }
 

@@ -2,8 +2,12 @@ package cuda
 
 import (
 	"fmt"
+
+	"github.com/qpengine/qp/compress"
 	"math"
 	"runtime"
+	"sort"
+	"sync"
 	"sync/atomic"
 	"unsafe"
 )
@@ -174,8 +178,40 @@ func (f *Function) Launch(grid, block Dim3, sharedMem int, s *Stream, args ...an
 
 // Kernels are the kernels of the embedded fatbin, loaded into one Context.
 type Kernels struct {
-	mod       *Module
-	bp128Docs *Function
+	mod   *Module
+	ctx   *Context
+	fns   map[string]*Function
+	order []*Function
+
+	occMu sync.Mutex
+	occ   map[*Function]int // resident CTAs per SM, by block size 32*decodeWarps
+}
+
+// kernelNames lists every kernel of the fatbin: the BP128 baseline and the
+// batch decoders of decode.go.
+func kernelNames() []string {
+	names := []string{"qp_bp128_docs"}
+	seen := map[string]bool{}
+	add := func(k decodeKernel) {
+		if !seen[k.name] {
+			seen[k.name] = true
+			names = append(names, k.name)
+		}
+	}
+	for _, id := range compress.All() {
+		if k, ok := decodeKernels[id.ID()]; ok {
+			add(k)
+		}
+	}
+	variants := make([]string, 0, len(decodeVariants))
+	for v := range decodeVariants {
+		variants = append(variants, v)
+	}
+	sort.Strings(variants)
+	for _, v := range variants {
+		add(decodeVariants[v])
+	}
+	return names
 }
 
 // Kernels loads the embedded fatbin into c on first use and returns its
@@ -191,20 +227,41 @@ func loadKernels(c *Context) (*Kernels, error) {
 		return nil, fmt.Errorf("cuda: loading the embedded kernels (sm_80, sm_90, compute_90 PTX) on %s (compute capability %d.%d, driver %d): %w",
 			c.dev.Name, c.dev.Major, c.dev.Minor, drv.ver, err)
 	}
-	k := &Kernels{mod: m}
-	for _, f := range []struct {
-		dst  **Function
-		name string
-	}{
-		{&k.bp128Docs, "qp_bp128_docs"},
-	} {
-		if *f.dst, err = m.Function(f.name); err != nil {
+	k := &Kernels{mod: m, ctx: c, fns: map[string]*Function{}, occ: map[*Function]int{}}
+	for _, name := range kernelNames() {
+		f, err := m.Function(name)
+		if err != nil {
 			_ = m.Unload()
 			return nil, err
 		}
+		k.fns[name] = f
+		k.order = append(k.order, f)
 	}
 	return k, nil
 }
 
+// Function returns the loaded kernel of that name, or nil.
+func (k *Kernels) Function(name string) *Function { return k.fns[name] }
+
 // Functions lists the loaded kernels (for resource reports).
-func (k *Kernels) Functions() []*Function { return []*Function{k.bp128Docs} }
+func (k *Kernels) Functions() []*Function { return append([]*Function(nil), k.order...) }
+
+// residentCTAs returns how many CTAs of blockSize threads of f fit on one
+// SM at once (cuOccupancyMaxActiveBlocksPerMultiprocessor), at least 1.
+func (k *Kernels) residentCTAs(f *Function, blockSize int) int {
+	k.occMu.Lock()
+	defer k.occMu.Unlock()
+	if n, ok := k.occ[f]; ok {
+		return n
+	}
+	var n int32
+	err := k.ctx.Do(func() error {
+		return check("cuOccupancyMaxActiveBlocksPerMultiprocessor",
+			drv.cuOccupancyMaxActiveBlocksPerMultiprocessor(&n, f.h, int32(blockSize), 0))
+	})
+	if err != nil || n < 1 {
+		n = 1
+	}
+	k.occ[f] = int(n)
+	return int(n)
+}

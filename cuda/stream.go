@@ -88,6 +88,20 @@ func (s *Stream) CopyFromDevice(dst *HostBuffer, dstOff int, src *Buffer, srcOff
 	})
 }
 
+// CopyDevice enqueues a copy of n bytes from src[srcOff:] to dst[dstOff:]
+// (both device buffers of the same Context; the ranges must not overlap).
+func (s *Stream) CopyDevice(dst *Buffer, dstOff int, src *Buffer, srcOff, n int) error {
+	span("Stream.CopyDevice destination", dstOff, n, dst.size)
+	span("Stream.CopyDevice source", srcOff, n, src.size)
+	if n == 0 {
+		return nil
+	}
+	return dst.ctx.Do(func() error {
+		return check("cuMemcpyDtoDAsync_v2", drv.cuMemcpyDtoDAsync_v2(uint64(dst.ptr)+uint64(dstOff),
+			uint64(src.ptr)+uint64(srcOff), uintptr(n), s.handle()))
+	})
+}
+
 // Fill32 enqueues setting n uint32 words of dst, from byte offset off (a
 // multiple of 4), to v.
 func (s *Stream) Fill32(dst *Buffer, off int, v uint32, n int) error {

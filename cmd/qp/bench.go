@@ -28,7 +28,10 @@ Experiments:
                           cores, with bits per integer
   query INDEX QUERIES     queries/s and latency (mean, p50, p95, p99) of AND, OR
                           and AND+OR for every algorithm, single thread and all
-                          cores, on a query log (qid:query or qid<TAB>query)
+                          cores (and the GPU with --device gpu|auto), on a query
+                          log (qid:query or qid<TAB>query)
+  sched INDEX QUERIES     Poisson replay: CPU only, GPU only, best-of-two, CPU+GPU
+                          scheduler; delay per rate and highest sustained rate
 
 Run 'qp bench <experiment> --help' for its flags.
 `)
@@ -39,8 +42,10 @@ Run 'qp bench <experiment> --help' for its flags.
 			return benchDecode(c, args[1:])
 		case "query":
 			return benchQuery(c, args[1:])
+		case "sched":
+			return benchSched(c, args[1:])
 		}
-		return fmt.Errorf("unknown experiment %q (decode or query)", args[0])
+		return fmt.Errorf("unknown experiment %q (decode, query or sched)", args[0])
 	}
 	register(c)
 }
@@ -223,10 +228,23 @@ algorithm are checked to be identical.`)
 		fs.Usage()
 		return errUsage
 	}
+	dev := *qf.device
 	*qf.device = "cpu"
 	x, an, _, _, _, err := qf.openEngine(pos[0])
 	if err != nil {
 		return err
+	}
+	// With --device gpu or auto (and a usable GPU), GPU rows follow the CPU
+	// rows of each mode, checked identical to them.
+	var gpuBe engine.Backend
+	if dev != "cpu" {
+		*qf.device = dev
+		if gpuBe, err = qf.backend(x); err != nil {
+			return err
+		}
+		if gpuBe.Name() != "gpu" {
+			gpuBe = nil
+		}
 	}
 	fq, err := readQueryFile(pos[1], *limit)
 	if err != nil {
@@ -270,15 +288,35 @@ algorithm are checked to be identical.`)
 			}
 		}
 		var ref []engine.Response
+		type run struct {
+			opt engine.Options
+			be  engine.Backend
+		}
+		var runs []run
 		for _, opt := range algos {
+			for _, th := range counts {
+				runs = append(runs, run{opt, engine.NewCPU(x, th)})
+			}
+		}
+		if gpuBe != nil {
+			runs = append(runs, run{engine.Options{}, gpuBe})
+		}
+		for _, r := range runs {
+			opt := r.opt
 			name := string(opt.AndAlgo) + string(opt.OrAlgo)
 			if mode == engine.AndOr && opt.OrAlgo != "" {
 				name = "and+" + name
 			} else if mode == engine.AndOr {
 				name += "+or"
 			}
-			for _, th := range counts {
-				be := engine.NewCPU(x, th)
+			{
+				be := r.be
+				th := "gpu"
+				if c, ok := be.(*engine.CPU); ok {
+					th = fmt.Sprint(c.Workers())
+				} else {
+					name = "gpu"
+				}
 				out := make([]engine.Response, len(qs))
 				if err := be.SearchBatch(ctx, qs, opt, out); err != nil { // warm-up
 					return err
@@ -312,7 +350,7 @@ algorithm are checked to be identical.`)
 				if len(lat) > 0 {
 					mean = sum / time.Duration(len(lat))
 				}
-				fmt.Printf(row, mode, name, fmt.Sprint(th), fmt.Sprintf("%.0f", float64(len(qs))/wall.Seconds()),
+				fmt.Printf(row, mode, name, th, fmt.Sprintf("%.0f", float64(len(qs))/wall.Seconds()),
 					fmt.Sprintf("%.3f", ms(mean)), fmt.Sprintf("%.3f", ms(pctl(lat, .5))), fmt.Sprintf("%.3f", ms(pctl(lat, .95))),
 					fmt.Sprintf("%.3f", ms(pctl(lat, .99))), fmt.Sprintf("%.2f", float64(results)/float64(max(1, len(lat)))), fmt.Sprint(failed))
 			}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/qpengine/qp/cuda"
 	"github.com/qpengine/qp/engine"
+	"github.com/qpengine/qp/engine/gpu"
 	"github.com/qpengine/qp/eval"
 	"github.com/qpengine/qp/index"
 	"github.com/qpengine/qp/index/analysis"
@@ -62,15 +63,7 @@ func (qf *queryFlags) openEngine(path string) (*index.Index, *analysis.Analyzer,
 		return nil, nil, nil, 0, zero, fmt.Errorf("-k %d out of range 1..%d", *qf.k, topk.MaxK)
 	}
 	switch *qf.device {
-	case "cpu":
-	case "auto":
-		if ok, why := cuda.Available(); !ok {
-			fmt.Fprintf(os.Stderr, "qp: %s\n", why)
-		} else {
-			fmt.Fprintln(os.Stderr, "qp: a GPU is present, but GPU query processing is not in this build yet; using the CPU backend")
-		}
-	case "gpu":
-		return nil, nil, nil, 0, zero, errors.New("--device gpu: GPU query processing is not available in this build yet (use --device cpu or auto)")
+	case "cpu", "gpu", "auto":
 	default:
 		return nil, nil, nil, 0, zero, fmt.Errorf("--device %q: want cpu, gpu or auto", *qf.device)
 	}
@@ -94,7 +87,35 @@ func (qf *queryFlags) openEngine(path string) (*index.Index, *analysis.Analyzer,
 	if err != nil {
 		return nil, nil, nil, 0, zero, fmt.Errorf("index analysis options: %w", err)
 	}
-	return x, an, engine.NewCPU(x, *qf.threads), mode, opt, nil
+	be, err := qf.backend(x)
+	if err != nil {
+		return nil, nil, nil, 0, zero, err
+	}
+	return x, an, be, mode, opt, nil
+}
+
+// backend picks the processor: --device gpu requires a usable GPU whose
+// decoders support the index's codecs; auto uses one when it can and says
+// once why it does not; cpu never touches the driver.
+func (qf *queryFlags) backend(x *index.Index) (engine.Backend, error) {
+	if *qf.device == "cpu" {
+		return engine.NewCPU(x, *qf.threads), nil
+	}
+	ok, why := cuda.Available()
+	if ok {
+		b, err := gpu.New(x)
+		if err == nil {
+			fmt.Fprintf(os.Stderr, "qp: using GPU %s\n", b.Device().Name)
+			return b, nil
+		}
+		why = fmt.Sprintf("GPU backend unavailable: %v", err)
+	}
+	why = strings.TrimSuffix(why, "; using the CPU backend")
+	if *qf.device == "gpu" {
+		return nil, fmt.Errorf("--device gpu: %s", why)
+	}
+	fmt.Fprintf(os.Stderr, "qp: %s; using the CPU backend\n", why)
+	return engine.NewCPU(x, *qf.threads), nil
 }
 
 // analyzeQueries turns query-file lines into engine queries.

@@ -1,55 +1,101 @@
-// bp128.cu — GPU decoding of BP128 docID blocks (compress/bp128.go) into
-// absolute docIDs, many blocks of many posting lists per launch.
+// bp128.cu — GPU decoding of BP128 blocks (compress/bp128.go), many blocks of
+// many posting lists per launch, into absolute docIDs or frequencies.
 //
 // Input format: each block is one complete compress "bp128" encoding of one
-// index block of m <= 128 d-gaps, exactly as index.List.DocBlock returns it:
+// index block of m <= 128 values, exactly as index.List.DocBlock (or
+// FreqBlock) returns it:
 //
 //	uvarint(m)            1 byte for m < 128, the 2 bytes 0x80 0x01 for 128
 //	1 byte w              bit width, 0..32 (present only when m > 0)
 //	ceil(m*w/8) bytes     value j at bits [j*w, (j+1)*w), LSB-first; the
 //	                      padding bits of the last byte are zero
 //
-// The values are the index's General-codec docID gaps (index/list.go,
-// DecodeDocs): v[0] = d[0] - base, v[j] = d[j] - d[j-1] - 1, so
+// Two kernels:
 //
-//	d[j] = base + v[0] + ... + v[j] + j       (mod 2^32, like the CPU)
+// qp_decode_bp128: the decode.cuh framework. Phase 1, per lane: the count,
+// width, length and padding checks of its block. Phase 2, per warp and
+// block: lane l extracts values 4l..4l+3 with two 32-bit loads and a funnel
+// shift each, the docID prefix sum is a per-lane sum of 4 plus one warp
+// scan, and 16-byte stores write the result. Launch shape: persistent grid
+// of CTAs of 256 threads (8 warps), at least 6 CTAs per SM (35 registers);
+// static shared memory 16512 bytes per CTA (per warp: 32 block records of 48
+// bytes and 512 unused value bytes). Memory traffic per decoded integer:
+// reads w/8 bytes of packed data in place through L1 (each 128-byte line
+// from DRAM once: the header line in phase 1, the rest prefetched into L2),
+// plus per block the 2-3 header bytes and 20 (24 with last) bytes of
+// offsets, base and last (coalesced across the lanes of phase 1): 0.16 bytes
+// per integer; writes 4 bytes.
 //
-// which is an inclusive prefix sum (cub::BlockScan) plus the thread index.
+// qp_bp128_docs: the first kernel (baseline, kept to compare with on the
+// same GPU): one 128-thread CTA per block, one thread per value,
+// cub::BlockScan. Docs only. Its status codes are its own (bp128Reasons in
+// cuda/bp128.go).
 //
-// Validation matches the CPU's Decode + DecodeDocs: a block is corrupt when
-// its count header is not the minimal uvarint of m (m taken from the output
-// offsets; m > 128 is corrupt too), its width exceeds 32, its byte length is
-// not exactly header + 1 + ceil(m*w/8) (truncated or trailing bytes), its
-// padding bits are not zero, or (when last != NULL) its decoded last docID
-// differs from last[i]. A corrupt block reports (i << 8 | code) to *status
-// with atomicMin, so after the launch *status holds the lowest corrupt block
-// and its code, or stays at the all-ones value the host stored before the
-// launch. Blocks with a bad header write nothing; once any block is corrupt
-// the caller must treat all of out as unspecified.
-//
-// Launch shape: grid (nblocks, 1, 1), block (128, 1, 1), one thread block per
-// encoded block and one thread per value; no dynamic shared memory (static:
-// 528 bytes of packed words plus CUB's scan storage).
-//
-// Memory traffic per decoded integer: reads w/8 bytes of packed data (plus,
-// per 128 values, 1-2 count bytes, the width byte, 8+8 bytes of offsets and
-// 4 (8 with last) bytes of base/last: about 0.2 bytes per integer), writes 4
-// bytes. Packed data is read once, in aligned 32-bit words, coalesced; the
-// output is written as 128 consecutive uint32 per block, coalesced.
-//
-// Host contract (checked by the Go side, cuda.LaunchBP128Docs): src_off and
-// out_off hold nblocks+1 non-decreasing entries; src is readable up to
-// src_off[nblocks] rounded up to a multiple of 4 and is 4-byte aligned (the
-// aligned word loads may read up to 3 bytes past a block's end); out holds
-// out_off[nblocks] values; *status == ~0ull before the launch.
+// Validation (both) matches the CPU's Decode + DecodeDocs: a block is
+// corrupt when its count header is not the minimal uvarint of m (m taken from
+// the output offsets), its width exceeds 32, its byte length is not exactly
+// header + 1 + ceil(m*w/8) (truncated or trailing bytes), its padding bits
+// are not zero, or (docIDs, when last != NULL) its decoded last docID
+// differs from last[i].
 
 #include <cstdint>
+#ifndef QP_EMU
 #include <cub/block/block_scan.cuh>
+#endif
+#include "decode.cuh"
 
-// `make kernels` compiles all cuda/kernels/*.cu as one translation unit, so
-// each file keeps its helpers in a namespace of its own (extern "C" kernels
-// keep their plain names inside it).
 namespace qp_bp128 {
+
+using namespace qp_dec;
+
+// Codec is BP128 for decode.cuh. Record: h[0] = width w, h[1] = bit offset
+// of the packed values.
+struct Codec {
+	static constexpr bool kSorted = false;
+	static constexpr bool kCheck = false;
+	static constexpr int kHdr = 2;
+	static constexpr int kAux = 0;
+
+	__device__ __forceinline__ static u32 header(const View &v, u32 m, u32 *h) {
+		const u32 hdr = count_header(v, m);
+		if (!hdr) return kBadCount;
+		if (m == 0) return v.len != 1 ? kTrailing : 0;
+		if (v.len < hdr + 1) return kTruncated;
+		const u32 w = v.byte(hdr);
+		if (w > 32) return kBadWidth;
+		const u32 nb = (m * w + 7) >> 3;
+		const u32 want = hdr + 1 + nb;
+		if (v.len < want) return kTruncated;
+		if (v.len > want) return kTrailing;
+		const u32 pad = nb * 8 - m * w;
+		if (pad && (v.byte(hdr + nb) >> (8 - pad))) return kBadPadding;
+		h[0] = w;
+		h[1] = (hdr + 1) * 8;
+		return 0;
+	}
+
+	template <class S>
+	__device__ __forceinline__ static u32 values(const View &v, u32 m, const u32 *h, u32 (&x)[4], S &, u32 lane) {
+		const u32 w = h[0], i0 = lane * 4, p0 = h[1] + i0 * w, mask = wmask(w);
+#pragma unroll
+		for (int j = 0; j < 4; j++) x[j] = i0 + j < m && w ? v.field(p0 + j * w, w, mask) : 0;
+		return 0;
+	}
+};
+
+} // namespace qp_bp128
+
+QP_DECODE_KERNEL(qp_decode_bp128, qp_bp128::Codec, 8, 6)
+
+// ---- qp_bp128_docs: the baseline kernel ----
+//
+// Launch shape: grid (nblocks, 1, 1), block (128, 1, 1), one thread block per
+// encoded block and one thread per value; static shared memory: 528 bytes of
+// packed words plus CUB's scan storage. Memory traffic per integer as above,
+// but the packed data is read as aligned 32-bit words and the output written
+// with 4-byte stores.
+
+namespace qp_bp128_legacy {
 
 constexpr int kBlockValues = 128;
 
@@ -157,4 +203,6 @@ qp_bp128_docs(const uint8_t *__restrict__ src,
 	}
 }
 
-}  // namespace qp_bp128
+QP_EMU_REGISTER(qp_bp128_docs)
+
+}  // namespace qp_bp128_legacy

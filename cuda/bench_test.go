@@ -1,0 +1,145 @@
+package cuda
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/qpengine/qp/compress"
+)
+
+// benchKernel is a codec and one of its kernels ("": the default one).
+type benchKernel struct {
+	codec  compress.Codec
+	kernel string
+}
+
+func (k benchKernel) name() string {
+	if k.kernel != "" {
+		return k.kernel
+	}
+	return k.codec.Name()
+}
+
+// benchKernels is every kernel BenchDecode measures: each codec's, the
+// variants, and the BP128 baseline.
+func benchKernels() []benchKernel {
+	var ks []benchKernel
+	for _, c := range compress.All() {
+		ks = append(ks, benchKernel{c, ""})
+		var vs []string
+		for name, v := range decodeVariants {
+			if v.id == c.ID() {
+				vs = append(vs, name)
+			}
+		}
+		sort.Strings(vs)
+		for _, v := range vs {
+			ks = append(ks, benchKernel{c, v})
+		}
+		if c.ID() == compress.IDBP128 {
+			ks = append(ks, benchKernel{c, "bp128-baseline"})
+		}
+	}
+	return ks
+}
+
+// BenchmarkDecode times every codec's kernel (and the variants) decoding
+// batches of 2^22 docIDs in lists of 2^20 (BenchDecode, CUDA event times of
+// the kernel alone, median of -benchtime launches but at least 5).
+func BenchmarkDecode(b *testing.B) {
+	c := gpu(b)
+	bw, err := MeasureCopyBandwidth(c, 512<<20)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, k := range benchKernels() {
+		b.Run(k.name(), func(b *testing.B) {
+			rs, err := BenchDecode(c, k.codec, []int{1 << 20}, BenchOptions{Kernel: k.kernel, Reps: max(5, b.N), CopyBW: bw})
+			if err != nil {
+				b.Fatal(err)
+			}
+			r := rs[0]
+			b.ReportMetric(r.IntsPerSec/1e9, "Gint/s")
+			b.ReportMetric(r.BitsPerInt, "bits/int")
+			b.ReportMetric(100*r.BandwidthFrac, "%bw")
+			b.ReportMetric(r.Seconds*1e6, "µs/launch")
+		})
+	}
+}
+
+// TestDecodeSweep measures every kernel on every list length of
+// DecodeBenchLengths and writes the results as CSV to $QP_DECODE_CSV; it is
+// skipped unless that is set. QP_DECODE_LENGTHS (comma-separated) and
+// QP_DECODE_KERNELS (names as in BenchmarkDecode) narrow it.
+func TestDecodeSweep(t *testing.T) {
+	path := os.Getenv("QP_DECODE_CSV")
+	if path == "" {
+		t.Skip("QP_DECODE_CSV not set")
+	}
+	c := gpu(t)
+	lengths := DecodeBenchLengths()
+	if s := os.Getenv("QP_DECODE_LENGTHS"); s != "" {
+		lengths = nil
+		for _, f := range strings.Split(s, ",") {
+			n, err := strconv.Atoi(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lengths = append(lengths, n)
+		}
+	}
+	only := map[string]bool{}
+	if s := os.Getenv("QP_DECODE_KERNELS"); s != "" {
+		for _, f := range strings.Split(s, ",") {
+			only[f] = true
+		}
+	}
+	opt := BenchOptions{}
+	if emulated(c) { // the emulator runs the same code, smaller
+		opt.BatchInts, opt.PoolInts, opt.Reps = 1<<14, 1<<11, 3
+	}
+	if s := os.Getenv("QP_DECODE_BATCH"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opt.BatchInts = n
+	}
+	bw, err := MeasureCopyBandwidth(c, 1<<30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Printf("device %s: device-to-device copy %.1f GB/s (read + write)\n", c.Device().Name, bw/1e9)
+	var all []DecodeResult
+	for _, k := range benchKernels() {
+		if len(only) > 0 && !only[k.name()] {
+			continue
+		}
+		o := opt
+		o.Kernel, o.CopyBW, o.Progress = k.kernel, bw, func(r DecodeResult) { fmt.Println(r) }
+		rs, err := BenchDecode(c, k.codec, lengths, o)
+		all = append(all, rs...)
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := bufio.NewWriter(f)
+	if err := WriteDecodeCSV(w, all); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+}

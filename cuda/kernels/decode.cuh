@@ -1,0 +1,450 @@
+// decode.cuh — the framework every batch decoding kernel of
+// cuda/kernels/*.cu is built on (qp_decode_<codec>, Go side cuda/decode.go).
+//
+// One launch decodes any number of index blocks of any number of posting
+// lists. Block i is one complete compress encoding of m_i <= 128 values,
+// src[src_off[i], src_off[i+1]), with m_i = out_off[i+1] - out_off[i]; it
+// decodes into out[out_off[i], out_off[i+1]) exactly as the index's CPU code
+// does (index/list.go):
+//
+//	mode kDocs,  General codec:  d[j] = base + v[0] + ... + v[j] + j
+//	mode kDocs,  Sorted codec:   d[j] = base + v[j]
+//	mode kFreqs, General codec:  f[j] = v[j] + 1
+//	mode kFreqs, Sorted codec:   f[j] = v[j] - v[j-1] + 1   (v[-1] = 0)
+//
+// all mod 2^32, and (kDocs, last != NULL) the last docID must equal
+// last[i]. Blocks longer than 128 values (an index built with a larger
+// block size), or of 256 MiB or more, are reported as kTooLong:
+// unsupported, not corrupt, so the caller decodes them on the CPU.
+//
+// Work decomposition: chunks of blocks per warp, headers per lane. The grid
+// is persistent (the host launches as many CTAs of WPC warps as fit on the
+// GPU at once); the blocks are cut into chunks of cs <= 32 consecutive
+// blocks, cs = min(32, ceil(nblocks / warps in the grid)), and each warp
+// walks the chunks c = warp, warp + W, ... In phase 1 lane l of the warp
+// takes block c*cs + l of its chunk alone: it loads the block's offsets and
+// base (coalesced across the lanes), asks for the block's cache lines (L2
+// prefetch), and parses and checks the block's headers (Codec::header, no
+// warp collectives, divergent control flow allowed), leaving a record in
+// shared memory. In phase 2 the warp decodes
+// the chunk's blocks one after the other (Codec::values, warp collectives):
+// lane l owns values 4l..4l+3 (a "blocked" layout), a per-lane inclusive sum
+// of four plus one cub::WarpScan gives the docID prefix sum, and when the
+// output offset is a multiple of 4 each lane writes its four results with
+// one 16-byte store (the warp's 512 bytes are one contiguous write). Header
+// parsing, serial and branchy, thus costs a warp one pass per chunk instead
+// of one pass per block. Bits 8..15 of the mode parameter, when nonzero,
+// force cs (tests).
+//
+// Memory access: a block's bytes are read in place from global memory (L1)
+// through a View, which reads only whole 32-bit words of the aligned
+// 16-byte chunks that hold the block, so nothing outside
+// [src_off[i] & ~15, roundup16(src_off[i+1])) is touched: the host
+// guarantees src is readable up to its length rounded up to 16 bytes.
+//
+// Validation: Codec::header and Codec::values check everything the CPU
+// decoder checks (compress/*.go) and return a status code; values() codes
+// are reduced over the warp (__reduce_max_sync). A rejected block reports
+// (i << 8 | code) to *status with atomicMin, so after the launch *status is
+// the lowest rejected block and its code, or the all-ones value the host
+// stored first; with codes != NULL every block's code (0 = decoded) is also
+// written to codes[i]. Once a block is rejected, its output is unspecified.
+//
+// Each codec provides
+//
+//	struct Codec {
+//	  static constexpr bool kSorted; // compress.Sorted
+//	  static constexpr bool kCheck;  // values() can reject a block
+//	  static constexpr int kHdr;     // 32-bit header words per block record
+//	  static constexpr int kAux;     // extra shared 32-bit words per warp
+//	  // per lane, for its own block: check it and fill h[0..kHdr)
+//	  __device__ static unsigned header(const View &v, unsigned m, unsigned *h);
+//	  // per warp, for a block whose header passed: value 4*lane+j in x[j]
+//	  template <class S> __device__ static unsigned
+//	  values(const View &v, unsigned m, const unsigned *h, unsigned (&x)[4], S &sm, unsigned lane);
+//	};
+//
+// values() may use sm.vals[128] and sm.aux[kAux].
+//
+// `make kernels` compiles every cuda/kernels/*.cu as ONE translation unit;
+// this header is included by each of them (#pragma once) and keeps its
+// helpers in namespace qp_dec. The same sources also build, with g++ and
+// cuda/emu/emu.h (QP_EMU), into the CPU emulator of cuda/emu.
+
+#pragma once
+
+#include <cstdint>
+#ifndef QP_EMU
+#include <cub/warp/warp_scan.cuh>
+#endif
+
+namespace qp_dec {
+
+typedef uint32_t u32;
+typedef unsigned long long ull;
+typedef long long i64;
+
+constexpr u32 kFull = 0xffffffffu;
+constexpr u32 kMaxValues = 128;          // values per block a warp decodes
+constexpr ull kMaxBytes = 1ull << 28;     // longer blocks are kTooLong (bit positions fit 32 bits)
+
+enum : u32 { kDocs = 0, kFreqs = 1 };
+
+// Status codes; keep in sync with decodeReasons in cuda/decode.go.
+enum : u32 {
+	kBadCount = 1,      // count header is not (the minimal encoding of) the block length
+	kBadWidth = 2,      // bit width, selector or parameter out of range
+	kTruncated = 3,     // fewer bytes than the headers need
+	kTrailing = 4,      // more bytes than the headers need
+	kBadPadding = 5,    // nonzero padding or unused bits
+	kBadLast = 6,       // last docID differs from last[i]
+	kTooLong = 7,       // unsupported: more than 128 values, or 256 MiB or more
+	kBadValue = 8,      // a value (or header value) out of range
+	kBadException = 9,  // exception position or high part out of range
+	kBadOrder = 10,     // values of a Sorted codec decrease
+	kBadStructure = 11, // unary/upper-bits/bucket structure inconsistent
+};
+
+// View is one block's bytes, read in place: the aligned 16-byte chunks that
+// hold them.
+struct View {
+	const uint8_t *b; // first chunk (16-byte aligned)
+	u32 off;          // the block's first byte is b[off], off < 16
+	u32 len;          // block length in bytes
+	u32 nw;           // 32-bit words readable at b (>= 1)
+
+	// byte i of the block, i < len.
+	__device__ __forceinline__ u32 byte(u32 i) const { return b[off + i]; }
+
+	// word k of the chunks, clamped to the last one (reads past the block
+	// only feed bits that the caller masks off or that belong to a block
+	// already found corrupt).
+	__device__ __forceinline__ u32 word(u32 k) const {
+		return reinterpret_cast<const u32 *>(b)[k < nw ? k : nw - 1];
+	}
+
+	// bits [pos, pos+width) of the block, LSB-first, width 0..32. Blocks
+	// are shorter than 2^28 bytes, so bit positions fit 32 bits; callers
+	// compute positions that may overflow (from corrupt headers) in 64 bits
+	// and pass pos64 instead.
+	__device__ __forceinline__ u32 bits(u32 pos, u32 width) const {
+		const u32 a = off * 8 + pos;
+		const u32 k = a >> 5;
+		const u32 r = __funnelshift_r(word(k), word(k + 1), a & 31);
+		return width >= 32 ? r : r & ((1u << width) - 1);
+	}
+	__device__ __forceinline__ u32 bits64pos(ull pos, u32 width) const {
+		return bits(pos < (1ull << 31) ? static_cast<u32>(pos) : 1u << 31, width);
+	}
+
+	// field returns bits [pos, pos+w) of a block whose headers passed, w
+	// in 1..32, mask = 2^w - 1 (all ones for 32): the field lies inside the
+	// block, so no clamping is needed, and the second word is read only
+	// when the field reaches into it.
+	__device__ __forceinline__ u32 field(u32 pos, u32 w, u32 mask) const {
+		const u32 a = off * 8 + pos, k = a >> 5, s = a & 31;
+		const u32 *wp = reinterpret_cast<const u32 *>(b);
+		const u32 lo = wp[k];
+		const u32 hi = s + w > 32 ? wp[k + 1] : 0;
+		return __funnelshift_r(lo, hi, s) & mask;
+	}
+
+	// 64 bits at bit pos (little-endian).
+	__device__ __forceinline__ ull bits64(u32 pos) const {
+		return static_cast<ull>(bits(pos, 32)) | static_cast<ull>(bits(pos + 32, 32)) << 32;
+	}
+
+	// little-endian integers at byte position p (p+size <= len).
+	__device__ __forceinline__ u32 u32at(u32 p) const { return bits(p * 8, 32); }
+	__device__ __forceinline__ ull u64at(u32 p) const { return bits64(p * 8); }
+};
+
+// ---- warp primitives (cub::WarpScan; its shuffle form needs no storage) ----
+
+template <class T>
+__device__ __forceinline__ T excl_sum(T x, T &total) {
+	typename cub::WarpScan<T>::TempStorage ts;
+	T r;
+	cub::WarpScan<T>(ts).ExclusiveSum(x, r, total);
+	return r;
+}
+
+// excl_sum1 is the exclusive sum without the total: the inclusive sum minus
+// x, one shuffle fewer.
+template <class T>
+__device__ __forceinline__ T excl_sum1(T x) {
+	typename cub::WarpScan<T>::TempStorage ts;
+	T r;
+	cub::WarpScan<T>(ts).InclusiveSum(x, r);
+	return r - x;
+}
+
+template <class T>
+__device__ __forceinline__ T excl_max(T x, T init) {
+	typename cub::WarpScan<T>::TempStorage ts;
+	T r;
+	cub::WarpScan<T>(ts).ExclusiveScan(x, r, init, cub::Max());
+	return r;
+}
+
+// reg4 returns x[k] for a run-time k in 0..3 without indexing the register
+// array (which would move it to local memory).
+__device__ __forceinline__ u32 reg4(const u32 (&x)[4], u32 k) {
+	return k == 0 ? x[0] : k == 1 ? x[1] : k == 2 ? x[2] : x[3];
+}
+
+__device__ __forceinline__ u32 bitlen(u32 x) { return 32 - __clz(x); }
+// wmask is 2^w - 1 for w in 0..32.
+__device__ __forceinline__ u32 wmask(u32 w) { return w >= 32 ? 0xffffffffu : (1u << w) - 1; }
+__device__ __forceinline__ u32 qmax(u32 a, u32 b) { return a > b ? a : b; }
+__device__ __forceinline__ u32 qmin(u32 a, u32 b) { return a < b ? a : b; }
+
+// ---- header helpers shared by the codecs ----
+
+// count_header checks that the block starts with the minimal uvarint of m
+// (m <= 128) and returns its length (1 or 2), or 0 when it does not: the
+// CPU rejects a non-minimal count, and a count other than m fails the
+// index's block-length check, so both are corrupt.
+__device__ __forceinline__ u32 count_header(const View &v, u32 m) {
+	if (m < 128) return v.len >= 1 && v.byte(0) == m ? 1 : 0;
+	return v.len >= 2 && v.byte(0) == 0x80 && v.byte(1) == 0x01 ? 2 : 0;
+}
+
+// uv_small reads a minimal uvarint of at most max (max < 2^14) at pos and
+// advances pos; false when it is missing, truncated, non-minimal or larger
+// (a 3-byte minimal uvarint is >= 2^14 > max, so two bytes suffice).
+__device__ __forceinline__ bool uv_small(const View &v, u32 &pos, u32 max, u32 &val) {
+	if (pos >= v.len) return false;
+	const u32 c0 = v.byte(pos);
+	if (c0 < 0x80) {
+		val = c0;
+		pos += 1;
+		return val <= max;
+	}
+	if (pos + 1 >= v.len) return false;
+	const u32 c1 = v.byte(pos + 1);
+	if (c1 >= 0x80 || c1 == 0) return false;
+	val = (c0 & 0x7f) | c1 << 7;
+	pos += 2;
+	return val <= max;
+}
+
+// uv64 reads a uvarint of up to 64 bits at pos like encoding/binary.Uvarint
+// and advances pos. It returns 0, kTruncated (missing or truncated) or
+// kBadValue (overflows 64 bits, or non-minimal).
+__device__ __forceinline__ u32 uv64(const View &v, u32 &pos, ull &val) {
+	ull x = 0;
+	for (u32 i = 0; i < 10; i++) {
+		if (pos + i >= v.len) return kTruncated;
+		const u32 c = v.byte(pos + i);
+		if (i == 9 && c > 1) return kBadValue;
+		if (c < 0x80) {
+			if (i > 0 && c == 0) return kBadValue;
+			val = x | static_cast<ull>(c) << (7 * i);
+			pos += i + 1;
+			return 0;
+		}
+		x |= static_cast<ull>(c & 0x7f) << (7 * i);
+	}
+	return kBadValue;
+}
+
+// ---- the epilogue: from raw values to docIDs or frequencies ----
+
+// finish turns the block's raw values x (value 4*lane+j in x[j]) into
+// docIDs or frequencies, checks the last docID (against lastv, when last
+// is not NULL) and writes out[o .. o+m).
+template <bool SORTED, u32 MODE>
+__device__ __forceinline__ u32 finish(const u32 (&x)[4], u32 m, u32 base, const u32 *last, u32 lastv, u32 *out, ull o,
+                                      u32 lane) {
+	const u32 i0 = lane * 4;
+	u32 r[4];
+	if (MODE == kDocs) {
+		if (SORTED) {
+#pragma unroll
+			for (int j = 0; j < 4; j++) r[j] = x[j] + base;
+		} else {
+			// d[i] = base - 1 + sum_{k<=i} (v[k] + 1)
+			u32 c[4], acc = 0;
+#pragma unroll
+			for (int j = 0; j < 4; j++) {
+				acc += i0 + j < m ? x[j] + 1 : 0;
+				c[j] = acc;
+			}
+			const u32 ex = excl_sum1(acc) + base - 1;
+#pragma unroll
+			for (int j = 0; j < 4; j++) r[j] = ex + c[j];
+		}
+	} else if (SORTED) {
+		u32 prev = __shfl_up_sync(kFull, x[3], 1);
+		if (lane == 0) prev = 0;
+		r[0] = x[0] - prev + 1;
+		r[1] = x[1] - x[0] + 1;
+		r[2] = x[2] - x[1] + 1;
+		r[3] = x[3] - x[2] + 1;
+	} else {
+#pragma unroll
+		for (int j = 0; j < 4; j++) r[j] = x[j] + 1;
+	}
+	if (MODE == kDocs && last != nullptr) {
+		u32 code = 0;
+		if ((m - 1) >> 2 == lane && reg4(r, (m - 1) & 3) != lastv) code = kBadLast;
+		if (__any_sync(kFull, code)) return kBadLast;
+	}
+	u32 *dst = out + o + i0;
+	if ((reinterpret_cast<uintptr_t>(dst) & 15) == 0 && i0 + 4 <= m) {
+		*reinterpret_cast<uint4 *>(dst) = make_uint4(r[0], r[1], r[2], r[3]);
+	} else {
+#pragma unroll
+		for (int j = 0; j < 4; j++)
+			if (i0 + j < m) dst[j] = r[j];
+	}
+	return 0;
+}
+
+// ---- the kernel body ----
+// ---- the kernel body ----
+
+// Rec is one block's record in shared memory: phase 1 writes it (lane l,
+// block l of the chunk), phase 2 reads it (every lane, the same address).
+template <int HDR>
+struct Rec {
+	ull s0, o0;
+	u32 len, m, base, last, code;
+	u32 h[HDR > 0 ? HDR : 1];
+};
+
+// alignas(16): vals and aux are accessed as uint4 too (and every element
+// of a per-warp array of Smem must start on 16 bytes).
+template <int HDR, int AUX>
+struct alignas(16) Smem {
+	Rec<HDR> rec[32];
+	u32 vals[kMaxValues];
+	u32 aux[AUX > 0 ? AUX : 1];
+};
+
+#ifndef QP_EMU
+// prefetch_l2 asks for the 128-byte line at p to be brought into L2.
+__device__ __forceinline__ void prefetch_l2(const void *p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }
+#else
+inline void prefetch_l2(const void *) {}
+#endif
+
+// view returns the View of the block at src[s0, s0+len) (len < 2^28).
+__device__ __forceinline__ View view(const uint8_t *src, ull s0, u32 len) {
+	View v;
+	v.b = src + (s0 & ~15ull);
+	v.off = static_cast<u32>(s0 & 15);
+	v.len = len;
+	const u32 nch = len ? static_cast<u32>(((s0 + len + 15) >> 4) - (s0 >> 4)) : 0;
+	v.nw = nch ? nch * 4 : 1; // a 0-byte block reads no words (its first would be past src)
+	return v;
+}
+
+template <class C, int WPC, u32 MODE>
+__device__ __forceinline__ void run(Smem<C::kHdr, C::kAux> *smem, const uint8_t *__restrict__ src,
+                                    const ull *__restrict__ src_off, const ull *__restrict__ out_off,
+                                    const u32 *__restrict__ base, const u32 *__restrict__ last,
+                                    u32 *__restrict__ out, ull *status, u32 *codes, u32 nblocks, u32 force) {
+	const u32 lane = threadIdx.x & 31;
+	Smem<C::kHdr, C::kAux> &sm = smem[threadIdx.x >> 5];
+	const u32 nwarps = gridDim.x * WPC;
+	// Blocks per chunk: forced (tests), or the fewest that give every warp
+	// of the grid work.
+	const u32 cs = qmin(32, force ? force : (nblocks + nwarps - 1) / nwarps);
+	const u32 nchunks = (nblocks + cs - 1) / cs;
+	if (MODE != kDocs) last = nullptr;
+
+	for (u32 c = blockIdx.x * WPC + (threadIdx.x >> 5); c < nchunks; c += nwarps) {
+		const u32 b0 = c * cs, nb = qmin(cs, nblocks - b0);
+
+		// Phase 1: lane l checks block b0+l and writes its record.
+		if (lane < nb) {
+			const u32 b = b0 + lane;
+			Rec<C::kHdr> &r = sm.rec[lane];
+			const ull s0 = src_off[b], s1 = src_off[b + 1], o0 = out_off[b], o1 = out_off[b + 1];
+			const ull len = s1 - s0, m = o1 - o0;
+			u32 code = kTooLong;
+			if (m <= kMaxValues && len < kMaxBytes) {
+				// Phase 2 reads the block's lines soon: ask for them now,
+				// all lanes at once, rather than one block at a time (the
+				// header read brings the first; canonical blocks are
+				// shorter than 1 KiB).
+				const ull lim = (s0 & ~127ull) + 1024, a1 = s1 < lim ? s1 : lim;
+				for (ull a = (s0 & ~127ull) + 128; a < a1; a += 128) prefetch_l2(src + a);
+				code = C::header(view(src, s0, static_cast<u32>(len)), static_cast<u32>(m), r.h);
+			}
+			r.s0 = s0;
+			r.o0 = o0;
+			r.len = static_cast<u32>(len);
+			r.m = static_cast<u32>(m);
+			r.base = MODE == kDocs ? base[b] : 0;
+			r.last = last ? last[b] : 0;
+			r.code = code;
+		}
+		__syncwarp();
+
+		// Phase 2: the warp decodes the chunk's blocks.
+		u32 mycode = 0; // lane l: the final code of block b0+l
+		for (u32 j = 0; j < nb; j++) {
+			const Rec<C::kHdr> &r = sm.rec[j];
+			u32 code = r.code;
+			if (code == 0 && r.m > 0) {
+				const u32 m = r.m;
+				u32 x[4];
+				code = C::values(view(src, r.s0, r.len), m, r.h, x, sm, lane);
+				if (C::kCheck) code = __reduce_max_sync(kFull, code);
+				if (code == 0) code = finish<C::kSorted, MODE>(x, m, r.base, last, r.last, out, r.o0, lane);
+				__syncwarp(); // values() may reuse sm.vals and sm.aux for the next block
+			}
+			if (lane == j) mycode = code;
+		}
+		if (lane < nb) {
+			const u32 b = b0 + lane;
+			if (mycode) atomicMin(status, static_cast<ull>(b) << 8 | mycode);
+			if (codes) codes[b] = mycode;
+		}
+		__syncwarp(); // the records are free for the next chunk
+	}
+}
+
+// kernel dispatches on mode (bits 0..7) to a body compiled for it, so that
+// the mode's tests cost nothing per block; bits 8..15 force the chunk size.
+template <class C, int WPC>
+__device__ __forceinline__ void kernel(const uint8_t *__restrict__ src, const ull *__restrict__ src_off,
+                                       const ull *__restrict__ out_off, const u32 *__restrict__ base,
+                                       const u32 *__restrict__ last, u32 *__restrict__ out, ull *status, u32 *codes,
+                                       u32 nblocks, u32 mode) {
+	__shared__ Smem<C::kHdr, C::kAux> smem[WPC];
+	if ((mode & 0xff) == kDocs) {
+		run<C, WPC, kDocs>(smem, src, src_off, out_off, base, last, out, status, codes, nblocks, mode >> 8);
+	} else {
+		run<C, WPC, kFreqs>(smem, src, src_off, out_off, base, last, out, status, codes, nblocks, mode >> 8);
+	}
+}
+
+} // namespace qp_dec
+
+// QP_DECODE_KERNEL defines extern "C" kernel NAME decoding codec CODEC with
+// WPC warps per CTA, compiled for at least MINB resident CTAs per SM (a
+// register cap: 65536 / (32 * WPC * MINB) registers per thread; 1 for no
+// cap). Every batch decoding kernel has this parameter list (cuda/decode.go
+// packs it):
+//
+//	src, src_off, out_off, base, last, out, status, codes, nblocks, mode
+//
+// base may be NULL in mode kFreqs, last and codes may be NULL; bits 8..15
+// of mode, when not zero, set the chunk size (tests).
+#define QP_DECODE_KERNEL(NAME, CODEC, WPC, MINB)                                                                    \
+	extern "C" __global__ void __launch_bounds__(32 * (WPC), MINB)                                              \
+	    NAME(const uint8_t *__restrict__ src, const unsigned long long *__restrict__ src_off,                   \
+	         const unsigned long long *__restrict__ out_off, const uint32_t *__restrict__ base,                 \
+	         const uint32_t *__restrict__ last, uint32_t *__restrict__ out, unsigned long long *status,         \
+	         uint32_t *codes, uint32_t nblocks, uint32_t mode) {                                                 \
+		qp_dec::kernel<CODEC, WPC>(src, src_off, out_off, base, last, out, status, codes, nblocks, mode);    \
+	}                                                                                                         \
+	QP_EMU_REGISTER(NAME)
+
+#ifndef QP_EMU_REGISTER
+#define QP_EMU_REGISTER(NAME)
+#endif

@@ -1,0 +1,105 @@
+// parapfor.cu — GPU decoding of ParaPFor blocks (compress/parapfor.go, Ao
+// et al. PVLDB'11 Appendix D), many blocks of many lists per launch, into
+// absolute docIDs or frequencies (decode.cuh).
+//
+// Format of one index block of m <= 128 values (one 128-value segment, so
+// one 4-byte header):
+//
+//	uvarint(m), then for m > 0: bytes b, ib, hb, en, then one LSB-first bit
+//	string of m*b + en*(ib+hb) bits, zero-padded to a byte:
+//	l_j at j*b (low b bits of value j), i_x at m*b + x*ib (index of the
+//	x-th exception, strictly increasing, < m), h_x at m*b + en*ib + x*hb
+//	(its overflow, >= 1): value i_x is l_{i_x} | h_x << b.
+//
+// Decoding is Algorithm 2 of Appendix D with a warp for the 128-thread
+// block: every lane unpacks its four slots, writes them to shared memory,
+// and after __syncwarp the lanes owning exceptions x = 4l..4l+3 read i_x and
+// h_x and patch in parallel (the indices are distinct, so no atomics).
+//
+// Launch shape: persistent grid of CTAs of 256 threads (8 warps), at least 5 CTAs
+// per SM (45 registers); static shared memory 16512 bytes per CTA (per warp:
+// 32 block records for phase 1 (decode.cuh), 512 bytes of values). Phase 1: one block per
+// lane (the 4-byte header and the length checks); phase 2: one block per warp. Memory traffic per decoded
+// integer: the block's bytes once (b/8 per value plus (ib+hb)/8 per exception and 4 header bytes per block; the header line read in
+// phase 1, the rest prefetched into L2 and read through L1 in phase 2),
+// 20 bytes of offsets and base per block (0.16 per integer, coalesced),
+// 4 bytes written (16-byte stores).
+//
+// Validation matches compress Decode: b <= 32, ib <= 7, en <= m, no widths
+// without exceptions, 1 <= hb <= 32-b with exceptions, exact length, zero
+// padding, indices strictly increasing and < m, overflows nonzero.
+
+#include "decode.cuh"
+
+namespace qp_ppf {
+
+using namespace qp_dec;
+
+// Record: h[0] = b | ib << 8 | hb << 16 | en << 24, h[1] = bit offset of the
+// body.
+struct Codec {
+	static constexpr bool kSorted = false;
+	static constexpr bool kCheck = true;
+	static constexpr int kHdr = 2;
+	static constexpr int kAux = 0;
+
+	__device__ __forceinline__ static u32 header(const View &v, u32 m, u32 *h) {
+		const u32 hdr = count_header(v, m);
+		if (!hdr) return kBadCount;
+		if (m == 0) return v.len != hdr ? kTrailing : 0;
+		if (v.len - hdr < 4) return kTruncated;
+		const u32 b = v.byte(hdr), ib = v.byte(hdr + 1), hb = v.byte(hdr + 2), en = v.byte(hdr + 3);
+		if (b > 32 || ib > 7) return kBadWidth;
+		if (en > m) return kBadException;
+		if (en == 0 && (ib | hb)) return kBadWidth;
+		if (en > 0 && (hb == 0 || b + hb > 32)) return kBadWidth;
+		const u32 nbits = m * b + en * (ib + hb);
+		const u32 size = (nbits + 7) >> 3;
+		const u32 body = hdr + 4;
+		if (size > v.len - body) return kTruncated;
+		if (body + size != v.len) return kTrailing;
+		if ((nbits & 7) && (v.byte(v.len - 1) >> (nbits & 7))) return kBadPadding;
+		h[0] = b | ib << 8 | hb << 16 | en << 24;
+		h[1] = body * 8;
+		return 0;
+	}
+
+	template <class S>
+	__device__ __forceinline__ static u32 values(const View &v, u32 m, const u32 *h, u32 (&x)[4], S &sm, u32 lane) {
+		const u32 f = h[0], b = f & 0xff, ib = f >> 8 & 0xff, hb = f >> 16 & 0xff, en = f >> 24;
+		const u32 bp = h[1], i0 = lane * 4, mask = wmask(b);
+#pragma unroll
+		for (int j = 0; j < 4; j++) x[j] = i0 + j < m && b ? v.field(bp + (i0 + j) * b, b, mask) : 0;
+		if (en == 0) return 0;
+
+		uint4 *vals = reinterpret_cast<uint4 *>(sm.vals);
+		vals[lane] = make_uint4(x[0], x[1], x[2], x[3]);
+		__syncwarp();
+		const u32 io = bp + m * b, ho = io + en * ib, imask = wmask(ib), hmask = wmask(hb);
+		u32 code = 0, idx[4];
+#pragma unroll
+		for (int j = 0; j < 4; j++) idx[j] = i0 + j < en && ib ? v.field(io + (i0 + j) * ib, ib, imask) : 0;
+		u32 prev = __shfl_up_sync(kFull, idx[3], 1);
+#pragma unroll
+		for (int j = 0; j < 4; j++) {
+			const u32 xi = i0 + j;
+			if (xi < en) {
+				const u32 hi = v.field(ho + xi * hb, hb, hmask); // hb >= 1
+				if (idx[j] >= m || hi == 0 || (xi > 0 && idx[j] <= prev)) code = kBadException;
+				if (idx[j] < m) sm.vals[idx[j]] |= hi << b;
+			}
+			prev = idx[j];
+		}
+		__syncwarp();
+		const uint4 r = vals[lane];
+		x[0] = r.x;
+		x[1] = r.y;
+		x[2] = r.z;
+		x[3] = r.w;
+		return code;
+	}
+};
+
+} // namespace qp_ppf
+
+QP_DECODE_KERNEL(qp_decode_parapfor, qp_ppf::Codec, 8, 5)

@@ -1,0 +1,259 @@
+// pfordelta.cu — GPU decoding of PForDelta blocks (compress/pfordelta.go,
+// Ding, He, Yan & Suel WWW'09 §6), many blocks of many lists per launch,
+// into absolute docIDs or frequencies (decode.cuh).
+//
+// Format of one index block of m <= 128 values (the codec's 512-value
+// sub-blocks and their exception-offset tables only exist for m > 512, so a
+// block is one sub-block at every level and no offsets are stored):
+//
+//	uvarint(m), then for m > 0 PATCHED(m, level 0):
+//	  byte b, uvarint e (<= m), ceil(m*b/8) bytes of b-bit slots (the low b
+//	  bits of every value), then, if e > 0 (b < 32), H = PATCHED(e, 1) (the
+//	  exceptions' high parts, value = slot | H[x] << b, 1 <= H[x] < 2^(32-b))
+//	  and G = PATCHED(e, 1) (position gaps: pos[x] = pos[x-1] + 1 + G[x],
+//	  pos[-1] = -1, pos < the array's length);
+//	PATCHED(k, 1) is the same with FLAT(e') children: byte b', then e'
+//	  values of b' bits.
+//
+// Decoding (Ding §6, one warp per block instead of one thread block per
+// 512-value sub-block): in phase 1 each lane parses the 7 parts of its own
+// block (their widths, counts and bit offsets go to the block's record); in
+// phase 2 the level-1 arrays H and G are decoded completely first ("we
+// always decompress the complete arrays for the exceptions"), each as slots
+// plus its own exceptions; then the level-0 slots are unpacked, the
+// exception positions are one localized prefix sum (warp scan) of G[x]+1,
+// and lane x ORs H[x] << b into its position. Blocks without exceptions
+// (e = 0) take the BP128 path; blocks with at most 32 exceptions whose
+// level-1 arrays have none (most blocks) read H[x] and G[x] straight into
+// lane x's registers. The docID prefix sum is decode.cuh's.
+//
+// Launch shape: persistent grid of CTAs of 256 threads (8 warps), at least 4 CTAs
+// per SM (60 registers); static shared memory 36864 bytes per CTA (per warp:
+// 32 block records for phase 1 (decode.cuh), 512 bytes of values, 1 KiB for H and G). Phase 1: one block per
+// lane (the 7 parts parsed and their lengths checked); phase 2: one block per warp. Memory traffic per decoded
+// integer: the block's bytes once (b/8 bytes of slots plus the exception arrays, the encoder's minimal size; the header line read in
+// phase 1, the rest prefetched into L2 and read through L1 in phase 2),
+// 20 bytes of offsets and base per block (0.16 per integer, coalesced),
+// 4 bytes written (16-byte stores).
+//
+// Validation matches compress Decode + the index's block-length and
+// last-docID checks: widths <= 32, exception counts <= their array, no
+// exceptions at width 32, lengths exact (no trailing bytes), zero padding,
+// every gap keeping the position inside its array, every high part in
+// [1, 2^(32-b)).
+
+#include "decode.cuh"
+
+namespace qp_pfd {
+
+using namespace qp_dec;
+
+// Part is one parsed array: m values of b-bit slots at bit sp of the block,
+// with e exceptions (PATCHED) or none (FLAT).
+struct Part {
+	u32 m, b, e;
+	u32 sp;
+};
+
+// parse reads the array of m values at level `level` (0, 1: PATCHED; 2:
+// FLAT) at byte pos and advances pos past its slots.
+__device__ __forceinline__ u32 parse(const View &v, u32 &pos, u32 level, u32 m, Part &p) {
+	p.m = m;
+	p.e = 0;
+	p.b = 0;
+	p.sp = 0;
+	if (pos >= v.len) return kTruncated;
+	p.b = v.byte(pos++);
+	if (p.b > 32) return kBadWidth;
+	if (level < 2) {
+		if (!uv_small(v, pos, m, p.e)) return kBadCount;
+		if (p.e > 0 && p.b == 32) return kBadException;
+	}
+	const u32 nbits = m * p.b;
+	const u32 nb = (nbits + 7) >> 3;
+	if (nb > v.len - pos) return kTruncated;
+	p.sp = pos * 8;
+	pos += nb;
+	if ((nbits & 7) && (v.byte(pos - 1) >> (nbits & 7))) return kBadPadding;
+	return 0;
+}
+
+// patch ORs the ne exceptions of an array of k values of b-bit slots, held
+// in arr (shared memory), into arr: exception x has high part hget(x) and
+// gap gget(x). PER = 1: lane x owns exception x (ne <= 32); PER = 4: lane l
+// owns 4l..4l+3 (ne <= 128). Returns 0 or kBadException.
+template <int PER, class HG, class GG>
+__device__ __forceinline__ u32 patch(u32 *arr, u32 k, u32 ne, u32 b, u32 lane, HG hget, GG gget) {
+	u32 code = 0, h[PER], c[PER], acc = 0;
+#pragma unroll
+	for (int j = 0; j < PER; j++) {
+		const u32 x = lane * PER + j;
+		h[j] = 0;
+		if (x < ne) {
+			const u32 g = gget(x);
+			h[j] = hget(x);
+			if (g >= k) code = kBadException;
+			if (h[j] == 0 || (b > 0 && (h[j] >> (32 - b)))) code = kBadException;
+			acc += g + 1;
+		}
+		c[j] = acc;
+	}
+	const u32 ex = excl_sum1(acc);
+#pragma unroll
+	for (int j = 0; j < PER; j++) {
+		const u32 x = lane * PER + j;
+		const u32 pos = ex + c[j] - 1;
+		if (x < ne) {
+			if (pos >= k) {
+				code = kBadException;
+			} else {
+				arr[pos] |= h[j] << b;
+			}
+		}
+	}
+	return code;
+}
+
+// flat returns value y of a FLAT (or level-1 slot) array of part p.
+__device__ __forceinline__ u32 flat(const View &v, const Part &p, u32 y) {
+	return p.b ? v.field(p.sp + y * p.b, p.b, wmask(p.b)) : 0;
+}
+
+// level1 decodes the level-1 array a (a.m values) with FLAT children ah
+// (high parts) and ag (gaps) into arr.
+template <int PER>
+__device__ __forceinline__ u32 level1(const View &v, const Part &a, const Part &ah, const Part &ag, u32 *arr,
+                                      u32 lane) {
+#pragma unroll
+	for (int j = 0; j < PER; j++) {
+		const u32 x = lane * PER + j;
+		if (x < a.m) arr[x] = flat(v, a, x);
+	}
+	__syncwarp();
+	if (a.e == 0) return 0;
+	return patch<PER>(
+	    arr, a.m, a.e, a.b, lane, [&](u32 y) { return flat(v, ah, y); }, [&](u32 y) { return flat(v, ag, y); });
+}
+
+// Record: for each of the 7 parts, b | e << 8 and the slots' bit offset: p0
+// at h[0..1]; then for H (a = 0) and G (a = 1): the level-1 array at
+// h[2+6a..], its FLAT high parts at h[4+6a..] and its FLAT gaps at h[6+6a..].
+struct Codec {
+	static constexpr bool kSorted = false;
+	static constexpr bool kCheck = true;
+	static constexpr int kHdr = 14;
+	static constexpr int kAux = 2 * kMaxValues;
+
+	__device__ __forceinline__ static void put(u32 *h, const Part &p) {
+		h[0] = p.b | p.e << 8;
+		h[1] = p.sp;
+	}
+	__device__ __forceinline__ static Part get(const u32 *h, u32 m) {
+		Part p;
+		const u32 be = h[0];
+		p.m = m;
+		p.b = be & 0xff;
+		p.e = be >> 8;
+		p.sp = h[1];
+		return p;
+	}
+
+	__device__ __forceinline__ static u32 header(const View &v, u32 m, u32 *h) {
+		const u32 hdr = count_header(v, m);
+		if (!hdr) return kBadCount;
+		u32 pos = hdr;
+		if (m == 0) return pos != v.len ? kTrailing : 0;
+		Part p0;
+		u32 code = parse(v, pos, 0, m, p0);
+		if (code) return code;
+		put(h, p0);
+		if (p0.e) {
+			for (int a = 0; a < 2; a++) {
+				Part p1, ph, pg;
+				if ((code = parse(v, pos, 1, p0.e, p1))) return code;
+				put(h + 2 + 6 * a, p1);
+				if (p1.e) {
+					if ((code = parse(v, pos, 2, p1.e, ph))) return code;
+					if ((code = parse(v, pos, 2, p1.e, pg))) return code;
+					put(h + 4 + 6 * a, ph);
+					put(h + 6 + 6 * a, pg);
+				}
+			}
+		}
+		return pos != v.len ? kTrailing : 0;
+	}
+
+	// exceptions patches the level-0 values x with the e0 exceptions.
+	template <int PER, class S>
+	__device__ __forceinline__ static u32 exceptions(const View &v, u32 m, const u32 *h, const Part &p0, u32 (&x)[4],
+	                                                 S &sm, u32 lane) {
+		u32 *H = sm.aux, *G = sm.aux + kMaxValues;
+		u32 code = 0;
+#pragma unroll
+		for (int a = 0; a < 2; a++) {
+			const Part p1 = get(h + 2 + 6 * a, p0.e);
+			Part ph, pg;
+			if (p1.e) {
+				ph = get(h + 4 + 6 * a, p1.e);
+				pg = get(h + 6 + 6 * a, p1.e);
+			}
+			code = qmax(code, level1<PER>(v, p1, ph, pg, a ? G : H, lane));
+		}
+		uint4 *vals = reinterpret_cast<uint4 *>(sm.vals);
+		vals[lane] = make_uint4(x[0], x[1], x[2], x[3]);
+		__syncwarp();
+		code = qmax(code, patch<PER>(
+		                      sm.vals, m, p0.e, p0.b, lane, [&](u32 y) { return H[y]; }, [&](u32 y) { return G[y]; }));
+		__syncwarp();
+		const uint4 r = vals[lane];
+		x[0] = r.x;
+		x[1] = r.y;
+		x[2] = r.z;
+		x[3] = r.w;
+		return code;
+	}
+
+	// direct is exceptions for the common case: at most 32 exceptions and
+	// level-1 arrays without exceptions of their own, so lane x reads H[x]
+	// and G[x] straight from the packed slots into registers.
+	template <class S>
+	__device__ __forceinline__ static u32 direct(const View &v, u32 m, const Part &p0, const Part &ph,
+	                                             const Part &pg, u32 (&x)[4], S &sm, u32 lane) {
+		u32 hx = 0, gx = 0;
+		if (lane < p0.e) {
+			hx = flat(v, ph, lane);
+			gx = flat(v, pg, lane);
+		}
+		uint4 *vals = reinterpret_cast<uint4 *>(sm.vals);
+		vals[lane] = make_uint4(x[0], x[1], x[2], x[3]);
+		__syncwarp();
+		const u32 code = patch<1>(
+		    sm.vals, m, p0.e, p0.b, lane, [&](u32) { return hx; }, [&](u32) { return gx; });
+		__syncwarp();
+		const uint4 r = vals[lane];
+		x[0] = r.x;
+		x[1] = r.y;
+		x[2] = r.z;
+		x[3] = r.w;
+		return code;
+	}
+
+	template <class S>
+	__device__ __forceinline__ static u32 values(const View &v, u32 m, const u32 *h, u32 (&x)[4], S &sm, u32 lane) {
+		const Part p0 = get(h, m);
+		const u32 i0 = lane * 4, p = p0.sp + i0 * p0.b, mask = wmask(p0.b);
+#pragma unroll
+		for (int j = 0; j < 4; j++) x[j] = i0 + j < m && p0.b ? v.field(p + j * p0.b, p0.b, mask) : 0;
+		if (p0.e == 0) return 0;
+		if (p0.e <= 32) {
+			const Part ph = get(h + 2, p0.e), pg = get(h + 8, p0.e);
+			if (ph.e == 0 && pg.e == 0) return direct(v, m, p0, ph, pg, x, sm, lane);
+			return exceptions<1>(v, m, h, p0, x, sm, lane);
+		}
+		return exceptions<4>(v, m, h, p0, x, sm, lane);
+	}
+};
+
+} // namespace qp_pfd
+
+QP_DECODE_KERNEL(qp_decode_pfordelta, qp_pfd::Codec, 8, 4)

@@ -1,0 +1,210 @@
+// query.cuh — shared definitions of the query-processing kernels
+// (cuda/kernels/query_*.cu; Go side cuda/query.go, orchestration in
+// engine/gpu). Included by each query_*.cu (#pragma once): `make kernels`
+// compiles every cuda/kernels/*.cu as one translation unit, and the CPU
+// emulator of cuda/emu compiles the same sources with g++ (QP_EMU), so these
+// kernels use only what cuda/emu/emu.h emulates: full-warp intrinsics,
+// __syncthreads, cub::BlockScan::InclusiveSum, atomicAdd on unsigned and
+// atomicMin on unsigned long long, static shared memory.
+//
+// Device-resident index (uploaded once by engine/gpu.New):
+//
+//	post   every posting list, each at a 16-byte aligned offset: its skip
+//	       table (nblocks x 16 bytes: lastDoc, docEnd, freqEnd, blockMax,
+//	       index/format.go), then its encoded docID blocks, then its
+//	       encoded frequency blocks, exactly as in the index file.
+//	terms  TermMeta per term ID: where its three areas start in post, its
+//	       number of blocks and its document frequency.
+//	norms  N float32 BM25 length norms (index.Index.Norms).
+//
+// Per launch set the host uploads QMeta per query and QTerm per query term
+// (canonical order: ascending df, ties by term ID; score/bm25.go).
+//
+// Exactness: a term's score is computed exactly like score.Term and
+// engine's term(): f = float(tf); idf * ((f * k1p1) / (f + norm)), then
+// times the query weight w, each operation rounded to float32 (explicit
+// __fmul_rn/__fadd_rn/__fdiv_rn: no contraction into FMA even without
+// --fmad=false), and a document's score is the float32 sum of its terms in
+// canonical order starting from the first, as on the CPU. The results are
+// therefore bit-identical to the CPU engine's.
+#pragma once
+
+#include <cstdint>
+#ifndef QP_EMU
+#include <cub/block/block_scan.cuh>
+#else
+#include <cstring>
+#endif
+
+#ifndef QP_EMU_REGISTER
+#define QP_EMU_REGISTER(NAME)
+#endif
+
+namespace qp_q {
+
+typedef uint32_t u32;
+typedef unsigned long long u64;
+
+// Threads per CTA of every query kernel.
+constexpr u32 kThreads = 256;
+
+// Block markers of a candidate at one AND step (any real block index is
+// smaller: a list has fewer than 2^32 - 2 blocks).
+constexpr u32 kPass = 0xffffffffu; // the candidate's query has no term at this step
+constexpr u32 kDead = 0xfffffffeu; // no block can hold the candidate: it is not in the list
+
+// Error counters (err[i]) set by the kernels; the host turns a nonzero one
+// into an error wrapping index.ErrCorrupt.
+constexpr u32 kErrDocs = 0; // decoded docIDs >= N or not increasing
+
+struct TermMeta { // 32 bytes; cuda/query.go TermMetaWords
+	u64 skip, doc, freq; // byte offsets in post
+	u32 nb, df;          // blocks, postings
+};
+
+struct QMeta { // 16 bytes, one per query of a phase
+	u32 m;    // distinct terms (canonical order)
+	u32 toff; // its first QTerm
+	u32 k;    // results wanted
+	u32 res;  // its first result slot
+};
+
+struct QTerm { // 16 bytes
+	u32 term;
+	float w, idf;
+	u32 pad;
+};
+
+// Seg is one whole posting list decoded in a launch (OR, and the shortest
+// list of AND): its blocks are blk0 .. blk0+nb-1 of the launch, its encoded
+// docs/freqs land at d0/f0 of the gathered buffers and its values at v0 of
+// the decoded ones. 40 bytes.
+struct Seg {
+	u64 d0, f0, v0;
+	u32 term, blk0;
+	u32 q;  // query (row) it belongs to
+	u32 qt; // its QTerm
+};
+
+// ---- exact float32 arithmetic ----
+
+__device__ __forceinline__ float fadd(float a, float b) {
+#ifdef QP_EMU
+	return a + b;
+#else
+	return __fadd_rn(a, b);
+#endif
+}
+__device__ __forceinline__ float fmul(float a, float b) {
+#ifdef QP_EMU
+	return a * b;
+#else
+	return __fmul_rn(a, b);
+#endif
+}
+__device__ __forceinline__ float fdiv(float a, float b) {
+#ifdef QP_EMU
+	return a / b;
+#else
+	return __fdiv_rn(a, b);
+#endif
+}
+__device__ __forceinline__ float u2f(u32 v) {
+#ifdef QP_EMU
+	return static_cast<float>(v);
+#else
+	return __uint2float_rn(v);
+#endif
+}
+__device__ __forceinline__ u32 fbits(float f) {
+#ifdef QP_EMU
+	u32 u;
+	memcpy(&u, &f, 4);
+	return u;
+#else
+	return __float_as_uint(f);
+#endif
+}
+
+// term is w * score.Term(idf, k1p1, tf, norm), rounded like the CPU.
+__device__ __forceinline__ float term(float idf, float k1p1, u32 tf, float norm, float w) {
+	const float f = u2f(tf);
+	const float num = fmul(f, k1p1);
+	const float den = fadd(f, norm);
+	const float q = fdiv(num, den);
+	return fmul(w, fmul(idf, q));
+}
+
+// rank_key maps (doc, score > 0) to a 64-bit key whose ascending order is
+// topk's rank order: score descending, then docID ascending. For positive
+// floats the bit pattern grows with the value, so its complement shrinks.
+__device__ __forceinline__ u64 rank_key(u32 doc, float score) {
+	return static_cast<u64>(~fbits(score)) << 32 | doc;
+}
+
+// ---- the skip table ----
+
+__device__ __forceinline__ const u32 *skips(const uint8_t *post, const TermMeta &t) {
+	return reinterpret_cast<const u32 *>(post + t.skip);
+}
+__device__ __forceinline__ u32 last_doc(const u32 *sk, u32 b) { return sk[4 * b]; }
+__device__ __forceinline__ u32 doc_start(const u32 *sk, u32 b) { return b ? sk[4 * (b - 1) + 1] : 0; }
+__device__ __forceinline__ u32 doc_end(const u32 *sk, u32 b) { return sk[4 * b + 1]; }
+__device__ __forceinline__ u32 freq_start(const u32 *sk, u32 b) { return b ? sk[4 * (b - 1) + 2] : 0; }
+__device__ __forceinline__ u32 freq_end(const u32 *sk, u32 b) { return sk[4 * b + 2]; }
+__device__ __forceinline__ u32 block_len(const TermMeta &t, u32 b, u32 bs) {
+	return b + 1 == t.nb ? t.df - b * bs : bs;
+}
+
+// find_block returns the first block of the list whose last docID is >= d,
+// or t.nb when d is past the list's end (binary search over the skip
+// table: ceil(log2(nb+1)) loads of 4 bytes, 16 bytes apart).
+__device__ __forceinline__ u32 find_block(const u32 *sk, u32 nb, u32 d) {
+	u32 lo = 0, hi = nb;
+	while (lo < hi) {
+		const u32 mid = (lo + hi) >> 1;
+		if (last_doc(sk, mid) < d)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+// seg_of returns the segment holding position x: the last s with
+// key(s) <= x, for keys ascending (binary search over nseg entries).
+template <class Key>
+__device__ __forceinline__ u32 seg_of(u32 nseg, u64 x, Key key) {
+	u32 lo = 0, hi = nseg; // invariant: key(lo) <= x (key(0) == 0)
+	while (hi - lo > 1) {
+		const u32 mid = (lo + hi) >> 1;
+		if (key(mid) <= x)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+// ---- block-wide scans (CUB's BlockScan; the emulator provides the same) ----
+
+// S4 is the 4-field value of the AND block-selection scan: selected blocks,
+// their postings, their encoded docID bytes and frequency bytes.
+struct S4 {
+	u64 a, b, c, d;
+	S4() = default;
+	__host__ __device__ S4(int v) : a(v), b(v), c(v), d(v) {}
+	__host__ __device__ S4(u64 a_, u64 b_, u64 c_, u64 d_) : a(a_), b(b_), c(c_), d(d_) {}
+	__host__ __device__ S4 operator+(const S4 &o) const { return S4(a + o.a, b + o.b, c + o.c, d + o.d); }
+	__host__ __device__ S4 operator-(const S4 &o) const { return S4(a - o.a, b - o.b, c - o.c, d - o.d); }
+};
+
+constexpr u32 kScanItems = 4;                      // per thread, consecutive
+constexpr u32 kScanTile = kThreads * kScanItems;   // items per CTA
+
+template <class T>
+struct BlockSum {
+	typedef cub::BlockScan<T, kThreads, cub::BLOCK_SCAN_WARP_SCANS> Scan;
+};
+
+} // namespace qp_q

@@ -1,0 +1,307 @@
+package cuda
+
+import (
+	"fmt"
+	"math"
+)
+
+// Query-processing kernels (kernels/query_*.cu, kernels/query.cuh): the
+// building blocks of GPU AND, OR and top-k over a device-resident index,
+// orchestrated by package engine/gpu. Each launcher below enqueues one
+// kernel on a stream and does not wait; the layouts of the structures the
+// kernels read (TermMeta, QMeta, QTerm, Seg, S4) are written with the Put*
+// helpers. See the .cu files for each kernel's launch shape and memory
+// traffic.
+
+// Layout sizes, in 32-bit words, of the structures of kernels/query.cuh.
+const (
+	TermMetaWords = 8  // {skip, doc, freq uint64; nblocks, df uint32}
+	QMetaWords    = 4  // {terms, first QTerm, k, first result slot uint32}
+	QTermWords    = 4  // {term uint32; weight, idf float32; pad}
+	SegWords      = 10 // {d0, f0, v0 uint64; term, blk0, query, qterm uint32}
+	S4Words       = 8  // {blocks, postings, doc bytes, freq bytes uint64}
+)
+
+// Block markers of qp_query_and_select (query.cuh kPass, kDead).
+const (
+	BlockPass uint32 = 0xffffffff
+	BlockDead uint32 = 0xfffffffe
+)
+
+// QueryErrDocs is the index of the error counter that the kernels raise
+// for decoded docIDs that are >= N or not increasing (query.cuh kErrDocs).
+const QueryErrDocs = 0
+
+// ScanTile is the number of items one CTA of the scan kernels covers.
+const ScanTile = 1024
+
+// ScanParts is the number of partial sums (plus one for the total) that
+// ScanU32 and ScanS4 need for n items.
+func ScanParts(n int) int { return (n + ScanTile - 1) / ScanTile }
+
+func put64(w []uint32, v uint64) { w[0], w[1] = uint32(v), uint32(v>>32) }
+
+// PutTermMeta writes one TermMeta: the byte offsets of a list's skip table,
+// docID blocks and frequency blocks in the resident postings, its number
+// of blocks and its document frequency.
+func PutTermMeta(w []uint32, skip, doc, freq uint64, nblocks, df uint32) {
+	put64(w[0:], skip)
+	put64(w[2:], doc)
+	put64(w[4:], freq)
+	w[6], w[7] = nblocks, df
+}
+
+// PutQMeta writes one QMeta: the query's number of distinct terms, the
+// index of its first QTerm, its k and its first result slot.
+func PutQMeta(w []uint32, terms, first, k, res uint32) { w[0], w[1], w[2], w[3] = terms, first, k, res }
+
+// PutQTerm writes one QTerm: term ID, query weight and idf.
+func PutQTerm(w []uint32, term uint32, weight, idf float32) {
+	w[0], w[1], w[2], w[3] = term, math.Float32bits(weight), math.Float32bits(idf), 0
+}
+
+// PutSeg writes one Seg: a whole list (term) decoded in one launch, its
+// first block blk0 in the launch, its offsets d0, f0 in the staged docID and
+// frequency bytes and v0 in the decoded values, the query (row) q and the
+// QTerm qt it belongs to.
+func PutSeg(w []uint32, d0, f0, v0 uint64, term, blk0, q, qt uint32) {
+	put64(w[0:], d0)
+	put64(w[2:], f0)
+	put64(w[4:], v0)
+	w[6], w[7], w[8], w[9] = term, blk0, q, qt
+}
+
+// BufferView returns a Buffer that aliases bytes [off, off+n) of b, for
+// APIs that take a *Buffer (DecodeArgs.Status, ...). It owns nothing and is
+// valid while b is; freeing it is a programmer bug (it panics).
+func BufferView(b *Buffer, off, n int) *Buffer {
+	span("BufferView", off, n, b.size)
+	v := &Buffer{ctx: b.ctx, ptr: b.ptr + DevicePtr(off), size: n, cap: b.cap - off}
+	v.freed.Store(true)
+	return v
+}
+
+// QueryKernels are the loaded query-processing kernels of one Context.
+type QueryKernels struct {
+	k *Kernels
+
+	fullDesc, gather, andInit, andSelect, andHeads, andDesc, andIntersect, compact, orAccumulate, topk *Function
+	scanReduce, scanPartials, scanApply                                                                [2]*Function // u32, S4
+}
+
+// LoadQueryKernels looks up the query kernels in c's embedded kernels. It
+// fails when the fatbin lacks them (run `make kernels`).
+func LoadQueryKernels(c *Context) (*QueryKernels, error) {
+	k, err := c.Kernels()
+	if err != nil {
+		return nil, err
+	}
+	q := &QueryKernels{k: k}
+	for _, f := range []struct {
+		dst  **Function
+		name string
+	}{
+		{&q.fullDesc, "qp_query_full_desc"}, {&q.gather, "qp_query_gather"},
+		{&q.andInit, "qp_query_and_init"}, {&q.andSelect, "qp_query_and_select"},
+		{&q.andHeads, "qp_query_and_heads"}, {&q.andDesc, "qp_query_and_desc"},
+		{&q.andIntersect, "qp_query_and_intersect"}, {&q.compact, "qp_query_compact"},
+		{&q.orAccumulate, "qp_query_or_accumulate"}, {&q.topk, "qp_query_topk"},
+		{&q.scanReduce[0], "qp_query_scan_reduce_u32"}, {&q.scanPartials[0], "qp_query_scan_partials_u32"},
+		{&q.scanApply[0], "qp_query_scan_apply_u32"}, {&q.scanReduce[1], "qp_query_scan_reduce_s4"},
+		{&q.scanPartials[1], "qp_query_scan_partials_s4"}, {&q.scanApply[1], "qp_query_scan_apply_s4"},
+	} {
+		fn, err := k.mod.Function(f.name)
+		if err != nil {
+			return nil, fmt.Errorf("cuda: the embedded fatbin lacks the query kernels (rebuild it with `make kernels`): %w", err)
+		}
+		*f.dst = fn
+	}
+	return q, nil
+}
+
+// Kernels are the decoding kernels of the same Context.
+func (q *QueryKernels) Kernels() *Kernels { return q.k }
+
+// Functions lists the query kernels (for resource reports).
+func (q *QueryKernels) Functions() []*Function {
+	return []*Function{q.fullDesc, q.gather, q.andInit, q.andSelect, q.andHeads, q.andDesc, q.andIntersect,
+		q.compact, q.orAccumulate, q.topk, q.scanReduce[0], q.scanPartials[0], q.scanApply[0],
+		q.scanReduce[1], q.scanPartials[1], q.scanApply[1]}
+}
+
+const queryThreads = 256
+
+// count32 checks that n fits a kernel's uint32 count (a programmer bug
+// otherwise: the host sizes launch sets below 2^31 items).
+func count32(what string, n int) uint32 {
+	if n < 0 || n > math.MaxInt32 {
+		panic(fmt.Sprintf("BUG: cuda: %s = %d outside 0..2^31-1", what, n))
+	}
+	return uint32(n)
+}
+
+// gridFor is the grid of a grid-stride kernel over n items of one thread
+// each (capped; the kernels loop).
+func gridFor(n, perCTA int) Dim3 {
+	g := (n + perCTA - 1) / perCTA
+	g = max(1, min(g, 1<<20))
+	return Dim3{uint32(g), 1, 1}
+}
+
+var block256 = Dim3{queryThreads, 1, 1}
+
+// FullDesc lists every block of nseg whole lists (segs: nseg Seg) for
+// Gather and the decoders: blkTerm, blkIdx (nblk uint32), dOff, fOff, oOff
+// (nblk+1 uint64). bs is the index's block size.
+func (q *QueryKernels) FullDesc(s *Stream, segs DevicePtr, nseg int, terms, post DevicePtr, nblk, bs int,
+	blkTerm, blkIdx, dOff, fOff, oOff DevicePtr) error {
+	n := count32("blocks", nblk)
+	if n == 0 {
+		return nil
+	}
+	return q.fullDesc.Launch(gridFor(nblk, queryThreads), block256, 0, s, segs, count32("segments", nseg), terms, post,
+		n, uint32(bs), blkTerm, blkIdx, dOff, fOff, oOff)
+}
+
+// Gather copies the listed blocks' encoded docIDs to gdocs at dOff (and,
+// when fOff is not 0, their frequencies to gfreqs at fOff) and writes the
+// decoders' base and last arrays (nblk uint32 each).
+func (q *QueryKernels) Gather(s *Stream, terms, post DevicePtr, nblk int, blkTerm, blkIdx, dOff, fOff,
+	gdocs, gfreqs, base, last DevicePtr) error {
+	n := count32("blocks", nblk)
+	if n == 0 {
+		return nil
+	}
+	return q.gather.Launch(gridFor(nblk, queryThreads/32), block256, 0, s, terms, post, n, blkTerm, blkIdx,
+		dOff, fOff, gdocs, gfreqs, base, last)
+}
+
+// AndInit makes the AND candidates (cdoc, cscore, cq: nval each) of the
+// decoded shortest lists docs/freqs (one Seg per query), scored with their
+// first term; err counts corrupt docIDs.
+func (q *QueryKernels) AndInit(s *Stream, segs DevicePtr, nseg int, qterms, norms DevicePtr, ndocs uint32,
+	k1p1 float32, docs, freqs DevicePtr, nval int, cdoc, cscore, cq, errs DevicePtr) error {
+	n := count32("values", nval)
+	if n == 0 {
+		return nil
+	}
+	return q.andInit.Launch(gridFor(nval, queryThreads), block256, 0, s, segs, count32("segments", nseg), qterms,
+		norms, ndocs, k1p1, docs, freqs, n, cdoc, cscore, cq, errs)
+}
+
+// AndSelect writes blk[i], the block of the j-th list of candidate i's
+// query that may hold it (BlockPass, BlockDead).
+func (q *QueryKernels) AndSelect(s *Stream, terms, post, qmeta, qterms DevicePtr, j, n int, cdoc, cq, blk DevicePtr) error {
+	if n == 0 {
+		return nil
+	}
+	return q.andSelect.Launch(gridFor(n, queryThreads), block256, 0, s, terms, post, qmeta, qterms, uint32(j),
+		count32("candidates", n), cdoc, cq, blk)
+}
+
+// AndHeads writes sel[i] (S4): {1, postings, doc bytes, freq bytes} of the
+// block of candidate i when it is the first candidate of that (query,
+// block), else zeros; it adds the selected blocks and postings to
+// qblocks/qpost (uint32 per query).
+func (q *QueryKernels) AndHeads(s *Stream, terms, post, qmeta, qterms DevicePtr, j, n, bs int, cq, blk, sel,
+	qblocks, qpost DevicePtr) error {
+	if n == 0 {
+		return nil
+	}
+	return q.andHeads.Launch(gridFor(n, queryThreads), block256, 0, s, terms, post, qmeta, qterms, uint32(j),
+		count32("candidates", n), uint32(bs), cq, blk, sel, qblocks, qpost)
+}
+
+// AndDesc lists the selected blocks (ex: exclusive scan of AndHeads' output,
+// n+1 S4) for Gather and the decoders.
+func (q *QueryKernels) AndDesc(s *Stream, qmeta, qterms DevicePtr, j, n int, cq, blk, ex, blkTerm, blkIdx,
+	dOff, fOff, oOff DevicePtr) error {
+	if n == 0 {
+		return nil
+	}
+	return q.andDesc.Launch(gridFor(n, queryThreads), block256, 0, s, qmeta, qterms, uint32(j),
+		count32("candidates", n), cq, blk, ex, blkTerm, blkIdx, dOff, fOff, oOff)
+}
+
+// AndIntersect looks every candidate up in its decoded block (docs, freqs
+// at oOff), adds its j-th term score when found and writes flag[i] (1:
+// keep).
+func (q *QueryKernels) AndIntersect(s *Stream, qmeta, qterms DevicePtr, j, n int, norms DevicePtr, k1p1 float32,
+	cdoc, cscore, cq, blk, ex, oOff, docs, freqs, flag DevicePtr) error {
+	if n == 0 {
+		return nil
+	}
+	return q.andIntersect.Launch(gridFor(n, queryThreads), block256, 0, s, qmeta, qterms, uint32(j),
+		count32("candidates", n), norms, k1p1, cdoc, cscore, cq, blk, ex, oOff, docs, freqs, flag)
+}
+
+// Compact keeps candidate i at pos[i] when pos[i+1] > pos[i] (pos: the
+// exclusive scan of the flags, n+1 uint32).
+func (q *QueryKernels) Compact(s *Stream, n int, pos, cdoc, cscore, cq, ndoc, nscore, nq DevicePtr) error {
+	if n == 0 {
+		return nil
+	}
+	return q.compact.Launch(gridFor(n, queryThreads), block256, 0, s, count32("candidates", n), pos, cdoc, cscore,
+		cq, ndoc, nscore, nq)
+}
+
+// OrAccumulate adds the decoded lists (one Seg each, at most one per query)
+// to the dense accumulators acc (rows of ndocs float32, row = Seg.q).
+func (q *QueryKernels) OrAccumulate(s *Stream, segs DevicePtr, nseg int, qterms, norms DevicePtr, ndocs uint32,
+	k1p1 float32, docs, freqs DevicePtr, nval int, acc, errs DevicePtr) error {
+	n := count32("values", nval)
+	if n == 0 {
+		return nil
+	}
+	return q.orAccumulate.Launch(gridFor(nval, queryThreads), block256, 0, s, segs, count32("segments", nseg),
+		qterms, norms, ndocs, k1p1, docs, freqs, n, acc, errs)
+}
+
+// TopK selects each query's k best items in rank order as 64-bit keys
+// (~float32bits(score) << 32 | doc) at res[QMeta.res...], with cnt[q] the
+// number kept and total[q] the number of items. Items are the candidates
+// cdoc/cscore/cq (ncand, grouped by ascending query) or, when dense, the
+// accumulator rows acc (ndocs each; zeros skipped). scratch/scratchOff
+// hold the sort buffers of queries with k > 4096 (next power of two >= k
+// words each).
+func (q *QueryKernels) TopK(s *Stream, dense bool, nq int, qmeta, cdoc, cscore, cq DevicePtr, ncand int,
+	acc DevicePtr, ndocs uint32, res, cnt, total, scratch, scratchOff DevicePtr) error {
+	if nq == 0 {
+		return nil
+	}
+	var d uint32
+	if dense {
+		d = 1
+	}
+	g := Dim3{uint32(min(nq, 65535)), 1, 1}
+	return q.topk.Launch(g, block256, 0, s, d, count32("queries", nq), qmeta, cdoc, cscore, cq,
+		count32("candidates", ncand), acc, ndocs, res, cnt, total, scratch, scratchOff)
+}
+
+// ScanU32 writes the exclusive prefix sums of in[0..n) (uint32) to out
+// (n+1 entries, out[n] = total; out may equal in); part needs
+// ScanParts(n)+1 entries.
+func (q *QueryKernels) ScanU32(s *Stream, in, out, part DevicePtr, n int) error {
+	return q.scan(0, s, in, out, part, n)
+}
+
+// ScanS4 is ScanU32 for S4 items.
+func (q *QueryKernels) ScanS4(s *Stream, in, out, part DevicePtr, n int) error {
+	return q.scan(1, s, in, out, part, n)
+}
+
+func (q *QueryKernels) scan(t int, s *Stream, in, out, part DevicePtr, n int) error {
+	nn := count32("scan items", n)
+	if n == 0 {
+		return nil
+	}
+	np := ScanParts(n)
+	g := Dim3{uint32(np), 1, 1}
+	if err := q.scanReduce[t].Launch(g, block256, 0, s, in, part, nn); err != nil {
+		return err
+	}
+	if err := q.scanPartials[t].Launch(Dim3{1, 1, 1}, block256, 0, s, part, uint32(np)); err != nil {
+		return err
+	}
+	return q.scanApply[t].Launch(g, block256, 0, s, in, out, part, nn)
+}

@@ -1,0 +1,334 @@
+package gpu
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/qpengine/qp/cuda"
+	"github.com/qpengine/qp/engine"
+	"github.com/qpengine/qp/index"
+	"github.com/qpengine/qp/topk"
+)
+
+// qterm is one distinct query term present in the index.
+type qterm struct {
+	id  int
+	df  uint32
+	w   float32 // 1, or its count in the query with QTF
+	idf float32
+}
+
+// prep is one query of a batch, prepared on the host exactly like
+// engine.Engine.prepare.
+type prep struct {
+	i       int // index in the batch
+	q       *engine.Query
+	terms   []qterm // canonical order
+	unknown bool    // a term is absent from the index
+	needOr  bool    // OR runs (Or, or AndOr whose AND found fewer than K)
+	st      engine.Stats
+}
+
+// prepare validates q (the CPU's error kinds and messages, with a "gpu"
+// prefix) and fills p.terms.
+func (b *Backend) prepare(p *prep, q *engine.Query) error {
+	p.q = q
+	p.terms = p.terms[:0]
+	p.unknown, p.needOr = false, false
+	p.st = engine.Stats{}
+	switch {
+	case len(q.Terms) == 0:
+		return fmt.Errorf("gpu: query %q: %w", q.ID, engine.ErrEmptyQuery)
+	case len(q.Terms) > engine.MaxTerms:
+		return fmt.Errorf("gpu: query %q: %w: %d terms, at most %d", q.ID, engine.ErrTooManyTerms, len(q.Terms), engine.MaxTerms)
+	case q.K < 1 || q.K > topk.MaxK:
+		return fmt.Errorf("gpu: query %q: %w: k = %d, want 1..%d", q.ID, engine.ErrBadK, q.K, topk.MaxK)
+	case q.Mode < engine.And || q.Mode > engine.AndOr:
+		return fmt.Errorf("gpu: query %q: %w: %d", q.ID, engine.ErrBadMode, q.Mode)
+	}
+	for _, s := range q.Terms {
+		id, ok := b.x.Lookup(s)
+		if !ok {
+			p.unknown = true
+			continue
+		}
+		p.terms = append(p.terms, qterm{id: id, df: b.info[id].df, w: 1})
+	}
+	slices.SortFunc(p.terms, func(a, c qterm) int {
+		if a.df != c.df {
+			if a.df < c.df {
+				return -1
+			}
+			return 1
+		}
+		return a.id - c.id
+	})
+	u := 0
+	for i := range p.terms {
+		if u > 0 && p.terms[u-1].id == p.terms[i].id {
+			if q.QTF {
+				p.terms[u-1].w++
+			}
+			continue
+		}
+		p.terms[u] = p.terms[i]
+		u++
+	}
+	p.terms = p.terms[:u]
+	for i := range p.terms {
+		p.terms[i].idf = b.x.IDF(p.terms[i].df)
+	}
+	p.st.Terms = len(p.terms)
+	if q.Mode != engine.Or {
+		p.st.AndAlgo = AndGPU
+	}
+	return nil
+}
+
+// runsAnd reports whether the query's AND part needs the GPU.
+func (p *prep) runsAnd() bool { return p.q.Mode != engine.Or && !p.unknown && len(p.terms) > 0 }
+
+// cost is the query's share of the PARA threshold: its shortest list.
+func (p *prep) cost() int {
+	if len(p.terms) == 0 {
+		return 0
+	}
+	return int(p.terms[0].df)
+}
+
+// SearchBatch implements engine.Backend: qs[i] is evaluated into out[i].
+// Queries are grouped into launch sets of about Threshold postings of
+// shortest lists; a set that runs out of device memory (or meets a corrupt
+// block) is split in halves and retried, so that the error lands only on
+// the queries that cause it.
+func (b *Backend) SearchBatch(ctx context.Context, qs []engine.Query, opt engine.Options, out []engine.Response) error {
+	if len(out) != len(qs) {
+		return fmt.Errorf("gpu: %d responses for %d queries", len(out), len(qs))
+	}
+	if _, err := opt.Resolve(); err != nil {
+		return fmt.Errorf("gpu: %w", err)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return errors.New("gpu: backend closed")
+	}
+	start := time.Now()
+	if cap(b.preps) < len(qs) {
+		b.preps = append(b.preps[:cap(b.preps)], make([]prep, len(qs)-cap(b.preps))...)
+	}
+	preps := b.preps[:len(qs)]
+	// Preparation (dictionary lookups, canonical order) runs on all cores,
+	// like the CPU backend's workers do it.
+	prepErr := make([]error, len(qs))
+	parallel(len(qs), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			preps[i].i = i
+			prepErr[i] = b.prepare(&preps[i], &qs[i])
+		}
+	})
+	work := make([]*prep, 0, len(qs))
+	for i := range qs {
+		p := &preps[i]
+		r := &out[i]
+		r.Results, r.Stats, r.Err = r.Results[:0], engine.Stats{}, nil
+		if err := prepErr[i]; err != nil {
+			r.Err = err
+			continue
+		}
+		switch {
+		case p.runsAnd():
+		case p.q.Mode == engine.And:
+			r.Stats = p.st // an unknown term: no results
+			continue
+		case len(p.terms) == 0:
+			p.st.OrAlgo = OrGPU
+			r.Stats = p.st // OR over no known term: no results
+			continue
+		default:
+			p.needOr = true
+		}
+		work = append(work, p)
+	}
+	err := b.ctx.Do(func() error {
+		for len(work) > 0 {
+			if err := ctx.Err(); err != nil {
+				for _, p := range work {
+					out[p.i].Results, out[p.i].Stats, out[p.i].Err = out[p.i].Results[:0], engine.Stats{}, err
+				}
+				return nil
+			}
+			n, sum := 0, 0
+			for n < len(work) && n < MaxSetQueries && sum < b.opt.Threshold {
+				sum += work[n].cost()
+				n++
+			}
+			b.runSplit(work[:n], out)
+			work = work[n:]
+		}
+		return nil
+	})
+	b.prof.Batches++
+	b.prof.Queries += int64(len(qs))
+	b.prof.Wall += time.Since(start)
+	if err != nil {
+		return fmt.Errorf("gpu: %w", err)
+	}
+	return ctx.Err()
+}
+
+// parallel calls f on consecutive chunks of [0, n) from up to GOMAXPROCS
+// goroutines (in the caller alone for small n).
+func parallel(n int, f func(lo, hi int)) {
+	const chunk = 256
+	w := min(runtime.GOMAXPROCS(0), (n+chunk-1)/chunk)
+	if w <= 1 {
+		f(0, n)
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range w {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				lo := int(next.Add(chunk)) - chunk
+				if lo >= n {
+					return
+				}
+				f(lo, min(lo+chunk, n))
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// retryable errors are those a smaller set may not meet.
+func retryable(err error) bool {
+	return errors.Is(err, cuda.ErrOutOfMemory) || errors.Is(err, index.ErrCorrupt)
+}
+
+// runSplit runs one launch set, halving it on retryable errors.
+func (b *Backend) runSplit(set []*prep, out []engine.Response) {
+	// Preserve the prepared state a failed attempt may have changed.
+	saved := make([]bool, len(set))
+	for i, p := range set {
+		saved[i] = p.needOr
+	}
+	err := b.runSet(set, out)
+	if err == nil {
+		return
+	}
+	for i, p := range set {
+		p.needOr = saved[i]
+		p.st.BlocksDecoded, p.st.PostingsDecoded, p.st.Candidates, p.st.OrAlgo = 0, 0, 0, ""
+		out[p.i].Results = out[p.i].Results[:0]
+	}
+	if len(set) > 1 && retryable(err) {
+		h := len(set) / 2
+		b.runSplit(set[:h], out)
+		b.runSplit(set[h:], out)
+		return
+	}
+	for _, p := range set {
+		out[p.i].Stats = engine.Stats{}
+		out[p.i].Err = fmt.Errorf("gpu: query %q: %w", p.q.ID, err)
+	}
+}
+
+// runSet evaluates one launch set: AND for the queries that need it, then
+// OR for those that need it (in chunks that fit the accumulator budget).
+func (b *Backend) runSet(set []*prep, out []engine.Response) (err error) {
+	start := time.Now()
+	mem := &devMem{pool: b.ctx.Pool()}
+	defer func() {
+		// Leave the stream idle before the buffers go back to the pool.
+		serr := b.stream.Synchronize()
+		if err == nil {
+			err = serr
+		}
+		if rerr := mem.release(); err == nil {
+			err = rerr
+		}
+		if err != nil {
+			b.tm.discard()
+		} else {
+			b.tm.collect(&b.prof)
+		}
+	}()
+	b.prof.Sets++
+	var ands, ors []*prep
+	for _, p := range set {
+		if p.runsAnd() {
+			ands = append(ands, p)
+		}
+	}
+	if len(ands) > 0 {
+		if err := b.runAnd(mem, ands, out); err != nil {
+			return err
+		}
+	}
+	for _, p := range set {
+		if p.needOr {
+			ors = append(ors, p)
+		}
+	}
+	for len(ors) > 0 {
+		n := 1
+		acc := int64(b.n) * 4
+		post := b.orPostings(ors[0])
+		for n < len(ors) && acc+int64(b.n)*4 <= b.opt.AccumulatorBytes && post+b.orPostings(ors[n]) <= b.opt.OrPostings {
+			acc += int64(b.n) * 4
+			post += b.orPostings(ors[n])
+			n++
+		}
+		if err := b.runOr(mem, ors[:n], out); err != nil {
+			return err
+		}
+		ors = ors[n:]
+	}
+	el := time.Since(start)
+	for _, p := range set {
+		p.st.Time = el
+		out[p.i].Stats = p.st
+	}
+	return nil
+}
+
+func (b *Backend) orPostings(p *prep) int64 {
+	var n int64
+	for _, t := range p.terms {
+		n += int64(t.df)
+	}
+	return n
+}
+
+// results appends the keys of one query (rank order) to out[p.i].
+func results(dst []topk.Result, keys []uint64) []topk.Result {
+	for _, k := range keys {
+		dst = append(dst, topk.Result{Doc: uint32(k), Score: math.Float32frombits(^uint32(k >> 32))})
+	}
+	return dst
+}
+
+// corruptError reports the kernels' and decoders' findings after a phase:
+// the docID error counter and the decoders' status words.
+func (b *Backend) corruptError(errDocs uint32, status []uint64, codecs []string) error {
+	for i, st := range status {
+		if err := cuda.DecodeStatusError(codecs[i], st); err != nil {
+			return fmt.Errorf("%w: GPU decoder: %w", index.ErrCorrupt, err)
+		}
+	}
+	if errDocs != 0 {
+		return fmt.Errorf("%w: %d decoded docIDs are >= N = %d or not increasing", index.ErrCorrupt, errDocs, b.n)
+	}
+	return nil
+}

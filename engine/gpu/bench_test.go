@@ -1,0 +1,169 @@
+package gpu
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/qpengine/qp/cuda"
+	"github.com/qpengine/qp/engine"
+	"github.com/qpengine/qp/eval"
+	"github.com/qpengine/qp/gen"
+	"github.com/qpengine/qp/index"
+)
+
+// genDocs is the size of the synthetic collection of TestGen and the
+// benchmark (gen's GOV2-calibrated model: ~233 postings per document).
+const genDocs = 50000
+
+// buildGenIndex generates the collection like `qp gen --docs 50000` (the
+// vocabulary seeded with the TREC 2005/2006 efficiency query terms, bp128,
+// blocks of 128) and returns it with the 2006 log's analyzed queries.
+func buildGenIndex(path, logDir string) (*index.Index, [][]string, error) {
+	logs := []string{filepath.Join(logDir, "05.efficiency_topics.txt"), filepath.Join(logDir, "06.efficiency_topics.txt")}
+	qterms, err := gen.LoadQueryTerms(logs...)
+	if err != nil {
+		return nil, nil, err
+	}
+	g, err := gen.New(gen.Config{Docs: genDocs, Seed: 1, QueryTerms: qterms})
+	if err != nil {
+		return nil, nil, err
+	}
+	w, err := index.NewWriter(path, index.WriterOptions{DocLens: g.DocLengths()})
+	if err != nil {
+		return nil, nil, err
+	}
+	order := g.SortedRanks()
+	if _, err := w.AddListsParallel(context.Background(), len(order), 0, func(i int, d, f []uint32) (string, []uint32, []uint32, error) {
+		rank := int(order[i])
+		term, _ := g.Term(rank)
+		d, f = g.Postings(rank, d, f)
+		return term, d, f, nil
+	}, nil); err != nil {
+		w.Abort()
+		return nil, nil, err
+	}
+	if err := w.Close(); err != nil {
+		return nil, nil, err
+	}
+	x, err := index.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	f, err := os.Open(logs[1])
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	eq, err := eval.ReadQueries(f)
+	if err != nil {
+		return nil, nil, err
+	}
+	var qs [][]string
+	for _, q := range eq {
+		if ts := gen.Tokenize(q.Text); len(ts) > 0 {
+			qs = append(qs, ts)
+		}
+	}
+	return x, qs, nil
+}
+
+// BenchmarkSearchBatch reports the GPU backend's queries/s on the TREC 2006
+// efficiency queries (the first 10000, or $QP_BENCH_QUERIES) over the synthetic collection, per
+// mode, k and PARA threshold c (0: the default), one op = one batch of all
+// of them, timed without events; then three more batches with CUDA events
+// give the GPU time per batch by phase (*-ms/batch; the events add a little
+// time of their own). The CPU backend on all cores runs the same batches
+// (BenchmarkSearchBatch/cpu) for comparison.
+func BenchmarkSearchBatch(b *testing.B) {
+	x, queries := genIndex(b)
+	nq := 10000
+	if v, err := strconv.Atoi(os.Getenv("QP_BENCH_QUERIES")); err == nil && v > 0 {
+		nq = v // e.g. fewer on the CUDA emulator
+	}
+	queries = queries[:min(len(queries), nq)]
+	type cfg struct {
+		mode engine.Mode
+		k, c int
+	}
+	cfgs := []cfg{{engine.And, 10, 0}, {engine.And, 1000, 0}, {engine.And, 10, 1 << 14}, {engine.And, 10, 1 << 16},
+		{engine.And, 10, 1 << 18}, {engine.Or, 10, 0}, {engine.Or, 1000, 0}, {engine.AndOr, 10, 0}, {engine.AndOr, 1000, 0}}
+	mk := func(c cfg) []engine.Query {
+		qs := make([]engine.Query, len(queries))
+		for i, t := range queries {
+			qs[i] = engine.Query{ID: fmt.Sprint(i), Terms: t, Mode: c.mode, K: c.k}
+		}
+		return qs
+	}
+	var g *Backend
+	if ok, _ := cuda.Available(); ok {
+		g = newBackend(b, x, Options{}) // closed when the whole benchmark ends
+	}
+	for _, c := range cfgs {
+		qs := mk(c)
+		out := make([]engine.Response, len(qs))
+		name := fmt.Sprintf("%v/k=%d", c.mode, c.k)
+		if c.c != 0 {
+			name += fmt.Sprintf("/c=%d", c.c)
+		}
+		b.Run("gpu/"+name, func(b *testing.B) {
+			if g == nil {
+				_, why := cuda.Available()
+				b.Skip("no usable GPU: " + why)
+			}
+			g.SetThreshold(c.c)
+			run := func(n int) {
+				for i := 0; i < n; i++ {
+					if err := g.SearchBatch(context.Background(), qs, engine.Options{}, out); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			run(1) // warm-up: pool, pinned buffers, events
+			b.ResetTimer()
+			run(b.N)
+			b.StopTimer()
+			for i, r := range out {
+				if r.Err != nil {
+					b.Fatalf("query %d: %v", i, r.Err)
+				}
+			}
+			b.ReportMetric(float64(b.N*len(qs))/b.Elapsed().Seconds(), "queries/s")
+			g.SetProfile(true)
+			g.ResetProfile()
+			const profiled = 3
+			run(profiled)
+			g.SetProfile(false)
+			p := g.Profile()
+			per := func(d time.Duration) float64 { return d.Seconds() * 1e3 / profiled }
+			b.ReportMetric(float64(p.Sets)/profiled, "sets/batch")
+			b.ReportMetric(float64(p.Launches)/profiled, "launches/batch")
+			b.ReportMetric(per(p.Wall), "wall-ms/batch")
+			b.ReportMetric(per(p.Decode), "decode-ms/batch")
+			b.ReportMetric(per(p.Intersect), "intersect-ms/batch")
+			b.ReportMetric(per(p.Score), "score-ms/batch")
+			b.ReportMetric(per(p.TopK), "topk-ms/batch")
+			b.ReportMetric(per(p.Transfer), "transfer-ms/batch")
+		})
+	}
+	for _, c := range cfgs {
+		if c.c != 0 {
+			continue
+		}
+		qs := mk(c)
+		out := make([]engine.Response, len(qs))
+		b.Run(fmt.Sprintf("cpu/%v/k=%d", c.mode, c.k), func(b *testing.B) {
+			cpu := engine.NewCPU(x, 0)
+			for i := 0; i < b.N; i++ {
+				if err := cpu.SearchBatch(context.Background(), qs, engine.Options{}, out); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.N*len(qs))/b.Elapsed().Seconds(), "queries/s")
+		})
+	}
+}

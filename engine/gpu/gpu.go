@@ -1,0 +1,406 @@
+// Package gpu is qp's GPU query processor: an engine.Backend ("gpu") that
+// evaluates batches of AND, OR and AND+OR queries over a device-resident
+// copy of a compressed index with the CUDA kernels of package cuda
+// (cuda/kernels/query_*.cu and the batch block decoders), returning exactly
+// the CPU engine's results: the same documents, bit-identical float32 BM25
+// scores, in topk's order.
+//
+// Residency (New): every posting list (skip table, encoded docID blocks,
+// encoded frequency blocks) is uploaded once into one device buffer, with a
+// per-term table of offsets, block counts and document frequencies, and the
+// BM25 length norms of the index's current parameters. The index must not
+// be modified (SetParams) afterwards.
+//
+// Queries are prepared on the host exactly like engine.Engine does (term
+// lookup, duplicates, QTF weights, canonical order: ascending df, ties by
+// term ID; score/bm25.go), grouped into launch sets (Ao et al. VLDB'11
+// §4.1, PARA: queries are added until the sum of their shortest lists
+// reaches Options.Threshold), and each set is evaluated with a fixed
+// sequence of launches for all its queries at once:
+//
+//   - AND (Ding et al. WWW'09 §8, Ao et al. §4.2): the shortest list of every
+//     query is decoded (the batch decoders of cuda/decode.go) into
+//     candidates scored with their first term; then, for each further term
+//     in canonical order, every candidate is binary-searched in the skip
+//     table of that list, only the blocks that can hold candidates are
+//     decoded (docIDs and frequencies), every candidate is binary-searched
+//     in its decoded block, found ones get the term's score added (float32,
+//     canonical order: the CPU's sum, bit for bit) and the others are
+//     removed by stream compaction (an exclusive scan built on CUB's
+//     BlockScan).
+//   - OR: Ding's brute-force TAAT: a dense float32 accumulator of N
+//     documents per query, lists decoded whole and added in canonical order.
+//   - top-k: an exact per-query radix select on 64-bit keys (score bits
+//     complemented, docID) and a bitonic sort, ties by ascending docID.
+//   - AND+OR: AND for the whole set, then OR for the queries with fewer
+//     than K results in the next launches.
+//
+// Errors: per query, the CPU's kinds (engine.ErrEmptyQuery,
+// ErrTooManyTerms, ErrBadK, ErrBadMode; index.ErrCorrupt for damaged
+// blocks); when the GPU runs out of memory a set is split and retried, and
+// a single query that still does not fit gets an error matching
+// cuda.ErrOutOfMemory, for the caller to run it on the CPU. An index whose
+// codecs have no GPU decoder makes New fail with ErrUnsupported.
+package gpu
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/qpengine/qp/compress"
+	"github.com/qpengine/qp/cuda"
+	"github.com/qpengine/qp/engine"
+	"github.com/qpengine/qp/index"
+)
+
+// ErrUnsupported is wrapped by New's error when the index cannot be served
+// by the GPU (a codec without a GPU decoder, blocks larger than the
+// decoders take); the caller then uses the CPU backend.
+var ErrUnsupported = errors.New("index not supported by the GPU backend")
+
+// Algorithm names recorded in engine.Stats for queries the GPU ran.
+const (
+	AndGPU engine.AndAlgorithm = "gpu"
+	OrGPU  engine.OrStrategy   = "gpu"
+)
+
+// Defaults of Options.
+const (
+	// DefaultThreshold is the PARA threshold c: postings of the queries'
+	// shortest lists per launch set (Ao et al. measured up to 2M).
+	DefaultThreshold = 1 << 20
+	// DefaultAccumulatorBytes bounds the dense OR accumulators of one launch
+	// (4N bytes per query).
+	DefaultAccumulatorBytes = 1 << 30
+	// DefaultOrPostings bounds the postings of all lists of the OR queries
+	// of one launch.
+	DefaultOrPostings = 1 << 27
+	// MaxSetQueries bounds the queries of one launch set.
+	MaxSetQueries = 1 << 16
+)
+
+// Options configure New. The zero value selects GPU 0 and the defaults.
+type Options struct {
+	// Device is the GPU ordinal to open (ignored with Context).
+	Device int
+	// Context, when not nil, is used instead of opening Device; Close does
+	// not close it.
+	Context *cuda.Context
+	// Threshold is the PARA threshold c (DefaultThreshold when <= 0).
+	Threshold int
+	// AccumulatorBytes bounds the OR accumulators per launch
+	// (DefaultAccumulatorBytes when <= 0); at least one query always runs.
+	AccumulatorBytes int64
+	// OrPostings bounds the postings of the OR lists per launch
+	// (DefaultOrPostings when <= 0); at least one query always runs.
+	OrPostings int64
+	// Profile records CUDA events around every phase so that Profile
+	// reports where GPU time goes (costs a few microseconds per phase).
+	Profile bool
+}
+
+// termInfo is the host copy of a list's shape.
+type termInfo struct {
+	df, nb     uint32
+	dlen, flen uint32 // bytes of its encoded docID and frequency blocks
+}
+
+// Backend is the GPU engine.Backend. It is safe for concurrent use;
+// batches run one at a time on one CUDA stream.
+type Backend struct {
+	x    *index.Index
+	opt  Options
+	ctx  *cuda.Context
+	own  bool
+	qk   *cuda.QueryKernels
+	kern *cuda.Kernels
+
+	docCodec, freqCodec compress.Codec
+	n                   uint32 // documents
+	bs                  int    // block size
+	k1p1                float32
+	info                []termInfo
+	resident            int64 // bytes uploaded
+
+	mu     sync.Mutex
+	closed bool
+	stream *cuda.Stream
+	post   *cuda.Buffer // postings
+	terms  *cuda.Buffer // TermMeta per term
+	norms  *cuda.Buffer // N float32
+	up     pinned       // uploads
+	down   pinned       // downloads
+	small  pinned       // mid-phase totals
+	tm     timer
+	prof   Profile
+	preps  []prep
+}
+
+var _ engine.Backend = (*Backend)(nil)
+
+// New uploads x's postings and norms to a GPU and returns the backend. It
+// fails with an error wrapping cuda.ErrUnavailable when no GPU can be used,
+// ErrUnsupported when x's codecs have no GPU decoder or its blocks are
+// larger than cuda.MaxBlockValues, and cuda.ErrOutOfMemory when the index
+// does not fit on the device.
+func New(x *index.Index, opts ...Options) (*Backend, error) {
+	var opt Options
+	if len(opts) > 0 {
+		opt = opts[0]
+	}
+	if opt.Threshold <= 0 {
+		opt.Threshold = DefaultThreshold
+	}
+	opt.Threshold = min(opt.Threshold, 1<<30)
+	if opt.AccumulatorBytes <= 0 {
+		opt.AccumulatorBytes = DefaultAccumulatorBytes
+	}
+	if opt.OrPostings <= 0 {
+		opt.OrPostings = DefaultOrPostings
+	}
+	b := &Backend{x: x, opt: opt, n: uint32(x.NumDocs()), bs: x.Meta.BlockSize, k1p1: x.Params().K1p1()}
+	if err := b.checkIndex(); err != nil {
+		return nil, err
+	}
+	if opt.Context != nil {
+		b.ctx = opt.Context
+	} else {
+		if ok, why := cuda.Available(); !ok {
+			return nil, fmt.Errorf("gpu: %w: %s", cuda.ErrUnavailable, why)
+		}
+		c, err := cuda.Open(opt.Device)
+		if err != nil {
+			return nil, fmt.Errorf("gpu: %w", err)
+		}
+		b.ctx, b.own = c, true
+	}
+	b.up.ctx, b.down.ctx, b.small.ctx = b.ctx, b.ctx, b.ctx
+	b.tm.ctx = b.ctx
+	b.tm.on = opt.Profile
+	if err := b.init(); err != nil {
+		b.release()
+		return nil, err
+	}
+	return b, nil
+}
+
+// checkIndex rejects indexes the GPU decoders cannot serve.
+func (b *Backend) checkIndex() error {
+	x := b.x
+	dc, err := compress.ByName(x.Meta.DocCodec)
+	if err != nil {
+		return fmt.Errorf("gpu: %w: docID codec %q: %v", ErrUnsupported, x.Meta.DocCodec, err)
+	}
+	fc, err := compress.ByName(x.Meta.FreqCodec)
+	if err != nil {
+		return fmt.Errorf("gpu: %w: frequency codec %q: %v", ErrUnsupported, x.Meta.FreqCodec, err)
+	}
+	for _, c := range []compress.Codec{dc, fc} {
+		if !cuda.Supported(c.ID()) {
+			return fmt.Errorf("gpu: %w: codec %s has no GPU decoder; use the CPU backend", ErrUnsupported, c.Name())
+		}
+	}
+	if x.Meta.BlockSize > cuda.MaxBlockValues {
+		return fmt.Errorf("gpu: %w: block size %d, the GPU decoders take at most %d; use the CPU backend",
+			ErrUnsupported, x.Meta.BlockSize, cuda.MaxBlockValues)
+	}
+	if uint64(x.NumDocs()) >= uint64(index.Terminated) {
+		return fmt.Errorf("gpu: %w: %d documents", ErrUnsupported, x.NumDocs())
+	}
+	for t := 0; t < x.NumTerms(); t++ {
+		r := x.Record(t)
+		if r.DocCodec != dc.ID() || r.FreqCodec != fc.ID() {
+			return fmt.Errorf("gpu: %w: term %d is not encoded with the index's codecs %s/%s; use the CPU backend",
+				ErrUnsupported, t, dc.Name(), fc.Name())
+		}
+	}
+	b.docCodec, b.freqCodec = dc, fc
+	return nil
+}
+
+// uploadChunk is the host staging size of the postings upload.
+const uploadChunk = 64 << 20
+
+func align16(n uint64) uint64 { return (n + 15) &^ 15 }
+
+// init loads the kernels, creates the stream and uploads the index.
+func (b *Backend) init() error {
+	var err error
+	if b.qk, err = cuda.LoadQueryKernels(b.ctx); err != nil {
+		return fmt.Errorf("gpu: %w", err)
+	}
+	b.kern = b.qk.Kernels()
+	if b.stream, err = b.ctx.NewStream(); err != nil {
+		return fmt.Errorf("gpu: %w", err)
+	}
+	x := b.x
+	nt := x.NumTerms()
+	b.info = make([]termInfo, nt)
+	meta := make([]uint32, cuda.TermMetaWords*max(nt, 1))
+	lists := make([]index.List, nt)
+	var size uint64
+	for t := 0; t < nt; t++ {
+		l, err := x.List(t)
+		if err != nil {
+			return fmt.Errorf("gpu: %w", err)
+		}
+		lists[t] = l
+		sk, d, f := uint64(len(l.SkipBytes())), uint64(len(l.DocBytes())), uint64(len(l.FreqBytes()))
+		if d > 1<<32-1 || f > 1<<32-1 {
+			return fmt.Errorf("gpu: %w: list of term %d has more than 4 GiB of blocks", ErrUnsupported, t)
+		}
+		b.info[t] = termInfo{df: l.DF, nb: uint32(l.NBlocks), dlen: uint32(d), flen: uint32(f)}
+		cuda.PutTermMeta(meta[cuda.TermMetaWords*t:], size, size+sk, size+sk+d, uint32(l.NBlocks), l.DF)
+		size += align16(sk + d + f)
+	}
+	b.resident = int64(size)
+	// The decoders read whole aligned 16-byte chunks: keep 16 spare bytes.
+	if b.post, err = b.ctx.Alloc(int(size) + 16); err != nil {
+		return fmt.Errorf("gpu: uploading %d bytes of postings: %w", size, err)
+	}
+	stage := make([]byte, 0, min(uploadChunk, int(size)+16))
+	var at uint64
+	flush := func() error {
+		if len(stage) == 0 {
+			return nil
+		}
+		if err := cuda.CopyToDevice(b.post, int(at), stage); err != nil {
+			return err
+		}
+		at += uint64(len(stage))
+		stage = stage[:0]
+		return nil
+	}
+	for t := range lists {
+		l := &lists[t]
+		n := align16(uint64(len(l.SkipBytes()) + len(l.DocBytes()) + len(l.FreqBytes())))
+		if len(stage) > 0 && len(stage)+int(n) > cap(stage) {
+			if err := flush(); err != nil {
+				return fmt.Errorf("gpu: uploading postings: %w", err)
+			}
+		}
+		start := len(stage)
+		stage = append(stage, l.SkipBytes()...)
+		stage = append(stage, l.DocBytes()...)
+		stage = append(stage, l.FreqBytes()...)
+		for uint64(len(stage)-start) < n {
+			stage = append(stage, 0)
+		}
+	}
+	if err := flush(); err != nil {
+		return fmt.Errorf("gpu: uploading postings: %w", err)
+	}
+	if b.terms, err = b.ctx.Alloc(4 * len(meta)); err != nil {
+		return fmt.Errorf("gpu: uploading the term table: %w", err)
+	}
+	if err := cuda.CopyToDevice(b.terms, 0, meta); err != nil {
+		return fmt.Errorf("gpu: uploading the term table: %w", err)
+	}
+	norms := x.Norms()
+	if b.norms, err = b.ctx.Alloc(4*len(norms) + 16); err != nil {
+		return fmt.Errorf("gpu: uploading norms: %w", err)
+	}
+	if err := cuda.CopyToDevice(b.norms, 0, norms); err != nil {
+		return fmt.Errorf("gpu: uploading norms: %w", err)
+	}
+	// The synchronous copies ran on the legacy stream; order them before
+	// the non-blocking stream's work.
+	if err := b.ctx.Synchronize(); err != nil {
+		return fmt.Errorf("gpu: %w", err)
+	}
+	return nil
+}
+
+// Name implements engine.Backend.
+func (b *Backend) Name() string { return "gpu" }
+
+// Device describes the GPU.
+func (b *Backend) Device() cuda.Device { return b.ctx.Device() }
+
+// ResidentBytes is the size of the uploaded postings.
+func (b *Backend) ResidentBytes() int64 { return b.resident }
+
+// Threshold is the PARA threshold c in use.
+func (b *Backend) Threshold() int { return b.opt.Threshold }
+
+// SetThreshold changes the PARA threshold c (DefaultThreshold when <= 0).
+func (b *Backend) SetThreshold(c int) {
+	if c <= 0 {
+		c = DefaultThreshold
+	}
+	b.mu.Lock()
+	b.opt.Threshold = min(c, 1<<30)
+	b.mu.Unlock()
+}
+
+// SetProfile turns the recording of CUDA events around phases on or off
+// (Options.Profile).
+func (b *Backend) SetProfile(on bool) {
+	b.mu.Lock()
+	b.tm.on = on
+	b.mu.Unlock()
+}
+
+// Close releases the device memory, the stream and (when New opened it) the
+// CUDA context. Searches after Close fail.
+func (b *Backend) Close() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return nil
+	}
+	b.closed = true
+	return b.release()
+}
+
+func (b *Backend) release() error {
+	var errs []error
+	if b.stream != nil {
+		errs = append(errs, b.stream.Synchronize())
+	}
+	for _, p := range []**cuda.Buffer{&b.post, &b.terms, &b.norms} {
+		if *p != nil {
+			errs = append(errs, (*p).Free())
+			*p = nil
+		}
+	}
+	errs = append(errs, b.up.free(), b.down.free(), b.small.free(), b.tm.free())
+	if b.stream != nil {
+		errs = append(errs, b.stream.Destroy())
+		b.stream = nil
+	}
+	if b.own && b.ctx != nil {
+		errs = append(errs, b.ctx.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// Profile is where the GPU time of the batches since the last
+// ResetProfile went, measured with CUDA events (Options.Profile; the
+// durations are zero without it).
+type Profile struct {
+	Batches, Sets, Queries int64
+	Launches               int64         // kernel launches (decoders included)
+	Wall                   time.Duration // SearchBatch wall-clock time
+	// GPU time by phase: Decode (gathering and decoding blocks), Intersect
+	// (AND block selection, search in decoded blocks with the term's score
+	// added, compaction), Score (the first term of AND, OR accumulation),
+	// TopK (selection and sorting), Transfer (host<->device copies).
+	Decode, Intersect, Score, TopK, Transfer time.Duration
+}
+
+// Profile returns the accumulated profile.
+func (b *Backend) Profile() Profile {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.prof
+}
+
+// ResetProfile zeroes the profile.
+func (b *Backend) ResetProfile() {
+	b.mu.Lock()
+	b.prof = Profile{}
+	b.mu.Unlock()
+}
