@@ -213,6 +213,7 @@ type Engine struct {
 	norms   []float32
 	k1p1    float32
 	terms   []qterm // canonical order
+	canon   []Term  // CanonicalTerms scratch
 	unknown bool    // a query term is absent from the index (AND is empty)
 	st      Stats
 
@@ -300,53 +301,19 @@ func (e *Engine) wrap(q Query, err error) error {
 // prepare validates q and fills e.terms with its distinct known terms in
 // canonical order.
 func (e *Engine) prepare(q Query) error {
-	switch {
-	case len(q.Terms) == 0:
-		return fmt.Errorf("engine: query %q: %w", q.ID, ErrEmptyQuery)
-	case len(q.Terms) > MaxTerms:
-		return fmt.Errorf("engine: query %q: %w: %d terms, at most %d", q.ID, ErrTooManyTerms, len(q.Terms), MaxTerms)
-	case q.K < 1 || q.K > topk.MaxK:
-		return fmt.Errorf("engine: query %q: %w: k = %d, want 1..%d", q.ID, ErrBadK, q.K, topk.MaxK)
-	case q.Mode < And || q.Mode > AndOr:
-		return fmt.Errorf("engine: query %q: %w: %d", q.ID, ErrBadMode, q.Mode)
+	if err := Validate(q, "engine"); err != nil {
+		return err
 	}
 	x := e.x
 	e.n = uint32(x.NumDocs())
 	e.norms = x.Norms()
 	e.k1p1 = x.Params().K1p1()
+	var unknown bool
+	e.canon, unknown = CanonicalTerms(e.canon, x, q)
 	e.terms = e.terms[:0]
-	unknown := false
-	for _, s := range q.Terms {
-		id, ok := x.Lookup(s)
-		if !ok {
-			unknown = true
-			continue
-		}
-		e.terms = append(e.terms, qterm{id: id, df: x.Record(id).DF, w: 1})
+	for _, c := range e.canon {
+		e.terms = append(e.terms, qterm{id: c.ID, df: c.DF, w: c.W})
 	}
-	// Canonical order (score/bm25.go): ascending df, ties by ascending ID.
-	slices.SortFunc(e.terms, func(a, b qterm) int {
-		if a.df != b.df {
-			if a.df < b.df {
-				return -1
-			}
-			return 1
-		}
-		return a.id - b.id
-	})
-	// Remove duplicates, counting them as the weight under QTF.
-	u := 0
-	for i := range e.terms {
-		if u > 0 && e.terms[u-1].id == e.terms[i].id {
-			if q.QTF {
-				e.terms[u-1].w++
-			}
-			continue
-		}
-		e.terms[u] = e.terms[i]
-		u++
-	}
-	e.terms = e.terms[:u]
 	for i := range e.terms {
 		t := &e.terms[i]
 		l, err := x.List(t.id)

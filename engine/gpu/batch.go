@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"runtime"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -30,9 +29,10 @@ type qterm struct {
 type prep struct {
 	i       int // index in the batch
 	q       *engine.Query
-	terms   []qterm // canonical order
-	unknown bool    // a term is absent from the index
-	needOr  bool    // OR runs (Or, or AndOr whose AND found fewer than K)
+	terms   []qterm       // canonical order
+	canon   []engine.Term // CanonicalTerms scratch
+	unknown bool          // a term is absent from the index
+	needOr  bool          // OR runs (Or, or AndOr whose AND found fewer than K)
 	st      engine.Stats
 }
 
@@ -43,45 +43,13 @@ func (b *Backend) prepare(p *prep, q *engine.Query) error {
 	p.terms = p.terms[:0]
 	p.unknown, p.needOr = false, false
 	p.st = engine.Stats{}
-	switch {
-	case len(q.Terms) == 0:
-		return fmt.Errorf("gpu: query %q: %w", q.ID, engine.ErrEmptyQuery)
-	case len(q.Terms) > engine.MaxTerms:
-		return fmt.Errorf("gpu: query %q: %w: %d terms, at most %d", q.ID, engine.ErrTooManyTerms, len(q.Terms), engine.MaxTerms)
-	case q.K < 1 || q.K > topk.MaxK:
-		return fmt.Errorf("gpu: query %q: %w: k = %d, want 1..%d", q.ID, engine.ErrBadK, q.K, topk.MaxK)
-	case q.Mode < engine.And || q.Mode > engine.AndOr:
-		return fmt.Errorf("gpu: query %q: %w: %d", q.ID, engine.ErrBadMode, q.Mode)
+	if err := engine.Validate(*q, "gpu"); err != nil {
+		return err
 	}
-	for _, s := range q.Terms {
-		id, ok := b.x.Lookup(s)
-		if !ok {
-			p.unknown = true
-			continue
-		}
-		p.terms = append(p.terms, qterm{id: id, df: b.info[id].df, w: 1})
+	p.canon, p.unknown = engine.CanonicalTerms(p.canon, b.x, *q)
+	for _, c := range p.canon {
+		p.terms = append(p.terms, qterm{id: c.ID, df: c.DF, w: c.W})
 	}
-	slices.SortFunc(p.terms, func(a, c qterm) int {
-		if a.df != c.df {
-			if a.df < c.df {
-				return -1
-			}
-			return 1
-		}
-		return a.id - c.id
-	})
-	u := 0
-	for i := range p.terms {
-		if u > 0 && p.terms[u-1].id == p.terms[i].id {
-			if q.QTF {
-				p.terms[u-1].w++
-			}
-			continue
-		}
-		p.terms[u] = p.terms[i]
-		u++
-	}
-	p.terms = p.terms[:u]
 	for i := range p.terms {
 		p.terms[i].idf = b.x.IDF(p.terms[i].df)
 	}

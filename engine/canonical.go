@@ -1,0 +1,72 @@
+package engine
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/qpengine/qp/index"
+	"github.com/qpengine/qp/topk"
+)
+
+// Term is a distinct query term present in the index, with its query weight.
+type Term struct {
+	ID int     // term ID in the index
+	DF uint32  // document frequency
+	W  float32 // 1, or the term's count in the query with Query.QTF
+}
+
+// Validate checks q the way every Backend must, returning errors wrapping
+// ErrEmptyQuery, ErrTooManyTerms, ErrBadK or ErrBadMode; prefix names the
+// backend in the message ("engine", "gpu").
+func Validate(q Query, prefix string) error {
+	switch {
+	case len(q.Terms) == 0:
+		return fmt.Errorf("%s: query %q: %w", prefix, q.ID, ErrEmptyQuery)
+	case len(q.Terms) > MaxTerms:
+		return fmt.Errorf("%s: query %q: %w: %d terms, at most %d", prefix, q.ID, ErrTooManyTerms, len(q.Terms), MaxTerms)
+	case q.K < 1 || q.K > topk.MaxK:
+		return fmt.Errorf("%s: query %q: %w: k = %d, want 1..%d", prefix, q.ID, ErrBadK, q.K, topk.MaxK)
+	case q.Mode < And || q.Mode > AndOr:
+		return fmt.Errorf("%s: query %q: %w: %d", prefix, q.ID, ErrBadMode, q.Mode)
+	}
+	return nil
+}
+
+// CanonicalTerms fills dst[:0] with the distinct terms of q found in x, in
+// the canonical order of score/bm25.go (ascending df, ties by ascending term
+// ID), each weighted by its count under QTF and 1 otherwise, and reports
+// whether some term is absent from x. Every backend sums scores in this
+// order, which is what makes their results bit-identical.
+func CanonicalTerms(dst []Term, x *index.Index, q Query) ([]Term, bool) {
+	dst = dst[:0]
+	unknown := false
+	for _, s := range q.Terms {
+		id, ok := x.Lookup(s)
+		if !ok {
+			unknown = true
+			continue
+		}
+		dst = append(dst, Term{ID: id, DF: x.Record(id).DF, W: 1})
+	}
+	slices.SortFunc(dst, func(a, b Term) int {
+		if a.DF != b.DF {
+			if a.DF < b.DF {
+				return -1
+			}
+			return 1
+		}
+		return a.ID - b.ID
+	})
+	u := 0
+	for i := range dst {
+		if u > 0 && dst[u-1].ID == dst[i].ID {
+			if q.QTF {
+				dst[u-1].W++
+			}
+			continue
+		}
+		dst[u] = dst[i]
+		u++
+	}
+	return dst[:u], unknown
+}
