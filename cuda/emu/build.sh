@@ -5,9 +5,10 @@
 #	LD_LIBRARY_PATH=$PWD/cuda/emu/lib go test ./cuda/
 #
 # runs the GPU tests against it (see emu.cc and docs/GPU-TESTS.md).
+# EMU_OUT=dir builds into dir instead (several checkouts or builds at once).
 set -eu
 cd "$(dirname "$0")/../.."
-out=cuda/emu/lib
+out=${EMU_OUT:-cuda/emu/lib}
 mkdir -p "$out"
 for f in cuda/kernels/*.cu; do echo "#include \"$PWD/$f\""; done >"$out/kernels.cc"
 # EMU_FLAGS="-fsanitize=address,alignment -DQP_EMU_EXACT" builds the

@@ -1,0 +1,239 @@
+package gpu
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/qpengine/qp/cuda"
+	"github.com/qpengine/qp/engine"
+)
+
+// runAnd evaluates the conjunctions of qs (every query has >= 1 term, all
+// known) and writes the results of the queries that end there; AndOr
+// queries with fewer than K results get needOr.
+func (b *Backend) runAnd(mem *devMem, qs []*prep, out []engine.Response) error {
+	s := b.stream
+	qk := b.qk
+	nq := len(qs)
+	var nterms, maxM, nblk, dbytes, fbytes, nval int
+	for _, p := range qs {
+		nterms += len(p.terms)
+		maxM = max(maxM, len(p.terms))
+		ti := b.info[p.terms[0].id]
+		nblk += int(ti.nb)
+		dbytes += int(ti.dlen)
+		fbytes += int(ti.flen)
+		nval += int(ti.df)
+	}
+	if nval > math.MaxInt32/2 || dbytes > math.MaxInt32 || fbytes > math.MaxInt32 {
+		return fmt.Errorf("%w: launch set of %d postings", cuda.ErrOutOfMemory, nval)
+	}
+	// Uploads: QMeta | QTerm | Seg (the shortest lists) | scratch offsets.
+	var lay layout
+	oMeta, oTerms, oSegs, oScr := lay.add(16*nq), lay.add(16*nterms), lay.add(40*nq), lay.add(8*nq)
+	if err := b.up.reset(lay.size); err != nil {
+		return err
+	}
+	b.up.take(lay.size)
+	nres, scratchWords := b.fillQueries(qs, oMeta, oTerms, oScr)
+	segs := b.up.u32(oSegs, cuda.SegWords*nq)
+	var d0, f0, v0, blk0, toff int
+	for a, p := range qs {
+		t := p.terms[0]
+		ti := b.info[t.id]
+		cuda.PutSeg(segs[cuda.SegWords*a:], uint64(d0), uint64(f0), uint64(v0), uint32(t.id), uint32(blk0), uint32(a), uint32(toff))
+		d0, f0, v0, blk0 = d0+int(ti.dlen), f0+int(ti.flen), v0+int(ti.df), blk0+int(ti.nb)
+		toff += len(p.terms)
+	}
+	base, err := b.upload(mem, lay.size)
+	if err != nil {
+		return err
+	}
+	pMeta, pTerms, pSegs, pScr := base+cuda.DevicePtr(oMeta), base+cuda.DevicePtr(oTerms), base+cuda.DevicePtr(oSegs), base+cuda.DevicePtr(oScr)
+	terms, post, norms := b.terms.Ptr(), b.post.Ptr(), b.norms.Ptr()
+
+	// Counters: errors (4 uint32) | blocks per query | postings per query.
+	ctr, err := mem.get(16 + 8*nq)
+	if err != nil {
+		return err
+	}
+	if err := s.Fill32(ctr, 0, 0, 4+2*nq); err != nil {
+		return err
+	}
+	pErr, pBlocks, pPost := ctr.Ptr(), ctr.Ptr()+16, ctr.Ptr()+16+cuda.DevicePtr(4*nq)
+	st := statusSlots{}
+	if st.buf, err = mem.get(16 * maxM); err != nil {
+		return err
+	}
+
+	// Step 0: decode the shortest lists; candidates scored with term 0.
+	d, err := allocDecode(mem, nblk, dbytes, fbytes, nval)
+	if err != nil {
+		return err
+	}
+	t := b.tm.start(s)
+	if err := qk.FullDesc(s, pSegs, nq, terms, post, nblk, b.bs, d.blkTerm.Ptr(), d.blkIdx.Ptr(), d.dOff.Ptr(),
+		d.fOff.Ptr(), d.oOff.Ptr()); err != nil {
+		return err
+	}
+	if err := b.decode(d, nblk, st.pair(b)); err != nil {
+		return err
+	}
+	b.tm.stop(s, t, phDecode)
+	n := nval
+	var cdoc, cscore, cq *cuda.Buffer
+	if err := mem.gets([]**cuda.Buffer{&cdoc, &cscore, &cq}, 4*n, 4*n, 4*n); err != nil {
+		return err
+	}
+	t = b.tm.start(s)
+	if err := qk.AndInit(s, pSegs, nq, pTerms, norms, b.n, b.k1p1, d.docs.Ptr(), d.freqs.Ptr(), nval,
+		cdoc.Ptr(), cscore.Ptr(), cq.Ptr(), pErr); err != nil {
+		return err
+	}
+	b.tm.stop(s, t, phScore)
+	b.prof.Launches += 2
+	mem.retire(d.all()...)
+
+	// Steps 1..: select blocks, decode them, intersect, compact.
+	for j := 1; j < maxM && n > 0; j++ {
+		var blk, sel, part, flag, partU *cuda.Buffer
+		if err := mem.gets([]**cuda.Buffer{&blk, &sel, &part, &flag, &partU},
+			4*n, 32*(n+1), 32*(cuda.ScanParts(n)+1), 4*(n+1), 4*(cuda.ScanParts(n)+1)); err != nil {
+			return err
+		}
+		t = b.tm.start(s)
+		if err := qk.AndSelect(s, terms, post, pMeta, pTerms, j, n, cdoc.Ptr(), cq.Ptr(), blk.Ptr()); err != nil {
+			return err
+		}
+		if err := qk.AndHeads(s, terms, post, pMeta, pTerms, j, n, b.bs, cq.Ptr(), blk.Ptr(), sel.Ptr(), pBlocks, pPost); err != nil {
+			return err
+		}
+		if err := qk.ScanS4(s, sel.Ptr(), sel.Ptr(), part.Ptr(), n); err != nil {
+			return err
+		}
+		b.tm.stop(s, t, phIntersect)
+		b.prof.Launches += 5
+		if err := b.total(mem, sel, 32*n, 32); err != nil {
+			return err
+		}
+		tot := b.small.u64(0, 4)
+		nsel, vals, db, fb := int(tot[0]), int(tot[1]), int(tot[2]), int(tot[3])
+		if nsel > n || vals > 128*n || db > math.MaxInt32 || fb > math.MaxInt32 {
+			return fmt.Errorf("gpu: BUG: block selection totals %v for %d candidates", tot, n)
+		}
+		var dd *decodeBufs
+		var pO, pDocs, pFreqs cuda.DevicePtr
+		if nsel > 0 {
+			if dd, err = allocDecode(mem, nsel, db, fb, vals); err != nil {
+				return err
+			}
+			t = b.tm.start(s)
+			if err := qk.AndDesc(s, pMeta, pTerms, j, n, cq.Ptr(), blk.Ptr(), sel.Ptr(), dd.blkTerm.Ptr(), dd.blkIdx.Ptr(),
+				dd.dOff.Ptr(), dd.fOff.Ptr(), dd.oOff.Ptr()); err != nil {
+				return err
+			}
+			b.tm.stop(s, t, phIntersect)
+			t = b.tm.start(s)
+			if err := b.decode(dd, nsel, st.pair(b)); err != nil {
+				return err
+			}
+			b.tm.stop(s, t, phDecode)
+			b.prof.Launches++
+			pO, pDocs, pFreqs = dd.oOff.Ptr(), dd.docs.Ptr(), dd.freqs.Ptr()
+		}
+		t = b.tm.start(s)
+		if err := qk.AndIntersect(s, pMeta, pTerms, j, n, norms, b.k1p1, cdoc.Ptr(), cscore.Ptr(), cq.Ptr(), blk.Ptr(),
+			sel.Ptr(), pO, pDocs, pFreqs, flag.Ptr()); err != nil {
+			return err
+		}
+		if err := qk.ScanU32(s, flag.Ptr(), flag.Ptr(), partU.Ptr(), n); err != nil {
+			return err
+		}
+		b.tm.stop(s, t, phIntersect)
+		b.prof.Launches += 4
+		mem.retire(blk, sel, part, partU)
+		mem.retire(dd.all()...)
+		if err := b.total(mem, flag, 4*n, 4); err != nil {
+			return err
+		}
+		n2 := int(b.small.u32(0, 1)[0])
+		if n2 > n {
+			return fmt.Errorf("gpu: BUG: %d of %d candidates kept", n2, n)
+		}
+		if n2 != n && n2 > 0 {
+			var ndoc, nscore, nqq *cuda.Buffer
+			if err := mem.gets([]**cuda.Buffer{&ndoc, &nscore, &nqq}, 4*n2, 4*n2, 4*n2); err != nil {
+				return err
+			}
+			t = b.tm.start(s)
+			if err := qk.Compact(s, n, flag.Ptr(), cdoc.Ptr(), cscore.Ptr(), cq.Ptr(), ndoc.Ptr(), nscore.Ptr(), nqq.Ptr()); err != nil {
+				return err
+			}
+			b.tm.stop(s, t, phIntersect)
+			b.prof.Launches++
+			mem.retire(cdoc, cscore, cq)
+			cdoc, cscore, cq = ndoc, nscore, nqq
+		}
+		mem.retire(flag)
+		n = n2
+	}
+
+	// Top-k and the results.
+	var res, cnt, total, scratch *cuda.Buffer
+	if err := mem.gets([]**cuda.Buffer{&res, &cnt, &total, &scratch}, 8*nres, 4*nq, 4*nq, 8*scratchWords); err != nil {
+		return err
+	}
+	t = b.tm.start(s)
+	if err := qk.TopK(s, false, nq, pMeta, cdoc.Ptr(), cscore.Ptr(), cq.Ptr(), n, 0, b.n, res.Ptr(), cnt.Ptr(),
+		total.Ptr(), scratch.Ptr(), pScr); err != nil {
+		return err
+	}
+	b.tm.stop(s, t, phTopK)
+	b.prof.Launches++
+	dl := []*download{{src: cnt, n: 4 * nq}, {src: total, n: 4 * nq}, {src: ctr, n: 16 + 8*nq},
+		{src: st.buf, n: 8 * st.n}, {src: res, n: 8 * nres}}
+	if err := b.fetch(mem, dl); err != nil {
+		return err
+	}
+	cnts, tots := b.down.u32(dl[0].at, nq), b.down.u32(dl[1].at, nq)
+	ctrs := b.down.u32(dl[2].at, 4+2*nq)
+	if err := b.corruptError(ctrs[cuda.QueryErrDocs], b.down.u64(dl[3].at, st.n), st.codecs); err != nil {
+		return err
+	}
+	keys := b.down.u64(dl[4].at, nres)
+	offs, err := resultOffsets(qs, cnts)
+	if err != nil {
+		return err
+	}
+	parallel(nq, func(lo, hi int) {
+		for a := lo; a < hi; a++ {
+			p := qs[a]
+			ti := b.info[p.terms[0].id]
+			p.st.BlocksDecoded += int64(ti.nb) + int64(ctrs[4+a])
+			p.st.PostingsDecoded += int64(ti.df) + int64(ctrs[4+nq+a])
+			p.st.Candidates += int64(tots[a])
+			c := int(cnts[a])
+			if p.q.Mode == engine.AndOr && c < p.q.K {
+				p.needOr = true
+			} else {
+				out[p.i].Results = results(out[p.i].Results[:0], keys[offs[a]:offs[a]+c])
+			}
+		}
+	})
+	return nil
+}
+
+// resultOffsets checks the result counts and returns each query's first
+// result slot (the running sum of K).
+func resultOffsets(qs []*prep, cnts []uint32) ([]int, error) {
+	offs := make([]int, len(qs))
+	off := 0
+	for a, p := range qs {
+		if int(cnts[a]) > p.q.K {
+			return nil, fmt.Errorf("gpu: BUG: %d results for k = %d", cnts[a], p.q.K)
+		}
+		offs[a] = off
+		off += p.q.K
+	}
+	return offs, nil
+}
