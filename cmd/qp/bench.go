@@ -8,6 +8,7 @@ import (
 	"os/signal"
 	"runtime"
 	"sort"
+	"strings"
 	"sync"
 	"text/tabwriter"
 	"time"
@@ -16,36 +17,71 @@ import (
 	"github.com/qpengine/qp/index"
 )
 
+// benchExperiment is one named experiment of `qp bench`. Experiments
+// register themselves (registerBench) from the file that implements them.
+type benchExperiment struct {
+	name, usage, summary string
+	run                  func(c command, args []string) error
+}
+
+var benchExperiments []benchExperiment
+
+// registerBench adds an experiment to `qp bench`; usage is its argument
+// synopsis ("INDEX QUERIES") and summary the lines of its help entry.
+func registerBench(name, usage, summary string, run func(c command, args []string) error) {
+	for _, e := range benchExperiments {
+		if e.name == name {
+			panic("BUG: qp bench: experiment " + name + " registered twice")
+		}
+	}
+	benchExperiments = append(benchExperiments, benchExperiment{name, usage, summary, run})
+}
+
+func benchHelp() string {
+	var b strings.Builder
+	b.WriteString("Usage: qp bench <experiment> [flags]\n\nExperiments:\n")
+	sort.Slice(benchExperiments, func(i, j int) bool { return benchExperiments[i].name < benchExperiments[j].name })
+	for _, e := range benchExperiments {
+		head := "  " + e.name + " " + e.usage
+		lines := strings.Split(strings.TrimSpace(e.summary), "\n")
+		if len(head) < 26 {
+			fmt.Fprintf(&b, "%-26s%s\n", head, lines[0])
+		} else {
+			fmt.Fprintf(&b, "%s\n%26s%s\n", head, "", lines[0])
+		}
+		for _, l := range lines[1:] {
+			fmt.Fprintf(&b, "%26s%s\n", "", strings.TrimSpace(l))
+		}
+	}
+	b.WriteString("\nRun 'qp bench <experiment> --help' for its flags.\n")
+	return b.String()
+}
+
 func init() {
-	c := command{name: "bench", args: "decode|query INDEX [QUERIES] [flags]", summary: "measure decode speed per codec and query throughput"}
+	registerBench("decode", "INDEX", `decode speed (integers/s) of every codec on the index's
+own lists, re-encoded block by block, one core and all
+cores, with bits per integer`, benchDecode)
+	registerBench("query", "INDEX QUERIES", `queries/s and latency (mean, p50, p95, p99) of AND, OR
+and AND+OR for every algorithm, single thread and all
+cores (and the GPU with --device gpu|auto), on a query
+log (qid:query or qid<TAB>query)`, benchQuery)
+	registerBench("sched", "INDEX QUERIES", `Poisson replay: CPU only, GPU only, best-of-two, CPU+GPU
+scheduler; delay per rate and highest sustained rate`, benchSched)
+	c := command{name: "bench", args: "EXPERIMENT INDEX [QUERIES] [flags]", summary: "run a named experiment: decode speed, query throughput, scheduler, ..."}
 	c.run = func(args []string) error {
 		if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
-			fmt.Fprint(os.Stderr, `Usage: qp bench <experiment> [flags]
-
-Experiments:
-  decode INDEX            decode speed (integers/s) of every codec on the index's
-                          own lists, re-encoded block by block, one core and all
-                          cores, with bits per integer
-  query INDEX QUERIES     queries/s and latency (mean, p50, p95, p99) of AND, OR
-                          and AND+OR for every algorithm, single thread and all
-                          cores (and the GPU with --device gpu|auto), on a query
-                          log (qid:query or qid<TAB>query)
-  sched INDEX QUERIES     Poisson replay: CPU only, GPU only, best-of-two, CPU+GPU
-                          scheduler; delay per rate and highest sustained rate
-
-Run 'qp bench <experiment> --help' for its flags.
-`)
+			fmt.Fprint(os.Stderr, benchHelp())
 			return nil
 		}
-		switch args[0] {
-		case "decode":
-			return benchDecode(c, args[1:])
-		case "query":
-			return benchQuery(c, args[1:])
-		case "sched":
-			return benchSched(c, args[1:])
+		var names []string
+		for _, e := range benchExperiments {
+			if e.name == args[0] {
+				return e.run(c, args[1:])
+			}
+			names = append(names, e.name)
 		}
-		return fmt.Errorf("unknown experiment %q (decode, query or sched)", args[0])
+		sort.Strings(names)
+		return fmt.Errorf("unknown experiment %q (one of: %s)", args[0], strings.Join(names, ", "))
 	}
 	register(c)
 }
