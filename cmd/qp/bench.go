@@ -3,17 +3,22 @@ package main
 import (
 	"context"
 	"fmt"
+	"math/bits"
 	"math/rand"
 	"os"
 	"os/signal"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"text/tabwriter"
 	"time"
 
+	"github.com/qpengine/qp/compress"
+	"github.com/qpengine/qp/cuda"
 	"github.com/qpengine/qp/engine"
+	"github.com/qpengine/qp/engine/gpu"
 	"github.com/qpengine/qp/index"
 )
 
@@ -58,9 +63,10 @@ func benchHelp() string {
 }
 
 func init() {
-	registerBench("decode", "INDEX", `decode speed (integers/s) of every codec on the index's
-own lists, re-encoded block by block, one core and all
-cores, with bits per integer`, benchDecode)
+	registerBench("decode", "INDEX", `decode speed (integers/s) of every codec per list length
+on the GPU and all CPU cores (bits/int, fraction of the
+bandwidth bound, CSV, SVG plot), then on the index's own
+lists re-encoded block by block, one core and all cores`, benchDecode)
 	registerBench("query", "INDEX QUERIES", `queries/s and latency (mean, p50, p95, p99) of AND, OR
 and AND+OR for every algorithm, single thread and all
 cores (and the GPU with --device gpu|auto), on a query
@@ -86,19 +92,40 @@ scheduler; delay per rate and highest sustained rate`, benchSched)
 	register(c)
 }
 
-// benchDecode re-encodes a sample of the index's lists with each codec and
-// times decoding (docIDs and frequencies, block by block, as the engine
-// decodes them).
+// benchDecode measures decoding speed two ways: per codec and list-length
+// bin (2^10 .. 2^26 by default), synthetic lists decoded on the GPU
+// (cuda.BenchDecode) and on all CPU cores (cuda.BenchDecodeCPU) with bits
+// per integer and the fraction of the GPU's copy-bandwidth bound, as a
+// table, a CSV and an SVG plot (issue #3); then the index's own lists,
+// re-encoded block by block with each codec, decoded on one core and all
+// cores (docIDs and frequencies, as the engine decodes them).
 func benchDecode(c command, args []string) error {
 	c.name = "bench decode"
 	c.args = "INDEX [flags]"
-	fs := newFlags(c, `Re-encodes the index's posting lists with each codec (block by block, as
-'qp index --codec' would) and measures how fast they decode to absolute
-docIDs and frequencies: integers/s on one core and on all cores, and bits
-per integer. Lists are sampled up to --postings postings in total.`)
+	fs := newFlags(c, `Part 1, per codec and list length: lists of L docIDs drawn at density
+L/2^27 (geometric d-gaps), cut into blocks of 128 and encoded as the index
+encodes them, lists shorter than --batch batched per launch, decoded on the
+GPU (kernel time, median of --reps launches) and on all CPU cores; prints
+integers/s on each, bits per integer, and the fraction of the bandwidth
+bound reached on the GPU (bytes read + written over the measured
+device-to-device copy bandwidth). --csv and --plot save the results.
+
+Part 2 (skipped with --postings 0): re-encodes the index's posting lists
+with each codec (block by block, as 'qp index --codec' would) and measures
+how fast they decode to absolute docIDs and frequencies on one core and on
+all cores. Lists are sampled up to --postings postings in total.`)
 	codecs := fs.String("codecs", "all", "codecs to measure ('all' or a comma-separated list)")
-	budget := fs.Int("postings", 20_000_000, "postings to sample from the index")
-	minTime := fs.Duration("time", time.Second, "minimum measuring time per codec and thread count")
+	device := fs.String("device", "auto", "part 1 on: gpu (GPU and CPU; fails without a GPU), cpu, or auto (the GPU when usable)")
+	gpuOrd := fs.Int("gpu", 0, "GPU ordinal")
+	lengthsFlag := fs.String("lengths", "2^10..2^26", "list lengths of part 1: A..B (powers of two from A to B) or a comma-separated list; 'none' skips part 1")
+	batch := fs.String("batch", "2^22", "part 1: integers per launch at least (short lists are batched)")
+	reps := fs.Int("reps", 20, "part 1: timed GPU launches per point (median)")
+	cpuTime := fs.Duration("cpu-time", 100*time.Millisecond, "part 1: minimum CPU measuring time per point")
+	modeFlag := fs.String("mode", "docs", "part 1: decode docs (absolute docIDs) or freqs")
+	csvPath := fs.String("csv", "", "part 1: write every measurement as CSV to this file")
+	plotPath := fs.String("plot", "", "part 1: write an SVG plot of integers/s against list length to this file")
+	budget := fs.Int("postings", 20_000_000, "part 2: postings to sample from the index (0: skip part 2)")
+	minTime := fs.Duration("time", time.Second, "part 2: minimum measuring time per codec and thread count")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -115,13 +142,243 @@ per integer. Lists are sampled up to --postings postings in total.`)
 	if err != nil {
 		return err
 	}
+	var lengths []int
+	if *lengthsFlag != "none" {
+		if lengths, err = parseLengths(*lengthsFlag); err != nil {
+			return fmt.Errorf("--lengths: %w", err)
+		}
+	}
+	batchInts, err := parsePow(*batch)
+	if err != nil {
+		return fmt.Errorf("--batch: %w", err)
+	}
+	var mode cuda.Mode
+	switch *modeFlag {
+	case "docs":
+		mode = cuda.Docs
+	case "freqs":
+		mode = cuda.Freqs
+	default:
+		return fmt.Errorf("--mode %q: docs or freqs", *modeFlag)
+	}
+	if len(lengths) > 0 {
+		if err := benchDecodeLengths(list, lengths, *device, *gpuOrd, cuda.BenchOptions{BatchInts: batchInts, Reps: *reps, Mode: mode},
+			*cpuTime, *csvPath, *plotPath); err != nil {
+			return err
+		}
+	}
+	if *budget <= 0 {
+		return nil
+	}
+	return benchDecodeIndex(x, pos[0], list, *budget, *minTime)
+}
+
+// benchDecodeLengths is part 1 of benchDecode.
+func benchDecodeLengths(list []compress.Codec, lengths []int, device string, ordinal int, opt cuda.BenchOptions,
+	cpuTime time.Duration, csvPath, plotPath string) (err error) {
+	var ctx *cuda.Context
+	switch device {
+	case "cpu":
+	case "gpu", "auto":
+		ok, why := cuda.Available()
+		if !ok && device == "gpu" {
+			return fmt.Errorf("--device gpu: %s", why)
+		}
+		if !ok {
+			fmt.Printf("no usable GPU (%s): measuring the CPU only\n", why)
+			break
+		}
+		if ctx, err = cuda.Open(ordinal); err != nil {
+			return err
+		}
+		defer func() {
+			if cerr := ctx.Close(); err == nil {
+				err = cerr
+			}
+		}()
+		if opt.CopyBW, err = cuda.MeasureCopyBandwidth(ctx, 512<<20); err != nil {
+			return err
+		}
+		fmt.Printf("GPU %d: %s, %d SMs; device-to-device copy %.0f GB/s (read + written)\n", ordinal, ctx.Device().Name,
+			ctx.Device().SMs, opt.CopyBW/1e9)
+	default:
+		return fmt.Errorf("--device %q: gpu, cpu or auto", device)
+	}
+	threads := runtime.GOMAXPROCS(0)
+	fmt.Printf("CPU: %d threads (GOMAXPROCS); mode %v; lists of L drawn from 2^27 docIDs, at least %d integers per launch\n\n",
+		threads, opt.Mode, opt.BatchInts)
+	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	if ctx != nil {
+		fmt.Fprintln(tw, "codec\tL\tlists\tbits/int\tGPU Gint/s\tGPU 1 list\tof bound\tCPU Gint/s\tGPU/CPU\t")
+	} else {
+		fmt.Fprintln(tw, "codec\tL\tlists\tbits/int\tCPU Gint/s\t")
+	}
+	var all []cuda.DecodeResult
+	best := map[string]map[int]float64{} // codec → length → GPU ints/s
+	for _, cd := range list {
+		var g []cuda.DecodeResult
+		if ctx != nil {
+			if !cuda.Supported(cd.ID()) {
+				fmt.Fprintf(tw, "%s\t(no GPU decoder)\t\t\t\t\t\t\t\t\n", cd.Name())
+			} else if g, err = cuda.BenchDecode(ctx, cd, lengths, opt); err != nil {
+				return err
+			}
+		}
+		cp, err := cuda.BenchDecodeCPU(cd, lengths, threads, cpuTime, opt)
+		if err != nil {
+			return err
+		}
+		for i, r := range cp {
+			if ctx == nil {
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%.2f\t%.2f\t\n", cd.Name(), pow2(r.Length), r.Lists, r.BitsPerInt, r.IntsPerSec/1e9)
+				continue
+			}
+			if i >= len(g) {
+				continue
+			}
+			gr := g[i]
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%.2f\t%.1f\t%.1f\t%.2f\t%.2f\t%.0f×\t\n", cd.Name(), pow2(gr.Length), gr.Lists, gr.BitsPerInt,
+				gr.IntsPerSec/1e9, gr.SingleIntsPerSec/1e9, gr.BandwidthFrac, r.IntsPerSec/1e9, gr.IntsPerSec/r.IntsPerSec)
+			if best[cd.Name()] == nil {
+				best[cd.Name()] = map[int]float64{}
+			}
+			best[cd.Name()][gr.Length] = gr.IntsPerSec
+		}
+		all = append(all, g...)
+		all = append(all, cp...)
+		tw.Flush()
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if ctx != nil {
+		// The targets of issue #3: long lists >= 300 G ints/s (BP128,
+		// PForDelta) and 200 G (Elias-Fano); batched 2^14 lists a third of that.
+		fmt.Println()
+		for _, t := range []struct {
+			codec string
+			goal  float64
+		}{{"bp128", 300e9}, {"pfordelta", 300e9}, {"eliasfano", 200e9}} {
+			m := best[t.codec]
+			if m == nil {
+				continue
+			}
+			var longest int
+			for l := range m {
+				longest = max(longest, l)
+			}
+			line := fmt.Sprintf("target %-9s >= %3.0f G ints/s at %s: %6.1f %s", t.codec, t.goal/1e9, pow2(longest), m[longest]/1e9, metStr(m[longest] >= t.goal))
+			if v, ok := m[1<<14]; ok {
+				line += fmt.Sprintf("; 2^14 batched >= %3.0f: %6.1f %s", t.goal/3e9, v/1e9, metStr(v >= t.goal/3))
+			}
+			fmt.Println(line)
+		}
+	}
+	fmt.Println()
+	if csvPath != "" {
+		f, err := os.Create(csvPath)
+		if err != nil {
+			return err
+		}
+		if err := cuda.WriteDecodeCSV(f, all); err != nil {
+			f.Close()
+			return err
+		}
+		if err := f.Close(); err != nil {
+			return err
+		}
+	}
+	if plotPath != "" {
+		title := fmt.Sprintf("qp decode speed (%v), CPU %d threads", opt.Mode, threads)
+		if ctx != nil {
+			title = fmt.Sprintf("qp decode speed (%v): %s vs CPU %d threads", opt.Mode, ctx.Device().Name, threads)
+		}
+		f, err := os.Create(plotPath)
+		if err != nil {
+			return err
+		}
+		if err := cuda.WriteDecodeSVG(f, title, all); err != nil {
+			f.Close()
+			return err
+		}
+		return f.Close()
+	}
+	return nil
+}
+
+func metStr(ok bool) string {
+	if ok {
+		return "met"
+	}
+	return "NOT met"
+}
+
+// pow2 prints n as 2^k when it is a power of two.
+func pow2(n int) string {
+	if n > 0 && n&(n-1) == 0 {
+		return fmt.Sprintf("2^%d", bits.TrailingZeros(uint(n)))
+	}
+	return strconv.Itoa(n)
+}
+
+// parsePow parses a positive integer written N or 2^K.
+func parsePow(s string) (int, error) {
+	s = strings.TrimSpace(s)
+	if k, ok := strings.CutPrefix(s, "2^"); ok {
+		e, err := strconv.Atoi(k)
+		if err != nil || e < 0 || e > 40 {
+			return 0, fmt.Errorf("bad power of two %q", s)
+		}
+		return 1 << e, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("bad count %q", s)
+	}
+	return n, nil
+}
+
+// parseLengths parses "A..B" (powers of two from A to B, A rounded up to a
+// power of two) or a comma-separated list of lengths (N or 2^K).
+func parseLengths(s string) ([]int, error) {
+	if a, b, ok := strings.Cut(s, ".."); ok {
+		lo, err := parsePow(a)
+		if err != nil {
+			return nil, err
+		}
+		hi, err := parsePow(b)
+		if err != nil {
+			return nil, err
+		}
+		if hi < lo {
+			return nil, fmt.Errorf("empty range %q", s)
+		}
+		var ls []int
+		for l := 1 << bits.Len(uint(lo-1)); l <= hi; l <<= 1 {
+			ls = append(ls, l)
+		}
+		return ls, nil
+	}
+	var ls []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := parsePow(f)
+		if err != nil {
+			return nil, err
+		}
+		ls = append(ls, n)
+	}
+	return ls, nil
+}
+
+// benchDecodeIndex is part 2 of benchDecode: the index's own lists.
+func benchDecodeIndex(x *index.Index, path string, list []compress.Codec, budget int, minTime time.Duration) error {
 	// Sample terms at random until the postings budget is reached.
 	rng := rand.New(rand.NewSource(1))
 	perm := rng.Perm(x.NumTerms())
 	var docs, freqs [][]uint32
 	total := 0
 	for _, t := range perm {
-		if total >= *budget {
+		if total >= budget {
 			break
 		}
 		l, err := x.List(t)
@@ -135,7 +392,7 @@ per integer. Lists are sampled up to --postings postings in total.`)
 		docs, freqs = append(docs, d), append(freqs, f)
 		total += len(d)
 	}
-	fmt.Printf("index %s: %d lists sampled, %d postings; GOMAXPROCS %d\n\n", pos[0], len(docs), total, runtime.GOMAXPROCS(0))
+	fmt.Printf("index %s: %d lists sampled, %d postings; GOMAXPROCS %d\n\n", path, len(docs), total, runtime.GOMAXPROCS(0))
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "codec\tbits/docID\tbits/freq\tdocIDs/s 1 core\tdocIDs+freqs/s 1 core\tdocIDs+freqs/s %d cores\t\n", runtime.GOMAXPROCS(0))
 	for _, cd := range list {
@@ -171,15 +428,15 @@ per integer. Lists are sampled up to --postings postings in total.`)
 			db += len(lists[i].DocBytes())
 			fb += len(lists[i].FreqBytes())
 		}
-		d1, err := decodeRate(lists, 1, false, *minTime)
+		d1, err := decodeRate(lists, 1, false, minTime)
 		if err != nil {
 			return err
 		}
-		b1, err := decodeRate(lists, 1, true, *minTime)
+		b1, err := decodeRate(lists, 1, true, minTime)
 		if err != nil {
 			return err
 		}
-		bn, err := decodeRate(lists, runtime.GOMAXPROCS(0), true, *minTime)
+		bn, err := decodeRate(lists, runtime.GOMAXPROCS(0), true, minTime)
 		if err != nil {
 			return err
 		}
@@ -256,6 +513,8 @@ algorithm are checked to be identical.`)
 	ors := fs.String("or-algos", "all", "OR strategies ('all' or a list)")
 	limit := fs.Int("limit", 10000, "queries to run")
 	threadsList := fs.String("thread-counts", "", "comma-separated worker counts (default: 1 and all cores)")
+	thresholds := fs.String("thresholds", "", "GPU: comma-separated PARA batch thresholds c (postings of the queries'\nshortest lists per launch set; default: the backend's, 1M)")
+	profile := fs.Bool("profile", false, "GPU: after each GPU row, run the batch again with CUDA events and\nprint where the GPU time went (decode, intersect, score, top-k,\ntransfers; Ding et al. WWW'09 Table 3)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -285,6 +544,18 @@ algorithm are checked to be identical.`)
 	fq, err := readQueryFile(pos[1], *limit)
 	if err != nil {
 		return err
+	}
+	var cs []int
+	for _, t := range splitComma(*thresholds) {
+		c, err := parseCount(t)
+		if err != nil || c < 1 {
+			return fmt.Errorf("--thresholds: bad threshold %q (a count like 65536, 64K or 1M)", t)
+		}
+		cs = append(cs, c)
+	}
+	gb, _ := gpuBe.(*gpu.Backend)
+	if gb != nil && len(cs) == 0 {
+		cs = []int{gb.Threshold()}
 	}
 	counts := []int{1, runtime.GOMAXPROCS(0)}
 	if *threadsList != "" {
@@ -327,16 +598,18 @@ algorithm are checked to be identical.`)
 		type run struct {
 			opt engine.Options
 			be  engine.Backend
+			c   int // GPU PARA threshold
 		}
 		var runs []run
 		for _, opt := range algos {
 			for _, th := range counts {
-				runs = append(runs, run{opt, engine.NewCPU(x, th)})
+				runs = append(runs, run{opt, engine.NewCPU(x, th), 0})
 			}
 		}
-		if gpuBe != nil {
-			runs = append(runs, run{engine.Options{}, gpuBe})
+		for _, c := range cs {
+			runs = append(runs, run{engine.Options{}, gpuBe, c})
 		}
+		var splits []string
 		for _, r := range runs {
 			opt := r.opt
 			name := string(opt.AndAlgo) + string(opt.OrAlgo)
@@ -352,6 +625,10 @@ algorithm are checked to be identical.`)
 					th = fmt.Sprint(c.Workers())
 				} else {
 					name = "gpu"
+					if len(cs) > 1 {
+						name = fmt.Sprintf("gpu c=%s", siCount(r.c))
+					}
+					gb.SetThreshold(r.c)
 				}
 				out := make([]engine.Response, len(qs))
 				if err := be.SearchBatch(ctx, qs, opt, out); err != nil { // warm-up
@@ -389,10 +666,71 @@ algorithm are checked to be identical.`)
 				fmt.Printf(row, mode, name, th, fmt.Sprintf("%.0f", float64(len(qs))/wall.Seconds()),
 					fmt.Sprintf("%.3f", ms(mean)), fmt.Sprintf("%.3f", ms(pctl(lat, .5))), fmt.Sprintf("%.3f", ms(pctl(lat, .95))),
 					fmt.Sprintf("%.3f", ms(pctl(lat, .99))), fmt.Sprintf("%.2f", float64(results)/float64(max(1, len(lat)))), fmt.Sprint(failed))
+				if *profile && be == gpuBe {
+					sp, err := profileBatch(ctx, gb, qs, opt)
+					if err != nil {
+						return err
+					}
+					splits = append(splits, fmt.Sprintf(splitRow, mode, name, sp.Sets, sp.Launches, ms(sp.Wall), ms(sp.Decode),
+						ms(sp.Intersect), ms(sp.Score), ms(sp.TopK), ms(sp.Transfer)))
+				}
 			}
+		}
+		if len(splits) > 0 {
+			fmt.Printf("\nGPU time split per batch of %d queries (ms; CUDA events; spans include time the GPU waits for launches):\n", len(qs))
+			fmt.Printf(strings.ReplaceAll(splitRow, ".2f", "s"), "mode", "config", "sets", "launches", "wall", "decode", "intersect", "score", "top-k", "transfer")
+			for _, l := range splits {
+				fmt.Print(l)
+			}
+			fmt.Println()
 		}
 	}
 	return nil
+}
+
+const splitRow = "%-6s %-16s %5v %8v %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f\n"
+
+// profileBatch runs one more batch with the GPU's CUDA-event profile on and
+// returns it (the timed rows run without events).
+func profileBatch(ctx context.Context, b *gpu.Backend, qs []engine.Query, opt engine.Options) (gpu.Profile, error) {
+	b.SetProfile(true)
+	defer b.SetProfile(false)
+	b.ResetProfile()
+	out := make([]engine.Response, len(qs))
+	if err := b.SearchBatch(ctx, qs, opt, out); err != nil {
+		return gpu.Profile{}, err
+	}
+	return b.Profile(), nil
+}
+
+// parseCount reads a count with an optional binary suffix: 64K = 65536,
+// 1M = 1<<20, 1G = 1<<30.
+func parseCount(s string) (int, error) {
+	mul := 1
+	switch {
+	case strings.HasSuffix(s, "K"):
+		mul, s = 1<<10, strings.TrimSuffix(s, "K")
+	case strings.HasSuffix(s, "M"):
+		mul, s = 1<<20, strings.TrimSuffix(s, "M")
+	case strings.HasSuffix(s, "G"):
+		mul, s = 1<<30, strings.TrimSuffix(s, "G")
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return 0, err
+	}
+	return n * mul, nil
+}
+
+// siCount writes n as 64K, 1M, ... when it is a multiple of a power of 1024.
+func siCount(n int) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%dM", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%dK", n>>10)
+	}
+	return fmt.Sprint(n)
 }
 
 func pickNames[T ~string](spec string, all []T) []T {
