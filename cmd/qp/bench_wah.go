@@ -1,0 +1,626 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/qpengine/qp/bitmap/wah"
+	"github.com/qpengine/qp/cuda"
+	"github.com/qpengine/qp/intersect"
+)
+
+func init() {
+	registerBench("wah", "INDEX [QUERIES]", `WAH bitmaps of the query terms' lists on the GPU:
+decompression words/s, OR/AND time of the COA, ROA,
+hybrid and ideal-hybrid reductions vs the CPU list path
+(decode + merge), and the density crossover; CSV + SVG`, benchWAH)
+}
+
+// wahQuery is one query as term indexes into the bench's term table.
+type wahQuery struct {
+	cols []uint32
+	dens float64 // mean document frequency of its terms / N
+}
+
+// benchWAH encodes the lists of the query log's terms (or of the most
+// frequent terms, paired into queries) as WAH bitmaps and measures the
+// list path on the CPU, the compressed-domain WAH reduction on the CPU and,
+// when a GPU is usable, the GPU decompression and reduction patterns.
+func benchWAH(c command, args []string) error {
+	c.name = "bench wah"
+	c.args = "INDEX [QUERIES] [flags]"
+	fs := newFlags(c, `Encodes the posting lists of the query terms (QUERIES: a query log; without
+it, the --terms most frequent terms, in random queries of 2..6 terms) as WAH
+bitmaps (32-bit words, bitmap/wah) and measures, per query batch:
+  cpu-list   decode the lists and merge (OR: union, AND: SvS), one core
+  cpu-wah    OR/AND on the compressed words (bitmap/wah), one core
+  gpu        Algorithm 2 decompression of every term's bitmap (words/s), and
+             each reduction pattern (COA, ROA, hybrid, ideal hybrid) for OR
+             and AND, plus the candidate docIDs of OR (compaction with a scan)
+Queries are bucketed by their terms' mean density (df/N) to find where the
+bitmaps on the GPU beat the list path. GPU results are checked equal to the
+CPU's. Without a usable GPU only the CPU part runs.`)
+	qf := addQueryFlags(fs)
+	limit := fs.Int("limit", 1000, "queries to use (at most 65535)")
+	nterms := fs.Int("terms", 200, "without QUERIES: the most frequent terms to use")
+	csvPath := fs.String("csv", "wah.csv", "CSV output (per density bucket)")
+	svgPath := fs.String("svg", "wah.svg", "SVG plot output")
+	reps := fs.Int("reps", 5, "GPU repetitions per measurement (the best is kept)")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) < 1 || len(pos) > 2 || *limit < 1 || *limit > 65535 {
+		fs.Usage()
+		return errUsage
+	}
+	*qf.device = "cpu"
+	x, an, _, _, _, err := qf.openEngine(pos[0])
+	if err != nil {
+		return err
+	}
+	N := uint32(x.NumDocs())
+	// Terms and queries.
+	termIdx := map[int]uint32{}
+	var terms []int
+	col := func(t int) uint32 {
+		if i, ok := termIdx[t]; ok {
+			return i
+		}
+		termIdx[t] = uint32(len(terms))
+		terms = append(terms, t)
+		return termIdx[t]
+	}
+	var queries []wahQuery
+	if len(pos) == 2 {
+		fq, err := readQueryFile(pos[1], 0)
+		if err != nil {
+			return err
+		}
+		for _, q := range fq {
+			if len(queries) == *limit {
+				break
+			}
+			var cols []uint32
+			seen := map[int]bool{}
+			for _, tok := range an.Tokens(q.Text) {
+				if t, ok := x.Lookup(tok); ok && !seen[t] {
+					seen[t] = true
+					cols = append(cols, col(t))
+				}
+			}
+			if len(cols) > 0 && len(cols) <= cuda.WAHMaxColumns {
+				queries = append(queries, wahQuery{cols: cols})
+			}
+		}
+	} else {
+		ts := make([]int, x.NumTerms())
+		for i := range ts {
+			ts[i] = i
+		}
+		sort.SliceStable(ts, func(a, b int) bool { return x.Record(ts[a]).DF > x.Record(ts[b]).DF })
+		ts = ts[:min(len(ts), *nterms)]
+		seed := uint64(1)
+		for len(queries) < *limit && len(ts) > 0 {
+			seed = seed*6364136223846793005 + 1442695040888963407
+			m := 2 + int(seed>>33)%5
+			var cols []uint32
+			for j := 0; j < m; j++ {
+				seed = seed*6364136223846793005 + 1442695040888963407
+				cols = append(cols, col(ts[int(seed>>33)%len(ts)]))
+			}
+			slices.Sort(cols)
+			queries = append(queries, wahQuery{cols: slices.Compact(cols)})
+		}
+	}
+	if len(queries) == 0 {
+		return fmt.Errorf("bench wah: no query has a term of the index")
+	}
+	// Lists and bitmaps.
+	lists := make([][]uint32, len(terms))
+	bms := make([]wah.Bitmap, len(terms))
+	var postings, words int
+	for i, t := range terms {
+		l, err := x.List(t)
+		if err != nil {
+			return err
+		}
+		if lists[i], _, err = l.Decode(nil, nil); err != nil {
+			return err
+		}
+		if bms[i], err = wah.Encode(nil, lists[i], N); err != nil {
+			return err
+		}
+		postings += len(lists[i])
+		words += len(bms[i].Words)
+	}
+	for i := range queries {
+		s := 0.0
+		for _, c := range queries[i].cols {
+			s += float64(len(lists[c]))
+		}
+		queries[i].dens = s / float64(len(queries[i].cols)) / float64(N)
+	}
+	D := wah.Groups(N)
+	fmt.Printf("index %s: %d docs; %d queries, %d distinct terms, %d postings\n", pos[0], N, len(queries), len(terms), postings)
+	fmt.Printf("WAH: %d words (%.2f bits/posting; uncompressed %d words per bitmap)\n\n", words,
+		32*float64(words)/float64(max(postings, 1)), D)
+
+	// Density buckets: powers of ten of the queries' mean term density.
+	type bucket struct {
+		lo      float64
+		qs      []int
+		cpuList [2]time.Duration // OR, AND for the bucket's queries
+		cpuWAH  [2]time.Duration
+		gpu     [2]time.Duration // ideal hybrid reduce (+ candidates for OR), decompressed resident
+		gpuAll  [2]time.Duration // + decompression of the bucket's terms
+		ok      bool
+	}
+	var buckets []*bucket
+	byLo := map[float64]*bucket{}
+	for i, q := range queries {
+		lo := math.Pow(10, math.Floor(math.Log10(max(q.dens, 1e-9))))
+		b := byLo[lo]
+		if b == nil {
+			b = &bucket{lo: lo}
+			byLo[lo] = b
+			buckets = append(buckets, b)
+		}
+		b.qs = append(b.qs, i)
+	}
+	sort.Slice(buckets, func(i, j int) bool { return buckets[i].lo < buckets[j].lo })
+
+	// CPU: the list path (lists decoded from the index each time) and WAH.
+	ops := []wah.Op{wah.OpOr, wah.OpAnd}
+	listRef := make([][2][]uint32, len(queries))
+	var tmp []uint32
+	for _, b := range buckets {
+		for oi, op := range ops {
+			start := time.Now()
+			for _, qi := range b.qs {
+				ls := make([][]uint32, 0, len(queries[qi].cols))
+				for _, c := range queries[qi].cols {
+					l, err := x.List(terms[c])
+					if err != nil {
+						return err
+					}
+					d, _, err := l.Decode(nil, nil)
+					if err != nil {
+						return err
+					}
+					ls = append(ls, d)
+				}
+				var r []uint32
+				if op == wah.OpOr {
+					r = unionAll(ls)
+				} else {
+					r = intersect.SvS(tmp, ls)
+					r = append([]uint32(nil), r...)
+				}
+				listRef[qi][oi] = r
+			}
+			b.cpuList[oi] = time.Since(start)
+			start = time.Now()
+			for _, qi := range b.qs {
+				in := make([]wah.Bitmap, len(queries[qi].cols))
+				for j, c := range queries[qi].cols {
+					in[j] = bms[c]
+				}
+				r, err := wah.Reduce(op, in...)
+				if err != nil {
+					return err
+				}
+				if qi == b.qs[0] { // spot check against the list path
+					d, err := r.DecodeDocs(nil)
+					if err != nil {
+						return err
+					}
+					if !slices.Equal(d, listRef[qi][oi]) && len(d)+len(listRef[qi][oi]) > 0 {
+						return fmt.Errorf("bench wah: CPU WAH %v of query %d differs from the list path", op, qi)
+					}
+				}
+			}
+			b.cpuWAH[oi] = time.Since(start)
+		}
+	}
+	perQ := func(d time.Duration, n int) float64 { return float64(d.Microseconds()) / float64(max(n, 1)) }
+
+	gpuOK, why := cuda.Available()
+	var pat [4][2]time.Duration
+	var decomp time.Duration
+	if gpuOK {
+		if err := benchWAHGPU(bms, queries, listRef, *reps, &decomp, &pat); err != nil {
+			return err
+		}
+		for _, b := range buckets {
+			if err := benchWAHBucket(bms, queries, b.qs, listRef, *reps, &b.gpu, &b.gpuAll); err != nil {
+				return err
+			}
+			b.ok = true
+		}
+	} else {
+		fmt.Printf("GPU: absent (%s); CPU part only\n\n", why)
+	}
+	if gpuOK {
+		fmt.Printf("GPU decompression (Algorithm 2, %d bitmaps, one batch): %.3f ms, %.2f G compressed words/s, %.2f G groups/s\n",
+			len(bms), ms(decomp), float64(words)/decomp.Seconds()/1e9, float64(len(bms)*D)/decomp.Seconds()/1e9)
+		fmt.Printf("\nGPU reductions of all %d queries (decompressed bitmaps resident; OR includes candidate docIDs):\n", len(queries))
+		fmt.Printf("%-14s %12s %12s %14s %14s\n", "pattern", "OR ms", "AND ms", "OR us/query", "AND us/query")
+		for i, p := range cuda.WAHPatterns {
+			fmt.Printf("%-14s %12.3f %12.3f %14.2f %14.2f\n", p, ms(pat[i][0]), ms(pat[i][1]),
+				perQ(pat[i][0], len(queries)), perQ(pat[i][1], len(queries)))
+		}
+		fmt.Println()
+	}
+	fmt.Printf("Per density bucket (mean df/N of the query's terms), us/query; gpu = ideal hybrid, gpu+dec adds decompression:\n")
+	fmt.Printf("%-10s %7s %10s %10s %10s %10s %10s %10s %10s %10s  %s\n", "density", "queries", "list OR", "wah OR", "gpu OR",
+		"gpu+dec OR", "list AND", "wah AND", "gpu AND", "gpu+dec AND", "winner OR")
+	var csv strings.Builder
+	csv.WriteString("density_lo,queries,cpu_list_or_us,cpu_wah_or_us,gpu_or_us,gpu_dec_or_us,cpu_list_and_us,cpu_wah_and_us,gpu_and_us,gpu_dec_and_us\n")
+	for _, b := range buckets {
+		n := len(b.qs)
+		v := []float64{perQ(b.cpuList[0], n), perQ(b.cpuWAH[0], n), perQ(b.gpu[0], n), perQ(b.gpuAll[0], n),
+			perQ(b.cpuList[1], n), perQ(b.cpuWAH[1], n), perQ(b.gpu[1], n), perQ(b.gpuAll[1], n)}
+		win := "cpu list"
+		if b.ok && v[3] < v[0] {
+			win = "gpu bitmaps (incl. decompression)"
+		} else if b.ok && v[2] < v[0] {
+			win = "gpu bitmaps (resident)"
+		}
+		if !b.ok {
+			win = "-"
+		}
+		fmt.Printf("%-10.0e %7d %10.1f %10.1f %10s %10s %10.1f %10.1f %10s %10s  %s\n", b.lo, n, v[0], v[1], gpuCell(b.ok, v[2]),
+			gpuCell(b.ok, v[3]), v[4], v[5], gpuCell(b.ok, v[6]), gpuCell(b.ok, v[7]), win)
+		fmt.Fprintf(&csv, "%g,%d", b.lo, n)
+		for i, f := range v {
+			if !b.ok && (i == 2 || i == 3 || i == 6 || i == 7) {
+				csv.WriteString(",")
+				continue
+			}
+			fmt.Fprintf(&csv, ",%.3f", f)
+		}
+		csv.WriteString("\n")
+	}
+	if err := os.WriteFile(*csvPath, []byte(csv.String()), 0o644); err != nil {
+		return err
+	}
+	var series []svgSeries
+	names := []string{"CPU list OR", "CPU WAH OR", "GPU OR (resident)", "GPU OR (+decompress)"}
+	colors := []string{"#1f77b4", "#2ca02c", "#d62728", "#ff7f0e"}
+	for si := range names {
+		if si >= 2 && !gpuOK {
+			break
+		}
+		s := svgSeries{name: names[si], color: colors[si]}
+		for _, b := range buckets {
+			n := len(b.qs)
+			t := []time.Duration{b.cpuList[0], b.cpuWAH[0], b.gpu[0], b.gpuAll[0]}[si]
+			s.x = append(s.x, b.lo)
+			s.y = append(s.y, max(perQ(t, n), 0.01))
+		}
+		series = append(series, s)
+	}
+	if err := os.WriteFile(*svgPath, []byte(svgLogLog("qp bench wah: OR time per query by term density", "mean df/N of the query terms (bucket start)", "us per query", series)), 0o644); err != nil {
+		return err
+	}
+	fmt.Printf("\nwrote %s and %s\n", *csvPath, *svgPath)
+	return nil
+}
+
+func gpuCell(ok bool, v float64) string {
+	if !ok {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f", v)
+}
+
+// unionAll merges sorted lists pairwise (a balanced tree of two-way merges).
+func unionAll(ls [][]uint32) []uint32 {
+	if len(ls) == 0 {
+		return nil
+	}
+	for len(ls) > 1 {
+		var next [][]uint32
+		for i := 0; i+1 < len(ls); i += 2 {
+			next = append(next, union2(ls[i], ls[i+1]))
+		}
+		if len(ls)%2 == 1 {
+			next = append(next, ls[len(ls)-1])
+		}
+		ls = next
+	}
+	return ls[0]
+}
+
+func union2(a, b []uint32) []uint32 {
+	out := make([]uint32, 0, len(a)+len(b))
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		switch {
+		case a[i] < b[j]:
+			out = append(out, a[i])
+			i++
+		case a[i] > b[j]:
+			out = append(out, b[j])
+			j++
+		default:
+			out = append(out, a[i])
+			i++
+			j++
+		}
+	}
+	out = append(out, a[i:]...)
+	return append(out, b[j:]...)
+}
+
+// gpuTime runs f reps times on the default stream and returns the best
+// wall time between two synchronizations.
+func gpuTime(ctx *cuda.Context, reps int, f func() error) (time.Duration, error) {
+	best := time.Duration(math.MaxInt64)
+	for r := 0; r < max(reps, 1); r++ {
+		if err := ctx.Synchronize(); err != nil {
+			return 0, err
+		}
+		start := time.Now()
+		if err := f(); err != nil {
+			return 0, err
+		}
+		if err := ctx.Synchronize(); err != nil {
+			return 0, err
+		}
+		best = min(best, time.Since(start))
+	}
+	return best, nil
+}
+
+var wahGPU struct {
+	ctx *cuda.Context
+	k   *cuda.WAHKernels
+}
+
+func wahOpen() (*cuda.Context, *cuda.WAHKernels, error) {
+	if wahGPU.ctx == nil {
+		ctx, err := cuda.Open(0)
+		if err != nil {
+			return nil, nil, err
+		}
+		k, err := cuda.LoadWAHKernels(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		wahGPU.ctx, wahGPU.k = ctx, k
+	}
+	return wahGPU.ctx, wahGPU.k, nil
+}
+
+// checkWAH compares a plan's candidates with the list path's results.
+func checkWAH(p *cuda.WAHPlan, qs []int, ref [][2][]uint32, oi int, what string) error {
+	got, err := p.ReadDocs(nil)
+	if err != nil {
+		return err
+	}
+	for i, qi := range qs {
+		if !slices.Equal(got[i], ref[qi][oi]) && len(got[i])+len(ref[qi][oi]) > 0 {
+			return fmt.Errorf("bench wah: GPU %s of query %d: %d docs, the CPU list path %d", what, qi, len(got[i]), len(ref[qi][oi]))
+		}
+	}
+	return nil
+}
+
+// wahBatches splits query indexes into batches whose candidate bound
+// (cuda.WAHMaxCandidates) and result matrix fit one plan.
+func wahBatches(bms []wah.Bitmap, queries []wahQuery, qs []int, N uint32) [][]int {
+	var out [][]int
+	var cur []int
+	bound, rows := 0, 0
+	D := wah.Groups(N)
+	for _, qi := range qs {
+		b := 0
+		for _, c := range queries[qi].cols {
+			b += bms[c].Count()
+		}
+		b = min(b, int(N))
+		if len(cur) > 0 && (bound+b > cuda.WAHMaxCandidates/2 || rows+D > 1<<27 || len(cur) == 65535) {
+			out = append(out, cur)
+			cur, bound, rows = nil, 0, 0
+		}
+		cur = append(cur, qi)
+		bound += b
+		rows += D
+	}
+	if len(cur) > 0 {
+		out = append(out, cur)
+	}
+	return out
+}
+
+// benchWAHGPU times the batch decompression of every bitmap and each
+// pattern over all queries, checking every pattern's OR and AND results.
+func benchWAHGPU(bms []wah.Bitmap, queries []wahQuery, ref [][2][]uint32, reps int, decomp *time.Duration,
+	pat *[4][2]time.Duration) error {
+	ctx, k, err := wahOpen()
+	if err != nil {
+		return err
+	}
+	cols, err := k.Upload(bms)
+	if err != nil {
+		return err
+	}
+	defer cols.Free()
+	if *decomp, err = gpuTime(ctx, reps, func() error { return cols.Decompress(nil) }); err != nil {
+		return err
+	}
+	if err := cols.Check(nil); err != nil {
+		return err
+	}
+	all := make([]int, len(queries))
+	for i := range all {
+		all[i] = i
+	}
+	for _, batch := range wahBatches(bms, queries, all, cols.N) {
+		qcols := make([][]uint32, len(batch))
+		for i, qi := range batch {
+			qcols[i] = queries[qi].cols
+		}
+		p, err := cols.NewPlan(qcols)
+		if err != nil {
+			return err
+		}
+		for pi, pt := range cuda.WAHPatterns {
+			for oi, op := range []wah.Op{wah.OpOr, wah.OpAnd} {
+				t, err := gpuTime(ctx, reps, func() error {
+					if err := p.Reduce(nil, pt, op, 4); err != nil {
+						return err
+					}
+					if op == wah.OpOr {
+						return p.Candidates(nil)
+					}
+					return nil
+				})
+				if err == nil {
+					pat[pi][oi] += t
+					err = p.Candidates(nil)
+				}
+				if err == nil {
+					err = checkWAH(p, batch, ref, oi, fmt.Sprintf("%v %v", pt, op))
+				}
+				if err != nil {
+					p.Free()
+					return err
+				}
+			}
+		}
+		p.Free()
+	}
+	return nil
+}
+
+// benchWAHBucket times one density bucket's queries on the GPU with the
+// ideal hybrid: reduce (+ candidates for OR) with the bucket's bitmaps
+// decompressed, and with their decompression included.
+func benchWAHBucket(bms []wah.Bitmap, queries []wahQuery, qs []int, ref [][2][]uint32, reps int, res, all *[2]time.Duration) error {
+	ctx, k, err := wahOpen()
+	if err != nil {
+		return err
+	}
+	local := map[uint32]uint32{}
+	var sub []wah.Bitmap
+	qcols := make([][]uint32, len(qs))
+	for i, qi := range qs {
+		for _, c := range queries[qi].cols {
+			l, ok := local[c]
+			if !ok {
+				l = uint32(len(sub))
+				local[c] = l
+				sub = append(sub, bms[c])
+			}
+			qcols[i] = append(qcols[i], l)
+		}
+	}
+	cols, err := k.Upload(sub)
+	if err != nil {
+		return err
+	}
+	defer cols.Free()
+	p, err := cols.NewPlan(qcols)
+	if err != nil {
+		return err
+	}
+	defer p.Free()
+	for oi, op := range []wah.Op{wah.OpOr, wah.OpAnd} {
+		run := func(dec bool) func() error {
+			return func() error {
+				if dec {
+					if err := cols.Decompress(nil); err != nil {
+						return err
+					}
+				}
+				if err := p.Reduce(nil, cuda.WAHIdealHybrid, op, 0); err != nil {
+					return err
+				}
+				if op == wah.OpOr {
+					return p.Candidates(nil)
+				}
+				return p.Bitset(nil)
+			}
+		}
+		if all[oi], err = gpuTime(ctx, reps, run(true)); err != nil {
+			return err
+		}
+		if err := cols.Check(nil); err != nil {
+			return err
+		}
+		if res[oi], err = gpuTime(ctx, reps, run(false)); err != nil {
+			return err
+		}
+		if err := p.Candidates(nil); err != nil {
+			return err
+		}
+		if err := checkWAH(p, qs, ref, oi, "ideal-hybrid "+op.String()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+type svgSeries struct {
+	name, color string
+	x, y        []float64
+}
+
+// svgLogLog draws the series as lines with markers on log-log axes.
+func svgLogLog(title, xl, yl string, ss []svgSeries) string {
+	const W, H, L, R, T, B = 760.0, 460.0, 80.0, 200.0, 40.0, 60.0
+	x0, x1, y0, y1 := math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
+	for _, s := range ss {
+		for i := range s.x {
+			x0, x1 = min(x0, s.x[i]), max(x1, s.x[i])
+			y0, y1 = min(y0, s.y[i]), max(y1, s.y[i])
+		}
+	}
+	if math.IsInf(x0, 1) {
+		x0, x1, y0, y1 = 1e-6, 1, 1, 10
+	}
+	lx0, lx1 := math.Floor(math.Log10(x0)), math.Ceil(math.Log10(x1))
+	ly0, ly1 := math.Floor(math.Log10(y0)), math.Ceil(math.Log10(y1))
+	if lx1 == lx0 {
+		lx1++
+	}
+	if ly1 == ly0 {
+		ly1++
+	}
+	px := func(v float64) float64 { return L + (math.Log10(v)-lx0)/(lx1-lx0)*(W-L-R) }
+	py := func(v float64) float64 { return H - B - (math.Log10(v)-ly0)/(ly1-ly0)*(H-T-B) }
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%g" height="%g" font-family="sans-serif" font-size="12">`+"\n", W, H)
+	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="white"/><text x="%g" y="22" font-size="15">%s</text>`+"\n", L, title)
+	for e := lx0; e <= lx1; e++ {
+		x := px(math.Pow(10, e))
+		fmt.Fprintf(&b, `<line x1="%.1f" y1="%g" x2="%.1f" y2="%g" stroke="#ddd"/><text x="%.1f" y="%g" text-anchor="middle">1e%g</text>`+"\n", x, T, x, H-B, x, H-B+16, e)
+	}
+	for e := ly0; e <= ly1; e++ {
+		y := py(math.Pow(10, e))
+		fmt.Fprintf(&b, `<line x1="%g" y1="%.1f" x2="%g" y2="%.1f" stroke="#ddd"/><text x="%g" y="%.1f" text-anchor="end">1e%g</text>`+"\n", L, y, W-R, y, L-6, y+4, e)
+	}
+	fmt.Fprintf(&b, `<text x="%g" y="%g" text-anchor="middle">%s</text>`+"\n", (L+W-R)/2, H-16, xl)
+	fmt.Fprintf(&b, `<text x="18" y="%g" transform="rotate(-90 18 %g)" text-anchor="middle">%s</text>`+"\n", (T+H-B)/2, (T+H-B)/2, yl)
+	for i, s := range ss {
+		var pts []string
+		for j := range s.x {
+			pts = append(pts, fmt.Sprintf("%.1f,%.1f", px(s.x[j]), py(s.y[j])))
+			fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="3" fill="%s"/>`+"\n", px(s.x[j]), py(s.y[j]), s.color)
+		}
+		fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="2" points="%s"/>`+"\n", s.color, strings.Join(pts, " "))
+		ly := T + 20 + 20*float64(i)
+		fmt.Fprintf(&b, `<line x1="%g" y1="%g" x2="%g" y2="%g" stroke="%s" stroke-width="2"/><text x="%g" y="%g">%s</text>`+"\n",
+			W-R+10, ly, W-R+30, ly, s.color, W-R+35, ly+4, s.name)
+	}
+	b.WriteString("</svg>\n")
+	return b.String()
+}

@@ -1,0 +1,272 @@
+package cuda
+
+import (
+	"errors"
+	"math/rand"
+	"slices"
+	"testing"
+
+	"github.com/qpengine/qp/bitmap/wah"
+)
+
+// WAH on the GPU against the CPU reference bitmap/wah: decompression of a
+// batch of bitmaps, each reduction pattern for OR and AND, candidates and
+// bitsets, corrupt input.
+
+func wahLoad(t *testing.T) *WAHKernels {
+	t.Helper()
+	c := gpu(t)
+	k, err := LoadWAHKernels(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+// wahRandom makes m bitmaps of n rows of mixed densities (runs included).
+func wahRandom(t *testing.T, rng *rand.Rand, m int, n uint32) ([]wah.Bitmap, [][]uint32) {
+	t.Helper()
+	bms := make([]wah.Bitmap, m)
+	docs := make([][]uint32, m)
+	for i := range bms {
+		var d []uint32
+		switch x := rng.Intn(6); x {
+		case 0: // runs of ones
+			on := rng.Intn(2) == 0
+			for r := uint32(0); r < n; {
+				k := uint32(1 + rng.Intn(300))
+				for j := r; j < min(n, r+k) && on; j++ {
+					d = append(d, j)
+				}
+				r += k
+				on = !on
+			}
+		case 1: // empty or full
+			if rng.Intn(2) == 0 {
+				for j := uint32(0); j < n; j++ {
+					d = append(d, j)
+				}
+			}
+		default:
+			p := []float64{0.001, 0.02, 0.3, 0.9}[x-2]
+			for j := uint32(0); j < n; j++ {
+				if rng.Float64() < p {
+					d = append(d, j)
+				}
+			}
+		}
+		var err error
+		if bms[i], err = wah.Encode(nil, d, n); err != nil {
+			t.Fatal(err)
+		}
+		docs[i] = d
+	}
+	return bms, docs
+}
+
+func TestWAHDecompress(t *testing.T) {
+	k := wahLoad(t)
+	rng := rand.New(rand.NewSource(1))
+	for _, n := range []uint32{0, 1, 30, 31, 32, 62, 63, 93, 500, 3001} {
+		for _, m := range []int{1, 2, 7, 40} {
+			bms, _ := wahRandom(t, rng, m, n)
+			cols, err := k.Upload(bms)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cols.Decompress(nil); err != nil {
+				t.Fatal(err)
+			}
+			if err := cols.Check(nil); err != nil {
+				t.Fatalf("n=%d m=%d: %v", n, m, err)
+			}
+			for i, b := range bms {
+				want, err := b.DecodeGroups(nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := cols.ReadColumn(i)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(got, want) && len(want) > 0 {
+					t.Fatalf("n=%d m=%d column %d differs", n, m, i)
+				}
+			}
+			cols.Free()
+		}
+	}
+}
+
+func TestWAHDecompressCorrupt(t *testing.T) {
+	k := wahLoad(t)
+	good, err := wah.Encode(nil, []uint32{1, 40, 41}, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []wah.Bitmap{
+		{Words: []uint32{wah.FillFlag, 1, 2, 3}, N: 100},                            // zero-length fill
+		{Words: []uint32{1, 2}, N: 100},                                             // too few groups
+		{Words: []uint32{wah.FillFlag | 9}, N: 100},                                 // too many
+		{Words: nil, N: 100},                                                        // none
+		{Words: []uint32{wah.FillFlag | 3, wah.FillFlag | wah.FillBit | 1}, N: 100}, // ones in the padding
+		{Words: []uint32{wah.FillFlag | 3, 1 << 10}, N: 100},                        // literal padding
+		{Words: []uint32{wah.FillFlag | 0x3fffffff, 5}, N: 100},                     // huge run
+	} {
+		if bad.Validate() == nil {
+			t.Fatalf("%x: the CPU accepts it", bad.Words)
+		}
+		cols, err := k.Upload([]wah.Bitmap{good, bad, good})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cols.Decompress(nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := cols.Check(nil); !errors.Is(err, wah.ErrCorrupt) {
+			t.Errorf("%x: Check = %v, want ErrCorrupt", bad.Words, err)
+		}
+		cols.Free()
+	}
+}
+
+func TestWAHReduce(t *testing.T) {
+	k := wahLoad(t)
+	rng := rand.New(rand.NewSource(2))
+	for _, n := range []uint32{1, 31, 62, 1000, 4099} {
+		bms, _ := wahRandom(t, rng, 40, n)
+		cols, err := k.Upload(bms)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cols.Decompress(nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := cols.Check(nil); err != nil {
+			t.Fatal(err)
+		}
+		// Queries of 1..40 columns, shared and repeated columns included.
+		var queries [][]uint32
+		for _, m := range []int{1, 2, 3, 4, 5, 8, 9, 17, 33, 40} {
+			q := make([]uint32, m)
+			for i := range q {
+				q[i] = uint32(rng.Intn(len(bms)))
+			}
+			queries = append(queries, q)
+		}
+		plan, err := cols.NewPlan(queries)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, op := range []wah.Op{wah.OpOr, wah.OpAnd} {
+			want := make([][]uint32, len(queries))
+			wantBits := make([][]uint64, len(queries))
+			for i, q := range queries {
+				in := make([]wah.Bitmap, len(q))
+				for j, c := range q {
+					in[j] = bms[c]
+				}
+				r, err := wah.Reduce(op, in...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want[i], err = r.DecodeDocs(nil); err != nil {
+					t.Fatal(err)
+				}
+				if wantBits[i], err = r.Decode(nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, pat := range WAHPatterns {
+				hks := []int{0}
+				if pat == WAHHybrid {
+					hks = []int{1, 2, 4, 16}
+				}
+				for _, hk := range hks {
+					// Poison the results so stale data cannot pass.
+					if err := (*Stream)(nil).Fill32(plan.Result(), 0, 0xdeadbeef, plan.NQ*cols.D); err != nil {
+						t.Fatal(err)
+					}
+					if err := plan.Reduce(nil, pat, op, hk); err != nil {
+						t.Fatal(err)
+					}
+					if err := plan.Candidates(nil); err != nil {
+						t.Fatal(err)
+					}
+					got, err := plan.ReadDocs(nil)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for i := range queries {
+						if !slices.Equal(got[i], want[i]) && len(got[i])+len(want[i]) > 0 {
+							t.Fatalf("n=%d %v %v k=%d query %d (%d cols): %d docs, want %d", n, op, pat, hk, i,
+								len(queries[i]), len(got[i]), len(want[i]))
+						}
+					}
+					if err := plan.Bitset(nil); err != nil {
+						t.Fatal(err)
+					}
+					W := int((n + 31) / 32)
+					b32 := make([]uint32, plan.NQ*W)
+					if err := cols.ctx.Synchronize(); err != nil {
+						t.Fatal(err)
+					}
+					if err := CopyFromDevice(b32, plan.Bits(), 0); err != nil {
+						t.Fatal(err)
+					}
+					for i := range queries {
+						for w := 0; w < W; w++ {
+							ref := uint32(wantBits[i][w/2] >> (32 * (w % 2)))
+							if b32[i*W+w] != ref {
+								t.Fatalf("n=%d %v %v query %d: bitset word %d = %x, want %x", n, op, pat, i, w, b32[i*W+w], ref)
+							}
+						}
+					}
+				}
+			}
+		}
+		plan.Free()
+		cols.Free()
+	}
+}
+
+func TestWAHFilter(t *testing.T) {
+	k := wahLoad(t)
+	rng := rand.New(rand.NewSource(3))
+	bms, docs := wahRandom(t, rng, 6, 2500)
+	cols, err := k.Upload(bms)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cols.Free()
+	if err := cols.Decompress(nil); err != nil {
+		t.Fatal(err)
+	}
+	queries := [][]uint32{{0, 1, 2}, {3}, {4, 5, 0, 1}}
+	p, err := WAHFilter(nil, cols, queries, wah.OpOr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := p.ReadDocs(nil)
+	p.Free()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, q := range queries { // reference: union of the doc lists
+		var u []uint32
+		for _, c := range q {
+			u = append(u, docs[c]...)
+		}
+		slices.Sort(u)
+		u = slices.Compact(u)
+		if !slices.Equal(got[i], u) && len(u)+len(got[i]) > 0 {
+			t.Fatalf("query %d: %d candidates, want %d", i, len(got[i]), len(u))
+		}
+	}
+	if _, err := cols.NewPlan([][]uint32{{7}}); err == nil {
+		t.Error("NewPlan with a column out of range: no error")
+	}
+	if _, err := cols.NewPlan([][]uint32{{}}); err == nil {
+		t.Error("NewPlan with an empty query: no error")
+	}
+}
