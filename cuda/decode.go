@@ -3,6 +3,7 @@ package cuda
 import (
 	"fmt"
 	"math"
+	"sort"
 
 	"github.com/qpengine/qp/compress"
 )
@@ -39,10 +40,44 @@ func (m Mode) String() string {
 	return fmt.Sprintf("Mode(%d)", uint32(m))
 }
 
-// MaxBlockValues is the longest block (in values) the batch decoders take:
+// MaxBlockValues is the longest block (in values) every batch decoder takes:
 // the index's default block size. A longer block is reported as a
-// BlockError wrapping ErrUnsupported, not as corrupt.
+// BlockError wrapping ErrUnsupported, not as corrupt, unless the codec's
+// decoder takes longer blocks (MaxBlock).
 const MaxBlockValues = 128
+
+// maxSegValues is the longest block of a codec whose kernel decodes long
+// blocks as segments of 128 (decode.cuh kMaxSegValues; index.Open's block
+// size limit).
+const maxSegValues = 1 << 16
+
+// segmented gives the longest block of the codecs whose kernels (and
+// variants) decode blocks of more than MaxBlockValues values (decode.cuh
+// kSeg, kMaxM).
+var segmented = map[compress.ID]int{
+	compress.IDBP128:    maxSegValues,
+	compress.IDVByte:    maxSegValues,
+	compress.IDLRC:      maxSegValues,
+	compress.IDParaPFor: maxSegValues,
+	compress.IDLRCSeg:   256, // the LRC form, byte for byte, up to 256 values
+	compress.IDSegLRC:   256,
+}
+
+// MaxBlock returns the longest block, in values, that the GPU decodes for
+// the codec (0: no GPU decoder): MaxBlockValues, or more for codecs whose
+// kernel walks a long block in segments of 128 values (bp128, vbyte, lrc,
+// parapfor:
+// 2^16, the index's largest block size; lrcseg, seglrc: 256). An index whose block size exceeds it must be
+// decoded on the CPU.
+func MaxBlock(id compress.ID) int {
+	if _, ok := decodeKernels[id]; !ok {
+		return 0
+	}
+	if n, ok := segmented[id]; ok {
+		return n
+	}
+	return MaxBlockValues
+}
 
 // decodeWarps is the number of warps per CTA of every qp_decode_* kernel
 // (the WPC of QP_DECODE_KERNEL).
@@ -60,7 +95,7 @@ var decodeReasons = [...]string{
 	4:  "trailing bytes after the block",
 	5:  "nonzero padding or unused bits",
 	6:  "last docID differs from the skip table",
-	7:  "unsupported by the GPU decoder: more than 128 values, or 2 GiB or more",
+	7:  "unsupported by the GPU decoder: more values than it takes (cuda.MaxBlock), or 256 MiB or more",
 	8:  "value out of range",
 	9:  "exception position or high part out of range",
 	10: "values decrease",
@@ -76,7 +111,7 @@ type decodeKernel struct {
 
 // decodeKernels maps every codec to its kernel. LRCSeg and SegLRC encode
 // blocks of at most 256 values byte for byte like LRC, so the LRC kernel
-// decodes all three.
+// decodes all three (compiled for at most 256 values for those two).
 var decodeKernels = map[compress.ID]decodeKernel{
 	compress.IDVByte:     {"qp_decode_vbyte", compress.IDVByte, false},
 	compress.IDBP128:     {"qp_decode_bp128", compress.IDBP128, false},
@@ -86,16 +121,45 @@ var decodeKernels = map[compress.ID]decodeKernel{
 	compress.IDRice:      {"qp_decode_rice", compress.IDRice, false},
 	compress.IDEliasFano: {"qp_decode_eliasfano", compress.IDEliasFano, true},
 	compress.IDLRC:       {"qp_decode_lrc", compress.IDLRC, true},
-	compress.IDLRCSeg:    {"qp_decode_lrc", compress.IDLRCSeg, true},
-	compress.IDSegLRC:    {"qp_decode_lrc", compress.IDSegLRC, true},
+	compress.IDLRCSeg:    {"qp_decode_lrc256", compress.IDLRCSeg, true},
+	compress.IDSegLRC:    {"qp_decode_lrc256", compress.IDSegLRC, true},
 	compress.IDHSLRC:     {"qp_decode_hslrc", compress.IDHSLRC, true},
 }
 
 // decodeVariants are alternative kernels of some codecs, measured by the
-// benchmarks against the default ones (same results); none at present (the
-// first version's staged, direct and cp.async-pipelined variants were
-// measured on 2026-11-22, docs/GPU-DECODE.md, and replaced).
-var decodeVariants = map[string]decodeKernel{}
+// benchmarks against the default ones (same results, same tests: every test
+// runs every variant). The first version's staged, direct and
+// cp.async-pipelined variants were measured on 2026-11-22
+// (docs/GPU-DECODE.md) and replaced. Present ones (issue #3, PForDelta to
+// 300 G ints/s and Elias-Fano to 200 G below 2^26; not yet measured):
+//
+//   - "-u4": the lane's four packed values cut from one or two 32-bit word
+//     loads (decode.cuh unpack4) instead of one or two loads per value;
+//   - "-o5"/"-o6": compiled for one more resident CTA per SM (a tighter
+//     register cap: more warps to hide the dependent load chains);
+//   - eliasfano "-v2": unpack4 for the lower bits and the upper bits cut
+//     into 32 chunks of 2W bits, so the divergent walk over each chunk's
+//     ones is shorter.
+var decodeVariants = map[string]decodeKernel{
+	"bp128-u4":       {"qp_decode_bp128_u4", compress.IDBP128, false},
+	"pfordelta-u4":   {"qp_decode_pfordelta_u4", compress.IDPForDelta, false},
+	"pfordelta-u4o5": {"qp_decode_pfordelta_u4o5", compress.IDPForDelta, false},
+	"eliasfano-v2":   {"qp_decode_eliasfano_v2", compress.IDEliasFano, true},
+	"eliasfano-v2o6": {"qp_decode_eliasfano_v2o6", compress.IDEliasFano, true},
+}
+
+// DecodeVariants returns the names of the codec's alternative decoding
+// kernels (BenchOptions.Kernel), sorted.
+func DecodeVariants(id compress.ID) []string {
+	var vs []string
+	for name, v := range decodeVariants {
+		if v.id == id {
+			vs = append(vs, name)
+		}
+	}
+	sort.Strings(vs)
+	return vs
+}
 
 // Supported reports whether the GPU decodes blocks of the codec.
 func Supported(id compress.ID) bool {

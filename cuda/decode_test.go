@@ -711,11 +711,12 @@ func TestDecodeCorrupt(t *testing.T) {
 					}
 				})
 			}
-			t.Run("more than 128 values", func(t *testing.T) {
-				enc := codec.AppendEncode(nil, blockValues(codec, rng, 129, 5, distUniform))
+			t.Run("more values than MaxBlock", func(t *testing.T) {
+				m := MaxBlock(codec.ID()) + 1
+				enc := codec.AppendEncode(nil, blockValues(codec, rng, m, 5, distUniform))
 				var batch Batch
-				batch.Add(enc, 129, 0)
-				err := DecodeBlocks(c, codec, &batch, Freqs, make([]uint32, 129))
+				batch.Add(enc, m, 0)
+				err := DecodeBlocks(c, codec, &batch, Freqs, make([]uint32, m))
 				var be *BlockError
 				if !errors.As(err, &be) || be.Block != 0 || !errors.Is(err, ErrUnsupported) || errors.Is(err, compress.ErrCorrupt) {
 					t.Fatalf("GPU error %v, want block 0 wrapping ErrUnsupported", err)

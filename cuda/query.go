@@ -22,7 +22,7 @@ const (
 	S4Words       = 8  // {blocks, postings, doc bytes, freq bytes uint64}
 )
 
-// Block markers of qp_query_and_select (query.cuh kPass, kDead).
+// Block markers of qp_and_locate (query.cuh kPass, kDead).
 const (
 	BlockPass uint32 = 0xffffffff
 	BlockDead uint32 = 0xfffffffe
@@ -85,8 +85,8 @@ func BufferView(b *Buffer, off, n int) *Buffer {
 type QueryKernels struct {
 	k *Kernels
 
-	fullDesc, gather, andInit, andSelect, andHeads, andDesc, andIntersect, compact, orAccumulate, topk *Function
-	scanReduce, scanPartials, scanApply                                                                [2]*Function // u32, S4
+	fullDesc, gather, andInit, andDesc, orAccumulate, topk *Function
+	scanReduce, scanPartials, scanApply                    [2]*Function // u32, S4
 }
 
 // LoadQueryKernels looks up the query kernels in c's embedded kernels. It
@@ -102,9 +102,7 @@ func LoadQueryKernels(c *Context) (*QueryKernels, error) {
 		name string
 	}{
 		{&q.fullDesc, "qp_query_full_desc"}, {&q.gather, "qp_query_gather"},
-		{&q.andInit, "qp_query_and_init"}, {&q.andSelect, "qp_query_and_select"},
-		{&q.andHeads, "qp_query_and_heads"}, {&q.andDesc, "qp_query_and_desc"},
-		{&q.andIntersect, "qp_query_and_intersect"}, {&q.compact, "qp_query_compact"},
+		{&q.andInit, "qp_query_and_init"}, {&q.andDesc, "qp_query_and_desc"},
 		{&q.orAccumulate, "qp_query_or_accumulate"}, {&q.topk, "qp_query_topk"},
 		{&q.scanReduce[0], "qp_query_scan_reduce_u32"}, {&q.scanPartials[0], "qp_query_scan_partials_u32"},
 		{&q.scanApply[0], "qp_query_scan_apply_u32"}, {&q.scanReduce[1], "qp_query_scan_reduce_s4"},
@@ -124,8 +122,7 @@ func (q *QueryKernels) Kernels() *Kernels { return q.k }
 
 // Functions lists the query kernels (for resource reports).
 func (q *QueryKernels) Functions() []*Function {
-	return []*Function{q.fullDesc, q.gather, q.andInit, q.andSelect, q.andHeads, q.andDesc, q.andIntersect,
-		q.compact, q.orAccumulate, q.topk, q.scanReduce[0], q.scanPartials[0], q.scanApply[0],
+	return []*Function{q.fullDesc, q.gather, q.andInit, q.andDesc, q.orAccumulate, q.topk, q.scanReduce[0], q.scanPartials[0], q.scanApply[0],
 		q.scanReduce[1], q.scanPartials[1], q.scanApply[1]}
 }
 
@@ -189,31 +186,8 @@ func (q *QueryKernels) AndInit(s *Stream, segs DevicePtr, nseg int, qterms, norm
 		norms, ndocs, k1p1, docs, freqs, n, cdoc, cscore, cq, errs)
 }
 
-// AndSelect writes blk[i], the block of the j-th list of candidate i's
-// query that may hold it (BlockPass, BlockDead).
-func (q *QueryKernels) AndSelect(s *Stream, terms, post, qmeta, qterms DevicePtr, j, n int, cdoc, cq, blk DevicePtr) error {
-	if n == 0 {
-		return nil
-	}
-	return q.andSelect.Launch(gridFor(n, queryThreads), block256, 0, s, terms, post, qmeta, qterms, uint32(j),
-		count32("candidates", n), cdoc, cq, blk)
-}
-
-// AndHeads writes sel[i] (S4): {1, postings, doc bytes, freq bytes} of the
-// block of candidate i when it is the first candidate of that (query,
-// block), else zeros; it adds the selected blocks and postings to
-// qblocks/qpost (uint32 per query).
-func (q *QueryKernels) AndHeads(s *Stream, terms, post, qmeta, qterms DevicePtr, j, n, bs int, cq, blk, sel,
-	qblocks, qpost DevicePtr) error {
-	if n == 0 {
-		return nil
-	}
-	return q.andHeads.Launch(gridFor(n, queryThreads), block256, 0, s, terms, post, qmeta, qterms, uint32(j),
-		count32("candidates", n), uint32(bs), cq, blk, sel, qblocks, qpost)
-}
-
-// AndDesc lists the selected blocks (ex: exclusive scan of AndHeads' output,
-// n+1 S4) for Gather and the decoders.
+// AndDesc lists the selected blocks (ex: exclusive scan of
+// AndKernels.Locate's sel, n+1 S4) for Gather and the decoders.
 func (q *QueryKernels) AndDesc(s *Stream, qmeta, qterms DevicePtr, j, n int, cq, blk, ex, blkTerm, blkIdx,
 	dOff, fOff, oOff DevicePtr) error {
 	if n == 0 {
@@ -221,28 +195,6 @@ func (q *QueryKernels) AndDesc(s *Stream, qmeta, qterms DevicePtr, j, n int, cq,
 	}
 	return q.andDesc.Launch(gridFor(n, queryThreads), block256, 0, s, qmeta, qterms, uint32(j),
 		count32("candidates", n), cq, blk, ex, blkTerm, blkIdx, dOff, fOff, oOff)
-}
-
-// AndIntersect looks every candidate up in its decoded block (docs, freqs
-// at oOff), adds its j-th term score when found and writes flag[i] (1:
-// keep).
-func (q *QueryKernels) AndIntersect(s *Stream, qmeta, qterms DevicePtr, j, n int, norms DevicePtr, k1p1 float32,
-	cdoc, cscore, cq, blk, ex, oOff, docs, freqs, flag DevicePtr) error {
-	if n == 0 {
-		return nil
-	}
-	return q.andIntersect.Launch(gridFor(n, queryThreads), block256, 0, s, qmeta, qterms, uint32(j),
-		count32("candidates", n), norms, k1p1, cdoc, cscore, cq, blk, ex, oOff, docs, freqs, flag)
-}
-
-// Compact keeps candidate i at pos[i] when pos[i+1] > pos[i] (pos: the
-// exclusive scan of the flags, n+1 uint32).
-func (q *QueryKernels) Compact(s *Stream, n int, pos, cdoc, cscore, cq, ndoc, nscore, nq DevicePtr) error {
-	if n == 0 {
-		return nil
-	}
-	return q.compact.Launch(gridFor(n, queryThreads), block256, 0, s, count32("candidates", n), pos, cdoc, cscore,
-		cq, ndoc, nscore, nq)
 }
 
 // OrAccumulate adds the decoded lists (one Seg each, at most one per query)

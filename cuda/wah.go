@@ -61,6 +61,75 @@ const WAHMaxColumns = 2048
 // over its queries of min(N, the set rows of their columns)): 1 GiB.
 const WAHMaxCandidates = 1 << 28
 
+// WAHMaxPlanGroups is the most result groups (queries x D) SplitWAHQueries
+// puts in one plan: 2^27 groups, 512 MiB of results plus as much of
+// popcount scan.
+const WAHMaxPlanGroups = 1 << 27
+
+// Bound is the candidate bound of query q over c: min(N, the sum of the
+// set rows of its columns), what the query adds to a plan's Docs capacity
+// (see NewPlan). Columns out of range count zero (NewPlan rejects them).
+func (c *WAHColumns) Bound(q []uint32) int {
+	b := 0
+	for _, col := range q {
+		if int(col) < len(c.Counts) {
+			b += c.Counts[col]
+		}
+	}
+	return min(b, int(c.N))
+}
+
+// SplitWAHQueries splits queries 0..len(bounds)-1 (bounds[i]: query i's
+// candidate bound, WAHColumns.Bound) into consecutive batches for NewPlan,
+// in order: each batch holds at most 65535 queries and maxGroups/D queries
+// (at least one) and the sum of its bounds is at most maxCand. A query
+// whose own bound exceeds maxCand (but not WAHMaxCandidates, the most
+// NewPlan accepts) is a batch of its own; one above WAHMaxCandidates cannot
+// be planned and is returned in skipped. maxCand <= 0 or above
+// WAHMaxCandidates means WAHMaxCandidates; maxGroups <= 0 means
+// WAHMaxPlanGroups.
+func SplitWAHQueries(bounds []int, D, maxCand, maxGroups int) (batches [][]int, skipped []int) {
+	if maxCand <= 0 || maxCand > WAHMaxCandidates {
+		maxCand = WAHMaxCandidates
+	}
+	if maxGroups <= 0 {
+		maxGroups = WAHMaxPlanGroups
+	}
+	maxQ := 65535
+	if D > 0 {
+		maxQ = max(1, min(maxQ, maxGroups/D))
+	}
+	var cur []int
+	sum := 0
+	flush := func() {
+		if len(cur) > 0 {
+			batches = append(batches, cur)
+			cur, sum = nil, 0
+		}
+	}
+	for i, b := range bounds {
+		switch {
+		case b < 0:
+			panic(fmt.Sprintf("BUG: cuda: WAH query %d has a negative candidate bound %d", i, b))
+		case b > WAHMaxCandidates:
+			skipped = append(skipped, i)
+			continue
+		case b > maxCand:
+			flush()
+			cur = []int{i}
+			flush()
+			continue
+		}
+		if len(cur) == maxQ || sum+b > maxCand {
+			flush()
+		}
+		cur = append(cur, i)
+		sum += b
+	}
+	flush()
+	return batches, skipped
+}
+
 // wahTile is the threads of a tile CTA (kernels/wah.cu kTileMax).
 const wahTile = 1024
 
@@ -276,7 +345,9 @@ type WAHPlan struct {
 }
 
 // NewPlan prepares the reductions of queries, each a non-empty list of at
-// most WAHMaxColumns column numbers of c (at most 65535 queries).
+// most WAHMaxColumns column numbers of c (at most 65535 queries) whose
+// candidate bounds (Bound) sum to at most WAHMaxCandidates: split larger
+// batches with SplitWAHQueries.
 func (c *WAHColumns) NewPlan(queries [][]uint32) (*WAHPlan, error) {
 	if len(queries) == 0 || len(queries) > 65535 {
 		return nil, fmt.Errorf("cuda: WAH plan of %d queries (want 1..65535)", len(queries))
@@ -290,14 +361,12 @@ func (c *WAHColumns) NewPlan(queries [][]uint32) (*WAHPlan, error) {
 		if len(q) == 0 || len(q) > WAHMaxColumns {
 			return nil, fmt.Errorf("cuda: WAH query %d has %d columns (want 1..%d)", i, len(q), WAHMaxColumns)
 		}
-		qb := 0
 		for _, col := range q {
 			if int(col) >= c.NCols {
 				return nil, fmt.Errorf("cuda: WAH query %d: column %d of %d", i, col, c.NCols)
 			}
-			qb += c.Counts[col]
 		}
-		p.bound += min(qb, int(c.N))
+		p.bound += c.Bound(q)
 		p.MaxM = max(p.MaxM, len(q))
 		sel = append(sel, q...)
 		qoff = append(qoff, uint32(len(sel)))
@@ -305,7 +374,7 @@ func (c *WAHColumns) NewPlan(queries [][]uint32) (*WAHPlan, error) {
 		extra += (len(q)+1)/2 - 1
 	}
 	if p.bound > WAHMaxCandidates {
-		return nil, fmt.Errorf("cuda: WAH plan: up to %d candidates, more than %d: split the batch", p.bound, WAHMaxCandidates)
+		return nil, fmt.Errorf("cuda: WAH plan: up to %d candidates, more than %d: split the batch (SplitWAHQueries)", p.bound, WAHMaxCandidates)
 	}
 	nr := len(queries) * c.D
 	if nr > math.MaxInt32 {

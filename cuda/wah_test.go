@@ -270,3 +270,174 @@ func TestWAHFilter(t *testing.T) {
 		t.Error("NewPlan with an empty query: no error")
 	}
 }
+
+// TestSplitWAHQueries checks the batch split of the plans (no GPU): every
+// query is in exactly one batch or skipped, in order; each batch's bound
+// sum is <= maxCand unless it is one query alone; query and group caps.
+func TestSplitWAHQueries(t *testing.T) {
+	const hard = WAHMaxCandidates
+	check := func(name string, bounds []int, D, maxCand, maxGroups int, wantBatches [][]int, wantSkipped []int) {
+		t.Helper()
+		batches, skipped := SplitWAHQueries(bounds, D, maxCand, maxGroups)
+		if wantBatches != nil || len(batches) == 0 {
+			if len(batches) != len(wantBatches) {
+				t.Fatalf("%s: batches %v, want %v", name, batches, wantBatches)
+			}
+			for i := range batches {
+				if !slices.Equal(batches[i], wantBatches[i]) {
+					t.Fatalf("%s: batches %v, want %v", name, batches, wantBatches)
+				}
+			}
+		}
+		if !slices.Equal(skipped, wantSkipped) {
+			t.Fatalf("%s: skipped %v, want %v", name, skipped, wantSkipped)
+		}
+		// Invariants.
+		mc := maxCand
+		if mc <= 0 || mc > hard {
+			mc = hard
+		}
+		mg := maxGroups
+		if mg <= 0 {
+			mg = WAHMaxPlanGroups
+		}
+		var seen []int
+		for _, b := range batches {
+			if len(b) == 0 || len(b) > 65535 || (len(b) > 1 && D > 0 && len(b)*D > mg) {
+				t.Fatalf("%s: batch of %d queries (D=%d, maxGroups=%d)", name, len(b), D, mg)
+			}
+			sum := 0
+			for _, q := range b {
+				sum += bounds[q]
+				if bounds[q] > hard {
+					t.Fatalf("%s: query %d of bound %d > %d planned", name, q, bounds[q], hard)
+				}
+			}
+			if sum > mc && len(b) > 1 {
+				t.Fatalf("%s: batch %v bound %d > %d", name, b, sum, mc)
+			}
+			seen = append(seen, b...)
+		}
+		seen = append(seen, skipped...)
+		slices.Sort(seen)
+		for i, q := range seen {
+			if q != i {
+				t.Fatalf("%s: queries covered %v, want 0..%d once each", name, seen, len(bounds)-1)
+			}
+		}
+		if len(seen) != len(bounds) {
+			t.Fatalf("%s: %d queries covered, want %d", name, len(seen), len(bounds))
+		}
+	}
+	check("empty", nil, 10, 100, 0, nil, nil)
+	check("one batch", []int{10, 20, 30}, 10, 100, 0, [][]int{{0, 1, 2}}, nil)
+	check("exact fit", []int{50, 50, 1}, 10, 100, 0, [][]int{{0, 1}, {2}}, nil)
+	check("split", []int{60, 50, 40, 30, 0, 70, 1}, 10, 100, 0, [][]int{{0}, {1, 2}, {3, 4, 5}, {6}}, nil)
+	check("alone", []int{10, 150, 20, 101, 100}, 10, 100, 0, [][]int{{0}, {1}, {2}, {3}, {4}}, nil)
+	check("skipped", []int{10, hard + 1, 20, hard, 5}, 10, 100, 0, [][]int{{0, 2}, {3}, {4}}, []int{1})
+	check("default limit", []int{hard / 2, hard / 2, 1}, 10, 0, 0, [][]int{{0, 1}, {2}}, nil)
+	check("limit above hard", []int{hard, 1}, 10, 2*hard, 0, [][]int{{0}, {1}}, nil)
+	check("groups", []int{1, 1, 1, 1, 1}, 10, 100, 25, [][]int{{0, 1}, {2, 3}, {4}}, nil)
+	check("groups < D", []int{1, 1}, 10, 100, 5, [][]int{{0}, {1}}, nil)
+	check("D = 0", []int{0, 0, 0}, 0, 100, 0, [][]int{{0, 1, 2}}, nil)
+	many := make([]int, 70000)
+	check("65535 queries", many, 1, 100, 0, nil, nil)
+	if b, _ := SplitWAHQueries(many, 1, 100, 0); len(b) != 2 || len(b[0]) != 65535 {
+		t.Fatalf("70000 queries: batches of %d, %d", len(b[0]), len(b[len(b)-1]))
+	}
+	// Random: invariants only (the bench's case: the sum far above the limit).
+	rng := rand.New(rand.NewSource(9))
+	for it := 0; it < 200; it++ {
+		bounds := make([]int, rng.Intn(300))
+		for i := range bounds {
+			bounds[i] = rng.Intn(2000)
+		}
+		check("random", bounds, 1+rng.Intn(20), 1+rng.Intn(3000), rng.Intn(500), nil, nil)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("negative bound: no panic")
+		}
+	}()
+	SplitWAHQueries([]int{-1}, 1, 1, 1)
+}
+
+// TestWAHSplitPlans runs a batch whose bound sum is far above a low
+// candidate limit as the plans SplitWAHQueries makes (singletons above the
+// limit included) and checks every query's OR and AND candidates.
+func TestWAHSplitPlans(t *testing.T) {
+	k := wahLoad(t)
+	rng := rand.New(rand.NewSource(4))
+	const n = 3000
+	bms, _ := wahRandom(t, rng, 12, n)
+	cols, err := k.Upload(bms)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cols.Free()
+	if err := cols.Decompress(nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := cols.Check(nil); err != nil {
+		t.Fatal(err)
+	}
+	queries := make([][]uint32, 50)
+	bounds := make([]int, len(queries))
+	total := 0
+	for i := range queries {
+		for j := 0; j < 1+rng.Intn(5); j++ {
+			queries[i] = append(queries[i], uint32(rng.Intn(len(bms))))
+		}
+		bounds[i] = cols.Bound(queries[i])
+		total += bounds[i]
+	}
+	const limit = 2 * n
+	batches, skipped := SplitWAHQueries(bounds, cols.D, limit, 0)
+	if len(skipped) != 0 || len(batches) < 3 {
+		t.Fatalf("bound sum %d, limit %d: %d batches, skipped %v", total, limit, len(batches), skipped)
+	}
+	for _, op := range []wah.Op{wah.OpOr, wah.OpAnd} {
+		for _, b := range batches {
+			qs := make([][]uint32, len(b))
+			for i, qi := range b {
+				qs[i] = queries[qi]
+			}
+			p, err := cols.NewPlan(qs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.bound > limit && len(b) > 1 {
+				t.Fatalf("batch %v: plan bound %d > %d", b, p.bound, limit)
+			}
+			err = p.Reduce(nil, WAHIdealHybrid, op, 0)
+			if err == nil {
+				err = p.Candidates(nil)
+			}
+			var got [][]uint32
+			if err == nil {
+				got, err = p.ReadDocs(nil)
+			}
+			p.Free()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, qi := range b {
+				in := make([]wah.Bitmap, len(queries[qi]))
+				for j, c := range queries[qi] {
+					in[j] = bms[c]
+				}
+				r, err := wah.Reduce(op, in...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, err := r.DecodeDocs(nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(got[i], want) && len(got[i])+len(want) > 0 {
+					t.Fatalf("%v query %d: %d docs, want %d", op, qi, len(got[i]), len(want))
+				}
+			}
+		}
+	}
+}

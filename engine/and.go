@@ -9,9 +9,13 @@ import (
 
 // runAnd pushes every document of the intersection (or, with AndSkip, every
 // one that may rank) into e.heap, scored in canonical order.
-func (e *Engine) runAnd(algo AndAlgorithm) error {
+func (e *Engine) runAnd(algo AndAlgorithm, bitmapDensity, bitmapMax float64) error {
 	if e.unknown || len(e.terms) == 0 {
 		return nil
+	}
+	if len(e.terms) > 1 && e.bitmapTerms(bitmapDensity, bitmapMax) > 0 {
+		e.st.AndBitmaps = len(e.bidx)
+		return e.andBitmap()
 	}
 	switch algo {
 	case AndSkip:

@@ -161,7 +161,8 @@ func allOptions() []Options {
 // pairedOptions covers every AND algorithm and every OR strategy with four
 // pairs (for AND+OR, where the AND algorithm only decides whether OR runs).
 func pairedOptions() []Options {
-	return []Options{{AndMerge, OrTAAT}, {AndGalloping, OrDAAT}, {AndSkip, OrMaxScore}, {AndSkip, OrBMW}}
+	return []Options{{AndAlgo: AndMerge, OrAlgo: OrTAAT}, {AndAlgo: AndGalloping, OrAlgo: OrDAAT},
+		{AndAlgo: AndSkip, OrAlgo: OrMaxScore}, {AndAlgo: AndSkip, OrAlgo: OrBMW}}
 }
 
 // checkQuery runs terms in every mode, algorithm and k and compares with the
@@ -183,6 +184,10 @@ func checkQuery(t *testing.T, e *Engine, o oracle, terms []string, ks []int, ful
 				// And and Or need each of their algorithms once.
 				if mode == And && opt.OrAlgo != OrStrategies[0] || mode == Or && opt.AndAlgo != AndAlgorithms[0] {
 					continue
+				}
+				opt.AndBitmapDensity, opt.OrBitmapDensity = testBitmapDensity, testBitmapDensity
+				if testBitmapDensity != 0 {
+					opt.AndBitmapMaxDensity = NoBitmaps
 				}
 				got, st, err := e.Search(Query{ID: what, Terms: terms, Mode: mode, K: k, QTF: o.qtf}, opt)
 				if err != nil {

@@ -29,6 +29,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/RoaringBitmap/roaring"
+
 	"github.com/qpengine/qp/index"
 	"github.com/qpengine/qp/score"
 	"github.com/qpengine/qp/topk"
@@ -154,7 +156,23 @@ var (
 type Options struct {
 	AndAlgo AndAlgorithm
 	OrAlgo  OrStrategy
+	// AndBitmapDensity and OrBitmapDensity are the planner's crossovers
+	// (bitmap.go): a query term whose list is stored as a roaring bitmap
+	// with density df/N >= the crossover is evaluated with roaring
+	// operations (AND: FastAnd filter, whatever AndAlgo says; OR: FastOr
+	// candidates, whatever OrAlgo says). 0 selects DefaultAndBitmapDensity /
+	// DefaultOrBitmapDensity; a value above 1 (NoBitmaps) never uses
+	// bitmaps. Results are identical either way.
+	AndBitmapDensity float64
+	OrBitmapDensity  float64
+	// AndBitmapMaxDensity: AND bitmap lists at least this dense are read
+	// through their cursors (0: DefaultAndBitmapMaxDensity; NoBitmaps: no
+	// maximum).
+	AndBitmapMaxDensity float64
 }
+
+// NoBitmaps as a bitmap density turns the roaring paths off.
+const NoBitmaps = 2.0
 
 // Resolve fills in defaults and rejects unknown names.
 func (o Options) Resolve() (Options, error) {
@@ -163,6 +181,18 @@ func (o Options) Resolve() (Options, error) {
 	}
 	if o.OrAlgo == "" {
 		o.OrAlgo = DefaultOr
+	}
+	if o.AndBitmapDensity == 0 {
+		o.AndBitmapDensity = DefaultAndBitmapDensity
+	}
+	if o.AndBitmapMaxDensity == 0 {
+		o.AndBitmapMaxDensity = DefaultAndBitmapMaxDensity
+	}
+	if o.OrBitmapDensity == 0 {
+		o.OrBitmapDensity = DefaultOrBitmapDensity
+	}
+	if !(o.AndBitmapDensity > 0) || !(o.OrBitmapDensity > 0) {
+		return o, fmt.Errorf("%w: bitmap densities %v, %v (want > 0)", ErrBadStrategy, o.AndBitmapDensity, o.OrBitmapDensity)
 	}
 	if !slices.Contains(AndAlgorithms, o.AndAlgo) {
 		return o, fmt.Errorf("%w: AND algorithm %q (known: %v)", ErrBadStrategy, o.AndAlgo, AndAlgorithms)
@@ -177,7 +207,10 @@ func (o Options) Resolve() (Options, error) {
 type Stats struct {
 	AndAlgo AndAlgorithm // the AND algorithm that ran, "" if none
 	OrAlgo  OrStrategy   // the OR strategy that ran, "" if none
-	Terms   int          // distinct query terms present in the index
+	// AndBitmaps and OrBitmaps count the query terms whose roaring bitmaps
+	// the AND and OR phases used (0: the algorithm named above ran alone).
+	AndBitmaps, OrBitmaps int
+	Terms                 int // distinct query terms present in the index
 	// BlocksDecoded counts docID blocks decoded (each block's frequencies
 	// are decoded at most once more, on demand); PostingsDecoded the
 	// postings in those blocks.
@@ -233,6 +266,15 @@ type Engine struct {
 	lists       [][]uint32
 	pos         []int
 	cand        []uint32
+	// Bitmap paths.
+	bidx []int
+	bms  []*roaring.Bitmap
+	isBm []bool
+	fit  roaring.IntIterator
+	// andBitmap's block-max bound, valid for docIDs <= pruneEnd.
+	pruneBound float64
+	pruneEnd   int64
+	infl       float64
 }
 
 // New returns an Engine over x.
@@ -280,7 +322,7 @@ func (e *Engine) search(dst []topk.Result, q Query, opt Options) ([]topk.Result,
 	}
 	if q.Mode != Or {
 		e.st.AndAlgo = opt.AndAlgo
-		if err := e.runAnd(opt.AndAlgo); err != nil {
+		if err := e.runAnd(opt.AndAlgo, opt.AndBitmapDensity, opt.AndBitmapMaxDensity); err != nil {
 			return dst, e.wrap(q, err)
 		}
 		if q.Mode == And || e.heap.Len() >= q.K {
@@ -288,7 +330,7 @@ func (e *Engine) search(dst []topk.Result, q Query, opt Options) ([]topk.Result,
 		}
 	}
 	e.st.OrAlgo = opt.OrAlgo
-	if dst, err = e.runOr(dst, q.K, opt.OrAlgo); err != nil {
+	if dst, err = e.runOr(dst, q.K, opt.OrAlgo, opt.OrBitmapDensity); err != nil {
 		return dst, e.wrap(q, err)
 	}
 	return dst, nil

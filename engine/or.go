@@ -9,13 +9,19 @@ import (
 )
 
 // runOr evaluates the disjunction of e.terms and writes the top K to dst.
-func (e *Engine) runOr(dst []topk.Result, k int, algo OrStrategy) ([]topk.Result, error) {
+func (e *Engine) runOr(dst []topk.Result, k int, algo OrStrategy, bitmapDensity float64) ([]topk.Result, error) {
 	e.heap.Reset(k)
 	if len(e.terms) == 0 {
 		return dst[:0], nil
 	}
 	var err error
+	if e.bitmapTerms(bitmapDensity, NoBitmaps) > 0 {
+		e.st.OrBitmaps = len(e.bidx)
+		algo = "bitmap"
+	}
 	switch algo {
+	case "bitmap":
+		err = e.orBitmap()
 	case OrTAAT:
 		return e.orTAAT(dst, k)
 	case OrDAAT:

@@ -54,6 +54,7 @@ type BuildOptions struct {
 	TempDir   string
 	Workers   int // 0 = all cores
 	Meta      Meta
+	Bitmaps   BitmapMode // when lists are stored as roaring bitmaps (zero: off)
 	// Progress is called from time to time (never concurrently) with the
 	// number of documents indexed so far.
 	Progress func(BuildStats)
@@ -63,7 +64,8 @@ type BuildOptions struct {
 type BuildStats struct {
 	Docs, Tokens, Postings, Terms uint64
 	Runs                          int   // sorted runs spilled to disk
-	DocBytes, FreqBytes           int64 // encoded sizes of docID and frequency blocks
+	DocBytes, FreqBytes           int64 // encoded sizes of docID areas (blocks or bitmaps) and frequency blocks
+	BitmapLists                   uint64
 }
 
 type tokDoc struct {
@@ -261,7 +263,7 @@ func Build(ctx context.Context, src DocSource, opt BuildOptions) (BuildStats, er
 	}
 	w, err := NewWriter(opt.Out, WriterOptions{
 		BlockSize: opt.BlockSize, DocCodec: opt.DocCodec, FreqCodec: opt.FreqCodec,
-		Params: opt.Params, DocLens: lens, DocIDs: ids, Stored: stored, Meta: meta,
+		Params: opt.Params, DocLens: lens, DocIDs: ids, Stored: stored, Meta: meta, Bitmaps: opt.Bitmaps,
 	})
 	if err != nil {
 		return st, err
@@ -276,6 +278,7 @@ func Build(ctx context.Context, src DocSource, opt BuildOptions) (BuildStats, er
 	}
 	st.Terms = w.meta.Terms
 	st.Postings = w.meta.Postings
+	st.BitmapLists = w.meta.BitmapLists
 	return st, nil
 }
 
@@ -564,6 +567,7 @@ func newParallelEncoder(w *Writer, workers int) *parallelEncoder {
 	pe := &parallelEncoder{w: w, encs: make([]*ListEncoder, workers)}
 	for i := range pe.encs {
 		pe.encs[i] = NewListEncoder(w.opt.BlockSize, w.opt.DocCodec, w.opt.FreqCodec, w.opt.Params, w.opt.DocLens)
+		pe.encs[i].SetBitmaps(w.opt.Bitmaps)
 	}
 	return pe
 }

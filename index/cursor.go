@@ -1,6 +1,10 @@
 package index
 
-import "math"
+import (
+	"math"
+
+	"github.com/RoaringBitmap/roaring"
+)
 
 // Terminated is the docID a cursor returns once it is exhausted. It is larger
 // than every valid docID.
@@ -11,6 +15,12 @@ const Terminated uint32 = math.MaxUint32
 // skip table (Ding et al. WWW'09 §8, block skipping). A Cursor reuses its
 // buffers across Reset calls; it does not allocate after the first Reset
 // with a given block size.
+//
+// On a bitmap list (List.IsBitmap) a block is the B docIDs of ranks
+// [b*B, (b+1)*B), read from a roaring iterator that AdvanceIfNeeded moves to
+// the block's base docID when blocks are skipped (and that simply continues
+// when the next block is loaded), so positions within a block are ranks and
+// frequencies, block maxima and ShallowBlock work unchanged.
 //
 // A corrupt block terminates the cursor; Err reports why.
 type Cursor struct {
@@ -23,6 +33,7 @@ type Cursor struct {
 	fdec  bool
 	cur   uint32
 	err   error
+	it    roaring.IntIterator // bitmap lists: positioned after block blk
 }
 
 // Reset positions c on the first posting of l.
@@ -55,7 +66,13 @@ func (c *Cursor) load(b int) {
 		c.blk, c.cur = c.l.NBlocks, Terminated
 		return
 	}
-	n, err := c.l.DecodeDocs(b, c.docs)
+	var n int
+	var err error
+	if c.l.bm != nil {
+		n, err = c.l.decodeBitmapDocs(b, c.docs, &c.it, b == c.blk+1 && c.blk >= 0)
+	} else {
+		n, err = c.l.DecodeDocs(b, c.docs)
+	}
 	if err != nil {
 		c.err, c.cur, c.blk = err, Terminated, c.l.NBlocks
 		return

@@ -1,6 +1,6 @@
 package index
 
-// The qp index file format, version 1. All integers are little-endian.
+// The qp index file format, version 2. All integers are little-endian.
 //
 //	file    = header, section*, toc, trailer
 //	header  = magic "QPINDEX\x00" (8 bytes), version u32, reserved u32
@@ -20,11 +20,16 @@ package index
 //	         the term bytes (terms in ascending byte order, so term ID =
 //	         rank), padded to 8 bytes, then count × termRecord.
 //	POSTINGS every list's bytes, at termRecord.Offset:
-//	         nblocks × skipEntry, then the docID blocks, then the frequency
-//	         blocks. nblocks = ceil(df / blockSize).
+//	         nblocks × skipEntry, then the docID area, then the frequency
+//	         blocks. nblocks = ceil(df / blockSize). The docID area is the
+//	         docID blocks, or, when the record's flags have flagBitmap, the
+//	         list's docIDs as one roaring bitmap in the portable RoaringFormatSpec
+//	         serialization (github.com/RoaringBitmap/RoaringFormatSpec),
+//	         bitmapBytes long.
 //
 //	termRecord (32 bytes) = offset u64 (into POSTINGS), cf u64, df u32,
-//	         docCodec u8, freqCodec u8, reserved u16, maxScore f32, reserved u32
+//	         docCodec u8, freqCodec u8, flags u8, reserved u8, maxScore f32,
+//	         bitmapBytes u32 (0 unless flags has flagBitmap)
 //	skipEntry  (16 bytes) = lastDoc u32, docEnd u32, freqEnd u32, blockMax f32
 //	         (docEnd/freqEnd: end of this block's encoding, relative to the
 //	         start of the list's doc/freq area; a block starts where the
@@ -37,16 +42,40 @@ package index
 // (tf >= 1) are encoded as tf - 1 for General codecs and as the running sum
 // of tf - 1 within the block for Sorted codecs.
 //
+// Bitmap lists (version 2). A list whose flags have flagBitmap stores its
+// docIDs as a roaring bitmap instead of docID blocks (the writer chooses it
+// when the serialized bitmap is smaller than the blocks, WriterOptions.Bitmaps).
+// Everything else is unchanged: the frequencies stay block-coded by rank
+// (posting i of the list is the i-th smallest docID of the bitmap, block
+// i/B), and the skip table is exactly the one of the block-coded list,
+// docEnd included: docEnd then refers to the docID blocks the list would have
+// with its doc codec (Index.BlockCodedList rebuilds them, for the GPU), not
+// to bytes in the file. A bitmap must be canonical: the serialization of the
+// bitmap holding the same docIDs after RunOptimize (roaring v1.9); Open
+// verifies that, its cardinality (= df), its docIDs (< N) and every block's
+// last docID against the skip table, so that a damaged bitmap is an error
+// wrapping ErrCorrupt and never reaches roaring's operations.
+//
+// Version 1 files (no bitmap lists; flags and bitmapBytes were reserved,
+// zero) are read unchanged; this version writes version 2.
+//
 // Every section's CRC-32C is verified when the index is opened.
 
 const (
 	magic         = "QPINDEX\x00"
 	trailerMagic  = "QPEND\x00\x00\x00"
-	formatVersion = 1
+	formatVersion = 2
+	minVersion    = 1 // the oldest version Open reads
 	headerSize    = 16
 	trailerSize   = 28
 	termRecSize   = 32
 	skipEntrySize = 16
+)
+
+// Term record flags.
+const (
+	flagBitmap uint8 = 1 // the docID area is a roaring bitmap
+	knownFlags       = flagBitmap
 )
 
 // Section kinds.
@@ -84,5 +113,9 @@ type Meta struct {
 	Stopwords  string  `json:"stopwords,omitempty"`
 	DocIDOrder string  `json:"docid_order,omitempty"`
 	Source     string  `json:"source,omitempty"`
-	Created    string  `json:"created,omitempty"`
+	// Bitmaps is the writer's BitmapMode ("off", "auto", "always"; empty in
+	// version 1 files) and BitmapLists the number of lists stored as bitmaps.
+	Bitmaps     string `json:"bitmaps,omitempty"`
+	BitmapLists uint64 `json:"bitmap_lists,omitempty"`
+	Created     string `json:"created,omitempty"`
 }

@@ -18,6 +18,8 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/RoaringBitmap/roaring"
+
 	"github.com/qpengine/qp/compress"
 	"github.com/qpengine/qp/score"
 )
@@ -47,6 +49,11 @@ type Index struct {
 	blockMax []float32 // overrides the stored block maxima when params differ
 	maxScore []float32 // likewise for list maxima
 	firstBlk []uint32  // per term, index of its first block in blockMax
+
+	version uint32
+	bitmaps []*roaring.Bitmap // per term: its verified docID bitmap, or nil (block-coded)
+	bcMu    sync.Mutex
+	bcDocs  map[int][]byte // BlockCodedList's docID blocks of bitmap lists
 }
 
 func corruptf(path, format string, args ...any) error {
@@ -70,8 +77,9 @@ func load(path string, data []byte) (*Index, error) {
 	if len(data) < headerSize+trailerSize || string(data[:8]) != magic {
 		return nil, corruptf(path, "not a qp index (bad magic or too short)")
 	}
-	if v := le.Uint32(data[8:]); v != formatVersion {
-		return nil, fmt.Errorf("index %s: format version %d, this qp reads version %d", path, v, formatVersion)
+	version := le.Uint32(data[8:])
+	if version < minVersion || version > formatVersion {
+		return nil, fmt.Errorf("index %s: format version %d, this qp reads versions %d to %d", path, version, minVersion, formatVersion)
 	}
 	if le.Uint32(data[12:]) != 0 {
 		return nil, corruptf(path, "reserved header field is not zero")
@@ -109,7 +117,7 @@ func load(path string, data []byte) (*Index, error) {
 		}
 		secs[kind] = b
 	}
-	x := &Index{path: path}
+	x := &Index{path: path, version: version}
 	mb, ok := secs[secMeta]
 	if !ok {
 		return nil, corruptf(path, "no META section")
@@ -225,6 +233,9 @@ func (x *Index) verifyLists() error {
 		if _, err := compress.ByID(r.FreqCodec); err != nil {
 			return corruptf(x.path, "term %q: %v", term, err)
 		}
+		if r.Flags&^knownFlags != 0 || (x.version < 2 && r.Flags != 0) || (r.Flags&flagBitmap == 0 && r.BitmapBytes != 0) {
+			return corruptf(x.path, "TERMS: term %q has flags %#x and bitmap length %d (format version %d)", term, r.Flags, r.BitmapBytes, x.version)
+		}
 		end := uint64(len(x.post))
 		if t+1 < nt {
 			end = le.Uint64(x.recs[termRecSize*(t+1):])
@@ -254,8 +265,22 @@ func (x *Index) verifyLists() error {
 			// Pruning (MaxScore, BlockMax-WAND) is exact only with true maxima.
 			return corruptf(x.path, "TERMS: max score of term %q is %v, its blocks say %v", term, r.MaxScore, bmax)
 		}
-		if skipEntrySize*nb+uint64(pd)+uint64(pf) != uint64(len(lb)) {
-			return corruptf(x.path, "POSTINGS: list of term %q has %d bytes, skip table accounts for %d", term, len(lb), skipEntrySize*nb+uint64(pd)+uint64(pf))
+		docArea := uint64(pd)
+		if r.Flags&flagBitmap != 0 {
+			docArea = uint64(r.BitmapBytes)
+		}
+		if skipEntrySize*nb+docArea+uint64(pf) != uint64(len(lb)) {
+			return corruptf(x.path, "POSTINGS: list of term %q has %d bytes, skip table accounts for %d", term, len(lb), skipEntrySize*nb+docArea+uint64(pf))
+		}
+		if r.Flags&flagBitmap != 0 {
+			bm, err := x.verifyBitmap(term, lb[skipEntrySize*nb:skipEntrySize*nb+docArea], lb[:skipEntrySize*nb], r.DF)
+			if err != nil {
+				return err
+			}
+			if x.bitmaps == nil {
+				x.bitmaps = make([]*roaring.Bitmap, nt)
+			}
+			x.bitmaps[t] = bm
 		}
 		prevOff = end
 		total += uint64(r.DF)
@@ -267,6 +292,65 @@ func (x *Index) verifyLists() error {
 		return corruptf(x.path, "META says %d postings, lists hold %d", x.Meta.Postings, total)
 	}
 	return nil
+}
+
+// verifyBitmap deserializes the docID bitmap of a list and checks it
+// completely (format.go): roaring's own deserialization errors, df docIDs
+// strictly increasing below N, every block's last docID equal to the skip
+// table's, and canonical form (which rules out inconsistent container
+// headers that roaring would trust). Panics inside roaring on malformed
+// input are turned into errors. It returns a bitmap rebuilt from the
+// verified docIDs, so that queries never touch the file's bytes through
+// roaring.
+func (x *Index) verifyBitmap(term, data, skips []byte, df uint32) (canon *roaring.Bitmap, err error) {
+	bad := func(format string, args ...any) error {
+		return corruptf(x.path, "POSTINGS: docID bitmap of term %q: %s", term, fmt.Sprintf(format, args...))
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			canon, err = nil, bad("malformed (%v)", r)
+		}
+	}()
+	bm := roaring.New()
+	if _, err := bm.FromBuffer(data); err != nil {
+		return nil, bad("%v", err)
+	}
+	var it roaring.IntIterator
+	it.Initialize(bm)
+	vals := make([]uint32, 0, df)
+	bs := x.Meta.BlockSize
+	prev := int64(-1)
+	for it.HasNext() {
+		if len(vals) == int(df) {
+			return nil, bad("more than df = %d docIDs", df)
+		}
+		d := it.Next()
+		if int64(d) <= prev || uint64(d) >= x.Meta.Docs {
+			return nil, bad("docID %d after %d (not increasing, or >= N = %d)", d, prev, x.Meta.Docs)
+		}
+		prev = int64(d)
+		vals = append(vals, d)
+		if len(vals)%bs == 0 || len(vals) == int(df) {
+			b := (len(vals) - 1) / bs
+			if last := binary.LittleEndian.Uint32(skips[skipEntrySize*b:]); last != d {
+				return nil, bad("block %d ends at docID %d, the skip table says %d", b, d, last)
+			}
+		}
+	}
+	if len(vals) != int(df) {
+		return nil, bad("%d docIDs, df = %d", len(vals), df)
+	}
+	canon = roaring.New()
+	canon.AddMany(vals)
+	canon.RunOptimize()
+	var buf bytes.Buffer
+	if _, err := canon.WriteTo(&buf); err != nil {
+		panic("BUG: serializing a bitmap to memory: " + err.Error())
+	}
+	if !bytes.Equal(buf.Bytes(), data) {
+		return nil, bad("not in canonical form (%d bytes, canonical %d)", len(data), buf.Len())
+	}
+	return canon, nil
 }
 
 // NumDocs is N.
@@ -430,11 +514,15 @@ func (x *Index) list(t int, bm []float32, ms *float32) (List, error) {
 	nb := (int(r.DF) + bs - 1) / bs
 	skips := b[:skipEntrySize*nb]
 	dl := binary.LittleEndian.Uint32(skips[skipEntrySize*(nb-1)+4:])
+	var dbm *roaring.Bitmap
+	if r.Flags&flagBitmap != 0 {
+		dl, dbm = r.BitmapBytes, x.bitmaps[t]
+	}
 	l := List{
 		Term: t, DF: r.DF, CF: r.CF, IDF: x.IDF(r.DF), MaxScore: r.MaxScore,
 		DocCodec: dc, FreqCodec: fc, NBlocks: nb, BlockSize: bs,
 		skips: skips, docs: b[len(skips) : len(skips)+int(dl)], freqs: b[len(skips)+int(dl):],
-		blockMax: bm, path: x.path,
+		blockMax: bm, path: x.path, bm: dbm,
 	}
 	if ms != nil {
 		l.MaxScore = *ms

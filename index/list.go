@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/RoaringBitmap/roaring"
+
 	"github.com/qpengine/qp/compress"
 )
 
@@ -24,6 +26,7 @@ type List struct {
 	skips, docs, freqs []byte
 	blockMax           []float32
 	path               string
+	bm                 *roaring.Bitmap // docIDs of a bitmap list (docs is then its serialization), else nil
 }
 
 // LastDoc is the last docID of block b.
@@ -71,14 +74,24 @@ func (l *List) freqRange(b int) (int, int) {
 	return int(a), int(binary.LittleEndian.Uint32(l.skips[skipEntrySize*b+8:]))
 }
 
-// DocBlock returns the encoded docIDs of block b.
-func (l *List) DocBlock(b int) []byte { s, e := l.docRange(b); return l.docs[s:e] }
+// DocBlock returns the encoded docIDs of block b. A bitmap list has no
+// docID blocks: use Index.BlockCodedList to get them (calling DocBlock on a
+// bitmap list is a bug).
+func (l *List) DocBlock(b int) []byte {
+	if l.bm != nil {
+		panic(fmt.Sprintf("BUG: DocBlock on bitmap list of term %d (use Index.BlockCodedList)", l.Term))
+	}
+	s, e := l.docRange(b)
+	return l.docs[s:e]
+}
 
 // FreqBlock returns the encoded frequencies of block b.
 func (l *List) FreqBlock(b int) []byte { s, e := l.freqRange(b); return l.freqs[s:e] }
 
 // DocBytes and FreqBytes are the whole encoded areas (for size statistics
-// and for shipping lists to a GPU).
+// and for shipping lists to a GPU). DocBytes of a bitmap list is its
+// serialized bitmap, which the skip table's docEnd offsets do not index
+// (Index.BlockCodedList gives the blocks).
 func (l *List) DocBytes() []byte  { return l.docs }
 func (l *List) FreqBytes() []byte { return l.freqs }
 
@@ -90,8 +103,15 @@ func (l *List) blockErr(b int, what string, err error) error {
 }
 
 // DecodeDocs decodes the absolute docIDs of block b into out (len >=
-// BlockSize) and returns their number. It does not allocate.
+// BlockSize) and returns their number. It does not allocate (in the steady
+// state, for bitmap lists: their iterators come from a pool).
 func (l *List) DecodeDocs(b int, out []uint32) (int, error) {
+	if l.bm != nil {
+		it := iterPool.Get().(*roaring.IntIterator)
+		n, err := l.decodeBitmapDocs(b, out, it, false)
+		iterPool.Put(it)
+		return n, err
+	}
 	n, err := l.DocCodec.Decode(out, l.DocBlock(b))
 	if err != nil {
 		return 0, l.blockErr(b, "docIDs", err)

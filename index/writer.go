@@ -28,6 +28,9 @@ type WriterOptions struct {
 	DocIDs    []string       // external ids (len N), or nil for "0".."N-1"
 	Stored    [][]byte       // stored fields (JSON objects), or nil
 	Meta      Meta           // Stem, Stopwords, DocIDOrder, Source are copied from here
+	// Bitmaps says when a list's docIDs are stored as a roaring bitmap
+	// (format.go); the zero value is BitmapsOff.
+	Bitmaps BitmapMode
 }
 
 // Writer writes an index file. Lists are added in ascending term order and
@@ -81,6 +84,9 @@ func NewWriter(path string, opt WriterOptions) (*Writer, error) {
 	if err := opt.Params.Validate(); err != nil {
 		return nil, err
 	}
+	if opt.Bitmaps > BitmapsAlways {
+		return nil, fmt.Errorf("index: %v", opt.Bitmaps)
+	}
 	if opt.DocIDs != nil && len(opt.DocIDs) != len(opt.DocLens) {
 		return nil, fmt.Errorf("index: %d external ids for %d documents", len(opt.DocIDs), len(opt.DocLens))
 	}
@@ -94,6 +100,7 @@ func NewWriter(path string, opt WriterOptions) (*Writer, error) {
 	}
 	w := &Writer{path: path, tmp: tmp, f: f, bw: bufio.NewWriterSize(f, 1<<20), opt: opt, crc: crc32.New(castagnoli)}
 	w.enc = *NewListEncoder(opt.BlockSize, opt.DocCodec, opt.FreqCodec, opt.Params, opt.DocLens)
+	w.enc.SetBitmaps(opt.Bitmaps)
 	var hdr [headerSize]byte
 	copy(hdr[:], magic)
 	binary.LittleEndian.PutUint32(hdr[8:], formatVersion)
@@ -109,6 +116,7 @@ func NewWriter(path string, opt WriterOptions) (*Writer, error) {
 	w.meta.DocCodec = opt.DocCodec.Name()
 	w.meta.FreqCodec = opt.FreqCodec.Name()
 	w.meta.K1, w.meta.B = opt.Params.K1, opt.Params.B
+	w.meta.Bitmaps = opt.Bitmaps.String()
 	for _, l := range opt.DocLens {
 		w.meta.Tokens += uint64(l)
 	}
@@ -180,6 +188,9 @@ func (w *Writer) AddEncoded(term string, list []byte, rec TermRecord) error {
 	w.recs = rec.appendTo(w.recs)
 	w.meta.Terms++
 	w.meta.Postings += uint64(rec.DF)
+	if rec.Bitmap() {
+		w.meta.BitmapLists++
+	}
 	return w.err
 }
 
@@ -317,15 +328,22 @@ type TermRecord struct {
 	DocCodec  compress.ID
 	FreqCodec compress.ID
 	MaxScore  float32 // max BM25 term score in the list (stored parameters)
+	// Flags: flagBitmap when the docIDs are stored as a roaring bitmap of
+	// BitmapBytes bytes (format.go).
+	Flags       uint8
+	BitmapBytes uint32
 }
+
+// Bitmap reports whether the list's docIDs are stored as a roaring bitmap.
+func (r TermRecord) Bitmap() bool { return r.Flags&flagBitmap != 0 }
 
 func (r TermRecord) appendTo(b []byte) []byte {
 	b = binary.LittleEndian.AppendUint64(b, r.Offset)
 	b = binary.LittleEndian.AppendUint64(b, r.CF)
 	b = binary.LittleEndian.AppendUint32(b, r.DF)
-	b = append(b, byte(r.DocCodec), byte(r.FreqCodec), 0, 0)
+	b = append(b, byte(r.DocCodec), byte(r.FreqCodec), r.Flags, 0)
 	b = binary.LittleEndian.AppendUint32(b, math.Float32bits(r.MaxScore))
-	return binary.LittleEndian.AppendUint32(b, 0)
+	return binary.LittleEndian.AppendUint32(b, r.BitmapBytes)
 }
 
 func readTermRecord(b []byte) TermRecord {
@@ -336,6 +354,9 @@ func readTermRecord(b []byte) TermRecord {
 		DocCodec:  compress.ID(b[20]),
 		FreqCodec: compress.ID(b[21]),
 		MaxScore:  math.Float32frombits(binary.LittleEndian.Uint32(b[24:])),
+		Flags:     b[22],
+		// b[23] is reserved; a nonzero value is harmless and ignored.
+		BitmapBytes: binary.LittleEndian.Uint32(b[28:]),
 	}
 }
 
@@ -353,8 +374,13 @@ type ListEncoder struct {
 	vals       []uint32
 	docs, frqs []byte
 	skips      []byte
+	bmp        bitmapEncoder
 	Rec        TermRecord // the record of the last Encode
 }
+
+// SetBitmaps sets when Encode stores the docIDs as a roaring bitmap
+// (default BitmapsOff).
+func (e *ListEncoder) SetBitmaps(m BitmapMode) { e.bmp.mode = m }
 
 // NewListEncoder prepares an encoder for a collection with the given
 // document lengths (needed for the block-max BM25 bounds).
@@ -430,6 +456,14 @@ func (e *ListEncoder) Encode(dst []byte, docs, freqs []uint32) ([]byte, error) {
 		}
 		base = last + 1
 	}
+	if bm := e.bmp.encode(docs, len(e.docs)); bm != nil {
+		// The skip table keeps the docID blocks' ends (format.go).
+		e.Rec.Flags |= flagBitmap
+		e.Rec.BitmapBytes = uint32(len(bm))
+		dst = append(dst, e.skips...)
+		dst = append(dst, bm...)
+		return append(dst, e.frqs...), nil
+	}
 	dst = append(dst, e.skips...)
 	dst = append(dst, e.docs...)
 	return append(dst, e.frqs...), nil
@@ -437,5 +471,11 @@ func (e *ListEncoder) Encode(dst []byte, docs, freqs []uint32) ([]byte, error) {
 
 var _ io.Closer = (*Writer)(nil)
 
-// Sizes returns the bytes of the doc and frequency blocks of the last Encode.
-func (e *ListEncoder) Sizes() (docBytes, freqBytes int) { return len(e.docs), len(e.frqs) }
+// Sizes returns the bytes of the docID area (blocks or bitmap) and of the
+// frequency blocks of the last Encode.
+func (e *ListEncoder) Sizes() (docBytes, freqBytes int) {
+	if e.Rec.Bitmap() {
+		return int(e.Rec.BitmapBytes), len(e.frqs)
+	}
+	return len(e.docs), len(e.frqs)
+}

@@ -91,3 +91,13 @@ func QueryFeatures(x *index.Index, q engine.Query) Features {
 	}
 	return f
 }
+
+// batchPostings is the query's share of BatchPolicy.MaxPostings: the
+// shortest list of an AND or AND+OR query (the candidates it starts from),
+// all lists of an OR query (it decodes and accumulates them whole).
+func (f Features) batchPostings() uint64 {
+	if f.Mode == engine.Or {
+		return f.Sum
+	}
+	return f.Min
+}

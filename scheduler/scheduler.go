@@ -78,8 +78,10 @@ func (RealClock) Now() time.Time { return time.Now() }
 // Σ_j |ℓ_j(t_1)| ≥ c ... and sends the queries to the GPU as a batch").
 //
 // A batch is full when it holds MaxQueries queries, or the sum of its
-// predicted costs reaches MaxCost, or the sum of its shortest-list lengths
-// reaches MaxPostings (zero fields are off). When neither threshold c is set,
+// predicted costs reaches MaxCost, or the sum of its queries' postings
+// reaches MaxPostings (zero fields are off): the shortest-list length of an
+// AND or AND+OR query (Ao et al.'s PARA threshold), the sum of all list
+// lengths of an OR query (which reads every list whole). When neither threshold c is set,
 // a free slot takes whatever is available, up to MaxQueries, at once. When
 // one is set and the batch is not full, the slot waits for more queries
 // until the oldest query of the batch has waited MaxWait since its arrival
@@ -91,7 +93,7 @@ type BatchPolicy struct {
 	// batching) and unlimited otherwise.
 	MaxQueries  int
 	MaxCost     time.Duration // threshold c on the sum of predicted costs
-	MaxPostings uint64        // threshold c on the sum of shortest-list lengths
+	MaxPostings uint64        // threshold c on the sum of postings (Features.batchPostings)
 	MaxWait     time.Duration // time limit for filling a batch
 }
 
@@ -732,7 +734,7 @@ func (b *builder) add(j *job, urgent bool) {
 	b.urgency = append(b.urgency, urgent)
 	b.cost += j.cost[b.p.id]
 	if !j.f.Empty() {
-		b.postings += j.f.Min
+		b.postings += j.f.batchPostings()
 	}
 	if b.oldest.IsZero() || j.arrival.Before(b.oldest) {
 		b.oldest = j.arrival

@@ -51,11 +51,13 @@ CPU's. Without a usable GPU only the CPU part runs.`)
 	csvPath := fs.String("csv", "wah.csv", "CSV output (per density bucket)")
 	svgPath := fs.String("svg", "wah.svg", "SVG plot output")
 	reps := fs.Int("reps", 5, "GPU repetitions per measurement (the best is kept)")
+	maxCand := fs.Int("max-candidates", cuda.WAHMaxCandidates, "most candidate docIDs (sum of the queries' bounds) per GPU plan; larger batches are split, a query above it runs alone")
+	roaN := fs.Int("roa-queries", 250, "ROA (one CTA per row, the slowest pattern) is timed on the first this many queries only (0: all)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
 	}
-	if len(pos) < 1 || len(pos) > 2 || *limit < 1 || *limit > 65535 {
+	if len(pos) < 1 || len(pos) > 2 || *limit < 1 || *limit > 65535 || *maxCand < 1 || *maxCand > cuda.WAHMaxCandidates || *roaN < 0 {
 		fs.Usage()
 		return errUsage
 	}
@@ -176,6 +178,7 @@ CPU's. Without a usable GPU only the CPU part runs.`)
 	sort.Slice(buckets, func(i, j int) bool { return buckets[i].lo < buckets[j].lo })
 
 	// CPU: the list path (lists decoded from the index each time) and WAH.
+	t0 := time.Now()
 	ops := []wah.Op{wah.OpOr, wah.OpAnd}
 	listRef := make([][2][]uint32, len(queries))
 	var tmp []uint32
@@ -230,42 +233,76 @@ CPU's. Without a usable GPU only the CPU part runs.`)
 	}
 	perQ := func(d time.Duration, n int) float64 { return float64(d.Microseconds()) / float64(max(n, 1)) }
 
+	tCPU := time.Since(t0)
+	fmt.Fprintf(os.Stderr, "bench wah: CPU list + WAH paths done in %.1f s\n", tCPU.Seconds())
 	gpuOK, why := cuda.Available()
-	var pat [4][2]time.Duration
-	var decomp time.Duration
+	var g wahGPUResult
+	var tPat, tBuckets time.Duration
 	if gpuOK {
-		if err := benchWAHGPU(bms, queries, listRef, *reps, &decomp, &pat); err != nil {
+		t0 = time.Now()
+		g = wahGPUResult{reps: *reps, maxCand: *maxCand, roaN: *roaN}
+		if err := benchWAHGPU(bms, queries, listRef, &g); err != nil {
 			return err
 		}
+		tPat = time.Since(t0)
+		fmt.Fprintf(os.Stderr, "bench wah: GPU patterns done in %.1f s\n", tPat.Seconds())
+		t0 = time.Now()
 		for _, b := range buckets {
-			if err := benchWAHBucket(bms, queries, b.qs, listRef, *reps, &b.gpu, &b.gpuAll); err != nil {
+			if err := benchWAHBucket(bms, queries, b.qs, listRef, &g, &b.gpu, &b.gpuAll); err != nil {
 				return err
 			}
 			b.ok = true
 		}
+		tBuckets = time.Since(t0)
 	} else {
 		fmt.Printf("GPU: absent (%s); CPU part only\n\n", why)
+	}
+	pat, decomp := g.pat, g.decomp
+	gpuN := func(qs []int) int { // queries run on the GPU
+		n := len(qs)
+		for _, qi := range qs {
+			if g.skip[qi] {
+				n--
+			}
+		}
+		return n
 	}
 	if gpuOK {
 		fmt.Printf("GPU decompression (Algorithm 2, %d bitmaps, one batch): %.3f ms, %.2f G compressed words/s, %.2f G groups/s\n",
 			len(bms), ms(decomp), float64(words)/decomp.Seconds()/1e9, float64(len(bms)*D)/decomp.Seconds()/1e9)
-		fmt.Printf("\nGPU reductions of all %d queries (decompressed bitmaps resident; OR includes candidate docIDs):\n", len(queries))
-		fmt.Printf("%-14s %12s %12s %14s %14s\n", "pattern", "OR ms", "AND ms", "OR us/query", "AND us/query")
+		nRun := len(queries) - len(g.skipped)
+		fmt.Printf("\nGPU reductions of %d queries in %d plans of at most %d candidates (decompressed bitmaps resident; OR includes candidate docIDs; times summed over the plans):\n",
+			nRun, g.plans, *maxCand)
+		fmt.Printf("%-14s %8s %12s %12s %14s %14s\n", "pattern", "queries", "OR ms", "AND ms", "OR us/query", "AND us/query")
 		for i, p := range cuda.WAHPatterns {
-			fmt.Printf("%-14s %12.3f %12.3f %14.2f %14.2f\n", p, ms(pat[i][0]), ms(pat[i][1]),
-				perQ(pat[i][0], len(queries)), perQ(pat[i][1], len(queries)))
+			n := nRun
+			if p == cuda.WAHROA {
+				n = g.nROA
+			}
+			fmt.Printf("%-14s %8d %12.3f %12.3f %14.2f %14.2f\n", p, n, ms(pat[i][0]), ms(pat[i][1]),
+				perQ(pat[i][0], n), perQ(pat[i][1], n))
+		}
+		if g.nROA < nRun {
+			fmt.Printf("roa: timed on the first %d queries only (--roa-queries; one CTA per row is the slowest pattern): compare its us/query, not its ms\n", g.nROA)
+		}
+		if g.alone > 0 {
+			fmt.Printf("%d queries have a candidate bound above --max-candidates %d and ran in plans of their own\n", g.alone, *maxCand)
+		}
+		if len(g.skipped) > 0 {
+			fmt.Printf("%d queries skipped on the GPU (candidate bound above %d, the most one plan holds): %v\n", len(g.skipped), cuda.WAHMaxCandidates, g.skipped)
 		}
 		fmt.Println()
 	}
-	fmt.Printf("Per density bucket (mean df/N of the query's terms), us/query; gpu = ideal hybrid, gpu+dec adds decompression:\n")
+	fmt.Printf("Per density bucket (mean df/N of the query's terms), us/query; gpu = ideal hybrid, gpu+dec adds decompression of the bucket's bitmaps:\n")
 	fmt.Printf("%-10s %7s %10s %10s %10s %10s %10s %10s %10s %10s  %s\n", "density", "queries", "list OR", "wah OR", "gpu OR",
 		"gpu+dec OR", "list AND", "wah AND", "gpu AND", "gpu+dec AND", "winner OR")
 	var csv strings.Builder
 	csv.WriteString("density_lo,queries,cpu_list_or_us,cpu_wah_or_us,gpu_or_us,gpu_dec_or_us,cpu_list_and_us,cpu_wah_and_us,gpu_and_us,gpu_dec_and_us\n")
 	for _, b := range buckets {
-		n := len(b.qs)
-		v := []float64{perQ(b.cpuList[0], n), perQ(b.cpuWAH[0], n), perQ(b.gpu[0], n), perQ(b.gpuAll[0], n),
-			perQ(b.cpuList[1], n), perQ(b.cpuWAH[1], n), perQ(b.gpu[1], n), perQ(b.gpuAll[1], n)}
+		n, gn := len(b.qs), gpuN(b.qs)
+		v := []float64{perQ(b.cpuList[0], n), perQ(b.cpuWAH[0], n), perQ(b.gpu[0], gn), perQ(b.gpuAll[0], gn),
+			perQ(b.cpuList[1], n), perQ(b.cpuWAH[1], n), perQ(b.gpu[1], gn), perQ(b.gpuAll[1], gn)}
+		b.ok = b.ok && gn > 0
 		win := "cpu list"
 		if b.ok && v[3] < v[0] {
 			win = "gpu bitmaps (incl. decompression)"
@@ -300,6 +337,9 @@ CPU's. Without a usable GPU only the CPU part runs.`)
 		s := svgSeries{name: names[si], color: colors[si]}
 		for _, b := range buckets {
 			n := len(b.qs)
+			if si >= 2 {
+				n = gpuN(b.qs)
+			}
 			t := []time.Duration{b.cpuList[0], b.cpuWAH[0], b.gpu[0], b.gpuAll[0]}[si]
 			s.x = append(s.x, b.lo)
 			s.y = append(s.y, max(perQ(t, n), 0.01))
@@ -310,6 +350,7 @@ CPU's. Without a usable GPU only the CPU part runs.`)
 		return err
 	}
 	fmt.Printf("\nwrote %s and %s\n", *csvPath, *svgPath)
+	fmt.Printf("bench time: cpu %.1f s, gpu patterns %.1f s, gpu buckets %.1f s\n", tCPU.Seconds(), tPat.Seconds(), tBuckets.Seconds())
 	return nil
 }
 
@@ -413,37 +454,67 @@ func checkWAH(p *cuda.WAHPlan, qs []int, ref [][2][]uint32, oi int, what string)
 	return nil
 }
 
-// wahBatches splits query indexes into batches whose candidate bound
-// (cuda.WAHMaxCandidates) and result matrix fit one plan.
-func wahBatches(bms []wah.Bitmap, queries []wahQuery, qs []int, N uint32) [][]int {
-	var out [][]int
-	var cur []int
-	bound, rows := 0, 0
-	D := wah.Groups(N)
-	for _, qi := range qs {
+// wahGPUResult holds the settings and results of the GPU part.
+type wahGPUResult struct {
+	reps, maxCand, roaN int
+	decomp              time.Duration
+	pat                 [4][2]time.Duration // per pattern, OR and AND, summed over the plans
+	plans               int                 // plans of all queries (the patterns other than ROA)
+	nROA                int                 // queries ROA was timed on
+	alone               int                 // queries above maxCand, in plans of their own
+	skipped             []int               // queries above cuda.WAHMaxCandidates: not run on the GPU
+	skip                map[int]bool
+}
+
+// wahSplit splits the query indexes qs into plan batches of at most
+// maxCand candidates each (cuda.SplitWAHQueries; a query above maxCand is
+// a batch of its own). It returns the batches (indexes into queries), the
+// queries too large for any plan, and how many ran alone over maxCand.
+func wahSplit(bms []wah.Bitmap, queries []wahQuery, qs []int, N uint32, maxCand int) (batches [][]int, skipped []int, alone int) {
+	bounds := make([]int, len(qs))
+	for i, qi := range qs {
 		b := 0
 		for _, c := range queries[qi].cols {
 			b += bms[c].Count()
 		}
-		b = min(b, int(N))
-		if len(cur) > 0 && (bound+b > cuda.WAHMaxCandidates/2 || rows+D > 1<<27 || len(cur) == 65535) {
-			out = append(out, cur)
-			cur, bound, rows = nil, 0, 0
+		bounds[i] = min(b, int(N)) // = cuda.WAHColumns.Bound
+		if bounds[i] > maxCand && bounds[i] <= cuda.WAHMaxCandidates {
+			alone++
 		}
-		cur = append(cur, qi)
-		bound += b
-		rows += D
 	}
-	if len(cur) > 0 {
-		out = append(out, cur)
+	bs, sk := cuda.SplitWAHQueries(bounds, wah.Groups(N), maxCand, 0)
+	for _, b := range bs {
+		for i := range b {
+			b[i] = qs[b[i]]
+		}
 	}
-	return out
+	for i := range sk {
+		sk[i] = qs[sk[i]]
+	}
+	return bs, sk, alone
+}
+
+// wahPlan makes the plan of a batch of queries over cols, mapping their
+// columns through local (nil: identity).
+func wahPlan(cols *cuda.WAHColumns, queries []wahQuery, batch []int, local map[uint32]uint32) (*cuda.WAHPlan, error) {
+	qcols := make([][]uint32, len(batch))
+	for i, qi := range batch {
+		if local == nil {
+			qcols[i] = queries[qi].cols
+			continue
+		}
+		for _, c := range queries[qi].cols {
+			qcols[i] = append(qcols[i], local[c])
+		}
+	}
+	return cols.NewPlan(qcols)
 }
 
 // benchWAHGPU times the batch decompression of every bitmap and each
-// pattern over all queries, checking every pattern's OR and AND results.
-func benchWAHGPU(bms []wah.Bitmap, queries []wahQuery, ref [][2][]uint32, reps int, decomp *time.Duration,
-	pat *[4][2]time.Duration) error {
+// pattern over all queries (ROA over the first g.roaN), split into plans of
+// at most g.maxCand candidates, checking every pattern's OR and AND
+// results.
+func benchWAHGPU(bms []wah.Bitmap, queries []wahQuery, ref [][2][]uint32, g *wahGPUResult) error {
 	ctx, k, err := wahOpen()
 	if err != nil {
 		return err
@@ -453,7 +524,7 @@ func benchWAHGPU(bms []wah.Bitmap, queries []wahQuery, ref [][2][]uint32, reps i
 		return err
 	}
 	defer cols.Free()
-	if *decomp, err = gpuTime(ctx, reps, func() error { return cols.Decompress(nil) }); err != nil {
+	if g.decomp, err = gpuTime(ctx, g.reps, func() error { return cols.Decompress(nil) }); err != nil {
 		return err
 	}
 	if err := cols.Check(nil); err != nil {
@@ -463,84 +534,108 @@ func benchWAHGPU(bms []wah.Bitmap, queries []wahQuery, ref [][2][]uint32, reps i
 	for i := range all {
 		all[i] = i
 	}
-	for _, batch := range wahBatches(bms, queries, all, cols.N) {
-		qcols := make([][]uint32, len(batch))
-		for i, qi := range batch {
-			qcols[i] = queries[qi].cols
-		}
-		p, err := cols.NewPlan(qcols)
-		if err != nil {
-			return err
-		}
-		for pi, pt := range cuda.WAHPatterns {
-			for oi, op := range []wah.Op{wah.OpOr, wah.OpAnd} {
-				t, err := gpuTime(ctx, reps, func() error {
-					if err := p.Reduce(nil, pt, op, 4); err != nil {
+	batches, skipped, alone := wahSplit(bms, queries, all, cols.N, g.maxCand)
+	g.plans, g.skipped, g.alone = len(batches), skipped, alone
+	g.skip = map[int]bool{}
+	for _, qi := range skipped {
+		g.skip[qi] = true
+	}
+	roa := all
+	if g.roaN > 0 && g.roaN < len(all) {
+		roa = all[:g.roaN]
+	}
+	roaBatches, _, _ := wahSplit(bms, queries, roa, cols.N, g.maxCand)
+	for _, b := range roaBatches {
+		g.nROA += len(b)
+	}
+	run := func(batches [][]int, pats []cuda.WAHPattern) error {
+		for _, batch := range batches {
+			p, err := wahPlan(cols, queries, batch, nil)
+			if err != nil {
+				return err
+			}
+			for _, pt := range pats {
+				for oi, op := range []wah.Op{wah.OpOr, wah.OpAnd} {
+					t, err := gpuTime(ctx, g.reps, func() error {
+						if err := p.Reduce(nil, pt, op, 4); err != nil {
+							return err
+						}
+						if op == wah.OpOr {
+							return p.Candidates(nil)
+						}
+						return nil
+					})
+					if err == nil {
+						g.pat[pt][oi] += t
+						err = p.Candidates(nil)
+					}
+					if err == nil {
+						err = checkWAH(p, batch, ref, oi, fmt.Sprintf("%v %v", pt, op))
+					}
+					if err != nil {
+						p.Free()
 						return err
 					}
-					if op == wah.OpOr {
-						return p.Candidates(nil)
-					}
-					return nil
-				})
-				if err == nil {
-					pat[pi][oi] += t
-					err = p.Candidates(nil)
-				}
-				if err == nil {
-					err = checkWAH(p, batch, ref, oi, fmt.Sprintf("%v %v", pt, op))
-				}
-				if err != nil {
-					p.Free()
-					return err
 				}
 			}
+			p.Free()
 		}
-		p.Free()
+		return nil
 	}
-	return nil
+	if err := run(batches, []cuda.WAHPattern{cuda.WAHCOA, cuda.WAHHybrid, cuda.WAHIdealHybrid}); err != nil {
+		return err
+	}
+	return run(roaBatches, []cuda.WAHPattern{cuda.WAHROA})
 }
 
 // benchWAHBucket times one density bucket's queries on the GPU with the
-// ideal hybrid: reduce (+ candidates for OR) with the bucket's bitmaps
-// decompressed, and with their decompression included.
-func benchWAHBucket(bms []wah.Bitmap, queries []wahQuery, qs []int, ref [][2][]uint32, reps int, res, all *[2]time.Duration) error {
+// ideal hybrid: reduce (+ candidates for OR, + the filter bitset for AND)
+// with the bucket's bitmaps decompressed (res, summed over the bucket's
+// plans), and that plus one decompression of the bucket's bitmaps (all).
+// Queries in g.skip are left out of both.
+func benchWAHBucket(bms []wah.Bitmap, queries []wahQuery, qs []int, ref [][2][]uint32, g *wahGPUResult, res, all *[2]time.Duration) error {
 	ctx, k, err := wahOpen()
 	if err != nil {
 		return err
 	}
 	local := map[uint32]uint32{}
 	var sub []wah.Bitmap
-	qcols := make([][]uint32, len(qs))
-	for i, qi := range qs {
+	var run []int
+	for _, qi := range qs {
+		if g.skip[qi] {
+			continue
+		}
+		run = append(run, qi)
 		for _, c := range queries[qi].cols {
-			l, ok := local[c]
-			if !ok {
-				l = uint32(len(sub))
-				local[c] = l
+			if _, ok := local[c]; !ok {
+				local[c] = uint32(len(sub))
 				sub = append(sub, bms[c])
 			}
-			qcols[i] = append(qcols[i], l)
 		}
+	}
+	if len(run) == 0 {
+		return nil
 	}
 	cols, err := k.Upload(sub)
 	if err != nil {
 		return err
 	}
 	defer cols.Free()
-	p, err := cols.NewPlan(qcols)
+	dec, err := gpuTime(ctx, g.reps, func() error { return cols.Decompress(nil) })
 	if err != nil {
 		return err
 	}
-	defer p.Free()
-	for oi, op := range []wah.Op{wah.OpOr, wah.OpAnd} {
-		run := func(dec bool) func() error {
-			return func() error {
-				if dec {
-					if err := cols.Decompress(nil); err != nil {
-						return err
-					}
-				}
+	if err := cols.Check(nil); err != nil {
+		return err
+	}
+	batches, _, _ := wahSplit(bms, queries, run, cols.N, g.maxCand)
+	for _, batch := range batches {
+		p, err := wahPlan(cols, queries, batch, local)
+		if err != nil {
+			return err
+		}
+		for oi, op := range []wah.Op{wah.OpOr, wah.OpAnd} {
+			t, err := gpuTime(ctx, g.reps, func() error {
 				if err := p.Reduce(nil, cuda.WAHIdealHybrid, op, 0); err != nil {
 					return err
 				}
@@ -548,23 +643,23 @@ func benchWAHBucket(bms []wah.Bitmap, queries []wahQuery, qs []int, ref [][2][]u
 					return p.Candidates(nil)
 				}
 				return p.Bitset(nil)
+			})
+			if err == nil {
+				res[oi] += t
+				err = p.Candidates(nil)
+			}
+			if err == nil {
+				err = checkWAH(p, batch, ref, oi, "ideal-hybrid "+op.String())
+			}
+			if err != nil {
+				p.Free()
+				return err
 			}
 		}
-		if all[oi], err = gpuTime(ctx, reps, run(true)); err != nil {
-			return err
-		}
-		if err := cols.Check(nil); err != nil {
-			return err
-		}
-		if res[oi], err = gpuTime(ctx, reps, run(false)); err != nil {
-			return err
-		}
-		if err := p.Candidates(nil); err != nil {
-			return err
-		}
-		if err := checkWAH(p, qs, ref, oi, "ideal-hybrid "+op.String()); err != nil {
-			return err
-		}
+		p.Free()
+	}
+	for oi := range all {
+		all[oi] = res[oi] + dec
 	}
 	return nil
 }

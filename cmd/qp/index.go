@@ -39,6 +39,10 @@ postings, each block compressed with --codec, with a skip table holding
 each block's last docID, offsets and block-max BM25 score. Indexing uses all
 cores; memory for postings stays under --mem (sorted runs spill to disk).
 
+--bitmaps auto stores a list's docIDs as a roaring bitmap when that is
+smaller than its docID blocks (dense lists); frequencies and the skip table
+stay block-coded (docs/BITMAPS.md). off never, always for every list.
+
 Codecs: `+strings.Join(compress.Names(), ", "))
 		var ins multiFlag
 		fs.Var(&ins, "in", "input file or directory (repeatable)")
@@ -59,6 +63,7 @@ Codecs: `+strings.Join(compress.Names(), ", "))
 		b := fs.Float64("b", score.Default.B, "BM25 b of the stored block-max scores")
 		store := fs.Bool("store", true, "keep extra JSON fields as stored fields")
 		quiet := fs.Bool("quiet", false, "no progress output")
+		bitmaps := fs.String("bitmaps", "auto", "store docIDs as roaring bitmaps: auto (when smaller), off or always")
 		pos, err := parse(fs, args)
 		if err != nil {
 			return err
@@ -81,6 +86,10 @@ Codecs: `+strings.Join(compress.Names(), ", "))
 			if fc, err = compress.ByName(*fcodec); err != nil {
 				return err
 			}
+		}
+		bmode, err := index.ParseBitmapMode(*bitmaps)
+		if err != nil {
+			return fmt.Errorf("--bitmaps: %w", err)
 		}
 		budget, err := parseSize(*mem)
 		if err != nil {
@@ -122,7 +131,7 @@ Codecs: `+strings.Join(compress.Names(), ", "))
 				a, _ := analysis.New(aopt)
 				return a.AppendTokens
 			},
-			DocIDOrder: dorder, Seed: *seed, MemBudget: budget, TempDir: *tmp, Workers: *threads,
+			DocIDOrder: dorder, Seed: *seed, MemBudget: budget, TempDir: *tmp, Workers: *threads, Bitmaps: bmode,
 			Meta: index.Meta{Stem: aopt.Normalize().Stem, Stopwords: aopt.Normalize().Stopwords, Source: strings.Join(ins, ",")},
 			Progress: func(s index.BuildStats) {
 				el := time.Since(start).Seconds()
@@ -148,8 +157,8 @@ Codecs: `+strings.Join(compress.Names(), ", "))
 		p := float64(st.Postings)
 		fmt.Printf("indexed %d documents in %.1fs (%.0f docs/s): %d terms, %d postings, %d tokens\n",
 			st.Docs, el.Seconds(), float64(st.Docs)/el.Seconds(), st.Terms, st.Postings, st.Tokens)
-		fmt.Printf("%s: %.3f bits/docID, %.3f bits/freq; %d spilled runs; wrote %s\n",
-			dc.Name(), 8*float64(st.DocBytes)/p, 8*float64(st.FreqBytes)/p, st.Runs, *out)
+		fmt.Printf("%s: %.3f bits/docID, %.3f bits/freq; %d lists as bitmaps (--bitmaps %s); %d spilled runs; wrote %s\n",
+			dc.Name(), 8*float64(st.DocBytes)/p, 8*float64(st.FreqBytes)/p, st.BitmapLists, bmode, st.Runs, *out)
 		return nil
 	}
 	register(c)

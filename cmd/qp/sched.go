@@ -6,9 +6,12 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/qpengine/qp/engine"
+	"github.com/qpengine/qp/engine/gpu"
+	"github.com/qpengine/qp/report"
 	"github.com/qpengine/qp/scheduler"
 )
 
@@ -22,13 +25,18 @@ configurations — CPU only, GPU only, best-of-two serialized, CPU+GPU in
 parallel (the work-stealing scheduler) — and prints the average and p99
 delay per rate and the highest rate each sustains with no deadline missed
 (Ding et al. WWW'09 §9, Figure 7). Cost models are fitted on --train queries
-of the log (not replayed) and refitted online. Needs a usable GPU.`)
+of the log (not replayed) and refitted online. --mode and, or or andor
+selects the query mode; --report DIR also writes DIR/README.md with the
+tables and the delay-vs-rate plot (DIR/delay-MODE.svg: mean and p99 delay
+per configuration). Needs a usable GPU.`)
 	qf := addQueryFlags(fs)
 	train := fs.Int("train", 3000, "training queries (taken from the start of the log)")
 	n := fs.Int("replay", 2000, "replayed queries (after the training slice)")
 	rates := fs.String("rates", "1000,5000,20000", "arrival rates (queries/s) of the table")
 	deadline := fs.Duration("deadline", 500*time.Millisecond, "deadline after arrival")
-	c0 := fs.Uint64("batch-postings", 1<<20, "GPU batch threshold c: sum of shortest-list lengths")
+	c0 := fs.Uint64("batch-postings", 0, "GPU batch threshold c: sum of shortest-list lengths (AND, AND+OR) or of all list lengths (OR); 0: 1M for AND and AND+OR, 8M for OR")
+	searchRuns := fs.Int("search-runs", 12, "runs of the highest-sustained-rate search per setup (0: no search)")
+	reportDir := fs.String("report", "", "also write a Markdown report with the delay-vs-rate plot to this directory")
 	wait := fs.Duration("batch-wait", 2*time.Millisecond, "GPU batch time limit")
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -51,6 +59,12 @@ of the log (not replayed) and refitted online. Needs a usable GPU.`)
 		return fmt.Errorf("%s has %d queries; need more than --train %d", pos[1], len(fq), *train)
 	}
 	qs := qf.analyzeQueries(an, fq, mode)
+	if *c0 == 0 {
+		*c0 = 1 << 20
+		if mode == engine.Or {
+			*c0 = 8 << 20
+		}
+	}
 	var rs []float64
 	for _, s := range splitComma(*rates) {
 		var r float64
@@ -70,14 +84,50 @@ of the log (not replayed) and refitted online. Needs a usable GPU.`)
 		Queries:  qs[*train:],
 		Rates:    rs,
 		Deadline: *deadline,
+		Search:   scheduler.RateSearch{Off: *searchRuns <= 0, MaxRuns: max(*searchRuns, 0)},
 		Seed:     1,
 		Progress: func(r scheduler.Run) {
 			fmt.Fprintf(os.Stderr, "  %v at %.0f q/s: %d answered, %d missed, mean %v p99 %v\n", r.Setup, r.Rate, r.Answered, r.Missed, r.Mean, r.P99)
 		},
 	}
+	start := time.Now()
 	rep, err := e.Run(ctx)
 	if err != nil {
 		return err
 	}
-	return rep.WriteTable(os.Stdout)
+	if err := rep.WriteTable(os.Stdout); err != nil {
+		return err
+	}
+	title := fmt.Sprintf("Scheduler, %v queries: delay vs arrival rate", mode)
+	add := func(r *report.Report) {
+		s := r.Section(title)
+		s.Para("%s; index %s: %d documents, %d terms, %d postings; GPU batches of c = %d postings, wait %v; %d training and %d replayed queries; ran %v.",
+			describeDevice(gpuBe), pos[0], x.NumDocs(), x.NumTerms(), x.Meta.Postings, *c0, *wait, *train, len(qs)-*train,
+			time.Since(start).Round(time.Second))
+		rep.AddTo(s, fmt.Sprintf("delay-%v", mode))
+	}
+	if benchReport != nil {
+		add(benchReport)
+	}
+	if *reportDir != "" {
+		r := report.New(title)
+		r.Para("Command: `qp bench sched %s`", strings.Join(args, " "))
+		add(r)
+		if err := r.Write(*reportDir); err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "report written to %s\n", *reportDir)
+	}
+	return nil
+}
+
+// describeDevice names the GPU of a backend ("GPU: NAME, N GiB") or the
+// CPU cores.
+func describeDevice(b engine.Backend) string {
+	cpu := fmt.Sprintf("%d CPU cores", runtime.GOMAXPROCS(0))
+	if g, ok := b.(*gpu.Backend); ok {
+		d := g.Device()
+		return fmt.Sprintf("GPU %s (%d SMs, %d GiB), %s", d.Name, d.SMs, d.TotalMemory>>30, cpu)
+	}
+	return cpu
 }

@@ -17,7 +17,7 @@
 // block: lane l extracts values 4l..4l+3 with two 32-bit loads and a funnel
 // shift each, the docID prefix sum is a per-lane sum of 4 plus one warp
 // scan, and 16-byte stores write the result. Launch shape: persistent grid
-// of CTAs of 256 threads (8 warps), at least 6 CTAs per SM (35 registers);
+// of CTAs of 256 threads (8 warps), at least 6 CTAs per SM (40 registers);
 // static shared memory 16512 bytes per CTA (per warp: 32 block records of 48
 // bytes and 512 unused value bytes). Memory traffic per decoded integer:
 // reads w/8 bytes of packed data in place through L1 (each 128-byte line
@@ -49,14 +49,55 @@ namespace qp_bp128 {
 using namespace qp_dec;
 
 // Codec is BP128 for decode.cuh. Record: h[0] = width w, h[1] = bit offset
-// of the packed values.
-struct Codec {
+// of the packed values. U4: values cut with unpack4 (decode.cuh).
+template <bool U4>
+//
+// Blocks of more than 128 values (kSeg, decode.cuh segments) are the
+// codec's own sub-blocks of 128: header() walks and checks all of them
+// (width <= 32, length, zero padding of each, no trailing bytes) and
+// records h[0] = the byte offset of the first width byte; segment s reads
+// its width byte at the state st and moves st past its packed values.
+struct CodecT {
 	static constexpr bool kSorted = false;
 	static constexpr bool kCheck = false;
+	static constexpr bool kSeg = true;
+	static constexpr u32 kMaxM = kMaxSegValues;
+	static constexpr bool kSegAlways = false;
 	static constexpr int kHdr = 2;
 	static constexpr int kAux = 0;
 
+	// long_header is header() for m > 128.
+	__device__ static u32 long_header(const View &v, u32 m, u32 *h) {
+		u32 p = 0;
+		ull cnt;
+		if (uv64(v, p, cnt) || cnt != m) return kBadCount;
+		h[0] = p;
+		for (u32 s = 0; s < m; s += 128) {
+			const u32 ms = qmin(128, m - s);
+			if (p >= v.len) return kTruncated;
+			const u32 w = v.byte(p);
+			if (w > 32) return kBadWidth;
+			const u32 nb = (ms * w + 7) >> 3;
+			if (nb > v.len - p - 1) return kTruncated;
+			const u32 pad = nb * 8 - ms * w;
+			if (pad && (v.byte(p + nb) >> (8 - pad))) return kBadPadding;
+			p += 1 + nb;
+		}
+		return p != v.len ? kTrailing : 0;
+	}
+
+	__device__ __forceinline__ static ull seg_start(const u32 *h) { return h[0]; }
+
+	template <class S>
+	__device__ __forceinline__ static u32 seg_values(const View &v, const u32 *, u32 ms, ull &st, bool, u32 (&x)[4], S &, u32 lane) {
+		const u32 p = static_cast<u32>(st), w = v.byte(p);
+		unpack4(v, (p + 1) * 8 + lane * 4 * w, w, lane_count(ms, lane), x);
+		st = p + 1 + ((ms * w + 7) >> 3);
+		return 0;
+	}
+
 	__device__ __forceinline__ static u32 header(const View &v, u32 m, u32 *h) {
+		if (m > 128) return long_header(v, m, h);
 		const u32 hdr = count_header(v, m);
 		if (!hdr) return kBadCount;
 		if (m == 0) return v.len != 1 ? kTrailing : 0;
@@ -77,15 +118,23 @@ struct Codec {
 	template <class S>
 	__device__ __forceinline__ static u32 values(const View &v, u32 m, const u32 *h, u32 (&x)[4], S &, u32 lane) {
 		const u32 w = h[0], i0 = lane * 4, p0 = h[1] + i0 * w, mask = wmask(w);
+		if (U4) {
+			unpack4(v, p0, w, lane_count(m, lane), x);
+		} else {
 #pragma unroll
-		for (int j = 0; j < 4; j++) x[j] = i0 + j < m && w ? v.field(p0 + j * w, w, mask) : 0;
+			for (int j = 0; j < 4; j++) x[j] = i0 + j < m && w ? v.field(p0 + j * w, w, mask) : 0;
+		}
 		return 0;
 	}
 };
 
+using Codec = CodecT<false>;
+
 } // namespace qp_bp128
 
 QP_DECODE_KERNEL(qp_decode_bp128, qp_bp128::Codec, 8, 6)
+// Variant (decodeVariants): unpack4.
+QP_DECODE_KERNEL(qp_decode_bp128_u4, qp_bp128::CodecT<true>, 8, 6)
 
 // ---- qp_bp128_docs: the baseline kernel ----
 //

@@ -2,7 +2,8 @@
 // cuda/kernels/*.cu is built on (qp_decode_<codec>, Go side cuda/decode.go).
 //
 // One launch decodes any number of index blocks of any number of posting
-// lists. Block i is one complete compress encoding of m_i <= 128 values,
+// lists. Block i is one complete compress encoding of m_i values (<= 128, or
+// up to the codec's kMaxM for segmented codecs, below),
 // src[src_off[i], src_off[i+1]), with m_i = out_off[i+1] - out_off[i]; it
 // decodes into out[out_off[i], out_off[i+1]) exactly as the index's CPU code
 // does (index/list.go):
@@ -14,8 +15,10 @@
 //
 // all mod 2^32, and (kDocs, last != NULL) the last docID must equal
 // last[i]. Blocks longer than 128 values (an index built with a larger
-// block size), or of 256 MiB or more, are reported as kTooLong:
-// unsupported, not corrupt, so the caller decodes them on the CPU.
+// block size) are decoded by the codecs that set kSeg (segments, below; up
+// to kMaxSegValues values) and reported as kTooLong by the others; blocks
+// of 256 MiB or more are kTooLong too: unsupported, not corrupt, so the
+// caller decodes them on the CPU.
 //
 // Work decomposition: chunks of blocks per warp, headers per lane. The grid
 // is persistent (the host launches as many CTAs of WPC warps as fit on the
@@ -87,6 +90,7 @@ typedef long long i64;
 constexpr u32 kFull = 0xffffffffu;
 constexpr u32 kMaxValues = 128;          // values per block a warp decodes
 constexpr ull kMaxBytes = 1ull << 28;     // longer blocks are kTooLong (bit positions fit 32 bits)
+constexpr u32 kMaxSegValues = 1u << 16;  // longest block of a segmented codec (index.Open's block size limit)
 
 enum : u32 { kDocs = 0, kFreqs = 1 };
 
@@ -158,6 +162,42 @@ struct View {
 	__device__ __forceinline__ u32 u32at(u32 p) const { return bits(p * 8, 32); }
 	__device__ __forceinline__ ull u64at(u32 p) const { return bits64(p * 8); }
 };
+
+// unpack4 sets x[j] (j < 4) to the b-bit field at bit pos + j*b of a block
+// whose headers passed (b in 0..32) for j < nv, and to 0 for j >= nv: the
+// nv <= 4 consecutive values a lane owns inside the block. For b <= 8 the
+// four fields lie in two 32-bit words (31 + 4*8 < 64 bits), which are loaded
+// once (the second only when the last field reaches into it) and cut with
+// 64-bit shifts: 1-2 loads per lane instead of 4-8 and no per-field
+// address arithmetic (the common case on long lists: 2-6 bits per value).
+// Wider fields take View::field each. Like field(), it reads no word that
+// holds none of the requested bits.
+__device__ __forceinline__ void unpack4(const View &v, u32 pos, u32 b, u32 nv, u32 (&x)[4]) {
+	const u32 mask = b >= 32 ? 0xffffffffu : (1u << b) - 1;
+	if (b == 0 || nv == 0) {
+#pragma unroll
+		for (int j = 0; j < 4; j++) x[j] = 0;
+		return;
+	}
+	if (b <= 8) {
+		const u32 a = v.off * 8 + pos, k = a >> 5, s = a & 31;
+		const u32 *wp = reinterpret_cast<const u32 *>(v.b);
+		const u32 lo = wp[k];
+		const u32 hi = s + nv * b > 32 ? wp[k + 1] : 0;
+		const ull w = static_cast<ull>(lo) | static_cast<ull>(hi) << 32;
+#pragma unroll
+		for (int j = 0; j < 4; j++) x[j] = static_cast<u32>(j) < nv ? static_cast<u32>(w >> (s + j * b)) & mask : 0;
+		return;
+	}
+#pragma unroll
+	for (int j = 0; j < 4; j++) x[j] = static_cast<u32>(j) < nv ? v.field(pos + j * b, b, mask) : 0;
+}
+
+// lane_count is how many of values 4*lane .. 4*lane+3 lie in a block of m.
+__device__ __forceinline__ u32 lane_count(u32 m, u32 lane) {
+	const u32 i0 = lane * 4;
+	return m > i0 ? (m - i0 < 4 ? m - i0 : 4) : 0;
+}
 
 // ---- warp primitives (cub::WarpScan; its shuffle form needs no storage) ----
 
@@ -254,9 +294,12 @@ __device__ __forceinline__ u32 uv64(const View &v, u32 &pos, ull &val) {
 // finish turns the block's raw values x (value 4*lane+j in x[j]) into
 // docIDs or frequencies, checks the last docID (against lastv, when last
 // is not NULL) and writes out[o .. o+m).
-template <bool SORTED, u32 MODE>
+//
+// TAIL (segments, below): *tail is set to lane 31's last result r[3] on
+// every lane (the segment's last docID when the segment is full).
+template <bool SORTED, u32 MODE, bool TAIL = false>
 __device__ __forceinline__ u32 finish(const u32 (&x)[4], u32 m, u32 base, const u32 *last, u32 lastv, u32 *out, ull o,
-                                      u32 lane) {
+                                      u32 lane, u32 *tail = nullptr) {
 	const u32 i0 = lane * 4;
 	u32 r[4];
 	if (MODE == kDocs) {
@@ -291,6 +334,7 @@ __device__ __forceinline__ u32 finish(const u32 (&x)[4], u32 m, u32 base, const 
 		if ((m - 1) >> 2 == lane && reg4(r, (m - 1) & 3) != lastv) code = kBadLast;
 		if (__any_sync(kFull, code)) return kBadLast;
 	}
+	if (TAIL) *tail = __shfl_sync(kFull, r[3], 31);
 	u32 *dst = out + o + i0;
 	if ((reinterpret_cast<uintptr_t>(dst) & 15) == 0 && i0 + 4 <= m) {
 		*reinterpret_cast<uint4 *>(dst) = make_uint4(r[0], r[1], r[2], r[3]);
@@ -302,7 +346,79 @@ __device__ __forceinline__ u32 finish(const u32 (&x)[4], u32 m, u32 base, const 
 	return 0;
 }
 
-// ---- the kernel body ----
+// ---- blocks of more than 128 values: segments ----
+//
+// A codec that sets kSeg = true takes blocks of up to kMaxM values (at
+// most kMaxSegValues: an index built with a larger --block): its header()
+// checks the whole block, and the warp decodes it as consecutive segments
+// of up to 128 values, lane l owning values 4l..4l+3 of each, with
+//
+//	static ull seg_start(const u32 *h);   // the state before segment 0
+//	template <class S> static u32 seg_values(const View &v, const u32 *h,
+//	        u32 ms, ull &st, bool fin, u32 (&x)[4], S &sm, u32 lane);
+//
+// (segment of ms values, the last one when fin; it advances st, which is
+// the same on every lane, and checks what only the last segment can, such
+// as trailing bytes). The docID prefix sum, or the Sorted
+// frequencies' differences, carry over from one segment to the next; the
+// last docID is checked after the last segment. Blocks of at most 128
+// values take values() as before, so the segment path costs them nothing,
+// unless the codec sets kSegAlways (its blocks of any length take the
+// segment path: one copy of its decoder in the kernel, fewer registers).
+
+template <class C, class = void>
+struct seg_of {
+	static constexpr bool value = false;
+};
+template <class C>
+struct seg_of<C, decltype(void(C::kSeg))> {
+	static constexpr bool value = C::kSeg;
+	static_assert(!C::kSeg || (C::kMaxM > kMaxValues && C::kMaxM <= kMaxSegValues), "BUG: kMaxM");
+};
+
+// max_values is the longest block the codec C takes.
+template <class C>
+__device__ __forceinline__ constexpr u32 max_values() {
+	if constexpr (seg_of<C>::value) {
+		return C::kMaxM;
+	} else {
+		return kMaxValues;
+	}
+}
+
+template <class C, u32 MODE, class S>
+__device__ __forceinline__ u32 segments(const View &v, u32 m, const u32 *h, u32 base, const u32 *last, u32 lastv,
+                                        u32 *out, ull o, S &sm, u32 lane) {
+	ull st = C::seg_start(h);
+	u32 carry = base; // Docs, General: this segment's base; Sorted Freqs: the previous segment's last value
+	if (MODE != kDocs) carry = 0;
+	for (u32 s = 0; s < m; s += kMaxValues) {
+		const u32 ms = qmin(kMaxValues, m - s);
+		u32 x[4];
+		u32 code = C::seg_values(v, h, ms, st, s + ms == m, x, sm, lane);
+		if (C::kCheck) code = __reduce_max_sync(kFull, code);
+		if (code) return code;
+		const u32 *lst = s + ms == m ? last : nullptr;
+		if (MODE == kDocs && !C::kSorted) {
+			u32 tail;
+			code = finish<false, MODE, true>(x, ms, carry, lst, lastv, out, o + s, lane, &tail);
+			carry = tail + 1;
+		} else if (MODE != kDocs && C::kSorted) {
+			// Differences continue from the previous segment's last value.
+			const u32 t = __shfl_sync(kFull, x[3], 31);
+#pragma unroll
+			for (int j = 0; j < 4; j++) x[j] -= carry;
+			code = finish<true, MODE>(x, ms, 0, lst, lastv, out, o + s, lane);
+			carry = t;
+		} else {
+			code = finish<C::kSorted, MODE>(x, ms, carry, lst, lastv, out, o + s, lane);
+		}
+		if (code) return code;
+		__syncwarp(); // seg_values may reuse sm.vals and sm.aux
+	}
+	return 0;
+}
+
 // ---- the kernel body ----
 
 // Rec is one block's record in shared memory: phase 1 writes it (lane l,
@@ -365,7 +481,7 @@ __device__ __forceinline__ void run(Smem<C::kHdr, C::kAux> *smem, const uint8_t 
 			const ull s0 = src_off[b], s1 = src_off[b + 1], o0 = out_off[b], o1 = out_off[b + 1];
 			const ull len = s1 - s0, m = o1 - o0;
 			u32 code = kTooLong;
-			if (m <= kMaxValues && len < kMaxBytes) {
+			if (m <= max_values<C>() && len < kMaxBytes) {
 				// Phase 2 reads the block's lines soon: ask for them now,
 				// all lanes at once, rather than one block at a time (the
 				// header read brings the first; canonical blocks are
@@ -391,10 +507,20 @@ __device__ __forceinline__ void run(Smem<C::kHdr, C::kAux> *smem, const uint8_t 
 			u32 code = r.code;
 			if (code == 0 && r.m > 0) {
 				const u32 m = r.m;
-				u32 x[4];
-				code = C::values(view(src, r.s0, r.len), m, r.h, x, sm, lane);
-				if (C::kCheck) code = __reduce_max_sync(kFull, code);
-				if (code == 0) code = finish<C::kSorted, MODE>(x, m, r.base, last, r.last, out, r.o0, lane);
+				bool done = false;
+				if constexpr (seg_of<C>::value) {
+					if (m > kMaxValues || C::kSegAlways) {
+						code = segments<C, MODE>(view(src, r.s0, r.len), m, r.h, r.base, last, r.last, out, r.o0, sm,
+						                         lane);
+						done = true;
+					}
+				}
+				if (!done) {
+					u32 x[4];
+					code = C::values(view(src, r.s0, r.len), m, r.h, x, sm, lane);
+					if (C::kCheck) code = __reduce_max_sync(kFull, code);
+					if (code == 0) code = finish<C::kSorted, MODE>(x, m, r.base, last, r.last, out, r.o0, lane);
+				}
 				__syncwarp(); // values() may reuse sm.vals and sm.aux for the next block
 			}
 			if (lane == j) mycode = code;

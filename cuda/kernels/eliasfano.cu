@@ -42,7 +42,14 @@ using namespace qp_dec;
 
 // Record: h[0] = l, h[1] = bit offset of the LBA, h[2] = bit offset of the
 // UBA, h[3] = W (UBA words), h[4] = max.
-struct Codec {
+//
+// V2 (variants): the UBA is cut into 32 chunks of 2W bits (<= 12), one per
+// lane, instead of 4W chunks of 16 bits on 4W <= 24 lanes, so the
+// divergent walk over each chunk's ones takes about m/32 iterations per
+// lane (at most 12) instead of about m/(4W) (at most 16); and the LBA is
+// cut with unpack4 (decode.cuh).
+template <bool V2>
+struct CodecT {
 	static constexpr bool kSorted = true;
 	static constexpr bool kCheck = true;
 	static constexpr int kHdr = 5;
@@ -84,21 +91,33 @@ struct Codec {
 		const u32 l = h[0], lp = h[1], ub = h[2], W = h[3], top = h[4];
 		// Upper bits: 16-bit chunks, 4W <= 24 of them, one per lane.
 		u32 *hv = sm.vals;
-		u32 ch = lane < 4 * W ? v.bits(ub + lane * 16, 16) : 0;
+		const u32 cw = V2 ? 2 * W : 16; // chunk width in bits
+		u32 ch = V2 || lane < 4 * W ? v.bits(ub + lane * cw, cw) : 0;
 		u32 total;
 		u32 i = excl_sum(static_cast<u32>(__popc(ch)), total);
 		while (ch) {
-			if (i < m) hv[i] = lane * 16 + (__ffs(ch) - 1) - i;
+			if (i < m) hv[i] = lane * cw + (__ffs(ch) - 1) - i;
 			i++;
 			ch &= ch - 1;
 		}
 		__syncwarp();
 		u32 code = total != m ? kBadStructure : 0;
-		const u32 i0 = lane * 4, mask = wmask(l);
+		const u32 i0 = lane * 4;
+		if (V2) {
+			const u32 nv = lane_count(m, lane);
+			unpack4(v, lp + i0 * l, l, code ? 0 : nv, x);
 #pragma unroll
-		for (int j = 0; j < 4; j++) {
-			const u32 k = i0 + j < m ? i0 + j : m - 1;
-			x[j] = code ? 0 : static_cast<u32>(static_cast<ull>(hv[k]) << l) | (l ? v.field(lp + k * l, l, mask) : 0);
+			for (int j = 0; j < 4; j++) {
+				const u32 k = static_cast<u32>(j) < nv ? i0 + j : m - 1;
+				x[j] = code ? 0 : static_cast<u32>(static_cast<ull>(hv[k]) << l) | x[j];
+			}
+		} else {
+			const u32 mask = wmask(l);
+#pragma unroll
+			for (int j = 0; j < 4; j++) {
+				const u32 k = i0 + j < m ? i0 + j : m - 1;
+				x[j] = code ? 0 : static_cast<u32>(static_cast<ull>(hv[k]) << l) | (l ? v.field(lp + k * l, l, mask) : 0);
+			}
 		}
 		// Non-decreasing, and the last value is max.
 		u32 prev = __shfl_up_sync(kFull, x[3], 1);
@@ -115,6 +134,12 @@ struct Codec {
 	}
 };
 
+using Codec = CodecT<false>;
+
 } // namespace qp_ef
 
 QP_DECODE_KERNEL(qp_decode_eliasfano, qp_ef::Codec, 8, 5)
+// Variants (decodeVariants): V2, and V2 compiled for 6 resident CTAs per SM
+// (a 40-register cap: 48 warps per SM instead of 40).
+QP_DECODE_KERNEL(qp_decode_eliasfano_v2, qp_ef::CodecT<true>, 8, 5)
+QP_DECODE_KERNEL(qp_decode_eliasfano_v2o6, qp_ef::CodecT<true>, 8, 6)

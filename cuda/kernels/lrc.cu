@@ -13,9 +13,10 @@
 // shift for the w-bit slot, adds. No scan, no shared memory beyond the
 // block records.
 //
-// qp_decode_lrc serves lrc, lrcseg and seglrc: for n <= 256 values the
-// segmented codecs write byte for byte the LRC form, and an index block has
-// n = m <= 128:
+// qp_decode_lrc serves lrc (blocks of up to 2^16 values, decode.cuh
+// segments), qp_decode_lrc256 lrcseg and seglrc: for n <= 256 values the
+// segmented codecs write byte for byte the LRC form (longer blocks are
+// unsupported: kTooLong):
 //
 //	n u32, span u32, slope u64, base i64, then ceil(n*w/8) bytes of w-bit
 //	slots, w = bitlen(span).
@@ -30,7 +31,7 @@
 // encoder writes one bucket for n <= 256; any d <= n decodes.
 //
 // Launch shape (both): persistent grid of CTAs of 256 threads (8 warps), at
-// least 5 (lrc, 46 registers) or 4 (hslrc, 64 registers) CTAs per SM;
+// least 5 (lrc, lrc256: 48 registers) or 4 (hslrc, 64 registers) CTAs per SM;
 // static shared memory 20608 / 18560 bytes per CTA (per warp: 32 block
 // records for phase 1, decode.cuh). Phase 1: one block per lane (the
 // header, the line range and the length; for HS-LRC every bucket header);
@@ -77,13 +78,62 @@ __device__ __forceinline__ u32 order(const i64 (&v)[4], u32 m, u32 lane) {
 	return code;
 }
 
-// Codec is LRC (and LRCSeg, SegLRC for n <= 256). Record: h[0] = span,
-// h[1..2] = slope, h[3..4] = base, h[5] = w.
-struct Codec {
+// CodecT is LRC (and LRCSeg, SegLRC for n <= 256) for blocks of up to
+// MAXM values. Record: h[0] = span, h[1..2] = slope, h[3..4] = base, h[5] =
+// w. Blocks of more than 128 values (kSeg, decode.cuh segments) are one
+// line like any other; segment k evaluates elements 128k + 4l + j, and its
+// lane 0 takes element 128k - 1, left in sm.aux by the previous segment,
+// for the order check across segments.
+template <u32 MAXM>
+struct CodecT {
 	static constexpr bool kSorted = true;
 	static constexpr bool kCheck = true;
+	static constexpr bool kSeg = MAXM > kMaxValues;
+	static constexpr bool kSegAlways = true; // one copy of the decoder (values() is unused): no spills
+	static constexpr u32 kMaxM = MAXM;
 	static constexpr int kHdr = 6;
-	static constexpr int kAux = 0;
+	static constexpr int kAux = kSeg ? 2 : 0;
+
+	__device__ __forceinline__ static ull seg_start(const u32 *) { return 0; }
+
+	template <class S>
+	__device__ __forceinline__ static u32 seg_values(const View &v, const u32 *h, u32 ms, ull &st, bool fin,
+	                                                 u32 (&x)[4], S &sm, u32 lane) {
+		const u32 span = h[0], w = h[5];
+		const ull slope = h[1] | static_cast<ull>(h[2]) << 32;
+		const i64 base = static_cast<i64>(h[3] | static_cast<ull>(h[4]) << 32);
+		const u32 mask = wmask(w);
+		u32 code = 0;
+		i64 val[4];
+#pragma unroll
+		for (int j = 0; j < 4; j++) {
+			const u32 k = lane * 4 + j, i = static_cast<u32>(st) + k;
+			const u32 s = k < ms && w ? v.field(192 + i * w, w, mask) : 0;
+			val[j] = base + static_cast<i64>((slope * i) >> 32) + s;
+			if (k < ms && s > span) code = kBadValue;
+			x[j] = static_cast<u32>(val[j]);
+		}
+		// Non-decreasing from the previous segment's last element (0 before
+		// the first), and the block's last value <= 2^32-1.
+		i64 prev = __shfl_up_sync(kFull, val[3], 1);
+		if (lane == 0) prev = st > 0 ? static_cast<i64>(sm.aux[0] | static_cast<ull>(sm.aux[1]) << 32) : 0;
+#pragma unroll
+		for (int j = 0; j < 4; j++) {
+			const u32 k = lane * 4 + j;
+			if (k < ms) {
+				if (val[j] < prev) code = kBadOrder;
+				if (fin && k == ms - 1 && val[j] > kMaxBase) code = kBadValue;
+			}
+			prev = val[j];
+		}
+		__syncwarp(); // lane 0 has read the previous segment's last value
+		if (lane == 31) {
+			sm.aux[0] = static_cast<u32>(val[3]);
+			sm.aux[1] = static_cast<u32>(static_cast<ull>(val[3]) >> 32);
+		}
+		st += ms;
+		return code;
+	}
 
 	__device__ __forceinline__ static u32 header(const View &v, u32 m, u32 *h) {
 		if (v.len < 4) return kTruncated;
@@ -126,6 +176,9 @@ struct Codec {
 		return qmax(code, order(val, m, lane));
 	}
 };
+
+using Codec = CodecT<kMaxSegValues>;  // lrc: one line of any length
+using Codec256 = CodecT<256>;         // lrcseg, seglrc: the LRC form up to 256 values
 
 // HSCodec is HS-LRC. Record: h[0] = sh, h[1] = d, h[2] = T (bucket table),
 // h[3] = S (slot area). Every bucket header is checked per lane in header(),
@@ -219,4 +272,5 @@ struct HSCodec {
 } // namespace qp_lrc
 
 QP_DECODE_KERNEL(qp_decode_lrc, qp_lrc::Codec, 8, 5)
+QP_DECODE_KERNEL(qp_decode_lrc256, qp_lrc::Codec256, 8, 5)
 QP_DECODE_KERNEL(qp_decode_hslrc, qp_lrc::HSCodec, 8, 4)

@@ -17,7 +17,7 @@
 // h_x and patch in parallel (the indices are distinct, so no atomics).
 //
 // Launch shape: persistent grid of CTAs of 256 threads (8 warps), at least 5 CTAs
-// per SM (45 registers); static shared memory 16512 bytes per CTA (per warp:
+// per SM (48 registers, 8 bytes of spill since long blocks); static shared memory 16512 bytes per CTA (per warp:
 // 32 block records for phase 1 (decode.cuh), 512 bytes of values). Phase 1: one block per
 // lane (the 4-byte header and the length checks); phase 2: one block per warp. Memory traffic per decoded
 // integer: the block's bytes once (b/8 per value plus (ib+hb)/8 per exception and 4 header bytes per block; the header line read in
@@ -35,15 +35,74 @@ namespace qp_ppf {
 
 using namespace qp_dec;
 
-// Record: h[0] = b | ib << 8 | hb << 16 | en << 24, h[1] = bit offset of the
-// body.
+// Record (blocks of at most 128 values): h[0] = b | ib << 8 | hb << 16 |
+// en << 24, h[1] = bit offset of the body.
+//
+// Blocks of more than 128 values (kSeg, decode.cuh segments) are the
+// format's own 128-value segments: header() checks every segment header
+// and body (widths, counts, lengths, each body's padding, no trailing
+// bytes) and records h[0] = the byte offset of the header array, h[1] =
+// that of the first body; segment k reads its header word and decodes its
+// body like a short block, the state being k << 32 | the body's byte
+// offset.
 struct Codec {
 	static constexpr bool kSorted = false;
 	static constexpr bool kCheck = true;
+	static constexpr bool kSeg = true;
+	static constexpr bool kSegAlways = false;
+	static constexpr u32 kMaxM = kMaxSegValues;
 	static constexpr int kHdr = 2;
 	static constexpr int kAux = 0;
 
+	// seg_check checks one segment header f (of a segment of sk values)
+	// whose body starts at byte q and returns the body's size in bytes in
+	// size.
+	__device__ __forceinline__ static u32 seg_check(const View &v, u32 f, u32 sk, u32 q, u32 &size) {
+		const u32 b = f & 0xff, ib = f >> 8 & 0xff, hb = f >> 16 & 0xff, en = f >> 24;
+		if (b > 32 || ib > 7) return kBadWidth;
+		if (en > sk) return kBadException;
+		if (en == 0 && (ib | hb)) return kBadWidth;
+		if (en > 0 && (hb == 0 || b + hb > 32)) return kBadWidth;
+		const u32 nbits = sk * b + en * (ib + hb);
+		size = (nbits + 7) >> 3;
+		if (size > v.len - q) return kTruncated;
+		if ((nbits & 7) && (v.byte(q + size - 1) >> (nbits & 7))) return kBadPadding;
+		return 0;
+	}
+
+	__device__ static u32 long_header(const View &v, u32 m, u32 *h) {
+		u32 p = 0;
+		ull cnt;
+		if (uv64(v, p, cnt) || cnt != m) return kBadCount;
+		const u32 ns = (m + 127) >> 7;
+		if (v.len - p < 4 * ns) return kTruncated;
+		u32 q = p + 4 * ns;
+		for (u32 k = 0; k < ns; k++) {
+			u32 size;
+			const u32 code = seg_check(v, v.u32at(p + 4 * k), qmin(128, m - 128 * k), q, size);
+			if (code) return code;
+			q += size;
+		}
+		if (q != v.len) return kTrailing;
+		h[0] = p;
+		h[1] = p + 4 * ns;
+		return 0;
+	}
+
+	__device__ __forceinline__ static ull seg_start(const u32 *h) { return h[1]; }
+
+	template <class S>
+	__device__ __forceinline__ static u32 seg_values(const View &v, const u32 *h, u32 ms, ull &st, bool, u32 (&x)[4],
+	                                                 S &sm, u32 lane) {
+		const u32 k = static_cast<u32>(st >> 32), q = static_cast<u32>(st);
+		const u32 f = v.u32at(h[0] + 4 * k), b = f & 0xff, ib = f >> 8 & 0xff, hb = f >> 16 & 0xff, en = f >> 24;
+		const u32 code = body(v, ms, f, q * 8, x, sm, lane);
+		st = static_cast<ull>(k + 1) << 32 | (q + ((ms * b + en * (ib + hb) + 7) >> 3));
+		return code;
+	}
+
 	__device__ __forceinline__ static u32 header(const View &v, u32 m, u32 *h) {
+		if (m > 128) return long_header(v, m, h);
 		const u32 hdr = count_header(v, m);
 		if (!hdr) return kBadCount;
 		if (m == 0) return v.len != hdr ? kTrailing : 0;
@@ -66,8 +125,15 @@ struct Codec {
 
 	template <class S>
 	__device__ __forceinline__ static u32 values(const View &v, u32 m, const u32 *h, u32 (&x)[4], S &sm, u32 lane) {
-		const u32 f = h[0], b = f & 0xff, ib = f >> 8 & 0xff, hb = f >> 16 & 0xff, en = f >> 24;
-		const u32 bp = h[1], i0 = lane * 4, mask = wmask(b);
+		return body(v, m, h[0], h[1], x, sm, lane);
+	}
+
+	// body decodes a segment of m <= 128 values with header f whose body
+	// starts at bit bp.
+	template <class S>
+	__device__ __forceinline__ static u32 body(const View &v, u32 m, u32 f, u32 bp, u32 (&x)[4], S &sm, u32 lane) {
+		const u32 b = f & 0xff, ib = f >> 8 & 0xff, hb = f >> 16 & 0xff, en = f >> 24;
+		const u32 i0 = lane * 4, mask = wmask(b);
 #pragma unroll
 		for (int j = 0; j < 4; j++) x[j] = i0 + j < m && b ? v.field(bp + (i0 + j) * b, b, mask) : 0;
 		if (en == 0) return 0;

@@ -33,13 +33,28 @@ namespace qp_vbyte {
 using namespace qp_dec;
 
 // Record: h[0] = length of the count header.
+//
+// Blocks of more than 128 values (kSeg, decode.cuh segments): the stream
+// of values is decoded 128 at a time, each segment starting at the byte
+// after the previous one's last value (the state); only the last checks
+// for trailing bytes. Blocks of at most 128 values are one segment.
 struct Codec {
 	static constexpr bool kSorted = false;
 	static constexpr bool kCheck = true;
+	static constexpr bool kSeg = true;
+	static constexpr u32 kMaxM = kMaxSegValues;
+	static constexpr bool kSegAlways = true; // values() is never called
 	static constexpr int kHdr = 1;
 	static constexpr int kAux = 0;
 
 	__device__ __forceinline__ static u32 header(const View &v, u32 m, u32 *h) {
+		if (m > 128) {
+			u32 p = 0;
+			ull cnt;
+			if (uv64(v, p, cnt) || cnt != m) return kBadCount;
+			h[0] = p;
+			return 0;
+		}
 		const u32 hdr = count_header(v, m);
 		if (!hdr) return kBadCount;
 		if (m == 0) return v.len != hdr ? kTrailing : 0;
@@ -49,8 +64,27 @@ struct Codec {
 
 	template <class S>
 	__device__ __forceinline__ static u32 values(const View &v, u32 m, const u32 *h, u32 (&x)[4], S &sm, u32 lane) {
-		u32 p = h[0];   // first byte of the window (after the last complete value)
-		u32 done = 0;   // values decoded
+		u32 p = h[0];
+		return decode_from(v, m, p, true, x, sm, lane);
+	}
+
+	__device__ __forceinline__ static ull seg_start(const u32 *h) { return h[0]; }
+
+	template <class S>
+	__device__ __forceinline__ static u32 seg_values(const View &v, const u32 *, u32 ms, ull &st, bool fin, u32 (&x)[4], S &sm,
+	                                                 u32 lane) {
+		u32 p = static_cast<u32>(st);
+		const u32 code = decode_from(v, ms, p, fin, x, sm, lane);
+		st = p;
+		return code;
+	}
+
+	// decode_from decodes m <= 128 values starting at byte p and leaves p
+	// after the last; fin: no bytes may follow.
+	template <class S>
+	__device__ __forceinline__ static u32 decode_from(const View &v, u32 m, u32 &p, bool fin, u32 (&x)[4], S &sm,
+	                                                  u32 lane) {
+		u32 done = 0; // values decoded; p: first byte of the window (after the last complete value)
 		u32 code = 0;
 		while (done < m) {
 			if (p >= v.len) {
@@ -113,7 +147,7 @@ struct Codec {
 			p = __reduce_max_sync(kFull, endpos);
 			done += used;
 		}
-		if (code == 0 && p != v.len) code = kTrailing;
+		if (code == 0 && fin && p != v.len) code = kTrailing;
 		__syncwarp();
 		const u32 i0 = lane * 4;
 #pragma unroll

@@ -3,17 +3,45 @@ package gpu
 import (
 	"fmt"
 	"math"
+	"slices"
 
+	"github.com/qpengine/qp/compress"
 	"github.com/qpengine/qp/cuda"
 	"github.com/qpengine/qp/engine"
+	"github.com/qpengine/qp/index"
 )
 
 // runAnd evaluates the conjunctions of qs (every query has >= 1 term, all
 // known) and writes the results of the queries that end there; AndOr
 // queries with fewer than K results get needOr.
+//
+// Per step j >= 1 (cuda/kernels/query_and_step.cu) the host waits once, for
+// the selected blocks' totals that the decoders need (and, in the same
+// copy, the previous step's candidate count); otherwise the count stays on
+// the device: grids are sized by the previous exact count and the slots
+// past the real one hold cuda.AndNone. Launches per step: locate (block
+// selection, by binary search or Parallel Merge Find, with the heads and
+// the scan's tile sums) + 2 scan, list of blocks + gather + docID decoder
+// (+ frequency decoder unless bp128 slots are read directly), match + 2
+// scan, compact. The queries are ordered by descending term count so that
+// those without a j-th term are a suffix that the kernels skip cheaply.
 func (b *Backend) runAnd(mem *devMem, qs []*prep, out []engine.Response) error {
 	s := b.stream
 	qk := b.qk
+	st8 := &b.and
+	if st8.k == nil {
+		k, err := cuda.LoadAndKernels(qk)
+		if err != nil {
+			return fmt.Errorf("gpu: %w", err)
+		}
+		st8.k = k
+	}
+	ak := st8.k
+	// Descending term count (stable): the queries with a j-th term are the
+	// first active[j].
+	st8.order = append(st8.order[:0], qs...)
+	slices.SortStableFunc(st8.order, func(x, y *prep) int { return len(y.terms) - len(x.terms) })
+	qs = st8.order
 	nq := len(qs)
 	var nterms, maxM, nblk, dbytes, fbytes, nval int
 	for _, p := range qs {
@@ -28,6 +56,14 @@ func (b *Backend) runAnd(mem *devMem, qs []*prep, out []engine.Response) error {
 	if nval > math.MaxInt32/2 || dbytes > math.MaxInt32 || fbytes > math.MaxInt32 {
 		return fmt.Errorf("%w: launch set of %d postings", cuda.ErrOutOfMemory, nval)
 	}
+	st8.active = st8.active[:0]
+	for j, a := 0, nq; j < maxM; j++ {
+		for a > 0 && len(qs[a-1].terms) <= j {
+			a--
+		}
+		st8.active = append(st8.active, a)
+	}
+	randomFreqs := b.freqCodec.ID() == compress.IDBP128 && !st8.decodeFreqs
 	// Uploads: QMeta | QTerm | Seg (the shortest lists) | scratch offsets.
 	var lay layout
 	oMeta, oTerms, oSegs, oScr := lay.add(16*nq), lay.add(16*nterms), lay.add(40*nq), lay.add(8*nq)
@@ -94,37 +130,55 @@ func (b *Backend) runAnd(mem *devMem, qs []*prep, out []engine.Response) error {
 	b.prof.Launches += 2
 	mem.retire(d.all()...)
 
-	// Steps 1..: select blocks, decode them, intersect, compact.
+	// Steps 1..: n is the exact count of the previous step (an upper bound
+	// of this one's); flag holds the previous step's scanned flags (the
+	// exact count at its end), nil at step 1.
+	var flag *cuda.Buffer
 	for j := 1; j < maxM && n > 0; j++ {
-		var blk, sel, part, flag, partU *cuda.Buffer
-		if err := mem.gets([]**cuda.Buffer{&blk, &sel, &part, &flag, &partU},
-			4*n, 32*(n+1), 32*(cuda.ScanParts(n)+1), 4*(n+1), 4*(cuda.ScanParts(n)+1)); err != nil {
+		var blk, sel, part *cuda.Buffer
+		if err := mem.gets([]**cuda.Buffer{&blk, &sel, &part}, 4*n, 32*(n+1), 32*(cuda.ScanParts(n)+1)); err != nil {
 			return err
 		}
 		t = b.tm.start(s)
-		if err := qk.AndSelect(s, terms, post, pMeta, pTerms, j, n, cdoc.Ptr(), cq.Ptr(), blk.Ptr()); err != nil {
+		if err := ak.Locate(s, terms, post, pMeta, pTerms, j, st8.active[j], n, b.bs, st8.levels, cdoc.Ptr(), cq.Ptr(),
+			blk.Ptr(), sel.Ptr(), part.Ptr(), pBlocks, pPost); err != nil {
 			return err
 		}
-		if err := qk.AndHeads(s, terms, post, pMeta, pTerms, j, n, b.bs, cq.Ptr(), blk.Ptr(), sel.Ptr(), pBlocks, pPost); err != nil {
-			return err
-		}
-		if err := qk.ScanS4(s, sel.Ptr(), sel.Ptr(), part.Ptr(), n); err != nil {
+		if err := ak.ScanFromPartsS4(s, sel.Ptr(), sel.Ptr(), part.Ptr(), n); err != nil {
 			return err
 		}
 		b.tm.stop(s, t, phIntersect)
-		b.prof.Launches += 5
-		if err := b.total(mem, sel, 32*n, 32); err != nil {
+		b.prof.Launches += 3
+		// The one wait of the step: the selection totals, and the count
+		// of candidates the previous step kept.
+		if err := b.andTotals(mem, sel, 32*n, flag, 4*n); err != nil {
 			return err
 		}
 		tot := b.small.u64(0, 4)
+		if flag != nil {
+			n2 := int(b.small.u32(32, 1)[0])
+			if n2 > n {
+				return fmt.Errorf("gpu: BUG: %d of %d candidates kept", n2, n)
+			}
+			mem.retire(flag)
+			flag, n = nil, n2
+		}
 		nsel, vals, db, fb := int(tot[0]), int(tot[1]), int(tot[2]), int(tot[3])
 		if nsel > n || vals > 128*n || db > math.MaxInt32 || fb > math.MaxInt32 {
 			return fmt.Errorf("gpu: BUG: block selection totals %v for %d candidates", tot, n)
 		}
+		if n == 0 {
+			break
+		}
 		var dd *decodeBufs
 		var pO, pDocs, pFreqs cuda.DevicePtr
 		if nsel > 0 {
-			if dd, err = allocDecode(mem, nsel, db, fb, vals); err != nil {
+			if randomFreqs {
+				dd, err = allocDecodeDocs(mem, nsel, db, vals)
+			} else {
+				dd, err = allocDecode(mem, nsel, db, fb, vals)
+			}
+			if err != nil {
 				return err
 			}
 			t = b.tm.start(s)
@@ -134,51 +188,49 @@ func (b *Backend) runAnd(mem *devMem, qs []*prep, out []engine.Response) error {
 			}
 			b.tm.stop(s, t, phIntersect)
 			t = b.tm.start(s)
-			if err := b.decode(dd, nsel, st.pair(b)); err != nil {
+			if randomFreqs {
+				err = b.decodeDocs(dd, nsel, st.one(b))
+			} else {
+				err = b.decode(dd, nsel, st.pair(b))
+			}
+			if err != nil {
 				return err
 			}
 			b.tm.stop(s, t, phDecode)
 			b.prof.Launches++
-			pO, pDocs, pFreqs = dd.oOff.Ptr(), dd.docs.Ptr(), dd.freqs.Ptr()
+			pO, pDocs = dd.oOff.Ptr(), dd.docs.Ptr()
+			if !randomFreqs {
+				pFreqs = dd.freqs.Ptr()
+			}
 		}
-		t = b.tm.start(s)
-		if err := qk.AndIntersect(s, pMeta, pTerms, j, n, norms, b.k1p1, cdoc.Ptr(), cscore.Ptr(), cq.Ptr(), blk.Ptr(),
-			sel.Ptr(), pO, pDocs, pFreqs, flag.Ptr()); err != nil {
+		var partU *cuda.Buffer
+		if err := mem.gets([]**cuda.Buffer{&flag, &partU}, 4*(n+1), 4*(cuda.ScanParts(n)+1)); err != nil {
 			return err
 		}
-		if err := qk.ScanU32(s, flag.Ptr(), flag.Ptr(), partU.Ptr(), n); err != nil {
+		t = b.tm.start(s)
+		if err := ak.Match(s, terms, post, pMeta, pTerms, j, n, b.bs, norms, b.k1p1, cdoc.Ptr(), cscore.Ptr(), cq.Ptr(),
+			blk.Ptr(), sel.Ptr(), pO, pDocs, pFreqs, flag.Ptr(), partU.Ptr(), pErr); err != nil {
+			return err
+		}
+		if err := ak.ScanFromPartsU32(s, flag.Ptr(), flag.Ptr(), partU.Ptr(), n); err != nil {
+			return err
+		}
+		var ndoc, nscore, nqq *cuda.Buffer
+		if err := mem.gets([]**cuda.Buffer{&ndoc, &nscore, &nqq}, 4*n, 4*n, 4*n); err != nil {
+			return err
+		}
+		if err := ak.Compact(s, n, flag.Ptr(), cdoc.Ptr(), cscore.Ptr(), cq.Ptr(), ndoc.Ptr(), nscore.Ptr(), nqq.Ptr()); err != nil {
 			return err
 		}
 		b.tm.stop(s, t, phIntersect)
 		b.prof.Launches += 4
-		mem.retire(blk, sel, part, partU)
+		mem.retire(blk, sel, part, partU, cdoc, cscore, cq)
 		mem.retire(dd.all()...)
-		if err := b.total(mem, flag, 4*n, 4); err != nil {
-			return err
-		}
-		n2 := int(b.small.u32(0, 1)[0])
-		if n2 > n {
-			return fmt.Errorf("gpu: BUG: %d of %d candidates kept", n2, n)
-		}
-		if n2 != n && n2 > 0 {
-			var ndoc, nscore, nqq *cuda.Buffer
-			if err := mem.gets([]**cuda.Buffer{&ndoc, &nscore, &nqq}, 4*n2, 4*n2, 4*n2); err != nil {
-				return err
-			}
-			t = b.tm.start(s)
-			if err := qk.Compact(s, n, flag.Ptr(), cdoc.Ptr(), cscore.Ptr(), cq.Ptr(), ndoc.Ptr(), nscore.Ptr(), nqq.Ptr()); err != nil {
-				return err
-			}
-			b.tm.stop(s, t, phIntersect)
-			b.prof.Launches++
-			mem.retire(cdoc, cscore, cq)
-			cdoc, cscore, cq = ndoc, nscore, nqq
-		}
-		mem.retire(flag)
-		n = n2
+		cdoc, cscore, cq = ndoc, nscore, nqq
 	}
 
-	// Top-k and the results.
+	// Top-k over n candidate slots (those past the real count are
+	// cuda.AndNone, after every query) and the results.
 	var res, cnt, total, scratch *cuda.Buffer
 	if err := mem.gets([]**cuda.Buffer{&res, &cnt, &total, &scratch}, 8*nres, 4*nq, 4*nq, 8*scratchWords); err != nil {
 		return err
@@ -195,10 +247,14 @@ func (b *Backend) runAnd(mem *devMem, qs []*prep, out []engine.Response) error {
 	if err := b.fetch(mem, dl); err != nil {
 		return err
 	}
+	b.prof.Syncs++
 	cnts, tots := b.down.u32(dl[0].at, nq), b.down.u32(dl[1].at, nq)
 	ctrs := b.down.u32(dl[2].at, 4+2*nq)
 	if err := b.corruptError(ctrs[cuda.QueryErrDocs], b.down.u64(dl[3].at, st.n), st.codecs); err != nil {
 		return err
+	}
+	if c := ctrs[cuda.AndErrFreqs]; c != 0 {
+		return fmt.Errorf("%w: %d bp128 frequency blocks read by slot are corrupt", index.ErrCorrupt, c)
 	}
 	keys := b.down.u64(dl[4].at, nres)
 	offs, err := resultOffsets(qs, cnts)

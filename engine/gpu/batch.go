@@ -126,6 +126,9 @@ func (b *Backend) SearchBatch(ctx context.Context, qs []engine.Query, opt engine
 		work = append(work, p)
 	}
 	err := b.ctx.Do(func() error {
+		if b.lc != nil {
+			return b.runCached(ctx, work, out) // listcache.go
+		}
 		for len(work) > 0 {
 			if err := ctx.Err(); err != nil {
 				for _, p := range work {
@@ -251,10 +254,10 @@ func (b *Backend) runSet(set []*prep, out []engine.Response) (err error) {
 	}
 	for len(ors) > 0 {
 		n := 1
-		acc := int64(b.n) * 4
+		acc := b.orQueryBytes(ors[0])
 		post := b.orPostings(ors[0])
-		for n < len(ors) && acc+int64(b.n)*4 <= b.opt.AccumulatorBytes && post+b.orPostings(ors[n]) <= b.opt.OrPostings {
-			acc += int64(b.n) * 4
+		for n < len(ors) && acc+b.orQueryBytes(ors[n]) <= b.opt.AccumulatorBytes && post+b.orPostings(ors[n]) <= b.opt.OrPostings {
+			acc += b.orQueryBytes(ors[n])
 			post += b.orPostings(ors[n])
 			n++
 		}

@@ -17,8 +17,14 @@ import (
 )
 
 // genDocs is the size of the synthetic collection of TestGen and the
-// benchmark (gen's GOV2-calibrated model: ~233 postings per document).
-const genDocs = 50000
+// benchmark (gen's GOV2-calibrated model: ~233 postings per document);
+// $QP_BENCH_DOCS overrides it (e.g. 2000000 or 10000000 on a GPU machine).
+var genDocs = func() int {
+	if v, err := strconv.Atoi(os.Getenv("QP_BENCH_DOCS")); err == nil && v > 0 {
+		return v
+	}
+	return 50000
+}()
 
 // buildGenIndex generates the collection like `qp gen --docs 50000` (the
 // vocabulary seeded with the TREC 2005/2006 efficiency query terms, bp128,
@@ -74,7 +80,8 @@ func buildGenIndex(path, logDir string) (*index.Index, [][]string, error) {
 
 // BenchmarkSearchBatch reports the GPU backend's queries/s on the TREC 2006
 // efficiency queries (the first 10000, or $QP_BENCH_QUERIES) over the synthetic collection, per
-// mode, k and PARA threshold c (0: the default), one op = one batch of all
+// mode, k, PARA threshold c (0: the default) and OR strategy (or=tiled,
+// or=dense), one op = one batch of all
 // of them, timed without events; then three more batches with CUDA events
 // give the GPU time per batch by phase (*-ms/batch; the events add a little
 // time of their own). The CPU backend on all cores runs the same batches
@@ -89,9 +96,15 @@ func BenchmarkSearchBatch(b *testing.B) {
 	type cfg struct {
 		mode engine.Mode
 		k, c int
+		or   string // OR strategy of the GPU rows (Options.Or; "" = default, tiled)
 	}
-	cfgs := []cfg{{engine.And, 10, 0}, {engine.And, 1000, 0}, {engine.And, 10, 1 << 14}, {engine.And, 10, 1 << 16},
-		{engine.And, 10, 1 << 18}, {engine.Or, 10, 0}, {engine.Or, 1000, 0}, {engine.AndOr, 10, 0}, {engine.AndOr, 1000, 0}}
+	cfgs := []cfg{{engine.And, 10, 0, ""}, {engine.And, 1000, 0, ""}, {engine.And, 10, 1 << 14, ""},
+		{engine.And, 10, 1 << 16, ""}, {engine.And, 10, 1 << 18, ""}}
+	for _, mode := range []engine.Mode{engine.Or, engine.AndOr} {
+		for _, k := range []int{10, 1000} {
+			cfgs = append(cfgs, cfg{mode, k, 0, OrTiled}, cfg{mode, k, 0, OrDense})
+		}
+	}
 	mk := func(c cfg) []engine.Query {
 		qs := make([]engine.Query, len(queries))
 		for i, t := range queries {
@@ -99,9 +112,15 @@ func BenchmarkSearchBatch(b *testing.B) {
 		}
 		return qs
 	}
-	var g *Backend
-	if ok, _ := cuda.Available(); ok {
-		g = newBackend(b, x, Options{}) // closed when the whole benchmark ends
+	gs := map[string]*Backend{} // by OR strategy, closed when the whole benchmark ends
+	backend := func(or string) *Backend {
+		if ok, _ := cuda.Available(); !ok {
+			return nil
+		}
+		if gs[or] == nil {
+			gs[or] = newBackend(b, x, Options{Or: or})
+		}
+		return gs[or]
 	}
 	for _, c := range cfgs {
 		qs := mk(c)
@@ -110,7 +129,11 @@ func BenchmarkSearchBatch(b *testing.B) {
 		if c.c != 0 {
 			name += fmt.Sprintf("/c=%d", c.c)
 		}
+		if c.or != "" {
+			name += "/or=" + c.or
+		}
 		b.Run("gpu/"+name, func(b *testing.B) {
+			g := backend(c.or)
 			if g == nil {
 				_, why := cuda.Available()
 				b.Skip("no usable GPU: " + why)
@@ -151,7 +174,7 @@ func BenchmarkSearchBatch(b *testing.B) {
 		})
 	}
 	for _, c := range cfgs {
-		if c.c != 0 {
+		if c.c != 0 || c.or == OrDense {
 			continue
 		}
 		qs := mk(c)

@@ -9,7 +9,11 @@
 // encoded frequency blocks) is uploaded once into one device buffer, with a
 // per-term table of offsets, block counts and document frequencies, and the
 // BM25 length norms of the index's current parameters. The index must not
-// be modified (SetParams) afterwards.
+// be modified (SetParams) afterwards. When the postings exceed
+// Options.CacheBytes (or, with 0, most of the free device memory), they
+// live instead in a device arena managed by a list cache (listcache.go:
+// TinyLFU admission, sampled-LFU eviction, uploads of the next launch
+// set's lists overlapped with the current set; Ding et al. WWW'09 §5).
 //
 // Queries are prepared on the host exactly like engine.Engine does (term
 // lookup, duplicates, QTF weights, canonical order: ascending df, ties by
@@ -96,9 +100,28 @@ type Options struct {
 	// OrPostings bounds the postings of the OR lists per launch
 	// (DefaultOrPostings when <= 0); at least one query always runs.
 	OrPostings int64
+	// CacheBytes is the device budget of the posting lists. 0: the whole
+	// index is resident when it fits into most of the free device memory,
+	// else a list cache gets DefaultCacheFraction of it; > 0: the whole
+	// index when its postings take at most CacheBytes, else a list cache of
+	// CacheBytes (listcache.go). A query whose lists exceed the cache gets
+	// an error wrapping cuda.ErrOutOfMemory (run it on the CPU).
+	CacheBytes int64
 	// Profile records CUDA events around every phase so that Profile
 	// reports where GPU time goes (costs a few microseconds per phase).
 	Profile bool
+	// AndSearch selects how AND steps find the skip-table block of each
+	// candidate (and_opts.go): "binsearch" (the default when empty) or
+	// "pmf1".."pmf4" (Parallel Merge Find, Ding et al. WWW'09 §7, with 1 to
+	// 4 splitter levels). The results do not depend on it.
+	AndSearch string
+	// Or selects how OR (and AND+OR's OR phase) runs: OrTiled (the
+	// default when empty) or OrDense (ortile.go). The results do not
+	// depend on it.
+	Or string
+
+	orTile   int    // tests: documents per tile (cuda.OrTileMax when 0)
+	orSelect string // tests: "tree" or "radix" forces the top-k selector
 }
 
 // termInfo is the host copy of a list's shape.
@@ -122,7 +145,8 @@ type Backend struct {
 	bs                  int    // block size
 	k1p1                float32
 	info                []termInfo
-	resident            int64 // bytes uploaded
+	resident            int64 // bytes of the postings (uploaded unless lc != nil)
+	lc                  *listCache
 
 	mu     sync.Mutex
 	closed bool
@@ -136,6 +160,7 @@ type Backend struct {
 	tm     timer
 	prof   Profile
 	preps  []prep
+	and    andState // AND step kernels and scratch (and.go)
 }
 
 var _ engine.Backend = (*Backend)(nil)
@@ -160,7 +185,18 @@ func New(x *index.Index, opts ...Options) (*Backend, error) {
 	if opt.OrPostings <= 0 {
 		opt.OrPostings = DefaultOrPostings
 	}
+	if opt.Or == "" {
+		opt.Or = OrTiled
+	}
+	if opt.Or != OrTiled && opt.Or != OrDense {
+		return nil, fmt.Errorf("gpu: OR strategy %q, want %q or %q", opt.Or, OrTiled, OrDense)
+	}
+	levels, err := parseAndSearch(opt.AndSearch)
+	if err != nil {
+		return nil, err
+	}
 	b := &Backend{x: x, opt: opt, n: uint32(x.NumDocs()), bs: x.Meta.BlockSize, k1p1: x.Params().K1p1()}
+	b.and.levels = levels
 	if err := b.checkIndex(); err != nil {
 		return nil, err
 	}
@@ -242,7 +278,7 @@ func (b *Backend) init() error {
 	lists := make([]index.List, nt)
 	var size uint64
 	for t := 0; t < nt; t++ {
-		l, err := x.List(t)
+		l, err := x.BlockCodedList(t) // bitmap lists as docID blocks (index/format.go)
 		if err != nil {
 			return fmt.Errorf("gpu: %w", err)
 		}
@@ -256,6 +292,13 @@ func (b *Backend) init() error {
 		size += align16(sk + d + f)
 	}
 	b.resident = int64(size)
+	budget, err := b.cacheBudget(int64(size) + 4*int64(len(x.Norms())))
+	if err != nil {
+		return err
+	}
+	if budget > 0 {
+		return b.initCache(budget, meta)
+	}
 	// The decoders read whole aligned 16-byte chunks: keep 16 spare bytes.
 	if b.post, err = b.ctx.Alloc(int(size) + 16); err != nil {
 		return fmt.Errorf("gpu: uploading %d bytes of postings: %w", size, err)
@@ -298,7 +341,14 @@ func (b *Backend) init() error {
 	if err := cuda.CopyToDevice(b.terms, 0, meta); err != nil {
 		return fmt.Errorf("gpu: uploading the term table: %w", err)
 	}
-	norms := x.Norms()
+	return b.initNorms()
+}
+
+// initNorms uploads the length norms and orders the synchronous copies
+// before the streams' work.
+func (b *Backend) initNorms() error {
+	var err error
+	norms := b.x.Norms()
 	if b.norms, err = b.ctx.Alloc(4*len(norms) + 16); err != nil {
 		return fmt.Errorf("gpu: uploading norms: %w", err)
 	}
@@ -319,7 +369,8 @@ func (b *Backend) Name() string { return "gpu" }
 // Device describes the GPU.
 func (b *Backend) Device() cuda.Device { return b.ctx.Device() }
 
-// ResidentBytes is the size of the uploaded postings.
+// ResidentBytes is the size of the index's postings in device layout (all
+// uploaded, or streamed through a list cache of CacheBytes).
 func (b *Backend) ResidentBytes() int64 { return b.resident }
 
 // Threshold is the PARA threshold c in use.
@@ -367,6 +418,10 @@ func (b *Backend) release() error {
 		}
 	}
 	errs = append(errs, b.up.free(), b.down.free(), b.small.free(), b.tm.free())
+	if b.lc != nil {
+		errs = append(errs, b.lc.close())
+		b.lc = nil
+	}
 	if b.stream != nil {
 		errs = append(errs, b.stream.Destroy())
 		b.stream = nil
@@ -383,24 +438,34 @@ func (b *Backend) release() error {
 type Profile struct {
 	Batches, Sets, Queries int64
 	Launches               int64         // kernel launches (decoders included)
+	Syncs                  int64         // host waits for the stream in AND phases
 	Wall                   time.Duration // SearchBatch wall-clock time
 	// GPU time by phase: Decode (gathering and decoding blocks), Intersect
 	// (AND block selection, search in decoded blocks with the term's score
 	// added, compaction), Score (the first term of AND, OR accumulation),
 	// TopK (selection and sorting), Transfer (host<->device copies).
 	Decode, Intersect, Score, TopK, Transfer time.Duration
+	// Cache is the list cache's traffic (zero when the index is resident).
+	Cache CacheStats
 }
 
 // Profile returns the accumulated profile.
 func (b *Backend) Profile() Profile {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.prof
+	p := b.prof
+	if b.lc != nil {
+		p.Cache = b.lc.stats
+	}
+	return p
 }
 
 // ResetProfile zeroes the profile.
 func (b *Backend) ResetProfile() {
 	b.mu.Lock()
 	b.prof = Profile{}
+	if b.lc != nil {
+		b.lc.stats = CacheStats{}
+	}
 	b.mu.Unlock()
 }

@@ -9,8 +9,17 @@ import (
 )
 
 // runOr evaluates the disjunctions of qs (every query has >= 1 known term)
-// with dense accumulators and writes their results.
+// with the strategy of Options.Or and writes their results.
 func (b *Backend) runOr(mem *devMem, qs []*prep, out []engine.Response) error {
+	if b.opt.Or == OrDense || !b.tileable() {
+		return b.runOrDense(mem, qs, out)
+	}
+	return b.runOrTiled(mem, qs, out)
+}
+
+// runOrDense evaluates the disjunctions of qs (every query has >= 1 known
+// term) with dense accumulators and writes their results.
+func (b *Backend) runOrDense(mem *devMem, qs []*prep, out []engine.Response) error {
 	s := b.stream
 	qk := b.qk
 	nq := len(qs)

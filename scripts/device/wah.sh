@@ -4,22 +4,38 @@
 #   CGO_ENABLED=0 go test -c -o bin/dev/wah/cuda.test ./cuda
 #   CGO_ENABLED=0 go build -o bin/dev/wah/qp ./cmd/qp
 #   mkdir -p bin/dev/wah/data && cp /work/shared/data/queries/0[56].efficiency_topics.txt bin/dev/wah/data/
-# Writes logs, CSV and SVG under $OUT. About 1-2 minutes.
+# Writes three files under $OUT: wah.log (summary lines "== step rc=N"
+# first, then the GPU, the test log, the gen log and the bench output),
+# wah.csv and wah.svg. About 2-4 minutes (tests <= 120 s, gen <= 90 s,
+# bench <= 150 s by their timeouts).
 set -u
 OUT=${OUT:-/tmp/wah-out}
 mkdir -p "$OUT"
 cd "$(dirname "$0")/../.."
 D=bin/dev/wah
-nvidia-smi -L >"$OUT/gpu.txt" 2>&1
-echo "== cuda WAH tests" | tee "$OUT/summary.txt"
-(cd cuda && timeout 120 "../$D/cuda.test" -test.run 'WAH|QueryScan' -test.count=1 -test.v) >"$OUT/cuda-test.log" 2>&1
-echo "rc=$?" | tee -a "$OUT/summary.txt"
-grep -E '^(--- |ok|FAIL|PASS)' "$OUT/cuda-test.log" | tee -a "$OUT/summary.txt"
-echo "== gen" | tee -a "$OUT/summary.txt"
-(cd "$D" && timeout 90 ./qp gen --docs 2000000 --out /tmp/g.qp --quiet --queries data/05.efficiency_topics.txt --queries data/06.efficiency_topics.txt) >"$OUT/gen.log" 2>&1
-echo "rc=$?" | tee -a "$OUT/summary.txt"
-echo "== bench wah (query log 06, 1000 queries)" | tee -a "$OUT/summary.txt"
-timeout 150 "$D/qp" bench wah /tmp/g.qp "$D/data/06.efficiency_topics.txt" --limit 1000 \
-	--csv "$OUT/wah.csv" --svg "$OUT/wah.svg" >"$OUT/bench-wah.log" 2>&1
-echo "rc=$?" | tee -a "$OUT/summary.txt"
-cat "$OUT/bench-wah.log" | tee -a "$OUT/summary.txt"
+T=$(mktemp -d)
+step() { # step NAME: appends "== NAME rc=N (S s)" to the summary
+	echo "== $1 rc=$2 ($3 s)" >>"$T/summary"
+}
+nvidia-smi -L >"$T/gpu" 2>&1
+s=$(date +%s)
+(cd cuda && timeout 120 "../$D/cuda.test" -test.run 'WAH|QueryScan' -test.count=1 -test.v) >"$T/test" 2>&1
+step "cuda WAH tests" $? $(($(date +%s) - s))
+grep -E '^(--- |ok|FAIL|PASS)' "$T/test" >>"$T/summary"
+s=$(date +%s)
+(cd "$D" && timeout 90 ./qp gen --docs 2000000 --out /tmp/g.qp --quiet --queries data/05.efficiency_topics.txt --queries data/06.efficiency_topics.txt) >"$T/gen" 2>&1
+step "gen 2M docs" $? $(($(date +%s) - s))
+s=$(date +%s)
+timeout 150 "$D/qp" bench wah /tmp/g.qp "$D/data/06.efficiency_topics.txt" --limit 1000 --reps 3 --roa-queries 250 \
+	--csv "$OUT/wah.csv" --svg "$OUT/wah.svg" >"$T/bench" 2>&1
+step "bench wah (query log 06, 1000 queries)" $? $(($(date +%s) - s))
+{
+	cat "$T/summary"
+	echo
+	echo "==== gpu"; cat "$T/gpu"
+	echo "==== bench wah"; cat "$T/bench"
+	echo "==== gen"; cat "$T/gen"
+	echo "==== cuda tests"; cat "$T/test"
+} >"$OUT/wah.log"
+rm -rf "$T"
+cat "$OUT/wah.log" | head -60

@@ -1,0 +1,348 @@
+// query_and_step.cu — the AND step kernels of engine/gpu (Ding et al.
+// WWW'09 §7-§8, Ao et al. VLDB'11 §4.2), the successors of
+// the former qp_query_and_select/heads/intersect/compact. They keep
+// the candidate count on the device so that the host synchronizes once per
+// step (for the number of blocks the decoders need):
+//
+//   - The host sizes every grid by an upper bound n of the candidates (the
+//     exact count of the previous step). Slots past the real count hold the
+//     query ID kNone (0xffffffff), written by qp_and_compact; every kernel
+//     treats such a slot as a dead candidate, and qp_query_topk's binary
+//     search by query stops before them (kNone is above every query).
+//   - qp_and_locate and qp_and_match work on tiles of kScanTile = 1024
+//     candidates (256 threads x 4 consecutive, the tile of query_scan.cu) and
+//     write their tile's sum to part[tile]: the scan needs only its
+//     partials and apply launches (qp_query_scan_partials_T, _apply_T).
+//
+// Candidates are grouped by query (ascending query ID) and ascending by
+// docID within a query; the host orders a set's queries by descending term
+// count, so the queries still active at step j are the first qactive ones
+// and the kernels skip the others (kPass) without reading their metadata.
+//
+// qp_and_locate (block selection + heads). Grid ceil(n/1024) x 256. For
+// every candidate, the block of its query's j-th list that can hold it:
+// the first block whose skip-table lastDoc is >= the docID (Ding §8: only
+// those blocks are decoded). levels = 0: one binary search per candidate in
+// the whole skip table. levels = L in 1..4: Parallel Merge Find (Ding §7)
+// with L levels of recursive splitting: the splitters at spacing
+// kSpacing[L-1] of the tile (and the next tile's first candidate) are
+// searched in the whole table, those of each finer level in the range
+// their enclosing coarser splitters found (when of the same query), and the
+// other candidates of each 4-candidate piece by a merge: the block of the
+// previous candidate is tested first, then a binary search up to the block
+// of the next piece's splitter. Every choice gives the same blocks. Then the
+// first candidate of each distinct (query, block) is a head: sel = {1,
+// postings, doc bytes, freq bytes}, else 0. Static shared memory: 3 x 1025
+// words + CUB scan storage. Memory per candidate: reads 8 bytes + the
+// query's metadata (cached) + the skip entries of its searches (log2 of
+// the range; 1 for a merge hit); writes 4 (blk) + 32 (sel); 32 per tile.
+//
+// qp_and_match (intersection + score). Grid ceil(n/1024) x 256, 4
+// consecutive candidates per thread. Each candidate with a selected block
+// is binary-searched in the decoded block; when found, the j-th term's
+// score is added (exact float32, canonical order, as in query_and.cu). Its
+// frequency comes from the decoded frequencies, or, when freqs is NULL
+// (bp128 frequency blocks), by random access to its b-bit slot in the
+// encoded block (Ding §8: frequencies only for the found candidates), with
+// the block's count header, width, length and padding checked like the
+// decoder does (errors counted in err[kErrFreqs]). flag = found; the tile's
+// flag sum goes to part. Memory per candidate: reads 24 bytes + for
+// candidates in a block 16 bytes of offsets, ~7 docIDs, and either one
+// decoded frequency or the block's 2-3 header bytes, its last byte and the
+// 1-5 bytes of the slot (same cache lines for neighbours); writes 4-8.
+//
+// qp_and_compact. Grid ceil(n/256) x 256 (grid-stride). pos is the
+// exclusive scan of the flags (n+1 entries): candidate i goes to pos[i]
+// when pos[i+1] > pos[i]; slots [pos[n], n) of the new arrays get kNone.
+// Memory per candidate: reads 8 bytes (+12 kept), writes 12 kept or 4.
+
+#include "query.cuh"
+
+namespace qp_andstep {
+
+using namespace qp_q;
+
+constexpr u32 kNone = 0xffffffffu; // query ID of an empty candidate slot
+constexpr u32 kPiece = kScanItems; // candidates per thread
+constexpr u32 kTile = kScanTile;   // candidates per CTA
+constexpr u32 kErrFreqs = 1;       // err[] counter of corrupt bp128 frequency blocks
+// spacing is the splitter spacing of Parallel Merge Find level l (1 is the
+// finest): the piece of a thread, 8 threads, 2 warps, the tile.
+__device__ __forceinline__ u32 spacing(u32 l) {
+	return l <= 1 ? kPiece : l == 2 ? 8 * kPiece : l == 3 ? 64 * kPiece : kTile;
+}
+
+// lower_block: the first block b in [lo, hi) whose lastDoc is >= d, or hi.
+__device__ __forceinline__ u32 lower_block(const u32 *sk, u32 lo, u32 hi, u32 d) {
+	while (lo < hi) {
+		const u32 mid = lo + ((hi - lo) >> 1);
+		if (last_doc(sk, mid) < d)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+// head: candidate i, in block b, is the first of its (query, block) (the
+// rule of query_and.cu's and_desc, which lists the blocks).
+__device__ __forceinline__ bool head(u64 i, const u32 *__restrict__ cq, const u32 *__restrict__ blk, u32 b) {
+	return b < kDead && (i == 0 || blk[i - 1] != b || cq[i - 1] != cq[i]);
+}
+
+// List is the j-th list of a candidate's query.
+struct List {
+	const u32 *sk;
+	TermMeta t;
+};
+
+__device__ __forceinline__ List list_of(const TermMeta *__restrict__ terms, const uint8_t *__restrict__ post,
+                                        const QMeta *__restrict__ qmeta, const QTerm *__restrict__ qterms, u32 j,
+                                        u32 q) {
+	List l;
+	l.t = terms[qterms[qmeta[q].toff + j].term];
+	l.sk = skips(post, l.t);
+	return l;
+}
+
+// Shared state of one locate tile: slot x is candidate tile0 + x; x = kTile
+// is the next tile's first candidate (a right bound for the splitters).
+struct Tile {
+	u32 doc[kTile + 1];
+	u32 q[kTile + 1]; // query, or kNone (absent, or its query has no term j)
+	u32 res[kTile + 1]; // raw block (0..nb) once searched
+};
+
+__device__ __forceinline__ void search(Tile &s, const TermMeta *__restrict__ terms, const uint8_t *__restrict__ post,
+                                       const QMeta *__restrict__ qmeta, const QTerm *__restrict__ qterms, u32 j,
+                                       u32 x, u32 parent) {
+	const u32 q = s.q[x];
+	if (q == kNone) return;
+	const List l = list_of(terms, post, qmeta, qterms, j, q);
+	u32 lo = 0, hi = l.t.nb;
+	if (parent != 0) {
+		const u32 a = x / parent * parent, b = a + parent;
+		if (s.q[a] == q) lo = s.res[a];
+		if (b <= kTile && s.q[b] == q) hi = s.res[b];
+	}
+	s.res[x] = lower_block(l.sk, lo, hi, s.doc[x]);
+}
+
+__device__ __forceinline__ void and_locate(const TermMeta *__restrict__ terms, const uint8_t *__restrict__ post,
+                                           const QMeta *__restrict__ qmeta, const QTerm *__restrict__ qterms,
+                                           u32 j, u32 qactive, u32 n, u32 bs, u32 levels,
+                                           const u32 *__restrict__ cdoc, const u32 *__restrict__ cq,
+                                           u32 *__restrict__ blk, S4 *__restrict__ sel, S4 *__restrict__ part,
+                                           u32 *__restrict__ qblocks, u32 *__restrict__ qpost) {
+	__shared__ Tile s;
+	__shared__ typename BlockSum<S4>::Scan::TempStorage tmp;
+	const u64 t0 = static_cast<u64>(blockIdx.x) * kTile;
+	for (u32 x = threadIdx.x; x <= kTile; x += kThreads) {
+		const u64 i = t0 + x;
+		u32 q = kNone, d = 0;
+		if (i < n) {
+			q = cq[i];
+			d = cdoc[i];
+		}
+		s.q[x] = q < qactive ? q : kNone;
+		s.doc[x] = d;
+	}
+	__syncthreads();
+	if (levels == 0) {
+		for (u32 x = threadIdx.x; x < kTile; x += kThreads) search(s, terms, post, qmeta, qterms, j, x, 0);
+	} else {
+		for (u32 l = levels; l >= 1; l--) {
+			const u32 sp = spacing(l), parent = l == levels ? 0 : spacing(l + 1);
+			for (u32 x = threadIdx.x * sp; x <= kTile; x += kThreads * sp)
+				if (parent == 0 || x % parent != 0) search(s, terms, post, qmeta, qterms, j, x, parent);
+			__syncthreads();
+		}
+		// Merge each piece: its splitter is searched; the others start from
+		// the block of their predecessor and end at the next splitter's.
+		const u32 x0 = threadIdx.x * kPiece, r = x0 + kPiece;
+		for (u32 x = x0 + 1; x < r; x++) {
+			const u32 q = s.q[x];
+			if (q == kNone) continue;
+			const List l = list_of(terms, post, qmeta, qterms, j, q);
+			const u32 d = s.doc[x];
+			u32 lo = s.q[x - 1] == q ? s.res[x - 1] : 0;
+			const u32 hi = s.q[r] == q ? s.res[r] : l.t.nb;
+			if (lo < hi && last_doc(l.sk, lo) < d) lo = lower_block(l.sk, lo + 1, hi, d);
+			s.res[x] = lo;
+		}
+	}
+	__syncthreads();
+	// Heads and outputs: thread t owns candidates 4t..4t+3 of the tile.
+	S4 sum(0);
+	for (u32 k = 0; k < kPiece; k++) {
+		const u32 x = threadIdx.x * kPiece + k;
+		const u64 i = t0 + x;
+		if (i >= n) break;
+		const u32 q = s.q[x];
+		u32 b = kDead;
+		S4 v(0);
+		if (q == kNone) {
+			// Absent (kNone) or passing (a query without a j-th term).
+			b = cq[i] == kNone ? kDead : kPass;
+		} else {
+			const List l = list_of(terms, post, qmeta, qterms, j, q);
+			const u32 r = s.res[x];
+			if (r < l.t.nb) {
+				b = r;
+				bool first;
+				if (x > 0) {
+					first = s.q[x - 1] != q || s.res[x - 1] != r;
+				} else if (i == 0) {
+					first = true;
+				} else {
+					// The previous candidate lies in the previous tile.
+					first = cq[i - 1] != q || find_block(l.sk, l.t.nb, cdoc[i - 1]) != r;
+				}
+				if (first) {
+					const u32 vals = block_len(l.t, r, bs);
+					v = S4(1, vals, doc_end(l.sk, r) - doc_start(l.sk, r), freq_end(l.sk, r) - freq_start(l.sk, r));
+					atomicAdd(&qblocks[q], 1u);
+					atomicAdd(&qpost[q], vals);
+				}
+			}
+		}
+		blk[i] = b;
+		sel[i] = v;
+		sum = sum + v;
+	}
+	S4 incl;
+	typename BlockSum<S4>::Scan(tmp).InclusiveSum(sum, incl);
+	if (threadIdx.x == kThreads - 1) part[blockIdx.x] = incl;
+}
+
+// bp128_freq returns the frequency in slot p of the bp128 block of m values
+// at blk[0..len) (compress/bp128.go: uvarint(m), width byte, values LSB-first)
+// or 0 when the block's header, width, length or padding is corrupt.
+__device__ __forceinline__ u32 bp128_freq(const uint8_t *__restrict__ blk, u32 len, u32 m, u32 p) {
+	u32 h;
+	if (m < 128) {
+		if (len < 2 || blk[0] != m) return 0;
+		h = 1;
+	} else {
+		if (len < 3 || blk[0] != ((m & 0x7f) | 0x80) || blk[1] != (m >> 7)) return 0;
+		h = 2;
+	}
+	const u32 w = blk[h];
+	if (w > 32) return 0;
+	const u64 bits = static_cast<u64>(m) * w;
+	const u32 nbytes = static_cast<u32>((bits + 7) >> 3);
+	if (len != h + 1 + nbytes) return 0;
+	const uint8_t *v = blk + h + 1;
+	if ((bits & 7) != 0 && (v[nbytes - 1] >> (bits & 7)) != 0) return 0;
+	if (w == 0) return 1;
+	const u64 o = static_cast<u64>(p) * w;
+	const u32 b0 = static_cast<u32>(o >> 3), sh = static_cast<u32>(o & 7);
+	const u32 need = (sh + w + 7) >> 3;
+	u64 acc = 0;
+	for (u32 k = 0; k < need; k++) acc |= static_cast<u64>(v[b0 + k]) << (8 * k);
+	const u64 mask = w == 32 ? 0xffffffffull : ((1ull << w) - 1);
+	return static_cast<u32>((acc >> sh) & mask) + 1;
+}
+
+__device__ __forceinline__ void and_match(const TermMeta *__restrict__ terms, const uint8_t *__restrict__ post,
+                                          const QMeta *__restrict__ qmeta, const QTerm *__restrict__ qterms, u32 j,
+                                          u32 n, u32 bs, const float *__restrict__ norms, float k1p1,
+                                          const u32 *__restrict__ cdoc, float *__restrict__ cscore,
+                                          const u32 *__restrict__ cq, const u32 *__restrict__ blk,
+                                          const S4 *__restrict__ ex, const u64 *__restrict__ o_off,
+                                          const u32 *__restrict__ docs, const u32 *__restrict__ freqs,
+                                          u32 *__restrict__ flag, u32 *__restrict__ part, u32 *__restrict__ err) {
+	__shared__ typename BlockSum<u32>::Scan::TempStorage tmp;
+	const u64 t0 = static_cast<u64>(blockIdx.x) * kTile;
+	u32 sum = 0;
+	for (u32 k = 0; k < kPiece; k++) {
+		const u64 i = t0 + threadIdx.x * kPiece + k;
+		if (i >= n) break;
+		const u32 b = blk[i];
+		u32 f = 0;
+		if (b == kPass) {
+			f = 1;
+		} else if (b != kDead) {
+			const u32 slot = static_cast<u32>(ex[i].a) + (head(i, cq, blk, b) ? 0 : static_cast<u32>(-1));
+			const u64 first = o_off[slot];
+			u64 lo = first, hi = o_off[slot + 1];
+			const u64 end = hi;
+			const u32 d = cdoc[i];
+			while (lo < hi) {
+				const u64 mid = (lo + hi) >> 1;
+				if (docs[mid] < d)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			if (lo < end && docs[lo] == d) {
+				const QTerm qt = qterms[qmeta[cq[i]].toff + j];
+				u32 tf;
+				if (freqs != nullptr) {
+					tf = freqs[lo];
+				} else {
+					const TermMeta t = terms[qt.term];
+					const u32 *sk = skips(post, t);
+					const u32 fs = freq_start(sk, b);
+					tf = bp128_freq(post + t.freq + fs, freq_end(sk, b) - fs, block_len(t, b, bs),
+					                static_cast<u32>(lo - first));
+					if (tf == 0) {
+						atomicAdd(&err[kErrFreqs], 1u);
+						tf = 1;
+					}
+				}
+				cscore[i] = fadd(cscore[i], term(qt.idf, k1p1, tf, norms[d], qt.w));
+				f = 1;
+			}
+		}
+		flag[i] = f;
+		sum += f;
+	}
+	u32 incl;
+	typename BlockSum<u32>::Scan(tmp).InclusiveSum(sum, incl);
+	if (threadIdx.x == kThreads - 1) part[blockIdx.x] = incl;
+}
+
+__device__ __forceinline__ void and_compact(u32 n, const u32 *__restrict__ pos, const u32 *__restrict__ cdoc,
+                                            const float *__restrict__ cscore, const u32 *__restrict__ cq,
+                                            u32 *__restrict__ ndoc, float *__restrict__ nscore,
+                                            u32 *__restrict__ nq) {
+	const u32 kept = pos[n];
+	for (u32 i = blockIdx.x * kThreads + threadIdx.x; i < n; i += gridDim.x * kThreads) {
+		const u32 o = pos[i];
+		if (pos[i + 1] != o) {
+			ndoc[o] = cdoc[i];
+			nscore[o] = cscore[i];
+			nq[o] = cq[i];
+		}
+		if (i >= kept) nq[i] = kNone;
+	}
+}
+
+} // namespace qp_andstep
+
+extern "C" __global__ void __launch_bounds__(256)
+qp_and_locate(const qp_q::TermMeta *terms, const uint8_t *post, const qp_q::QMeta *qmeta, const qp_q::QTerm *qterms,
+              uint32_t j, uint32_t qactive, uint32_t n, uint32_t bs, uint32_t levels, const uint32_t *cdoc,
+              const uint32_t *cq, uint32_t *blk, qp_q::S4 *sel, qp_q::S4 *part, uint32_t *qblocks, uint32_t *qpost) {
+	qp_andstep::and_locate(terms, post, qmeta, qterms, j, qactive, n, bs, levels, cdoc, cq, blk, sel, part, qblocks,
+	                       qpost);
+}
+QP_EMU_REGISTER(qp_and_locate)
+
+extern "C" __global__ void __launch_bounds__(256)
+qp_and_match(const qp_q::TermMeta *terms, const uint8_t *post, const qp_q::QMeta *qmeta, const qp_q::QTerm *qterms,
+             uint32_t j, uint32_t n, uint32_t bs, const float *norms, float k1p1, const uint32_t *cdoc, float *cscore,
+             const uint32_t *cq, const uint32_t *blk, const qp_q::S4 *ex, const unsigned long long *o_off,
+             const uint32_t *docs, const uint32_t *freqs, uint32_t *flag, uint32_t *part, uint32_t *err) {
+	qp_andstep::and_match(terms, post, qmeta, qterms, j, n, bs, norms, k1p1, cdoc, cscore, cq, blk, ex, o_off, docs,
+	                      freqs, flag, part, err);
+}
+QP_EMU_REGISTER(qp_and_match)
+
+extern "C" __global__ void __launch_bounds__(256)
+qp_and_compact(uint32_t n, const uint32_t *pos, const uint32_t *cdoc, const float *cscore, const uint32_t *cq,
+               uint32_t *ndoc, float *nscore, uint32_t *nq) {
+	qp_andstep::and_compact(n, pos, cdoc, cscore, cq, ndoc, nscore, nq);
+}
+QP_EMU_REGISTER(qp_and_compact)

@@ -1,0 +1,126 @@
+package cuda
+
+import "fmt"
+
+// AND step kernels (kernels/query_and_step.cu): block selection by binary
+// search or Parallel Merge Find (Ding et al. WWW'09 §7) fused with the
+// marking of the selected blocks, intersection with the term's score
+// added (frequencies decoded, or fetched by random access for bp128, Ding
+// §8), and compaction that fills the unused tail with AndNone, so that the
+// candidate count can stay on the device between steps. Locate and Match
+// write the per-tile partial sums of their outputs; ScanFromPartsS4/U32
+// finish the exclusive scans from them (two launches instead of three).
+
+// AndNone is the query ID of an empty candidate slot: Compact writes it
+// after the kept candidates, every AND step kernel treats the slot as a
+// dead candidate, and TopK's search by query ends before it.
+const AndNone uint32 = 0xffffffff
+
+// AndErrFreqs is the index of the error counter that Match raises for a
+// corrupt bp128 frequency block read by random access.
+const AndErrFreqs = 1
+
+// MaxAndLevels is the most Parallel Merge Find levels Locate takes.
+const MaxAndLevels = 4
+
+// AndKernels are the loaded AND step kernels of one Context.
+type AndKernels struct {
+	q                      *QueryKernels
+	locate, match, compact *Function
+}
+
+// LoadAndKernels looks up the AND step kernels next to q's. It fails when
+// the fatbin lacks them (run `make kernels`).
+func LoadAndKernels(q *QueryKernels) (*AndKernels, error) {
+	a := &AndKernels{q: q}
+	for _, f := range []struct {
+		dst  **Function
+		name string
+	}{{&a.locate, "qp_and_locate"}, {&a.match, "qp_and_match"}, {&a.compact, "qp_and_compact"}} {
+		fn, err := q.k.mod.Function(f.name)
+		if err != nil {
+			return nil, fmt.Errorf("cuda: the embedded fatbin lacks the AND step kernels (rebuild it with `make kernels`): %w", err)
+		}
+		*f.dst = fn
+	}
+	return a, nil
+}
+
+// Functions lists the AND step kernels (for resource reports).
+func (a *AndKernels) Functions() []*Function { return []*Function{a.locate, a.match, a.compact} }
+
+// tiles is the grid of the tile kernels (one CTA per ScanTile items).
+func tiles(n int) Dim3 { return Dim3{uint32(ScanParts(n)), 1, 1} }
+
+// Locate writes, for the n candidate slots cdoc/cq (grouped by ascending
+// query, docIDs ascending within a query; AndNone slots are empty), blk[i]:
+// the block of the j-th list of candidate i's query that can hold it
+// (BlockDead: none; BlockPass: a query >= qactive, which has no j-th term),
+// and sel[i] (S4): {1, postings, doc bytes, freq bytes} of that block when i
+// is the first candidate of its (query, block), else zeros; part[t] is the
+// sum of sel over tile t (ScanParts(n) entries), for ScanFromPartsS4. The
+// selected blocks and postings are added to qblocks/qpost (uint32 per
+// query). levels = 0 searches every candidate in the whole skip table;
+// 1..MaxAndLevels use Parallel Merge Find with that many splitter levels.
+// The results do not depend on levels.
+func (a *AndKernels) Locate(s *Stream, terms, post, qmeta, qterms DevicePtr, j, qactive, n, bs, levels int,
+	cdoc, cq, blk, sel, part, qblocks, qpost DevicePtr) error {
+	if levels < 0 || levels > MaxAndLevels {
+		panic(fmt.Sprintf("BUG: cuda: AND locate with %d levels", levels))
+	}
+	if n == 0 {
+		return nil
+	}
+	return a.locate.Launch(tiles(n), block256, 0, s, terms, post, qmeta, qterms, uint32(j),
+		count32("active queries", qactive), count32("candidates", n), uint32(bs), uint32(levels), cdoc, cq, blk, sel,
+		part, qblocks, qpost)
+}
+
+// Match looks every candidate with a selected block up in its decoded
+// docIDs (docs at oOff; ex: the exclusive scan of Locate's sel), adds the
+// j-th term's score to cscore when found, writes flag[i] (1: keep) and the
+// per-tile flag sums to part. Frequencies come from freqs, or, when freqs is
+// 0, by random access to the encoded bp128 frequency blocks in post (only
+// for an index whose frequency codec is bp128); a corrupt one raises
+// errs[AndErrFreqs].
+func (a *AndKernels) Match(s *Stream, terms, post, qmeta, qterms DevicePtr, j, n, bs int, norms DevicePtr,
+	k1p1 float32, cdoc, cscore, cq, blk, ex, oOff, docs, freqs, flag, part, errs DevicePtr) error {
+	if n == 0 {
+		return nil
+	}
+	return a.match.Launch(tiles(n), block256, 0, s, terms, post, qmeta, qterms, uint32(j), count32("candidates", n),
+		uint32(bs), norms, k1p1, cdoc, cscore, cq, blk, ex, oOff, docs, freqs, flag, part, errs)
+}
+
+// Compact keeps candidate i at pos[i] when pos[i+1] > pos[i] (pos: the
+// exclusive scan of the flags, n+1 uint32) and writes AndNone to nq[pos[n]..n).
+func (a *AndKernels) Compact(s *Stream, n int, pos, cdoc, cscore, cq, ndoc, nscore, nq DevicePtr) error {
+	if n == 0 {
+		return nil
+	}
+	return a.compact.Launch(gridFor(n, queryThreads), block256, 0, s, count32("candidates", n), pos, cdoc, cscore,
+		cq, ndoc, nscore, nq)
+}
+
+// ScanFromPartsU32 is ScanU32 after its reduce launch: part holds the sums
+// of the ScanParts(n) tiles of in (as Match writes them).
+func (a *AndKernels) ScanFromPartsU32(s *Stream, in, out, part DevicePtr, n int) error {
+	return a.scanFromParts(0, s, in, out, part, n)
+}
+
+// ScanFromPartsS4 is ScanFromPartsU32 for S4 items (as Locate writes them).
+func (a *AndKernels) ScanFromPartsS4(s *Stream, in, out, part DevicePtr, n int) error {
+	return a.scanFromParts(1, s, in, out, part, n)
+}
+
+func (a *AndKernels) scanFromParts(t int, s *Stream, in, out, part DevicePtr, n int) error {
+	nn := count32("scan items", n)
+	if n == 0 {
+		return nil
+	}
+	np := ScanParts(n)
+	if err := a.q.scanPartials[t].Launch(Dim3{1, 1, 1}, block256, 0, s, part, uint32(np)); err != nil {
+		return err
+	}
+	return a.q.scanApply[t].Launch(tiles(n), block256, 0, s, in, out, part, nn)
+}

@@ -1,0 +1,98 @@
+package gpu
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/qpengine/qp/cuda"
+)
+
+// AndSearches are the values of Options.AndSearch: one binary search per
+// candidate in the skip table, or Parallel Merge Find (Ding et al. WWW'09
+// §7) with 1 to 4 levels of recursive splitting (splitters every 4, 32,
+// 256 and 1024 candidates of a query, cuda/kernels/query_and_step.cu).
+var AndSearches = []string{"binsearch", "pmf1", "pmf2", "pmf3", "pmf4"}
+
+// andState is the Backend's AND step state: the kernels (loaded on first
+// use), the Parallel Merge Find levels (0: binary search) and scratch.
+type andState struct {
+	k      *cuda.AndKernels
+	levels int
+	// decodeFreqs decodes the frequency blocks even where random access to
+	// bp128 slots could be used (tests of both paths).
+	decodeFreqs bool
+	order       []*prep // the set's AND queries, by descending term count
+	active      []int   // active[j]: queries with more than j terms
+}
+
+// parseAndSearch maps Options.AndSearch to a number of Parallel Merge Find
+// levels (0: binary search).
+func parseAndSearch(s string) (int, error) {
+	switch {
+	case s == "" || s == "binsearch":
+		return 0, nil
+	case strings.HasPrefix(s, "pmf"):
+		if l, err := strconv.Atoi(s[3:]); err == nil && l >= 1 && l <= cuda.MaxAndLevels {
+			return l, nil
+		}
+	}
+	return 0, fmt.Errorf("gpu: AndSearch %q: want one of %s", s, strings.Join(AndSearches, ", "))
+}
+
+// allocDecodeDocs is allocDecode without the frequency buffers (bp128
+// frequencies read by slot).
+func allocDecodeDocs(mem *devMem, nblk, dbytes, nval int) (*decodeBufs, error) {
+	d := &decodeBufs{}
+	err := mem.gets([]**cuda.Buffer{&d.blkTerm, &d.blkIdx, &d.dOff, &d.fOff, &d.oOff, &d.gdocs, &d.base, &d.last, &d.docs},
+		4*nblk, 4*nblk, 8*(nblk+1), 8*(nblk+1), 8*(nblk+1), dbytes, 4*nblk, 4*nblk, 4*nval)
+	return d, err
+}
+
+// decodeDocs enqueues the gathering of the docID blocks listed in d (not
+// their frequencies) and their decoding into d.docs; the decoder's status
+// word goes to st.
+func (b *Backend) decodeDocs(d *decodeBufs, nblk int, st *cuda.Buffer) error {
+	s := b.stream
+	if err := b.qk.Gather(s, b.terms.Ptr(), b.post.Ptr(), nblk, d.blkTerm.Ptr(), d.blkIdx.Ptr(), d.dOff.Ptr(),
+		0, d.gdocs.Ptr(), 0, d.base.Ptr(), d.last.Ptr()); err != nil {
+		return err
+	}
+	b.prof.Launches++
+	return b.kern.LaunchDecode(s, b.docCodec.ID(), cuda.DecodeArgs{NBlocks: nblk, Mode: cuda.Docs,
+		Src: d.gdocs, SrcOff: d.dOff, OutOff: d.oOff, Base: d.base, Last: d.last, Out: d.docs, Status: st})
+}
+
+// one hands out one 8-byte status view (a docID-only decoding).
+func (s *statusSlots) one(b *Backend) *cuda.Buffer {
+	if 8*(s.n+1) > s.buf.Len() {
+		panic("BUG: gpu: too few decoder status slots")
+	}
+	v := cuda.BufferView(s.buf, 8*s.n, 8)
+	s.n++
+	s.codecs = append(s.codecs, b.docCodec.Name())
+	return v
+}
+
+// andTotals copies the S4 total at selOff of sel and, when flag is not nil,
+// the uint32 count at flagOff of flag into the small arena (at 0 and 32)
+// and waits for the stream: the one synchronization of an AND step.
+func (b *Backend) andTotals(mem *devMem, sel *cuda.Buffer, selOff int, flag *cuda.Buffer, flagOff int) error {
+	if err := b.small.reset(64); err != nil {
+		return err
+	}
+	s := b.stream
+	if err := s.CopyFromDevice(b.small.h, 0, sel, selOff, 32); err != nil {
+		return err
+	}
+	if flag != nil {
+		if err := s.CopyFromDevice(b.small.h, 32, flag, flagOff, 4); err != nil {
+			return err
+		}
+	}
+	if err := s.Synchronize(); err != nil {
+		return err
+	}
+	b.prof.Syncs++
+	return mem.synced()
+}

@@ -1,0 +1,295 @@
+package gpu
+
+import (
+	"fmt"
+	"math"
+	"sync"
+
+	"github.com/qpengine/qp/cuda"
+	"github.com/qpengine/qp/engine"
+	"github.com/qpengine/qp/score"
+)
+
+// OR strategies (Options.Or).
+const (
+	// OrTiled: shared-memory accumulators per tile of documents, block-max
+	// tile bounds, a running threshold on the k-th best score and a top-k
+	// over the surviving candidates (cuda/kernels/query_ortile.cu).
+	OrTiled = "tiled"
+	// OrDense: Ding et al. WWW'09 §8's brute-force TAAT with a dense
+	// accumulator of N floats per query (query_or.cu).
+	OrDense = "dense"
+)
+
+const (
+	// orSeeds is the number of tiles per query (those of largest bound)
+	// evaluated first to set the threshold.
+	orSeeds = 4
+	// orTreeK is the largest k the max-tree selector serves (the radix
+	// select serves larger k).
+	orTreeK = 64
+)
+
+// orCapMin is the least number of candidate slots per query; a query with
+// more candidates (a poor threshold) is rerun on the dense path (a
+// variable for the overflow test).
+var orCapMin = 4096
+
+// orTileKernels caches the tiled OR kernels per context.
+var orTileKernels sync.Map // *cuda.Context -> *cuda.OrTileKernels
+
+func (b *Backend) tileKernels() (*cuda.OrTileKernels, error) {
+	if v, ok := orTileKernels.Load(b.ctx); ok {
+		return v.(*cuda.OrTileKernels), nil
+	}
+	k, err := cuda.LoadOrTileKernels(b.ctx)
+	if err != nil {
+		return nil, err
+	}
+	v, _ := orTileKernels.LoadOrStore(b.ctx, k)
+	return v.(*cuda.OrTileKernels), nil
+}
+
+// tiling returns the tile size and number of tiles for the index (ok false
+// when N needs more than cuda.OrMaxTiles tiles of cuda.OrTileMax).
+func (b *Backend) tiling() (tile, ntiles int, ok bool) {
+	n := int(b.n)
+	if n == 0 || n > cuda.OrTileMax*cuda.OrMaxTiles {
+		return 0, 0, false
+	}
+	tile = cuda.OrTileMax
+	if b.opt.orTile > 0 {
+		tile = min(b.opt.orTile, cuda.OrTileMax)
+	}
+	tile = max(tile, (n+cuda.OrMaxTiles-1)/cuda.OrMaxTiles)
+	return tile, (n + tile - 1) / tile, true
+}
+
+func (b *Backend) tileable() bool {
+	_, _, ok := b.tiling()
+	return ok
+}
+
+// orCap is the number of candidate slots of a tiled OR query: all its
+// postings when fewer (it cannot overflow), else max(orCapMin, 16k).
+func (b *Backend) orCap(p *prep) int {
+	return int(min(b.orPostings(p), int64(max(orCapMin, 16*p.q.K))))
+}
+
+// orQueryBytes is the device memory one OR query takes beyond its decoded
+// lists: the dense accumulator row, or the tiled bounds and candidates.
+func (b *Backend) orQueryBytes(p *prep) int64 {
+	_, ntiles, ok := b.tiling()
+	if b.opt.Or == OrDense || !ok {
+		return int64(b.n) * 4
+	}
+	return int64(8*ntiles+4*orSeeds+32) + 32*int64(b.orCap(p))
+}
+
+// bmExact reports whether the skip tables' stored block maxima are the
+// index's current ones (its BM25 parameters are those it was built with).
+func (b *Backend) bmExact() bool {
+	return b.x.Params() == score.Params{K1: b.x.Meta.K1, B: b.x.Meta.B}
+}
+
+// runOrTiled evaluates the disjunctions of qs (every query has >= 1 known
+// term) with the tiled kernels of cuda/kernels/query_ortile.cu and writes
+// their results; queries whose candidates overflow their slots are rerun
+// with dense accumulators.
+func (b *Backend) runOrTiled(mem *devMem, qs []*prep, out []engine.Response) error {
+	s := b.stream
+	qk := b.qk
+	ok, err := b.tileKernels()
+	if err != nil {
+		return err
+	}
+	tile, ntiles, _ := b.tiling()
+	nq := len(qs)
+	var nterms, nblk, dbytes, fbytes, nval, sumCap int
+	tree := b.opt.orSelect != "radix"
+	for _, p := range qs {
+		nterms += len(p.terms)
+		for _, t := range p.terms {
+			ti := b.info[t.id]
+			nblk += int(ti.nb)
+			dbytes += int(ti.dlen)
+			fbytes += int(ti.flen)
+			nval += int(ti.df)
+		}
+		c := b.orCap(p)
+		sumCap += c
+		if b.opt.orSelect != "tree" && (p.q.K > orTreeK || c > cuda.OrTreeItems) {
+			tree = false
+		}
+	}
+	if nval > math.MaxInt32/2 || dbytes > math.MaxInt32 || fbytes > math.MaxInt32 || sumCap > math.MaxInt32/2 ||
+		int64(nq)*int64(ntiles) > math.MaxInt32/2 {
+		return fmt.Errorf("%w: OR launch of %d postings", cuda.ErrOutOfMemory, nval)
+	}
+	// Uploads: QMeta | QTerm | Seg (every list) | scratch offsets | OQuery.
+	var lay layout
+	oMeta, oTerms, oSegs, oScr, oOq := lay.add(16*nq), lay.add(16*nterms), lay.add(40*nterms), lay.add(8*nq), lay.add(16*nq)
+	if err := b.up.reset(lay.size); err != nil {
+		return err
+	}
+	b.up.take(lay.size)
+	nres, scratchWords := b.fillQueries(qs, oMeta, oTerms, oScr)
+	segs := b.up.u32(oSegs, cuda.SegWords*nterms)
+	oqs := b.up.u32(oOq, cuda.OQueryWords*nq)
+	caps := make([]int, nq)
+	var d0, f0, v0, blk0, toff, coff int
+	for a, p := range qs {
+		caps[a] = b.orCap(p)
+		cuda.PutOQuery(oqs[cuda.OQueryWords*a:], uint32(toff), uint32(caps[a]), uint32(coff))
+		coff += caps[a]
+		for j, t := range p.terms {
+			ti := b.info[t.id]
+			cuda.PutSeg(segs[cuda.SegWords*(toff+j):], uint64(d0), uint64(f0), uint64(v0), uint32(t.id), uint32(blk0),
+				uint32(a), uint32(toff+j))
+			d0, f0, v0, blk0 = d0+int(ti.dlen), f0+int(ti.flen), v0+int(ti.df), blk0+int(ti.nb)
+		}
+		toff += len(p.terms)
+	}
+	base, err := b.upload(mem, lay.size)
+	if err != nil {
+		return err
+	}
+	at := func(o int) cuda.DevicePtr { return base + cuda.DevicePtr(o) }
+	pMeta, pTerms, pSegs, pScr, pOq := at(oMeta), at(oTerms), at(oSegs), at(oScr), at(oOq)
+
+	var ctr, stBuf, ub, seeds, theta, cnt, cdoc, cscore, ccnt, part *cuda.Buffer
+	if err := mem.gets([]**cuda.Buffer{&ctr, &stBuf, &ub, &seeds, &theta, &cnt, &cdoc, &cscore, &ccnt, &part},
+		16, 16, 4*nq*ntiles, 4*nq*orSeeds, 8*nq, 4*nq, 4*sumCap, 4*sumCap, 4*(nq+1),
+		4*(cuda.ScanParts(nq)+1)); err != nil {
+		return err
+	}
+	t := b.tm.start(s)
+	for _, f := range []struct {
+		buf *cuda.Buffer
+		v   uint32
+		n   int
+	}{{ctr, 0, 4}, {theta, math.MaxUint32, 2 * nq}, {cnt, 0, nq}} {
+		if err := s.Fill32(f.buf, 0, f.v, f.n); err != nil {
+			return err
+		}
+	}
+	b.tm.stop(s, t, phScore)
+	st := statusSlots{buf: stBuf}
+	d, err := allocDecode(mem, nblk, dbytes, fbytes, nval)
+	if err != nil {
+		return err
+	}
+	terms, post, norms := b.terms.Ptr(), b.post.Ptr(), b.norms.Ptr()
+	t = b.tm.start(s)
+	if err := qk.FullDesc(s, pSegs, nterms, terms, post, nblk, b.bs, d.blkTerm.Ptr(), d.blkIdx.Ptr(), d.dOff.Ptr(),
+		d.fOff.Ptr(), d.oOff.Ptr()); err != nil {
+		return err
+	}
+	if err := b.decode(d, nblk, st.pair(b)); err != nil {
+		return err
+	}
+	b.tm.stop(s, t, phDecode)
+	t = b.tm.start(s)
+	if err := ok.Check(s, pSegs, nterms, d.docs.Ptr(), nval, b.n, ctr.Ptr()); err != nil {
+		return err
+	}
+	if err := ok.Bounds(s, nq, pMeta, pOq, pSegs, pTerms, terms, post, b.bmExact(), tile, ntiles, orSeeds, ub.Ptr(),
+		seeds.Ptr()); err != nil {
+		return err
+	}
+	for _, seeded := range []bool{true, false} {
+		items, sp := nq*ntiles, cuda.DevicePtr(0)
+		if seeded {
+			items, sp = nq*orSeeds, seeds.Ptr()
+		}
+		if err := ok.Accumulate(s, items, ntiles, tile, sp, orSeeds, pMeta, pOq, pSegs, pTerms, terms, norms, b.n,
+			b.k1p1, d.docs.Ptr(), d.freqs.Ptr(), ub.Ptr(), theta.Ptr(), cnt.Ptr(), cdoc.Ptr(), cscore.Ptr()); err != nil {
+			return err
+		}
+	}
+	b.tm.stop(s, t, phScore)
+	b.prof.Launches += 5
+	mem.retire(d.all()...)
+
+	// Pack the candidates by query and select.
+	var ndoc, nscore, ncq, res, cntOut, total, scratch *cuda.Buffer
+	if tree {
+		scratchWords = sumCap // the max tree's keys
+	}
+	if err := mem.gets([]**cuda.Buffer{&ndoc, &nscore, &ncq, &res, &cntOut, &total, &scratch},
+		4*sumCap, 4*sumCap, 4*sumCap, 8*nres, 4*nq, 4*nq, 8*scratchWords); err != nil {
+		return err
+	}
+	t = b.tm.start(s)
+	if err := s.Fill32(ncq, 0, math.MaxUint32, sumCap); err != nil {
+		return err
+	}
+	if err := ok.Clamp(s, nq, pOq, cnt.Ptr(), ccnt.Ptr()); err != nil {
+		return err
+	}
+	if err := qk.ScanU32(s, ccnt.Ptr(), ccnt.Ptr(), part.Ptr(), nq); err != nil {
+		return err
+	}
+	if err := ok.Compact(s, nq, pOq, ccnt.Ptr(), cdoc.Ptr(), cscore.Ptr(), ndoc.Ptr(), nscore.Ptr(), ncq.Ptr()); err != nil {
+		return err
+	}
+	if tree {
+		err = ok.MaxTree(s, nq, pMeta, ndoc.Ptr(), nscore.Ptr(), ncq.Ptr(), sumCap, pOq, scratch.Ptr(), res.Ptr(),
+			cntOut.Ptr(), total.Ptr())
+	} else {
+		err = qk.TopK(s, false, nq, pMeta, ndoc.Ptr(), nscore.Ptr(), ncq.Ptr(), sumCap, 0, b.n, res.Ptr(),
+			cntOut.Ptr(), total.Ptr(), scratch.Ptr(), pScr)
+	}
+	if err != nil {
+		return err
+	}
+	b.tm.stop(s, t, phTopK)
+	b.prof.Launches += 7
+	dl := []*download{{src: cntOut, n: 4 * nq}, {src: cnt, n: 4 * nq}, {src: ctr, n: 16},
+		{src: st.buf, n: 8 * st.n}, {src: res, n: 8 * nres}}
+	if err := b.fetch(mem, dl); err != nil {
+		return err
+	}
+	cnts, emitted := b.down.u32(dl[0].at, nq), b.down.u32(dl[1].at, nq)
+	if err := b.corruptError(b.down.u32(dl[2].at, 4)[cuda.QueryErrDocs], b.down.u64(dl[3].at, st.n), st.codecs); err != nil {
+		return err
+	}
+	keys := b.down.u64(dl[4].at, nres)
+	offs, err := resultOffsets(qs, cnts)
+	if err != nil {
+		return err
+	}
+	var over []*prep
+	for a, p := range qs {
+		if int(emitted[a]) > caps[a] {
+			over = append(over, p)
+		}
+	}
+	parallel(nq, func(lo, hi int) {
+		for a := lo; a < hi; a++ {
+			p := qs[a]
+			if int(emitted[a]) > caps[a] {
+				continue
+			}
+			p.st.OrAlgo = OrGPU
+			for _, t := range p.terms {
+				p.st.BlocksDecoded += int64(b.info[t.id].nb)
+				p.st.PostingsDecoded += int64(t.df)
+			}
+			p.st.Candidates += int64(emitted[a])
+			out[p.i].Results = results(out[p.i].Results[:0], keys[offs[a]:offs[a]+int(cnts[a])])
+		}
+	})
+	// Overflowed queries (too many candidates above a poor threshold): dense.
+	for len(over) > 0 {
+		n := 1
+		for n < len(over) && int64(n+1)*int64(b.n)*4 <= b.opt.AccumulatorBytes {
+			n++
+		}
+		if err := b.runOrDense(mem, over[:n], out); err != nil {
+			return err
+		}
+		over = over[n:]
+	}
+	return nil
+}

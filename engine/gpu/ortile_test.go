@@ -1,0 +1,190 @@
+package gpu
+
+import (
+	"fmt"
+	"math/rand"
+	"testing"
+
+	"github.com/qpengine/qp/compress"
+	"github.com/qpengine/qp/engine"
+	"github.com/qpengine/qp/score"
+)
+
+// orVariants are the OR strategies and tiled configurations every OR test
+// below runs: dense, tiled with the default tile (N < T here), tiled with
+// small tiles (many tiles, N not a multiple of T), with each selector.
+var orVariants = []struct {
+	name string
+	opt  Options
+}{
+	{"dense", Options{Or: OrDense}},
+	{"tiled", Options{}},
+	{"tiled/T64/tree", Options{orTile: 64, orSelect: "tree"}},
+	{"tiled/T100/radix", Options{orTile: 100, orSelect: "radix"}},
+	{"tiled/T1/tree", Options{orTile: 1, orSelect: "tree"}},
+}
+
+// orQueries keeps the OR and AND+OR variants of expand's queries.
+func orQueries(terms [][]string, ks []int) []engine.Query {
+	var qs []engine.Query
+	for _, q := range expand(terms, ks) {
+		if q.Mode != engine.And {
+			qs = append(qs, q)
+		}
+	}
+	return qs
+}
+
+// TestOrStrategies is TestDifferentialRandom's comparison with the CPU for
+// every OR variant (codecs bp128 and one other, block sizes, ties, QTF, k
+// from 1 to 10000 > items).
+func TestOrStrategies(t *testing.T) {
+	c := testContext(t)
+	nq := 10
+	emu := emulated(c)
+	if emu {
+		nq = 3
+	}
+	bp, _ := compress.ByName("bp128")
+	combo := 0
+	for _, codec := range []compress.Codec{bp, gpuCodecs()[0]} {
+		for _, bs := range []int{1, 16, 128} {
+			for _, n := range []int{1, 37, 400, 1500} {
+				combo++
+				if emu && (combo%3 != 0 || n > 400) {
+					continue // the emulator runs every CTA's threads on one core
+				}
+				ties := combo%2 == 0
+				rng := rand.New(rand.NewSource(int64(100 + combo)))
+				col := genCollection(rng, n, 24, bs, ties)
+				x := col.write(t, codec)
+				var terms [][]string
+				for range nq {
+					terms = append(terms, genQuery(rng, col.terms))
+				}
+				qs := orQueries(terms, []int{1, 10, 100, 10000})
+				for _, v := range orVariants {
+					if emu && v.opt.orTile == 1 && n > 40 {
+						continue
+					}
+					t.Run(fmt.Sprintf("%s/B%d/N%d/ties=%v/%s", codec.Name(), bs, n, ties, v.name), func(t *testing.T) {
+						compare(t, x, newBackend(t, x, v.opt), qs)
+					})
+				}
+			}
+		}
+	}
+}
+
+// TestOrTileBoundaries puts postings on both sides of every tile edge
+// (documents T-1, T, 2T-1, 2T, ... and the last one), with N not a
+// multiple of T, N < T and N == T.
+func TestOrTileBoundaries(t *testing.T) {
+	testContext(t)
+	const tile = 64
+	bp, _ := compress.ByName("bp128")
+	for _, n := range []int{tile - 1, tile, tile + 1, 5*tile + 17, 12 * tile} {
+		t.Run(fmt.Sprint("N", n), func(t *testing.T) {
+			rng := rand.New(rand.NewSource(int64(n)))
+			col := genCollection(rng, n, 12, 16, false)
+			// Extra lists on the tile edges.
+			var edge, edge2 []uint32
+			for d := tile - 1; d < n; d += tile {
+				edge = append(edge, uint32(d))
+				if d+1 < n {
+					edge = append(edge, uint32(d+1))
+				}
+			}
+			if len(edge) == 0 || edge[len(edge)-1] != uint32(n-1) {
+				edge = append(edge, uint32(n-1))
+			}
+			for d := 0; d < n; d += tile {
+				edge2 = append(edge2, uint32(d))
+			}
+			for i, l := range [][]uint32{edge, edge2} {
+				f := make([]uint32, len(l))
+				for j, d := range l {
+					f[j] = uint32(1 + j%3)
+					col.lens[d] += f[j]
+				}
+				col.terms = append(col.terms, fmt.Sprintf("zedge%d", i))
+				col.docs = append(col.docs, l)
+				col.freqs = append(col.freqs, f)
+			}
+			x := col.write(t, bp)
+			terms := [][]string{{"zedge0"}, {"zedge1"}, {"zedge0", "zedge1"}, {"zedge0", col.terms[0], col.terms[6]},
+				{"zedge1", col.terms[7], col.terms[8], col.terms[9]}}
+			qs := orQueries(terms, []int{1, 3, 10, 1000})
+			for _, v := range orVariants {
+				if v.opt.orTile == 1 {
+					continue // T is the test's tile
+				}
+				opt := v.opt
+				if opt.orTile != 0 {
+					opt.orTile = tile
+				}
+				t.Run(v.name, func(t *testing.T) { compare(t, x, newBackend(t, x, opt), qs) })
+			}
+		})
+	}
+}
+
+// TestOrTiledLarge has many tiles and many blocks per list (20000
+// documents, B=32), so the bounds skip tiles; k up to 10000; and the
+// index's BM25 parameters changed after building (stale block maxima: no
+// tile skipping).
+func TestOrTiledLarge(t *testing.T) {
+	c := testContext(t)
+	if testing.Short() {
+		t.Skip("short")
+	}
+	nq := 30
+	if emulated(c) {
+		nq = 2
+	}
+	for _, params := range []bool{false, true} {
+		t.Run(fmt.Sprintf("setparams=%v", params), func(t *testing.T) {
+			rng := rand.New(rand.NewSource(7))
+			col := genCollection(rng, 20000, 40, 32, false)
+			codec, _ := compress.ByName("bp128")
+			x := col.write(t, codec)
+			if params {
+				if err := x.SetParams(score.Params{K1: 1.2, B: 0.75}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var terms [][]string
+			for range nq {
+				terms = append(terms, genQuery(rng, col.terms))
+			}
+			qs := orQueries(terms, []int{1, 10, 100, 1000, 10000})
+			vs := []Options{{orTile: 512}, {orTile: 512, orSelect: "radix"}, {}}
+			if emulated(c) {
+				qs = orQueries(terms, []int{10, 10000})
+				vs = vs[:1]
+			}
+			for _, v := range vs {
+				compare(t, x, newBackend(t, x, v), qs)
+			}
+		})
+	}
+}
+
+// TestOrTiledOverflow forces tiny candidate regions so that queries
+// overflow and rerun on the dense path.
+func TestOrTiledOverflow(t *testing.T) {
+	testContext(t)
+	saved := orCapMin
+	orCapMin = 1
+	t.Cleanup(func() { orCapMin = saved })
+	rng := rand.New(rand.NewSource(11))
+	col := genCollection(rng, 3000, 20, 16, true)
+	bp, _ := compress.ByName("bp128")
+	x := col.write(t, bp)
+	var terms [][]string
+	for range 6 {
+		terms = append(terms, genQuery(rng, col.terms))
+	}
+	qs := orQueries(terms, []int{1, 10, 50})
+	compare(t, x, newBackend(t, x, Options{orTile: 128}), qs)
+}
