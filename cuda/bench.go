@@ -50,7 +50,7 @@ type BenchOptions struct {
 	BatchInts int     // integers per launch at least: BatchInts/L lists of length L per launch; default 2^22
 	PoolInts  int     // distinct integers generated per length, repeated to fill lists; default 2^16
 	Reps      int     // timed launches per measurement (median); default 20
-	Kernel    string  // "" (the codec's kernel), a variant ("bp128-direct", "pfordelta-direct") or "bp128-baseline"
+	Kernel    string  // "" (the codec's kernel) or "bp128-baseline" (the first BP128 kernel, qp_bp128_docs)
 	Mode      Mode    // Docs, or Freqs (frequencies 1 + a geometric variable of mean 1.5)
 	Seed      int64   // random seed (0: 1)
 	CopyBW    float64 // device-to-device copy bandwidth, bytes read + written per second; 0: measured first
@@ -295,11 +295,7 @@ func BenchDecode(c *Context, codec compress.Codec, lengths []int, opt BenchOptio
 		}
 		kname, baseline = "qp_bp128_docs", true
 	default:
-		v, ok := decodeVariants[opt.Kernel]
-		if !ok || v.id != codec.ID() {
-			return nil, fmt.Errorf("cuda: no kernel variant %q for codec %s", opt.Kernel, codec.Name())
-		}
-		kname = v.name
+		return nil, fmt.Errorf("cuda: no kernel %q for codec %s", opt.Kernel, codec.Name())
 	}
 	f := k.fns[kname]
 	if opt.CopyBW == 0 {

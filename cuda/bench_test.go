@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"fmt"
 	"os"
-	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -25,22 +24,12 @@ func (k benchKernel) name() string {
 	return k.codec.Name()
 }
 
-// benchKernels is every kernel BenchDecode measures: each codec's, the
-// variants, and the BP128 baseline.
+// benchKernels is every kernel BenchDecode measures: each codec's and the
+// BP128 baseline.
 func benchKernels() []benchKernel {
 	var ks []benchKernel
 	for _, c := range compress.All() {
 		ks = append(ks, benchKernel{c, ""})
-		var vs []string
-		for name, v := range decodeVariants {
-			if v.id == c.ID() {
-				vs = append(vs, name)
-			}
-		}
-		sort.Strings(vs)
-		for _, v := range vs {
-			ks = append(ks, benchKernel{c, v})
-		}
 		if c.ID() == compress.IDBP128 {
 			ks = append(ks, benchKernel{c, "bp128-baseline"})
 		}
@@ -48,7 +37,7 @@ func benchKernels() []benchKernel {
 	return ks
 }
 
-// BenchmarkDecode times every codec's kernel (and the variants) decoding
+// BenchmarkDecode times every codec's kernel (and the BP128 baseline) decoding
 // batches of 2^22 docIDs in lists of 2^20 (BenchDecode, CUDA event times of
 // the kernel alone, median of -benchtime launches but at least 5).
 func BenchmarkDecode(b *testing.B) {

@@ -12,13 +12,13 @@ import (
 // WriteDecodeSVG draws results of BenchDecode and BenchDecodeCPU as an SVG
 // line chart: integers decoded per second (log scale) against list length
 // (log2 scale), one colour per codec, one line per codec, kernel and
-// device (GPU solid, variant kernels dotted, CPU dashed, in the order the
-// results first name them). title is
+// device (GPU solid, the BP128 baseline kernel dotted, CPU dashed, in the
+// order the results first name them). title is
 // printed above the chart. It writes nothing but the SVG document.
 func WriteDecodeSVG(w io.Writer, title string, rs []DecodeResult) error {
 	type series struct {
 		codec, device string
-		cpu, variant  bool
+		cpu, baseline bool
 		pts           [][2]float64 // log2 length, ints/s
 	}
 	var ss []*series
@@ -39,16 +39,11 @@ func WriteDecodeSVG(w io.Writer, title string, rs []DecodeResult) error {
 			if cpu {
 				dev = "CPU"
 			}
-			name, variant := r.Codec, false
-			for vn, v := range decodeVariants {
-				if v.name == r.Kernel {
-					name, variant = vn, true
-				}
+			name, baseline := r.Codec, r.Kernel == "qp_bp128_docs"
+			if baseline {
+				name = "bp128-baseline"
 			}
-			if r.Kernel == "qp_bp128_docs" {
-				name, variant = "bp128-baseline", true
-			}
-			s = &series{codec: name, device: dev, cpu: cpu, variant: variant}
+			s = &series{codec: name, device: dev, cpu: cpu, baseline: baseline}
 			byKey[key] = s
 			ss = append(ss, s)
 			if _, ok := colour[r.Codec]; !ok {
@@ -114,7 +109,7 @@ func WriteDecodeSVG(w io.Writer, title string, rs []DecodeResult) error {
 		switch {
 		case s.cpu:
 			dash = ` stroke-dasharray="6 3"`
-		case s.variant:
+		case s.baseline:
 			dash = ` stroke-dasharray="2 2"`
 		}
 		var pts []string

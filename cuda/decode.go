@@ -3,7 +3,6 @@ package cuda
 import (
 	"fmt"
 	"math"
-	"sort"
 
 	"github.com/qpengine/qp/compress"
 )
@@ -51,8 +50,7 @@ const MaxBlockValues = 128
 // size limit).
 const maxSegValues = 1 << 16
 
-// segmented gives the longest block of the codecs whose kernels (and
-// variants) decode blocks of more than MaxBlockValues values (decode.cuh
+// segmented gives the longest block of the codecs whose kernels decode blocks of more than MaxBlockValues values (decode.cuh
 // kSeg, kMaxM).
 var segmented = map[compress.ID]int{
 	compress.IDBP128:    maxSegValues,
@@ -109,7 +107,9 @@ type decodeKernel struct {
 	sorted bool
 }
 
-// decodeKernels maps every codec to its kernel. LRCSeg and SegLRC encode
+// decodeKernels maps every codec to its kernel (one per codec: the
+// candidate kernels measured on 2026-11-22 were promoted or removed,
+// docs/GPU-DECODE.md). LRCSeg and SegLRC encode
 // blocks of at most 256 values byte for byte like LRC, so the LRC kernel
 // decodes all three (compiled for at most 256 values for those two).
 var decodeKernels = map[compress.ID]decodeKernel{
@@ -124,41 +124,6 @@ var decodeKernels = map[compress.ID]decodeKernel{
 	compress.IDLRCSeg:    {"qp_decode_lrc256", compress.IDLRCSeg, true},
 	compress.IDSegLRC:    {"qp_decode_lrc256", compress.IDSegLRC, true},
 	compress.IDHSLRC:     {"qp_decode_hslrc", compress.IDHSLRC, true},
-}
-
-// decodeVariants are alternative kernels of some codecs, measured by the
-// benchmarks against the default ones (same results, same tests: every test
-// runs every variant). The first version's staged, direct and
-// cp.async-pipelined variants were measured on 2026-11-22
-// (docs/GPU-DECODE.md) and replaced. Present ones (issue #3, PForDelta to
-// 300 G ints/s and Elias-Fano to 200 G below 2^26; not yet measured):
-//
-//   - "-u4": the lane's four packed values cut from one or two 32-bit word
-//     loads (decode.cuh unpack4) instead of one or two loads per value;
-//   - "-o5"/"-o6": compiled for one more resident CTA per SM (a tighter
-//     register cap: more warps to hide the dependent load chains);
-//   - eliasfano "-v2": unpack4 for the lower bits and the upper bits cut
-//     into 32 chunks of 2W bits, so the divergent walk over each chunk's
-//     ones is shorter.
-var decodeVariants = map[string]decodeKernel{
-	"bp128-u4":       {"qp_decode_bp128_u4", compress.IDBP128, false},
-	"pfordelta-u4":   {"qp_decode_pfordelta_u4", compress.IDPForDelta, false},
-	"pfordelta-u4o5": {"qp_decode_pfordelta_u4o5", compress.IDPForDelta, false},
-	"eliasfano-v2":   {"qp_decode_eliasfano_v2", compress.IDEliasFano, true},
-	"eliasfano-v2o6": {"qp_decode_eliasfano_v2o6", compress.IDEliasFano, true},
-}
-
-// DecodeVariants returns the names of the codec's alternative decoding
-// kernels (BenchOptions.Kernel), sorted.
-func DecodeVariants(id compress.ID) []string {
-	var vs []string
-	for name, v := range decodeVariants {
-		if v.id == id {
-			vs = append(vs, name)
-		}
-	}
-	sort.Strings(vs)
-	return vs
 }
 
 // Supported reports whether the GPU decodes blocks of the codec.

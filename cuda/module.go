@@ -6,7 +6,6 @@ import (
 	"github.com/qpengine/qp/compress"
 	"math"
 	"runtime"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -202,14 +201,6 @@ func kernelNames() []string {
 		if k, ok := decodeKernels[id.ID()]; ok {
 			add(k)
 		}
-	}
-	variants := make([]string, 0, len(decodeVariants))
-	for v := range decodeVariants {
-		variants = append(variants, v)
-	}
-	sort.Strings(variants)
-	for _, v := range variants {
-		add(decodeVariants[v])
 	}
 	return names
 }

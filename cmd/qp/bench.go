@@ -120,7 +120,6 @@ all cores. Lists are sampled up to --postings postings in total.`)
 	lengthsFlag := fs.String("lengths", "2^10..2^26", "list lengths of part 1: A..B (powers of two from A to B) or a comma-separated list; 'none' skips part 1")
 	batch := fs.String("batch", "2^22", "part 1: integers per launch at least (short lists are batched)")
 	reps := fs.Int("reps", 20, "part 1: timed GPU launches per point (median)")
-	variants := fs.Bool("variants", false, "part 1: also measure the GPU decoders' alternative kernels (cuda.DecodeVariants)")
 	cpuTime := fs.Duration("cpu-time", 100*time.Millisecond, "part 1: minimum CPU measuring time per point")
 	modeFlag := fs.String("mode", "docs", "part 1: decode docs (absolute docIDs) or freqs")
 	csvPath := fs.String("csv", "", "part 1: write every measurement as CSV to this file")
@@ -164,7 +163,7 @@ all cores. Lists are sampled up to --postings postings in total.`)
 	}
 	if len(lengths) > 0 {
 		if err := benchDecodeLengths(list, lengths, *device, *gpuOrd, cuda.BenchOptions{BatchInts: batchInts, Reps: *reps, Mode: mode},
-			*variants, *cpuTime, *csvPath, *plotPath); err != nil {
+			*cpuTime, *csvPath, *plotPath); err != nil {
 			return err
 		}
 	}
@@ -176,7 +175,7 @@ all cores. Lists are sampled up to --postings postings in total.`)
 
 // benchDecodeLengths is part 1 of benchDecode.
 func benchDecodeLengths(list []compress.Codec, lengths []int, device string, ordinal int, opt cuda.BenchOptions,
-	variants bool, cpuTime time.Duration, csvPath, plotPath string) (err error) {
+	cpuTime time.Duration, csvPath, plotPath string) (err error) {
 	var ctx *cuda.Context
 	switch device {
 	case "cpu":
@@ -216,7 +215,7 @@ func benchDecodeLengths(list []compress.Codec, lengths []int, device string, ord
 		fmt.Printf("%-14s %5s %6s %8s %10s\n", "codec", "L", "lists", "bits/int", "CPU Gint/s")
 	}
 	var all []cuda.DecodeResult
-	best := map[string]map[int]float64{} // kernel label (codec or variant) → length → GPU ints/s
+	best := map[string]map[int]float64{} // codec → length → GPU ints/s
 	var labels []string
 	record := func(label string, rs []cuda.DecodeResult) {
 		if best[label] == nil {
@@ -255,27 +254,6 @@ func benchDecodeLengths(list []compress.Codec, lengths []int, device string, ord
 		}
 		all = append(all, g...)
 		all = append(all, cp...)
-		if ctx == nil || !variants {
-			continue
-		}
-		for _, vn := range cuda.DecodeVariants(cd.ID()) {
-			o := opt
-			o.Kernel = vn
-			vr, err := cuda.BenchDecode(ctx, cd, lengths, o)
-			if err != nil {
-				return err
-			}
-			record(vn, vr)
-			for i, gr := range vr {
-				line := fmt.Sprintf("%-14s %5s %6d %8.2f %10.1f %10.1f %8.2f", vn, pow2(gr.Length), gr.Lists, gr.BitsPerInt,
-					gr.IntsPerSec/1e9, gr.SingleIntsPerSec/1e9, gr.BandwidthFrac)
-				if i < len(g) {
-					line += fmt.Sprintf("   (%+.0f%% vs %s)", 100*(gr.IntsPerSec/g[i].IntsPerSec-1), cd.Name())
-				}
-				fmt.Println(line)
-			}
-			all = append(all, vr...)
-		}
 	}
 	if ctx != nil {
 		// The targets of issue #3: long lists >= 300 G ints/s (BP128,
@@ -284,8 +262,7 @@ func benchDecodeLengths(list []compress.Codec, lengths []int, device string, ord
 		fmt.Println()
 		goals := map[string]float64{"bp128": 300e9, "pfordelta": 300e9, "eliasfano": 200e9}
 		for _, label := range labels {
-			codec, _, _ := strings.Cut(label, "-")
-			goal, ok := goals[codec]
+			goal, ok := goals[label]
 			if !ok {
 				continue
 			}

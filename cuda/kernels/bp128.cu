@@ -14,8 +14,11 @@
 //
 // qp_decode_bp128: the decode.cuh framework. Phase 1, per lane: the count,
 // width, length and padding checks of its block. Phase 2, per warp and
-// block: lane l extracts values 4l..4l+3 with two 32-bit loads and a funnel
-// shift each, the docID prefix sum is a per-lane sum of 4 plus one warp
+// block: lane l extracts values 4l..4l+3 with decode.cuh unpack4 (for w <= 8
+// one or two 32-bit word loads and 64-bit shifts for all four, else one or
+// two loads and a funnel shift each; the "bp128-u4" variant before it was
+// promoted, 2026-11-22: +4..10% at 2^22-2^26, -1..5% in 2^22-integer
+// batches of shorter lists, docs/GPU-DECODE.md), the docID prefix sum is a per-lane sum of 4 plus one warp
 // scan, and 16-byte stores write the result. Launch shape: persistent grid
 // of CTAs of 256 threads (8 warps), at least 6 CTAs per SM (40 registers);
 // static shared memory 16512 bytes per CTA (per warp: 32 block records of 48
@@ -49,15 +52,14 @@ namespace qp_bp128 {
 using namespace qp_dec;
 
 // Codec is BP128 for decode.cuh. Record: h[0] = width w, h[1] = bit offset
-// of the packed values. U4: values cut with unpack4 (decode.cuh).
-template <bool U4>
+// of the packed values; values cut with unpack4 (decode.cuh).
 //
 // Blocks of more than 128 values (kSeg, decode.cuh segments) are the
 // codec's own sub-blocks of 128: header() walks and checks all of them
 // (width <= 32, length, zero padding of each, no trailing bytes) and
 // records h[0] = the byte offset of the first width byte; segment s reads
 // its width byte at the state st and moves st past its packed values.
-struct CodecT {
+struct Codec {
 	static constexpr bool kSorted = false;
 	static constexpr bool kCheck = false;
 	static constexpr bool kSeg = true;
@@ -117,24 +119,15 @@ struct CodecT {
 
 	template <class S>
 	__device__ __forceinline__ static u32 values(const View &v, u32 m, const u32 *h, u32 (&x)[4], S &, u32 lane) {
-		const u32 w = h[0], i0 = lane * 4, p0 = h[1] + i0 * w, mask = wmask(w);
-		if (U4) {
-			unpack4(v, p0, w, lane_count(m, lane), x);
-		} else {
-#pragma unroll
-			for (int j = 0; j < 4; j++) x[j] = i0 + j < m && w ? v.field(p0 + j * w, w, mask) : 0;
-		}
+		const u32 w = h[0];
+		unpack4(v, h[1] + lane * 4 * w, w, lane_count(m, lane), x);
 		return 0;
 	}
 };
 
-using Codec = CodecT<false>;
-
 } // namespace qp_bp128
 
 QP_DECODE_KERNEL(qp_decode_bp128, qp_bp128::Codec, 8, 6)
-// Variant (decodeVariants): unpack4.
-QP_DECODE_KERNEL(qp_decode_bp128_u4, qp_bp128::CodecT<true>, 8, 6)
 
 // ---- qp_bp128_docs: the baseline kernel ----
 //

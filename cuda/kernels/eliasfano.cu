@@ -13,12 +13,17 @@
 //	ceil(n*l/8) bytes LBA (low l bits of x_i at i*l) and W 64-bit words
 //	UBA (bit h_i + i set for every i, h_i = x_i >> l).
 //
-// Decoding, Parallel-QS fused into one pass (Li §5.1-5.2): the LBA by shift
-// and mask (lane l: x_{4l..4l+3}); the UBA cut into 16-bit chunks, lane c
-// popcounts chunk c and a warp exclusive scan of the counts (the block
-// prefix sum) gives the element index i of each chunk's first one; the lane
-// walks its ones (bit p of element i: h_i = p - i) and gathers h_i into
-// shared memory; then x_i = h_i << l | low_i. Docs add the block base,
+// Decoding, Parallel-QS fused into one pass (Li §5.1-5.2): the LBA cut with
+// decode.cuh unpack4 (lane l: x_{4l..4l+3}); the UBA cut into 32 chunks of
+// 2W bits (<= 12), lane c popcounts chunk c and a warp exclusive scan of the
+// counts (the block prefix sum) gives the element index i of each chunk's
+// first one; the lane walks its ones (bit p of element i: h_i = p - i) and
+// gathers h_i into shared memory; then x_i = h_i << l | low_i. With 32
+// chunks of 2W bits instead of 4W <= 24 chunks of 16 bits (the first
+// kernel), the divergent walk takes about m/32 iterations per lane (at
+// most 12) instead of about m/(4W) (at most 16): the "eliasfano-v2"
+// variant before it was promoted (2026-11-22, H200: +3..18% at every
+// length, docs/GPU-DECODE.md). Docs add the block base,
 // frequencies take differences (decode.cuh).
 //
 // Launch shape: persistent grid of CTAs of 256 threads (8 warps), at least 5 CTAs
@@ -42,14 +47,7 @@ using namespace qp_dec;
 
 // Record: h[0] = l, h[1] = bit offset of the LBA, h[2] = bit offset of the
 // UBA, h[3] = W (UBA words), h[4] = max.
-//
-// V2 (variants): the UBA is cut into 32 chunks of 2W bits (<= 12), one per
-// lane, instead of 4W chunks of 16 bits on 4W <= 24 lanes, so the
-// divergent walk over each chunk's ones takes about m/32 iterations per
-// lane (at most 12) instead of about m/(4W) (at most 16); and the LBA is
-// cut with unpack4 (decode.cuh).
-template <bool V2>
-struct CodecT {
+struct Codec {
 	static constexpr bool kSorted = true;
 	static constexpr bool kCheck = true;
 	static constexpr int kHdr = 5;
@@ -89,10 +87,10 @@ struct CodecT {
 	template <class S>
 	__device__ __forceinline__ static u32 values(const View &v, u32 m, const u32 *h, u32 (&x)[4], S &sm, u32 lane) {
 		const u32 l = h[0], lp = h[1], ub = h[2], W = h[3], top = h[4];
-		// Upper bits: 16-bit chunks, 4W <= 24 of them, one per lane.
+		// Upper bits: 32 chunks of 2W <= 12 bits, one per lane.
 		u32 *hv = sm.vals;
-		const u32 cw = V2 ? 2 * W : 16; // chunk width in bits
-		u32 ch = V2 || lane < 4 * W ? v.bits(ub + lane * cw, cw) : 0;
+		const u32 cw = 2 * W; // chunk width in bits
+		u32 ch = v.bits(ub + lane * cw, cw);
 		u32 total;
 		u32 i = excl_sum(static_cast<u32>(__popc(ch)), total);
 		while (ch) {
@@ -102,22 +100,12 @@ struct CodecT {
 		}
 		__syncwarp();
 		u32 code = total != m ? kBadStructure : 0;
-		const u32 i0 = lane * 4;
-		if (V2) {
-			const u32 nv = lane_count(m, lane);
-			unpack4(v, lp + i0 * l, l, code ? 0 : nv, x);
+		const u32 i0 = lane * 4, nv = lane_count(m, lane);
+		unpack4(v, lp + i0 * l, l, code ? 0 : nv, x);
 #pragma unroll
-			for (int j = 0; j < 4; j++) {
-				const u32 k = static_cast<u32>(j) < nv ? i0 + j : m - 1;
-				x[j] = code ? 0 : static_cast<u32>(static_cast<ull>(hv[k]) << l) | x[j];
-			}
-		} else {
-			const u32 mask = wmask(l);
-#pragma unroll
-			for (int j = 0; j < 4; j++) {
-				const u32 k = i0 + j < m ? i0 + j : m - 1;
-				x[j] = code ? 0 : static_cast<u32>(static_cast<ull>(hv[k]) << l) | (l ? v.field(lp + k * l, l, mask) : 0);
-			}
+		for (int j = 0; j < 4; j++) {
+			const u32 k = static_cast<u32>(j) < nv ? i0 + j : m - 1;
+			x[j] = code ? 0 : static_cast<u32>(static_cast<ull>(hv[k]) << l) | x[j];
 		}
 		// Non-decreasing, and the last value is max.
 		u32 prev = __shfl_up_sync(kFull, x[3], 1);
@@ -134,12 +122,9 @@ struct CodecT {
 	}
 };
 
-using Codec = CodecT<false>;
-
 } // namespace qp_ef
 
+// At least 5 CTAs per SM. Compiled for 6 (a 40-register cap: the
+// "eliasfano-v2o6" variant, 2026-11-22) it was no faster (-0..4%,
+// docs/GPU-DECODE.md).
 QP_DECODE_KERNEL(qp_decode_eliasfano, qp_ef::Codec, 8, 5)
-// Variants (decodeVariants): V2, and V2 compiled for 6 resident CTAs per SM
-// (a 40-register cap: 48 warps per SM instead of 40).
-QP_DECODE_KERNEL(qp_decode_eliasfano_v2, qp_ef::CodecT<true>, 8, 5)
-QP_DECODE_KERNEL(qp_decode_eliasfano_v2o6, qp_ef::CodecT<true>, 8, 6)

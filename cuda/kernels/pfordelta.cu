@@ -138,10 +138,11 @@ __device__ __forceinline__ u32 level1(const View &v, const Part &a, const Part &
 // Record: for each of the 7 parts, b | e << 8 and the slots' bit offset: p0
 // at h[0..1]; then for H (a = 0) and G (a = 1): the level-1 array at
 // h[2+6a..], its FLAT high parts at h[4+6a..] and its FLAT gaps at h[6+6a..].
-// U4: the level-0 slots are cut with unpack4 (decode.cuh: one or two word
-// loads per lane for b <= 8) instead of one field() per value.
-template <bool U4>
-struct CodecT {
+// The level-0 slots are cut with unpack4 (decode.cuh: one or two word loads
+// per lane for b <= 8) instead of one field() per value: the "pfordelta-u4"
+// variant before it was promoted (2026-11-22, H200: +3..8% from 2^20 to
+// 2^26, within -2% below; docs/GPU-DECODE.md).
+struct Codec {
 	static constexpr bool kSorted = false;
 	static constexpr bool kCheck = true;
 	static constexpr int kHdr = 14;
@@ -244,14 +245,7 @@ struct CodecT {
 	template <class S>
 	__device__ __forceinline__ static u32 values(const View &v, u32 m, const u32 *h, u32 (&x)[4], S &sm, u32 lane) {
 		const Part p0 = get(h, m);
-		const u32 i0 = lane * 4, p = p0.sp + i0 * p0.b;
-		if (U4) {
-			unpack4(v, p, p0.b, lane_count(m, lane), x);
-		} else {
-			const u32 mask = wmask(p0.b);
-#pragma unroll
-			for (int j = 0; j < 4; j++) x[j] = i0 + j < m && p0.b ? v.field(p + j * p0.b, p0.b, mask) : 0;
-		}
+		unpack4(v, p0.sp + lane * 4 * p0.b, p0.b, lane_count(m, lane), x);
 		if (p0.e == 0) return 0;
 		if (p0.e <= 32) {
 			const Part ph = get(h + 2, p0.e), pg = get(h + 8, p0.e);
@@ -262,13 +256,10 @@ struct CodecT {
 	}
 };
 
-using Codec = CodecT<false>;
-
 } // namespace qp_pfd
 
+// At least 4 CTAs per SM. Compiled for 5 (a 48-register cap with 16 bytes
+// of spill: the "pfordelta-u4o5" variant, 2026-11-22) it was 2.6% faster
+// at 2^26 (302.8 vs 295.1 G ints/s) but slower at every other length
+// measured, by 2-13% (docs/GPU-DECODE.md), so the cap stays at 4.
 QP_DECODE_KERNEL(qp_decode_pfordelta, qp_pfd::Codec, 8, 4)
-// Variants (cuda/decode.go decodeVariants, measured against the default by
-// `qp bench decode --variants`): unpack4, and unpack4 compiled for 5
-// resident CTAs per SM (a 48-register cap: 40 warps per SM instead of 32).
-QP_DECODE_KERNEL(qp_decode_pfordelta_u4, qp_pfd::CodecT<true>, 8, 4)
-QP_DECODE_KERNEL(qp_decode_pfordelta_u4o5, qp_pfd::CodecT<true>, 8, 5)

@@ -384,7 +384,7 @@ func (c *listCache) upload(total int64) error {
 	parallel(len(c.missing), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			t := int(c.missing[i])
-			l, err := x.List(t)
+			l, err := x.BlockCodedList(t)
 			if err != nil {
 				panic(fmt.Sprintf("BUG: gpu: term %d, read by New: %v", t, err))
 			}
@@ -620,7 +620,7 @@ func (b *Backend) initCache(budget int64, meta []uint32) error {
 	x := b.x
 	size := make([]int64, x.NumTerms())
 	for t := range size {
-		l, err := x.List(t)
+		l, err := x.BlockCodedList(t)
 		if err != nil {
 			return fmt.Errorf("gpu: %w", err)
 		}

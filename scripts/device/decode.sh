@@ -1,9 +1,7 @@
 #!/usr/bin/env bash
 # scripts/device/decode.sh — GPU decoders (issue #3): the cuda package's
-# decoder tests (long blocks included), then `qp bench decode` (every codec
-# and the candidate kernels (--variants: bp128-u4, pfordelta-u4,
-# pfordelta-u4o5, eliasfano-v2, eliasfano-v2o6), lists of 2^10 .. 2^26,
-# GPU and all CPU cores) on a small generated index; table, CSV and SVG plot
+# decoder tests (long blocks included), then `qp bench decode` (every codec,
+# lists of 2^10 .. 2^26, GPU and all CPU cores) on a small generated index; table, CSV and SVG plot
 # into $OUT. About 2-4 minutes on an H200.
 #
 # Build first (on the Go machine, repository root):
@@ -35,7 +33,7 @@ t1=$(date +%s)
 echo "qp gen: $(( $(date +%s) - t1 ))s"
 t2=$(date +%s)
 cmd=("$bin/qp" bench decode /tmp/g.qp --device gpu --codecs "${CODECS:-all}" --lengths "${LENGTHS:-2^10..2^26}"
-  --batch "${BATCH:-2^22}" --postings 0 --variants --csv "$OUT/decode.csv" --plot "$OUT/decode.svg")
+  --batch "${BATCH:-2^22}" --postings 0 --csv "$OUT/decode.csv" --plot "$OUT/decode.svg")
 echo "${cmd[*]}" >"$OUT/command.txt"
 "${cmd[@]}" >"$OUT/bench.log" 2>&1
 brc=$?
