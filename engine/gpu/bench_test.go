@@ -18,7 +18,9 @@ import (
 
 // genDocs is the size of the synthetic collection of TestGen and the
 // benchmark (gen's GOV2-calibrated model: ~233 postings per document);
-// $QP_BENCH_DOCS overrides it (e.g. 2000000 or 10000000 on a GPU machine).
+// $QP_BENCH_DOCS overrides it (e.g. 2000000 or 10000000 on a GPU machine),
+// and $QP_BENCH_INDEX names an index (`qp gen --queries ...` output) to
+// open instead of generating one.
 var genDocs = func() int {
 	if v, err := strconv.Atoi(os.Getenv("QP_BENCH_DOCS")); err == nil && v > 0 {
 		return v
@@ -60,14 +62,24 @@ func buildGenIndex(path, logDir string) (*index.Index, [][]string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	f, err := os.Open(logs[1])
+	qs, err := loadLogQueries(logs[1])
 	if err != nil {
 		return nil, nil, err
+	}
+	return x, qs, nil
+}
+
+// loadLogQueries reads a query log and returns its queries analyzed as gen
+// analyzes them (empty ones dropped).
+func loadLogQueries(path string) ([][]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
 	}
 	defer f.Close()
 	eq, err := eval.ReadQueries(f)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	var qs [][]string
 	for _, q := range eq {
@@ -75,7 +87,7 @@ func buildGenIndex(path, logDir string) (*index.Index, [][]string, error) {
 			qs = append(qs, ts)
 		}
 	}
-	return x, qs, nil
+	return qs, nil
 }
 
 // BenchmarkSearchBatch reports the GPU backend's queries/s on the TREC 2006

@@ -526,7 +526,12 @@ func genIndex(t testing.TB) (*index.Index, [][]string) {
 	genOnce.Do(func() {
 		start := time.Now()
 		genDir, genErr = os.MkdirTemp("", "qp-gpu-gen-")
-		if genErr == nil {
+		if path := os.Getenv("QP_BENCH_INDEX"); genErr == nil && path != "" {
+			genX, genErr = index.Open(path)
+			if genErr == nil {
+				genQueries, genErr = loadLogQueries(filepath.Join(dir, "06.efficiency_topics.txt"))
+			}
+		} else if genErr == nil {
 			genX, genQueries, genErr = buildGenIndex(filepath.Join(genDir, "gen.qp"), dir)
 		}
 		if genErr == nil {

@@ -7,16 +7,16 @@
 # About 2-3 minutes on an H200; logs into $OUT.
 #
 # Build first (on the Go machine, repository root):
-#   mkdir -p bin/dev/andeng/data
-#   cp /work/shared/data/queries/0[56].efficiency_topics.txt bin/dev/andeng/data/
+#   mkdir -p bin/dev/data
+#   cp /work/shared/data/queries/0[56].efficiency_topics.txt bin/dev/data/
 #   flock /tmp/qp-kernels.lock make kernels
-#   CGO_ENABLED=0 go test -c -o bin/dev/andeng/gpu.test ./engine/gpu
+#   CGO_ENABLED=0 go test -c -o bin/dev/gpu.test ./engine/gpu
 #
 # Environment (optional): SKIP_TESTS=1, BENCHTIME (default 5x).
 set -u
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
-bin=bin/dev/andeng
+bin=${BIN:-bin/dev}
 export QP_QUERIES=$PWD/$bin/data
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv >"$OUT/device.txt" 2>&1
 rc=0

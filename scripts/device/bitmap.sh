@@ -5,11 +5,11 @@
 # suite, then the CPU crossover measurement `qp bench bitmap` on the 16-core
 # machine.
 # Build first (on the dev machine, from the repository root):
-#   CGO_ENABLED=0 go test -c -o bin/dev/bitmap/gpu.test ./engine/gpu
-#   CGO_ENABLED=0 go build -o bin/dev/bitmap/qp ./cmd/qp
+#   CGO_ENABLED=0 go test -c -o bin/dev/gpu.test ./engine/gpu
+#   CGO_ENABLED=0 go build -o bin/dev/qp ./cmd/qp
 set -u
 mkdir -p "$OUT"
-B=bin/dev/bitmap
+B=${BIN:-bin/dev}
 "$B/gpu.test" -test.run 'TestBitmapLists' -test.count=1 -test.v >"$OUT/gpu-bitmap.log" 2>&1
 echo "gpu bitmap test rc=$?"; tail -5 "$OUT/gpu-bitmap.log"
 timeout 120 "$B/gpu.test" -test.count=1 -test.short >"$OUT/gpu-all.log" 2>&1

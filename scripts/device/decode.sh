@@ -5,17 +5,17 @@
 # into $OUT. About 2-4 minutes on an H200.
 #
 # Build first (on the Go machine, repository root):
-#   mkdir -p bin/dev/decode
+#   mkdir -p bin/dev
 #   flock /tmp/qp-kernels.lock make kernels
-#   CGO_ENABLED=0 go test -c -o bin/dev/decode/cuda.test ./cuda
-#   CGO_ENABLED=0 go build -o bin/dev/decode/qp ./cmd/qp
+#   CGO_ENABLED=0 go test -c -o bin/dev/cuda.test ./cuda
+#   CGO_ENABLED=0 go build -o bin/dev/qp ./cmd/qp
 #
 # Environment (optional): LENGTHS (default 2^10..2^26), CODECS (all),
 # BATCH (2^22: integers per launch for short lists), SKIP_TESTS=1.
 set -u
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
-bin=bin/dev/decode
+bin=${BIN:-bin/dev}
 start=$(date +%s)
 nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,clocks.max.mem --format=csv >"$OUT/device.txt" 2>&1
 rc=0

@@ -3,9 +3,9 @@
 # kernels (cuda/kernels/intersect.cu, cuda/intersect.go) on the device
 # machine. Expects prebuilt binaries (built on the Go machine, repo root):
 #
-#	CGO_ENABLED=0 go test -c -o bin/dev/isect/cuda.test ./cuda
-#	CGO_ENABLED=0 go build -o bin/dev/isect/qp ./cmd/qp
-#	cp ../shared/data/queries/0[56].efficiency_topics.txt bin/dev/isect/data/
+#	CGO_ENABLED=0 go test -c -o bin/dev/cuda.test ./cuda
+#	CGO_ENABLED=0 go build -o bin/dev/qp ./cmd/qp
+#	cp ../shared/data/queries/0[56].efficiency_topics.txt bin/dev/data/
 #
 # Runs the differential GPU tests (-test.run Intersect), builds a 2M-document
 # GOV2-like index (~15 s) and runs `qp bench intersect` over 10,000 TREC 2006
@@ -14,7 +14,7 @@
 set -u
 OUT=${OUT:-/tmp/isect-out}
 mkdir -p "$OUT"
-D=bin/dev/isect
+D=${BIN:-bin/dev}
 rc=0
 echo "== cuda tests (Intersect)" | tee "$OUT/summary.txt"
 (cd cuda && timeout 300 ../$D/cuda.test -test.run Intersect -test.v -test.count=1) >"$OUT/cuda-test.log" 2>&1 || rc=1

@@ -8,17 +8,17 @@
 # the TREC 2006 efficiency queries. At most ~5 minutes; logs into $OUT.
 #
 # Build first (on the Go machine, repository root):
-#   mkdir -p bin/dev/ortile/data
-#   cp /work/shared/data/queries/0[56].efficiency_topics.txt bin/dev/ortile/data/
+#   mkdir -p bin/dev/data
+#   cp /work/shared/data/queries/0[56].efficiency_topics.txt bin/dev/data/
 #   flock /tmp/qp-kernels.lock make kernels
-#   CGO_ENABLED=0 go test -c -o bin/dev/ortile/gpu.test ./engine/gpu
+#   CGO_ENABLED=0 go test -c -o bin/dev/gpu.test ./engine/gpu
 #
 # Environment (optional): SKIP_TESTS=1, BENCHTIME (default 3x),
 # DOCS (default "2000000 10000000"), QUERIES (default 10000).
 set -u
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
-bin=bin/dev/ortile
+bin=${BIN:-bin/dev}
 export QP_QUERIES=$PWD/$bin/data
 export QP_BENCH_QUERIES=${QUERIES:-10000}
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv >"$OUT/device.txt" 2>&1

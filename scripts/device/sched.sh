@@ -10,13 +10,13 @@
 # About 4-5 minutes on an H200; logs and reports into $OUT.
 #
 # Build first (on the Go machine, repository root):
-#   mkdir -p bin/dev/sched/data
-#   cp /work/shared/data/queries/0[56].efficiency_topics.txt bin/dev/sched/data/
-#   CGO_ENABLED=0 go test -c -o bin/dev/sched/gpu.test ./engine/gpu
-#   CGO_ENABLED=0 go build -o bin/dev/sched/qp ./cmd/qp
+#   mkdir -p bin/dev/data
+#   cp /work/shared/data/queries/0[56].efficiency_topics.txt bin/dev/data/
+#   CGO_ENABLED=0 go test -c -o bin/dev/gpu.test ./engine/gpu
+#   CGO_ENABLED=0 go build -o bin/dev/qp ./cmd/qp
 set -u
 mkdir -p "$OUT"
-d=bin/dev/sched
+d=${BIN:-bin/dev}
 export QP_QUERIES=$PWD/$d/data
 nvidia-smi -L > "$OUT/device.txt" 2>&1
 

@@ -1,9 +1,9 @@
 #!/bin/sh
 # wah.sh — GPU run of the WAH bitmap work (cuda/wah.go, kernels/wah.cu,
 # qp bench wah) on the device machine. Expects, built on the dev machine:
-#   CGO_ENABLED=0 go test -c -o bin/dev/wah/cuda.test ./cuda
-#   CGO_ENABLED=0 go build -o bin/dev/wah/qp ./cmd/qp
-#   mkdir -p bin/dev/wah/data && cp /work/shared/data/queries/0[56].efficiency_topics.txt bin/dev/wah/data/
+#   CGO_ENABLED=0 go test -c -o bin/dev/cuda.test ./cuda
+#   CGO_ENABLED=0 go build -o bin/dev/qp ./cmd/qp
+#   mkdir -p bin/dev/data && cp /work/shared/data/queries/0[56].efficiency_topics.txt bin/dev/data/
 # Writes three files under $OUT: wah.log (summary lines "== step rc=N"
 # first, then the GPU, the test log, the gen log and the bench output),
 # wah.csv and wah.svg. About 2-4 minutes (tests <= 120 s, gen <= 90 s,
@@ -12,7 +12,7 @@ set -u
 OUT=${OUT:-/tmp/wah-out}
 mkdir -p "$OUT"
 cd "$(dirname "$0")/../.."
-D=bin/dev/wah
+D=${BIN:-bin/dev}
 T=$(mktemp -d)
 step() { # step NAME: appends "== NAME rc=N (S s)" to the summary
 	echo "== $1 rc=$2 ($3 s)" >>"$T/summary"

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# scripts/device/q10m.sh — issue #4's headline run: a GOV2-like `qp gen`
+# index of $DOCS (default 10M) documents holding the TREC 2005/2006
+# efficiency query terms, then
+#  1. `qp bench query --device gpu --profile`: the first 10,000 TREC 2006
+#     queries, top-10, AND / OR / AND+OR on the GPU (batch latency mean,
+#     p50, p99, time split) and on the CPU engine with 16 workers, every
+#     row's results checked identical to its mode's first row;
+#  2. BenchmarkSearchBatch on the same index (QP_BENCH_INDEX): GPU rows per
+#     PARA threshold c, k = 10 / 1000 and OR strategy (tiled, dense).
+# About 6-8 minutes on an H200; logs into $OUT.
+#
+# Build first (on the Go machine, repository root):
+#   mkdir -p bin/dev/data && cp ../shared/data/queries/0[56].efficiency_topics.txt bin/dev/data/
+#   CGO_ENABLED=0 go build -o bin/dev/qp ./cmd/qp
+#   CGO_ENABLED=0 go test -c -o bin/dev/gpu.test ./engine/gpu
+set -u
+OUT=${OUT:-/tmp/out}
+mkdir -p "$OUT"
+d=${BIN:-bin/dev}
+export QP_QUERIES=$PWD/$d/data
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv >"$OUT/device.txt" 2>&1
+t0=$(date +%s)
+left() { echo $(( ${BUDGET:-540} - ($(date +%s) - t0) )); }
+timeout 200 $d/qp gen --docs "${DOCS:-10000000}" --out /tmp/g.qp --quiet --queries $d/data/05.efficiency_topics.txt \
+  --queries $d/data/06.efficiency_topics.txt >"$OUT/gen.log" 2>&1 || { echo "gen failed"; tail -5 "$OUT/gen.log"; exit 1; }
+echo "gen: $(( $(date +%s) - t0 ))s: $(tail -1 "$OUT/gen.log")"
+t1=$(date +%s)
+timeout $(( $(left) - 60 )) $d/qp bench query /tmp/g.qp $d/data/06.efficiency_topics.txt --limit 10000 --device gpu \
+  --thread-counts 16 --and-algos skip --or-algos maxscore --profile >"$OUT/bench-query.log" 2>&1
+echo "qp bench query: rc=$? in $(( $(date +%s) - t1 ))s"
+grep -vE '^\s*$' "$OUT/bench-query.log" | tail -40
+if [ "$(left)" -gt 45 ]; then
+  QP_BENCH_INDEX=/tmp/g.qp timeout "$(left)" $d/gpu.test -test.run '^$' -test.bench "${PATTERN:-BenchmarkSearchBatch\$/gpu/}" \
+    -test.benchtime "${BENCHTIME:-2x}" -test.timeout 600s >"$OUT/bench-go.log" 2>&1
+  echo "go bench: rc=$?"
+  grep -E 'Benchmark|FAIL|panic' "$OUT/bench-go.log" | sed -E 's/ +/ /g'
+fi
+echo "total $(( $(date +%s) - t0 ))s"

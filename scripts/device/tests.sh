@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# scripts/device/tests.sh — every GPU test on the GPU machine: the cuda
+# package (driver layer, decoders of every codec bit-exact against the CPU,
+# corrupt-block fuzz, intersection, WAH, query kernels) and engine/gpu (GPU
+# AND / OR / AND+OR identical to the CPU engine for every codec, AND search
+# and OR strategy; list cache; bitmap lists; TREC queries on a gen index),
+# the two binaries run side by side. Logs into $OUT; about 2-3 minutes.
+# Build first: scripts/device/build.sh.
+set -u
+OUT=${OUT:-/tmp/out}
+mkdir -p "$OUT"
+bin=$PWD/${BIN:-bin/dev}
+export QP_QUERIES=$bin/data
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv >"$OUT/device.txt" 2>&1
+cat "$OUT/device.txt"
+start=$(date +%s)
+(cd cuda && timeout "${LIMIT:-200}" "$bin/cuda.test" -test.v -test.count=1 -test.timeout 200s) >"$OUT/cuda.log" 2>&1 &
+(cd engine/gpu && timeout "${LIMIT:-200}" "$bin/gpu.test" -test.v -test.count=1 -test.timeout 200s) >"$OUT/gpu.log" 2>&1 &
+rc=0
+wait %1 || rc=1
+wait %2 || rc=1
+for p in cuda gpu; do
+  echo "== $p: $(grep -c -- '--- PASS' "$OUT/$p.log") passed, $(grep -c -- '--- FAIL' "$OUT/$p.log") failed, $(grep -c -- '--- SKIP' "$OUT/$p.log") skipped"
+  grep -E '^(--- FAIL|    --- FAIL|FAIL|ok|PASS|panic)' "$OUT/$p.log" | head -12
+done
+echo "tests: rc=$rc in $(( $(date +%s) - start ))s"
+exit $rc
