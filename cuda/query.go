@@ -55,9 +55,11 @@ func PutTermMeta(w []uint32, skip, doc, freq uint64, nblocks, df uint32) {
 // index of its first QTerm, its k and its first result slot.
 func PutQMeta(w []uint32, terms, first, k, res uint32) { w[0], w[1], w[2], w[3] = terms, first, k, res }
 
-// PutQTerm writes one QTerm: term ID, query weight and idf.
-func PutQTerm(w []uint32, term uint32, weight, idf float32) {
-	w[0], w[1], w[2], w[3] = term, math.Float32bits(weight), math.Float32bits(idf), 0
+// PutQTerm writes one QTerm: term ID, query weight, idf and the term's
+// maximum score in the query (weight times the list's largest block
+// maximum; math.MaxFloat32 when the maxima are stale).
+func PutQTerm(w []uint32, term uint32, weight, idf, max float32) {
+	w[0], w[1], w[2], w[3] = term, math.Float32bits(weight), math.Float32bits(idf), math.Float32bits(max)
 }
 
 // PutSeg writes one Seg: a whole list (term) decoded in one launch, its

@@ -16,10 +16,16 @@ const (
 	OrMaxTiles = 4096
 	// OrTreeItems is the most candidates per query OrMaxTree takes.
 	OrTreeItems = 512 * 512
+	// OrCntTiles and OrCntBlocks index the work counters of the tiled
+	// accumulation in its 4-word error/counter buffer (after QueryErrDocs
+	// and AndErrFreqs).
+	OrCntTiles, OrCntBlocks = 2, 3
+	// OrCntSkipped counts the blocks the fused tiles skipped by their
+	// block maxima. OrCounters is the size of the buffer, in 32-bit words.
+	OrCntSkipped = 4
+	OrCounters   = 8
 	// OQueryWords is the size of one OQuery in 32-bit words.
 	OQueryWords = 4
-	// OrNoTile marks an unused seed slot.
-	OrNoTile uint32 = 0xffffffff
 )
 
 // PutOQuery writes one OQuery: the query's first Seg, its candidate slots
@@ -28,7 +34,7 @@ func PutOQuery(w []uint32, seg0, cap, coff uint32) { w[0], w[1], w[2], w[3] = se
 
 // OrTileKernels are the loaded tiled OR kernels of one Context.
 type OrTileKernels struct {
-	check, bounds, accumulate, clamp, compact, maxtree *Function
+	check, bounds, accumulate, accBP128, clamp, compact, maxtree *Function
 }
 
 // LoadOrTileKernels looks the tiled OR kernels up in c's embedded kernels.
@@ -43,7 +49,7 @@ func LoadOrTileKernels(c *Context) (*OrTileKernels, error) {
 		name string
 	}{
 		{&o.check, "qp_ortile_check"}, {&o.bounds, "qp_ortile_bounds"}, {&o.accumulate, "qp_ortile_accumulate"},
-		{&o.clamp, "qp_ortile_clamp"}, {&o.compact, "qp_ortile_compact"}, {&o.maxtree, "qp_ortile_maxtree"},
+		{&o.accBP128, "qp_ortile_accumulate_bp128"}, {&o.clamp, "qp_ortile_clamp"}, {&o.compact, "qp_ortile_compact"}, {&o.maxtree, "qp_ortile_maxtree"},
 	} {
 		fn, err := k.mod.Function(f.name)
 		if err != nil {
@@ -56,7 +62,7 @@ func LoadOrTileKernels(c *Context) (*OrTileKernels, error) {
 
 // Functions lists the kernels (for resource reports).
 func (o *OrTileKernels) Functions() []*Function {
-	return []*Function{o.check, o.bounds, o.accumulate, o.clamp, o.compact, o.maxtree}
+	return []*Function{o.check, o.bounds, o.accumulate, o.accBP128, o.clamp, o.compact, o.maxtree}
 }
 
 // Check counts in errs[QueryErrDocs] the decoded docIDs (nval, in nseg
@@ -71,11 +77,13 @@ func (o *OrTileKernels) Check(s *Stream, segs DevicePtr, nseg int, docs DevicePt
 
 // Bounds writes ub (nq x ntiles float32), each tile's upper bound on its
 // documents' scores from the skip tables' block maxima (useBM false: the
-// maxima are stale, every tile a list touches is unbounded), and seeds
-// (nq x nseed uint32), each query's nseed tiles of largest bound, whose ub
-// it sets to -1.
+// maxima are stale, every tile a list touches is unbounded), order
+// (nq x ntiles uint32), each query's tiles by descending bound, and, when
+// rng is not 0, for every Seg (query term) s and tile t, rng[s*(ntiles+1)
+// + t] = the first block of the list whose last docID is >= t*tile
+// (ntiles+1 entries per term: the blocks AccumulateBP128 decodes).
 func (o *OrTileKernels) Bounds(s *Stream, nq int, qmeta, oq, segs, qterms, terms, post DevicePtr, useBM bool,
-	tile, ntiles, nseed int, ub, seeds DevicePtr) error {
+	tile, ntiles int, ub, order, rng DevicePtr) error {
 	if nq == 0 {
 		return nil
 	}
@@ -87,25 +95,65 @@ func (o *OrTileKernels) Bounds(s *Stream, nq int, qmeta, oq, segs, qterms, terms
 		bm = 1
 	}
 	return o.bounds.Launch(Dim3{uint32(min(nq, 65535)), 1, 1}, block256, 0, s, count32("queries", nq), qmeta, oq, segs,
-		qterms, terms, post, bm, uint32(tile), uint32(ntiles), uint32(nseed), ub, seeds)
+		qterms, terms, post, bm, uint32(tile), uint32(ntiles), ub, order, rng)
 }
 
-// Accumulate runs the tiled accumulation, selection and candidate emission
-// over nitems work items: the seeds (seeds != 0: item i is query i/nseed,
-// tile seeds[i]) or every (query, tile) (seeds == 0: item i is query
-// i/ntiles, tile i%ntiles, skipped when ub[i] <= 0 or below theta's score).
-// theta (uint64 per query, ^0 = none) and cnt (uint32 per query) are
-// updated; candidates land at cdoc/cscore[OQuery.coff + ...].
-func (o *OrTileKernels) Accumulate(s *Stream, nitems, ntiles, tile int, seeds DevicePtr, nseed int,
-	qmeta, oq, segs, qterms, terms, norms DevicePtr, ndocs uint32, k1p1 float32, docs, freqs, ub, theta, cnt,
-	cdoc, cscore DevicePtr) error {
-	n := count32("tile items", nitems)
+// OrPass is one accumulation pass of the tiled OR kernels: the tile ranks
+// [R0, R1) of every one of NQ queries (order from Bounds), Per consecutive
+// ranks per work item, queries interleaved.
+type OrPass struct {
+	NQ, NTiles, Tile int
+	Order            DevicePtr
+	R0, R1, Per      int
+}
+
+func (p OrPass) items() int {
+	if p.R1 <= p.R0 || p.NQ == 0 {
+		return 0
+	}
+	if p.Per < 1 || p.R1 > p.NTiles || p.NTiles > OrMaxTiles || p.Tile < 1 || p.Tile > OrTileMax {
+		panic(fmt.Sprintf("BUG: cuda: tiled OR pass %+v", p))
+	}
+	return p.NQ * ((p.R1 - p.R0 + p.Per - 1) / p.Per)
+}
+
+func (p OrPass) grid(n int) Dim3 { return Dim3{uint32(min(n, 1<<16)), 1, 1} }
+
+// Accumulate runs pass p over lists decoded whole (docs/freqs at each
+// Seg's v0): per tile, accumulation, selection against theta (uint64 per
+// query, ^0 = none) and emission of at most k candidates to
+// cdoc/cscore[OQuery.coff + ...], counted in cnt (uint32 per query).
+// errs[OrCntTiles] counts the tiles accumulated.
+func (o *OrTileKernels) Accumulate(s *Stream, p OrPass, qmeta, oq, segs, qterms, terms, norms DevicePtr, ndocs uint32,
+	k1p1 float32, docs, freqs, errs, ub, theta, cnt, cdoc, cscore DevicePtr) error {
+	n := p.items()
 	if n == 0 {
 		return nil
 	}
-	g := Dim3{uint32(min(nitems, 1<<16)), 1, 1}
-	return o.accumulate.Launch(g, block256, 0, s, n, uint32(ntiles), uint32(tile), seeds, uint32(nseed), qmeta, oq,
-		segs, qterms, terms, norms, ndocs, k1p1, docs, freqs, ub, theta, cnt, cdoc, cscore)
+	return o.accumulate.Launch(p.grid(n), block256, 0, s, count32("queries", p.NQ), count32("tile items", n),
+		uint32(p.NTiles), uint32(p.Tile), p.Order, uint32(p.R0), uint32(p.R1), uint32(p.Per), qmeta, oq, segs, qterms,
+		terms, norms, ndocs, k1p1, docs, freqs, errs, ub, theta, cnt, cdoc, cscore)
+}
+
+// AccumulateBP128 is Accumulate for indexes whose docID and frequency
+// blocks are both bp128 (blocks of at most 128 values, bs per block): the
+// tiles decode the blocks they need (rng, from Bounds) from the resident
+// postings (post); corrupt blocks are counted in errs[QueryErrDocs]
+// (docIDs) and errs[AndErrFreqs] (frequencies) and skipped;
+// errs[OrCntTiles] and errs[OrCntBlocks] count the tiles accumulated and
+// the blocks decoded.
+func (o *OrTileKernels) AccumulateBP128(s *Stream, p OrPass, qmeta, oq, segs, qterms, terms, norms DevicePtr,
+	ndocs uint32, k1p1 float32, post DevicePtr, bs int, rng, errs, ub, theta, cnt, cdoc, cscore DevicePtr) error {
+	n := p.items()
+	if n == 0 {
+		return nil
+	}
+	if bs < 1 || bs > MaxBlockValues {
+		panic(fmt.Sprintf("BUG: cuda: fused bp128 OR with blocks of %d", bs))
+	}
+	return o.accBP128.Launch(p.grid(n), block256, 0, s, count32("queries", p.NQ), count32("tile items", n),
+		uint32(p.NTiles), uint32(p.Tile), p.Order, uint32(p.R0), uint32(p.R1), uint32(p.Per), qmeta, oq, segs, qterms,
+		terms, norms, ndocs, k1p1, post, uint32(bs), rng, errs, ub, theta, cnt, cdoc, cscore)
 }
 
 // Clamp writes out[q] = min(cnt[q], OQuery.cap).

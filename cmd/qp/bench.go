@@ -20,6 +20,7 @@ import (
 	"github.com/qpengine/qp/engine"
 	"github.com/qpengine/qp/engine/gpu"
 	"github.com/qpengine/qp/index"
+	"github.com/qpengine/qp/report"
 )
 
 // benchExperiment is one named experiment of `qp bench`. Experiments
@@ -520,7 +521,9 @@ algorithm are checked to be identical.`)
 	ors := fs.String("or-algos", "all", "OR strategies ('all' or a list)")
 	limit := fs.Int("limit", 10000, "queries to run")
 	threadsList := fs.String("thread-counts", "", "comma-separated worker counts (default: 1 and all cores)")
-	thresholds := fs.String("thresholds", "", "GPU: comma-separated PARA batch thresholds c (postings of the queries'\nshortest lists per launch set; default: the backend's, 1M)")
+	thresholds := fs.String("thresholds", "", "GPU: comma-separated PARA batch thresholds c (postings of the queries'\nshortest lists per launch set; default: the backend's, 12M)")
+	csvOut := fs.String("csv", "", "write every row (mode, algorithm, threads or GPU settings, queries/s,\nlatencies) to this CSV file")
+	plotOut := fs.String("plot", "", "write an SVG plot of queries/s against the GPU PARA threshold c per\nmode (GPU rows), with the best CPU row of each mode as a dashed line")
 	profile := fs.Bool("profile", false, "GPU: after each GPU row, run the batch again with CUDA events and\nprint where the GPU time went (decode, intersect, score, top-k,\ntransfers; Ding et al. WWW'09 Table 3)")
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -561,6 +564,9 @@ algorithm are checked to be identical.`)
 		cs = append(cs, c)
 	}
 	gb, _ := gpuBe.(*gpu.Backend)
+	if *plotOut != "" && gb == nil {
+		return fmt.Errorf("--plot draws the GPU rows against the threshold: it needs a GPU (--device gpu)")
+	}
 	if gb != nil && len(cs) == 0 {
 		cs = []int{gb.Threshold()}
 	}
@@ -582,8 +588,9 @@ algorithm are checked to be identical.`)
 	defer cancel()
 	fmt.Printf("index %s: %d docs, %d terms; %d queries from %s; k=%d\n\n", pos[0], x.NumDocs(), x.NumTerms(), len(fq), pos[1], *qf.k)
 	// Rows are printed as they are measured (fixed widths, no tabwriter).
-	row := "%-6s %-16s %7s %10s %9s %9s %9s %9s %13s %6s\n"
+	row := "%-6s %-22s %7s %10s %9s %9s %9s %9s %13s %6s\n"
 	fmt.Printf(row, "mode", "algorithm", "threads", "queries/s", "mean ms", "p50 ms", "p95 ms", "p99 ms", "results/query", "failed")
+	var rows []queryRow
 	for _, ms_ := range splitComma(*modes) {
 		mode, err := engine.ParseMode(ms_)
 		if err != nil {
@@ -603,18 +610,30 @@ algorithm are checked to be identical.`)
 		}
 		var ref []engine.Response
 		type run struct {
-			opt engine.Options
-			be  engine.Backend
-			c   int // GPU PARA threshold
+			opt       engine.Options
+			be        engine.Backend
+			c         int    // GPU PARA threshold
+			and, orst string // GPU AND search and OR strategy
 		}
 		var runs []run
 		for _, opt := range algos {
 			for _, th := range counts {
-				runs = append(runs, run{opt, engine.NewCPU(x, th), 0})
+				runs = append(runs, run{opt: opt, be: engine.NewCPU(x, th)})
 			}
 		}
+		gands, gors := splitComma(*qf.gpuAnd), splitComma(*qf.gpuOr)
+		if mode == engine.Or {
+			gands = gands[:min(1, len(gands))]
+		}
+		if mode == engine.And {
+			gors = gors[:min(1, len(gors))]
+		}
 		for _, c := range cs {
-			runs = append(runs, run{engine.Options{}, gpuBe, c})
+			for _, ga := range gands {
+				for _, gor := range gors {
+					runs = append(runs, run{be: gpuBe, c: c, and: ga, orst: gor})
+				}
+			}
 		}
 		var splits []string
 		for _, r := range runs {
@@ -633,9 +652,21 @@ algorithm are checked to be identical.`)
 				} else {
 					name = "gpu"
 					if len(cs) > 1 {
-						name = fmt.Sprintf("gpu c=%s", siCount(r.c))
+						name += " c=" + siCount(r.c)
+					}
+					if len(gands) > 1 {
+						name += " " + r.and
+					}
+					if len(gors) > 1 {
+						name += " " + r.orst
 					}
 					gb.SetThreshold(r.c)
+					if err := gb.SetAndSearch(r.and); err != nil {
+						return fmt.Errorf("--gpu-and: %w", err)
+					}
+					if err := gb.SetOr(r.orst); err != nil {
+						return fmt.Errorf("--gpu-or: %w", err)
+					}
 				}
 				out := make([]engine.Response, len(qs))
 				if err := be.SearchBatch(ctx, qs, opt, out); err != nil { // warm-up
@@ -670,9 +701,13 @@ algorithm are checked to be identical.`)
 				if len(lat) > 0 {
 					mean = sum / time.Duration(len(lat))
 				}
-				fmt.Printf(row, mode, name, th, fmt.Sprintf("%.0f", float64(len(qs))/wall.Seconds()),
-					fmt.Sprintf("%.3f", ms(mean)), fmt.Sprintf("%.3f", ms(pctl(lat, .5))), fmt.Sprintf("%.3f", ms(pctl(lat, .95))),
-					fmt.Sprintf("%.3f", ms(pctl(lat, .99))), fmt.Sprintf("%.2f", float64(results)/float64(max(1, len(lat)))), fmt.Sprint(failed))
+				qr := queryRow{mode: mode, name: name, threads: th, c: r.c, qps: float64(len(qs)) / wall.Seconds(),
+					mean: ms(mean), p50: ms(pctl(lat, .5)), p95: ms(pctl(lat, .95)), p99: ms(pctl(lat, .99)),
+					results: float64(results) / float64(max(1, len(lat))), failed: failed}
+				rows = append(rows, qr)
+				fmt.Printf(row, mode, name, th, fmt.Sprintf("%.0f", qr.qps), fmt.Sprintf("%.3f", qr.mean),
+					fmt.Sprintf("%.3f", qr.p50), fmt.Sprintf("%.3f", qr.p95), fmt.Sprintf("%.3f", qr.p99),
+					fmt.Sprintf("%.2f", qr.results), fmt.Sprint(failed))
 				if *profile && be == gpuBe {
 					sp, err := profileBatch(ctx, gb, qs, opt)
 					if err != nil {
@@ -680,6 +715,10 @@ algorithm are checked to be identical.`)
 					}
 					splits = append(splits, fmt.Sprintf(splitRow, mode, name, sp.Sets, sp.Launches, ms(sp.Wall), ms(sp.Decode),
 						ms(sp.Intersect), ms(sp.Score), ms(sp.TopK), ms(sp.Transfer)))
+					if sp.OrTiles > 0 {
+						splits = append(splits, fmt.Sprintf("%-6s %-22s OR tiles accumulated: %d of %d (%.1f%%); blocks decoded by tiles: %d\n",
+							"", "", sp.OrTilesRun, sp.OrTiles, 100*float64(sp.OrTilesRun)/float64(sp.OrTiles), sp.OrBlocks))
+					}
 				}
 			}
 		}
@@ -692,10 +731,90 @@ algorithm are checked to be identical.`)
 			fmt.Println()
 		}
 	}
+	if *csvOut != "" {
+		if err := writeQueryCSV(*csvOut, rows); err != nil {
+			return err
+		}
+	}
+	if *plotOut != "" {
+		if err := writeQueryPlot(*plotOut, rows, x.NumDocs(), len(fq), *qf.k); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
-const splitRow = "%-6s %-16s %5v %8v %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f\n"
+// queryRow is one measured row of bench query.
+type queryRow struct {
+	mode                     engine.Mode
+	name, threads            string
+	c                        int // GPU PARA threshold (0: CPU)
+	qps, mean, p50, p95, p99 float64
+	results                  float64
+	failed                   int
+}
+
+func writeQueryCSV(path string, rows []queryRow) error {
+	var b strings.Builder
+	b.WriteString("mode,algorithm,threads,gpu_threshold,queries_per_s,mean_ms,p50_ms,p95_ms,p99_ms,results_per_query,failed\n")
+	for _, r := range rows {
+		fmt.Fprintf(&b, "%s,%s,%s,%d,%.1f,%.4f,%.4f,%.4f,%.4f,%.3f,%d\n", r.mode, strings.ReplaceAll(r.name, ",", ";"),
+			r.threads, r.c, r.qps, r.mean, r.p50, r.p95, r.p99, r.results, r.failed)
+	}
+	return os.WriteFile(path, []byte(b.String()), 0o644)
+}
+
+// writeQueryPlot draws queries/s against the GPU threshold c per mode, the
+// best CPU row of each mode as a dashed horizontal line.
+func writeQueryPlot(path string, rows []queryRow, docs, nq, k int) error {
+	p := report.Plot{Title: fmt.Sprintf("qp bench query: %d queries, %d documents, top-%d", nq, docs, k),
+		XLabel: "GPU PARA threshold c (shortest-list postings per launch set)", YLabel: "queries/s", LogX: true, LogY: true}
+	var cs []float64
+	for _, r := range rows {
+		if r.c > 0 {
+			cs = append(cs, float64(r.c))
+		}
+	}
+	if len(cs) == 0 {
+		return fmt.Errorf("--plot: no GPU rows to plot (use --device gpu)")
+	}
+	lo, hi := cs[0], cs[0]
+	for _, c := range cs {
+		lo, hi = min(lo, c), max(hi, c)
+	}
+	if lo == hi {
+		lo, hi = lo/2, hi*2
+	}
+	for i, mode := range []engine.Mode{engine.And, engine.Or, engine.AndOr} {
+		g := report.Series{Name: mode.String() + " GPU", Color: report.Color(i)}
+		var best float64
+		var bestName string
+		for _, r := range rows {
+			if r.mode != mode {
+				continue
+			}
+			if r.c > 0 {
+				g.X, g.Y = append(g.X, float64(r.c)), append(g.Y, r.qps)
+			} else if r.qps > best {
+				best, bestName = r.qps, r.name+" "+r.threads+" threads"
+			}
+		}
+		if len(g.X) > 0 {
+			p.Series = append(p.Series, g)
+		}
+		if best > 0 {
+			p.Series = append(p.Series, report.Series{Name: mode.String() + " CPU (" + bestName + ")", X: []float64{lo, hi},
+				Y: []float64{best, best}, Dashed: true, Color: report.Color(i)})
+		}
+	}
+	svg, err := p.SVG()
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, svg, 0o644)
+}
+
+const splitRow = "%-6s %-22s %5v %8v %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f\n"
 
 // profileBatch runs one more batch with the GPU's CUDA-event profile on and
 // returns it (the timed rows run without events).

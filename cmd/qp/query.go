@@ -24,6 +24,7 @@ import (
 // queryFlags are the flags shared by query and bench query.
 type queryFlags struct {
 	mode, andAlgo, orAlgo, device *string
+	gpuAnd, gpuOr, gpuThreshold   *string
 	k, threads                    *int
 	k1, b                         *float64
 	qtf                           *bool
@@ -36,15 +37,18 @@ func addQueryFlags(fs interface {
 	Bool(string, bool, string) *bool
 }) *queryFlags {
 	return &queryFlags{
-		mode:    fs.String("mode", "and", "and, or, or andor (AND; OR when AND finds fewer than k)"),
-		k:       fs.Int("k", 10, "results per query (1..10000)"),
-		andAlgo: fs.String("and-algo", string(engine.DefaultAnd), "AND algorithm: merge, galloping or skip"),
-		orAlgo:  fs.String("or-algo", string(engine.DefaultOr), "OR strategy: taat, daat, maxscore or bmw"),
-		device:  fs.String("device", "auto", "cpu, gpu or auto"),
-		threads: fs.Int("threads", 0, "CPU worker threads (0 = all cores)"),
-		k1:      fs.Float64("k1", -1, "BM25 k1 (default: the index's, 0.9)"),
-		b:       fs.Float64("b", -1, "BM25 b (default: the index's, 0.4)"),
-		qtf:     fs.Bool("qtf", false, "count a repeated query term once per occurrence (Lucene/Anserini); default: once"),
+		mode:         fs.String("mode", "and", "and, or, or andor (AND; OR when AND finds fewer than k)"),
+		k:            fs.Int("k", 10, "results per query (1..10000)"),
+		andAlgo:      fs.String("and-algo", string(engine.DefaultAnd), "AND algorithm: merge, galloping or skip"),
+		orAlgo:       fs.String("or-algo", string(engine.DefaultOr), "OR strategy: taat, daat, maxscore or bmw"),
+		device:       fs.String("device", "auto", "cpu, gpu or auto"),
+		threads:      fs.Int("threads", 0, "CPU worker threads (0 = all cores)"),
+		k1:           fs.Float64("k1", -1, "BM25 k1 (default: the index's, 0.9)"),
+		b:            fs.Float64("b", -1, "BM25 b (default: the index's, 0.4)"),
+		qtf:          fs.Bool("qtf", false, "count a repeated query term once per occurrence (Lucene/Anserini); default: once"),
+		gpuAnd:       fs.String("gpu-and", "binsearch", "GPU: how AND steps find candidate blocks: binsearch, or pmf1..pmf4\n(Parallel Merge Find with 1-4 levels); bench query: a list, one row\neach"),
+		gpuOr:        fs.String("gpu-or", gpu.OrTiled, "GPU: OR strategy: tiled (shared-memory tiles, block-max bounds,\nthreshold) or dense (one accumulator of N floats per query); bench\nquery: a list, one row each"),
+		gpuThreshold: fs.String("gpu-threshold", "", "GPU: PARA batch threshold c, postings of the queries' shortest lists\nper launch set (e.g. 4M; default 12M: more queries per launch, more\nthroughput, longer batches)"),
 	}
 }
 
@@ -103,7 +107,15 @@ func (qf *queryFlags) backend(x *index.Index) (engine.Backend, error) {
 	}
 	ok, why := cuda.Available()
 	if ok {
-		b, err := gpu.New(x)
+		var c int
+		if *qf.gpuThreshold != "" {
+			var err error
+			if c, err = parseCount(*qf.gpuThreshold); err != nil || c < 1 {
+				return nil, fmt.Errorf("--gpu-threshold: bad threshold %q (a count like 65536, 64K or 1M)", *qf.gpuThreshold)
+			}
+		}
+		and, or := firstOf(*qf.gpuAnd), firstOf(*qf.gpuOr)
+		b, err := gpu.New(x, gpu.Options{Threshold: c, AndSearch: and, Or: or})
 		if err == nil {
 			fmt.Fprintf(os.Stderr, "qp: using GPU %s\n", b.Device().Name)
 			return b, nil
@@ -116,6 +128,15 @@ func (qf *queryFlags) backend(x *index.Index) (engine.Backend, error) {
 	}
 	fmt.Fprintf(os.Stderr, "qp: %s; using the CPU backend\n", why)
 	return engine.NewCPU(x, *qf.threads), nil
+}
+
+// firstOf returns the first of a comma-separated list (bench commands take
+// lists where query commands take one value).
+func firstOf(list string) string {
+	if l := splitComma(list); len(l) > 0 {
+		return l[0]
+	}
+	return ""
 }
 
 // analyzeQueries turns query-file lines into engine queries.

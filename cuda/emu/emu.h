@@ -165,6 +165,13 @@ inline unsigned __ballot_sync(unsigned mask, int pred) {
 	for (int i = 0; i < 32; i++) r |= static_cast<unsigned>(all[i] != 0) << i;
 	return r & mask;
 }
+inline unsigned __match_any_sync(unsigned mask, unsigned v) {
+	unsigned all[32];
+	emu::gather(v, all, emu::kBallot, mask);
+	unsigned r = 0;
+	for (int i = 0; i < 32; i++) r |= static_cast<unsigned>((mask >> i & 1) && all[i] == v) << i;
+	return r;
+}
 inline int __all_sync(unsigned mask, int pred) { return __ballot_sync(mask, pred) == mask; }
 inline int __any_sync(unsigned mask, int pred) { return __ballot_sync(mask, pred) != 0; }
 

@@ -16,8 +16,9 @@
 // and after __syncwarp the lanes owning exceptions x = 4l..4l+3 read i_x and
 // h_x and patch in parallel (the indices are distinct, so no atomics).
 //
-// Launch shape: persistent grid of CTAs of 256 threads (8 warps), at least 5 CTAs
-// per SM (48 registers, 8 bytes of spill since long blocks); static shared memory 16512 bytes per CTA (per warp:
+// Launch shape: persistent grid of CTAs of 256 threads (8 warps), at least 4 CTAs
+// per SM (56 registers, no spill: at 5 CTAs, 48 registers spilled 8 bytes once
+// long blocks came); static shared memory 16512 bytes per CTA (per warp:
 // 32 block records for phase 1 (decode.cuh), 512 bytes of values). Phase 1: one block per
 // lane (the 4-byte header and the length checks); phase 2: one block per warp. Memory traffic per decoded
 // integer: the block's bytes once (b/8 per value plus (ib+hb)/8 per exception and 4 header bytes per block; the header line read in
@@ -168,4 +169,4 @@ struct Codec {
 
 } // namespace qp_ppf
 
-QP_DECODE_KERNEL(qp_decode_parapfor, qp_ppf::Codec, 8, 5)
+QP_DECODE_KERNEL(qp_decode_parapfor, qp_ppf::Codec, 8, 4)

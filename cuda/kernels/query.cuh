@@ -72,7 +72,7 @@ struct QMeta { // 16 bytes, one per query of a phase
 struct QTerm { // 16 bytes
 	u32 term;
 	float w, idf;
-	u32 pad;
+	float mx; // w times the list's largest blockMax (its maximum score), FLT_MAX when unknown
 };
 
 // Seg is one whole posting list decoded in a launch (OR, and the shortest

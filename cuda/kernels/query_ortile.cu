@@ -6,14 +6,23 @@
 // that tiles emit only candidates that can still make the top k. Go side:
 // cuda/query_or.go; orchestration: engine/gpu/ortile.go.
 //
-// Launch sequence per OR launch set (all lists of its queries decoded whole
-// by the batch decoders, segment (q, j) = query q's j-th canonical term at
-// docs/freqs[Seg.v0 ..]; OQuery.seg0 = the first segment of query q):
+// Two ways to get the postings (a template parameter of the accumulation):
 //
-//  1. qp_ortile_check: every decoded docID < N and increasing within its
-//     segment (the dense path's check; the tiles below only visit the
-//     postings their binary searches find). Grid-stride, one thread per
-//     posting: reads 8 bytes per posting.
+//  - fused (qp_ortile_accumulate_bp128, indexes whose docID and frequency
+//    blocks are both bp128, the default): the tile kernel decodes, from
+//    the resident compressed postings, only the blocks that overlap its
+//    tile, and only for tiles above the threshold. No decoded list is
+//    written; skipped tiles cost no decoding.
+//  - decoded (qp_ortile_accumulate, every other codec): all lists of the
+//    set are decoded whole by the batch decoders first (segment (q, j) =
+//    query q's j-th canonical term at docs/freqs[Seg.v0 ..]), checked by
+//    qp_ortile_check (every decoded docID < N and increasing within its
+//    segment; grid-stride, one thread per posting, 8 bytes read each), and
+//    the tiles find their postings by binary search.
+//
+// Launch sequence per OR launch set (OQuery.seg0 = query q's first Seg):
+//
+//  1. (decoded only) FullDesc + batch decoders + qp_ortile_check.
 //  2. qp_ortile_bounds: one CTA of 256 threads per query (grid-stride).
 //     For each term in canonical order, start[t] = the first block whose
 //     skip-table lastDoc is >= t*T (one pass over the skip table), then per
@@ -21,32 +30,39 @@
 //     times the query weight, summed over terms with fadd in canonical
 //     order: ub[q][t]. Rounding is monotone, so ub[q][t] >= the float32
 //     score of every document of tile t, exactly (no slack; blockMax is
-//     score.Term's maximum, index/format.go). bm == nullptr (maxima stale:
+//     score.Term's maximum, index/format.go). use_bm == 0 (maxima stale:
 //     the index's BM25 parameters changed) gives ub = FLT_MAX where a list
-//     has a block. Then the S tiles of largest ub (seeds[q*S + s], ~0u for
-//     none) are marked processed (ub = -1). Shared: 4(kMaxTiles+1) +
-//     4 kMaxTiles bytes. Memory per query: 16 bytes per block of its lists
-//     plus 4 bytes per block in the tiles' ranges, writes 4 bytes per tile.
-//  3. qp_ortile_accumulate, first over the seeds, then over every (query,
-//     tile) with ub >= score(theta): one CTA of 256 threads per work item
-//     (grid-stride). The CTA zeroes T shared float accumulators; for each
-//     chunk of 32 terms, warp w finds with a 32-ary search the range
-//     [lo, hi) of postings of term j (j = w mod 8) inside the tile in the
-//     decoded list; then, term by term in canonical order, one thread per
-//     posting adds w * term(tf, norm) with fadd, and a __syncthreads
-//     separates terms: each document's sum is the CPU's, bit for bit, with
-//     no atomics on floats. Selection: the c touched documents whose rank
-//     key (query.cuh rank_key) is <= theta[q] are counted; when c > k a
-//     4-pass MSD radix select over the score bits finds the tile's k-th
-//     best score s_k, and theta[q] = min(theta[q], key(s_k, 0xffffffff))
-//     (u64 atomicMin; the tile has >= k documents with keys <= that, so
-//     the global k-th best key is too). Documents with key <= theta are
-//     appended to the query's candidate region (cnt[q] counts every one,
-//     also past cap: the host sees overflow and reruns the query on the
-//     dense path). Memory per item: 8 bytes per posting in the tile plus
-//     4 of its norm (coalesced reads), 8 bytes per emitted candidate;
-//     about 5 log32(df) loads per term for the searches. Static shared
-//     memory: 4 kTileMax + 1 KiB + small.
+//     has a block. Then order[q][r], the tiles by descending ub (ties by
+//     ascending tile): a bitonic sort of the (ub, tile) pairs in shared
+//     memory (log2(P) (log2(P)+1) / 2 stages of P/2 compare-exchanges,
+//     P = pow2 >= ntiles). Shared: 4(kMaxTiles+1) + 4 kMaxTiles bytes.
+//     Memory per query: 16 bytes per block of its lists plus 4 bytes per
+//     block in the tiles' ranges, writes 8 bytes per tile.
+//  3. qp_ortile_accumulate(_bp128), one pass over the first S ranks of
+//     every query (the seeds: their tiles set a first threshold), then one
+//     over the rest: one CTA of 256 threads per item (grid-stride), an
+//     item being a run of consecutive ranks of one query (queries
+//     interleaved); the CTA stops at the first tile whose ub is below
+//     score(theta[q]) (every later rank is too). Per tile: zero T shared
+//     float accumulators; add the postings term by term in canonical
+//     order, one thread per posting (fused: one warp per block), w *
+//     term(tf, norm) with fadd, a __syncthreads between terms, so that each
+//     document's sum is the CPU's, bit for bit, with no atomics on floats.
+//     Selection: the c touched documents whose rank key (query.cuh
+//     rank_key) is <= theta[q]; when c > k, the tile's own k-th best key
+//     (4-pass MSD radix select over the score bits, then the position of
+//     the last needed document tied at that score) replaces theta (u64
+//     atomicMin: the tile has k documents with keys <= it, so the global
+//     k-th best key is too) and exactly k documents are emitted. A query
+//     thus emits at most min(k, T) candidates per tile: the host sizes
+//     the candidate region so, or smaller (cnt[q] counts every emitted
+//     one, also past cap: an overflowing query reruns with the full
+//     region). Memory per tile: fused, the encoded bytes of the blocks
+//     overlapping it (about 1.7 bytes per posting for bp128 on gen) plus
+//     its 2-3 skip searches; decoded, 8 bytes per posting in the tile;
+//     both 4 bytes of norm per posting (the tile's 4T bytes of norms, from
+//     L2) and 8 bytes per emitted candidate. Static shared memory: 4
+//     kTileMax + 1 KiB + small.
 //  4. qp_ortile_clamp + the u32 scan of query_scan.cu + qp_ortile_compact:
 //     the candidates, min(cnt, cap) per query, packed by ascending query
 //     for qp_query_topk (sparse) or qp_ortile_maxtree.
@@ -54,10 +70,15 @@
 //     below.
 //
 // Exactness: every emitted score is a complete float32 sum (all terms of
-// the tile are added before selection); a document of the final top k has
-// key <= the final theta <= theta at any time, and its tile is not skipped
-// since ub >= its score >= score(theta), so it is emitted. The top-k over
-// the candidates is exact in topk's order.
+// the tile are added before selection; a block the fused tiles skip holds
+// only documents scoring below the threshold the tile started with, whose
+// partial sums the selection never takes). A document D of the final top
+// k is in its tile's top k and has key <= the final theta <= theta at any
+// time, so it is counted and emitted when its tile runs; its tile is not
+// skipped, since ub >= score(D) >= score(theta) and every tile ranked
+// before it has a bound at least as large (a skipped tile has ub <
+// score(theta) <= score(D)). The top-k over the candidates is exact in
+// topk's order.
 
 #include "query.cuh"
 
@@ -72,6 +93,15 @@ constexpr u32 kMaxTiles = 4096; // tiles per query (qp_ortile_bounds' shared arr
 constexpr u32 kChunk = 32;      // terms whose ranges are searched at once
 constexpr u32 kNone = 0xffffffffu;
 constexpr float kFltMax = 3.402823466e+38f;
+// err[] counters besides qp_q::kErrDocs: corrupt frequency blocks (fused
+// path), and the work done (tiles accumulated, blocks decoded by tiles).
+constexpr u32 kErrFreqs = 1, kCntTiles = 2, kCntBlocks = 3;
+// err[kCntSkipped] counts the blocks the fused tiles skipped by their
+// block maxima (cuda.OrCntSkipped).
+constexpr u32 kCntSkipped = 4;
+constexpr u32 kGather = 128; // candidates ranked directly by the selection
+// bp128_pair's verdicts.
+constexpr u32 kBadDocs = 1, kBadFreqs = 2;
 
 struct OQuery { // 16 bytes, cuda/query_or.go OQueryWords
 	u32 seg0; // first Seg of the query
@@ -96,16 +126,18 @@ __device__ __forceinline__ float theta_score(u64 key) {
 	return bits_float(~static_cast<u32>(key >> 32));
 }
 
-// lower_bound_warp: the first i in [0, n) with a[i] >= x (n if none), found
-// by the 32 lanes of a warp together (32-ary search: ceil(log32 n) + 1
-// rounds of one load per lane). All lanes return the answer.
-__device__ __forceinline__ u32 lower_bound_warp(const u32 *__restrict__ a, u32 n, u32 x) {
+// lower_bound_warp: the first i in [0, n) with at(i) >= x (n if none), for
+// at ascending, found by the 32 lanes of a warp together (32-ary search:
+// ceil(log32 n) + 1 rounds of one load per lane). All lanes return the
+// answer.
+template <class At>
+__device__ __forceinline__ u32 lower_bound_warp(At at, u32 n, u32 x) {
 	const u32 lane = threadIdx.x & 31;
 	u32 lo = 0, hi = n;
 	while (hi - lo > 32) {
 		const u32 step = (hi - lo + 31) / 32;
 		const u32 p = lo + lane * step;
-		const bool less = p < hi && a[p] < x;
+		const bool less = p < hi && at(p) < x;
 		const u32 c = __popc(__ballot_sync(0xffffffffu, less));
 		if (c == 0) return lo;
 		const u32 nlo = lo + (c - 1) * step + 1;
@@ -114,7 +146,7 @@ __device__ __forceinline__ u32 lower_bound_warp(const u32 *__restrict__ a, u32 n
 		hi = nhi < hi ? nhi : hi;
 	}
 	const u32 p = lo + lane;
-	const bool less = p < hi && a[p] < x;
+	const bool less = p < hi && at(p) < x;
 	return lo + __popc(__ballot_sync(0xffffffffu, less));
 }
 
@@ -129,18 +161,23 @@ __device__ __forceinline__ void check(const qp_q::Seg *__restrict__ segs, u32 ns
 	}
 }
 
-// ---- 2. tile upper bounds and seeds ----
+// ---- 2. tile upper bounds and the tile order ----
+
+// before is the tile order: descending bound, ties by ascending tile.
+__device__ __forceinline__ bool before(float ka, u32 ia, float kb, u32 ib) {
+	return ka > kb || (ka == kb && ia < ib);
+}
 
 __device__ __forceinline__ void bounds(u32 nq, const qp_q::QMeta *__restrict__ qmeta, const OQuery *__restrict__ oq,
                                        const qp_q::Seg *__restrict__ segs, const qp_q::QTerm *__restrict__ qterms,
                                        const qp_q::TermMeta *__restrict__ terms, const uint8_t *__restrict__ post,
-                                       u32 use_bm, u32 tile, u32 ntiles, u32 nseed, float *__restrict__ ub,
-                                       u32 *__restrict__ seeds) {
+                                       u32 use_bm, u32 tile, u32 ntiles, float *__restrict__ ub,
+                                       u32 *__restrict__ order, u32 *__restrict__ rng) {
 	__shared__ u32 start[kMaxTiles + 1];
 	__shared__ float sub[kMaxTiles];
-	__shared__ float wbest[kThreads / 32];
-	__shared__ u32 wtile[kThreads / 32];
 	const u32 tid = threadIdx.x;
+	u32 np = 1; // the sort's power of two >= ntiles
+	while (np < ntiles) np <<= 1;
 	for (u32 q = blockIdx.x; q < nq; q += gridDim.x) {
 		const qp_q::QMeta m = qmeta[q];
 		const OQuery o = oq[q];
@@ -160,6 +197,10 @@ __device__ __forceinline__ void bounds(u32 nq, const qp_q::QMeta *__restrict__ q
 				for (u32 t = lo; t <= hi; t++) start[t] = b;
 			}
 			__syncthreads();
+			if (rng != nullptr) {
+				u32 *r = rng + static_cast<u64>(o.seg0 + j) * (ntiles + 1);
+				for (u32 t = tid; t <= ntiles; t += kThreads) r[t] = start[t];
+			}
 			for (u32 t = tid; t < ntiles; t += kThreads) {
 				const u32 bl = start[t];
 				if (bl >= nb) continue;
@@ -178,115 +219,79 @@ __device__ __forceinline__ void bounds(u32 nq, const qp_q::QMeta *__restrict__ q
 			}
 			__syncthreads();
 		}
-		for (u32 t = tid; t < ntiles; t += kThreads) ub[static_cast<u64>(q) * ntiles + t] = sub[t];
+		// The order: a bitonic sort of (sub[t], t) pairs, the index in
+		// start[], padded to np with (-1, kNone), which sort last.
+		for (u32 t = tid; t < np; t += kThreads) {
+			if (t < ntiles) {
+				ub[static_cast<u64>(q) * ntiles + t] = sub[t];
+			} else {
+				sub[t] = -1.0f;
+			}
+			start[t] = t < ntiles ? t : kNone;
+		}
 		__syncthreads();
-		// The nseed tiles of largest bound (lowest tile on ties).
-		for (u32 s = 0; s < nseed; s++) {
-			float best = 0.0f;
-			u32 bt = kNone;
-			for (u32 t = tid; t < ntiles; t += kThreads) {
-				if (sub[t] > best) {
-					best = sub[t];
-					bt = t;
-				}
-			}
-			for (u32 off = 16; off > 0; off >>= 1) {
-				const float ob = __shfl_down_sync(0xffffffffu, best, off);
-				const u32 ot = __shfl_down_sync(0xffffffffu, bt, off);
-				if (ob > best || (ob == best && ot < bt)) {
-					best = ob;
-					bt = ot;
-				}
-			}
-			if ((tid & 31) == 0) {
-				wbest[tid >> 5] = best;
-				wtile[tid >> 5] = bt;
-			}
-			__syncthreads();
-			if (tid == 0) {
-				for (u32 w = 1; w < kThreads / 32; w++) {
-					if (wbest[w] > best || (wbest[w] == best && wtile[w] < bt)) {
-						best = wbest[w];
-						bt = wtile[w];
+		for (u32 size = 2; size <= np; size <<= 1) {
+			for (u32 stride = size >> 1; stride > 0; stride >>= 1) {
+				for (u32 i = tid; i < np / 2; i += kThreads) {
+					const u32 lo = 2 * i - (i & (stride - 1)), hi = lo + stride;
+					const float ka = sub[lo], kb = sub[hi];
+					const u32 ia = start[lo], ib = start[hi];
+					const bool up = (lo & size) == 0;
+					if (up ? before(kb, ib, ka, ia) : before(ka, ia, kb, ib)) {
+						sub[lo] = kb;
+						sub[hi] = ka;
+						start[lo] = ib;
+						start[hi] = ia;
 					}
 				}
-				seeds[static_cast<u64>(q) * nseed + s] = bt;
-				if (bt != kNone) {
-					sub[bt] = -1.0f;
-					ub[static_cast<u64>(q) * ntiles + bt] = -1.0f;
-				}
+				__syncthreads();
 			}
-			__syncthreads();
 		}
+		for (u32 r = tid; r < ntiles; r += kThreads) order[static_cast<u64>(q) * ntiles + r] = start[r];
+		__syncthreads();
 	}
 }
 
 // ---- 3. tiled accumulation, selection, emission ----
 
-__device__ __forceinline__ void accumulate(u32 nitems, u32 ntiles, u32 tile, const u32 *__restrict__ seeds, u32 nseed,
-                                           const qp_q::QMeta *__restrict__ qmeta, const OQuery *__restrict__ oq,
-                                           const qp_q::Seg *__restrict__ segs, const qp_q::QTerm *__restrict__ qterms,
-                                           const qp_q::TermMeta *__restrict__ terms, const float *__restrict__ norms,
-                                           u32 ndocs, float k1p1, const u32 *__restrict__ docs,
-                                           const u32 *__restrict__ freqs, const float *__restrict__ ub,
-                                           u64 *__restrict__ theta, u32 *__restrict__ cnt, u32 *__restrict__ cdoc,
-                                           float *__restrict__ cscore) {
-	__shared__ float acc[kTileMax];
-	__shared__ u32 hist[256];
-	__shared__ u32 r_lo[kChunk], r_hi[kChunk], r_qt[kChunk];
-	__shared__ u64 r_v0[kChunk];
-	__shared__ u32 sh_q, sh_t, sh_c, sh_base, sh_pos, sh_prefix, sh_want;
-	__shared__ u64 sh_th;
-	const u32 tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-	for (u32 it = blockIdx.x; it < nitems; it += gridDim.x) {
-		if (tid == 0) {
-			u32 q, t;
-			if (seeds != nullptr) {
-				q = it / nseed;
-				t = seeds[it];
-			} else {
-				q = it / ntiles;
-				t = it % ntiles;
-				const float u = ub[it];
-				const u64 th = *reinterpret_cast<volatile u64 *>(&theta[q]);
-				if (!(u > 0.0f) || u < theta_score(th)) t = kNone;
-			}
-			sh_q = q;
-			sh_t = t;
-		}
-		__syncthreads();
-		const u32 q = sh_q, t = sh_t;
-		if (t == kNone) {
-			__syncthreads(); // sh_q/sh_t are rewritten by the next item
-			continue;
-		}
-		const qp_q::QMeta m = qmeta[q];
-		const OQuery o = oq[q];
-		const u32 t0 = t * tile;
-		const u32 t1 = t0 + tile < ndocs ? t0 + tile : ndocs;
-		const u32 span = t1 - t0;
-		for (u32 i = tid; i < span; i += kThreads) acc[i] = 0.0f;
+// DecodedSrc adds a tile's postings from lists the batch decoders decoded
+// whole (Seg.v0 into docs/freqs): for each chunk of 32 terms, warp w finds
+// the range of term j (j = w mod 8) inside the tile with a 32-ary search;
+// then, term by term, one thread per posting.
+struct DecodedSrc {
+	const u32 *docs, *freqs;
+	struct Shared {
+		u32 lo[kChunk], hi[kChunk], qt[kChunk];
+		u64 v0[kChunk];
+	};
+	u32 *err; // err[kErrTiles] counts the tiles
+	// add returns the number of blocks decoded: none (decoded before).
+	__device__ __forceinline__ u32 add(float *acc, Shared &s, const qp_q::QMeta &m, const OQuery &o,
+	                                   const qp_q::Seg *__restrict__ segs, const qp_q::QTerm *__restrict__ qterms,
+	                                   const qp_q::TermMeta *__restrict__ terms, const float *__restrict__ norms,
+	                                   float k1p1, u32, u32 t0, u32 t1, float) const {
+		const u32 tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, span = t1 - t0;
 		for (u32 c0 = 0; c0 < m.m; c0 += kChunk) {
 			const u32 nc = m.m - c0 < kChunk ? m.m - c0 : kChunk;
 			for (u32 jj = warp; jj < nc; jj += kThreads / 32) {
 				const qp_q::Seg g = segs[o.seg0 + c0 + jj];
 				const u32 df = terms[g.term].df;
 				const u32 *a = docs + g.v0;
-				const u32 lo = lower_bound_warp(a, df, t0);
-				const u32 hi = lower_bound_warp(a, df, t1);
+				const u32 lo = lower_bound_warp([&](u32 p) { return a[p]; }, df, t0);
+				const u32 hi = lower_bound_warp([&](u32 p) { return a[p]; }, df, t1);
 				if (lane == 0) {
-					r_lo[jj] = lo;
-					r_hi[jj] = hi;
-					r_qt[jj] = g.qt;
-					r_v0[jj] = g.v0;
+					s.lo[jj] = lo;
+					s.hi[jj] = hi;
+					s.qt[jj] = g.qt;
+					s.v0[jj] = g.v0;
 				}
 			}
 			__syncthreads();
 			for (u32 jj = 0; jj < nc; jj++) {
-				const qp_q::QTerm qt = qterms[r_qt[jj]];
-				const u32 *dp = docs + r_v0[jj];
-				const u32 *fp = freqs + r_v0[jj];
-				for (u32 i = r_lo[jj] + tid; i < r_hi[jj]; i += kThreads) {
+				const qp_q::QTerm qt = qterms[s.qt[jj]];
+				const u32 *dp = docs + s.v0[jj];
+				const u32 *fp = freqs + s.v0[jj];
+				for (u32 i = s.lo[jj] + tid; i < s.hi[jj]; i += kThreads) {
 					const u32 d = dp[i];
 					const u32 x = d - t0;
 					if (x >= span) continue; // corrupt order; qp_ortile_check reports it
@@ -295,88 +300,458 @@ __device__ __forceinline__ void accumulate(u32 nitems, u32 ntiles, u32 tile, con
 				__syncthreads();
 			}
 		}
-		// Selection: count the documents that beat theta.
-		if (tid == 0) {
-			sh_th = *reinterpret_cast<volatile u64 *>(&theta[q]);
-			sh_c = 0;
+		return 0;
+	}
+};
+
+// bp128_pair decodes block b (m values) of a list whose docID and
+// frequency blocks are both bp128 (compress/bp128.go), one warp together:
+// lane l gets docIDs d[j] and frequencies f[j] of postings 4l+j < m. It
+// checks what index.List.DecodeDocs/DecodeFreqs check (the bp128 headers,
+// widths, lengths and padding via qp_bp128::Codec::header; docIDs strictly
+// increasing up to the skip table's last docID, summed in 64 bits; no
+// frequency overflows) and returns 0, or what is corrupt
+// (kBadDocs, kBadFreqs), the same on every lane.
+__device__ __forceinline__ u32 bp128_pair(const uint8_t *__restrict__ post, const qp_q::TermMeta &tm,
+                                          const u32 *__restrict__ sk, u32 b, u32 m, u32 lane, u32 (&d)[4],
+                                          u32 (&f)[4]) {
+	using namespace qp_dec;
+	// Skip entries b-1 and b (16 bytes each: lastDoc, docEnd, freqEnd,
+	// blockMax), then both blocks' headers, then both blocks' values: the
+	// docID and frequency load chains overlap.
+	const uint4 *se = reinterpret_cast<const uint4 *>(sk);
+	const uint4 e1 = se[b];
+	const uint4 e0 = b ? se[b - 1] : make_uint4(0, 0, 0, 0);
+	const u32 ds = e0.y, de = e1.y, fs = e0.z, fe = e1.z;
+	if (de < ds || fe < fs || m == 0 || m > 128) return kBadDocs;
+	u32 hd[2], hf[2], x[4], y[4];
+	const View dv = view(post, tm.doc + ds, de - ds);
+	const View fv = view(post, tm.freq + fs, fe - fs);
+	const u32 sd = qp_bp128::Codec::header(dv, m, hd);
+	const u32 sf = qp_bp128::Codec::header(fv, m, hf);
+	if (sd) return kBadDocs;
+	if (sf) return kBadFreqs;
+	unpack4(dv, hd[1] + lane * 4 * hd[0], hd[0], lane_count(m, lane), x);
+	unpack4(fv, hf[1] + lane * 4 * hf[0], hf[0], lane_count(m, lane), y);
+	// d[i] = base - 1 + sum_{k<=i} (x[k] + 1), in 64 bits.
+	u64 c[4], a = 0, total;
+	bool bad = false;
+#pragma unroll
+	for (int j = 0; j < 4; j++) {
+		const bool in = lane * 4 + j < m;
+		a += in ? static_cast<u64>(x[j]) + 1 : 0;
+		c[j] = a;
+		bad |= in && y[j] == 0xffffffffu;
+		f[j] = y[j] + 1;
+	}
+	const u64 ex = excl_sum<u64>(a, total);
+	const u64 base = b ? static_cast<u64>(e0.x) + 1 : 0;
+	if (base + total - 1 != e1.x) return kBadDocs;
+#pragma unroll
+	for (int j = 0; j < 4; j++) d[j] = static_cast<u32>(base + ex + c[j] - 1);
+	return __any_sync(0xffffffffu, bad) ? kBadFreqs : 0;
+}
+
+// Slack of the MaxScore bounds: a float32 sum of m <= 32 positive terms in
+// any order is within (m+1) * 2^-24 (relative) of the exact sum, so a bound
+// computed in another order than the CPU's canonical one, times
+// 1 + 2^-17, is still >= every score it bounds.
+constexpr float kSlack = 1.0000077f;
+
+__device__ __forceinline__ bool below(float bound, float ths) { return qp_q::fmul(bound, kSlack) < ths; }
+
+// Bp128Src adds a tile's postings straight from the resident bp128 blocks
+// (no decoded lists):
+//
+//  - Ranges: the blocks of term j that can hold documents of tile t are
+//    [rng[t], hi): rng (qp_ortile_bounds) holds, per term and tile, the
+//    first block whose lastDoc is >= t*T, and hi excludes block rng[t+1]
+//    when it starts at (t+1)T or later. Thread jj finds term jj's range.
+//  - Then, term by term in canonical order, warp w decodes blocks w, w+8,
+//    ... of the range (bp128_pair) and adds the postings inside the tile.
+//  - Block-max skipping (Ding & Suel's block-max bound, at the level of a
+//    block within the tile): with ths > 0, the query's threshold score
+//    when the tile starts, a block of term j is not decoded when its
+//    blockMax (times w) plus the other terms' maxima mx (QTerm) is below
+//    ths: no document in it can make the top k. mx = FLT_MAX (the block
+//    maxima are stale: the index's BM25 parameters changed) turns it off. Its other postings still
+//    get added, so such a document ends with a partial score, below ths,
+//    which the selection never takes; every other document gets its exact
+//    score (the CPU's float32 sum in canonical order).
+//
+// Only tiles above the threshold are decoded at all. (A MaxScore variant,
+// candidates from the lists whose maxima reach ths and exact rescoring of
+// the survivors, was tried: on the gen collection, whose top scores tie
+// at the lists' maxima, it decoded more blocks than this, docs/GPU-QUERY.md.)
+struct Bp128Src {
+	const uint8_t *post;
+	u32 bs;
+	u32 *err;
+	const u32 *rng;
+	u32 ntiles;
+	struct Shared {
+		u32 lo[kChunk], hi[kChunk];
+		float idf[kChunk], w[kChunk], mx[kChunk], rest[kChunk];
+		qp_q::TermMeta tm[kChunk];
+		u32 nblk, nskip;
+	};
+
+	// ranges fills s for terms c0 .. c0+nc-1 (thread jj: term c0+jj).
+	__device__ __forceinline__ void ranges(Shared &s, const OQuery &o, const qp_q::Seg *__restrict__ segs,
+	                                       const qp_q::QTerm *__restrict__ qterms,
+	                                       const qp_q::TermMeta *__restrict__ terms, u32 c0, u32 nc, u32 t,
+	                                       u32 t1) const {
+		const u32 tid = threadIdx.x;
+		if (tid < nc) {
+			const qp_q::Seg g = segs[o.seg0 + c0 + tid];
+			const qp_q::TermMeta tm = terms[g.term];
+			const u32 *r = rng + static_cast<u64>(o.seg0 + c0 + tid) * (ntiles + 1);
+			const u32 lo = r[t];
+			u32 hi = r[t + 1];
+			if (lo >= tm.nb) {
+				hi = lo;
+			} else if (hi < tm.nb) {
+				const u32 *sk = qp_q::skips(post, tm);
+				hi = hi > 0 && qp_q::last_doc(sk, hi - 1) == t1 - 1 ? hi : hi + 1;
+			}
+			const qp_q::QTerm qt = qterms[g.qt];
+			s.lo[tid] = lo;
+			s.hi[tid] = hi < lo ? lo : hi;
+			s.idf[tid] = qt.idf;
+			s.w[tid] = qt.w;
+			s.mx[tid] = qt.mx;
+			s.tm[tid] = tm;
 		}
+	}
+
+	// addTerm decodes the blocks of term jj in its range, skipping those
+	// whose blockMax plus cut is below ths, and adds the postings in the
+	// tile (one warp per block).
+	__device__ __forceinline__ void addTerm(float *acc, Shared &s, u32 jj, const float *__restrict__ norms,
+	                                        float k1p1, u32 t0, u32 span, float cut, float ths) const {
+		const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+		const qp_q::TermMeta tm = s.tm[jj];
+		const float idf = s.idf[jj], w = s.w[jj];
+		const u32 *sk = qp_q::skips(post, tm);
+		for (u32 b = s.lo[jj] + warp; b < s.hi[jj]; b += kThreads / 32) {
+			if (ths > 0.0f && s.mx[jj] < kFltMax &&
+			    below(qp_q::fadd(qp_q::fmul(w, bits_float(sk[4 * b + 3])), cut), ths)) {
+				if (lane == 0) atomicAdd(&s.nskip, 1u);
+				continue;
+			}
+			const u32 mb = qp_q::block_len(tm, b, bs);
+			u32 d[4], f[4];
+			const u32 e = bp128_pair(post, tm, sk, b, mb, lane, d, f);
+			if (lane == 0) atomicAdd(&s.nblk, 1u);
+			if (e) {
+				if (lane == 0) atomicAdd(&err[e == kBadDocs ? qp_q::kErrDocs : kErrFreqs], 1u);
+				continue;
+			}
+#pragma unroll
+			for (int j = 0; j < 4; j++) {
+				const u32 x = d[j] - t0;
+				if (lane * 4 + j < mb && x < span)
+					acc[x] = qp_q::fadd(acc[x], qp_q::term(idf, k1p1, f[j], norms[d[j]], w));
+			}
+		}
+	}
+
+	// add adds the tile's postings (see above); thread 0 gets the number
+	// of blocks decoded.
+	__device__ __forceinline__ u32 add(float *acc, Shared &s, const qp_q::QMeta &m, const OQuery &o,
+	                                   const qp_q::Seg *__restrict__ segs, const qp_q::QTerm *__restrict__ qterms,
+	                                   const qp_q::TermMeta *__restrict__ terms, const float *__restrict__ norms,
+	                                   float k1p1, u32 t, u32 t0, u32 t1, float ths) const {
+		const u32 tid = threadIdx.x, span = t1 - t0;
+		if (tid == 0) s.nblk = s.nskip = 0;
+		if (m.m > kChunk) ths = 0.0f; // the other terms' maxima span chunks: no skipping
+		for (u32 c0 = 0; c0 < m.m; c0 += kChunk) {
+			const u32 nc = m.m - c0 < kChunk ? m.m - c0 : kChunk;
+			ranges(s, o, segs, qterms, terms, c0, nc, t, t1);
+			__syncthreads();
+			if (ths > 0.0f && tid < nc) {
+				float r = 0.0f; // the other terms' maxima
+				for (u32 i = 0; i < nc; i++)
+					if (i != tid) r = qp_q::fadd(r, s.mx[i]);
+				s.rest[tid] = r;
+			}
+			__syncthreads();
+			for (u32 jj = 0; jj < nc; jj++) {
+				addTerm(acc, s, jj, norms, k1p1, t0, span, ths > 0.0f ? s.rest[jj] : 0.0f, ths);
+				__syncthreads();
+			}
+		}
+		if (tid == 0 && s.nskip) atomicAdd(&err[kCntSkipped], s.nskip);
+		return s.nblk;
+	}
+};
+
+// block_minmax_count reduces (mn, mx, c) over the CTA: min and max of mn/mx
+// and the sum of c (every thread gets the results).
+__device__ __forceinline__ void block_minmax_count(u32 &mn, u32 &mx, u32 &c, u32 (&red)[3][kThreads / 32]) {
+	const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+	for (u32 off = 16; off > 0; off >>= 1) {
+		const u32 a = __shfl_xor_sync(0xffffffffu, mn, off), b = __shfl_xor_sync(0xffffffffu, mx, off);
+		mn = a < mn ? a : mn;
+		mx = b > mx ? b : mx;
+		c += __shfl_xor_sync(0xffffffffu, c, off);
+	}
+	if (lane == 0) {
+		red[0][warp] = mn;
+		red[1][warp] = mx;
+		red[2][warp] = c;
+	}
+	__syncthreads();
+	mn = 0xffffffffu;
+	mx = 0;
+	c = 0;
+	for (u32 w = 0; w < kThreads / 32; w++) {
+		mn = red[0][w] < mn ? red[0][w] : mn;
+		mx = red[1][w] > mx ? red[1][w] : mx;
+		c += red[2][w];
+	}
+	__syncthreads(); // red is reused
+}
+
+// Selection state of one tile (shared).
+struct Sel {
+	u32 hist[256];
+	u64 list[kGather];
+	u32 red[3][kThreads / 32];
+	u32 wcnt[kThreads / 32];
+	u32 dg, cum, n, x, base, pos;
+	u32 tiles, blocks; // the CTA's counts (thread 0)
+	u64 kth;
+};
+
+// kth_key returns (on every thread) the k-th smallest rank key among the
+// tile's candidates (documents with a score, key <= th), of which there
+// are c > k, whose score bits lie in [mn, mx]. The bits above the highest
+// bit in which mn and mx differ are common; an MSD radix select takes 8
+// bits a pass below it (histograms with warp-aggregated shared atomics,
+// __match_any_sync; the digit found by a warp scan from the top) until at
+// most kGather candidates share the selected prefix, which are then
+// gathered and ranked by their full keys (ties by docID are exact). If
+// more than kGather candidates tie on the whole score, the k-th is the
+// remaining count's document among them in position (docID) order.
+__device__ __forceinline__ u64 kth_key(const float *acc, u32 span, u32 t0, u64 th, u32 k, u32 mn, u32 mx, Sel &s) {
+	const u32 tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+	u32 want = k;
+	u32 prefix = mx, mask = 0, shift = 0, r = 0;
+	const u32 diff = mn ^ mx;
+	if (diff != 0) {
+		const u32 top = 31 - __clz(static_cast<int>(diff));
+		mask = top == 31 ? 0 : ~((2u << top) - 1);
+		prefix = mx & mask;
+		shift = top >= 7 ? top - 7 : 0;
+		for (;;) {
+			for (u32 i = tid; i < 256; i += kThreads) s.hist[i] = 0;
+			__syncthreads();
+			for (u32 i0 = 0; i0 < span; i0 += kThreads) {
+				const u32 i = i0 + tid;
+				u32 dig = 256;
+				if (i < span) {
+					const float v = acc[i];
+					const u32 b = qp_q::fbits(v);
+					if (b != 0 && (b & mask) == prefix && qp_q::rank_key(t0 + i, v) <= th) dig = (b >> shift) & 255;
+				}
+				const u32 peers = __match_any_sync(0xffffffffu, dig);
+				if (dig != 256 && lane == static_cast<u32>(__ffs(static_cast<int>(peers)) - 1))
+					atomicAdd(&s.hist[dig], static_cast<u32>(__popc(peers)));
+			}
+			__syncthreads();
+			if (warp == 0) {
+				// Lane l holds digits 255-8l .. 248-8l (descending).
+				u32 v[8], sum = 0;
+#pragma unroll
+				for (int e = 0; e < 8; e++) {
+					v[e] = s.hist[255 - 8 * lane - e];
+					sum += v[e];
+				}
+				u32 incl = sum;
+				for (u32 off = 1; off < 32; off <<= 1) {
+					const u32 o = __shfl_up_sync(0xffffffffu, incl, off);
+					if (lane >= off) incl += o;
+				}
+				const u32 reach = __ballot_sync(0xffffffffu, incl >= want);
+				if (lane == static_cast<u32>(__ffs(static_cast<int>(reach)) - 1)) {
+					u32 cum = incl - sum, dg = 0;
+#pragma unroll
+					for (int e = 0; e < 8; e++) {
+						if (cum + v[e] >= want) {
+							dg = 255 - 8 * lane - e;
+							break;
+						}
+						cum += v[e];
+					}
+					s.dg = dg;
+					s.cum = cum;
+				}
+			}
+			__syncthreads();
+			const u32 dg = s.dg;
+			want -= s.cum;
+			r = s.hist[dg];
+			prefix = (prefix & ~(255u << shift)) | dg << shift;
+			mask |= 255u << shift;
+			__syncthreads(); // s.hist, s.dg are rewritten
+			if (r <= kGather || shift == 0) break;
+			shift = shift >= 8 ? shift - 8 : 0;
+		}
+	}
+	if (diff != 0 && r <= kGather) {
+		// Gather the r candidates with the prefix and rank them.
+		if (tid == 0) s.n = 0;
 		__syncthreads();
-		u64 th = sh_th;
-		u32 c = 0;
 		for (u32 i = tid; i < span; i += kThreads) {
-			const float s = acc[i];
-			if (qp_q::fbits(s) != 0 && qp_q::rank_key(t0 + i, s) <= th) c++;
+			const float v = acc[i];
+			const u32 b = qp_q::fbits(v);
+			const u64 key = qp_q::rank_key(t0 + i, v);
+			if (b != 0 && (b & mask) == prefix && key <= th) {
+				const u32 p = atomicAdd(&s.n, 1u);
+				if (p < kGather) s.list[p] = key;
+			}
 		}
-		if (c) atomicAdd(&sh_c, c);
 		__syncthreads();
-		c = sh_c;
-		if (c > m.k) {
-			// The k-th best score among them: MSD radix select on the bits
-			// (positive floats order like their bits), 8 bits per pass.
+		const u32 n = s.n < kGather ? s.n : kGather;
+		if (tid < n) {
+			const u64 key = s.list[tid];
+			u32 rank = 0;
+			for (u32 j = 0; j < n; j++) rank += s.list[j] < key;
+			if (rank == want - 1) s.kth = key;
+		}
+		__syncthreads();
+		return s.kth;
+	}
+	// Every remaining candidate scores exactly `prefix` (all 32 bits fixed,
+	// or mn == mx): the want-th of them by position, in rounds of 256
+	// positions counted by warp ballots.
+	u32 need = want;
+	for (u32 b0 = 0; b0 < span; b0 += kThreads) {
+		const u32 i = b0 + tid;
+		bool hit = false;
+		if (i < span) {
+			const float v = acc[i];
+			hit = qp_q::fbits(v) == prefix && qp_q::rank_key(t0 + i, v) <= th;
+		}
+		const u32 bal = __ballot_sync(0xffffffffu, hit);
+		if (lane == 0) s.wcnt[warp] = __popc(bal);
+		__syncthreads();
+		u32 pre = 0, tot = 0;
+		for (u32 w = 0; w < kThreads / 32; w++) {
+			pre += w < warp ? s.wcnt[w] : 0;
+			tot += s.wcnt[w];
+		}
+		if (hit && pre + __popc(bal & ((1u << lane) - 1)) + 1 == need) s.x = i;
+		__syncthreads();
+		if (need <= tot) break;
+		need -= tot;
+	}
+	return static_cast<u64>(~prefix) << 32 | (t0 + s.x);
+}
+
+// accumulate runs one pass over the tile ranks [r0, r1) of every query:
+// item it is query it % nq and ranks r0 + (it / nq) * per .. + per - 1
+// (queries interleaved, so that each query's threshold tightens as its
+// earlier ranks finish). A CTA takes its ranks in order and stops at the
+// first tile whose bound is 0 or below the query's threshold score: the
+// order is by descending bound, so every later tile would be skipped too.
+// For a tile: zero the accumulators, add the postings (Src), select,
+// emit. Selection: the c documents of the tile whose rank key is <=
+// theta[q]; when c > k, the tile's own k-th best key (kth_key) replaces
+// theta (u64 atomicMin) and exactly k documents are emitted. So a query
+// emits at most k per tile, and min(k, T) x ntiles candidate slots can
+// never overflow. err[kCntTiles] and err[kCntBlocks] count the tiles
+// accumulated and the blocks they decoded.
+template <class Src>
+__device__ __forceinline__ void accumulate(const Src &src, u32 nq, u32 nitems, u32 ntiles, u32 tile,
+                                           const u32 *__restrict__ order, u32 r0, u32 r1, u32 per,
+                                           const qp_q::QMeta *__restrict__ qmeta, const OQuery *__restrict__ oq,
+                                           const qp_q::Seg *__restrict__ segs, const qp_q::QTerm *__restrict__ qterms,
+                                           const qp_q::TermMeta *__restrict__ terms, const float *__restrict__ norms,
+                                           u32 ndocs, float k1p1, const float *__restrict__ ub,
+                                           u64 *__restrict__ theta, u32 *__restrict__ cnt, u32 *__restrict__ cdoc,
+                                           float *__restrict__ cscore) {
+	__shared__ float acc[kTileMax];
+	__shared__ Sel sel;
+	__shared__ typename Src::Shared ss;
+	__shared__ u32 sh_t;
+	__shared__ u64 sh_th;
+	const u32 tid = threadIdx.x;
+	if (tid == 0) sel.tiles = sel.blocks = 0;
+	for (u32 it = blockIdx.x; it < nitems; it += gridDim.x) {
+		const u32 q = it % nq;
+		const u32 ra = r0 + (it / nq) * per;
+		const u32 rb = ra + per < r1 ? ra + per : r1;
+		const qp_q::QMeta m = qmeta[q];
+		const OQuery o = oq[q];
+		for (u32 r = ra; r < rb; r++) {
 			if (tid == 0) {
-				sh_prefix = 0;
-				sh_want = m.k;
+				u32 t = order[static_cast<u64>(q) * ntiles + r];
+				if (t != kNone) {
+					const float u = ub[static_cast<u64>(q) * ntiles + t];
+					const u64 th = *reinterpret_cast<volatile u64 *>(&theta[q]);
+					if (!(u > 0.0f) || u < theta_score(th)) t = kNone;
+				}
+				sh_t = t;
 			}
-			u32 mask = 0;
-			for (int shift = 24; shift >= 0; shift -= 8) {
-				for (u32 i = tid; i < 256; i += kThreads) hist[i] = 0;
+			__syncthreads();
+			const u32 t = sh_t;
+			__syncthreads(); // sh_t is rewritten by the next rank or item
+			if (t == kNone) break;
+			const u32 t0 = t * tile;
+			const u32 t1 = t0 + tile < ndocs ? t0 + tile : ndocs;
+			const u32 span = t1 - t0;
+			for (u32 i = tid; i < span; i += kThreads) acc[i] = 0.0f;
+			if (tid == 0) sh_th = *reinterpret_cast<volatile u64 *>(&theta[q]);
+			__syncthreads();
+			const u32 nb = src.add(acc, ss, m, o, segs, qterms, terms, norms, k1p1, t, t0, t1, theta_score(sh_th));
+			if (tid == 0) {
+				sel.tiles++;
+				sel.blocks += nb;
+				sh_th = *reinterpret_cast<volatile u64 *>(&theta[q]);
+				sel.pos = 0;
+			}
+			__syncthreads();
+			// Count the documents that beat theta, with their score range.
+			u64 th = sh_th;
+			u32 c = 0, mn = 0xffffffffu, mx = 0;
+			for (u32 i = tid; i < span; i += kThreads) {
+				const float v = acc[i];
+				const u32 b = qp_q::fbits(v);
+				if (b != 0 && qp_q::rank_key(t0 + i, v) <= th) {
+					c++;
+					mn = b < mn ? b : mn;
+					mx = b > mx ? b : mx;
+				}
+			}
+			block_minmax_count(mn, mx, c, sel.red);
+			if (c > m.k) {
+				th = kth_key(acc, span, t0, th, m.k, mn, mx, sel);
+				if (tid == 0) atomicMin(&theta[q], th);
+				c = m.k;
+			}
+			if (c > 0) {
+				if (tid == 0) sel.base = atomicAdd(&cnt[q], c);
 				__syncthreads();
-				const u32 prefix = sh_prefix;
+				const u32 base = sel.base;
 				for (u32 i = tid; i < span; i += kThreads) {
-					const float s = acc[i];
-					const u32 b = qp_q::fbits(s);
-					if (b != 0 && qp_q::rank_key(t0 + i, s) <= th && (b & mask) == prefix)
-						atomicAdd(&hist[(b >> shift) & 255], 1u);
-				}
-				__syncthreads();
-				if (tid == 0) {
-					u32 want = sh_want, cum = 0, dg = 255;
-					for (;; dg--) {
-						if (cum + hist[dg] >= want || dg == 0) break;
-						cum += hist[dg];
-					}
-					sh_want = want - cum;
-					sh_prefix = prefix | dg << shift;
-				}
-				mask |= 255u << shift;
-				__syncthreads();
-			}
-			const u64 nth = static_cast<u64>(~sh_prefix) << 32 | 0xffffffffull;
-			if (nth < th) {
-				th = nth;
-				if (tid == 0) atomicMin(&theta[q], nth);
-			}
-			// Recount under the new bound.
-			if (tid == 0) sh_c = 0;
-			__syncthreads();
-			c = 0;
-			for (u32 i = tid; i < span; i += kThreads) {
-				const float s = acc[i];
-				if (qp_q::fbits(s) != 0 && qp_q::rank_key(t0 + i, s) <= th) c++;
-			}
-			if (c) atomicAdd(&sh_c, c);
-			__syncthreads();
-			c = sh_c;
-		}
-		if (c > 0) {
-			if (tid == 0) {
-				sh_base = atomicAdd(&cnt[q], c);
-				sh_pos = 0;
-			}
-			__syncthreads();
-			const u32 base = sh_base;
-			for (u32 i = tid; i < span; i += kThreads) {
-				const float s = acc[i];
-				if (qp_q::fbits(s) != 0 && qp_q::rank_key(t0 + i, s) <= th) {
-					const u32 p = base + atomicAdd(&sh_pos, 1u);
-					if (p < o.cap) {
-						cdoc[o.coff + p] = t0 + i;
-						cscore[o.coff + p] = s;
+					const float v = acc[i];
+					if (qp_q::fbits(v) != 0 && qp_q::rank_key(t0 + i, v) <= th) {
+						const u32 p = atomicAdd(&sel.pos, 1u);
+						if (p < c && base + p < o.cap) {
+							cdoc[o.coff + base + p] = t0 + i;
+							cscore[o.coff + base + p] = v;
+						}
 					}
 				}
 			}
+			__syncthreads(); // acc and the shared words are reused by the next tile
 		}
-		__syncthreads(); // acc and the shared words are reused by the next item
+	}
+	if (tid == 0 && sel.tiles) {
+		atomicAdd(&src.err[kCntTiles], sel.tiles);
+		if (sel.blocks) atomicAdd(&src.err[kCntBlocks], sel.blocks);
 	}
 }
 
@@ -521,21 +896,42 @@ QP_EMU_REGISTER(qp_ortile_check)
 extern "C" __global__ void __launch_bounds__(256)
 qp_ortile_bounds(uint32_t nq, const qp_q::QMeta *qmeta, const qp_ot::OQuery *oq, const qp_q::Seg *segs,
                  const qp_q::QTerm *qterms, const qp_q::TermMeta *terms, const uint8_t *post, uint32_t use_bm,
-                 uint32_t tile, uint32_t ntiles, uint32_t nseed, float *ub, uint32_t *seeds) {
-	qp_ot::bounds(nq, qmeta, oq, segs, qterms, terms, post, use_bm, tile, ntiles, nseed, ub, seeds);
+                 uint32_t tile, uint32_t ntiles, float *ub, uint32_t *order, uint32_t *rng) {
+	qp_ot::bounds(nq, qmeta, oq, segs, qterms, terms, post, use_bm, tile, ntiles, ub, order, rng);
 }
 QP_EMU_REGISTER(qp_ortile_bounds)
 
 extern "C" __global__ void __launch_bounds__(256)
-qp_ortile_accumulate(uint32_t nitems, uint32_t ntiles, uint32_t tile, const uint32_t *seeds, uint32_t nseed,
-                     const qp_q::QMeta *qmeta, const qp_ot::OQuery *oq, const qp_q::Seg *segs,
-                     const qp_q::QTerm *qterms, const qp_q::TermMeta *terms, const float *norms, uint32_t ndocs,
-                     float k1p1, const uint32_t *docs, const uint32_t *freqs, const float *ub,
-                     unsigned long long *theta, uint32_t *cnt, uint32_t *cdoc, float *cscore) {
-	qp_ot::accumulate(nitems, ntiles, tile, seeds, nseed, qmeta, oq, segs, qterms, terms, norms, ndocs, k1p1, docs,
-	                  freqs, ub, theta, cnt, cdoc, cscore);
+qp_ortile_accumulate(uint32_t nq, uint32_t nitems, uint32_t ntiles, uint32_t tile, const uint32_t *order,
+                     uint32_t r0, uint32_t r1, uint32_t per, const qp_q::QMeta *qmeta, const qp_ot::OQuery *oq,
+                     const qp_q::Seg *segs, const qp_q::QTerm *qterms, const qp_q::TermMeta *terms,
+                     const float *norms, uint32_t ndocs, float k1p1, const uint32_t *docs, const uint32_t *freqs,
+                     uint32_t *err, const float *ub, unsigned long long *theta, uint32_t *cnt, uint32_t *cdoc,
+                     float *cscore) {
+	const qp_ot::DecodedSrc src{docs, freqs, err};
+	qp_ot::accumulate(src, nq, nitems, ntiles, tile, order, r0, r1, per, qmeta, oq, segs, qterms, terms, norms, ndocs,
+	                  k1p1, ub, theta, cnt, cdoc, cscore);
 }
 QP_EMU_REGISTER(qp_ortile_accumulate)
+
+// qp_ortile_accumulate_bp128 is compiled for 6 CTAs per SM (40 registers,
+// 64 bytes spilled, 36.8 KB of shared memory each): measured on an H100
+// (10M-document gen index, TREC 2006 OR queries, docs/GPU-QUERY.md) 16%
+// faster than for 4 CTAs (64 registers, no spill) and 4% faster than for
+// 5: the tiles wait on dependent loads (skip entry, block header, values,
+// norms), so more resident tiles hide more of that latency.
+extern "C" __global__ void __launch_bounds__(256, 6)
+qp_ortile_accumulate_bp128(uint32_t nq, uint32_t nitems, uint32_t ntiles, uint32_t tile, const uint32_t *order,
+                           uint32_t r0, uint32_t r1, uint32_t per, const qp_q::QMeta *qmeta, const qp_ot::OQuery *oq,
+                           const qp_q::Seg *segs, const qp_q::QTerm *qterms, const qp_q::TermMeta *terms,
+                           const float *norms, uint32_t ndocs, float k1p1, const uint8_t *post, uint32_t bs,
+                           const uint32_t *rng, uint32_t *err, const float *ub, unsigned long long *theta,
+                           uint32_t *cnt, uint32_t *cdoc, float *cscore) {
+	const qp_ot::Bp128Src src{post, bs, err, rng, ntiles};
+	qp_ot::accumulate(src, nq, nitems, ntiles, tile, order, r0, r1, per, qmeta, oq, segs, qterms, terms, norms, ndocs,
+	                  k1p1, ub, theta, cnt, cdoc, cscore);
+}
+QP_EMU_REGISTER(qp_ortile_accumulate_bp128)
 
 extern "C" __global__ void __launch_bounds__(256)
 qp_ortile_clamp(uint32_t nq, const qp_ot::OQuery *oq, const uint32_t *cnt, uint32_t *out) {

@@ -107,21 +107,15 @@ func (b *Backend) runAnd(mem *devMem, qs []*prep, out []engine.Response) error {
 	if err != nil {
 		return err
 	}
-	t := b.tm.start(s)
-	if err := qk.FullDesc(s, pSegs, nq, terms, post, nblk, b.bs, d.blkTerm.Ptr(), d.blkIdx.Ptr(), d.dOff.Ptr(),
-		d.fOff.Ptr(), d.oOff.Ptr()); err != nil {
+	if err := b.decodeLists(d, pSegs, nq, nblk, st.pair(b)); err != nil {
 		return err
 	}
-	if err := b.decode(d, nblk, st.pair(b)); err != nil {
-		return err
-	}
-	b.tm.stop(s, t, phDecode)
 	n := nval
 	var cdoc, cscore, cq *cuda.Buffer
 	if err := mem.gets([]**cuda.Buffer{&cdoc, &cscore, &cq}, 4*n, 4*n, 4*n); err != nil {
 		return err
 	}
-	t = b.tm.start(s)
+	t := b.tm.start(s)
 	if err := qk.AndInit(s, pSegs, nq, pTerms, norms, b.n, b.k1p1, d.docs.Ptr(), d.freqs.Ptr(), nval,
 		cdoc.Ptr(), cscore.Ptr(), cq.Ptr(), pErr); err != nil {
 		return err

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -33,6 +34,7 @@ type prep struct {
 	canon   []engine.Term // CanonicalTerms scratch
 	unknown bool          // a term is absent from the index
 	needOr  bool          // OR runs (Or, or AndOr whose AND found fewer than K)
+	orFull  bool          // tiled OR: every candidate slot it can use (an overflow rerun)
 	st      engine.Stats
 }
 
@@ -41,7 +43,7 @@ type prep struct {
 func (b *Backend) prepare(p *prep, q *engine.Query) error {
 	p.q = q
 	p.terms = p.terms[:0]
-	p.unknown, p.needOr = false, false
+	p.unknown, p.needOr, p.orFull = false, false, false
 	p.st = engine.Stats{}
 	if err := engine.Validate(*q, "gpu"); err != nil {
 		return err
@@ -125,6 +127,10 @@ func (b *Backend) SearchBatch(ctx context.Context, qs []engine.Query, opt engine
 		}
 		work = append(work, p)
 	}
+	// Launch sets of queries with similar term counts: an AND set takes as
+	// many steps (launches and waits) as its longest query has terms, so
+	// one long query would make every query of its set pay for them.
+	slices.SortStableFunc(work, func(x, y *prep) int { return len(x.terms) - len(y.terms) })
 	err := b.ctx.Do(func() error {
 		if b.lc != nil {
 			return b.runCached(ctx, work, out) // listcache.go
@@ -199,7 +205,7 @@ func (b *Backend) runSplit(set []*prep, out []engine.Response) {
 		return
 	}
 	for i, p := range set {
-		p.needOr = saved[i]
+		p.needOr, p.orFull = saved[i], false
 		p.st.BlocksDecoded, p.st.PostingsDecoded, p.st.Candidates, p.st.OrAlgo = 0, 0, 0, ""
 		out[p.i].Results = out[p.i].Results[:0]
 	}
@@ -252,11 +258,17 @@ func (b *Backend) runSet(set []*prep, out []engine.Response) (err error) {
 			ors = append(ors, p)
 		}
 	}
+	// OR launches: bounded by the accumulator budget and, where lists are
+	// decoded whole first (not the fused tiled path), by their postings.
+	maxPost := b.opt.OrPostings
+	if b.opt.Or == OrTiled && b.tileable() && b.orFused() {
+		maxPost = math.MaxInt64
+	}
 	for len(ors) > 0 {
 		n := 1
 		acc := b.orQueryBytes(ors[0])
 		post := b.orPostings(ors[0])
-		for n < len(ors) && acc+b.orQueryBytes(ors[n]) <= b.opt.AccumulatorBytes && post+b.orPostings(ors[n]) <= b.opt.OrPostings {
+		for n < len(ors) && acc+b.orQueryBytes(ors[n]) <= b.opt.AccumulatorBytes && post+b.orPostings(ors[n]) <= maxPost {
 			acc += b.orQueryBytes(ors[n])
 			post += b.orPostings(ors[n])
 			n++

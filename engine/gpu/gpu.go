@@ -73,8 +73,11 @@ const (
 // Defaults of Options.
 const (
 	// DefaultThreshold is the PARA threshold c: postings of the queries'
-	// shortest lists per launch set (Ao et al. measured up to 2M).
-	DefaultThreshold = 1 << 20
+	// shortest lists per launch set (Ao et al. measured up to 2M). On a
+	// 10M-document gen index with the TREC 2006 queries (H100,
+	// docs/GPU-QUERY.md) AND reaches about 100k queries/s at 12M with
+	// sets of about 10 ms; 1M gives 2-3 ms sets at 2/3 of the rate.
+	DefaultThreshold = 12 << 20
 	// DefaultAccumulatorBytes bounds the dense OR accumulators of one launch
 	// (4N bytes per query).
 	DefaultAccumulatorBytes = 1 << 30
@@ -97,8 +100,10 @@ type Options struct {
 	// AccumulatorBytes bounds the OR accumulators per launch
 	// (DefaultAccumulatorBytes when <= 0); at least one query always runs.
 	AccumulatorBytes int64
-	// OrPostings bounds the postings of the OR lists per launch
-	// (DefaultOrPostings when <= 0); at least one query always runs.
+	// OrPostings bounds the postings of the OR lists per launch where the
+	// lists are decoded whole first (dense OR, and tiled OR on codecs other
+	// than bp128; the fused bp128 tiles decode in place), DefaultOrPostings
+	// when <= 0; at least one query always runs.
 	OrPostings int64
 	// CacheBytes is the device budget of the posting lists. 0: the whole
 	// index is resident when it fits into most of the free device memory,
@@ -120,14 +125,17 @@ type Options struct {
 	// depend on it.
 	Or string
 
-	orTile   int    // tests: documents per tile (cuda.OrTileMax when 0)
-	orSelect string // tests: "tree" or "radix" forces the top-k selector
+	orTile    int    // tests: documents per tile (cuda.OrTileMax when 0)
+	orSelect  string // tests: "tree" or "radix" forces the top-k selector
+	orDecoded bool   // tests: bp128 indexes take the decoded path, not the fused one
+	orNoPrune bool   // tests: no MaxScore pruning in the fused tiles (no term maxima)
 }
 
 // termInfo is the host copy of a list's shape.
 type termInfo struct {
 	df, nb     uint32
-	dlen, flen uint32 // bytes of its encoded docID and frequency blocks
+	dlen, flen uint32  // bytes of its encoded docID and frequency blocks
+	max        float32 // the largest block maximum (the term's maximum score)
 }
 
 // Backend is the GPU engine.Backend. It is safe for concurrent use;
@@ -287,7 +295,11 @@ func (b *Backend) init() error {
 		if d > 1<<32-1 || f > 1<<32-1 {
 			return fmt.Errorf("gpu: %w: list of term %d has more than 4 GiB of blocks", ErrUnsupported, t)
 		}
-		b.info[t] = termInfo{df: l.DF, nb: uint32(l.NBlocks), dlen: uint32(d), flen: uint32(f)}
+		var mx float32
+		for i := 0; i < l.NBlocks; i++ {
+			mx = max(mx, l.BlockMax(i))
+		}
+		b.info[t] = termInfo{df: l.DF, nb: uint32(l.NBlocks), dlen: uint32(d), flen: uint32(f), max: mx}
 		cuda.PutTermMeta(meta[cuda.TermMetaWords*t:], size, size+sk, size+sk+d, uint32(l.NBlocks), l.DF)
 		size += align16(sk + d + f)
 	}
@@ -386,6 +398,29 @@ func (b *Backend) SetThreshold(c int) {
 	b.mu.Unlock()
 }
 
+// SetAndSearch changes Options.AndSearch ("binsearch", "pmf1".."pmf4").
+func (b *Backend) SetAndSearch(name string) error {
+	levels, err := parseAndSearch(name)
+	if err != nil {
+		return err
+	}
+	b.mu.Lock()
+	b.opt.AndSearch, b.and.levels = name, levels
+	b.mu.Unlock()
+	return nil
+}
+
+// SetOr changes Options.Or (OrTiled or OrDense).
+func (b *Backend) SetOr(name string) error {
+	if name != OrTiled && name != OrDense {
+		return fmt.Errorf("gpu: OR strategy %q, want %q or %q", name, OrTiled, OrDense)
+	}
+	b.mu.Lock()
+	b.opt.Or = name
+	b.mu.Unlock()
+	return nil
+}
+
 // SetProfile turns the recording of CUDA events around phases on or off
 // (Options.Profile).
 func (b *Backend) SetProfile(on bool) {
@@ -445,6 +480,12 @@ type Profile struct {
 	// added, compaction), Score (the first term of AND, OR accumulation),
 	// TopK (selection and sorting), Transfer (host<->device copies).
 	Decode, Intersect, Score, TopK, Transfer time.Duration
+	// Tiled OR work: tiles of the OR queries (queries x tiles), those
+	// accumulated (the rest were skipped by their bounds), and the blocks
+	// the fused bp128 tiles decoded (counted also when profiling is off).
+	// OrSkipped counts the blocks the fused tiles skipped by their block
+	// maxima.
+	OrTiles, OrTilesRun, OrBlocks, OrSkipped int64
 	// Cache is the list cache's traffic (zero when the index is resident).
 	Cache CacheStats
 }

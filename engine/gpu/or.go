@@ -94,15 +94,9 @@ func (b *Backend) runOrDense(mem *devMem, qs []*prep, out []engine.Response) err
 	for j := range steps {
 		stp := steps[j]
 		pSeg := pSegs + cuda.DevicePtr(40*stp.seg0)
-		t = b.tm.start(s)
-		if err := qk.FullDesc(s, pSeg, stp.nseg, b.terms.Ptr(), b.post.Ptr(), stp.nblk, b.bs, d.blkTerm.Ptr(),
-			d.blkIdx.Ptr(), d.dOff.Ptr(), d.fOff.Ptr(), d.oOff.Ptr()); err != nil {
+		if err := b.decodeLists(d, pSeg, stp.nseg, stp.nblk, st.pair(b)); err != nil {
 			return err
 		}
-		if err := b.decode(d, stp.nblk, st.pair(b)); err != nil {
-			return err
-		}
-		b.tm.stop(s, t, phDecode)
 		t = b.tm.start(s)
 		if err := qk.OrAccumulate(s, pSeg, stp.nseg, pTerms, b.norms.Ptr(), b.n, b.k1p1, d.docs.Ptr(), d.freqs.Ptr(),
 			stp.nval, acc.Ptr(), ctr.Ptr()); err != nil {

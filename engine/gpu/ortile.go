@@ -5,8 +5,10 @@ import (
 	"math"
 	"sync"
 
+	"github.com/qpengine/qp/compress"
 	"github.com/qpengine/qp/cuda"
 	"github.com/qpengine/qp/engine"
+	"github.com/qpengine/qp/index"
 	"github.com/qpengine/qp/score"
 )
 
@@ -22,18 +24,23 @@ const (
 )
 
 const (
-	// orSeeds is the number of tiles per query (those of largest bound)
-	// evaluated first to set the threshold.
+	// orSeeds is the number of tile ranks per query (those of largest
+	// bound) evaluated in a first pass, to set the threshold.
 	orSeeds = 4
 	// orTreeK is the largest k the max-tree selector serves (the radix
 	// select serves larger k).
 	orTreeK = 64
+	// orItems is about how many work items the second accumulation pass
+	// should have (runs of up to 32 ranks of one query each): enough to
+	// fill the GPU several times over.
+	orItems = 2048
 )
 
-// orCapMin is the least number of candidate slots per query; a query with
-// more candidates (a poor threshold) is rerun on the dense path (a
-// variable for the overflow test).
-var orCapMin = 4096
+// orCapMin is the number of candidate slots per query up to which a query
+// gets every slot it could use (min(k, T) x tiles: it cannot overflow);
+// beyond, it gets max(orCapMin, 16k) and reruns with all of them if it
+// overflows (a variable for the overflow test).
+var orCapMin = 1 << 16
 
 // orTileKernels caches the tiled OR kernels per context.
 var orTileKernels sync.Map // *cuda.Context -> *cuda.OrTileKernels
@@ -70,20 +77,42 @@ func (b *Backend) tileable() bool {
 	return ok
 }
 
-// orCap is the number of candidate slots of a tiled OR query: all its
-// postings when fewer (it cannot overflow), else max(orCapMin, 16k).
+// orFused reports whether the tiles decode bp128 blocks themselves
+// (cuda.OrTileKernels.AccumulateBP128) instead of reading lists the batch
+// decoders decoded whole.
+func (b *Backend) orFused() bool {
+	return b.docCodec.ID() == compress.IDBP128 && b.freqCodec.ID() == compress.IDBP128 && !b.opt.orDecoded
+}
+
+// orCapFull is the most candidates a tiled OR query can emit: k (at most
+// T) per tile, and no more than its postings.
+func (b *Backend) orCapFull(p *prep) int {
+	tile, ntiles, _ := b.tiling()
+	return int(min(int64(min(p.q.K, tile))*int64(ntiles), b.orPostings(p)))
+}
+
+// orCap is the number of candidate slots of a tiled OR query.
 func (b *Backend) orCap(p *prep) int {
-	return int(min(b.orPostings(p), int64(max(orCapMin, 16*p.q.K))))
+	full := b.orCapFull(p)
+	if p.orFull {
+		return full
+	}
+	return min(full, max(orCapMin, 16*p.q.K))
 }
 
 // orQueryBytes is the device memory one OR query takes beyond its decoded
-// lists: the dense accumulator row, or the tiled bounds and candidates.
+// lists: the dense accumulator row, or the tiled bounds, order and
+// candidates.
 func (b *Backend) orQueryBytes(p *prep) int64 {
 	_, ntiles, ok := b.tiling()
 	if b.opt.Or == OrDense || !ok {
 		return int64(b.n) * 4
 	}
-	return int64(8*ntiles+4*orSeeds+32) + 32*int64(b.orCap(p))
+	n := int64(8*ntiles+32) + 32*int64(b.orCap(p))
+	if b.orFused() {
+		n += 4 * int64(len(p.terms)) * int64(ntiles+1) // block ranges
+	}
+	return n
 }
 
 // bmExact reports whether the skip tables' stored block maxima are the
@@ -92,10 +121,16 @@ func (b *Backend) bmExact() bool {
 	return b.x.Params() == score.Params{K1: b.x.Meta.K1, B: b.x.Meta.B}
 }
 
+// orPer is the number of consecutive tile ranks per work item of the
+// second accumulation pass over r ranks of nq queries.
+func orPer(nq, r int) int {
+	return max(1, min(32, nq*r/orItems))
+}
+
 // runOrTiled evaluates the disjunctions of qs (every query has >= 1 known
 // term) with the tiled kernels of cuda/kernels/query_ortile.cu and writes
-// their results; queries whose candidates overflow their slots are rerun
-// with dense accumulators.
+// their results; queries whose candidates overflow their slots rerun with
+// every slot they can use.
 func (b *Backend) runOrTiled(mem *devMem, qs []*prep, out []engine.Response) error {
 	s := b.stream
 	qk := b.qk
@@ -103,6 +138,7 @@ func (b *Backend) runOrTiled(mem *devMem, qs []*prep, out []engine.Response) err
 	if err != nil {
 		return err
 	}
+	fused := b.orFused()
 	tile, ntiles, _ := b.tiling()
 	nq := len(qs)
 	var nterms, nblk, dbytes, fbytes, nval, sumCap int
@@ -122,8 +158,8 @@ func (b *Backend) runOrTiled(mem *devMem, qs []*prep, out []engine.Response) err
 			tree = false
 		}
 	}
-	if nval > math.MaxInt32/2 || dbytes > math.MaxInt32 || fbytes > math.MaxInt32 || sumCap > math.MaxInt32/2 ||
-		int64(nq)*int64(ntiles) > math.MaxInt32/2 {
+	if (!fused && (nval > math.MaxInt32/2 || dbytes > math.MaxInt32 || fbytes > math.MaxInt32)) ||
+		sumCap > math.MaxInt32/2 || int64(nq)*int64(ntiles) > math.MaxInt32/2 {
 		return fmt.Errorf("%w: OR launch of %d postings", cuda.ErrOutOfMemory, nval)
 	}
 	// Uploads: QMeta | QTerm | Seg (every list) | scratch offsets | OQuery.
@@ -157,60 +193,74 @@ func (b *Backend) runOrTiled(mem *devMem, qs []*prep, out []engine.Response) err
 	at := func(o int) cuda.DevicePtr { return base + cuda.DevicePtr(o) }
 	pMeta, pTerms, pSegs, pScr, pOq := at(oMeta), at(oTerms), at(oSegs), at(oScr), at(oOq)
 
-	var ctr, stBuf, ub, seeds, theta, cnt, cdoc, cscore, ccnt, part *cuda.Buffer
-	if err := mem.gets([]**cuda.Buffer{&ctr, &stBuf, &ub, &seeds, &theta, &cnt, &cdoc, &cscore, &ccnt, &part},
-		16, 16, 4*nq*ntiles, 4*nq*orSeeds, 8*nq, 4*nq, 4*sumCap, 4*sumCap, 4*(nq+1),
+	var ctr, stBuf, ub, order, theta, cnt, cdoc, cscore, ccnt, part *cuda.Buffer
+	if err := mem.gets([]**cuda.Buffer{&ctr, &stBuf, &ub, &order, &theta, &cnt, &cdoc, &cscore, &ccnt, &part},
+		4*cuda.OrCounters, 16, 4*nq*ntiles, 4*nq*ntiles, 8*nq, 4*nq, 4*sumCap, 4*sumCap, 4*(nq+1),
 		4*(cuda.ScanParts(nq)+1)); err != nil {
 		return err
+	}
+	var rng *cuda.Buffer
+	var pRng cuda.DevicePtr
+	if fused {
+		if rng, err = mem.get(4 * nterms * (ntiles + 1)); err != nil {
+			return err
+		}
+		pRng = rng.Ptr()
 	}
 	t := b.tm.start(s)
 	for _, f := range []struct {
 		buf *cuda.Buffer
 		v   uint32
 		n   int
-	}{{ctr, 0, 4}, {theta, math.MaxUint32, 2 * nq}, {cnt, 0, nq}} {
+	}{{ctr, 0, cuda.OrCounters}, {theta, math.MaxUint32, 2 * nq}, {cnt, 0, nq}} {
 		if err := s.Fill32(f.buf, 0, f.v, f.n); err != nil {
 			return err
 		}
 	}
 	b.tm.stop(s, t, phScore)
 	st := statusSlots{buf: stBuf}
-	d, err := allocDecode(mem, nblk, dbytes, fbytes, nval)
-	if err != nil {
-		return err
-	}
 	terms, post, norms := b.terms.Ptr(), b.post.Ptr(), b.norms.Ptr()
-	t = b.tm.start(s)
-	if err := qk.FullDesc(s, pSegs, nterms, terms, post, nblk, b.bs, d.blkTerm.Ptr(), d.blkIdx.Ptr(), d.dOff.Ptr(),
-		d.fOff.Ptr(), d.oOff.Ptr()); err != nil {
-		return err
-	}
-	if err := b.decode(d, nblk, st.pair(b)); err != nil {
-		return err
-	}
-	b.tm.stop(s, t, phDecode)
-	t = b.tm.start(s)
-	if err := ok.Check(s, pSegs, nterms, d.docs.Ptr(), nval, b.n, ctr.Ptr()); err != nil {
-		return err
-	}
-	if err := ok.Bounds(s, nq, pMeta, pOq, pSegs, pTerms, terms, post, b.bmExact(), tile, ntiles, orSeeds, ub.Ptr(),
-		seeds.Ptr()); err != nil {
-		return err
-	}
-	for _, seeded := range []bool{true, false} {
-		items, sp := nq*ntiles, cuda.DevicePtr(0)
-		if seeded {
-			items, sp = nq*orSeeds, seeds.Ptr()
+	var d *decodeBufs
+	if !fused {
+		if d, err = allocDecode(mem, nblk, dbytes, fbytes, nval); err != nil {
+			return err
 		}
-		if err := ok.Accumulate(s, items, ntiles, tile, sp, orSeeds, pMeta, pOq, pSegs, pTerms, terms, norms, b.n,
-			b.k1p1, d.docs.Ptr(), d.freqs.Ptr(), ub.Ptr(), theta.Ptr(), cnt.Ptr(), cdoc.Ptr(), cscore.Ptr()); err != nil {
+		if err := b.decodeLists(d, pSegs, nterms, nblk, st.pair(b)); err != nil {
+			return err
+		}
+	}
+	t = b.tm.start(s)
+	if !fused {
+		if err := ok.Check(s, pSegs, nterms, d.docs.Ptr(), nval, b.n, ctr.Ptr()); err != nil {
+			return err
+		}
+		b.prof.Launches++
+	}
+	if err := ok.Bounds(s, nq, pMeta, pOq, pSegs, pTerms, terms, post, b.bmExact(), tile, ntiles, ub.Ptr(),
+		order.Ptr(), pRng); err != nil {
+		return err
+	}
+	seeds := min(orSeeds, ntiles)
+	for _, ps := range []cuda.OrPass{
+		{NQ: nq, NTiles: ntiles, Tile: tile, Order: order.Ptr(), R0: 0, R1: seeds, Per: 1},
+		{NQ: nq, NTiles: ntiles, Tile: tile, Order: order.Ptr(), R0: seeds, R1: ntiles, Per: orPer(nq, ntiles-seeds)},
+	} {
+		if fused {
+			err = ok.AccumulateBP128(s, ps, pMeta, pOq, pSegs, pTerms, terms, norms, b.n, b.k1p1, post, b.bs, pRng,
+				ctr.Ptr(), ub.Ptr(), theta.Ptr(), cnt.Ptr(), cdoc.Ptr(), cscore.Ptr())
+		} else {
+			err = ok.Accumulate(s, ps, pMeta, pOq, pSegs, pTerms, terms, norms, b.n, b.k1p1, d.docs.Ptr(), d.freqs.Ptr(),
+				ctr.Ptr(), ub.Ptr(), theta.Ptr(), cnt.Ptr(), cdoc.Ptr(), cscore.Ptr())
+		}
+		if err != nil {
 			return err
 		}
 	}
 	b.tm.stop(s, t, phScore)
-	b.prof.Launches += 5
-	mem.retire(d.all()...)
-
+	b.prof.Launches += 3
+	if d != nil {
+		mem.retire(d.all()...)
+	}
 	// Pack the candidates by query and select.
 	var ndoc, nscore, ncq, res, cntOut, total, scratch *cuda.Buffer
 	if tree {
@@ -245,15 +295,23 @@ func (b *Backend) runOrTiled(mem *devMem, qs []*prep, out []engine.Response) err
 	}
 	b.tm.stop(s, t, phTopK)
 	b.prof.Launches += 7
-	dl := []*download{{src: cntOut, n: 4 * nq}, {src: cnt, n: 4 * nq}, {src: ctr, n: 16},
+	dl := []*download{{src: cntOut, n: 4 * nq}, {src: cnt, n: 4 * nq}, {src: ctr, n: 4 * cuda.OrCounters},
 		{src: st.buf, n: 8 * st.n}, {src: res, n: 8 * nres}}
 	if err := b.fetch(mem, dl); err != nil {
 		return err
 	}
 	cnts, emitted := b.down.u32(dl[0].at, nq), b.down.u32(dl[1].at, nq)
-	if err := b.corruptError(b.down.u32(dl[2].at, 4)[cuda.QueryErrDocs], b.down.u64(dl[3].at, st.n), st.codecs); err != nil {
+	ctrs := b.down.u32(dl[2].at, cuda.OrCounters)
+	if err := b.corruptError(ctrs[cuda.QueryErrDocs], b.down.u64(dl[3].at, st.n), st.codecs); err != nil {
 		return err
 	}
+	if c := ctrs[cuda.AndErrFreqs]; c != 0 {
+		return fmt.Errorf("%w: %d bp128 frequency blocks are corrupt", index.ErrCorrupt, c)
+	}
+	b.prof.OrTiles += int64(nq) * int64(ntiles)
+	b.prof.OrTilesRun += int64(ctrs[cuda.OrCntTiles])
+	b.prof.OrBlocks += int64(ctrs[cuda.OrCntBlocks])
+	b.prof.OrSkipped += int64(ctrs[cuda.OrCntSkipped])
 	keys := b.down.u64(dl[4].at, nres)
 	offs, err := resultOffsets(qs, cnts)
 	if err != nil {
@@ -280,13 +338,22 @@ func (b *Backend) runOrTiled(mem *devMem, qs []*prep, out []engine.Response) err
 			out[p.i].Results = results(out[p.i].Results[:0], keys[offs[a]:offs[a]+int(cnts[a])])
 		}
 	})
-	// Overflowed queries (too many candidates above a poor threshold): dense.
+	// Overflowed queries rerun with every candidate slot they can use
+	// (orCapFull: they cannot overflow again), as many at a time as the
+	// accumulator budget allows.
+	for _, p := range over {
+		if p.orFull {
+			return fmt.Errorf("gpu: BUG: OR query %q emitted more candidates than it has slots for", p.q.ID)
+		}
+		p.orFull = true
+	}
 	for len(over) > 0 {
-		n := 1
-		for n < len(over) && int64(n+1)*int64(b.n)*4 <= b.opt.AccumulatorBytes {
+		n, bytes := 1, b.orQueryBytes(over[0])
+		for n < len(over) && bytes+b.orQueryBytes(over[n]) <= b.opt.AccumulatorBytes {
+			bytes += b.orQueryBytes(over[n])
 			n++
 		}
-		if err := b.runOrDense(mem, over[:n], out); err != nil {
+		if err := b.runOrTiled(mem, over[:n], out); err != nil {
 			return err
 		}
 		over = over[n:]

@@ -12,7 +12,9 @@ import (
 
 // orVariants are the OR strategies and tiled configurations every OR test
 // below runs: dense, tiled with the default tile (N < T here), tiled with
-// small tiles (many tiles, N not a multiple of T), with each selector.
+// small tiles (many tiles, N not a multiple of T), with each selector, and
+// on bp128 indexes both the fused tiles (decoding their own blocks) and
+// the decoded path.
 var orVariants = []struct {
 	name string
 	opt  Options
@@ -22,6 +24,8 @@ var orVariants = []struct {
 	{"tiled/T64/tree", Options{orTile: 64, orSelect: "tree"}},
 	{"tiled/T100/radix", Options{orTile: 100, orSelect: "radix"}},
 	{"tiled/T1/tree", Options{orTile: 1, orSelect: "tree"}},
+	{"tiled/T64/decoded", Options{orTile: 64, orDecoded: true}},
+	{"tiled/T100/decoded/radix", Options{orTile: 100, orSelect: "radix", orDecoded: true}},
 }
 
 // orQueries keeps the OR and AND+OR variants of expand's queries.
@@ -170,8 +174,8 @@ func TestOrTiledLarge(t *testing.T) {
 	}
 }
 
-// TestOrTiledOverflow forces tiny candidate regions so that queries
-// overflow and rerun on the dense path.
+// TestOrTiledOverflow forces small candidate regions so that queries
+// overflow and rerun with every slot they can use, fused and decoded.
 func TestOrTiledOverflow(t *testing.T) {
 	testContext(t)
 	saved := orCapMin
@@ -187,4 +191,45 @@ func TestOrTiledOverflow(t *testing.T) {
 	}
 	qs := orQueries(terms, []int{1, 10, 50})
 	compare(t, x, newBackend(t, x, Options{orTile: 128}), qs)
+	compare(t, x, newBackend(t, x, Options{orTile: 128, orDecoded: true}), qs)
+}
+
+// TestOrPruning checks that the fused tiles' block-max skipping (term
+// maxima in QTerm, a block skipped when its maximum plus the other terms'
+// cannot reach the threshold) returns the CPU's results and decodes fewer
+// blocks than the same tiles without it: single-term and multi-term
+// queries on a collection whose scores rarely tie.
+func TestOrPruning(t *testing.T) {
+	c := testContext(t)
+	nq := 30
+	if emulated(c) {
+		nq = 8
+	}
+	rng := rand.New(rand.NewSource(21))
+	col := genCollection(rng, 20000, 30, 32, false)
+	bp, _ := compress.ByName("bp128")
+	x := col.write(t, bp)
+	terms := [][]string{{col.terms[0]}, {col.terms[1]}, {col.terms[2], col.terms[3]}}
+	for range nq {
+		terms = append(terms, genQuery(rng, col.terms))
+	}
+	qs := orQueries(terms, []int{1, 10, 100})
+	blocks := map[bool]int64{}
+	for _, off := range []bool{false, true} {
+		g := newBackend(t, x, Options{orTile: 1024, orNoPrune: off})
+		compare(t, x, g, qs)
+		p := g.Profile()
+		if p.OrTilesRun == 0 || p.OrBlocks == 0 {
+			t.Fatalf("noprune=%v: no tiles (%d) or blocks (%d) counted", off, p.OrTilesRun, p.OrBlocks)
+		}
+		if off && p.OrSkipped != 0 {
+			t.Errorf("noprune: %d blocks skipped", p.OrSkipped)
+		}
+		blocks[off] = p.OrBlocks
+		t.Logf("noprune=%v: %d of %d tiles run, %d blocks decoded, %d skipped", off, p.OrTilesRun, p.OrTiles,
+			p.OrBlocks, p.OrSkipped)
+	}
+	if blocks[false] >= blocks[true] {
+		t.Errorf("block-max skipping decoded %d blocks, no fewer than the %d without it", blocks[false], blocks[true])
+	}
 }

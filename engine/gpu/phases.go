@@ -1,6 +1,8 @@
 package gpu
 
 import (
+	"math"
+
 	"github.com/qpengine/qp/cuda"
 )
 
@@ -43,6 +45,23 @@ func (b *Backend) decode(d *decodeBufs, nblk int, st [2]*cuda.Buffer) error {
 		Src: d.gfreqs, SrcOff: d.fOff, OutOff: d.oOff, Out: d.freqs, Status: st[1]})
 }
 
+// decodeLists enqueues the decoding of whole lists, nseg Segs at segs with
+// nblk blocks in all (the descriptors of their blocks, then decode), into
+// d, timed as the decode phase; the decoders' status words go to st.
+func (b *Backend) decodeLists(d *decodeBufs, segs cuda.DevicePtr, nseg, nblk int, st [2]*cuda.Buffer) error {
+	s := b.stream
+	t := b.tm.start(s)
+	if err := b.qk.FullDesc(s, segs, nseg, b.terms.Ptr(), b.post.Ptr(), nblk, b.bs, d.blkTerm.Ptr(), d.blkIdx.Ptr(),
+		d.dOff.Ptr(), d.fOff.Ptr(), d.oOff.Ptr()); err != nil {
+		return err
+	}
+	if err := b.decode(d, nblk, st); err != nil {
+		return err
+	}
+	b.tm.stop(s, t, phDecode)
+	return nil
+}
+
 // statusSlots hands out 8-byte views of a buffer for decoder status words.
 type statusSlots struct {
 	buf    *cuda.Buffer
@@ -78,13 +97,18 @@ type queryTables struct {
 // the upload arena at the given offsets.
 func (b *Backend) fillQueries(qs []*prep, oMeta, oTerms, oScr int) (nres, scratchWords int) {
 	meta := b.up.u32(oMeta, cuda.QMetaWords*len(qs))
+	exact := b.bmExact() && !b.opt.orNoPrune
 	scr := b.up.u64(oScr, len(qs))
 	toff := 0
 	for a, p := range qs {
 		cuda.PutQMeta(meta[cuda.QMetaWords*a:], uint32(len(p.terms)), uint32(toff), uint32(p.q.K), uint32(nres))
 		qt := b.up.u32(oTerms+16*toff, cuda.QTermWords*len(p.terms))
 		for j, t := range p.terms {
-			cuda.PutQTerm(qt[cuda.QTermWords*j:], uint32(t.id), t.w, t.idf)
+			mx := float32(math.MaxFloat32) // stale block maxima: no bound
+			if exact {
+				mx = t.w * b.info[t.id].max
+			}
+			cuda.PutQTerm(qt[cuda.QTermWords*j:], uint32(t.id), t.w, t.idf, mx)
 		}
 		scr[a] = 0
 		if p.q.K > 4096 {

@@ -20,11 +20,11 @@ echo "== cuda tests (Intersect)" | tee "$OUT/summary.txt"
 (cd cuda && timeout 300 ../$D/cuda.test -test.run Intersect -test.v -test.count=1) >"$OUT/cuda-test.log" 2>&1 || rc=1
 tail -5 "$OUT/cuda-test.log" | tee -a "$OUT/summary.txt"
 echo "== qp gen 2M docs" | tee -a "$OUT/summary.txt"
-$D/qp gen --docs 2000000 --out /tmp/g.qp --quiet \
+[ -s /tmp/g2m.qp ] || $D/qp gen --docs 2000000 --out /tmp/g2m.qp --quiet \
 	--queries $D/data/05.efficiency_topics.txt --queries $D/data/06.efficiency_topics.txt >"$OUT/gen.log" 2>&1 || rc=1
 tail -3 "$OUT/gen.log" | head -2 | tee -a "$OUT/summary.txt"
 echo "== qp bench intersect" | tee -a "$OUT/summary.txt"
-timeout 420 $D/qp bench intersect /tmp/g.qp $D/data/06.efficiency_topics.txt --limit 10000 \
+timeout 420 $D/qp bench intersect /tmp/g2m.qp $D/data/06.efficiency_topics.txt --limit 10000 \
 	--thresholds 65536,1048576,4194304 --device gpu --csv "$OUT/intersect.csv" >"$OUT/bench.log" 2>&1 || rc=1
 cat "$OUT/bench.log" | tee -a "$OUT/summary.txt"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv >"$OUT/gpu.txt" 2>&1

@@ -8,7 +8,11 @@
 #     row's results checked identical to its mode's first row;
 #  2. BenchmarkSearchBatch on the same index (QP_BENCH_INDEX): GPU rows per
 #     PARA threshold c, k = 10 / 1000 and OR strategy (tiled, dense).
-# About 6-8 minutes on an H200; logs into $OUT.
+# About 6-8 minutes on an H200; logs into $OUT. Environment (optional):
+# DOCS, MODES (and,or,andor), THRESHOLDS (GPU PARA c list, e.g. 1M,4M,16M),
+# GPUAND, GPUOR (lists for --gpu-and, --gpu-or),
+# GOBENCH=0 (skip step 2), PATTERN, BENCHTIME, BUDGET (seconds, 540),
+# REGEN=1 (rebuild /tmp/g10m.qp even when a warm machine kept it).
 #
 # Build first (on the Go machine, repository root):
 #   mkdir -p bin/dev/data && cp ../shared/data/queries/0[56].efficiency_topics.txt bin/dev/data/
@@ -22,16 +26,18 @@ export QP_QUERIES=$PWD/$d/data
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv >"$OUT/device.txt" 2>&1
 t0=$(date +%s)
 left() { echo $(( ${BUDGET:-540} - ($(date +%s) - t0) )); }
-timeout 200 $d/qp gen --docs "${DOCS:-10000000}" --out /tmp/g.qp --quiet --queries $d/data/05.efficiency_topics.txt \
+[ -s /tmp/g10m.qp ] && [ "${REGEN:-0}" != 1 ] && echo "reusing /tmp/g10m.qp" || timeout 200 $d/qp gen --docs "${DOCS:-10000000}" --out /tmp/g10m.qp --quiet --queries $d/data/05.efficiency_topics.txt \
   --queries $d/data/06.efficiency_topics.txt >"$OUT/gen.log" 2>&1 || { echo "gen failed"; tail -5 "$OUT/gen.log"; exit 1; }
 echo "gen: $(( $(date +%s) - t0 ))s: $(tail -1 "$OUT/gen.log")"
 t1=$(date +%s)
-timeout $(( $(left) - 60 )) $d/qp bench query /tmp/g.qp $d/data/06.efficiency_topics.txt --limit 10000 --device gpu \
-  --thread-counts 16 --and-algos skip --or-algos maxscore --profile >"$OUT/bench-query.log" 2>&1
+timeout $(( $(left) - 60 )) $d/qp bench query /tmp/g10m.qp $d/data/06.efficiency_topics.txt --limit 10000 --device gpu \
+  --thread-counts 16 --and-algos skip --or-algos maxscore --profile --modes "${MODES:-and,or,andor}" \
+  ${GPUAND:+--gpu-and $GPUAND} ${GPUOR:+--gpu-or $GPUOR} \
+  ${THRESHOLDS:+--thresholds $THRESHOLDS} --csv "$OUT/query.csv" --plot "$OUT/query.svg" >"$OUT/bench-query.log" 2>&1
 echo "qp bench query: rc=$? in $(( $(date +%s) - t1 ))s"
 grep -vE '^\s*$' "$OUT/bench-query.log" | tail -40
-if [ "$(left)" -gt 45 ]; then
-  QP_BENCH_INDEX=/tmp/g.qp timeout "$(left)" $d/gpu.test -test.run '^$' -test.bench "${PATTERN:-BenchmarkSearchBatch\$/gpu/}" \
+if [ "${GOBENCH:-1}" = 1 ] && [ "$(left)" -gt 45 ]; then
+  QP_BENCH_INDEX=/tmp/g10m.qp timeout "$(left)" $d/gpu.test -test.run '^$' -test.bench "${PATTERN:-BenchmarkSearchBatch\$/gpu/}" \
     -test.benchtime "${BENCHTIME:-2x}" -test.timeout 600s >"$OUT/bench-go.log" 2>&1
   echo "go bench: rc=$?"
   grep -E 'Benchmark|FAIL|panic' "$OUT/bench-go.log" | sed -E 's/ +/ /g'

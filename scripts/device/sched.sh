@@ -31,13 +31,13 @@ echo "== BenchmarkListCache"
 echo "bench rc=$?"; grep -E 'Benchmark|ok|FAIL' "$OUT/bench-cache.log"
 
 echo "== qp gen 2M"
-timeout 40 $d/qp gen --docs 2000000 --out /tmp/g.qp --quiet --queries $d/data/05.efficiency_topics.txt \
+[ -s /tmp/g2m.qp ] || timeout 40 $d/qp gen --docs 2000000 --out /tmp/g2m.qp --quiet --queries $d/data/05.efficiency_topics.txt \
   --queries $d/data/06.efficiency_topics.txt > "$OUT/gen.log" 2>&1
 echo "gen rc=$?"; tail -2 "$OUT/gen.log"
 
 for mode in and or; do
   echo "== qp bench sched --mode $mode"
-  timeout 75 $d/qp bench sched /tmp/g.qp $d/data/06.efficiency_topics.txt --device gpu --mode $mode \
+  timeout 75 $d/qp bench sched /tmp/g2m.qp $d/data/06.efficiency_topics.txt --device gpu --mode $mode \
     --train 1500 --replay 1500 --rates 1000,8000 --search-runs 3 --deadline 200ms \
     --report "$OUT/sched-$mode" > "$OUT/sched-$mode.log" 2>&1
   echo "sched $mode rc=$?"; tail -25 "$OUT/sched-$mode.log"
