@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/qpengine/qp/cache"
 	"github.com/qpengine/qp/cuda"
 	"github.com/qpengine/qp/engine"
 	"github.com/qpengine/qp/engine/gpu"
@@ -252,6 +253,7 @@ print with 6 significant digits.`)
 		tag := fs.String("tag", "qp", "run tag")
 		limit := fs.Int("limit", 0, "run only the first N queries of the file")
 		quiet := fs.Bool("quiet", false, "no progress output")
+		cacheSize := fs.String("cache", "", "batch mode: keep results in a result cache of this size (e.g. 64M;\nkeyed by normalized query, mode and k) and report its hit rate")
 		pos, err := parse(fs, args)
 		if err != nil {
 			return err
@@ -292,6 +294,18 @@ print with 6 significant digits.`)
 			return err
 		}
 		qs := qf.analyzeQueries(an, fq, mode)
+		var rc *cache.Cache
+		if *cacheSize != "" {
+			n, err := parseSize(*cacheSize)
+			if err != nil || n <= 0 {
+				return fmt.Errorf("--cache %q: want a size such as 64M", *cacheSize)
+			}
+			if rc, err = cache.New(cache.Config{MaxBytes: n}); err != nil {
+				return err
+			}
+			defer rc.Close()
+			be = cache.NewBackend(rc, x, be)
+		}
 		w := bufio.NewWriterSize(os.Stdout, 1<<20)
 		if *run != "" {
 			f, err := os.Create(*run)
@@ -340,6 +354,9 @@ print with 6 significant digits.`)
 			sum.print(len(qs), wall)
 		} else {
 			sum.printTo(os.Stderr, len(qs), wall)
+		}
+		if rc != nil {
+			fmt.Fprintf(os.Stderr, "result cache (%s): %s\n", *cacheSize, rc.Stats())
 		}
 		return nil
 	}
