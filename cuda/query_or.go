@@ -17,8 +17,8 @@ const (
 	// OrTreeItems is the most candidates per query OrMaxTree takes.
 	OrTreeItems = 512 * 512
 	// OrCntTiles and OrCntBlocks index the work counters of the tiled
-	// accumulation in its 4-word error/counter buffer (after QueryErrDocs
-	// and AndErrFreqs).
+	// accumulation in its OrCounters-word error/counter buffer (after
+	// QueryErrDocs and AndErrFreqs).
 	OrCntTiles, OrCntBlocks = 2, 3
 	// OrCntSkipped counts the blocks the fused tiles skipped by their
 	// block maxima. OrCounters is the size of the buffer, in 32-bit words.

@@ -50,8 +50,9 @@
 //     document's sum is the CPU's, bit for bit, with no atomics on floats.
 //     Selection: the c touched documents whose rank key (query.cuh
 //     rank_key) is <= theta[q]; when c > k, the tile's own k-th best key
-//     (4-pass MSD radix select over the score bits, then the position of
-//     the last needed document tied at that score) replaces theta (u64
+//     (kth_key: an MSD radix select from the highest bit in which their
+//     scores differ, then the few sharing the selected prefix ranked by
+//     their full keys, ties by docID) replaces theta (u64
 //     atomicMin: the tile has k documents with keys <= it, so the global
 //     k-th best key is too) and exactly k documents are emitted. A query
 //     thus emits at most min(k, T) candidates per tile: the host sizes
@@ -59,7 +60,8 @@
 //     one, also past cap: an overflowing query reruns with the full
 //     region). Memory per tile: fused, the encoded bytes of the blocks
 //     overlapping it (about 1.7 bytes per posting for bp128 on gen) plus
-//     its 2-3 skip searches; decoded, 8 bytes per posting in the tile;
+//     2 words per term of the block-range table rng and the skip entries
+//     of those blocks; decoded, 8 bytes per posting in the tile;
 //     both 4 bytes of norm per posting (the tile's 4T bytes of norms, from
 //     L2) and 8 bytes per emitted candidate. Static shared memory: 4
 //     kTileMax + 1 KiB + small.
@@ -264,7 +266,7 @@ struct DecodedSrc {
 		u32 lo[kChunk], hi[kChunk], qt[kChunk];
 		u64 v0[kChunk];
 	};
-	u32 *err; // err[kErrTiles] counts the tiles
+	u32 *err; // the counters (accumulate adds its tiles at kCntTiles)
 	// add returns the number of blocks decoded: none (decoded before).
 	__device__ __forceinline__ u32 add(float *acc, Shared &s, const qp_q::QMeta &m, const OQuery &o,
 	                                   const qp_q::Seg *__restrict__ segs, const qp_q::QTerm *__restrict__ qterms,
@@ -352,7 +354,7 @@ __device__ __forceinline__ u32 bp128_pair(const uint8_t *__restrict__ post, cons
 	return __any_sync(0xffffffffu, bad) ? kBadFreqs : 0;
 }
 
-// Slack of the MaxScore bounds: a float32 sum of m <= 32 positive terms in
+// Slack of the block-max bounds: a float32 sum of m <= 32 positive terms in
 // any order is within (m+1) * 2^-24 (relative) of the exact sum, so a bound
 // computed in another order than the CPU's canonical one, times
 // 1 + 2^-17, is still >= every score it bounds.
@@ -374,10 +376,11 @@ __device__ __forceinline__ bool below(float bound, float ths) { return qp_q::fmu
 //    when the tile starts, a block of term j is not decoded when its
 //    blockMax (times w) plus the other terms' maxima mx (QTerm) is below
 //    ths: no document in it can make the top k. mx = FLT_MAX (the block
-//    maxima are stale: the index's BM25 parameters changed) turns it off. Its other postings still
-//    get added, so such a document ends with a partial score, below ths,
-//    which the selection never takes; every other document gets its exact
-//    score (the CPU's float32 sum in canonical order).
+//    maxima are stale: the index's BM25 parameters changed) turns it off.
+//    Its other postings still get added, so such a document ends with a
+//    partial score, below ths, which the selection never takes; every
+//    other document gets its exact score (the CPU's float32 sum in
+//    canonical order).
 //
 // Only tiles above the threshold are decoded at all. (A MaxScore variant,
 // candidates from the lists whose maxima reach ths and exact rescoring of

@@ -261,7 +261,7 @@ func (b *Backend) runSet(set []*prep, out []engine.Response) (err error) {
 	// OR launches: bounded by the accumulator budget and, where lists are
 	// decoded whole first (not the fused tiled path), by their postings.
 	maxPost := b.opt.OrPostings
-	if b.opt.Or == OrTiled && b.tileable() && b.orFused() {
+	if !b.orDense() && b.orFused() {
 		maxPost = math.MaxInt64
 	}
 	for len(ors) > 0 {

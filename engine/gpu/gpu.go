@@ -128,7 +128,7 @@ type Options struct {
 	orTile    int    // tests: documents per tile (cuda.OrTileMax when 0)
 	orSelect  string // tests: "tree" or "radix" forces the top-k selector
 	orDecoded bool   // tests: bp128 indexes take the decoded path, not the fused one
-	orNoPrune bool   // tests: no MaxScore pruning in the fused tiles (no term maxima)
+	orNoPrune bool   // tests: no block-max skipping in the fused tiles (no term maxima)
 }
 
 // termInfo is the host copy of a list's shape.

@@ -11,7 +11,7 @@ import (
 // runOr evaluates the disjunctions of qs (every query has >= 1 known term)
 // with the strategy of Options.Or and writes their results.
 func (b *Backend) runOr(mem *devMem, qs []*prep, out []engine.Response) error {
-	if b.opt.Or == OrDense || !b.tileable() {
+	if b.orDense() {
 		return b.runOrDense(mem, qs, out)
 	}
 	return b.runOrTiled(mem, qs, out)

@@ -72,9 +72,11 @@ func (b *Backend) tiling() (tile, ntiles int, ok bool) {
 	return tile, (n + tile - 1) / tile, true
 }
 
-func (b *Backend) tileable() bool {
+// orDense reports whether OR runs on dense accumulators: when asked to,
+// or when the index has too many documents for the tiles.
+func (b *Backend) orDense() bool {
 	_, _, ok := b.tiling()
-	return ok
+	return b.opt.Or == OrDense || !ok
 }
 
 // orFused reports whether the tiles decode bp128 blocks themselves
@@ -104,10 +106,10 @@ func (b *Backend) orCap(p *prep) int {
 // lists: the dense accumulator row, or the tiled bounds, order and
 // candidates.
 func (b *Backend) orQueryBytes(p *prep) int64 {
-	_, ntiles, ok := b.tiling()
-	if b.opt.Or == OrDense || !ok {
+	if b.orDense() {
 		return int64(b.n) * 4
 	}
+	_, ntiles, _ := b.tiling()
 	n := int64(8*ntiles+32) + 32*int64(b.orCap(p))
 	if b.orFused() {
 		n += 4 * int64(len(p.terms)) * int64(ntiles+1) // block ranges

@@ -13,12 +13,7 @@
 #   CGO_ENABLED=0 go test -c -o bin/dev/gpu.test ./engine/gpu
 #
 # Environment (optional): SKIP_TESTS=1, BENCHTIME (default 5x).
-set -u
-OUT=${OUT:-/tmp/out}
-mkdir -p "$OUT"
-bin=${BIN:-bin/dev}
-export QP_QUERIES=$PWD/$bin/data
-nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv >"$OUT/device.txt" 2>&1
+. scripts/device/lib.sh
 rc=0
 start=$(date +%s)
 if [ "${SKIP_TESTS:-0}" != 1 ]; then

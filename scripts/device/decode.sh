@@ -12,12 +12,8 @@
 #
 # Environment (optional): LENGTHS (default 2^10..2^26), CODECS (all),
 # BATCH (2^22: integers per launch for short lists), SKIP_TESTS=1.
-set -u
-OUT=${OUT:-/tmp/out}
-mkdir -p "$OUT"
-bin=${BIN:-bin/dev}
+. scripts/device/lib.sh
 start=$(date +%s)
-nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,clocks.max.mem --format=csv >"$OUT/device.txt" 2>&1
 rc=0
 if [ "${SKIP_TESTS:-0}" != 1 ]; then
   # Decoder tests: widths, random, unusual, fuzz (GPU vs CPU verdicts),

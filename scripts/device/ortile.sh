@@ -15,13 +15,8 @@
 #
 # Environment (optional): SKIP_TESTS=1, BENCHTIME (default 3x),
 # DOCS (default "2000000 10000000"), QUERIES (default 10000).
-set -u
-OUT=${OUT:-/tmp/out}
-mkdir -p "$OUT"
-bin=${BIN:-bin/dev}
-export QP_QUERIES=$PWD/$bin/data
+. scripts/device/lib.sh
 export QP_BENCH_QUERIES=${QUERIES:-10000}
-nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv >"$OUT/device.txt" 2>&1
 rc=0
 t0=$(date +%s)
 if [ "${SKIP_TESTS:-0}" != 1 ]; then

@@ -18,26 +18,21 @@
 #   mkdir -p bin/dev/data && cp ../shared/data/queries/0[56].efficiency_topics.txt bin/dev/data/
 #   CGO_ENABLED=0 go build -o bin/dev/qp ./cmd/qp
 #   CGO_ENABLED=0 go test -c -o bin/dev/gpu.test ./engine/gpu
-set -u
-OUT=${OUT:-/tmp/out}
-mkdir -p "$OUT"
-d=${BIN:-bin/dev}
-export QP_QUERIES=$PWD/$d/data
-nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv >"$OUT/device.txt" 2>&1
+. scripts/device/lib.sh
 t0=$(date +%s)
 left() { echo $(( ${BUDGET:-540} - ($(date +%s) - t0) )); }
-[ -s /tmp/g10m.qp ] && [ "${REGEN:-0}" != 1 ] && echo "reusing /tmp/g10m.qp" || timeout 200 $d/qp gen --docs "${DOCS:-10000000}" --out /tmp/g10m.qp --quiet --queries $d/data/05.efficiency_topics.txt \
-  --queries $d/data/06.efficiency_topics.txt >"$OUT/gen.log" 2>&1 || { echo "gen failed"; tail -5 "$OUT/gen.log"; exit 1; }
+[ -s /tmp/g10m.qp ] && [ "${REGEN:-0}" != 1 ] && echo "reusing /tmp/g10m.qp" || timeout 200 $bin/qp gen --docs "${DOCS:-10000000}" --out /tmp/g10m.qp --quiet --queries $bin/data/05.efficiency_topics.txt \
+  --queries $bin/data/06.efficiency_topics.txt >"$OUT/gen.log" 2>&1 || { echo "gen failed"; tail -5 "$OUT/gen.log"; exit 1; }
 echo "gen: $(( $(date +%s) - t0 ))s: $(tail -1 "$OUT/gen.log")"
 t1=$(date +%s)
-timeout $(( $(left) - 60 )) $d/qp bench query /tmp/g10m.qp $d/data/06.efficiency_topics.txt --limit 10000 --device gpu \
+timeout $(( $(left) - 60 )) $bin/qp bench query /tmp/g10m.qp $bin/data/06.efficiency_topics.txt --limit 10000 --device gpu \
   --thread-counts 16 --and-algos skip --or-algos maxscore --profile --modes "${MODES:-and,or,andor}" \
   ${GPUAND:+--gpu-and $GPUAND} ${GPUOR:+--gpu-or $GPUOR} \
   ${THRESHOLDS:+--thresholds $THRESHOLDS} --csv "$OUT/query.csv" --plot "$OUT/query.svg" >"$OUT/bench-query.log" 2>&1
 echo "qp bench query: rc=$? in $(( $(date +%s) - t1 ))s"
 grep -vE '^\s*$' "$OUT/bench-query.log" | tail -40
 if [ "${GOBENCH:-1}" = 1 ] && [ "$(left)" -gt 45 ]; then
-  QP_BENCH_INDEX=/tmp/g10m.qp timeout "$(left)" $d/gpu.test -test.run '^$' -test.bench "${PATTERN:-BenchmarkSearchBatch\$/gpu/}" \
+  QP_BENCH_INDEX=/tmp/g10m.qp timeout "$(left)" $bin/gpu.test -test.run '^$' -test.bench "${PATTERN:-BenchmarkSearchBatch\$/gpu/}" \
     -test.benchtime "${BENCHTIME:-2x}" -test.timeout 600s >"$OUT/bench-go.log" 2>&1
   echo "go bench: rc=$?"
   grep -E 'Benchmark|FAIL|panic' "$OUT/bench-go.log" | sed -E 's/ +/ /g'

@@ -14,30 +14,26 @@
 #   cp /work/shared/data/queries/0[56].efficiency_topics.txt bin/dev/data/
 #   CGO_ENABLED=0 go test -c -o bin/dev/gpu.test ./engine/gpu
 #   CGO_ENABLED=0 go build -o bin/dev/qp ./cmd/qp
-set -u
-mkdir -p "$OUT"
-d=${BIN:-bin/dev}
-export QP_QUERIES=$PWD/$d/data
-nvidia-smi -L > "$OUT/device.txt" 2>&1
+. scripts/device/lib.sh
 
 echo "== tests"
-( cd engine/gpu && timeout 60 ../../$d/gpu.test -test.v -test.short \
+( cd engine/gpu && timeout 60 $bin/gpu.test -test.v -test.short \
     -test.run 'TestListCache|TestSketch|TestCache|TestDifferentialRandom' ) > "$OUT/tests.log" 2>&1
 echo "tests rc=$?"; grep -E '^(--- |ok|FAIL|PASS)' "$OUT/tests.log" | tail -20
 
 echo "== BenchmarkListCache"
-( cd engine/gpu && timeout 80 ../../$d/gpu.test -test.run '^$' -test.bench 'BenchmarkListCache' \
+( cd engine/gpu && timeout 80 $bin/gpu.test -test.run '^$' -test.bench 'BenchmarkListCache' \
     -test.benchtime 3x ) > "$OUT/bench-cache.log" 2>&1
 echo "bench rc=$?"; grep -E 'Benchmark|ok|FAIL' "$OUT/bench-cache.log"
 
 echo "== qp gen 2M"
-[ -s /tmp/g2m.qp ] || timeout 40 $d/qp gen --docs 2000000 --out /tmp/g2m.qp --quiet --queries $d/data/05.efficiency_topics.txt \
-  --queries $d/data/06.efficiency_topics.txt > "$OUT/gen.log" 2>&1
+[ -s /tmp/g2m.qp ] || timeout 40 $bin/qp gen --docs 2000000 --out /tmp/g2m.qp --quiet --queries $bin/data/05.efficiency_topics.txt \
+  --queries $bin/data/06.efficiency_topics.txt > "$OUT/gen.log" 2>&1
 echo "gen rc=$?"; tail -2 "$OUT/gen.log"
 
 for mode in and or; do
   echo "== qp bench sched --mode $mode"
-  timeout 75 $d/qp bench sched /tmp/g2m.qp $d/data/06.efficiency_topics.txt --device gpu --mode $mode \
+  timeout 75 $bin/qp bench sched /tmp/g2m.qp $bin/data/06.efficiency_topics.txt --device gpu --mode $mode \
     --train 1500 --replay 1500 --rates 1000,8000 --search-runs 3 --deadline 200ms \
     --report "$OUT/sched-$mode" > "$OUT/sched-$mode.log" 2>&1
   echo "sched $mode rc=$?"; tail -25 "$OUT/sched-$mode.log"

@@ -6,12 +6,7 @@
 # and OR strategy; list cache; bitmap lists; TREC queries on a gen index),
 # the two binaries run side by side. Logs into $OUT; about 2-3 minutes.
 # Build first: scripts/device/build.sh.
-set -u
-OUT=${OUT:-/tmp/out}
-mkdir -p "$OUT"
-bin=$PWD/${BIN:-bin/dev}
-export QP_QUERIES=$bin/data
-nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv >"$OUT/device.txt" 2>&1
+. scripts/device/lib.sh
 cat "$OUT/device.txt"
 start=$(date +%s)
 (cd cuda && timeout "${LIMIT:-200}" "$bin/cuda.test" -test.v -test.count=1 -test.timeout 200s) >"$OUT/cuda.log" 2>&1 &
