@@ -23,7 +23,10 @@ const (
 	// OrCntSkipped counts the blocks the fused tiles skipped by their
 	// block maxima. OrCounters is the size of the buffer, in 32-bit words.
 	OrCntSkipped = 4
-	OrCounters   = 8
+	// OrCntSelect counts the tiles whose candidates outnumbered k (they
+	// ran the k-th key selection), OrCntEmit those that emitted any.
+	OrCntSelect, OrCntEmit = 5, 6
+	OrCounters             = 8
 	// OQueryWords is the size of one OQuery in 32-bit words.
 	OQueryWords = 4
 )

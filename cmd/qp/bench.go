@@ -570,6 +570,17 @@ algorithm are checked to be identical.`)
 	if gb != nil && len(cs) == 0 {
 		cs = []int{gb.Threshold()}
 	}
+	var ots []int
+	for _, t := range splitComma(*qf.gpuOrThreshold) {
+		c, err := parseCount(t)
+		if err != nil || c < 1 {
+			return fmt.Errorf("--gpu-or-threshold: bad threshold %q (a count like 64M or 1G)", t)
+		}
+		ots = append(ots, c)
+	}
+	if gb != nil && len(ots) == 0 {
+		ots = []int{int(gb.OrThreshold())}
+	}
 	counts := []int{1, runtime.GOMAXPROCS(0)}
 	if *threadsList != "" {
 		counts = nil
@@ -613,6 +624,7 @@ algorithm are checked to be identical.`)
 			opt       engine.Options
 			be        engine.Backend
 			c         int    // GPU PARA threshold
+			ot        int    // GPU OR threshold (0: the backend's)
 			and, orst string // GPU AND search and OR strategy
 		}
 		var runs []run
@@ -628,10 +640,16 @@ algorithm are checked to be identical.`)
 		if mode == engine.And {
 			gors = gors[:min(1, len(gors))]
 		}
+		ots := ots
+		if mode == engine.And {
+			ots = ots[:1]
+		}
 		for _, c := range cs {
-			for _, ga := range gands {
-				for _, gor := range gors {
-					runs = append(runs, run{be: gpuBe, c: c, and: ga, orst: gor})
+			for _, ot := range ots {
+				for _, ga := range gands {
+					for _, gor := range gors {
+						runs = append(runs, run{be: gpuBe, c: c, ot: ot, and: ga, orst: gor})
+					}
 				}
 			}
 		}
@@ -660,7 +678,11 @@ algorithm are checked to be identical.`)
 					if len(gors) > 1 {
 						name += " " + r.orst
 					}
+					if len(ots) > 1 {
+						name += " or<" + siCount(r.ot)
+					}
 					gb.SetThreshold(r.c)
+					gb.SetOrThreshold(int64(r.ot))
 					if err := gb.SetAndSearch(r.and); err != nil {
 						return fmt.Errorf("--gpu-and: %w", err)
 					}
@@ -701,7 +723,7 @@ algorithm are checked to be identical.`)
 				if len(lat) > 0 {
 					mean = sum / time.Duration(len(lat))
 				}
-				qr := queryRow{mode: mode, name: name, threads: th, c: r.c, qps: float64(len(qs)) / wall.Seconds(),
+				qr := queryRow{mode: mode, name: name, threads: th, c: r.c, ot: r.ot, qps: float64(len(qs)) / wall.Seconds(),
 					mean: ms(mean), p50: ms(pctl(lat, .5)), p95: ms(pctl(lat, .95)), p99: ms(pctl(lat, .99)),
 					results: float64(results) / float64(max(1, len(lat))), failed: failed}
 				rows = append(rows, qr)
@@ -716,8 +738,8 @@ algorithm are checked to be identical.`)
 					splits = append(splits, fmt.Sprintf(splitRow, mode, name, sp.Sets, sp.Launches, ms(sp.Wall), ms(sp.Decode),
 						ms(sp.Intersect), ms(sp.Score), ms(sp.TopK), ms(sp.Transfer)))
 					if sp.OrTiles > 0 {
-						splits = append(splits, fmt.Sprintf("%-6s %-22s OR tiles accumulated: %d of %d (%.1f%%); blocks decoded by tiles: %d, skipped by their maxima: %d\n",
-							"", "", sp.OrTilesRun, sp.OrTiles, 100*float64(sp.OrTilesRun)/float64(sp.OrTiles), sp.OrBlocks, sp.OrSkipped))
+						splits = append(splits, fmt.Sprintf("%-6s %-22s OR tiles accumulated: %d of %d (%.1f%%), %d of them selected a k-th key, %d emitted; blocks decoded by tiles: %d, skipped by their maxima: %d\n",
+							"", "", sp.OrTilesRun, sp.OrTiles, 100*float64(sp.OrTilesRun)/float64(sp.OrTiles), sp.OrSelected, sp.OrEmitted, sp.OrBlocks, sp.OrSkipped))
 					}
 				}
 			}
@@ -749,6 +771,7 @@ type queryRow struct {
 	mode                     engine.Mode
 	name, threads            string
 	c                        int // GPU PARA threshold (0: CPU)
+	ot                       int // GPU OR threshold (0: CPU)
 	qps, mean, p50, p95, p99 float64
 	results                  float64
 	failed                   int
@@ -756,10 +779,10 @@ type queryRow struct {
 
 func writeQueryCSV(path string, rows []queryRow) error {
 	var b strings.Builder
-	b.WriteString("mode,algorithm,threads,gpu_threshold,queries_per_s,mean_ms,p50_ms,p95_ms,p99_ms,results_per_query,failed\n")
+	b.WriteString("mode,algorithm,threads,gpu_threshold,gpu_or_threshold,queries_per_s,mean_ms,p50_ms,p95_ms,p99_ms,results_per_query,failed\n")
 	for _, r := range rows {
-		fmt.Fprintf(&b, "%s,%s,%s,%d,%.1f,%.4f,%.4f,%.4f,%.4f,%.3f,%d\n", r.mode, strings.ReplaceAll(r.name, ",", ";"),
-			r.threads, r.c, r.qps, r.mean, r.p50, r.p95, r.p99, r.results, r.failed)
+		fmt.Fprintf(&b, "%s,%s,%s,%d,%d,%.1f,%.4f,%.4f,%.4f,%.4f,%.3f,%d\n", r.mode, strings.ReplaceAll(r.name, ",", ";"),
+			r.threads, r.c, r.ot, r.qps, r.mean, r.p50, r.p95, r.p99, r.results, r.failed)
 	}
 	return os.WriteFile(path, []byte(b.String()), 0o644)
 }

@@ -26,6 +26,7 @@ import (
 type queryFlags struct {
 	mode, andAlgo, orAlgo, device *string
 	gpuAnd, gpuOr, gpuThreshold   *string
+	gpuOrThreshold                *string
 	k, threads                    *int
 	k1, b                         *float64
 	qtf                           *bool
@@ -38,18 +39,19 @@ func addQueryFlags(fs interface {
 	Bool(string, bool, string) *bool
 }) *queryFlags {
 	return &queryFlags{
-		mode:         fs.String("mode", "and", "and, or, or andor (AND; OR when AND finds fewer than k)"),
-		k:            fs.Int("k", 10, "results per query (1..10000)"),
-		andAlgo:      fs.String("and-algo", string(engine.DefaultAnd), "AND algorithm: merge, galloping or skip"),
-		orAlgo:       fs.String("or-algo", string(engine.DefaultOr), "OR strategy: taat, daat, maxscore or bmw"),
-		device:       fs.String("device", "auto", "cpu, gpu or auto"),
-		threads:      fs.Int("threads", 0, "CPU worker threads (0 = all cores)"),
-		k1:           fs.Float64("k1", -1, "BM25 k1 (default: the index's, 0.9)"),
-		b:            fs.Float64("b", -1, "BM25 b (default: the index's, 0.4)"),
-		qtf:          fs.Bool("qtf", false, "count a repeated query term once per occurrence (Lucene/Anserini); default: once"),
-		gpuAnd:       fs.String("gpu-and", "binsearch", "GPU: how AND steps find candidate blocks: binsearch, or pmf1..pmf4\n(Parallel Merge Find with 1-4 levels); bench query: a list, one row\neach"),
-		gpuOr:        fs.String("gpu-or", gpu.OrTiled, "GPU: OR strategy: tiled (shared-memory tiles, block-max bounds,\nthreshold) or dense (one accumulator of N floats per query); bench\nquery: a list, one row each"),
-		gpuThreshold: fs.String("gpu-threshold", "", "GPU: PARA batch threshold c, postings of the queries' shortest lists\nper launch set (e.g. 4M; default 12M: more queries per launch, more\nthroughput, longer batches)"),
+		mode:           fs.String("mode", "and", "and, or, or andor (AND; OR when AND finds fewer than k)"),
+		k:              fs.Int("k", 10, "results per query (1..10000)"),
+		andAlgo:        fs.String("and-algo", string(engine.DefaultAnd), "AND algorithm: merge, galloping or skip"),
+		orAlgo:         fs.String("or-algo", string(engine.DefaultOr), "OR strategy: taat, daat, maxscore or bmw"),
+		device:         fs.String("device", "auto", "cpu, gpu or auto"),
+		threads:        fs.Int("threads", 0, "CPU worker threads (0 = all cores)"),
+		k1:             fs.Float64("k1", -1, "BM25 k1 (default: the index's, 0.9)"),
+		b:              fs.Float64("b", -1, "BM25 b (default: the index's, 0.4)"),
+		qtf:            fs.Bool("qtf", false, "count a repeated query term once per occurrence (Lucene/Anserini); default: once"),
+		gpuAnd:         fs.String("gpu-and", "binsearch", "GPU: how AND steps find candidate blocks: binsearch, or pmf1..pmf4\n(Parallel Merge Find with 1-4 levels); bench query: a list, one row\neach"),
+		gpuOr:          fs.String("gpu-or", gpu.OrTiled, "GPU: OR strategy: tiled (shared-memory tiles, block-max bounds,\nthreshold) or dense (one accumulator of N floats per query); bench\nquery: a list, one row each"),
+		gpuThreshold:   fs.String("gpu-threshold", "", "GPU: PARA batch threshold c, postings of the queries' shortest lists\nper launch set (e.g. 4M; default 12M: more queries per launch, more\nthroughput, longer batches)"),
+		gpuOrThreshold: fs.String("gpu-or-threshold", "", "GPU: OR batch threshold, postings of all lists of the OR queries per\nlaunch set (e.g. 64M; default 1G); a set closes at whichever\nthreshold it reaches first; bench query: a list, one row each"),
 	}
 }
 
@@ -115,8 +117,15 @@ func (qf *queryFlags) backend(x *index.Index) (engine.Backend, error) {
 				return nil, fmt.Errorf("--gpu-threshold: bad threshold %q (a count like 65536, 64K or 1M)", *qf.gpuThreshold)
 			}
 		}
+		var ot int
+		if s := firstOf(*qf.gpuOrThreshold); s != "" {
+			var err error
+			if ot, err = parseCount(s); err != nil || ot < 1 {
+				return nil, fmt.Errorf("--gpu-or-threshold: bad threshold %q (a count like 64M or 1G)", s)
+			}
+		}
 		and, or := firstOf(*qf.gpuAnd), firstOf(*qf.gpuOr)
-		b, err := gpu.New(x, gpu.Options{Threshold: c, AndSearch: and, Or: or})
+		b, err := gpu.New(x, gpu.Options{Threshold: c, OrThreshold: int64(ot), AndSearch: and, Or: or})
 		if err == nil {
 			fmt.Fprintf(os.Stderr, "qp: using GPU %s\n", b.Device().Name)
 			return b, nil

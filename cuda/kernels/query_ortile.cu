@@ -45,9 +45,11 @@
 //     interleaved); the CTA stops at the first tile whose ub is below
 //     score(theta[q]) (every later rank is too). Per tile: zero T shared
 //     float accumulators; add the postings term by term in canonical
-//     order, one thread per posting (fused: one warp per block), w *
-//     term(tf, norm) with fadd, a __syncthreads between terms, so that each
-//     document's sum is the CPU's, bit for bit, with no atomics on floats.
+//     order (decoded: one thread per posting, a __syncthreads between
+//     terms; fused: blocks decoded 8 at a time across terms, their scores
+//     added term by term, a __syncthreads where the term changes, see
+//     Bp128Src), w * term(tf, norm) with fadd, so that each document's
+//     sum is the CPU's, bit for bit, with no atomics on floats.
 //     Selection: the c touched documents whose rank key (query.cuh
 //     rank_key) is <= theta[q]; when c > k, the tile's own k-th best key
 //     (kth_key: an MSD radix select from the highest bit in which their
@@ -64,7 +66,7 @@
 //     of those blocks; decoded, 8 bytes per posting in the tile;
 //     both 4 bytes of norm per posting (the tile's 4T bytes of norms, from
 //     L2) and 8 bytes per emitted candidate. Static shared memory: 4
-//     kTileMax + 1 KiB + small.
+//     kTileMax + 1 KiB + small, plus (fused) 6 KiB of block records.
 //  4. qp_ortile_clamp + the u32 scan of query_scan.cu + qp_ortile_compact:
 //     the candidates, min(cnt, cap) per query, packed by ascending query
 //     for qp_query_topk (sparse) or qp_ortile_maxtree.
@@ -101,6 +103,9 @@ constexpr u32 kErrFreqs = 1, kCntTiles = 2, kCntBlocks = 3;
 // err[kCntSkipped] counts the blocks the fused tiles skipped by their
 // block maxima (cuda.OrCntSkipped).
 constexpr u32 kCntSkipped = 4;
+// err[kCntSelect]: tiles whose candidates outnumbered k (kth_key ran);
+// err[kCntEmit]: tiles that emitted candidates (cuda.OrCntSelect, OrCntEmit).
+constexpr u32 kCntSelect = 5, kCntEmit = 6;
 constexpr u32 kGather = 128; // candidates ranked directly by the selection
 // bp128_pair's verdicts.
 constexpr u32 kBadDocs = 1, kBadFreqs = 2;
@@ -267,7 +272,8 @@ struct DecodedSrc {
 		u64 v0[kChunk];
 	};
 	u32 *err; // the counters (accumulate adds its tiles at kCntTiles)
-	// add returns the number of blocks decoded: none (decoded before).
+	// add returns the number of blocks decoded: none (decoded before). Like
+	// every Src's add, it passes a __syncthreads before it touches acc.
 	__device__ __forceinline__ u32 add(float *acc, Shared &s, const qp_q::QMeta &m, const OQuery &o,
 	                                   const qp_q::Seg *__restrict__ segs, const qp_q::QTerm *__restrict__ qterms,
 	                                   const qp_q::TermMeta *__restrict__ terms, const float *__restrict__ norms,
@@ -306,51 +312,101 @@ struct DecodedSrc {
 	}
 };
 
-// bp128_pair decodes block b (m values) of a list whose docID and
-// frequency blocks are both bp128 (compress/bp128.go), one warp together:
-// lane l gets docIDs d[j] and frequencies f[j] of postings 4l+j < m. It
-// checks what index.List.DecodeDocs/DecodeFreqs check (the bp128 headers,
-// widths, lengths and padding via qp_bp128::Codec::header; docIDs strictly
-// increasing up to the skip table's last docID, summed in 64 bits; no
-// frequency overflows) and returns 0, or what is corrupt
-// (kBadDocs, kBadFreqs), the same on every lane.
-__device__ __forceinline__ u32 bp128_pair(const uint8_t *__restrict__ post, const qp_q::TermMeta &tm,
-                                          const u32 *__restrict__ sk, u32 b, u32 m, u32 lane, u32 (&d)[4],
-                                          u32 (&f)[4]) {
+// A fused tile decodes a block of a list whose docID and frequency blocks
+// are both bp128 (compress/bp128.go) in two halves, like decode.cuh's
+// kernels: pair_header, one lane per block, reads the skip entries b-1 and
+// b (16 bytes each: lastDoc, docEnd, freqEnd, blockMax) and checks both
+// blocks' headers (widths, lengths, padding: qp_bp128::Codec::header) into
+// a PairRec; pair_values, one warp per block, cuts the values (lane l:
+// postings 4l..4l+3), sums the docIDs and checks them against the skip
+// table's last docID (strictly increasing, no wrap), and the frequencies
+// for overflow. Together they check what index.List.DecodeDocs and
+// DecodeFreqs check.
+
+// PairRec is one block's record (24 bytes): its blocks' byte offsets in
+// the term's docID and frequency data, the previous block's last docID,
+// its own, and pk = wd | wf << 6 | (docID header bytes) << 12 | (frequency
+// header bytes) << 14 | m << 16 | st << 24 | first << 28, st a verdict
+// (kPairOK, kPairSkip: skipped by its maximum, kBadDocs, kBadFreqs), first
+// set for the list's first block; jj is its term (index in the chunk).
+struct PairRec {
+	u32 ds, fs, prev, last, pk, jj;
+};
+constexpr u32 kPairOK = 0, kPairSkip = 3;
+
+__device__ __forceinline__ PairRec pair_header(const uint8_t *__restrict__ post, const qp_q::TermMeta &tm,
+                                               const u32 *__restrict__ sk, u32 b, u32 m, u32 jj) {
 	using namespace qp_dec;
-	// Skip entries b-1 and b (16 bytes each: lastDoc, docEnd, freqEnd,
-	// blockMax), then both blocks' headers, then both blocks' values: the
-	// docID and frequency load chains overlap.
 	const uint4 *se = reinterpret_cast<const uint4 *>(sk);
 	const uint4 e1 = se[b];
 	const uint4 e0 = b ? se[b - 1] : make_uint4(0, 0, 0, 0);
 	const u32 ds = e0.y, de = e1.y, fs = e0.z, fe = e1.z;
-	if (de < ds || fe < fs || m == 0 || m > 128) return kBadDocs;
-	u32 hd[2], hf[2], x[4], y[4];
-	const View dv = view(post, tm.doc + ds, de - ds);
-	const View fv = view(post, tm.freq + fs, fe - fs);
-	const u32 sd = qp_bp128::Codec::header(dv, m, hd);
-	const u32 sf = qp_bp128::Codec::header(fv, m, hf);
-	if (sd) return kBadDocs;
-	if (sf) return kBadFreqs;
-	unpack4(dv, hd[1] + lane * 4 * hd[0], hd[0], lane_count(m, lane), x);
-	unpack4(fv, hf[1] + lane * 4 * hf[0], hf[0], lane_count(m, lane), y);
-	// d[i] = base - 1 + sum_{k<=i} (x[k] + 1), in 64 bits.
-	u64 c[4], a = 0, total;
+	PairRec r{ds, fs, e0.x, e1.x, 0, jj};
+	u32 st = kBadDocs;
+	u32 hd[2] = {0, 0}, hf[2] = {0, 0};
+	if (de >= ds && fe >= fs && m > 0 && m <= 128) {
+		const u32 sd = qp_bp128::Codec::header(view(post, tm.doc + ds, de - ds), m, hd);
+		const u32 sf = qp_bp128::Codec::header(view(post, tm.freq + fs, fe - fs), m, hf);
+		st = sd ? kBadDocs : sf ? kBadFreqs : kPairOK;
+	}
+	r.pk = hd[0] | hf[0] << 6 | (hd[1] >> 3) << 12 | (hf[1] >> 3) << 14 | m << 16 | st << 24 | (b == 0) << 28;
+	return r;
+}
+
+// pair_values decodes the block of record r (verdict kPairOK) on every
+// lane of the warp: docIDs d[j] and frequencies f[j] of postings 4l+j < m.
+// It returns 0, kBadDocs or kBadFreqs, the same on every lane.
+__device__ __forceinline__ u32 pair_values(const uint8_t *__restrict__ post, const qp_q::TermMeta &tm,
+                                           const PairRec &r, u32 lane, u32 (&d)[4], u32 (&f)[4]) {
+	using namespace qp_dec;
+	const u32 wd = r.pk & 63, wf = r.pk >> 6 & 63, m = r.pk >> 16 & 255;
+	const u64 s0 = tm.doc + r.ds, s1 = tm.freq + r.fs;
+	View dv, fv; // only b and off: the headers passed, every field lies inside the block
+	dv.b = post + (s0 & ~15ull);
+	dv.off = static_cast<u32>(s0 & 15);
+	fv.b = post + (s1 & ~15ull);
+	fv.off = static_cast<u32>(s1 & 15);
+	dv.len = fv.len = 0;
+	dv.nw = fv.nw = 1;
+	u32 x[4], y[4];
+	const u32 n = lane_count(m, lane);
+	unpack4(dv, (r.pk >> 12 & 3) * 8 + lane * 4 * wd, wd, n, x);
+	unpack4(fv, (r.pk >> 14 & 3) * 8 + lane * 4 * wf, wf, n, y);
+	// d[i] = base - 1 + sum_{k<=i} (x[k] + 1), checked against the skip
+	// table's last docID without wrapping: in 32 bits when the width is at
+	// most 24 (128 values of at most 2^24 sum below 2^31; the common case,
+	// fewer registers), else in 64 bits.
 	bool bad = false;
 #pragma unroll
 	for (int j = 0; j < 4; j++) {
-		const bool in = lane * 4 + j < m;
-		a += in ? static_cast<u64>(x[j]) + 1 : 0;
-		c[j] = a;
-		bad |= in && y[j] == 0xffffffffu;
+		bad |= lane * 4 + j < m && y[j] == 0xffffffffu;
 		f[j] = y[j] + 1;
 	}
-	const u64 ex = excl_sum<u64>(a, total);
-	const u64 base = b ? static_cast<u64>(e0.x) + 1 : 0;
-	if (base + total - 1 != e1.x) return kBadDocs;
+	const u64 base = r.pk >> 28 & 1 ? 0 : static_cast<u64>(r.prev) + 1;
+	if (wd <= 24) {
+		u32 c[4], a = 0, total;
 #pragma unroll
-	for (int j = 0; j < 4; j++) d[j] = static_cast<u32>(base + ex + c[j] - 1);
+		for (int j = 0; j < 4; j++) {
+			a += lane * 4 + j < m ? x[j] + 1 : 0;
+			c[j] = a;
+		}
+		const u32 ex = excl_sum<u32>(a, total);
+		if (base + total - 1 != r.last) return kBadDocs;
+		const u32 b32 = static_cast<u32>(base) + ex - 1;
+#pragma unroll
+		for (int j = 0; j < 4; j++) d[j] = b32 + c[j];
+	} else {
+		u64 c[4], a = 0, total;
+#pragma unroll
+		for (int j = 0; j < 4; j++) {
+			a += lane * 4 + j < m ? static_cast<u64>(x[j]) + 1 : 0;
+			c[j] = a;
+		}
+		const u64 ex = excl_sum<u64>(a, total);
+		if (base + total - 1 != r.last) return kBadDocs;
+#pragma unroll
+		for (int j = 0; j < 4; j++) d[j] = static_cast<u32>(base + ex + c[j] - 1);
+	}
 	return __any_sync(0xffffffffu, bad) ? kBadFreqs : 0;
 }
 
@@ -368,9 +424,24 @@ __device__ __forceinline__ bool below(float bound, float ths) { return qp_q::fmu
 //  - Ranges: the blocks of term j that can hold documents of tile t are
 //    [rng[t], hi): rng (qp_ortile_bounds) holds, per term and tile, the
 //    first block whose lastDoc is >= t*T, and hi excludes block rng[t+1]
-//    when it starts at (t+1)T or later. Thread jj finds term jj's range.
-//  - Then, term by term in canonical order, warp w decodes blocks w, w+8,
-//    ... of the range (bp128_pair) and adds the postings inside the tile.
+//    when it starts at (t+1)T or later. Thread jj finds term jj's range;
+//    warp 0 numbers the blocks of all terms consecutively in canonical
+//    order (pre[jj]: the first item of term jj), the tile's items.
+//  - Waves: item w0 + w goes to warp w (w0 = 0, 8, 16, ...): the warp
+//    decodes its block (bp128_pair) and computes the scores of its
+//    postings inside the tile into registers, all 8 warps at once and
+//    whatever the terms of their items. Then the wave's add phase adds
+//    them to the accumulators term by term in canonical order, with a
+//    __syncthreads only where the term changes. Postings of one term are
+//    distinct documents, so warps adding the same term never collide,
+//    and each document's sum is the CPU's float32 sum in canonical order,
+//    bit for bit. The expensive part, the chain of dependent loads of a
+//    block (skip entries, headers, values, norms), thus runs for up to 8
+//    blocks of any terms at once; the previous version took one term per
+//    round, with the CTA waiting at each term's barrier for its slowest
+//    block and most warps idle on short lists (80% of a tile's terms have
+//    fewer than 8 blocks in it on gen; 30% of the kernel's stall samples
+//    were that barrier, Nsight Compute on an H100, docs/GPU-QUERY.md).
 //  - Block-max skipping (Ding & Suel's block-max bound, at the level of a
 //    block within the tile): with ths > 0, the query's threshold score
 //    when the tile starts, a block of term j is not decoded when its
@@ -393,9 +464,10 @@ struct Bp128Src {
 	const u32 *rng;
 	u32 ntiles;
 	struct Shared {
-		u32 lo[kChunk], hi[kChunk];
+		u32 lo[kChunk], hi[kChunk], pre[kChunk + 1];
 		float idf[kChunk], w[kChunk], mx[kChunk], rest[kChunk];
 		qp_q::TermMeta tm[kChunk];
+		PairRec rec[kThreads / 32][32]; // warp w, lane l: item g0 + 8l + w
 		u32 nblk, nskip;
 	};
 
@@ -427,67 +499,143 @@ struct Bp128Src {
 		}
 	}
 
-	// addTerm decodes the blocks of term jj in its range, skipping those
-	// whose blockMax plus cut is below ths, and adds the postings in the
-	// tile (one warp per block).
-	__device__ __forceinline__ void addTerm(float *acc, Shared &s, u32 jj, const float *__restrict__ norms,
-	                                        float k1p1, u32 t0, u32 span, float cut, float ths) const {
-		const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-		const qp_q::TermMeta tm = s.tm[jj];
-		const float idf = s.idf[jj], w = s.w[jj];
+	// term_of returns (on every lane of the warp) the term of item i <
+	// s.pre[kChunk]: the last jj with s.pre[jj] <= i (terms without blocks
+	// in the tile have s.pre[jj] == s.pre[jj+1] and are passed over).
+	__device__ __forceinline__ static u32 term_of(const Shared &s, u32 nc, u32 i) {
+		const u32 lane = threadIdx.x & 31;
+		const u32 bal = __ballot_sync(0xffffffffu, lane < nc && s.pre[lane] <= i);
+		return 31 - __clz(static_cast<int>(bal));
+	}
+
+	// header is phase 1 for item i (term jj), on one lane: the record of
+	// its block, or kPairSkip when its blockMax plus the other terms'
+	// maxima is below ths.
+	__device__ __forceinline__ PairRec header(const Shared &s, u32 jj, u32 i, float ths) const {
+		const qp_q::TermMeta &tm = s.tm[jj];
 		const u32 *sk = qp_q::skips(post, tm);
-		for (u32 b = s.lo[jj] + warp; b < s.hi[jj]; b += kThreads / 32) {
-			if (ths > 0.0f && s.mx[jj] < kFltMax &&
-			    below(qp_q::fadd(qp_q::fmul(w, bits_float(sk[4 * b + 3])), cut), ths)) {
-				if (lane == 0) atomicAdd(&s.nskip, 1u);
-				continue;
-			}
-			const u32 mb = qp_q::block_len(tm, b, bs);
-			u32 d[4], f[4];
-			const u32 e = bp128_pair(post, tm, sk, b, mb, lane, d, f);
-			if (lane == 0) atomicAdd(&s.nblk, 1u);
-			if (e) {
-				if (lane == 0) atomicAdd(&err[e == kBadDocs ? qp_q::kErrDocs : kErrFreqs], 1u);
-				continue;
-			}
+		const u32 b = s.lo[jj] + (i - s.pre[jj]);
+		if (ths > 0.0f && s.mx[jj] < kFltMax &&
+		    below(qp_q::fadd(qp_q::fmul(s.w[jj], bits_float(sk[4 * b + 3])), s.rest[jj]), ths))
+			return PairRec{0, 0, 0, 0, kPairSkip << 24, jj};
+		return pair_header(post, tm, sk, b, qp_q::block_len(tm, b, bs), jj);
+	}
+
+	// item is phase 2 for the record r: it leaves the scores of the
+	// block's postings inside the tile in sc[j] at tile positions x[j]
+	// (kNone: none), lane l holding postings 4l+j.
+	__device__ __forceinline__ void item(Shared &s, const PairRec &r, const float *__restrict__ norms, float k1p1,
+	                                     u32 t0, u32 span, float (&sc)[4], u32 (&x)[4]) const {
+		const u32 lane = threadIdx.x & 31;
+		u32 st = r.pk >> 24 & 7;
+		if (st == kPairSkip) return;
+		const qp_q::TermMeta &tm = s.tm[r.jj];
+		u32 d[4], f[4];
+		if (st == kPairOK) st = pair_values(post, tm, r, lane, d, f);
+		if (lane == 0) atomicAdd(&s.nblk, 1u);
+		if (st != kPairOK) {
+			if (lane == 0) atomicAdd(&err[st == kBadDocs ? qp_q::kErrDocs : kErrFreqs], 1u);
+			return;
+		}
+		const u32 m = r.pk >> 16 & 255;
+		const float idf = s.idf[r.jj], w = s.w[r.jj];
 #pragma unroll
-			for (int j = 0; j < 4; j++) {
-				const u32 x = d[j] - t0;
-				if (lane * 4 + j < mb && x < span)
-					acc[x] = qp_q::fadd(acc[x], qp_q::term(idf, k1p1, f[j], norms[d[j]], w));
+		for (int j = 0; j < 4; j++) {
+			const u32 p = d[j] - t0;
+			if (lane * 4 + j < m && p < span) {
+				x[j] = p;
+				sc[j] = qp_q::term(idf, k1p1, f[j], norms[d[j]], w);
 			}
 		}
 	}
 
-	// add adds the tile's postings (see above); thread 0 gets the number
-	// of blocks decoded.
+	// add adds the tile's postings (see above); every thread gets the
+	// number of blocks decoded. It passes a __syncthreads before it
+	// touches acc (accumulate zeroes acc just before the call).
 	__device__ __forceinline__ u32 add(float *acc, Shared &s, const qp_q::QMeta &m, const OQuery &o,
 	                                   const qp_q::Seg *__restrict__ segs, const qp_q::QTerm *__restrict__ qterms,
 	                                   const qp_q::TermMeta *__restrict__ terms, const float *__restrict__ norms,
 	                                   float k1p1, u32 t, u32 t0, u32 t1, float ths) const {
-		const u32 tid = threadIdx.x, span = t1 - t0;
+		constexpr u32 kWarps = kThreads / 32;
+		const u32 tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, span = t1 - t0;
 		if (tid == 0) s.nblk = s.nskip = 0;
 		if (m.m > kChunk) ths = 0.0f; // the other terms' maxima span chunks: no skipping
 		for (u32 c0 = 0; c0 < m.m; c0 += kChunk) {
 			const u32 nc = m.m - c0 < kChunk ? m.m - c0 : kChunk;
+			if (c0 > 0) __syncthreads(); // the previous chunk's adds are done and s is free
 			ranges(s, o, segs, qterms, terms, c0, nc, t, t1);
 			__syncthreads();
-			if (ths > 0.0f && tid < nc) {
-				float r = 0.0f; // the other terms' maxima
-				for (u32 i = 0; i < nc; i++)
-					if (i != tid) r = qp_q::fadd(r, s.mx[i]);
-				s.rest[tid] = r;
+			if (warp == 0) {
+				const u32 n = lane < nc ? s.hi[lane] - s.lo[lane] : 0;
+				u32 incl = n;
+				for (u32 off = 1; off < 32; off <<= 1) {
+					const u32 v = __shfl_up_sync(0xffffffffu, incl, off);
+					if (lane >= off) incl += v;
+				}
+				s.pre[lane] = incl - n;
+				if (lane == 31) s.pre[kChunk] = incl;
+				if (ths > 0.0f && lane < nc) {
+					float r = 0.0f; // the other terms' maxima
+					for (u32 i = 0; i < nc; i++)
+						if (i != lane) r = qp_q::fadd(r, s.mx[i]);
+					s.rest[lane] = r;
+				}
 			}
 			__syncthreads();
-			for (u32 jj = 0; jj < nc; jj++) {
-				addTerm(acc, s, jj, norms, k1p1, t0, span, ths > 0.0f ? s.rest[jj] : 0.0f, ths);
-				__syncthreads();
+			const u32 total = s.pre[kChunk];
+			u32 prev = kNone; // the term of the last add phase (the same on every thread)
+			// Groups of up to 32 waves: phase 1 (lane l of warp w: the
+			// record of item g0 + 8l + w), then the waves.
+			for (u32 g0 = 0; g0 < total; g0 += 32 * kWarps) {
+				{
+					const u32 i = g0 + kWarps * lane + warp;
+					bool skip = false;
+					if (i < total) {
+						u32 jj = 0;
+						while (jj + 1 < nc && s.pre[jj + 1] <= i) jj++;
+						const PairRec r = header(s, jj, i, ths);
+						s.rec[warp][lane] = r;
+						skip = (r.pk >> 24 & 7) == kPairSkip;
+					}
+					const u32 sk = __ballot_sync(0xffffffffu, skip);
+					if (sk && lane == 0) atomicAdd(&s.nskip, static_cast<u32>(__popc(sk)));
+					__syncwarp();
+				}
+				const u32 g1 = total - g0 < 32 * kWarps ? total : g0 + 32 * kWarps;
+				for (u32 w0 = g0; w0 < g1; w0 += kWarps) {
+					const u32 i = w0 + warp;
+					float sc[4];
+					u32 x[4] = {kNone, kNone, kNone, kNone};
+					u32 jj = kNone;
+					if (i < g1) {
+						const PairRec r = s.rec[warp][(w0 - g0) / kWarps];
+						jj = r.jj;
+						item(s, r, norms, k1p1, t0, span, sc, x);
+					}
+					const u32 ja = term_of(s, nc, w0);
+					const u32 jb = term_of(s, nc, w0 + kWarps - 1 < g1 ? w0 + kWarps - 1 : g1 - 1);
+					for (u32 jt = ja; jt <= jb; jt++) {
+						if (s.pre[jt] == s.pre[jt + 1]) continue; // no blocks in the tile
+						if (prev != kNone && prev != jt) __syncthreads();
+						prev = jt;
+						if (jj == jt) {
+#pragma unroll
+							for (int j = 0; j < 4; j++)
+								if (x[j] != kNone) acc[x[j]] = qp_q::fadd(acc[x[j]], sc[j]);
+						}
+					}
+				}
+				__syncwarp(); // the records are rewritten by the next group
 			}
 		}
+		__syncthreads(); // the adds and the counts are complete
 		if (tid == 0 && s.nskip) atomicAdd(&err[kCntSkipped], s.nskip);
 		return s.nblk;
 	}
 };
+
+// key_bits is qp_q::rank_key of a score given by its bits.
+__device__ __forceinline__ u64 key_bits(u32 doc, u32 bits) { return static_cast<u64>(~bits) << 32 | doc; }
 
 // block_minmax_count reduces (mn, mx, c) over the CTA: min and max of mn/mx
 // and the sum of c (every thread gets the results).
@@ -513,7 +661,8 @@ __device__ __forceinline__ void block_minmax_count(u32 &mn, u32 &mx, u32 &c, u32
 		mx = red[1][w] > mx ? red[1][w] : mx;
 		c += red[2][w];
 	}
-	__syncthreads(); // red is reused
+	// red is written again only by the next tile's call, behind the
+	// barriers of that tile: no barrier here.
 }
 
 // Selection state of one tile (shared).
@@ -523,7 +672,7 @@ struct Sel {
 	u32 red[3][kThreads / 32];
 	u32 wcnt[kThreads / 32];
 	u32 dg, cum, n, x, base, pos;
-	u32 tiles, blocks; // the CTA's counts (thread 0)
+	u32 tiles, blocks, sels, emits; // the CTA's counts (thread 0)
 	u64 kth;
 };
 
@@ -537,7 +686,7 @@ struct Sel {
 // gathered and ranked by their full keys (ties by docID are exact). If
 // more than kGather candidates tie on the whole score, the k-th is the
 // remaining count's document among them in position (docID) order.
-__device__ __forceinline__ u64 kth_key(const float *acc, u32 span, u32 t0, u64 th, u32 k, u32 mn, u32 mx, Sel &s) {
+__device__ __noinline__ u64 kth_key(const float *acc, u32 span, u32 t0, u64 th, u32 k, u32 mn, u32 mx, Sel &s) {
 	const u32 tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
 	u32 want = k;
 	u32 prefix = mx, mask = 0, shift = 0, r = 0;
@@ -675,13 +824,16 @@ __device__ __forceinline__ void accumulate(const Src &src, u32 nq, u32 nitems, u
                                            u32 ndocs, float k1p1, const float *__restrict__ ub,
                                            u64 *__restrict__ theta, u32 *__restrict__ cnt, u32 *__restrict__ cdoc,
                                            float *__restrict__ cscore) {
-	__shared__ float acc[kTileMax];
+	alignas(16) __shared__ float acc[kTileMax];
 	__shared__ Sel sel;
 	__shared__ typename Src::Shared ss;
-	__shared__ u32 sh_t;
-	__shared__ u64 sh_th;
+	// The tile of each rank and theta when it was picked, by thread 0,
+	// double-buffered (par) so that the next pick needs no barrier first.
+	__shared__ u32 sh_t[2];
+	__shared__ u64 sh_th0[2], sh_th;
+	u32 par = 0;
 	const u32 tid = threadIdx.x;
-	if (tid == 0) sel.tiles = sel.blocks = 0;
+	if (tid == 0) sel.tiles = sel.blocks = sel.sels = sel.emits = 0;
 	for (u32 it = blockIdx.x; it < nitems; it += gridDim.x) {
 		const u32 q = it % nq;
 		const u32 ra = r0 + (it / nq) * per;
@@ -691,24 +843,28 @@ __device__ __forceinline__ void accumulate(const Src &src, u32 nq, u32 nitems, u
 		for (u32 r = ra; r < rb; r++) {
 			if (tid == 0) {
 				u32 t = order[static_cast<u64>(q) * ntiles + r];
+				const u64 th = *reinterpret_cast<volatile u64 *>(&theta[q]);
 				if (t != kNone) {
 					const float u = ub[static_cast<u64>(q) * ntiles + t];
-					const u64 th = *reinterpret_cast<volatile u64 *>(&theta[q]);
 					if (!(u > 0.0f) || u < theta_score(th)) t = kNone;
 				}
-				sh_t = t;
+				sh_t[par] = t;
+				sh_th0[par] = th;
 			}
 			__syncthreads();
-			const u32 t = sh_t;
-			__syncthreads(); // sh_t is rewritten by the next rank or item
+			const u32 t = sh_t[par];
+			const u64 th0 = sh_th0[par];
+			par ^= 1;
 			if (t == kNone) break;
 			const u32 t0 = t * tile;
 			const u32 t1 = t0 + tile < ndocs ? t0 + tile : ndocs;
 			const u32 span = t1 - t0;
-			for (u32 i = tid; i < span; i += kThreads) acc[i] = 0.0f;
-			if (tid == 0) sh_th = *reinterpret_cast<volatile u64 *>(&theta[q]);
-			__syncthreads();
-			const u32 nb = src.add(acc, ss, m, o, segs, qterms, terms, norms, k1p1, t, t0, t1, theta_score(sh_th));
+			// Zero the accumulators up to a multiple of 4 (the count pass
+			// reads them 4 at a time).
+			// (Src::add passes a barrier before it touches acc.)
+			for (u32 i = 4 * tid; i < span; i += 4 * kThreads)
+				*reinterpret_cast<uint4 *>(&acc[i]) = make_uint4(0, 0, 0, 0);
+			const u32 nb = src.add(acc, ss, m, o, segs, qterms, terms, norms, k1p1, t, t0, t1, theta_score(th0));
 			if (tid == 0) {
 				sel.tiles++;
 				sel.blocks += nb;
@@ -716,36 +872,74 @@ __device__ __forceinline__ void accumulate(const Src &src, u32 nq, u32 nitems, u
 				sel.pos = 0;
 			}
 			__syncthreads();
-			// Count the documents that beat theta, with their score range.
+			// Count the documents that beat theta, with their score range;
+			// each thread keeps the positions of its first two (the usual
+			// case: a tile has a few documents above theta, if any).
 			u64 th = sh_th;
-			u32 c = 0, mn = 0xffffffffu, mx = 0;
-			for (u32 i = tid; i < span; i += kThreads) {
-				const float v = acc[i];
-				const u32 b = qp_q::fbits(v);
-				if (b != 0 && qp_q::rank_key(t0 + i, v) <= th) {
-					c++;
-					mn = b < mn ? b : mn;
-					mx = b > mx ? b : mx;
+			// A score below theta's (as bits: the scores are positive) never
+			// beats it: most accumulators take one max and one compare
+			// per four.
+			const u32 thb = th == ~0ull ? 1u : ~static_cast<u32>(th >> 32);
+			u32 c = 0, mn = 0xffffffffu, mx = 0, p0 = kNone, p1 = kNone;
+			for (u32 i = 4 * tid; i < span; i += 4 * kThreads) {
+				const uint4 v4 = *reinterpret_cast<const uint4 *>(&acc[i]);
+				const u32 m01 = v4.x > v4.y ? v4.x : v4.y, m23 = v4.z > v4.w ? v4.z : v4.w;
+				if ((m01 > m23 ? m01 : m23) < thb) continue;
+				const u32 bv[4] = {v4.x, v4.y, v4.z, v4.w};
+#pragma unroll
+				for (int j = 0; j < 4; j++) {
+					const u32 b = bv[j];
+					if (b != 0 && key_bits(t0 + i + j, b) <= th) {
+						p1 = c == 1 ? i + j : p1;
+						p0 = c == 0 ? i + j : p0;
+						c++;
+						mn = b < mn ? b : mn;
+						mx = b > mx ? b : mx;
+					}
 				}
 			}
+			const u32 mine = c;
 			block_minmax_count(mn, mx, c, sel.red);
-			if (c > m.k) {
+			const bool selected = c > m.k;
+			if (selected) {
 				th = kth_key(acc, span, t0, th, m.k, mn, mx, sel);
-				if (tid == 0) atomicMin(&theta[q], th);
+				if (tid == 0) {
+					atomicMin(&theta[q], th);
+					sel.sels++;
+				}
 				c = m.k;
 			}
 			if (c > 0) {
-				if (tid == 0) sel.base = atomicAdd(&cnt[q], c);
+				if (tid == 0) {
+					sel.base = atomicAdd(&cnt[q], c);
+					sel.emits++;
+				}
 				__syncthreads();
 				const u32 base = sel.base;
-				for (u32 i = tid; i < span; i += kThreads) {
-					const float v = acc[i];
-					if (qp_q::fbits(v) != 0 && qp_q::rank_key(t0 + i, v) <= th) {
-						const u32 p = atomicAdd(&sel.pos, 1u);
-						if (p < c && base + p < o.cap) {
-							cdoc[o.coff + base + p] = t0 + i;
-							cscore[o.coff + base + p] = v;
+				auto emit = [&](u32 i, u32 p) {
+					if (p < c && base + p < o.cap) {
+						cdoc[o.coff + base + p] = t0 + i;
+						cscore[o.coff + base + p] = acc[i];
+					}
+				};
+				if (!selected) {
+					// Every document counted is emitted: each thread its own.
+					if (mine > 0) {
+						u32 p = atomicAdd(&sel.pos, mine);
+						emit(p0, p++);
+						if (mine > 1) emit(p1, p++);
+						for (u32 i = 4 * tid; mine > 2 && i < span; i += 4 * kThreads) {
+							if (i + 3 <= p1) continue;
+							for (u32 j = 0; j < 4; j++) {
+								const u32 b = qp_q::fbits(acc[i + j]);
+								if (i + j > p1 && b != 0 && key_bits(t0 + i + j, b) <= th) emit(i + j, p++);
+							}
 						}
+					}
+				} else {
+					for (u32 i = tid; i < span; i += kThreads) {
+						const float v = acc[i];
+						if (qp_q::fbits(v) != 0 && qp_q::rank_key(t0 + i, v) <= th) emit(i, atomicAdd(&sel.pos, 1u));
 					}
 				}
 			}
@@ -755,6 +949,8 @@ __device__ __forceinline__ void accumulate(const Src &src, u32 nq, u32 nitems, u
 	if (tid == 0 && sel.tiles) {
 		atomicAdd(&src.err[kCntTiles], sel.tiles);
 		if (sel.blocks) atomicAdd(&src.err[kCntBlocks], sel.blocks);
+		if (sel.sels) atomicAdd(&src.err[kCntSelect], sel.sels);
+		if (sel.emits) atomicAdd(&src.err[kCntEmit], sel.emits);
 	}
 }
 
@@ -917,13 +1113,14 @@ qp_ortile_accumulate(uint32_t nq, uint32_t nitems, uint32_t ntiles, uint32_t til
 }
 QP_EMU_REGISTER(qp_ortile_accumulate)
 
-// qp_ortile_accumulate_bp128 is compiled for 6 CTAs per SM (40 registers,
-// 64 bytes spilled, 36.8 KB of shared memory each): measured on an H100
-// (10M-document gen index, TREC 2006 OR queries, docs/GPU-QUERY.md) 16%
-// faster than for 4 CTAs (64 registers, no spill) and 4% faster than for
-// 5: the tiles wait on dependent loads (skip entry, block header, values,
-// norms), so more resident tiles hide more of that latency.
-extern "C" __global__ void __launch_bounds__(256, 6)
+// qp_ortile_accumulate_bp128 is compiled for 5 CTAs per SM (48 registers,
+// 72 bytes of stack for spills, 44.1 KB of shared memory each, which also
+// caps it at 5): measured on an H100 (10M-document gen index, TREC 2006 OR
+// queries, docs/GPU-QUERY.md) 17,727 OR queries/s against 17,496 for 4 CTAs
+// (64 registers, no spill). The tiles wait on dependent loads (skip
+// entries, block headers, values, norms) and barriers, so more resident
+// tiles hide more of that latency.
+extern "C" __global__ void __launch_bounds__(256, 5)
 qp_ortile_accumulate_bp128(uint32_t nq, uint32_t nitems, uint32_t ntiles, uint32_t tile, const uint32_t *order,
                            uint32_t r0, uint32_t r1, uint32_t per, const qp_q::QMeta *qmeta, const qp_ot::OQuery *oq,
                            const qp_q::Seg *segs, const qp_q::QTerm *qterms, const qp_q::TermMeta *terms,
@@ -935,6 +1132,7 @@ qp_ortile_accumulate_bp128(uint32_t nq, uint32_t nitems, uint32_t ntiles, uint32
 	                  k1p1, ub, theta, cnt, cdoc, cscore);
 }
 QP_EMU_REGISTER(qp_ortile_accumulate_bp128)
+
 
 extern "C" __global__ void __launch_bounds__(256)
 qp_ortile_clamp(uint32_t nq, const qp_ot::OQuery *oq, const uint32_t *cnt, uint32_t *out) {

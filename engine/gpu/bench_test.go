@@ -183,6 +183,12 @@ func BenchmarkSearchBatch(b *testing.B) {
 			b.ReportMetric(per(p.Score), "score-ms/batch")
 			b.ReportMetric(per(p.TopK), "topk-ms/batch")
 			b.ReportMetric(per(p.Transfer), "transfer-ms/batch")
+			if p.OrTiles > 0 {
+				b.ReportMetric(float64(p.OrTilesRun)/profiled, "or-tiles/batch")
+				b.ReportMetric(float64(p.OrSelected)/profiled, "or-selected/batch")
+				b.ReportMetric(float64(p.OrEmitted)/profiled, "or-emitted/batch")
+				b.ReportMetric(float64(p.OrBlocks)/profiled, "or-blocks/batch")
+			}
 		})
 	}
 	for _, c := range cfgs {

@@ -78,6 +78,11 @@ const (
 	// docs/GPU-QUERY.md) AND reaches about 100k queries/s at 12M with
 	// sets of about 10 ms; 1M gives 2-3 ms sets at 2/3 of the rate.
 	DefaultThreshold = 12 << 20
+	// DefaultOrThreshold bounds the postings of all lists of the OR
+	// queries of one launch set: an OR set's time is its tiles', which add
+	// up every posting of every list, so sets cut by shortest lists alone
+	// ran from 1 to 140 ms on the TREC 2006 queries (10M documents, H100).
+	DefaultOrThreshold = 1 << 30
 	// DefaultAccumulatorBytes bounds the dense OR accumulators of one launch
 	// (4N bytes per query).
 	DefaultAccumulatorBytes = 1 << 30
@@ -97,6 +102,10 @@ type Options struct {
 	Context *cuda.Context
 	// Threshold is the PARA threshold c (DefaultThreshold when <= 0).
 	Threshold int
+	// OrThreshold bounds the postings of all lists of a launch set's OR
+	// queries (DefaultOrThreshold when <= 0); a set closes at whichever
+	// threshold it reaches first.
+	OrThreshold int64
 	// AccumulatorBytes bounds the OR accumulators per launch
 	// (DefaultAccumulatorBytes when <= 0); at least one query always runs.
 	AccumulatorBytes int64
@@ -187,6 +196,9 @@ func New(x *index.Index, opts ...Options) (*Backend, error) {
 		opt.Threshold = DefaultThreshold
 	}
 	opt.Threshold = min(opt.Threshold, 1<<30)
+	if opt.OrThreshold <= 0 {
+		opt.OrThreshold = DefaultOrThreshold
+	}
 	if opt.AccumulatorBytes <= 0 {
 		opt.AccumulatorBytes = DefaultAccumulatorBytes
 	}
@@ -398,6 +410,19 @@ func (b *Backend) SetThreshold(c int) {
 	b.mu.Unlock()
 }
 
+// OrThreshold is the OR threshold in use (Options.OrThreshold).
+func (b *Backend) OrThreshold() int64 { return b.opt.OrThreshold }
+
+// SetOrThreshold changes Options.OrThreshold (DefaultOrThreshold when <= 0).
+func (b *Backend) SetOrThreshold(n int64) {
+	if n <= 0 {
+		n = DefaultOrThreshold
+	}
+	b.mu.Lock()
+	b.opt.OrThreshold = n
+	b.mu.Unlock()
+}
+
 // SetAndSearch changes Options.AndSearch ("binsearch", "pmf1".."pmf4").
 func (b *Backend) SetAndSearch(name string) error {
 	levels, err := parseAndSearch(name)
@@ -484,8 +509,10 @@ type Profile struct {
 	// accumulated (the rest were skipped by their bounds), and the blocks
 	// the fused bp128 tiles decoded (counted also when profiling is off).
 	// OrSkipped counts the blocks the fused tiles skipped by their block
-	// maxima.
-	OrTiles, OrTilesRun, OrBlocks, OrSkipped int64
+	// maxima. Of the tiles accumulated, OrSelected had more than k
+	// candidates above the query's threshold (they ran the k-th key
+	// selection) and OrEmitted emitted candidates.
+	OrTiles, OrTilesRun, OrBlocks, OrSkipped, OrSelected, OrEmitted int64
 	// Cache is the list cache's traffic (zero when the index is resident).
 	Cache CacheStats
 }

@@ -154,6 +154,21 @@ func (c *collection) write(t testing.TB, codec compress.Codec) *index.Index {
 	return x
 }
 
+// bp128 writes the collection as a bp128 index (the default codec).
+func (c *collection) bp128(t testing.TB) *index.Index {
+	t.Helper()
+	codec, _ := compress.ByName("bp128")
+	return c.write(t, codec)
+}
+
+// randomQueries appends n queries of genQuery to dst.
+func randomQueries(rng *rand.Rand, terms []string, n int, dst [][]string) [][]string {
+	for range n {
+		dst = append(dst, genQuery(rng, terms))
+	}
+	return dst
+}
+
 // genQuery draws 1-8 terms, some repeated, some absent from the index.
 func genQuery(rng *rand.Rand, terms []string) []string {
 	m := 1 + rng.Intn(8)
@@ -318,12 +333,8 @@ func TestDifferentialLarge(t *testing.T) {
 		t.Run(fmt.Sprintf("ties=%v", ties), func(t *testing.T) {
 			rng := rand.New(rand.NewSource(99))
 			col := genCollection(rng, 20000, 40, 32, ties)
-			codec, _ := compress.ByName("bp128")
-			x := col.write(t, codec)
-			var terms [][]string
-			for range nq {
-				terms = append(terms, genQuery(rng, col.terms))
-			}
+			x := col.bp128(t)
+			terms := randomQueries(rng, col.terms, nq, nil)
 			compare(t, x, newBackend(t, x, Options{Threshold: 5000}), expand(terms, []int{1, 10, 100, 1000, 10000}))
 		})
 	}
@@ -543,4 +554,39 @@ func genIndex(t testing.TB) (*index.Index, [][]string) {
 		t.Fatal(genErr)
 	}
 	return genX, genQueries
+}
+
+// TestOrThreshold cuts launch sets by the postings of the OR and AND+OR
+// queries' lists (Options.OrThreshold): with a threshold of one posting
+// every such query closes its set, the AND queries do not, and every
+// result still equals the CPU's.
+func TestOrThreshold(t *testing.T) {
+	testContext(t)
+	rng := rand.New(rand.NewSource(7))
+	col := genCollection(rng, 3000, 24, 32, false)
+	x := col.bp128(t)
+	qs := expand(randomQueries(rng, col.terms, 6, nil), []int{10})
+	var ors int
+	for _, q := range qs {
+		if q.Mode != engine.And {
+			ors++
+		}
+	}
+	g := newBackend(t, x, Options{OrThreshold: 1})
+	if g.OrThreshold() != 1 {
+		t.Fatalf("OrThreshold() = %d, want 1", g.OrThreshold())
+	}
+	compare(t, x, g, qs)
+	if sets := g.Profile().Sets; sets < int64(ors) || sets > int64(ors)+1 {
+		t.Fatalf("%d launch sets for %d OR and AND+OR queries (and %d AND queries): want one per OR query (+1)", sets, ors, len(qs)-ors)
+	}
+	g.SetOrThreshold(0)
+	if g.OrThreshold() != DefaultOrThreshold {
+		t.Fatalf("SetOrThreshold(0) left %d, want the default %d", g.OrThreshold(), DefaultOrThreshold)
+	}
+	g.ResetProfile()
+	compare(t, x, g, qs)
+	if sets := g.Profile().Sets; sets != 1 {
+		t.Fatalf("%d launch sets with the default thresholds, want 1", sets)
+	}
 }

@@ -666,16 +666,16 @@ func (b *Backend) runCached(ctx context.Context, work []*prep, out []engine.Resp
 		if len(work) == 0 {
 			return nil
 		}
-		n, sum := 0, 0
+		n, sb := 0, setBudget{}
 		bytes, limit := c.formStart(), c.budget/2
-		for n < len(work) && n < MaxSetQueries && sum < b.opt.Threshold {
+		for n < len(work) && sb.fits(b, n) {
 			add := c.formAdd(work[n], false)
 			if bytes+add > limit && n > 0 {
 				break
 			}
 			c.formAdd(work[n], true)
 			bytes += add
-			sum += work[n].cost()
+			sb.add(work[n])
 			n++
 		}
 		set := work[:n]

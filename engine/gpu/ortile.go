@@ -90,7 +90,7 @@ func (b *Backend) orFused() bool {
 // T) per tile, and no more than its postings.
 func (b *Backend) orCapFull(p *prep) int {
 	tile, ntiles, _ := b.tiling()
-	return int(min(int64(min(p.q.K, tile))*int64(ntiles), b.orPostings(p)))
+	return int(min(int64(min(p.q.K, tile))*int64(ntiles), p.postings()))
 }
 
 // orCap is the number of candidate slots of a tiled OR query.
@@ -314,6 +314,8 @@ func (b *Backend) runOrTiled(mem *devMem, qs []*prep, out []engine.Response) err
 	b.prof.OrTilesRun += int64(ctrs[cuda.OrCntTiles])
 	b.prof.OrBlocks += int64(ctrs[cuda.OrCntBlocks])
 	b.prof.OrSkipped += int64(ctrs[cuda.OrCntSkipped])
+	b.prof.OrSelected += int64(ctrs[cuda.OrCntSelect])
+	b.prof.OrEmitted += int64(ctrs[cuda.OrCntEmit])
 	keys := b.down.u64(dl[4].at, nres)
 	offs, err := resultOffsets(qs, cnts)
 	if err != nil {

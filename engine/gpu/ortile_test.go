@@ -183,13 +183,8 @@ func TestOrTiledOverflow(t *testing.T) {
 	t.Cleanup(func() { orCapMin = saved })
 	rng := rand.New(rand.NewSource(11))
 	col := genCollection(rng, 3000, 20, 16, true)
-	bp, _ := compress.ByName("bp128")
-	x := col.write(t, bp)
-	var terms [][]string
-	for range 6 {
-		terms = append(terms, genQuery(rng, col.terms))
-	}
-	qs := orQueries(terms, []int{1, 10, 50})
+	x := col.bp128(t)
+	qs := orQueries(randomQueries(rng, col.terms, 6, nil), []int{1, 10, 50})
 	compare(t, x, newBackend(t, x, Options{orTile: 128}), qs)
 	compare(t, x, newBackend(t, x, Options{orTile: 128, orDecoded: true}), qs)
 }
@@ -207,12 +202,8 @@ func TestOrPruning(t *testing.T) {
 	}
 	rng := rand.New(rand.NewSource(21))
 	col := genCollection(rng, 20000, 30, 32, false)
-	bp, _ := compress.ByName("bp128")
-	x := col.write(t, bp)
-	terms := [][]string{{col.terms[0]}, {col.terms[1]}, {col.terms[2], col.terms[3]}}
-	for range nq {
-		terms = append(terms, genQuery(rng, col.terms))
-	}
+	x := col.bp128(t)
+	terms := randomQueries(rng, col.terms, nq, [][]string{{col.terms[0]}, {col.terms[1]}, {col.terms[2], col.terms[3]}})
 	qs := orQueries(terms, []int{1, 10, 100})
 	blocks := map[bool]int64{}
 	for _, off := range []bool{false, true} {

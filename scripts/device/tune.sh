@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# scripts/device/tune.sh — candidate kernels measured side by side (issues #3
+# and #4), after the tests that check them:
+#  1. tests: the cuda decoder tests (every variant of DecodeVariants against
+#     the CPU) and the engine/gpu OR and differential tests;
+#  2. decode: TestDecodeSweep of $DECODE_KERNELS (default pfordelta and its
+#     variants) at $LENGTHS (default 2^14, 2^20, 2^24, 2^26), twice (the
+#     spread between the two is the noise) -> decode.csv, decode2.csv;
+#  3. or: `qp bench query --modes $MODES (or) --device gpu` on the 10M gen
+#     index (gen10m) once per fused-OR kernel build in $CTAS (default
+#     "5 4", cuda.OrTileCTAsEnv), the first one with every OR threshold
+#     of $ORTH (default 1G,256M,64M), the others with the first of them;
+#  4. profile: scripts/device/profile.sh's OR profile of the fused tile
+#     kernel (PROFILES=or).
+# PARTS (default "tests decode or") selects; BUDGET (seconds, 540).
+# Build first: scripts/device/build.sh.
+. scripts/device/lib.sh
+t0=$(date +%s)
+left() { echo $(( ${BUDGET:-540} - ($(date +%s) - t0) )); }
+rc=0
+for part in ${PARTS:-tests decode or}; do
+  start=$(date +%s)
+  case $part in
+  tests)
+    timeout 150 "$bin/cuda.test" -test.run 'TestDecode(Widths|Random)|TestKernelAttrs' -test.count=1 >"$OUT/cuda-tests.log" 2>&1 || rc=1
+    grep -E '^(--- FAIL|FAIL|ok|PASS)' "$OUT/cuda-tests.log" | tail -5
+    timeout 200 "$bin/gpu.test" -test.run 'TestOr|TestDifferential|TestGen' -test.count=1 -test.v >"$OUT/gpu-tests.log" 2>&1 || rc=1
+    grep -E '^(--- FAIL|FAIL|ok|PASS)' "$OUT/gpu-tests.log" | tail -8
+    echo "== tests: $(grep -c -- '--- PASS' "$OUT/gpu-tests.log") engine/gpu passes, $(grep -c -- '--- FAIL' "$OUT/gpu-tests.log") fails in $(( $(date +%s) - start ))s" ;;
+  decode)
+    for rep in "" 2; do
+      QP_DECODE_CSV="$OUT/decode$rep.csv" QP_DECODE_LENGTHS=${LENGTHS:-16384,1048576,16777216,67108864} \
+        QP_DECODE_KERNELS=${DECODE_KERNELS:-pfordelta,qp_decode_pfordelta_o5} \
+        timeout "$(left)" "$bin/cuda.test" -test.run TestDecodeSweep -test.v >"$OUT/decode$rep.log" 2>&1 || rc=1
+      grep -E 'Gint/s|FAIL|panic' "$OUT/decode$rep.log" | sed -E 's/ +/ /g' | cut -c1-120
+    done
+    echo "== decode: in $(( $(date +%s) - start ))s" ;;
+  profile)
+    PROFILES=or OUT="$OUT" bash scripts/device/profile.sh 2>&1 | tail -25 ;;
+  or)
+    gen10m || exit 1
+    first=1
+    orth=${ORTH:-1G,256M,64M}
+    for ctas in ${CTAS:-5 4}; do
+      [ "$(left)" -lt 40 ] && { echo "or ctas=$ctas: skipped"; continue; }
+      s=$(date +%s)
+      QP_ORTILE_CTAS=$ctas timeout "$(left)" "$bin/qp" bench query /tmp/g10m.qp "$bin/data/06.efficiency_topics.txt" --limit 10000 \
+        --device gpu --thread-counts 16 --and-algos skip --or-algos maxscore --profile --modes "${MODES:-or}" \
+        --gpu-or-threshold "$orth" --csv "$OUT/or-ctas$ctas.csv" >"$OUT/or-ctas$ctas.log" 2>&1 || rc=1
+      echo "== or ctas=$ctas (thresholds $orth): in $(( $(date +%s) - s ))s"
+      grep -E '^(or|andor|and) ' "$OUT/or-ctas$ctas.log" | grep -v '^mode'
+      grep -E 'OR tiles|FAIL|rror' "$OUT/or-ctas$ctas.log" | sed -E 's/ +/ /g' | cut -c1-200
+      [ $first = 1 ] && orth=${orth%%,*}
+      first=0
+    done ;;
+  esac
+done
+echo "total $(( $(date +%s) - t0 ))s"
+exit $rc
