@@ -272,9 +272,10 @@ struct DecodedSrc {
 		u64 v0[kChunk];
 	};
 	u32 *err; // the counters (accumulate adds its tiles at kCntTiles)
-	// add returns the number of blocks decoded: none (decoded before). Like
-	// every Src's add, it passes a __syncthreads before it touches acc.
-	__device__ __forceinline__ u32 add(float *acc, Shared &s, const qp_q::QMeta &m, const OQuery &o,
+	// add adds the tile's postings. Like every Src's add, it passes a
+	// __syncthreads before it touches acc; its adds are complete after the
+	// next __syncthreads (accumulate's), when thread 0 calls done.
+	__device__ __forceinline__ void add(float *acc, Shared &s, const qp_q::QMeta &m, const OQuery &o,
 	                                   const qp_q::Seg *__restrict__ segs, const qp_q::QTerm *__restrict__ qterms,
 	                                   const qp_q::TermMeta *__restrict__ terms, const float *__restrict__ norms,
 	                                   float k1p1, u32, u32 t0, u32 t1, float) const {
@@ -308,8 +309,10 @@ struct DecodedSrc {
 				__syncthreads();
 			}
 		}
-		return 0;
 	}
+
+	// done: no blocks decoded here (the lists were decoded before).
+	__device__ __forceinline__ u32 done(const Shared &) const { return 0; }
 };
 
 // A fused tile decodes a block of a list whose docID and frequency blocks
@@ -549,10 +552,10 @@ struct Bp128Src {
 		}
 	}
 
-	// add adds the tile's postings (see above); every thread gets the
-	// number of blocks decoded. It passes a __syncthreads before it
-	// touches acc (accumulate zeroes acc just before the call).
-	__device__ __forceinline__ u32 add(float *acc, Shared &s, const qp_q::QMeta &m, const OQuery &o,
+	// add adds the tile's postings (see above). It passes a __syncthreads
+	// before it touches acc (accumulate zeroes acc just before the call);
+	// its adds are complete after the next __syncthreads (accumulate's).
+	__device__ __forceinline__ void add(float *acc, Shared &s, const qp_q::QMeta &m, const OQuery &o,
 	                                   const qp_q::Seg *__restrict__ segs, const qp_q::QTerm *__restrict__ qterms,
 	                                   const qp_q::TermMeta *__restrict__ terms, const float *__restrict__ norms,
 	                                   float k1p1, u32 t, u32 t0, u32 t1, float ths) const {
@@ -563,9 +566,10 @@ struct Bp128Src {
 		for (u32 c0 = 0; c0 < m.m; c0 += kChunk) {
 			const u32 nc = m.m - c0 < kChunk ? m.m - c0 : kChunk;
 			if (c0 > 0) __syncthreads(); // the previous chunk's adds are done and s is free
+			// ranges and the item numbering are warp 0's (nc <= 32 lanes).
 			ranges(s, o, segs, qterms, terms, c0, nc, t, t1);
-			__syncthreads();
 			if (warp == 0) {
+				__syncwarp();
 				const u32 n = lane < nc ? s.hi[lane] - s.lo[lane] : 0;
 				u32 incl = n;
 				for (u32 off = 1; off < 32; off <<= 1) {
@@ -628,8 +632,13 @@ struct Bp128Src {
 				__syncwarp(); // the records are rewritten by the next group
 			}
 		}
-		__syncthreads(); // the adds and the counts are complete
-		if (tid == 0 && s.nskip) atomicAdd(&err[kCntSkipped], s.nskip);
+	}
+
+	// done is called by thread 0 after the barrier that follows add: it
+	// returns the number of blocks the tile decoded and counts those it
+	// skipped.
+	__device__ __forceinline__ u32 done(const Shared &s) const {
+		if (s.nskip) atomicAdd(&err[kCntSkipped], s.nskip);
 		return s.nblk;
 	}
 };
@@ -864,14 +873,16 @@ __device__ __forceinline__ void accumulate(const Src &src, u32 nq, u32 nitems, u
 			// (Src::add passes a barrier before it touches acc.)
 			for (u32 i = 4 * tid; i < span; i += 4 * kThreads)
 				*reinterpret_cast<uint4 *>(&acc[i]) = make_uint4(0, 0, 0, 0);
-			const u32 nb = src.add(acc, ss, m, o, segs, qterms, terms, norms, k1p1, t, t0, t1, theta_score(th0));
+			src.add(acc, ss, m, o, segs, qterms, terms, norms, k1p1, t, t0, t1, theta_score(th0));
 			if (tid == 0) {
-				sel.tiles++;
-				sel.blocks += nb;
 				sh_th = *reinterpret_cast<volatile u64 *>(&theta[q]);
 				sel.pos = 0;
 			}
-			__syncthreads();
+			__syncthreads(); // the adds are complete
+			if (tid == 0) {
+				sel.tiles++;
+				sel.blocks += src.done(ss);
+			}
 			// Count the documents that beat theta, with their score range;
 			// each thread keeps the positions of its first two (the usual
 			// case: a tile has a few documents above theta, if any).
@@ -909,37 +920,53 @@ __device__ __forceinline__ void accumulate(const Src &src, u32 nq, u32 nitems, u
 				}
 				c = m.k;
 			}
-			if (c > 0) {
+			if (c > 0 && !selected) {
+				// Every document counted is emitted, each thread its own:
+				// slots from one atomic per warp (no CTA barrier).
+				const u32 lane = tid & 31;
+				u32 incl = mine;
+				for (u32 off = 1; off < 32; off <<= 1) {
+					const u32 v = __shfl_up_sync(0xffffffffu, incl, off);
+					if (lane >= off) incl += v;
+				}
+				const u32 wtot = __shfl_sync(0xffffffffu, incl, 31);
+				u32 wbase = 0;
+				if (lane == 31 && wtot) wbase = atomicAdd(&cnt[q], wtot);
+				wbase = __shfl_sync(0xffffffffu, wbase, 31);
+				if (tid == 0) sel.emits++;
+				u32 p = wbase + incl - mine;
+				auto emit = [&](u32 i) {
+					if (p < o.cap) {
+						cdoc[o.coff + p] = t0 + i;
+						cscore[o.coff + p] = acc[i];
+					}
+					p++;
+				};
+				if (mine > 0) emit(p0);
+				if (mine > 1) emit(p1);
+				for (u32 i = 4 * tid; mine > 2 && i < span; i += 4 * kThreads) {
+					if (i + 3 <= p1) continue;
+					for (u32 j = 0; j < 4; j++) {
+						const u32 b = qp_q::fbits(acc[i + j]);
+						if (i + j > p1 && b != 0 && key_bits(t0 + i + j, b) <= th) emit(i + j);
+					}
+				}
+			} else if (c > 0) {
+				// Exactly k documents (keys <= the tile's k-th) are emitted.
 				if (tid == 0) {
 					sel.base = atomicAdd(&cnt[q], c);
 					sel.emits++;
 				}
 				__syncthreads();
 				const u32 base = sel.base;
-				auto emit = [&](u32 i, u32 p) {
-					if (p < c && base + p < o.cap) {
-						cdoc[o.coff + base + p] = t0 + i;
-						cscore[o.coff + base + p] = acc[i];
-					}
-				};
-				if (!selected) {
-					// Every document counted is emitted: each thread its own.
-					if (mine > 0) {
-						u32 p = atomicAdd(&sel.pos, mine);
-						emit(p0, p++);
-						if (mine > 1) emit(p1, p++);
-						for (u32 i = 4 * tid; mine > 2 && i < span; i += 4 * kThreads) {
-							if (i + 3 <= p1) continue;
-							for (u32 j = 0; j < 4; j++) {
-								const u32 b = qp_q::fbits(acc[i + j]);
-								if (i + j > p1 && b != 0 && key_bits(t0 + i + j, b) <= th) emit(i + j, p++);
-							}
+				for (u32 i = tid; i < span; i += kThreads) {
+					const float v = acc[i];
+					if (qp_q::fbits(v) != 0 && qp_q::rank_key(t0 + i, v) <= th) {
+						const u32 p = atomicAdd(&sel.pos, 1u);
+						if (p < c && base + p < o.cap) {
+							cdoc[o.coff + base + p] = t0 + i;
+							cscore[o.coff + base + p] = v;
 						}
-					}
-				} else {
-					for (u32 i = tid; i < span; i += kThreads) {
-						const float v = acc[i];
-						if (qp_q::fbits(v) != 0 && qp_q::rank_key(t0 + i, v) <= th) emit(i, atomicAdd(&sel.pos, 1u));
 					}
 				}
 			}

@@ -1,12 +1,16 @@
 package gpu
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"math/rand"
+	"slices"
 	"testing"
 
 	"github.com/qpengine/qp/compress"
 	"github.com/qpengine/qp/engine"
+	"github.com/qpengine/qp/index"
 	"github.com/qpengine/qp/score"
 )
 
@@ -222,5 +226,82 @@ func TestOrPruning(t *testing.T) {
 	}
 	if blocks[false] >= blocks[true] {
 		t.Errorf("block-max skipping decoded %d blocks, no fewer than the %d without it", blocks[false], blocks[true])
+	}
+}
+
+// TestOrCorruptBlocks damages one block of a list in the loaded index (as
+// if the section checksums had missed it) before the backend uploads the
+// postings: the fused bp128 tiles (and AND+OR's OR part) must report the
+// queries holding that term as corrupt, like the CPU engine does, and
+// answer the others. k exceeds every list, so no tile or block is skipped
+// by a threshold and the damaged block is always decoded.
+func TestOrCorruptBlocks(t *testing.T) {
+	testContext(t)
+	for _, what := range []string{"docID header", "frequency header", "docID values"} {
+		t.Run(what, func(t *testing.T) {
+			rng := rand.New(rand.NewSource(5))
+			col := genCollection(rng, 3000, 12, 32, false)
+			x := col.bp128(t)
+			// The longest list whose middle block holds packed values
+			// (the densest lists have gaps of 0 bits: no value bytes).
+			tid, most := 0, 0
+			for i := range x.NumTerms() {
+				l, err := x.List(i)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if l.NBlocks > most && len(l.DocBlock(l.NBlocks/2)) >= 6 {
+					tid, most = i, l.NBlocks
+				}
+			}
+			l, _ := x.List(tid)
+			if l.NBlocks < 3 {
+				t.Fatalf("the longest list has %d blocks, want a few", l.NBlocks)
+			}
+			b := l.NBlocks / 2
+			blk := l.DocBlock(b)
+			switch what {
+			case "frequency header":
+				blk = l.FreqBlock(b)
+				blk[0] = 0xff // not the block's count
+			case "docID header":
+				blk[0] = 0xff
+			default:
+				blk[len(blk)/2+1] ^= 0x01 // one gap changes: the docIDs miss the skip table's last docID
+			}
+			term := x.Term(tid)
+			others := []string{x.Term((tid + 1) % x.NumTerms()), x.Term((tid + 5) % x.NumTerms())}
+			var qs []engine.Query
+			for _, mode := range []engine.Mode{engine.Or, engine.AndOr} {
+				for i, ts := range [][]string{{term}, {term, others[0]}, {others[1], term}, others} {
+					qs = append(qs, engine.Query{ID: fmt.Sprintf("%v/%d", mode, i), Terms: ts, Mode: mode, K: 10000})
+				}
+			}
+			g := newBackend(t, x, Options{})
+			got, want := make([]engine.Response, len(qs)), make([]engine.Response, len(qs))
+			if err := g.SearchBatch(context.Background(), qs, engine.Options{}, got); err != nil {
+				t.Fatal(err)
+			}
+			if err := engine.NewCPU(x, 0).SearchBatch(context.Background(), qs, engine.Options{}, want); err != nil {
+				t.Fatal(err)
+			}
+			for i, q := range qs {
+				damaged := slices.Contains(q.Terms, term)
+				switch {
+				case damaged && (q.Mode == engine.Or || len(q.Terms) == 1):
+					if !errors.Is(got[i].Err, index.ErrCorrupt) || !errors.Is(want[i].Err, index.ErrCorrupt) {
+						t.Errorf("query %s %q: GPU error %v, CPU error %v, want index.ErrCorrupt", q.ID, q.Terms, got[i].Err, want[i].Err)
+					}
+				case damaged: // AND+OR: as the CPU (its AND part may or may not reach the block)
+					if (got[i].Err == nil) != (want[i].Err == nil) || got[i].Err != nil && !errors.Is(got[i].Err, index.ErrCorrupt) {
+						t.Errorf("query %s %q: GPU error %v, CPU error %v", q.ID, q.Terms, got[i].Err, want[i].Err)
+					}
+				default:
+					if msg := sameResponse(got[i], want[i]); msg != "" {
+						t.Errorf("query %s %q without the damaged term: %s", q.ID, q.Terms, msg)
+					}
+				}
+			}
+		})
 	}
 }

@@ -7,9 +7,8 @@
 #     variants) at $LENGTHS (default 2^14, 2^20, 2^24, 2^26), twice (the
 #     spread between the two is the noise) -> decode.csv, decode2.csv;
 #  3. or: `qp bench query --modes $MODES (or) --device gpu` on the 10M gen
-#     index (gen10m) once per fused-OR kernel build in $CTAS (default
-#     "5 4", cuda.OrTileCTAsEnv), the first one with every OR threshold
-#     of $ORTH (default 1G,256M,64M), the others with the first of them;
+#     index (gen10m) with every OR threshold of $ORTH (default
+#     1G,256M,64M), $REPS times (default 1; the spread is the noise);
 #  4. profile: scripts/device/profile.sh's OR profile of the fused tile
 #     kernel (PROFILES=or).
 # PARTS (default "tests decode or") selects; BUDGET (seconds, 540).
@@ -39,19 +38,15 @@ for part in ${PARTS:-tests decode or}; do
     PROFILES=or OUT="$OUT" bash scripts/device/profile.sh 2>&1 | tail -25 ;;
   or)
     gen10m || exit 1
-    first=1
-    orth=${ORTH:-1G,256M,64M}
-    for ctas in ${CTAS:-5 4}; do
-      [ "$(left)" -lt 40 ] && { echo "or ctas=$ctas: skipped"; continue; }
+    for rep in $(seq "${REPS:-1}"); do
+      [ "$(left)" -lt 40 ] && { echo "or rep $rep: skipped"; continue; }
       s=$(date +%s)
-      QP_ORTILE_CTAS=$ctas timeout "$(left)" "$bin/qp" bench query /tmp/g10m.qp "$bin/data/06.efficiency_topics.txt" --limit 10000 \
+      timeout "$(left)" "$bin/qp" bench query /tmp/g10m.qp "$bin/data/06.efficiency_topics.txt" --limit 10000 \
         --device gpu --thread-counts 16 --and-algos skip --or-algos maxscore --profile --modes "${MODES:-or}" \
-        --gpu-or-threshold "$orth" --csv "$OUT/or-ctas$ctas.csv" >"$OUT/or-ctas$ctas.log" 2>&1 || rc=1
-      echo "== or ctas=$ctas (thresholds $orth): in $(( $(date +%s) - s ))s"
-      grep -E '^(or|andor|and) ' "$OUT/or-ctas$ctas.log" | grep -v '^mode'
-      grep -E 'OR tiles|FAIL|rror' "$OUT/or-ctas$ctas.log" | sed -E 's/ +/ /g' | cut -c1-200
-      [ $first = 1 ] && orth=${orth%%,*}
-      first=0
+        --gpu-or-threshold "${ORTH:-1G,256M,64M}" --csv "$OUT/or-$rep.csv" >"$OUT/or-$rep.log" 2>&1 || rc=1
+      echo "== or rep $rep: in $(( $(date +%s) - s ))s"
+      grep -E '^(or|andor|and) ' "$OUT/or-$rep.log" | grep -v '^mode'
+      grep -E 'OR tiles|FAIL|rror' "$OUT/or-$rep.log" | sed -E 's/ +/ /g' | cut -c1-200
     done ;;
   esac
 done
