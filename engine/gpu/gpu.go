@@ -138,6 +138,7 @@ type Options struct {
 	orSelect  string // tests: "tree" or "radix" forces the top-k selector
 	orDecoded bool   // tests: bp128 indexes take the decoded path, not the fused one
 	orNoPrune bool   // tests: no block-max skipping in the fused tiles (no term maxima)
+	orPer     int    // tests: tile ranks per work item of the second pass (orPer when 0)
 }
 
 // termInfo is the host copy of a list's shape.

@@ -129,6 +129,14 @@ func orPer(nq, r int) int {
 	return max(1, min(32, nq*r/orItems))
 }
 
+// orPerItem is orPer, or the test knob Options.orPer.
+func (b *Backend) orPerItem(nq, r int) int {
+	if b.opt.orPer > 0 {
+		return b.opt.orPer
+	}
+	return orPer(nq, r)
+}
+
 // runOrTiled evaluates the disjunctions of qs (every query has >= 1 known
 // term) with the tiled kernels of cuda/kernels/query_ortile.cu and writes
 // their results; queries whose candidates overflow their slots rerun with
@@ -245,7 +253,7 @@ func (b *Backend) runOrTiled(mem *devMem, qs []*prep, out []engine.Response) err
 	seeds := min(orSeeds, ntiles)
 	for _, ps := range []cuda.OrPass{
 		{NQ: nq, NTiles: ntiles, Tile: tile, Order: order.Ptr(), R0: 0, R1: seeds, Per: 1},
-		{NQ: nq, NTiles: ntiles, Tile: tile, Order: order.Ptr(), R0: seeds, R1: ntiles, Per: orPer(nq, ntiles-seeds)},
+		{NQ: nq, NTiles: ntiles, Tile: tile, Order: order.Ptr(), R0: seeds, R1: ntiles, Per: b.orPerItem(nq, ntiles-seeds)},
 	} {
 		if fused {
 			err = ok.AccumulateBP128(s, ps, pMeta, pOq, pSegs, pTerms, terms, norms, b.n, b.k1p1, post, b.bs, pRng,

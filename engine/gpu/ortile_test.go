@@ -26,6 +26,7 @@ var orVariants = []struct {
 	{"dense", Options{Or: OrDense}},
 	{"tiled", Options{}},
 	{"tiled/T64/tree", Options{orTile: 64, orSelect: "tree"}},
+	{"tiled/T64/runs", Options{orTile: 64, orPer: 5}}, // items of 5 tiles: term metadata kept across tiles
 	{"tiled/T100/radix", Options{orTile: 100, orSelect: "radix"}},
 	{"tiled/T1/tree", Options{orTile: 1, orSelect: "tree"}},
 	{"tiled/T64/decoded", Options{orTile: 64, orDecoded: true}},
