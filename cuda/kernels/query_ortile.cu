@@ -107,7 +107,7 @@ constexpr u32 kCntSkipped = 4;
 // err[kCntEmit]: tiles that emitted candidates (cuda.OrCntSelect, OrCntEmit).
 constexpr u32 kCntSelect = 5, kCntEmit = 6;
 constexpr u32 kGather = 128; // candidates ranked directly by the selection
-// bp128_pair's verdicts.
+// The verdicts of pair_header and pair_sum.
 constexpr u32 kBadDocs = 1, kBadFreqs = 2;
 
 struct OQuery { // 16 bytes, cuda/query_or.go OQueryWords
@@ -427,13 +427,21 @@ __device__ __forceinline__ bool below(float bound, float ths) { return qp_q::fmu
 //  - Ranges: the blocks of term j that can hold documents of tile t are
 //    [rng[t], hi): rng (qp_ortile_bounds) holds, per term and tile, the
 //    first block whose lastDoc is >= t*T, and hi excludes block rng[t+1]
-//    when it starts at (t+1)T or later. Thread jj finds term jj's range;
-//    warp 0 numbers the blocks of all terms consecutively in canonical
-//    order (pre[jj]: the first item of term jj), the tile's items.
+//    when it starts at (t+1)T or later. Thread jj (of warp 0) finds term
+//    jj's range; warp 0 numbers the blocks of all terms consecutively in
+//    canonical order (pre[jj]: the first item of term jj), the tile's
+//    items.
+//  - Headers, per lane (pair_header): for up to 32 waves at a time, lane
+//    l of warp w checks the skip entries and both headers of item
+//    g0 + 8l + w, or skips it by its maximum (below), into a PairRec in
+//    shared memory: one pass of parallel loads instead of one chain per
+//    block.
 //  - Waves: item w0 + w goes to warp w (w0 = 0, 8, 16, ...): the warp
-//    decodes its block (bp128_pair) and computes the scores of its
-//    postings inside the tile into registers, all 8 warps at once and
-//    whatever the terms of their items. Then the wave's add phase adds
+//    decodes its block from the record (pair_values: values, docID sums,
+//    checks) and computes the scores of its postings inside the tile
+//    into registers, all 8 warps at once and whatever the terms of their
+//    items (Nsight Compute, H100: 535 warp instructions per block before
+//    the headers moved to phase 1). Then the wave's add phase adds
 //    them to the accumulators term by term in canonical order, with a
 //    __syncthreads only where the term changes. Postings of one term are
 //    distinct documents, so warps adding the same term never collide,

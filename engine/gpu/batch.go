@@ -85,7 +85,8 @@ func (p *prep) orCost() int64 {
 }
 
 // setBudget tracks a launch set being formed against the PARA threshold c
-// (shortest lists) and the OR threshold (all lists of OR queries).
+// (shortest lists) and the OR threshold (all lists of OR and AND+OR
+// queries).
 type setBudget struct {
 	sum int
 	or  int64
