@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# scripts/device/tune.sh — candidate kernels measured side by side (issues #3
-# and #4), after the tests that check them:
-#  1. tests: the cuda decoder tests (every variant of DecodeVariants against
-#     the CPU) and the engine/gpu OR and differential tests;
-#  2. decode: TestDecodeSweep of $DECODE_KERNELS (default pfordelta and its
-#     variants) at $LENGTHS (default 2^14, 2^20, 2^24, 2^26), twice (the
-#     spread between the two is the noise) -> decode.csv, decode2.csv;
+# scripts/device/tune.sh — kernels measured side by side (issues #3 and #4),
+# after the tests that check them:
+#  1. tests: the cuda decoder tests (widths, random lists, kernel
+#     attributes) and the engine/gpu OR and differential tests;
+#  2. decode: TestDecodeSweep of $DECODE_KERNELS (names as in
+#     BenchmarkDecode; default bp128, pfordelta, eliasfano) at $LENGTHS
+#     (default 2^14, 2^20, 2^24, 2^26), twice (the spread between the two
+#     is the noise) -> decode.csv, decode2.csv;
 #  3. or: `qp bench query --modes $MODES (or) --device gpu` on the 10M gen
 #     index (gen10m) with every OR threshold of $ORTH (default
 #     1G,256M,64M), $REPS times (default 1; the spread is the noise);
@@ -29,7 +30,7 @@ for part in ${PARTS:-tests decode or}; do
   decode)
     for rep in "" 2; do
       QP_DECODE_CSV="$OUT/decode$rep.csv" QP_DECODE_LENGTHS=${LENGTHS:-16384,1048576,16777216,67108864} \
-        QP_DECODE_KERNELS=${DECODE_KERNELS:-pfordelta,qp_decode_pfordelta_o5} \
+        QP_DECODE_KERNELS=${DECODE_KERNELS:-bp128,pfordelta,eliasfano} \
         timeout "$(left)" "$bin/cuda.test" -test.run TestDecodeSweep -test.v >"$OUT/decode$rep.log" 2>&1 || rc=1
       grep -E 'Gint/s|FAIL|panic' "$OUT/decode$rep.log" | sed -E 's/ +/ /g' | cut -c1-120
     done
