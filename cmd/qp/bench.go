@@ -642,7 +642,7 @@ algorithm are checked to be identical.`)
 		}
 		ots := ots
 		if mode == engine.And {
-			ots = ots[:1]
+			ots = ots[:min(1, len(ots))]
 		}
 		for _, c := range cs {
 			for _, ot := range ots {
