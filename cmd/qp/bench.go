@@ -555,13 +555,9 @@ algorithm are checked to be identical.`)
 	if err != nil {
 		return err
 	}
-	var cs []int
-	for _, t := range splitComma(*thresholds) {
-		c, err := parseCount(t)
-		if err != nil || c < 1 {
-			return fmt.Errorf("--thresholds: bad threshold %q (a count like 65536, 64K or 1M)", t)
-		}
-		cs = append(cs, c)
+	cs, err := parseThresholds("thresholds", *thresholds)
+	if err != nil {
+		return err
 	}
 	gb, _ := gpuBe.(*gpu.Backend)
 	if *plotOut != "" && gb == nil {
@@ -570,13 +566,9 @@ algorithm are checked to be identical.`)
 	if gb != nil && len(cs) == 0 {
 		cs = []int{gb.Threshold()}
 	}
-	var ots []int
-	for _, t := range splitComma(*qf.gpuOrThreshold) {
-		c, err := parseCount(t)
-		if err != nil || c < 1 {
-			return fmt.Errorf("--gpu-or-threshold: bad threshold %q (a count like 64M or 1G)", t)
-		}
-		ots = append(ots, c)
+	ots, err := parseThresholds("gpu-or-threshold", *qf.gpuOrThreshold)
+	if err != nil {
+		return err
 	}
 	if gb != nil && len(ots) == 0 {
 		ots = []int{int(gb.OrThreshold())}
@@ -872,6 +864,29 @@ func parseCount(s string) (int, error) {
 }
 
 // siCount writes n as 64K, 1M, ... when it is a multiple of a power of 1024.
+// parseThreshold parses the value of a GPU batch threshold flag: a count
+// of at least 1.
+func parseThreshold(flag, s string) (int, error) {
+	n, err := parseCount(s)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("--%s: bad threshold %q (a count like 65536, 64K, 1M or 1G)", flag, s)
+	}
+	return n, nil
+}
+
+// parseThresholds parses a comma-separated list of thresholds.
+func parseThresholds(flag, list string) ([]int, error) {
+	var out []int
+	for _, s := range splitComma(list) {
+		n, err := parseThreshold(flag, s)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
 func siCount(n int) string {
 	switch {
 	case n >= 1<<20 && n%(1<<20) == 0:

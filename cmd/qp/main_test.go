@@ -50,4 +50,11 @@ func TestBenchQueryCPU(t *testing.T) {
 			}
 		}
 	}
+	for _, bad := range [][]string{{"--thresholds", "0"}, {"--gpu-or-threshold", "64M,x"}} {
+		args := append([]string{"query", idx, qlog, "--device", "cpu", "--limit", "4"}, bad...)
+		err := commands["bench"].run(args)
+		if err == nil || !strings.Contains(err.Error(), "bad threshold") || !strings.Contains(err.Error(), bad[0]) {
+			t.Errorf("qp bench %s: error %v, want a bad threshold named by its flag", strings.Join(args, " "), err)
+		}
+	}
 }

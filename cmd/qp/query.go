@@ -110,18 +110,16 @@ func (qf *queryFlags) backend(x *index.Index) (engine.Backend, error) {
 	}
 	ok, why := cuda.Available()
 	if ok {
-		var c int
+		var c, ot int
+		var err error
 		if *qf.gpuThreshold != "" {
-			var err error
-			if c, err = parseCount(*qf.gpuThreshold); err != nil || c < 1 {
-				return nil, fmt.Errorf("--gpu-threshold: bad threshold %q (a count like 65536, 64K or 1M)", *qf.gpuThreshold)
+			if c, err = parseThreshold("gpu-threshold", *qf.gpuThreshold); err != nil {
+				return nil, err
 			}
 		}
-		var ot int
 		if s := firstOf(*qf.gpuOrThreshold); s != "" {
-			var err error
-			if ot, err = parseCount(s); err != nil || ot < 1 {
-				return nil, fmt.Errorf("--gpu-or-threshold: bad threshold %q (a count like 64M or 1G)", s)
+			if ot, err = parseThreshold("gpu-or-threshold", s); err != nil {
+				return nil, err
 			}
 		}
 		and, or := firstOf(*qf.gpuAnd), firstOf(*qf.gpuOr)
