@@ -7,9 +7,9 @@
 #     BenchmarkDecode; default bp128, pfordelta, eliasfano) at $LENGTHS
 #     (default 2^14, 2^20, 2^24, 2^26), twice (the spread between the two
 #     is the noise) -> decode.csv, decode2.csv;
-#  3. or: `qp bench query --modes $MODES (or) --device gpu` on the 10M gen
-#     index (gen10m) with every OR threshold of $ORTH (default
-#     1G,256M,64M), $REPS times (default 1; the spread is the noise);
+#  3. or: scripts/device/q10m.sh (MODES default or, without the Go
+#     benchmarks) with every OR threshold of $ORTH (default 1G,256M,64M),
+#     $REPS times (default 1; the spread is the noise), into $OUT/or-N;
 #  4. profile: scripts/device/profile.sh's OR profile of the fused tile
 #     kernel (PROFILES=or).
 # PARTS (default "tests decode or") selects; BUDGET (seconds, 540).
@@ -38,16 +38,12 @@ for part in ${PARTS:-tests decode or}; do
   profile)
     PROFILES=or OUT="$OUT" bash scripts/device/profile.sh 2>&1 | tail -25 ;;
   or)
-    gen10m || exit 1
+    # q10m.sh's run (OR thresholds $ORTH), once per repetition.
     for rep in $(seq "${REPS:-1}"); do
-      [ "$(left)" -lt 40 ] && { echo "or rep $rep: skipped"; continue; }
-      s=$(date +%s)
-      timeout "$(left)" "$bin/qp" bench query /tmp/g10m.qp "$bin/data/06.efficiency_topics.txt" --limit 10000 \
-        --device gpu --thread-counts 16 --and-algos skip --or-algos maxscore --profile --modes "${MODES:-or}" \
-        --gpu-or-threshold "${ORTH:-1G,256M,64M}" --csv "$OUT/or-$rep.csv" >"$OUT/or-$rep.log" 2>&1 || rc=1
-      echo "== or rep $rep: in $(( $(date +%s) - s ))s"
-      grep -E '^(or|andor|and) ' "$OUT/or-$rep.log" | grep -v '^mode'
-      grep -E 'OR tiles|FAIL|rror' "$OUT/or-$rep.log" | sed -E 's/ +/ /g' | cut -c1-200
+      [ "$(left)" -lt 60 ] && { echo "or rep $rep: skipped"; continue; }
+      mkdir -p "$OUT/or-$rep"
+      OUT="$OUT/or-$rep" MODES=${MODES:-or} ORTH=${ORTH:-1G,256M,64M} GOBENCH=0 BUDGET=$(left) \
+        bash scripts/device/q10m.sh || rc=1
     done ;;
   esac
 done
