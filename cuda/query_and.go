@@ -27,6 +27,7 @@ const MaxAndLevels = 4
 type AndKernels struct {
 	q                      *QueryKernels
 	locate, match, compact *Function
+	filter, bmscore        *Function // kernels/query_and_bitmap.cu
 }
 
 // LoadAndKernels looks up the AND step kernels next to q's. It fails when
@@ -36,7 +37,8 @@ func LoadAndKernels(q *QueryKernels) (*AndKernels, error) {
 	for _, f := range []struct {
 		dst  **Function
 		name string
-	}{{&a.locate, "qp_and_locate"}, {&a.match, "qp_and_match"}, {&a.compact, "qp_and_compact"}} {
+	}{{&a.locate, "qp_and_locate"}, {&a.match, "qp_and_match"}, {&a.compact, "qp_and_compact"},
+		{&a.filter, "qp_and_filter"}, {&a.bmscore, "qp_and_bmscore"}} {
 		fn, err := q.k.mod.Function(f.name)
 		if err != nil {
 			return nil, fmt.Errorf("cuda: the embedded fatbin lacks the AND step kernels (rebuild it with `make kernels`): %w", err)
@@ -47,7 +49,9 @@ func LoadAndKernels(q *QueryKernels) (*AndKernels, error) {
 }
 
 // Functions lists the AND step kernels (for resource reports).
-func (a *AndKernels) Functions() []*Function { return []*Function{a.locate, a.match, a.compact} }
+func (a *AndKernels) Functions() []*Function {
+	return []*Function{a.locate, a.match, a.compact, a.filter, a.bmscore}
+}
 
 // tiles is the grid of the tile kernels (one CTA per ScanTile items).
 func tiles(n int) Dim3 { return Dim3{uint32(ScanParts(n)), 1, 1} }
@@ -100,6 +104,54 @@ func (a *AndKernels) Compact(s *Stream, n int, pos, cdoc, cscore, cq, ndoc, nsco
 	}
 	return a.compact.Launch(gridFor(n, queryThreads), block256, 0, s, count32("candidates", n), pos, cdoc, cscore,
 		cq, ndoc, nscore, nq)
+}
+
+// AndNoColumn marks a term without a bitmap column in the col table of
+// Filter and BitmapScore.
+const AndNoColumn uint32 = 0xffffffff
+
+// AndBitmaps are the device bitmaps of Filter and BitmapScore
+// (kernels/query_and_bitmap.cu): Col (uint32 per term: its column, or
+// AndNoColumn), Mat (the 31-row group bitsets of the columns, D words each,
+// as WAHColumns.Decompress writes them) and Rank (S = AndRankEntries(D)
+// uint32 per column: the set rows in the groups before each 8-word entry).
+type AndBitmaps struct {
+	Col, Mat, Rank DevicePtr
+	D              int
+}
+
+// AndRankWords is the number of group words per rank directory entry.
+const AndRankWords = 8
+
+// AndRankEntries is the rank directory length of a column of D groups.
+func AndRankEntries(D int) int { return (D + AndRankWords - 1) / AndRankWords }
+
+// Filter writes flag[i] = 1 when candidate i (cdoc/cq, n slots, AndNone
+// slots get 0) is in the list of every bitmap term of its query (the
+// longest suffix of its canonical terms, term 0 excepted, whose terms have
+// a column in bm.Col) and the per-tile flag sums to part, for
+// ScanFromPartsU32 and Compact.
+func (a *AndKernels) Filter(s *Stream, qmeta, qterms DevicePtr, bm AndBitmaps, n int, cdoc, cq, flag, part DevicePtr) error {
+	if n == 0 {
+		return nil
+	}
+	return a.filter.Launch(tiles(n), block256, 0, s, qmeta, qterms, bm.Col, bm.Mat, count32("bitmap groups", bm.D),
+		count32("candidates", n), cdoc, cq, flag, part)
+}
+
+// BitmapScore adds to cscore the scores of every candidate's bitmap terms
+// (Filter's), in canonical order, with frequencies read by slot from the
+// bp128 frequency blocks at the candidate's rank in the list (only for an
+// index whose frequency codec is bp128, after Filter kept only candidates
+// in those lists). A corrupt frequency block raises errs[AndErrFreqs].
+func (a *AndKernels) BitmapScore(s *Stream, terms, post, qmeta, qterms DevicePtr, bm AndBitmaps, n, bs int,
+	norms DevicePtr, k1p1 float32, cdoc, cscore, cq, errs DevicePtr) error {
+	if n == 0 {
+		return nil
+	}
+	return a.bmscore.Launch(gridFor(n, queryThreads), block256, 0, s, terms, post, qmeta, qterms, bm.Col, bm.Mat,
+		bm.Rank, count32("bitmap groups", bm.D), count32("rank entries", AndRankEntries(bm.D)),
+		count32("candidates", n), uint32(bs), norms, k1p1, cdoc, cscore, cq, errs)
 }
 
 // ScanFromPartsU32 is ScanU32 after its reduce launch: part holds the sums

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/bits"
 	"math/rand"
 	"os"
@@ -524,6 +525,7 @@ algorithm are checked to be identical.`)
 	thresholds := fs.String("thresholds", "", "GPU: comma-separated PARA batch thresholds c (postings of the queries'\nshortest lists per launch set; default: the backend's, 12M)")
 	csvOut := fs.String("csv", "", "write every row (mode, algorithm, threads or GPU settings, queries/s,\nlatencies) to this CSV file")
 	plotOut := fs.String("plot", "", "write an SVG plot of queries/s against the GPU PARA threshold c per\nmode (GPU rows), with the best CPU row of each mode as a dashed line")
+	plotBM := fs.String("plot-bitmaps", "", "write an SVG plot of queries/s against --gpu-bitmaps' density per mode\nand threshold c (GPU rows), their rows without bitmaps and the best CPU\nrow of each mode as dashed lines: where the device bitmaps win")
 	profile := fs.Bool("profile", false, "GPU: after each GPU row, run the batch again with CUDA events and\nprint where the GPU time went (decode, intersect, score, top-k,\ntransfers; Ding et al. WWW'09 Table 3)")
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -560,6 +562,9 @@ algorithm are checked to be identical.`)
 		return err
 	}
 	gb, _ := gpuBe.(*gpu.Backend)
+	if *plotBM != "" && gb == nil {
+		return fmt.Errorf("--plot-bitmaps draws the GPU rows against the bitmap density: it needs a GPU (--device gpu)")
+	}
 	if *plotOut != "" && gb == nil {
 		return fmt.Errorf("--plot draws the GPU rows against the threshold: it needs a GPU (--device gpu)")
 	}
@@ -572,6 +577,13 @@ algorithm are checked to be identical.`)
 	}
 	if gb != nil && len(ots) == 0 {
 		ots = []int{int(gb.OrThreshold())}
+	}
+	if _, err := parseDensities("gpu-bitmaps", *qf.gpuBitmaps); err != nil {
+		return err
+	}
+	bms := splitComma(*qf.gpuBitmaps)
+	if gb != nil && len(bms) == 0 {
+		bms = []string{""} // the backend's density
 	}
 	counts := []int{1, runtime.GOMAXPROCS(0)}
 	if *threadsList != "" {
@@ -618,6 +630,7 @@ algorithm are checked to be identical.`)
 			c         int    // GPU PARA threshold
 			ot        int    // GPU OR threshold (0: the backend's)
 			and, orst string // GPU AND search and OR strategy
+			bm        string // GPU bitmap density ("": the backend's)
 		}
 		var runs []run
 		for _, opt := range algos {
@@ -632,15 +645,20 @@ algorithm are checked to be identical.`)
 		if mode == engine.And {
 			gors = gors[:min(1, len(gors))]
 		}
-		ots := ots
+		ots, bms := ots, bms
 		if mode == engine.And {
 			ots = ots[:min(1, len(ots))]
+		}
+		if mode == engine.Or {
+			bms = bms[:min(1, len(bms))]
 		}
 		for _, c := range cs {
 			for _, ot := range ots {
 				for _, ga := range gands {
 					for _, gor := range gors {
-						runs = append(runs, run{be: gpuBe, c: c, ot: ot, and: ga, orst: gor})
+						for _, bm := range bms {
+							runs = append(runs, run{be: gpuBe, c: c, ot: ot, and: ga, orst: gor, bm: bm})
+						}
 					}
 				}
 			}
@@ -672,6 +690,18 @@ algorithm are checked to be identical.`)
 					}
 					if len(ots) > 1 {
 						name += " or<" + siCount(r.ot)
+					}
+					if len(bms) > 1 {
+						name += " bm " + r.bm
+					}
+					if r.bm != "" {
+						d, err := parseDensity("gpu-bitmaps", r.bm)
+						if err != nil {
+							return err
+						}
+						if err := gb.SetBitmapDensity(d); err != nil {
+							return err
+						}
 					}
 					gb.SetThreshold(r.c)
 					gb.SetOrThreshold(int64(r.ot))
@@ -715,7 +745,7 @@ algorithm are checked to be identical.`)
 				if len(lat) > 0 {
 					mean = sum / time.Duration(len(lat))
 				}
-				qr := queryRow{mode: mode, name: name, threads: th, c: r.c, ot: r.ot, qps: float64(len(qs)) / wall.Seconds(),
+				qr := queryRow{mode: mode, name: name, threads: th, c: r.c, ot: r.ot, bm: r.bm, qps: float64(len(qs)) / wall.Seconds(),
 					mean: ms(mean), p50: ms(pctl(lat, .5)), p95: ms(pctl(lat, .95)), p99: ms(pctl(lat, .99)),
 					results: float64(results) / float64(max(1, len(lat))), failed: failed}
 				rows = append(rows, qr)
@@ -750,6 +780,11 @@ algorithm are checked to be identical.`)
 			return err
 		}
 	}
+	if *plotBM != "" {
+		if err := writeBitmapPlot(*plotBM, rows, x.NumDocs(), len(fq), *qf.k); err != nil {
+			return err
+		}
+	}
 	if *plotOut != "" {
 		if err := writeQueryPlot(*plotOut, rows, x.NumDocs(), len(fq), *qf.k); err != nil {
 			return err
@@ -762,8 +797,9 @@ algorithm are checked to be identical.`)
 type queryRow struct {
 	mode                     engine.Mode
 	name, threads            string
-	c                        int // GPU PARA threshold (0: CPU)
-	ot                       int // GPU OR threshold (0: CPU)
+	c                        int    // GPU PARA threshold (0: CPU)
+	ot                       int    // GPU OR threshold (0: CPU)
+	bm                       string // GPU bitmap density (--gpu-bitmaps; "": the default or CPU)
 	qps, mean, p50, p95, p99 float64
 	results                  float64
 	failed                   int
@@ -771,12 +807,76 @@ type queryRow struct {
 
 func writeQueryCSV(path string, rows []queryRow) error {
 	var b strings.Builder
-	b.WriteString("mode,algorithm,threads,gpu_threshold,gpu_or_threshold,queries_per_s,mean_ms,p50_ms,p95_ms,p99_ms,results_per_query,failed\n")
+	b.WriteString("mode,algorithm,threads,gpu_threshold,gpu_or_threshold,gpu_bitmaps,queries_per_s,mean_ms,p50_ms,p95_ms,p99_ms,results_per_query,failed\n")
 	for _, r := range rows {
-		fmt.Fprintf(&b, "%s,%s,%s,%d,%d,%.1f,%.4f,%.4f,%.4f,%.4f,%.3f,%d\n", r.mode, strings.ReplaceAll(r.name, ",", ";"),
-			r.threads, r.c, r.ot, r.qps, r.mean, r.p50, r.p95, r.p99, r.results, r.failed)
+		fmt.Fprintf(&b, "%s,%s,%s,%d,%d,%s,%.1f,%.4f,%.4f,%.4f,%.4f,%.3f,%d\n", r.mode, strings.ReplaceAll(r.name, ",", ";"),
+			r.threads, r.c, r.ot, r.bm, r.qps, r.mean, r.p50, r.p95, r.p99, r.results, r.failed)
 	}
 	return os.WriteFile(path, []byte(b.String()), 0o644)
+}
+
+// writeBitmapPlot draws the GPU rows' queries/s against their bitmap
+// density (--gpu-bitmaps), one line per mode and threshold c; the rows
+// without bitmaps (off) and the best CPU row of each mode are dashed
+// horizontal lines.
+func writeBitmapPlot(path string, rows []queryRow, docs, nq, k int) error {
+	p := report.Plot{Title: fmt.Sprintf("qp bench query: GPU AND with list bitmaps, %d queries, %d documents, top-%d", nq, docs, k),
+		XLabel: "bitmap density (lists of df/N at least this use their device bitmap)", YLabel: "queries/s", LogX: true}
+	type key struct {
+		mode engine.Mode
+		c    int
+	}
+	var keys []key
+	on, off := map[key]*report.Series{}, map[key]float64{}
+	best := map[engine.Mode]float64{}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, r := range rows {
+		if r.c == 0 {
+			best[r.mode] = max(best[r.mode], r.qps)
+			continue
+		}
+		if r.bm == "" {
+			continue
+		}
+		d, err := parseDensity("gpu-bitmaps", r.bm)
+		if err != nil {
+			return err
+		}
+		kk := key{r.mode, r.c}
+		if on[kk] == nil {
+			on[kk] = &report.Series{Name: fmt.Sprintf("%s GPU c=%s", r.mode, siCount(r.c))}
+			keys = append(keys, kk)
+		}
+		if d < 0 {
+			off[kk] = r.qps
+			continue
+		}
+		on[kk].X, on[kk].Y = append(on[kk].X, d), append(on[kk].Y, r.qps)
+		lo, hi = min(lo, d), max(hi, d)
+	}
+	if lo > hi {
+		return fmt.Errorf("--plot-bitmaps: no GPU rows with a bitmap density (use --device gpu --gpu-bitmaps off,1/64,1/256,...)")
+	}
+	for i, kk := range keys {
+		s := on[kk]
+		s.Color = report.Color(i)
+		p.Series = append(p.Series, *s)
+		if v, ok := off[kk]; ok {
+			p.Series = append(p.Series, report.Series{Name: s.Name + ", no bitmaps", X: []float64{lo, hi}, Y: []float64{v, v},
+				Dashed: true, Color: s.Color})
+		}
+	}
+	for i, mode := range []engine.Mode{engine.And, engine.Or, engine.AndOr} {
+		if v := best[mode]; v > 0 {
+			p.Series = append(p.Series, report.Series{Name: mode.String() + " CPU (best row)", X: []float64{lo, hi},
+				Y: []float64{v, v}, Dashed: true, Color: report.Color(len(keys) + i)})
+		}
+	}
+	svg, err := p.SVG()
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, svg, 0o644)
 }
 
 // writeQueryPlot draws queries/s against the GPU threshold c per mode, the
@@ -883,6 +983,51 @@ func parseThresholds(flag, list string) ([]int, error) {
 			return nil, err
 		}
 		out = append(out, n)
+	}
+	return out, nil
+}
+
+// parseDensity parses a list density for --gpu-bitmaps: off (-1), a
+// fraction (1/128), a power of two (2^-7) or a decimal in (0, 1].
+func parseDensity(flag, s string) (float64, error) {
+	bad := fmt.Errorf("--%s: bad density %q (off, or a fraction of the documents in (0, 1] like 1/128, 2^-7 or 0.0078)", flag, s)
+	var d float64
+	var a, b int
+	switch {
+	case s == "off":
+		return -1, nil
+	case strings.HasPrefix(s, "2^-"):
+		if _, err := fmt.Sscanf(s, "2^-%d", &a); err != nil || a < 0 || a > 40 || fmt.Sprintf("2^-%d", a) != s {
+			return 0, bad
+		}
+		d = math.Ldexp(1, -a)
+	case strings.Contains(s, "/"):
+		if _, err := fmt.Sscanf(s, "%d/%d", &a, &b); err != nil || a < 1 || b < 1 || fmt.Sprintf("%d/%d", a, b) != s {
+			return 0, bad
+		}
+		d = float64(a) / float64(b)
+	default:
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return 0, bad
+		}
+		d = v
+	}
+	if !(d > 0 && d <= 1) {
+		return 0, bad
+	}
+	return d, nil
+}
+
+// parseDensities parses a comma-separated list of densities.
+func parseDensities(flag, list string) ([]float64, error) {
+	var out []float64
+	for _, s := range splitComma(list) {
+		d, err := parseDensity(flag, s)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, d)
 	}
 	return out, nil
 }

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/qpengine/qp/engine"
 )
 
 // TestBenchQueryCPU runs `qp gen` and `qp bench query` on the CPU in every
@@ -21,7 +23,7 @@ func TestBenchQueryCPU(t *testing.T) {
 	if err := commands["gen"].run([]string{"--docs", "20000", "--out", idx, "--quiet", "--queries", qlog}); err != nil {
 		t.Fatal(err)
 	}
-	for _, extra := range [][]string{nil, {"--gpu-or-threshold", "64M,1G", "--gpu-threshold", "1M"}} {
+	for _, extra := range [][]string{nil, {"--gpu-or-threshold", "64M,1G", "--gpu-threshold", "1M", "--gpu-bitmaps", "1/128,off,2^-3"}} {
 		csv := filepath.Join(dir, "q.csv")
 		args := append([]string{"query", idx, qlog, "--device", "cpu", "--limit", "4", "--thread-counts", "1",
 			"--and-algos", "skip", "--or-algos", "maxscore", "--csv", csv}, extra...)
@@ -33,7 +35,7 @@ func TestBenchQueryCPU(t *testing.T) {
 			t.Fatal(err)
 		}
 		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-		if !strings.HasPrefix(lines[0], "mode,algorithm,threads,gpu_threshold,gpu_or_threshold,") {
+		if !strings.HasPrefix(lines[0], "mode,algorithm,threads,gpu_threshold,gpu_or_threshold,gpu_bitmaps,") {
 			t.Fatalf("CSV header %q", lines[0])
 		}
 		// and (skip), or (maxscore), andor (skip+or, and+maxscore): one row each.
@@ -50,11 +52,52 @@ func TestBenchQueryCPU(t *testing.T) {
 			}
 		}
 	}
-	for _, bad := range [][]string{{"--thresholds", "0"}, {"--gpu-or-threshold", "64M,x"}} {
+	for _, bad := range [][]string{{"--thresholds", "0"}, {"--gpu-or-threshold", "64M,x"}, {"--gpu-bitmaps", "1/128,2"}, {"--gpu-bitmaps", "2^-x"}} {
 		args := append([]string{"query", idx, qlog, "--device", "cpu", "--limit", "4"}, bad...)
 		err := commands["bench"].run(args)
-		if err == nil || !strings.Contains(err.Error(), "bad threshold") || !strings.Contains(err.Error(), bad[0]) {
-			t.Errorf("qp bench %s: error %v, want a bad threshold named by its flag", strings.Join(args, " "), err)
+		if err == nil || !strings.Contains(err.Error(), "bad ") || !strings.Contains(err.Error(), bad[0]) {
+			t.Errorf("qp bench %s: error %v, want a bad value named by its flag", strings.Join(args, " "), err)
 		}
+	}
+}
+
+// TestParseDensity checks --gpu-bitmaps' values.
+func TestParseDensity(t *testing.T) {
+	for s, want := range map[string]float64{"off": -1, "1/128": 1.0 / 128, "2^-7": 1.0 / 128, "2^-0": 1, "0.25": 0.25, "1": 1, "3/4": 0.75} {
+		if d, err := parseDensity("gpu-bitmaps", s); err != nil || d != want {
+			t.Errorf("%q: %v, %v; want %v", s, d, err, want)
+		}
+	}
+	for _, s := range []string{"", "0", "2", "-0.5", "1/0", "0/5", "5/4", "1/128x", "2^-x", "2^7", "NaN", "on"} {
+		if d, err := parseDensity("gpu-bitmaps", s); err == nil || !strings.Contains(err.Error(), "--gpu-bitmaps") {
+			t.Errorf("%q: %v, %v; want an error naming the flag", s, d, err)
+		}
+	}
+}
+
+// TestBitmapPlot draws bench query rows against the bitmap density.
+func TestBitmapPlot(t *testing.T) {
+	rows := []queryRow{
+		{mode: engine.And, name: "skip", threads: "16", qps: 5000},
+		{mode: engine.And, name: "gpu bm off", c: 12 << 20, bm: "off", qps: 100000},
+		{mode: engine.And, name: "gpu bm 2^-6", c: 12 << 20, bm: "2^-6", qps: 130000},
+		{mode: engine.And, name: "gpu bm 1/256", c: 12 << 20, bm: "1/256", qps: 140000},
+		{mode: engine.And, name: "gpu bm 2^-10", c: 1 << 20, bm: "2^-10", qps: 70000},
+	}
+	path := filepath.Join(t.TempDir(), "bm.svg")
+	if err := writeBitmapPlot(path, rows, 1000, 10, 10); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"and GPU c=12M", "and GPU c=12M, no bitmaps", "and GPU c=1M", "and CPU (best row)", "<svg"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("plot lacks %q", want)
+		}
+	}
+	if err := writeBitmapPlot(path, rows[:1], 1000, 10, 10); err == nil {
+		t.Error("a plot of CPU rows only: no error")
 	}
 }

@@ -26,7 +26,7 @@ import (
 type queryFlags struct {
 	mode, andAlgo, orAlgo, device *string
 	gpuAnd, gpuOr, gpuThreshold   *string
-	gpuOrThreshold                *string
+	gpuOrThreshold, gpuBitmaps    *string
 	k, threads                    *int
 	k1, b                         *float64
 	qtf                           *bool
@@ -51,6 +51,7 @@ func addQueryFlags(fs interface {
 		gpuAnd:         fs.String("gpu-and", "binsearch", "GPU: how AND steps find candidate blocks: binsearch, or pmf1..pmf4\n(Parallel Merge Find with 1-4 levels); bench query: a list, one row\neach"),
 		gpuOr:          fs.String("gpu-or", gpu.OrTiled, "GPU: OR strategy: tiled (shared-memory tiles, block-max bounds,\nthreshold) or dense (one accumulator of N floats per query); bench\nquery: a list, one row each"),
 		gpuThreshold:   fs.String("gpu-threshold", "", "GPU: PARA batch threshold c, postings of the queries' shortest lists\nper launch set (e.g. 4M; default 12M: more queries per launch, more\nthroughput, longer batches)"),
+		gpuBitmaps:     fs.String("gpu-bitmaps", "", "GPU AND: lists of at least this density (df/N: 1/128, 2^-7, 0.0078)\nalso get a device bitmap, a filter for the candidates and scoring by\nrank (default 1/256); off: none; bench query: a list, one row each"),
 		gpuOrThreshold: fs.String("gpu-or-threshold", "", "GPU: OR batch threshold, postings of all lists of the OR and AND+OR\nqueries per launch set (e.g. 64M; default 1G); a set closes at\nwhichever threshold it reaches first (for OR batches under 10 ms on\n10M documents: --gpu-threshold 1M); bench query: a list, one row each"),
 	}
 }
@@ -122,10 +123,34 @@ func (qf *queryFlags) backend(x *index.Index) (engine.Backend, error) {
 				return nil, err
 			}
 		}
+		// The densities of a bench list: the lowest builds the bitmaps
+		// every row needs.
+		ds, err := parseDensities("gpu-bitmaps", *qf.gpuBitmaps)
+		if err != nil {
+			return nil, err
+		}
+		var bd float64 // 0: the default
+		if len(ds) > 0 {
+			bd = -1
+		}
+		for _, d := range ds {
+			if d > 0 && (bd < 0 || d < bd) {
+				bd = d
+			}
+		}
 		and, or := firstOf(*qf.gpuAnd), firstOf(*qf.gpuOr)
-		b, err := gpu.New(x, gpu.Options{Threshold: c, OrThreshold: int64(ot), AndSearch: and, Or: or})
+		b, err := gpu.New(x, gpu.Options{Threshold: c, OrThreshold: int64(ot), AndSearch: and, Or: or, BitmapDensity: bd})
+		if err == nil && len(ds) > 0 {
+			err = b.SetBitmapDensity(ds[0])
+		}
 		if err == nil {
-			fmt.Fprintf(os.Stderr, "qp: using GPU %s\n", b.Device().Name)
+			bs := b.Bitmaps()
+			use := "" // a bench list sets the density per row
+			if len(ds) <= 1 {
+				use = fmt.Sprintf(", %d in use from density %g", bs.InUse, b.BitmapDensity())
+			}
+			fmt.Fprintf(os.Stderr, "qp: using GPU %s (%s of postings; %d list bitmaps, %s%s)\n",
+				b.Device().Name, humanBytes(b.ResidentBytes()), bs.Lists, humanBytes(bs.Bytes), use)
 			return b, nil
 		}
 		why = fmt.Sprintf("GPU backend unavailable: %v", err)
@@ -292,8 +317,9 @@ print with 6 significant digits.`)
 				fmt.Printf("%4d  %-24s %s\n", i+1, x.ExternalID(r.Doc), eval.FormatScore(float64(r.Score)))
 			}
 			st := out[0].Stats
-			fmt.Fprintf(os.Stderr, "%d results in %.3f ms (terms %d, blocks decoded %d, candidates %d, and=%s or=%s)\n",
-				len(out[0].Results), ms(st.Time), st.Terms, st.BlocksDecoded, st.Candidates, st.AndAlgo, st.OrAlgo)
+			fmt.Fprintf(os.Stderr, "%d results in %.3f ms (terms %d, blocks decoded %d, candidates %d, and=%s or=%s, bitmap terms %d)\n",
+				len(out[0].Results), ms(st.Time), st.Terms, st.BlocksDecoded, st.Candidates, st.AndAlgo, st.OrAlgo,
+				st.AndBitmaps+st.OrBitmaps)
 			return nil
 		}
 		fq, err := readQueryFile(*queries, *limit)

@@ -56,6 +56,11 @@ constexpr u32 kDead = 0xfffffffeu; // no block can hold the candidate: it is not
 // Error counters (err[i]) set by the kernels; the host turns a nonzero one
 // into an error wrapping index.ErrCorrupt.
 constexpr u32 kErrDocs = 0; // decoded docIDs >= N or not increasing
+constexpr u32 kErrFreqs = 1; // AND: bp128 frequency blocks read by slot that are corrupt
+
+// kNone is the query ID of an empty AND candidate slot (query_and_step.cu):
+// above every query, so searches by query stop before such slots.
+constexpr u32 kNone = 0xffffffffu;
 
 struct TermMeta { // 32 bytes; cuda/query.go TermMetaWords
 	u64 skip, doc, freq; // byte offsets in post
@@ -169,6 +174,35 @@ __device__ __forceinline__ u32 find_block(const u32 *sk, u32 nb, u32 d) {
 			hi = mid;
 	}
 	return lo;
+}
+
+// bp128_freq returns the frequency in slot p of the bp128 block of m values
+// at blk[0..len) (compress/bp128.go: uvarint(m), width byte, values LSB-first)
+// or 0 when the block's header, width, length or padding is corrupt.
+__device__ __forceinline__ u32 bp128_freq(const uint8_t *__restrict__ blk, u32 len, u32 m, u32 p) {
+	u32 h;
+	if (m < 128) {
+		if (len < 2 || blk[0] != m) return 0;
+		h = 1;
+	} else {
+		if (len < 3 || blk[0] != ((m & 0x7f) | 0x80) || blk[1] != (m >> 7)) return 0;
+		h = 2;
+	}
+	const u32 w = blk[h];
+	if (w > 32) return 0;
+	const u64 bits = static_cast<u64>(m) * w;
+	const u32 nbytes = static_cast<u32>((bits + 7) >> 3);
+	if (len != h + 1 + nbytes) return 0;
+	const uint8_t *v = blk + h + 1;
+	if ((bits & 7) != 0 && (v[nbytes - 1] >> (bits & 7)) != 0) return 0;
+	if (w == 0) return 1;
+	const u64 o = static_cast<u64>(p) * w;
+	const u32 b0 = static_cast<u32>(o >> 3), sh = static_cast<u32>(o & 7);
+	const u32 need = (sh + w + 7) >> 3;
+	u64 acc = 0;
+	for (u32 k = 0; k < need; k++) acc |= static_cast<u64>(v[b0 + k]) << (8 * k);
+	const u64 mask = w == 32 ? 0xffffffffull : ((1ull << w) - 1);
+	return static_cast<u32>((acc >> sh) & mask) + 1;
 }
 
 // seg_of returns the segment holding position x: the last s with

@@ -62,10 +62,8 @@ namespace qp_andstep {
 
 using namespace qp_q;
 
-constexpr u32 kNone = 0xffffffffu; // query ID of an empty candidate slot
 constexpr u32 kPiece = kScanItems; // candidates per thread
 constexpr u32 kTile = kScanTile;   // candidates per CTA
-constexpr u32 kErrFreqs = 1;       // err[] counter of corrupt bp128 frequency blocks
 // spacing is the splitter spacing of Parallel Merge Find level l (1 is the
 // finest): the piece of a thread, 8 threads, 2 warps, the tile.
 __device__ __forceinline__ u32 spacing(u32 l) {
@@ -213,35 +211,6 @@ __device__ __forceinline__ void and_locate(const TermMeta *__restrict__ terms, c
 	S4 incl;
 	typename BlockSum<S4>::Scan(tmp).InclusiveSum(sum, incl);
 	if (threadIdx.x == kThreads - 1) part[blockIdx.x] = incl;
-}
-
-// bp128_freq returns the frequency in slot p of the bp128 block of m values
-// at blk[0..len) (compress/bp128.go: uvarint(m), width byte, values LSB-first)
-// or 0 when the block's header, width, length or padding is corrupt.
-__device__ __forceinline__ u32 bp128_freq(const uint8_t *__restrict__ blk, u32 len, u32 m, u32 p) {
-	u32 h;
-	if (m < 128) {
-		if (len < 2 || blk[0] != m) return 0;
-		h = 1;
-	} else {
-		if (len < 3 || blk[0] != ((m & 0x7f) | 0x80) || blk[1] != (m >> 7)) return 0;
-		h = 2;
-	}
-	const u32 w = blk[h];
-	if (w > 32) return 0;
-	const u64 bits = static_cast<u64>(m) * w;
-	const u32 nbytes = static_cast<u32>((bits + 7) >> 3);
-	if (len != h + 1 + nbytes) return 0;
-	const uint8_t *v = blk + h + 1;
-	if ((bits & 7) != 0 && (v[nbytes - 1] >> (bits & 7)) != 0) return 0;
-	if (w == 0) return 1;
-	const u64 o = static_cast<u64>(p) * w;
-	const u32 b0 = static_cast<u32>(o >> 3), sh = static_cast<u32>(o & 7);
-	const u32 need = (sh + w + 7) >> 3;
-	u64 acc = 0;
-	for (u32 k = 0; k < need; k++) acc |= static_cast<u64>(v[b0 + k]) << (8 * k);
-	const u64 mask = w == 32 ? 0xffffffffull : ((1ull << w) - 1);
-	return static_cast<u32>((acc >> sh) & mask) + 1;
 }
 
 __device__ __forceinline__ void and_match(const TermMeta *__restrict__ terms, const uint8_t *__restrict__ post,

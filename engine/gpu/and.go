@@ -23,8 +23,15 @@ import (
 // selection, by binary search or Parallel Merge Find, with the heads and
 // the scan's tile sums) + 2 scan, list of blocks + gather + docID decoder
 // (+ frequency decoder unless bp128 slots are read directly), match + 2
-// scan, compact. The queries are ordered by descending term count so that
-// those without a j-th term are a suffix that the kernels skip cheaply.
+// scan, compact. The queries are ordered by descending step count so that
+// those without a j-th step are a suffix that the kernels skip cheaply.
+//
+// Bitmap terms (bitmap.go): when a query's densest terms have device
+// bitmaps in use, a filter (qp_and_filter + 2 scan + compact) drops the
+// candidates outside their lists right after step 0; with bp128
+// frequencies those terms take no step, and qp_and_bmscore adds their
+// scores by rank after the last step (their step count is the query's
+// terms less its bitmap terms).
 func (b *Backend) runAnd(mem *devMem, qs []*prep, out []engine.Response) error {
 	s := b.stream
 	qk := b.qk
@@ -37,16 +44,30 @@ func (b *Backend) runAnd(mem *devMem, qs []*prep, out []engine.Response) error {
 		st8.k = k
 	}
 	ak := st8.k
-	// Descending term count (stable): the queries with a j-th term are the
+	randomFreqs := b.freqCodec.ID() == compress.IDBP128 && !st8.decodeFreqs
+	// Bitmap terms (bitmap.go): the filter drops the candidates outside
+	// their lists; with bp128 frequencies they take no list step, their
+	// scores are added by rank after the steps.
+	anyBM := false
+	for _, p := range qs {
+		p.bm = b.bitmapTerms(p)
+		p.st.AndBitmaps = p.bm
+		p.steps = len(p.terms)
+		if randomFreqs {
+			p.steps -= p.bm
+		}
+		anyBM = anyBM || p.bm > 0
+	}
+	// Descending list steps (stable): the queries with a j-th step are the
 	// first active[j].
 	st8.order = append(st8.order[:0], qs...)
-	slices.SortStableFunc(st8.order, func(x, y *prep) int { return len(y.terms) - len(x.terms) })
+	slices.SortStableFunc(st8.order, func(x, y *prep) int { return y.steps - x.steps })
 	qs = st8.order
 	nq := len(qs)
 	var nterms, maxM, nblk, dbytes, fbytes, nval int
 	for _, p := range qs {
 		nterms += len(p.terms)
-		maxM = max(maxM, len(p.terms))
+		maxM = max(maxM, p.steps)
 		ti := b.info[p.terms[0].id]
 		nblk += int(ti.nb)
 		dbytes += int(ti.dlen)
@@ -58,12 +79,11 @@ func (b *Backend) runAnd(mem *devMem, qs []*prep, out []engine.Response) error {
 	}
 	st8.active = st8.active[:0]
 	for j, a := 0, nq; j < maxM; j++ {
-		for a > 0 && len(qs[a-1].terms) <= j {
+		for a > 0 && qs[a-1].steps <= j {
 			a--
 		}
 		st8.active = append(st8.active, a)
 	}
-	randomFreqs := b.freqCodec.ID() == compress.IDBP128 && !st8.decodeFreqs
 	// Uploads: QMeta | QTerm | Seg (the shortest lists) | scratch offsets.
 	var lay layout
 	oMeta, oTerms, oSegs, oScr := lay.add(16*nq), lay.add(16*nterms), lay.add(40*nq), lay.add(8*nq)
@@ -124,10 +144,33 @@ func (b *Backend) runAnd(mem *devMem, qs []*prep, out []engine.Response) error {
 	b.prof.Launches += 2
 	mem.retire(d.all()...)
 
-	// Steps 1..: n is the exact count of the previous step (an upper bound
-	// of this one's); flag holds the previous step's scanned flags (the
-	// exact count at its end), nil at step 1.
+	// flag holds the scanned flags of the last compaction (the exact count
+	// at its end) until a step reads the count; nil when none ran.
 	var flag *cuda.Buffer
+	if anyBM {
+		var part, ndoc, nscore, nqq *cuda.Buffer
+		if err := mem.gets([]**cuda.Buffer{&flag, &part, &ndoc, &nscore, &nqq}, 4*(n+1), 4*(cuda.ScanParts(n)+1),
+			4*n, 4*n, 4*n); err != nil {
+			return err
+		}
+		t = b.tm.start(s)
+		if err := ak.Filter(s, pMeta, pTerms, b.bm.dev, n, cdoc.Ptr(), cq.Ptr(), flag.Ptr(), part.Ptr()); err != nil {
+			return err
+		}
+		if err := ak.ScanFromPartsU32(s, flag.Ptr(), flag.Ptr(), part.Ptr(), n); err != nil {
+			return err
+		}
+		if err := ak.Compact(s, n, flag.Ptr(), cdoc.Ptr(), cscore.Ptr(), cq.Ptr(), ndoc.Ptr(), nscore.Ptr(), nqq.Ptr()); err != nil {
+			return err
+		}
+		b.tm.stop(s, t, phIntersect)
+		b.prof.Launches += 4
+		mem.retire(part, cdoc, cscore, cq)
+		cdoc, cscore, cq = ndoc, nscore, nqq
+	}
+
+	// Steps 1..: n is the exact count of the previous step (an upper bound
+	// of this one's).
 	for j := 1; j < maxM && n > 0; j++ {
 		var blk, sel, part *cuda.Buffer
 		if err := mem.gets([]**cuda.Buffer{&blk, &sel, &part}, 4*n, 32*(n+1), 32*(cuda.ScanParts(n)+1)); err != nil {
@@ -221,6 +264,16 @@ func (b *Backend) runAnd(mem *devMem, qs []*prep, out []engine.Response) error {
 		mem.retire(blk, sel, part, partU, cdoc, cscore, cq)
 		mem.retire(dd.all()...)
 		cdoc, cscore, cq = ndoc, nscore, nqq
+	}
+
+	if anyBM && randomFreqs && n > 0 {
+		t = b.tm.start(s)
+		if err := ak.BitmapScore(s, terms, post, pMeta, pTerms, b.bm.dev, n, b.bs, norms, b.k1p1, cdoc.Ptr(),
+			cscore.Ptr(), cq.Ptr(), pErr); err != nil {
+			return err
+		}
+		b.tm.stop(s, t, phScore)
+		b.prof.Launches++
 	}
 
 	// Top-k over n candidate slots (those past the real count are

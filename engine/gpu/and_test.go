@@ -46,7 +46,7 @@ func TestAndSearches(t *testing.T) {
 					name += "/decodeFreqs"
 				}
 				t.Run(name, func(t *testing.T) {
-					g := newBackend(t, x, Options{AndSearch: search})
+					g := newBackend(t, x, Options{AndSearch: search, BitmapDensity: -1}) // the list steps for every term
 					g.and.decodeFreqs = decode
 					results, _ := compare(t, x, g, qs)
 					if results == 0 {

@@ -35,6 +35,8 @@ type prep struct {
 	unknown bool          // a term is absent from the index
 	needOr  bool          // OR runs (Or, or AndOr whose AND found fewer than K)
 	orFull  bool          // tiled OR: every candidate slot it can use (an overflow rerun)
+	bm      int           // AND: bitmap terms (bitmap.go), the last of terms
+	steps   int           // AND: list steps, term 0's included
 	st      engine.Stats
 }
 
@@ -189,8 +191,10 @@ func (b *Backend) SearchBatch(ctx context.Context, qs []engine.Query, opt engine
 
 // parallel calls f on consecutive chunks of [0, n) from up to GOMAXPROCS
 // goroutines (in the caller alone for small n).
-func parallel(n int, f func(lo, hi int)) {
-	const chunk = 256
+func parallel(n int, f func(lo, hi int)) { parallelChunks(n, 256, f) }
+
+// parallelChunks is parallel with chunks of the given size.
+func parallelChunks(n, chunk int, f func(lo, hi int)) {
 	w := min(runtime.GOMAXPROCS(0), (n+chunk-1)/chunk)
 	if w <= 1 {
 		f(0, n)
@@ -203,7 +207,7 @@ func parallel(n int, f func(lo, hi int)) {
 		go func() {
 			defer wg.Done()
 			for {
-				lo := int(next.Add(chunk)) - chunk
+				lo := int(next.Add(int64(chunk))) - chunk
 				if lo >= n {
 					return
 				}

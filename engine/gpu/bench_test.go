@@ -108,13 +108,14 @@ func BenchmarkSearchBatch(b *testing.B) {
 	type cfg struct {
 		mode engine.Mode
 		k, c int
-		or   string // OR strategy of the GPU rows (Options.Or; "" = default, tiled)
+		or   string  // OR strategy of the GPU rows (Options.Or; "" = default, tiled)
+		bm   float64 // bitmap density of the GPU rows (0: default, -1: off)
 	}
-	cfgs := []cfg{{engine.And, 10, 0, ""}, {engine.And, 1000, 0, ""}, {engine.And, 10, 1 << 14, ""},
-		{engine.And, 10, 1 << 16, ""}, {engine.And, 10, 1 << 18, ""}}
+	cfgs := []cfg{{engine.And, 10, 0, "", 0}, {engine.And, 10, 0, "", -1}, {engine.And, 1000, 0, "", 0},
+		{engine.And, 10, 1 << 14, "", 0}, {engine.And, 10, 1 << 16, "", 0}, {engine.And, 10, 1 << 18, "", 0}}
 	for _, mode := range []engine.Mode{engine.Or, engine.AndOr} {
 		for _, k := range []int{10, 1000} {
-			cfgs = append(cfgs, cfg{mode, k, 0, OrTiled}, cfg{mode, k, 0, OrDense})
+			cfgs = append(cfgs, cfg{mode, k, 0, OrTiled, 0}, cfg{mode, k, 0, OrDense, 0})
 		}
 	}
 	mk := func(c cfg) []engine.Query {
@@ -144,6 +145,9 @@ func BenchmarkSearchBatch(b *testing.B) {
 		if c.or != "" {
 			name += "/or=" + c.or
 		}
+		if c.bm < 0 {
+			name += "/bitmaps=off"
+		}
 		b.Run("gpu/"+name, func(b *testing.B) {
 			g := backend(c.or)
 			if g == nil {
@@ -151,6 +155,9 @@ func BenchmarkSearchBatch(b *testing.B) {
 				b.Skip("no usable GPU: " + why)
 			}
 			g.SetThreshold(c.c)
+			if err := g.SetBitmapDensity(c.bm); err != nil {
+				b.Fatal(err)
+			}
 			run := func(n int) {
 				for i := 0; i < n; i++ {
 					if err := g.SearchBatch(context.Background(), qs, engine.Options{}, out); err != nil {
@@ -192,7 +199,7 @@ func BenchmarkSearchBatch(b *testing.B) {
 		})
 	}
 	for _, c := range cfgs {
-		if c.c != 0 || c.or == OrDense {
+		if c.c != 0 || c.or == OrDense || c.bm != 0 {
 			continue
 		}
 		qs := mk(c)

@@ -1,11 +1,19 @@
 package gpu
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"math/rand"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
+	"github.com/qpengine/qp/bitmap/wah"
 	"github.com/qpengine/qp/compress"
+	"github.com/qpengine/qp/cuda"
+	"github.com/qpengine/qp/engine"
 	"github.com/qpengine/qp/index"
 )
 
@@ -52,6 +60,199 @@ func TestBitmapLists(t *testing.T) {
 			}
 			if res, _ := compare(t, x, newBackend(t, x, Options{}), expand(terms, []int{1, 10, 1000})); res == 0 {
 				t.Fatal("no query had results")
+			}
+		})
+	}
+}
+
+// TestAndBitmaps: AND and AND+OR with the densest lists' device bitmaps
+// (bitmap.go: the filter, then list steps or scoring by rank) equal the CPU
+// bit for bit, on bp128 (frequencies by rank, and decoded for the list
+// steps) and vbyte (bitmap terms stay list steps); the density knob turns
+// them off and on, and the byte budget bounds them.
+func TestAndBitmaps(t *testing.T) {
+	c := testContext(t)
+	nq, docs := 24, 5000
+	if emulated(c) {
+		nq, docs = 8, 3000
+	}
+	for _, name := range []string{"bp128", "bp128/decodeFreqs", "vbyte"} {
+		t.Run(name, func(t *testing.T) {
+			codec, err := compress.ByName(strings.TrimSuffix(name, "/decodeFreqs"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			rng := rand.New(rand.NewSource(23))
+			col := genCollection(rng, docs, 24, 32, false)
+			x := col.write(t, codec)
+			var terms [][]string
+			for range nq {
+				terms = append(terms, genQuery(rng, col.terms))
+			}
+			// Pairs and triples of the densest terms: every term after the
+			// first has a bitmap.
+			terms = append(terms, []string{col.terms[8], col.terms[6]}, []string{col.terms[10], col.terms[7], col.terms[6]},
+				[]string{col.terms[3], col.terms[6], col.terms[7]})
+			var qs []engine.Query
+			for _, q := range expand(terms, []int{1, 10, 1000}) {
+				if q.Mode != engine.Or {
+					qs = append(qs, q)
+				}
+			}
+			g := newBackend(t, x, Options{BitmapDensity: 1.0 / 64})
+			g.and.decodeFreqs = strings.HasSuffix(name, "/decodeFreqs")
+			st := g.Bitmaps()
+			minDF := bitmapDF(1.0/64, uint32(docs))
+			dense := 0
+			for tid := range x.NumTerms() {
+				if g.info[tid].df >= minDF {
+					dense++
+				}
+			}
+			if st.Lists != dense || st.InUse != dense || st.Corrupt != 0 || dense < 4 {
+				t.Fatalf("bitmaps %+v, want %d lists of df >= %d in use", st, dense, minDF)
+			}
+			check := func(wantBM bool) {
+				t.Helper()
+				if res, _ := compare(t, x, g, qs); res == 0 {
+					t.Fatal("no query had results")
+				}
+				out := make([]engine.Response, len(qs))
+				if err := g.SearchBatch(context.Background(), qs, engine.Options{}, out); err != nil {
+					t.Fatal(err)
+				}
+				used := 0
+				for i := range out {
+					used += out[i].Stats.AndBitmaps
+				}
+				if (used > 0) != wantBM {
+					t.Fatalf("%d bitmap terms used, want bitmaps %v", used, wantBM)
+				}
+			}
+			check(true)
+			if err := g.SetBitmapDensity(-1); err != nil {
+				t.Fatal(err)
+			}
+			if s := g.Bitmaps(); s.InUse != 0 {
+				t.Fatalf("density -1: %d bitmaps in use", s.InUse)
+			}
+			check(false)
+			if err := g.SetBitmapDensity(0.25); err != nil {
+				t.Fatal(err)
+			}
+			if s := g.Bitmaps(); s.InUse == 0 || s.InUse >= dense {
+				t.Fatalf("density 1/4: %d of %d bitmaps in use", s.InUse, dense)
+			}
+			check(true)
+			// A budget of three columns: the three densest lists.
+			D := wah.Groups(uint32(docs))
+			g3 := newBackend(t, x, Options{BitmapDensity: 1.0 / 64, BitmapBytes: 3 * 4 * int64(D+cuda.AndRankEntries(D))})
+			if s := g3.Bitmaps(); s.Lists != 3 {
+				t.Fatalf("budget of 3 columns: %+v", s)
+			}
+			for tid := range x.NumTerms() {
+				more := 0
+				for u := range x.NumTerms() {
+					if g3.info[u].df > g3.info[tid].df || g3.info[u].df == g3.info[tid].df && u > tid {
+						more++
+					}
+				}
+				if has := g3.bm.col[tid] >= 0; has != (more < 3) {
+					t.Fatalf("term %d (df %d, %d denser): bitmap %v", tid, g3.info[tid].df, more, has)
+				}
+			}
+			if res, _ := compare(t, x, g3, qs); res == 0 {
+				t.Fatal("no query had results")
+			}
+		})
+	}
+}
+
+// TestAndBitmapsCorrupt: a damaged frequency block of a bitmap list, read
+// by rank, gives the queries that reach it index.ErrCorrupt;
+// a damaged docID block leaves its list without a bitmap (New counts it)
+// and the list steps report it.
+func TestAndBitmapsCorrupt(t *testing.T) {
+	testContext(t)
+	for _, what := range []string{"frequency header", "docID header"} {
+		t.Run(what, func(t *testing.T) {
+			rng := rand.New(rand.NewSource(9))
+			col := genCollection(rng, 3000, 12, 32, false)
+			x := col.bp128(t)
+			// The densest list whose middle block holds docID value bytes.
+			tid, most := -1, 0
+			for i := range x.NumTerms() {
+				l, _ := x.List(i)
+				if l.NBlocks > most && len(l.DocBlock(l.NBlocks/2)) >= 6 {
+					tid, most = i, l.NBlocks
+				}
+			}
+			l, _ := x.List(tid)
+			b := l.NBlocks / 2
+			lo, hi := l.BlockBase(b), l.LastDoc(b)
+			if what == "frequency header" {
+				l.FreqBlock(b)[0] = 0xff
+			} else {
+				l.DocBlock(b)[0] = 0xff
+			}
+			// Queries of the damaged term after a sparser one with documents
+			// in the damaged block's range (and so, likely, matches there).
+			var qs []engine.Query
+			for o := range x.NumTerms() {
+				ol, _ := x.List(o)
+				if ol.DF >= l.DF || ol.DF < 2 {
+					continue
+				}
+				in := 0
+				for _, d := range col.docs[slices.Index(col.terms, x.Term(o))] {
+					if d >= lo && d <= hi {
+						in++
+					}
+				}
+				if in > 0 {
+					for _, mode := range []engine.Mode{engine.And, engine.AndOr} {
+						qs = append(qs, engine.Query{ID: fmt.Sprintf("%d/%v", o, mode), Terms: []string{x.Term(o), x.Term(tid)}, Mode: mode, K: 1000})
+					}
+				}
+			}
+			g := newBackend(t, x, Options{BitmapDensity: 1.0 / 64})
+			st := g.Bitmaps()
+			if what == "docID header" {
+				if st.Corrupt != 1 || g.bm.col[tid] >= 0 {
+					t.Fatalf("damaged docIDs: bitmaps %+v, term %d column %d", st, tid, g.bm.col[tid])
+				}
+			} else if g.bm.col[tid] < 0 {
+				t.Fatalf("term %d has no bitmap", tid)
+			}
+			got, want := make([]engine.Response, len(qs)), make([]engine.Response, len(qs))
+			if err := g.SearchBatch(context.Background(), qs, engine.Options{}, got); err != nil {
+				t.Fatal(err)
+			}
+			if err := engine.NewCPU(x, 0).SearchBatch(context.Background(), qs, engine.Options{}, want); err != nil {
+				t.Fatal(err)
+			}
+			// The CPU's block-max pruning may skip the damaged block where
+			// the GPU, exhaustive, reads it: a query the CPU fails fails on
+			// the GPU too, every GPU error is index.ErrCorrupt, and the
+			// others agree.
+			bad := 0
+			for i, q := range qs {
+				switch {
+				case got[i].Err != nil:
+					bad++
+					if !errors.Is(got[i].Err, index.ErrCorrupt) {
+						t.Errorf("query %s %q: GPU error %v, want index.ErrCorrupt", q.ID, q.Terms, got[i].Err)
+					}
+				case want[i].Err != nil:
+					t.Errorf("query %s %q: CPU error %v, none on the GPU", q.ID, q.Terms, want[i].Err)
+				default:
+					if msg := sameResponse(got[i], want[i]); msg != "" {
+						t.Errorf("query %s %q: %s", q.ID, q.Terms, msg)
+					}
+				}
+			}
+			if bad == 0 {
+				t.Fatalf("no query of %d reached the damaged block", len(qs))
 			}
 		})
 	}

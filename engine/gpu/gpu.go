@@ -31,7 +31,9 @@
 //     in its decoded block, found ones get the term's score added (float32,
 //     canonical order: the CPU's sum, bit for bit) and the others are
 //     removed by stream compaction (an exclusive scan built on CUB's
-//     BlockScan).
+//     BlockScan). The densest lists also have device bitmaps (bitmap.go,
+//     issue #6): a query's candidates are first tested against its bitmap
+//     terms' bits, and those terms are scored by rank, without steps.
 //   - OR: Ding's brute-force TAAT: a dense float32 accumulator of N
 //     documents per query, lists decoded whole and added in canonical order.
 //   - top-k: an exact per-query radix select on 64-bit keys (score bits
@@ -135,6 +137,14 @@ type Options struct {
 	// depend on it.
 	Or string
 
+	// BitmapDensity is the density (df/N) from which a list also gets a
+	// device bitmap that the AND planner uses (bitmap.go):
+	// DefaultBitmapDensity when 0, none when negative or above 1.
+	BitmapDensity float64
+	// BitmapBytes bounds the device bitmaps (DefaultBitmapBytes when 0,
+	// none when negative); the densest lists get theirs first.
+	BitmapBytes int64
+
 	orTile    int    // tests: documents per tile (cuda.OrTileMax when 0)
 	orSelect  string // tests: "tree" or "radix" forces the top-k selector
 	orDecoded bool   // tests: bp128 indexes take the decoded path, not the fused one
@@ -166,6 +176,7 @@ type Backend struct {
 	info                []termInfo
 	resident            int64 // bytes of the postings (uploaded unless lc != nil)
 	lc                  *listCache
+	bm                  *bitmaps // device bitmaps of the densest lists (bitmap.go), nil without
 
 	mu     sync.Mutex
 	closed bool
@@ -209,6 +220,12 @@ func New(x *index.Index, opts ...Options) (*Backend, error) {
 	}
 	if opt.Or == "" {
 		opt.Or = OrTiled
+	}
+	if opt.BitmapDensity == 0 {
+		opt.BitmapDensity = DefaultBitmapDensity
+	}
+	if opt.BitmapBytes == 0 {
+		opt.BitmapBytes = DefaultBitmapBytes
 	}
 	if opt.Or != OrTiled && opt.Or != OrDense {
 		return nil, fmt.Errorf("gpu: OR strategy %q, want %q or %q", opt.Or, OrTiled, OrDense)
@@ -318,6 +335,9 @@ func (b *Backend) init() error {
 		size += align16(sk + d + f)
 	}
 	b.resident = int64(size)
+	if err := b.initBitmaps(lists); err != nil {
+		return err
+	}
 	budget, err := b.cacheBudget(int64(size) + 4*int64(len(x.Norms())))
 	if err != nil {
 		return err
@@ -478,6 +498,10 @@ func (b *Backend) release() error {
 			errs = append(errs, (*p).Free())
 			*p = nil
 		}
+	}
+	if b.bm != nil {
+		errs = append(errs, b.bm.free())
+		b.bm = nil
 	}
 	errs = append(errs, b.up.free(), b.down.free(), b.small.free(), b.tm.free())
 	if b.lc != nil {

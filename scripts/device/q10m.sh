@@ -10,7 +10,8 @@
 #     PARA threshold c, k = 10 / 1000 and OR strategy (tiled, dense).
 # About 6-8 minutes on an H200; logs into $OUT. Environment (optional):
 # DOCS, MODES (and,or,andor), THRESHOLDS (GPU PARA c list, e.g. 1M,4M,16M),
-# GPUAND, GPUOR, ORTH (lists for --gpu-and, --gpu-or, --gpu-or-threshold),
+# GPUAND, GPUOR, ORTH, BITMAPS (lists for --gpu-and, --gpu-or,
+# --gpu-or-threshold, --gpu-bitmaps),
 # GOBENCH=0 (skip step 2), PATTERN, BENCHTIME, BUDGET (seconds, 540),
 # REGEN=1 (rebuild /tmp/g10m.qp even when a warm machine kept it).
 #
@@ -25,7 +26,7 @@ gen10m || exit 1
 t1=$(date +%s)
 timeout $(( $(left) - 60 )) $bin/qp bench query /tmp/g10m.qp $bin/data/06.efficiency_topics.txt --limit 10000 --device gpu \
   --thread-counts 16 --and-algos skip --or-algos maxscore --profile --modes "${MODES:-and,or,andor}" \
-  ${GPUAND:+--gpu-and $GPUAND} ${GPUOR:+--gpu-or $GPUOR} ${ORTH:+--gpu-or-threshold $ORTH} \
+  ${GPUAND:+--gpu-and $GPUAND} ${GPUOR:+--gpu-or $GPUOR} ${ORTH:+--gpu-or-threshold $ORTH} ${BITMAPS:+--gpu-bitmaps $BITMAPS --plot-bitmaps $OUT/bitmaps.svg} \
   ${THRESHOLDS:+--thresholds $THRESHOLDS} --csv "$OUT/query.csv" --plot "$OUT/query.svg" >"$OUT/bench-query.log" 2>&1
 echo "qp bench query: rc=$? in $(( $(date +%s) - t1 ))s"
 grep -vE '^\s*$' "$OUT/bench-query.log" | tail -40

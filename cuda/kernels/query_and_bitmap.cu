@@ -1,0 +1,160 @@
+// query_and_bitmap.cu — bitmap lists in the GPU AND steps (issue #6; Go
+// side cuda/query_and.go, orchestration engine/gpu/bitmap.go and and.go).
+//
+// The densest lists of the index also live on the device as decompressed
+// WAH bitmaps: the 31-row group bitsets of kernels/wah.cu (Algorithm 2 of
+// the GPU WAH range-query paper, run once when the engine starts), one
+// column of D = ceil(N/31) words per list (column c at mat + c*D), with a
+// rank directory rk (column c at rk + c*S, S = ceil(D/8)): rk[s] is the
+// number of documents of the list in groups [0, 8s). col[term] is the
+// term's column, or kNoCol when the planner does not use its bitmap.
+//
+// A query's bitmap terms are the longest suffix of its canonical order
+// (ascending df) whose terms all have a column, not counting term 0 (the
+// shortest list, whose decoded docIDs are the candidates): bitmap_start
+// finds where it begins, and the host (engine/gpu) applies the same rule.
+//
+// qp_and_filter (the candidate filter before scoring). Grid ceil(n/1024)
+// x 256, 4 consecutive candidates per thread, after the candidates of the
+// shortest lists are made: flag[i] = 1 when candidate i's document is in
+// every bitmap term's list of its query (one bit test each, a random 4-byte
+// load; the row-at-a-time AND of the paper's ROA pattern, done only for
+// the candidate rows), and part[tile] = the tile's flag sum, for
+// ScanFromPartsU32 and qp_and_compact. The AND steps that follow handle
+// the surviving candidates only. Memory per candidate: reads 8 bytes + the
+// query's QTerms and col entries (cached) + 4 bytes per bitmap term;
+// writes 4.
+//
+// qp_and_bmscore (scoring by rank, Ding et al. WWW'09 §8: frequencies only
+// for the candidates). Grid ceil(n/256) x 256 (grid-stride), after the
+// list steps, when the frequency codec is bp128: each surviving candidate
+// is in every bitmap term's list (the filter kept it), at rank r = the
+// documents of the list before it (rk entry + popcounts of up to 7 words +
+// the masked word); its frequency is slot r % bs of frequency block r / bs,
+// read by random access (bp128_freq, checked like the decoder does; a
+// corrupt block raises err[kErrFreqs] and counts tf 1), and the terms'
+// scores are added in canonical order after those of the list steps, so
+// the sum is the CPU's, bit for bit. Memory per candidate and bitmap term:
+// reads the rk entry, 4-32 bytes of words, the skip entry and the block's
+// header, last byte and slot bytes, 4 of norm; writes 4.
+
+#include "query.cuh"
+
+namespace qp_andbm {
+
+using namespace qp_q;
+
+constexpr u32 kNoCol = 0xffffffffu; // col[] of a term without a bitmap in use
+constexpr u32 kGroupRows = 31;      // rows per group word (bitmap/wah)
+constexpr u32 kRankWords = 8;       // group words per rank directory entry
+
+// bitmap_start returns the first canonical position of q's bitmap terms
+// (m when it has none; never 0).
+__device__ __forceinline__ u32 bitmap_start(const QTerm *__restrict__ qt, u32 m, const u32 *__restrict__ col) {
+	u32 j = m;
+	while (j > 1 && col[qt[j - 1].term] != kNoCol) j--;
+	return j;
+}
+
+// group splits document d into its group word and row.
+__device__ __forceinline__ void group(u32 d, u32 &g, u32 &r) {
+	g = d / kGroupRows;
+	r = d - g * kGroupRows;
+}
+
+__device__ __forceinline__ void and_filter(const QMeta *__restrict__ qmeta, const QTerm *__restrict__ qterms,
+                                           const u32 *__restrict__ col, const u32 *__restrict__ mat, u32 D, u32 n,
+                                           const u32 *__restrict__ cdoc, const u32 *__restrict__ cq,
+                                           u32 *__restrict__ flag, u32 *__restrict__ part) {
+	__shared__ typename BlockSum<u32>::Scan::TempStorage tmp;
+	const u64 t0 = static_cast<u64>(blockIdx.x) * kScanTile;
+	u32 sum = 0;
+	for (u32 k = 0; k < kScanItems; k++) {
+		const u64 i = t0 + threadIdx.x * kScanItems + k;
+		if (i >= n) break;
+		const u32 q = cq[i];
+		u32 f = 0;
+		if (q != kNone) {
+			const QMeta m = qmeta[q];
+			const QTerm *qt = qterms + m.toff;
+			u32 g, r;
+			group(cdoc[i], g, r);
+			f = 1;
+			for (u32 j = bitmap_start(qt, m.m, col); j < m.m; j++) {
+				if (((mat[static_cast<u64>(col[qt[j].term]) * D + g] >> r) & 1u) == 0) {
+					f = 0;
+					break;
+				}
+			}
+		}
+		flag[i] = f;
+		sum += f;
+	}
+	u32 incl;
+	typename BlockSum<u32>::Scan(tmp).InclusiveSum(sum, incl);
+	if (threadIdx.x == kThreads - 1) part[blockIdx.x] = incl;
+}
+
+// rank returns the number of documents of column c before document d.
+__device__ __forceinline__ u32 rank(const u32 *__restrict__ w, const u32 *__restrict__ rk, u32 d) {
+	u32 g, r;
+	group(d, g, r);
+	const u32 s = g / kRankWords;
+	u32 n = rk[s];
+	for (u32 x = s * kRankWords; x < g; x++) n += __popc(w[x]);
+	return n + __popc(w[g] & ((1u << r) - 1u));
+}
+
+__device__ __forceinline__ void and_bmscore(const TermMeta *__restrict__ terms, const uint8_t *__restrict__ post,
+                                            const QMeta *__restrict__ qmeta, const QTerm *__restrict__ qterms,
+                                            const u32 *__restrict__ col, const u32 *__restrict__ mat,
+                                            const u32 *__restrict__ rk, u32 D, u32 S, u32 n, u32 bs,
+                                            const float *__restrict__ norms, float k1p1,
+                                            const u32 *__restrict__ cdoc, float *__restrict__ cscore,
+                                            const u32 *__restrict__ cq, u32 *__restrict__ err) {
+	for (u32 i = blockIdx.x * kThreads + threadIdx.x; i < n; i += gridDim.x * kThreads) {
+		const u32 q = cq[i];
+		if (q == kNone) continue;
+		const QMeta m = qmeta[q];
+		const QTerm *qt = qterms + m.toff;
+		const u32 d = cdoc[i];
+		const float norm = norms[d];
+		float sc = cscore[i];
+		for (u32 j = bitmap_start(qt, m.m, col); j < m.m; j++) {
+			const u32 c = col[qt[j].term];
+			const u32 r = rank(mat + static_cast<u64>(c) * D, rk + static_cast<u64>(c) * S, d);
+			const TermMeta t = terms[qt[j].term];
+			const u32 b = r / bs;
+			u32 tf = 0;
+			if (b < t.nb) {
+				const u32 *sk = skips(post, t);
+				const u32 fs = freq_start(sk, b);
+				tf = bp128_freq(post + t.freq + fs, freq_end(sk, b) - fs, block_len(t, b, bs), r - b * bs);
+			}
+			if (tf == 0) {
+				atomicAdd(&err[kErrFreqs], 1u);
+				tf = 1;
+			}
+			sc = fadd(sc, term(qt[j].idf, k1p1, tf, norm, qt[j].w));
+		}
+		cscore[i] = sc;
+	}
+}
+
+} // namespace qp_andbm
+
+extern "C" __global__ void __launch_bounds__(256)
+qp_and_filter(const qp_q::QMeta *qmeta, const qp_q::QTerm *qterms, const uint32_t *col, const uint32_t *mat,
+              uint32_t D, uint32_t n, const uint32_t *cdoc, const uint32_t *cq, uint32_t *flag, uint32_t *part) {
+	qp_andbm::and_filter(qmeta, qterms, col, mat, D, n, cdoc, cq, flag, part);
+}
+QP_EMU_REGISTER(qp_and_filter)
+
+extern "C" __global__ void __launch_bounds__(256)
+qp_and_bmscore(const qp_q::TermMeta *terms, const uint8_t *post, const qp_q::QMeta *qmeta, const qp_q::QTerm *qterms,
+               const uint32_t *col, const uint32_t *mat, const uint32_t *rk, uint32_t D, uint32_t S, uint32_t n,
+               uint32_t bs, const float *norms, float k1p1, const uint32_t *cdoc, float *cscore, const uint32_t *cq,
+               uint32_t *err) {
+	qp_andbm::and_bmscore(terms, post, qmeta, qterms, col, mat, rk, D, S, n, bs, norms, k1p1, cdoc, cscore, cq, err);
+}
+QP_EMU_REGISTER(qp_and_bmscore)

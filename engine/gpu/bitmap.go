@@ -1,0 +1,331 @@
+package gpu
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/qpengine/qp/bitmap/wah"
+	"github.com/qpengine/qp/cuda"
+	"github.com/qpengine/qp/index"
+)
+
+// Bitmap lists in the GPU AND (issue #6; docs/BITMAPS.md "GPU"). The
+// densest lists also live on the device as bitmaps: New encodes their
+// docIDs as WAH bitmaps (bitmap/wah) and decompresses them on the GPU with
+// Algorithm 2 of the WAH range-query paper (cuda.WAHColumns) into 31-row
+// group bitsets, with a rank directory built on the host. An AND query's
+// bitmap terms are the longest suffix of its canonical order (ascending
+// df, so its densest terms), term 0 excepted, whose lists have a bitmap in
+// use; the planner uses a list's bitmap when its density df/N is at least
+// the bitmap density (Options.BitmapDensity, SetBitmapDensity). Then, in
+// runAnd:
+//
+//   - after the candidates of the shortest lists are made, one filter
+//     launch (qp_and_filter) keeps those whose document is in every bitmap
+//     term's list (a bit test each) and compaction drops the others, so the
+//     list steps see only candidates that can still match;
+//   - with bp128 frequencies the bitmap terms then need no list step at
+//     all: their scores are added last (qp_and_bmscore), with each
+//     frequency read by slot at the candidate's rank in the list (Ding et
+//     al. WWW'09 §8: frequencies only for the candidates); with other
+//     frequency codecs they stay list steps (over the filtered candidates).
+//
+// The results are the list path's, bit for bit (same candidates, the same
+// float32 sums in canonical order).
+
+// Defaults of Options.BitmapDensity and Options.BitmapBytes.
+const (
+	// DefaultBitmapDensity: lists of at least this density (df/N) get a
+	// device bitmap and the AND planner uses it. Measured on a
+	// 10M-document gen index with 10,000 TREC 2006 queries (H100,
+	// docs/BITMAPS.md): AND went from 93-102k queries/s without bitmaps
+	// to 127-148k at densities 2^-6..2^-9 (c = 12M and 24M), 2^-4 gave
+	// 124k; at 2^-12 the 2 GiB budget held the 1,479 densest lists.
+	DefaultBitmapDensity = 1.0 / 256
+	// DefaultBitmapBytes bounds the device bitmaps (group bitsets and rank
+	// directories, 4.13 bits per document each); the densest lists get
+	// theirs first. New also keeps them under bitmapFreeShare of the free
+	// device memory.
+	DefaultBitmapBytes = 2 << 30
+	bitmapFreeShare    = 0.125
+	// bitmapChunkBytes is the group bitsets decompressed per batch (the
+	// WAH scratch doubles it for the batch).
+	bitmapChunkBytes = 256 << 20
+)
+
+// bitmaps are the device bitmaps of the AND planner.
+type bitmaps struct {
+	col    []int32      // term -> column, -1 without one
+	use    []uint32     // host copy of the device col table (cuda.AndNoColumn: not in use)
+	colBuf *cuda.Buffer // device col table
+	mat    *cuda.Buffer // group bitsets, column c at 4*c*D bytes
+	rank   *cuda.Buffer // rank directories, column c at 4*c*S bytes
+	d, s   int          // groups and rank entries per column
+	ncols  int          // columns
+	bytes  int64        // device bytes of mat and rank
+	useDF  uint32       // columns in use: lists of df >= useDF
+	errs   []error      // lists left without a bitmap (corrupt blocks)
+	dev    cuda.AndBitmaps
+}
+
+// bitmapDF is the smallest df of density d over n documents (at least 1).
+func bitmapDF(d float64, n uint32) uint32 {
+	return uint32(max(1, math.Ceil(d*float64(n))))
+}
+
+// bitmapOff reports whether a density turns the bitmaps off.
+func bitmapOff(d float64) bool { return d < 0 || d > 1 || math.IsNaN(d) }
+
+// initBitmaps builds the device bitmaps of the lists of density >=
+// opt.BitmapDensity (densest first, within opt.BitmapBytes and
+// bitmapFreeShare of the free memory). lists are x's block-coded lists.
+func (b *Backend) initBitmaps(lists []index.List) error {
+	d, budget := b.opt.BitmapDensity, b.opt.BitmapBytes
+	if bitmapOff(d) || budget < 0 || b.n == 0 {
+		return nil
+	}
+	free, _, err := b.ctx.MemInfo()
+	if err != nil {
+		return fmt.Errorf("gpu: %w", err)
+	}
+	budget = min(budget, int64(bitmapFreeShare*float64(free)))
+	D := wah.Groups(b.n)
+	S := cuda.AndRankEntries(D)
+	per := 4 * int64(D+S)
+	minDF := bitmapDF(d, b.n)
+	var terms []int
+	for t := range lists {
+		if b.info[t].df >= minDF {
+			terms = append(terms, t)
+		}
+	}
+	// Densest first, ties by descending term ID: the columns taken are a
+	// suffix of the canonical order (ascending df, then term ID).
+	slices.SortFunc(terms, func(x, y int) int {
+		if c := cmp.Compare(b.info[y].df, b.info[x].df); c != 0 {
+			return c
+		}
+		return cmp.Compare(y, x)
+	})
+	terms = terms[:min(len(terms), int(budget/per))]
+	bm := &bitmaps{col: make([]int32, len(lists)), use: make([]uint32, len(lists)), d: D, s: S, useDF: minDF}
+	for t := range bm.col {
+		bm.col[t] = -1
+	}
+	if len(terms) == 0 {
+		return nil
+	}
+	wk, err := cuda.LoadWAHKernels(b.ctx)
+	if err != nil {
+		return fmt.Errorf("gpu: %w", err)
+	}
+	// Encode on the host in chunks, decompress each chunk on the device and
+	// copy its columns into the matrix.
+	chunk := max(1, bitmapChunkBytes/(4*D))
+	type enc struct {
+		bm   wah.Bitmap
+		rank []uint32
+		err  error
+	}
+	encs := make([]enc, min(chunk, len(terms)))
+	var cols []int // terms of the columns, in column order
+	var allocErr error
+	if bm.mat, allocErr = b.ctx.Alloc(4 * D * len(terms)); allocErr == nil {
+		bm.rank, allocErr = b.ctx.Alloc(4 * S * len(terms))
+	}
+	if allocErr != nil {
+		bm.free()
+		if errors.Is(allocErr, cuda.ErrOutOfMemory) {
+			return nil // an optimization: the AND runs on the lists alone
+		}
+		return fmt.Errorf("gpu: %d list bitmaps: %w", len(terms), allocErr)
+	}
+	for lo := 0; lo < len(terms); lo += chunk {
+		part := terms[lo:min(lo+chunk, len(terms))]
+		parallelChunks(len(part), 1, func(i, _ int) {
+			e := &encs[i]
+			e.bm, e.rank, e.err = encodeList(&lists[part[i]], b.n, e.bm.Words, e.rank, D, S)
+		})
+		var bms []wah.Bitmap
+		c0 := len(cols)
+		for i, t := range part {
+			if e := &encs[i]; e.err != nil {
+				bm.errs = append(bm.errs, e.err)
+			} else {
+				bms = append(bms, e.bm)
+				if err := cuda.CopyToDevice(bm.rank, 4*S*len(cols), e.rank); err != nil {
+					bm.free()
+					return fmt.Errorf("gpu: list bitmaps: %w", err)
+				}
+				bm.col[t] = int32(len(cols))
+				cols = append(cols, t)
+			}
+		}
+		if len(bms) == 0 {
+			continue
+		}
+		if err := b.decompress(wk, bms, bm.mat, 4*D*c0); err != nil {
+			bm.free()
+			return err
+		}
+	}
+	bm.ncols = len(cols)
+	bm.bytes = per * int64(bm.ncols)
+	if bm.colBuf, err = b.ctx.Alloc(4*len(lists) + 16); err != nil {
+		bm.free()
+		return fmt.Errorf("gpu: list bitmaps: %w", err)
+	}
+	b.bm = bm
+	return b.useBitmaps(minDF)
+}
+
+// encodeList decodes l's docIDs and returns their WAH bitmap (into words)
+// and rank directory (into rank): rank[s] = the documents in groups
+// [0, 8s).
+func encodeList(l *index.List, n uint32, words, rank []uint32, D, S int) (wah.Bitmap, []uint32, error) {
+	docs := make([]uint32, 0, l.DF)
+	buf := make([]uint32, l.BlockSize)
+	for blk := 0; blk < l.NBlocks; blk++ {
+		k, err := l.DecodeDocs(blk, buf)
+		if err != nil {
+			return wah.Bitmap{}, rank, err
+		}
+		docs = append(docs, buf[:k]...)
+	}
+	bm, err := wah.Encode(words, docs, n)
+	if err != nil {
+		return wah.Bitmap{}, rank, fmt.Errorf("%w: term %d: %v", index.ErrCorrupt, l.Term, err)
+	}
+	rank = slices.Grow(rank[:0], S)[:S]
+	clear(rank)
+	for _, d := range docs {
+		if s := int(d/wah.GroupBits)/cuda.AndRankWords + 1; s < S {
+			rank[s]++
+		}
+	}
+	for s := 1; s < S; s++ {
+		rank[s] += rank[s-1]
+	}
+	return bm, rank, nil
+}
+
+// decompress runs Algorithm 2 over bms on the device and copies the group
+// bitsets to mat at byte offset off.
+func (b *Backend) decompress(wk *cuda.WAHKernels, bms []wah.Bitmap, mat *cuda.Buffer, off int) error {
+	c, err := wk.Upload(bms)
+	if err != nil {
+		return fmt.Errorf("gpu: list bitmaps: %w", err)
+	}
+	defer c.Free()
+	s := b.stream
+	if err := c.Decompress(s); err != nil {
+		return fmt.Errorf("gpu: list bitmaps: %w", err)
+	}
+	if err := s.CopyDevice(mat, off, c.Mat, 0, 4*c.D*c.NCols); err != nil {
+		return fmt.Errorf("gpu: list bitmaps: %w", err)
+	}
+	if err := c.Check(s); err != nil {
+		return fmt.Errorf("gpu: BUG: list bitmaps encoded here: %w", err)
+	}
+	return nil
+}
+
+// useBitmaps puts the columns of the lists of df >= minDF in use.
+func (b *Backend) useBitmaps(minDF uint32) error {
+	bm := b.bm
+	bm.useDF = minDF
+	for t, c := range bm.col {
+		bm.use[t] = cuda.AndNoColumn
+		if c >= 0 && b.info[t].df >= minDF {
+			bm.use[t] = uint32(c)
+		}
+	}
+	if err := b.stream.Synchronize(); err != nil {
+		return fmt.Errorf("gpu: %w", err)
+	}
+	if err := cuda.CopyToDevice(bm.colBuf, 0, bm.use); err != nil {
+		return fmt.Errorf("gpu: list bitmaps: %w", err)
+	}
+	if err := b.ctx.Synchronize(); err != nil {
+		return fmt.Errorf("gpu: %w", err)
+	}
+	bm.dev = cuda.AndBitmaps{Col: bm.colBuf.Ptr(), Mat: bm.mat.Ptr(), Rank: bm.rank.Ptr(), D: bm.d}
+	return nil
+}
+
+func (bm *bitmaps) free() error {
+	var errs []error
+	for _, p := range []**cuda.Buffer{&bm.mat, &bm.rank, &bm.colBuf} {
+		if *p != nil {
+			errs = append(errs, (*p).Free())
+			*p = nil
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// bitmapTerms is the number of p's bitmap terms: the longest suffix of its
+// canonical terms, term 0 excepted, whose bitmaps are in use (the rule of
+// qp_and_filter's bitmap_start).
+func (b *Backend) bitmapTerms(p *prep) int {
+	if b.bm == nil {
+		return 0
+	}
+	n := 0
+	for j := len(p.terms) - 1; j >= 1 && b.bm.use[p.terms[j].id] != cuda.AndNoColumn; j-- {
+		n++
+	}
+	return n
+}
+
+// SetBitmapDensity changes the density from which the AND planner uses a
+// list's device bitmap (Options.BitmapDensity; DefaultBitmapDensity when
+// 0; negative or above 1: none). Only lists that got a bitmap in New can
+// use one: a density below New's uses those.
+func (b *Backend) SetBitmapDensity(d float64) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if d == 0 {
+		d = DefaultBitmapDensity
+	}
+	b.opt.BitmapDensity = d
+	if b.bm == nil {
+		return nil
+	}
+	minDF := uint32(math.MaxUint32)
+	if !bitmapOff(d) {
+		minDF = bitmapDF(d, b.n)
+	}
+	return b.useBitmaps(minDF)
+}
+
+// BitmapDensity is the density in use (Options.BitmapDensity).
+func (b *Backend) BitmapDensity() float64 { return b.opt.BitmapDensity }
+
+// BitmapStats describes the device bitmaps: lists with one, those the
+// planner uses at the current density, their device bytes, and the lists
+// left without one because their blocks are corrupt.
+type BitmapStats struct {
+	Lists, InUse int
+	Bytes        int64
+	Corrupt      int
+}
+
+// Bitmaps reports the device bitmaps.
+func (b *Backend) Bitmaps() BitmapStats {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.bm == nil {
+		return BitmapStats{}
+	}
+	s := BitmapStats{Lists: b.bm.ncols, Bytes: b.bm.bytes, Corrupt: len(b.bm.errs)}
+	for _, c := range b.bm.use {
+		if c != cuda.AndNoColumn {
+			s.InUse++
+		}
+	}
+	return s
+}
