@@ -209,14 +209,19 @@ __device__ __forceinline__ T excl_sum(T x, T &total) {
 	return r;
 }
 
+template <class T>
+__device__ __forceinline__ T incl_sum(T x) {
+	typename cub::WarpScan<T>::TempStorage ts;
+	T r;
+	cub::WarpScan<T>(ts).InclusiveSum(x, r);
+	return r;
+}
+
 // excl_sum1 is the exclusive sum without the total: the inclusive sum minus
 // x, one shuffle fewer.
 template <class T>
 __device__ __forceinline__ T excl_sum1(T x) {
-	typename cub::WarpScan<T>::TempStorage ts;
-	T r;
-	cub::WarpScan<T>(ts).InclusiveSum(x, r);
-	return r - x;
+	return incl_sum(x) - x;
 }
 
 template <class T>

@@ -143,9 +143,13 @@ __device__ __forceinline__ float term(float idf, float k1p1, u32 tf, float norm,
 // rank_key maps (doc, score > 0) to a 64-bit key whose ascending order is
 // topk's rank order: score descending, then docID ascending. For positive
 // floats the bit pattern grows with the value, so its complement shrinks.
-__device__ __forceinline__ u64 rank_key(u32 doc, float score) {
-	return static_cast<u64>(~fbits(score)) << 32 | doc;
-}
+__device__ __forceinline__ u64 rank_key_bits(u32 doc, u32 bits) { return static_cast<u64>(~bits) << 32 | doc; }
+__device__ __forceinline__ u64 rank_key(u32 doc, float score) { return rank_key_bits(doc, fbits(score)); }
+
+// beats reports whether a document whose score has the bits `bits` (0: it
+// has no score) is a candidate against the bound th: a score, and a rank
+// key at most th (~0: no bound yet).
+__device__ __forceinline__ bool beats(u32 doc, u32 bits, u64 th) { return bits != 0 && rank_key_bits(doc, bits) <= th; }
 
 // ---- the skip table ----
 

@@ -117,6 +117,16 @@ struct OQuery { // 16 bytes, cuda/query_or.go OQueryWords
 	u32 pad;
 };
 
+// put writes candidate slot p of query o (document, score) when the query
+// has that many slots; a count past them is an overflow the host reruns.
+__device__ __forceinline__ void put(const OQuery &o, u32 p, u32 doc, float score, u32 *__restrict__ cdoc,
+                                    float *__restrict__ cscore) {
+	if (p < o.cap) {
+		cdoc[o.coff + p] = doc;
+		cscore[o.coff + p] = score;
+	}
+}
+
 __device__ __forceinline__ float bits_float(u32 b) {
 #ifdef QP_EMU
 	float f;
@@ -579,11 +589,7 @@ struct Bp128Src {
 			if (warp == 0) {
 				__syncwarp();
 				const u32 n = lane < nc ? s.hi[lane] - s.lo[lane] : 0;
-				u32 incl = n;
-				for (u32 off = 1; off < 32; off <<= 1) {
-					const u32 v = __shfl_up_sync(0xffffffffu, incl, off);
-					if (lane >= off) incl += v;
-				}
+				const u32 incl = qp_dec::incl_sum(n);
 				s.pre[lane] = incl - n;
 				if (lane == 31) s.pre[kChunk] = incl;
 				if (ths > 0.0f && lane < nc) {
@@ -651,8 +657,6 @@ struct Bp128Src {
 	}
 };
 
-// key_bits is qp_q::rank_key of a score given by its bits.
-__device__ __forceinline__ u64 key_bits(u32 doc, u32 bits) { return static_cast<u64>(~bits) << 32 | doc; }
 
 // block_minmax_count reduces (mn, mx, c) over the CTA: min and max of mn/mx
 // and the sum of c (every thread gets the results).
@@ -722,7 +726,7 @@ __device__ __noinline__ u64 kth_key(const float *acc, u32 span, u32 t0, u64 th, 
 				if (i < span) {
 					const float v = acc[i];
 					const u32 b = qp_q::fbits(v);
-					if (b != 0 && (b & mask) == prefix && qp_q::rank_key(t0 + i, v) <= th) dig = (b >> shift) & 255;
+					if ((b & mask) == prefix && qp_q::beats(t0 + i, b, th)) dig = (b >> shift) & 255;
 				}
 				const u32 peers = __match_any_sync(0xffffffffu, dig);
 				if (dig != 256 && lane == static_cast<u32>(__ffs(static_cast<int>(peers)) - 1))
@@ -737,11 +741,7 @@ __device__ __noinline__ u64 kth_key(const float *acc, u32 span, u32 t0, u64 th, 
 					v[e] = s.hist[255 - 8 * lane - e];
 					sum += v[e];
 				}
-				u32 incl = sum;
-				for (u32 off = 1; off < 32; off <<= 1) {
-					const u32 o = __shfl_up_sync(0xffffffffu, incl, off);
-					if (lane >= off) incl += o;
-				}
+				const u32 incl = qp_dec::incl_sum(sum);
 				const u32 reach = __ballot_sync(0xffffffffu, incl >= want);
 				if (lane == static_cast<u32>(__ffs(static_cast<int>(reach)) - 1)) {
 					u32 cum = incl - sum, dg = 0;
@@ -775,10 +775,9 @@ __device__ __noinline__ u64 kth_key(const float *acc, u32 span, u32 t0, u64 th, 
 		for (u32 i = tid; i < span; i += kThreads) {
 			const float v = acc[i];
 			const u32 b = qp_q::fbits(v);
-			const u64 key = qp_q::rank_key(t0 + i, v);
-			if (b != 0 && (b & mask) == prefix && key <= th) {
+			if ((b & mask) == prefix && qp_q::beats(t0 + i, b, th)) {
 				const u32 p = atomicAdd(&s.n, 1u);
-				if (p < kGather) s.list[p] = key;
+				if (p < kGather) s.list[p] = qp_q::rank_key_bits(t0 + i, b);
 			}
 		}
 		__syncthreads();
@@ -801,7 +800,8 @@ __device__ __noinline__ u64 kth_key(const float *acc, u32 span, u32 t0, u64 th, 
 		bool hit = false;
 		if (i < span) {
 			const float v = acc[i];
-			hit = qp_q::fbits(v) == prefix && qp_q::rank_key(t0 + i, v) <= th;
+			const u32 b = qp_q::fbits(v);
+			hit = b == prefix && qp_q::beats(t0 + i, b, th);
 		}
 		const u32 bal = __ballot_sync(0xffffffffu, hit);
 		if (lane == 0) s.wcnt[warp] = __popc(bal);
@@ -908,7 +908,7 @@ __device__ __forceinline__ void accumulate(const Src &src, u32 nq, u32 nitems, u
 #pragma unroll
 				for (int j = 0; j < 4; j++) {
 					const u32 b = bv[j];
-					if (b != 0 && key_bits(t0 + i + j, b) <= th) {
+					if (qp_q::beats(t0 + i + j, b, th)) {
 						p1 = c == 1 ? i + j : p1;
 						p0 = c == 0 ? i + j : p0;
 						c++;
@@ -932,31 +932,21 @@ __device__ __forceinline__ void accumulate(const Src &src, u32 nq, u32 nitems, u
 				// Every document counted is emitted, each thread its own:
 				// slots from one atomic per warp (no CTA barrier).
 				const u32 lane = tid & 31;
-				u32 incl = mine;
-				for (u32 off = 1; off < 32; off <<= 1) {
-					const u32 v = __shfl_up_sync(0xffffffffu, incl, off);
-					if (lane >= off) incl += v;
-				}
+				const u32 incl = qp_dec::incl_sum(mine);
 				const u32 wtot = __shfl_sync(0xffffffffu, incl, 31);
 				u32 wbase = 0;
 				if (lane == 31 && wtot) wbase = atomicAdd(&cnt[q], wtot);
 				wbase = __shfl_sync(0xffffffffu, wbase, 31);
 				if (tid == 0) sel.emits++;
 				u32 p = wbase + incl - mine;
-				auto emit = [&](u32 i) {
-					if (p < o.cap) {
-						cdoc[o.coff + p] = t0 + i;
-						cscore[o.coff + p] = acc[i];
-					}
-					p++;
-				};
+				auto emit = [&](u32 i) { put(o, p++, t0 + i, acc[i], cdoc, cscore); };
 				if (mine > 0) emit(p0);
 				if (mine > 1) emit(p1);
 				for (u32 i = 4 * tid; mine > 2 && i < span; i += 4 * kThreads) {
 					if (i + 3 <= p1) continue;
 					for (u32 j = 0; j < 4; j++) {
 						const u32 b = qp_q::fbits(acc[i + j]);
-						if (i + j > p1 && b != 0 && key_bits(t0 + i + j, b) <= th) emit(i + j);
+						if (i + j > p1 && qp_q::beats(t0 + i + j, b, th)) emit(i + j);
 					}
 				}
 			} else if (c > 0) {
@@ -969,12 +959,9 @@ __device__ __forceinline__ void accumulate(const Src &src, u32 nq, u32 nitems, u
 				const u32 base = sel.base;
 				for (u32 i = tid; i < span; i += kThreads) {
 					const float v = acc[i];
-					if (qp_q::fbits(v) != 0 && qp_q::rank_key(t0 + i, v) <= th) {
+					if (qp_q::beats(t0 + i, qp_q::fbits(v), th)) {
 						const u32 p = atomicAdd(&sel.pos, 1u);
-						if (p < c && base + p < o.cap) {
-							cdoc[o.coff + base + p] = t0 + i;
-							cscore[o.coff + base + p] = v;
-						}
+						if (p < c) put(o, base + p, t0 + i, v, cdoc, cscore);
 					}
 				}
 			}
