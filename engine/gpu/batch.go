@@ -246,7 +246,7 @@ func (b *Backend) runSplit(set []*prep, out []engine.Response) {
 		return
 	}
 	for _, p := range set {
-		out[p.i].Stats = engine.Stats{}
+		out[p.i].Stats = p.st // the terms and algorithms, as the CPU reports them with an error
 		out[p.i].Err = fmt.Errorf("gpu: query %q: %w", p.q.ID, err)
 	}
 }

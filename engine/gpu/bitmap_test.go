@@ -243,6 +243,9 @@ func TestAndBitmapsCorrupt(t *testing.T) {
 					if !errors.Is(got[i].Err, index.ErrCorrupt) {
 						t.Errorf("query %s %q: GPU error %v, want index.ErrCorrupt", q.ID, q.Terms, got[i].Err)
 					}
+					if st := got[i].Stats; st.Terms != 2 || st.AndAlgo != AndGPU {
+						t.Errorf("query %s %q: error with stats %+v, want its 2 terms and AND %q", q.ID, q.Terms, st, AndGPU)
+					}
 				case want[i].Err != nil:
 					t.Errorf("query %s %q: CPU error %v, none on the GPU", q.ID, q.Terms, want[i].Err)
 				default:
