@@ -975,14 +975,17 @@ func parseThreshold(flag, s string) (int, error) {
 }
 
 // parseThresholds parses a comma-separated list of thresholds.
-func parseThresholds(flag, list string) ([]int, error) {
-	var out []int
+func parseThresholds(flag, list string) ([]int, error) { return parseList(flag, list, parseThreshold) }
+
+// parseList parses a comma-separated list of a flag's values.
+func parseList[T any](flag, list string, parse func(flag, s string) (T, error)) ([]T, error) {
+	var out []T
 	for _, s := range splitComma(list) {
-		n, err := parseThreshold(flag, s)
+		v, err := parse(flag, s)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, n)
+		out = append(out, v)
 	}
 	return out, nil
 }
@@ -1020,17 +1023,7 @@ func parseDensity(flag, s string) (float64, error) {
 }
 
 // parseDensities parses a comma-separated list of densities.
-func parseDensities(flag, list string) ([]float64, error) {
-	var out []float64
-	for _, s := range splitComma(list) {
-		d, err := parseDensity(flag, s)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, d)
-	}
-	return out, nil
-}
+func parseDensities(flag, list string) ([]float64, error) { return parseList(flag, list, parseDensity) }
 
 func siCount(n int) string {
 	switch {

@@ -245,4 +245,26 @@ struct BlockSum {
 	typedef cub::BlockScan<T, kThreads, cub::BLOCK_SCAN_WARP_SCANS> Scan;
 };
 
+// flag_tile is the candidate loop of the AND kernels that keep or drop
+// candidates (qp_and_match, qp_and_filter): the CTA's tile of kScanTile
+// candidates, kScanItems consecutive ones per thread; flag[i] = keep(i)
+// (0 or 1) for i < n, and part[tile] = the tile's flag sum, for the scan
+// from partials.
+template <class Keep>
+__device__ __forceinline__ void flag_tile(u32 n, u32 *__restrict__ flag, u32 *__restrict__ part, Keep keep) {
+	__shared__ typename BlockSum<u32>::Scan::TempStorage tmp;
+	const u64 t0 = static_cast<u64>(blockIdx.x) * kScanTile;
+	u32 sum = 0;
+	for (u32 k = 0; k < kScanItems; k++) {
+		const u64 i = t0 + threadIdx.x * kScanItems + k;
+		if (i >= n) break;
+		const u32 f = keep(i);
+		flag[i] = f;
+		sum += f;
+	}
+	u32 incl;
+	typename BlockSum<u32>::Scan(tmp).InclusiveSum(sum, incl);
+	if (threadIdx.x == kThreads - 1) part[blockIdx.x] = incl;
+}
+
 } // namespace qp_q

@@ -66,33 +66,17 @@ __device__ __forceinline__ void and_filter(const QMeta *__restrict__ qmeta, cons
                                            const u32 *__restrict__ col, const u32 *__restrict__ mat, u32 D, u32 n,
                                            const u32 *__restrict__ cdoc, const u32 *__restrict__ cq,
                                            u32 *__restrict__ flag, u32 *__restrict__ part) {
-	__shared__ typename BlockSum<u32>::Scan::TempStorage tmp;
-	const u64 t0 = static_cast<u64>(blockIdx.x) * kScanTile;
-	u32 sum = 0;
-	for (u32 k = 0; k < kScanItems; k++) {
-		const u64 i = t0 + threadIdx.x * kScanItems + k;
-		if (i >= n) break;
+	flag_tile(n, flag, part, [&](u64 i) -> u32 {
 		const u32 q = cq[i];
-		u32 f = 0;
-		if (q != kNone) {
-			const QMeta m = qmeta[q];
-			const QTerm *qt = qterms + m.toff;
-			u32 g, r;
-			group(cdoc[i], g, r);
-			f = 1;
-			for (u32 j = bitmap_start(qt, m.m, col); j < m.m; j++) {
-				if (((mat[static_cast<u64>(col[qt[j].term]) * D + g] >> r) & 1u) == 0) {
-					f = 0;
-					break;
-				}
-			}
-		}
-		flag[i] = f;
-		sum += f;
-	}
-	u32 incl;
-	typename BlockSum<u32>::Scan(tmp).InclusiveSum(sum, incl);
-	if (threadIdx.x == kThreads - 1) part[blockIdx.x] = incl;
+		if (q == kNone) return 0;
+		const QMeta m = qmeta[q];
+		const QTerm *qt = qterms + m.toff;
+		u32 g, r;
+		group(cdoc[i], g, r);
+		for (u32 j = bitmap_start(qt, m.m, col); j < m.m; j++)
+			if (((mat[static_cast<u64>(col[qt[j].term]) * D + g] >> r) & 1u) == 0) return 0;
+		return 1;
+	});
 }
 
 // rank returns the number of documents of column c before document d.

@@ -221,55 +221,40 @@ __device__ __forceinline__ void and_match(const TermMeta *__restrict__ terms, co
                                           const S4 *__restrict__ ex, const u64 *__restrict__ o_off,
                                           const u32 *__restrict__ docs, const u32 *__restrict__ freqs,
                                           u32 *__restrict__ flag, u32 *__restrict__ part, u32 *__restrict__ err) {
-	__shared__ typename BlockSum<u32>::Scan::TempStorage tmp;
-	const u64 t0 = static_cast<u64>(blockIdx.x) * kTile;
-	u32 sum = 0;
-	for (u32 k = 0; k < kPiece; k++) {
-		const u64 i = t0 + threadIdx.x * kPiece + k;
-		if (i >= n) break;
+	flag_tile(n, flag, part, [&](u64 i) -> u32 {
 		const u32 b = blk[i];
-		u32 f = 0;
-		if (b == kPass) {
-			f = 1;
-		} else if (b != kDead) {
-			const u32 slot = static_cast<u32>(ex[i].a) + (head(i, cq, blk, b) ? 0 : static_cast<u32>(-1));
-			const u64 first = o_off[slot];
-			u64 lo = first, hi = o_off[slot + 1];
-			const u64 end = hi;
-			const u32 d = cdoc[i];
-			while (lo < hi) {
-				const u64 mid = (lo + hi) >> 1;
-				if (docs[mid] < d)
-					lo = mid + 1;
-				else
-					hi = mid;
-			}
-			if (lo < end && docs[lo] == d) {
-				const QTerm qt = qterms[qmeta[cq[i]].toff + j];
-				u32 tf;
-				if (freqs != nullptr) {
-					tf = freqs[lo];
-				} else {
-					const TermMeta t = terms[qt.term];
-					const u32 *sk = skips(post, t);
-					const u32 fs = freq_start(sk, b);
-					tf = bp128_freq(post + t.freq + fs, freq_end(sk, b) - fs, block_len(t, b, bs),
-					                static_cast<u32>(lo - first));
-					if (tf == 0) {
-						atomicAdd(&err[kErrFreqs], 1u);
-						tf = 1;
-					}
-				}
-				cscore[i] = fadd(cscore[i], term(qt.idf, k1p1, tf, norms[d], qt.w));
-				f = 1;
+		if (b == kPass) return 1;
+		if (b == kDead) return 0;
+		const u32 slot = static_cast<u32>(ex[i].a) + (head(i, cq, blk, b) ? 0 : static_cast<u32>(-1));
+		const u64 first = o_off[slot];
+		u64 lo = first, hi = o_off[slot + 1];
+		const u64 end = hi;
+		const u32 d = cdoc[i];
+		while (lo < hi) {
+			const u64 mid = (lo + hi) >> 1;
+			if (docs[mid] < d)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo >= end || docs[lo] != d) return 0;
+		const QTerm qt = qterms[qmeta[cq[i]].toff + j];
+		u32 tf;
+		if (freqs != nullptr) {
+			tf = freqs[lo];
+		} else {
+			const TermMeta t = terms[qt.term];
+			const u32 *sk = skips(post, t);
+			const u32 fs = freq_start(sk, b);
+			tf = bp128_freq(post + t.freq + fs, freq_end(sk, b) - fs, block_len(t, b, bs), static_cast<u32>(lo - first));
+			if (tf == 0) {
+				atomicAdd(&err[kErrFreqs], 1u);
+				tf = 1;
 			}
 		}
-		flag[i] = f;
-		sum += f;
-	}
-	u32 incl;
-	typename BlockSum<u32>::Scan(tmp).InclusiveSum(sum, incl);
-	if (threadIdx.x == kThreads - 1) part[blockIdx.x] = incl;
+		cscore[i] = fadd(cscore[i], term(qt.idf, k1p1, tf, norms[d], qt.w));
+		return 1;
+	});
 }
 
 __device__ __forceinline__ void and_compact(u32 n, const u32 *__restrict__ pos, const u32 *__restrict__ cdoc,
