@@ -40,11 +40,14 @@ import (
 const (
 	// DefaultBitmapDensity: lists of at least this density (df/N) get a
 	// device bitmap and the AND planner uses it. Measured on a
-	// 10M-document gen index with 10,000 TREC 2006 queries (H100,
-	// docs/BITMAPS.md): AND went from 93-102k queries/s without bitmaps
-	// to 127-148k at densities 2^-6..2^-9 (c = 12M and 24M), 2^-4 gave
-	// 124k; at 2^-12 the 2 GiB budget held the 1,479 densest lists.
-	DefaultBitmapDensity = 1.0 / 256
+	// 10M-document gen index with 10,000 TREC 2006 queries (H100 and
+	// H200, docs/BENCHMARKS.md "Third session"): AND went from 93-102k
+	// queries/s without bitmaps to 127-152k at densities 2^-6..2^-9 on
+	// H100s; 2^-7 was the best or tied in each of the three runs that
+	// measured it with 2^-8 (146.7k, 151.8k; 175.8k on the H200); 2^-4
+	// gains less (120-124k), and 2^-10 was erratic (119-137k). At 2^-9
+	// and below the 2 GiB budget holds the 1,479 densest lists.
+	DefaultBitmapDensity = 1.0 / 128
 	// DefaultBitmapBytes bounds the device bitmaps (group bitsets and rank
 	// directories, 4.13 bits per document each); the densest lists get
 	// theirs first. New also keeps them under bitmapFreeShare of the free
