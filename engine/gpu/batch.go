@@ -75,15 +75,28 @@ func (p *prep) cost() int {
 	return int(p.terms[0].df)
 }
 
-// orCost is a query's share of Options.OrThreshold: for OR and AND+OR
-// queries the postings of all their lists, which the OR tiles add up (an
-// AND+OR query runs OR when AND finds fewer than k, 81% of the TREC 2006
-// queries on a 10M-document gen index); 0 for AND queries.
-func (p *prep) orCost() int64 {
+// orTilePostings is the OR work of one (query, tile) beyond its postings,
+// in postings: clearing, counting and selecting the tile's accumulators
+// and the dependent loads that start it. Measured on an H100 (10M-document
+// gen index, the TREC 2006 queries, docs/GPU-QUERY.md "OR set times"): an
+// OR set took about 6.9 ms per billion postings plus 18.7 us per query of
+// 1,221 tiles, 2,200 postings per tile.
+const orTilePostings = 2048
+
+// orCost is a query's share of Options.OrThreshold, for OR and AND+OR
+// queries (an AND+OR query runs OR when AND finds fewer than k, 81% of the
+// TREC 2006 queries on a 10M-document gen index); 0 for AND queries: the
+// postings of all its lists, which the OR tiles add up, plus
+// orTilePostings for each tile it can touch (at most one per posting).
+// Without the tiles' share, sets of many short queries took 2.4 times as
+// long as sets of as many postings in few queries (18 against 8 ms).
+func (b *Backend) orCost(p *prep) int64 {
 	if p.q.Mode == engine.And {
 		return 0
 	}
-	return p.postings()
+	post := p.postings()
+	tiles := (int64(b.n) + cuda.OrTileMax - 1) / cuda.OrTileMax
+	return post + orTilePostings*min(tiles, post)
 }
 
 // setBudget tracks a launch set being formed against the PARA threshold c
@@ -99,7 +112,7 @@ type setBudget struct {
 func (s *setBudget) fits(b *Backend, n int) bool {
 	return n < MaxSetQueries && s.sum < b.opt.Threshold && s.or < b.opt.OrThreshold
 }
-func (s *setBudget) add(p *prep) { s.sum += p.cost(); s.or += p.orCost() }
+func (s *setBudget) add(b *Backend, p *prep) { s.sum += p.cost(); s.or += b.orCost(p) }
 
 // SearchBatch implements engine.Backend: qs[i] is evaluated into out[i].
 // Queries are grouped into launch sets of about Threshold postings of
@@ -172,7 +185,7 @@ func (b *Backend) SearchBatch(ctx context.Context, qs []engine.Query, opt engine
 			}
 			n, sb := 0, setBudget{}
 			for n < len(work) && sb.fits(b, n) {
-				sb.add(work[n])
+				sb.add(b, work[n])
 				n++
 			}
 			b.runSplit(work[:n], out)

@@ -80,11 +80,13 @@ const (
 	// docs/GPU-QUERY.md) AND reaches about 100k queries/s at 12M with
 	// sets of about 10 ms; 1M gives 2-3 ms sets at 2/3 of the rate.
 	DefaultThreshold = 12 << 20
-	// DefaultOrThreshold bounds the postings of all lists of the OR and
-	// AND+OR queries of one launch set: an OR set's time is its tiles',
-	// which add up every posting of every list, so sets cut by shortest
-	// lists alone ran from 1 to 140 ms on the TREC 2006 queries (10M
-	// documents, H100); with it, p99 19 ms at the same throughput.
+	// DefaultOrThreshold bounds the OR work of one launch set: the postings
+	// of all lists of its OR and AND+OR queries plus orTilePostings per
+	// tile they touch (Backend.orCost). An OR set's time is its tiles',
+	// so sets cut by shortest lists alone ran from 1 to 140 ms on the TREC
+	// 2006 queries (10M documents, H100); cut by postings alone, 6 to 19
+	// ms (p99 19 ms); by postings and tiles, p99 8.8 ms for OR and 9.8 ms
+	// for AND+OR at 17.0k and 16.9k queries/s (docs/GPU-QUERY.md).
 	DefaultOrThreshold = 1 << 30
 	// DefaultAccumulatorBytes bounds the dense OR accumulators of one launch
 	// (4N bytes per query).

@@ -590,3 +590,30 @@ func TestOrThreshold(t *testing.T) {
 		t.Fatalf("%d launch sets with the default thresholds, want 1", sets)
 	}
 }
+
+// TestOrCost: a query's share of the OR threshold is its postings plus
+// orTilePostings per tile it can touch (at most one per posting); AND
+// queries count nothing. Host arithmetic: no GPU needed.
+func TestOrCost(t *testing.T) {
+	b := &Backend{n: 10_000_000}
+	tiles := int64(1221) // ceil(10M / 8192)
+	for _, c := range []struct {
+		mode engine.Mode
+		dfs  []uint32
+		want int64
+	}{
+		{engine.And, []uint32{5, 1 << 20}, 0},
+		{engine.Or, []uint32{3}, 3 + 3*orTilePostings},
+		{engine.Or, []uint32{1000, 1 << 20}, 1000 + 1<<20 + tiles*orTilePostings},
+		{engine.AndOr, []uint32{1 << 22}, 1<<22 + tiles*orTilePostings},
+		{engine.Or, nil, 0},
+	} {
+		p := &prep{q: &engine.Query{Mode: c.mode}}
+		for _, df := range c.dfs {
+			p.terms = append(p.terms, qterm{df: df})
+		}
+		if got := b.orCost(p); got != c.want {
+			t.Errorf("%v %v: orCost %d, want %d", c.mode, c.dfs, got, c.want)
+		}
+	}
+}

@@ -675,7 +675,7 @@ func (b *Backend) runCached(ctx context.Context, work []*prep, out []engine.Resp
 			}
 			c.formAdd(work[n], true)
 			bytes += add
-			sb.add(work[n])
+			sb.add(b, work[n])
 			n++
 		}
 		set := work[:n]
