@@ -526,6 +526,7 @@ algorithm are checked to be identical.`)
 	csvOut := fs.String("csv", "", "write every row (mode, algorithm, threads or GPU settings, queries/s,\nlatencies) to this CSV file")
 	plotOut := fs.String("plot", "", "write an SVG plot of queries/s against the GPU PARA threshold c per\nmode (GPU rows), with the best CPU row of each mode as a dashed line")
 	plotBM := fs.String("plot-bitmaps", "", "write an SVG plot of queries/s against --gpu-bitmaps' density per mode\nand threshold c (GPU rows), their rows without bitmaps and the best CPU\nrow of each mode as dashed lines: where the device bitmaps win")
+	gpuOnly := fs.Bool("gpu-only", false, "GPU rows only, no CPU rows (for tuning runs; the GPU rows are then\nchecked identical to the first GPU row of their mode, not to the CPU)")
 	profile := fs.Bool("profile", false, "GPU: after each GPU row, run the batch again with CUDA events and\nprint where the GPU time went (decode, intersect, score, top-k,\ntransfers; Ding et al. WWW'09 Table 3)")
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -562,6 +563,9 @@ algorithm are checked to be identical.`)
 		return err
 	}
 	gb, _ := gpuBe.(*gpu.Backend)
+	if *gpuOnly && gb == nil {
+		return fmt.Errorf("--gpu-only: no GPU to run on (--device gpu)")
+	}
 	if *plotBM != "" && gb == nil {
 		return fmt.Errorf("--plot-bitmaps draws the GPU rows against the bitmap density: it needs a GPU (--device gpu)")
 	}
@@ -635,7 +639,9 @@ algorithm are checked to be identical.`)
 		var runs []run
 		for _, opt := range algos {
 			for _, th := range counts {
-				runs = append(runs, run{opt: opt, be: engine.NewCPU(x, th)})
+				if !*gpuOnly {
+					runs = append(runs, run{opt: opt, be: engine.NewCPU(x, th)})
+				}
 			}
 		}
 		gands, gors := splitComma(*qf.gpuAnd), splitComma(*qf.gpuOr)

@@ -59,6 +59,10 @@ func TestBenchQueryCPU(t *testing.T) {
 			t.Errorf("qp bench %s: error %v, want a bad value named by its flag", strings.Join(args, " "), err)
 		}
 	}
+	if err := commands["bench"].run([]string{"query", idx, qlog, "--device", "cpu", "--gpu-only"}); err == nil ||
+		!strings.Contains(err.Error(), "--gpu-only") {
+		t.Errorf("qp bench query --device cpu --gpu-only: error %v, want one naming --gpu-only", err)
+	}
 }
 
 // TestParseDensity checks --gpu-bitmaps' values.
