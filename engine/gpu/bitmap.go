@@ -114,12 +114,12 @@ func (b *Backend) initBitmaps(lists []index.List) error {
 		return cmp.Compare(y, x)
 	})
 	terms = terms[:min(len(terms), int(budget/per))]
-	bm := &bitmaps{col: make([]int32, len(lists)), use: make([]uint32, len(lists)), d: D, s: S, useDF: minDF}
-	for t := range bm.col {
-		bm.col[t] = -1
-	}
 	if len(terms) == 0 {
 		return nil
+	}
+	bm := &bitmaps{col: make([]int32, len(lists)), use: make([]uint32, len(lists)), d: D, s: S}
+	for t := range bm.col {
+		bm.col[t] = -1
 	}
 	wk, err := cuda.LoadWAHKernels(b.ctx)
 	if err != nil {
@@ -172,6 +172,9 @@ func (b *Backend) initBitmaps(lists []index.List) error {
 		}
 		if err := b.decompress(wk, bms, bm.mat, 4*D*c0); err != nil {
 			bm.free()
+			if errors.Is(err, cuda.ErrOutOfMemory) {
+				return nil // no room for the decompression's scratch: no bitmaps
+			}
 			return err
 		}
 	}
