@@ -43,10 +43,11 @@ const (
 	// 10M-document gen index with 10,000 TREC 2006 queries (H100 and
 	// H200, docs/BENCHMARKS.md "Third session"): AND went from 93-102k
 	// queries/s without bitmaps to 127-152k at densities 2^-6..2^-9 on
-	// H100s; 2^-7 was the best or tied in each of the three runs that
-	// measured it with 2^-8 (146.7k, 151.8k; 175.8k on the H200); 2^-4
-	// gains less (120-124k), and 2^-10 was erratic (119-137k). At 2^-9
-	// and below the 2 GiB budget holds the 1,479 densest lists.
+	// H100s; at the default c = 12M, 2^-7 was ahead of 2^-8 in the three
+	// runs that measured both (146.7k, 151.8k; 175.8k on the H200), at
+	// c = 4M and 1M (one run) behind; 2^-4 gains less (120-124k), and
+	// 2^-10 was erratic (119-137k). At 2^-9 and below the 2 GiB budget
+	// holds the 1,479 densest lists.
 	DefaultBitmapDensity = 1.0 / 128
 	// DefaultBitmapBytes bounds the device bitmaps (group bitsets and rank
 	// directories, 4.13 bits per document each); the densest lists get
