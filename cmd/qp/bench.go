@@ -969,7 +969,6 @@ func parseCount(s string) (int, error) {
 	return n * mul, nil
 }
 
-// siCount writes n as 64K, 1M, ... when it is a multiple of a power of 1024.
 // parseThreshold parses the value of a GPU batch threshold flag: a count
 // of at least 1.
 func parseThreshold(flag, s string) (int, error) {
@@ -1031,6 +1030,7 @@ func parseDensity(flag, s string) (float64, error) {
 // parseDensities parses a comma-separated list of densities.
 func parseDensities(flag, list string) ([]float64, error) { return parseList(flag, list, parseDensity) }
 
+// siCount writes n as 64K, 1M, ... when it is a multiple of a power of 1024.
 func siCount(n int) string {
 	switch {
 	case n >= 1<<20 && n%(1<<20) == 0:

@@ -148,25 +148,19 @@ func (b *Backend) runAnd(mem *devMem, qs []*prep, out []engine.Response) error {
 	// at its end) until a step reads the count; nil when none ran.
 	var flag *cuda.Buffer
 	if anyBM {
-		var part, ndoc, nscore, nqq *cuda.Buffer
-		if err := mem.gets([]**cuda.Buffer{&flag, &part, &ndoc, &nscore, &nqq}, 4*(n+1), 4*(cuda.ScanParts(n)+1),
-			4*n, 4*n, 4*n); err != nil {
+		var part *cuda.Buffer
+		if err := mem.gets([]**cuda.Buffer{&flag, &part}, 4*(n+1), 4*(cuda.ScanParts(n)+1)); err != nil {
 			return err
 		}
 		t = b.tm.start(s)
 		if err := ak.Filter(s, pMeta, pTerms, b.bm.dev, n, cdoc.Ptr(), cq.Ptr(), flag.Ptr(), part.Ptr()); err != nil {
 			return err
 		}
-		if err := ak.ScanFromPartsU32(s, flag.Ptr(), flag.Ptr(), part.Ptr(), n); err != nil {
-			return err
-		}
-		if err := ak.Compact(s, n, flag.Ptr(), cdoc.Ptr(), cscore.Ptr(), cq.Ptr(), ndoc.Ptr(), nscore.Ptr(), nqq.Ptr()); err != nil {
+		if err := b.keepFlagged(mem, n, flag, part, &cdoc, &cscore, &cq); err != nil {
 			return err
 		}
 		b.tm.stop(s, t, phIntersect)
-		b.prof.Launches += 4
-		mem.retire(part, cdoc, cscore, cq)
-		cdoc, cscore, cq = ndoc, nscore, nqq
+		b.prof.Launches++
 	}
 
 	// Steps 1..: n is the exact count of the previous step (an upper bound
@@ -249,21 +243,13 @@ func (b *Backend) runAnd(mem *devMem, qs []*prep, out []engine.Response) error {
 			blk.Ptr(), sel.Ptr(), pO, pDocs, pFreqs, flag.Ptr(), partU.Ptr(), pErr); err != nil {
 			return err
 		}
-		if err := ak.ScanFromPartsU32(s, flag.Ptr(), flag.Ptr(), partU.Ptr(), n); err != nil {
-			return err
-		}
-		var ndoc, nscore, nqq *cuda.Buffer
-		if err := mem.gets([]**cuda.Buffer{&ndoc, &nscore, &nqq}, 4*n, 4*n, 4*n); err != nil {
-			return err
-		}
-		if err := ak.Compact(s, n, flag.Ptr(), cdoc.Ptr(), cscore.Ptr(), cq.Ptr(), ndoc.Ptr(), nscore.Ptr(), nqq.Ptr()); err != nil {
+		if err := b.keepFlagged(mem, n, flag, partU, &cdoc, &cscore, &cq); err != nil {
 			return err
 		}
 		b.tm.stop(s, t, phIntersect)
-		b.prof.Launches += 4
-		mem.retire(blk, sel, part, partU, cdoc, cscore, cq)
+		b.prof.Launches++
+		mem.retire(blk, sel, part)
 		mem.retire(dd.all()...)
-		cdoc, cscore, cq = ndoc, nscore, nqq
 	}
 
 	if anyBM && randomFreqs && n > 0 {
@@ -323,6 +309,30 @@ func (b *Backend) runAnd(mem *devMem, qs []*prep, out []engine.Response) error {
 			}
 		}
 	})
+	return nil
+}
+
+// keepFlagged finishes a launch that flagged each of the n candidate slots
+// cdoc/cscore/cq to keep (1) or drop (0) into flag (n+1 words), with its
+// tile sums in part (Match, Filter): the flags are scanned in place (the
+// exact count lands at flag[n], for the next step's wait) and the kept
+// candidates compacted into new arrays, which replace the old ones (those
+// and part are retired). 3 launches.
+func (b *Backend) keepFlagged(mem *devMem, n int, flag, part *cuda.Buffer, cdoc, cscore, cq **cuda.Buffer) error {
+	s, ak := b.stream, b.and.k
+	if err := ak.ScanFromPartsU32(s, flag.Ptr(), flag.Ptr(), part.Ptr(), n); err != nil {
+		return err
+	}
+	var ndoc, nscore, nqq *cuda.Buffer
+	if err := mem.gets([]**cuda.Buffer{&ndoc, &nscore, &nqq}, 4*n, 4*n, 4*n); err != nil {
+		return err
+	}
+	if err := ak.Compact(s, n, flag.Ptr(), (*cdoc).Ptr(), (*cscore).Ptr(), (*cq).Ptr(), ndoc.Ptr(), nscore.Ptr(), nqq.Ptr()); err != nil {
+		return err
+	}
+	b.prof.Launches += 3
+	mem.retire(part, *cdoc, *cscore, *cq)
+	*cdoc, *cscore, *cq = ndoc, nscore, nqq
 	return nil
 }
 

@@ -100,8 +100,7 @@ func (b *Backend) orCost(p *prep) int64 {
 }
 
 // setBudget tracks a launch set being formed against the PARA threshold c
-// (shortest lists) and the OR threshold (all lists of OR and AND+OR
-// queries).
+// (shortest lists) and the OR threshold (orCost).
 type setBudget struct {
 	sum int
 	or  int64

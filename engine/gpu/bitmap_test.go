@@ -224,13 +224,7 @@ func TestAndBitmapsCorrupt(t *testing.T) {
 			} else if g.bm.col[tid] < 0 {
 				t.Fatalf("term %d has no bitmap", tid)
 			}
-			got, want := make([]engine.Response, len(qs)), make([]engine.Response, len(qs))
-			if err := g.SearchBatch(context.Background(), qs, engine.Options{}, got); err != nil {
-				t.Fatal(err)
-			}
-			if err := engine.NewCPU(x, 0).SearchBatch(context.Background(), qs, engine.Options{}, want); err != nil {
-				t.Fatal(err)
-			}
+			got, want := searchBoth(t, x, g, qs)
 			// The CPU's block-max pruning may skip the damaged block where
 			// the GPU, exhaustive, reads it: a query the CPU fails fails on
 			// the GPU too, every GPU error is index.ErrCorrupt, and the

@@ -107,8 +107,9 @@ type Options struct {
 	Context *cuda.Context
 	// Threshold is the PARA threshold c (DefaultThreshold when <= 0).
 	Threshold int
-	// OrThreshold bounds the postings of all lists of a launch set's OR
-	// and AND+OR queries (DefaultOrThreshold when <= 0); a set closes at
+	// OrThreshold bounds the OR work of a launch set, its OR and AND+OR
+	// queries' postings plus orTilePostings per tile they touch
+	// (Backend.orCost; DefaultOrThreshold when <= 0); a set closes at
 	// whichever threshold it reaches first.
 	OrThreshold int64
 	// AccumulatorBytes bounds the OR accumulators per launch

@@ -204,17 +204,23 @@ func expand(terms [][]string, ks []int) []engine.Query {
 	return qs
 }
 
-// compare runs qs on the CPU and on g and requires identical outcomes.
-func compare(t *testing.T, x *index.Index, g engine.Backend, qs []engine.Query) (results, empty int) {
+// searchBoth runs qs on g and on the CPU engine (all cores).
+func searchBoth(t *testing.T, x *index.Index, g engine.Backend, qs []engine.Query) (got, want []engine.Response) {
 	t.Helper()
-	want := make([]engine.Response, len(qs))
-	if err := engine.NewCPU(x, 0).SearchBatch(context.Background(), qs, engine.Options{}, want); err != nil {
-		t.Fatal(err)
-	}
-	got := make([]engine.Response, len(qs))
+	got, want = make([]engine.Response, len(qs)), make([]engine.Response, len(qs))
 	if err := g.SearchBatch(context.Background(), qs, engine.Options{}, got); err != nil {
 		t.Fatal(err)
 	}
+	if err := engine.NewCPU(x, 0).SearchBatch(context.Background(), qs, engine.Options{}, want); err != nil {
+		t.Fatal(err)
+	}
+	return got, want
+}
+
+// compare runs qs on the CPU and on g and requires identical outcomes.
+func compare(t *testing.T, x *index.Index, g engine.Backend, qs []engine.Query) (results, empty int) {
+	t.Helper()
+	got, want := searchBoth(t, x, g, qs)
 	for i, q := range qs {
 		if msg := sameResponse(got[i], want[i]); msg != "" {
 			t.Fatalf("query %s terms %q: %s", q.ID, q.Terms, msg)
@@ -556,8 +562,8 @@ func genIndex(t testing.TB) (*index.Index, [][]string) {
 	return genX, genQueries
 }
 
-// TestOrThreshold cuts launch sets by the postings of the OR and AND+OR
-// queries' lists (Options.OrThreshold): with a threshold of one posting
+// TestOrThreshold cuts launch sets by the OR work of the OR and AND+OR
+// queries (Options.OrThreshold): with a threshold of one posting
 // every such query closes its set, the AND queries do not, and every
 // result still equals the CPU's.
 func TestOrThreshold(t *testing.T) {

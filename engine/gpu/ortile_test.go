@@ -1,7 +1,6 @@
 package gpu
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"math/rand"
@@ -279,13 +278,7 @@ func TestOrCorruptBlocks(t *testing.T) {
 				}
 			}
 			g := newBackend(t, x, Options{})
-			got, want := make([]engine.Response, len(qs)), make([]engine.Response, len(qs))
-			if err := g.SearchBatch(context.Background(), qs, engine.Options{}, got); err != nil {
-				t.Fatal(err)
-			}
-			if err := engine.NewCPU(x, 0).SearchBatch(context.Background(), qs, engine.Options{}, want); err != nil {
-				t.Fatal(err)
-			}
+			got, want := searchBoth(t, x, g, qs)
 			for i, q := range qs {
 				damaged := slices.Contains(q.Terms, term)
 				switch {
