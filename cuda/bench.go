@@ -52,6 +52,7 @@ type BenchOptions struct {
 	Reps      int     // timed launches per measurement (median); default 20
 	Kernel    string  // "" (the codec's kernel) or "bp128-baseline" (the first BP128 kernel, qp_bp128_docs)
 	Mode      Mode    // Docs, or Freqs (frequencies 1 + a geometric variable of mean 1.5)
+	Chunk     int     // blocks per warp chunk forced on the qp_decode_* kernels (1..32; 0: the kernel's choice)
 	Seed      int64   // random seed (0: 1)
 	CopyBW    float64 // device-to-device copy bandwidth, bytes read + written per second; 0: measured first
 	NoVerify  bool    // skip the check of a sample of the output against the CPU
@@ -421,7 +422,7 @@ func benchOne(c *Context, k *Kernels, f *Function, kname string, baseline bool, 
 			b = st.base
 		}
 		return f.Launch(Dim3{uint32(grid), 1, 1}, Dim3{32 * decodeWarps, 1, 1}, 0, s,
-			st.src, st.srcOff, st.outOff, b, (*Buffer)(nil), st.out, st.status, (*Buffer)(nil), uint32(blocks), uint32(opt.Mode))
+			st.src, st.srcOff, st.outOff, b, (*Buffer)(nil), st.out, st.status, (*Buffer)(nil), uint32(blocks), uint32(opt.Mode)|uint32(opt.Chunk)<<8)
 	}
 	times, err := timeLaunches(c, s, opt.Reps, func(r int) error { return launch(r%nsets, nb) })
 	if err != nil {

@@ -64,7 +64,8 @@ func BenchmarkDecode(b *testing.B) {
 // TestDecodeSweep measures every kernel on every list length of
 // DecodeBenchLengths and writes the results as CSV to $QP_DECODE_CSV; it is
 // skipped unless that is set. QP_DECODE_LENGTHS (comma-separated) and
-// QP_DECODE_KERNELS (names as in BenchmarkDecode) narrow it.
+// QP_DECODE_KERNELS (names as in BenchmarkDecode) narrow it; QP_DECODE_CHUNK
+// forces the blocks per warp chunk (BenchOptions.Chunk).
 func TestDecodeSweep(t *testing.T) {
 	path := os.Getenv("QP_DECODE_CSV")
 	if path == "" {
@@ -91,6 +92,13 @@ func TestDecodeSweep(t *testing.T) {
 	opt := BenchOptions{}
 	if emulated(c) { // the emulator runs the same code, smaller
 		opt.BatchInts, opt.PoolInts, opt.Reps = 1<<14, 1<<11, 3
+	}
+	if s := os.Getenv("QP_DECODE_CHUNK"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 0 || n > 32 {
+			t.Fatalf("QP_DECODE_CHUNK %q: want 0..32", s)
+		}
+		opt.Chunk = n
 	}
 	if s := os.Getenv("QP_DECODE_BATCH"); s != "" {
 		n, err := strconv.Atoi(s)

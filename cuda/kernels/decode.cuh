@@ -244,6 +244,13 @@ __device__ __forceinline__ u32 wmask(u32 w) { return w >= 32 ? 0xffffffffu : (1u
 __device__ __forceinline__ u32 qmax(u32 a, u32 b) { return a > b ? a : b; }
 __device__ __forceinline__ u32 qmin(u32 a, u32 b) { return a < b ? a : b; }
 
+// warp_code is the largest of the lanes' status codes, the same on every
+// lane: a vote first (a fixed-latency instruction), the reduction only when
+// some lane rejected the block, which valid data never does.
+__device__ __forceinline__ u32 warp_code(u32 code) {
+	return __any_sync(kFull, code) ? __reduce_max_sync(kFull, code) : 0;
+}
+
 // ---- header helpers shared by the codecs ----
 
 // count_header checks that the block starts with the minimal uvarint of m
@@ -298,12 +305,12 @@ __device__ __forceinline__ u32 uv64(const View &v, u32 &pos, ull &val) {
 
 // finish turns the block's raw values x (value 4*lane+j in x[j]) into
 // docIDs or frequencies, checks the last docID (against lastv, when last
-// is not NULL) and writes out[o .. o+m).
+// is not NULL) and writes out[0 .. m) (out: the block's first output).
 //
 // TAIL (segments, below): *tail is set to lane 31's last result r[3] on
 // every lane (the segment's last docID when the segment is full).
 template <bool SORTED, u32 MODE, bool TAIL = false>
-__device__ __forceinline__ u32 finish(const u32 (&x)[4], u32 m, u32 base, const u32 *last, u32 lastv, u32 *out, ull o,
+__device__ __forceinline__ u32 finish(const u32 (&x)[4], u32 m, u32 base, const u32 *last, u32 lastv, u32 *out,
                                       u32 lane, u32 *tail = nullptr) {
 	const u32 i0 = lane * 4;
 	u32 r[4];
@@ -312,11 +319,14 @@ __device__ __forceinline__ u32 finish(const u32 (&x)[4], u32 m, u32 base, const 
 #pragma unroll
 			for (int j = 0; j < 4; j++) r[j] = x[j] + base;
 		} else {
-			// d[i] = base - 1 + sum_{k<=i} (v[k] + 1)
+			// d[i] = base - 1 + sum_{k<=i} (v[k] + 1). Values past m are
+			// summed too, unmasked: they lie after every value of the
+			// block (blocked layout), so they only move results that are
+			// never written.
 			u32 c[4], acc = 0;
 #pragma unroll
 			for (int j = 0; j < 4; j++) {
-				acc += i0 + j < m ? x[j] + 1 : 0;
+				acc += x[j] + 1;
 				c[j] = acc;
 			}
 			const u32 ex = excl_sum1(acc) + base - 1;
@@ -340,7 +350,7 @@ __device__ __forceinline__ u32 finish(const u32 (&x)[4], u32 m, u32 base, const 
 		if (__any_sync(kFull, code)) return kBadLast;
 	}
 	if (TAIL) *tail = __shfl_sync(kFull, r[3], 31);
-	u32 *dst = out + o + i0;
+	u32 *dst = out + i0;
 	if ((reinterpret_cast<uintptr_t>(dst) & 15) == 0 && i0 + 4 <= m) {
 		*reinterpret_cast<uint4 *>(dst) = make_uint4(r[0], r[1], r[2], r[3]);
 	} else {
@@ -393,7 +403,7 @@ __device__ __forceinline__ constexpr u32 max_values() {
 
 template <class C, u32 MODE, class S>
 __device__ __forceinline__ u32 segments(const View &v, u32 m, const u32 *h, u32 base, const u32 *last, u32 lastv,
-                                        u32 *out, ull o, S &sm, u32 lane) {
+                                        u32 *out, S &sm, u32 lane) {
 	ull st = C::seg_start(h);
 	u32 carry = base; // Docs, General: this segment's base; Sorted Freqs: the previous segment's last value
 	if (MODE != kDocs) carry = 0;
@@ -401,22 +411,22 @@ __device__ __forceinline__ u32 segments(const View &v, u32 m, const u32 *h, u32 
 		const u32 ms = qmin(kMaxValues, m - s);
 		u32 x[4];
 		u32 code = C::seg_values(v, h, ms, st, s + ms == m, x, sm, lane);
-		if (C::kCheck) code = __reduce_max_sync(kFull, code);
+		if (C::kCheck) code = warp_code(code);
 		if (code) return code;
 		const u32 *lst = s + ms == m ? last : nullptr;
 		if (MODE == kDocs && !C::kSorted) {
 			u32 tail;
-			code = finish<false, MODE, true>(x, ms, carry, lst, lastv, out, o + s, lane, &tail);
+			code = finish<false, MODE, true>(x, ms, carry, lst, lastv, out + s, lane, &tail);
 			carry = tail + 1;
 		} else if (MODE != kDocs && C::kSorted) {
 			// Differences continue from the previous segment's last value.
 			const u32 t = __shfl_sync(kFull, x[3], 31);
 #pragma unroll
 			for (int j = 0; j < 4; j++) x[j] -= carry;
-			code = finish<true, MODE>(x, ms, 0, lst, lastv, out, o + s, lane);
+			code = finish<true, MODE>(x, ms, 0, lst, lastv, out + s, lane);
 			carry = t;
 		} else {
-			code = finish<C::kSorted, MODE>(x, ms, carry, lst, lastv, out, o + s, lane);
+			code = finish<C::kSorted, MODE>(x, ms, carry, lst, lastv, out + s, lane);
 		}
 		if (code) return code;
 		__syncwarp(); // seg_values may reuse sm.vals and sm.aux
@@ -428,10 +438,14 @@ __device__ __forceinline__ u32 segments(const View &v, u32 m, const u32 *h, u32 
 
 // Rec is one block's record in shared memory: phase 1 writes it (lane l,
 // block l of the chunk), phase 2 reads it (every lane, the same address).
+// It holds the block's View and output address, computed once in phase 1
+// (per lane, 1/32 of a warp instruction per block) instead of by the whole
+// warp per block in phase 2 (64-bit offset arithmetic).
 template <int HDR>
 struct Rec {
-	ull s0, o0;
-	u32 len, m, base, last, code;
+	View v;
+	u32 *dst; // out + out_off[i]
+	u32 m, base, last, code;
 	u32 h[HDR > 0 ? HDR : 1];
 };
 
@@ -486,6 +500,8 @@ __device__ __forceinline__ void run(Smem<C::kHdr, C::kAux> *smem, const uint8_t 
 			const ull s0 = src_off[b], s1 = src_off[b + 1], o0 = out_off[b], o1 = out_off[b + 1];
 			const ull len = s1 - s0, m = o1 - o0;
 			u32 code = kTooLong;
+			const View v = view(src, s0, len < kMaxBytes ? static_cast<u32>(len) : 0);
+			r.v = v;
 			if (m <= max_values<C>() && len < kMaxBytes) {
 				// Phase 2 reads the block's lines soon: ask for them now,
 				// all lanes at once, rather than one block at a time (the
@@ -493,11 +509,9 @@ __device__ __forceinline__ void run(Smem<C::kHdr, C::kAux> *smem, const uint8_t 
 				// shorter than 1 KiB).
 				const ull lim = (s0 & ~127ull) + 1024, a1 = s1 < lim ? s1 : lim;
 				for (ull a = (s0 & ~127ull) + 128; a < a1; a += 128) prefetch_l2(src + a);
-				code = C::header(view(src, s0, static_cast<u32>(len)), static_cast<u32>(m), r.h);
+				code = C::header(v, static_cast<u32>(m), r.h);
 			}
-			r.s0 = s0;
-			r.o0 = o0;
-			r.len = static_cast<u32>(len);
+			r.dst = out + o0;
 			r.m = static_cast<u32>(m);
 			r.base = MODE == kDocs ? base[b] : 0;
 			r.last = last ? last[b] : 0;
@@ -512,19 +526,19 @@ __device__ __forceinline__ void run(Smem<C::kHdr, C::kAux> *smem, const uint8_t 
 			u32 code = r.code;
 			if (code == 0 && r.m > 0) {
 				const u32 m = r.m;
+				const View v = r.v;
 				bool done = false;
 				if constexpr (seg_of<C>::value) {
 					if (m > kMaxValues || C::kSegAlways) {
-						code = segments<C, MODE>(view(src, r.s0, r.len), m, r.h, r.base, last, r.last, out, r.o0, sm,
-						                         lane);
+						code = segments<C, MODE>(v, m, r.h, r.base, last, r.last, r.dst, sm, lane);
 						done = true;
 					}
 				}
 				if (!done) {
 					u32 x[4];
-					code = C::values(view(src, r.s0, r.len), m, r.h, x, sm, lane);
-					if (C::kCheck) code = __reduce_max_sync(kFull, code);
-					if (code == 0) code = finish<C::kSorted, MODE>(x, m, r.base, last, r.last, out, r.o0, lane);
+					code = C::values(v, m, r.h, x, sm, lane);
+					if (C::kCheck) code = warp_code(code);
+					if (code == 0) code = finish<C::kSorted, MODE>(x, m, r.base, last, r.last, r.dst, lane);
 				}
 				__syncwarp(); // values() may reuse sm.vals and sm.aux for the next block
 			}

@@ -25,10 +25,11 @@
 // and lane x ORs H[x] << b into its position. Blocks without exceptions
 // (e = 0) take the BP128 path; blocks with at most 32 exceptions whose
 // level-1 arrays have none (most blocks) read H[x] and G[x] straight into
-// lane x's registers. The docID prefix sum is decode.cuh's.
+// lane x's registers, with loads issued before the slots are cut so that
+// the two round trips overlap. The docID prefix sum is decode.cuh's.
 //
 // Launch shape: persistent grid of CTAs of 256 threads (8 warps), at least 4 CTAs
-// per SM (60 registers); static shared memory 36864 bytes per CTA (per warp:
+// per SM (60 registers); static shared memory 38912 bytes per CTA (per warp:
 // 32 block records for phase 1 (decode.cuh), 512 bytes of values, 1 KiB for H and G). Phase 1: one block per
 // lane (the 7 parts parsed and their lengths checked); phase 2: one block per warp. Memory traffic per decoded
 // integer: the block's bytes once (b/8 bytes of slots plus the exception arrays, the encoder's minimal size; the header line read in
@@ -218,16 +219,11 @@ struct Codec {
 	}
 
 	// direct is exceptions for the common case: at most 32 exceptions and
-	// level-1 arrays without exceptions of their own, so lane x reads H[x]
-	// and G[x] straight from the packed slots into registers.
+	// level-1 arrays without exceptions of their own, so lane x has read
+	// H[x] and G[x] (hx, gx) straight from the packed slots into registers.
 	template <class S>
-	__device__ __forceinline__ static u32 direct(const View &v, u32 m, const Part &p0, const Part &ph,
-	                                             const Part &pg, u32 (&x)[4], S &sm, u32 lane) {
-		u32 hx = 0, gx = 0;
-		if (lane < p0.e) {
-			hx = flat(v, ph, lane);
-			gx = flat(v, pg, lane);
-		}
+	__device__ __forceinline__ static u32 direct(u32 m, const Part &p0, u32 hx, u32 gx, u32 (&x)[4], S &sm,
+	                                             u32 lane) {
 		uint4 *vals = reinterpret_cast<uint4 *>(sm.vals);
 		vals[lane] = make_uint4(x[0], x[1], x[2], x[3]);
 		__syncwarp();
@@ -242,16 +238,41 @@ struct Codec {
 		return code;
 	}
 
+	// values: the direct case's loads of H[x] and G[x] are issued before
+	// the level-0 slots are cut, so the three loads' latencies overlap
+	// instead of following each other (runs 35-36 of docs/GPU-TESTS.md:
+	// +1% at 2^24 and 2^26 on top of decode.cuh's changes; the first try,
+	// two flat() calls before unpack4, still waited for each load in turn
+	// and was 3% slower).
 	template <class S>
 	__device__ __forceinline__ static u32 values(const View &v, u32 m, const u32 *h, u32 (&x)[4], S &sm, u32 lane) {
 		const Part p0 = get(h, m);
+		bool dir = false;
+		u32 hx = 0, hy = 0, gx = 0, gy = 0, hs = 0, gs = 0;
+		if (p0.e != 0 && p0.e <= 32) {
+			const Part ph = get(h + 2, p0.e), pg = get(h + 8, p0.e);
+			dir = ph.e == 0 && pg.e == 0;
+			if (dir && lane < p0.e) {
+				// Predicated loads, no branch between them, so both
+				// fields' words are in flight while the slots are cut.
+				const u32 *wp = reinterpret_cast<const u32 *>(v.b);
+				const u32 ah = v.off * 8 + ph.sp + lane * ph.b, ag = v.off * 8 + pg.sp + lane * pg.b;
+				hs = ah & 31;
+				gs = ag & 31;
+				hx = ph.b ? wp[ah >> 5] : 0;
+				hy = hs + ph.b > 32 ? wp[(ah >> 5) + 1] : 0;
+				gx = pg.b ? wp[ag >> 5] : 0;
+				gy = gs + pg.b > 32 ? wp[(ag >> 5) + 1] : 0;
+			}
+		}
 		unpack4(v, p0.sp + lane * 4 * p0.b, p0.b, lane_count(m, lane), x);
 		if (p0.e == 0) return 0;
-		if (p0.e <= 32) {
-			const Part ph = get(h + 2, p0.e), pg = get(h + 8, p0.e);
-			if (ph.e == 0 && pg.e == 0) return direct(v, m, p0, ph, pg, x, sm, lane);
-			return exceptions<1>(v, m, h, p0, x, sm, lane);
+		if (dir) {
+			hx = __funnelshift_r(hx, hy, hs) & wmask(get(h + 2, p0.e).b);
+			gx = __funnelshift_r(gx, gy, gs) & wmask(get(h + 8, p0.e).b);
+			return direct(m, p0, hx, gx, x, sm, lane);
 		}
+		if (p0.e <= 32) return exceptions<1>(v, m, h, p0, x, sm, lane);
 		return exceptions<4>(v, m, h, p0, x, sm, lane);
 	}
 };

@@ -14,8 +14,11 @@
 // value; the next starts after it, so a block takes 1 (one-byte values) to
 // 6 windows.
 //
-// Launch shape: persistent grid of CTAs of 256 threads (8 warps), at least 5 CTAs
-// per SM (48 registers); static shared memory 14464 bytes per CTA (per warp:
+// Launch shape: persistent grid of CTAs of 256 threads (8 warps), at least 4 CTAs
+// per SM (64 registers: at 5, 48 registers spilled 92 bytes once the block
+// records held their View; at 4 it is as fast at 2^26 and 11% faster on
+// batched short lists, run 38 of docs/GPU-TESTS.md); static shared memory
+// 18560 bytes per CTA (per warp:
 // 32 block records for phase 1 (decode.cuh), 512 bytes of values). Phase 1: one block per
 // lane (the count); phase 2: one block per warp. Memory traffic per decoded
 // integer: the block's bytes once (1-5 bytes per value; the header line read in
@@ -158,4 +161,4 @@ struct Codec {
 
 } // namespace qp_vbyte
 
-QP_DECODE_KERNEL(qp_decode_vbyte, qp_vbyte::Codec, 8, 5)
+QP_DECODE_KERNEL(qp_decode_vbyte, qp_vbyte::Codec, 8, 4)
