@@ -241,9 +241,9 @@ struct Codec {
 	// values: the direct case's loads of H[x] and G[x] are issued before
 	// the level-0 slots are cut, so the three loads' latencies overlap
 	// instead of following each other (runs 35-36 of docs/GPU-TESTS.md:
-	// +1% at 2^24 and 2^26 on top of decode.cuh's changes; the first try,
-	// two flat() calls before unpack4, still waited for each load in turn
-	// and was 3% slower).
+	// +1.6% at 2^24 and +0.3% at 2^26 on top of decode.cuh's changes; the
+	// first try, two flat() calls before unpack4, still waited for each
+	// load in turn and was 3% slower).
 	template <class S>
 	__device__ __forceinline__ static u32 values(const View &v, u32 m, const u32 *h, u32 (&x)[4], S &sm, u32 lane) {
 		const Part p0 = get(h, m);
