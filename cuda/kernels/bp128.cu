@@ -61,6 +61,7 @@ using namespace qp_dec;
 // its width byte at the state st and moves st past its packed values.
 struct Codec {
 	static constexpr bool kSorted = false;
+	static constexpr u32 kChunk = 8;    // max_chunk (decode.cuh)
 	static constexpr bool kCheck = false;
 	static constexpr bool kSeg = true;
 	static constexpr u32 kMaxM = kMaxSegValues;

@@ -23,7 +23,8 @@
 // Work decomposition: chunks of blocks per warp, headers per lane. The grid
 // is persistent (the host launches as many CTAs of WPC warps as fit on the
 // GPU at once); the blocks are cut into chunks of cs <= 32 consecutive
-// blocks, cs = min(32, ceil(nblocks / warps in the grid)), and each warp
+// blocks, cs = min(kChunk, ceil(nblocks / warps in the grid)) (kChunk: the
+// codec's, 32 unless it sets fewer, max_chunk), and each warp
 // walks the chunks c = warp, warp + W, ... In phase 1 lane l of the warp
 // takes block c*cs + l of its chunk alone: it loads the block's offsets and
 // base (coalesced across the lanes), asks for the block's cache lines (L2
@@ -57,6 +58,7 @@
 //
 //	struct Codec {
 //	  static constexpr bool kSorted; // compress.Sorted
+//	  (optional) static constexpr u32 kChunk; // most blocks per chunk (max_chunk)
 //	  static constexpr bool kCheck;  // values() can reject a block
 //	  static constexpr int kHdr;     // 32-bit header words per block record
 //	  static constexpr int kAux;     // extra shared 32-bit words per warp
@@ -401,6 +403,28 @@ __device__ __forceinline__ constexpr u32 max_values() {
 	}
 }
 
+// max_chunk is the most blocks per chunk (1..32) the codec C takes: its
+// kChunk, or 32. A chunk's headers are parsed by one lane per block
+// (phase 1), so codecs with long header chains want full chunks, while
+// codecs with short ones gain from more, smaller chunks per warp on long
+// launches: BP128 and VByte at 8 were 4-10% faster on lists of 2^24 and
+// 2^26 (runs 40-42 of docs/GPU-TESTS.md), PForDelta, Rice, Elias-Fano and
+// LRC slower at 2^26. Launches of fewer than kChunk blocks per warp (every
+// batch up to 2^22 integers) are unaffected.
+template <class C, class = void>
+struct chunk_of {
+	static constexpr u32 value = 32;
+};
+template <class C>
+struct chunk_of<C, decltype(void(C::kChunk))> {
+	static constexpr u32 value = C::kChunk;
+	static_assert(C::kChunk >= 1 && C::kChunk <= 32, "BUG: kChunk");
+};
+template <class C>
+__device__ __forceinline__ constexpr u32 max_chunk() {
+	return chunk_of<C>::value;
+}
+
 template <class C, u32 MODE, class S>
 __device__ __forceinline__ u32 segments(const View &v, u32 m, const u32 *h, u32 base, const u32 *last, u32 lastv,
                                         u32 *out, S &sm, u32 lane) {
@@ -485,8 +509,8 @@ __device__ __forceinline__ void run(Smem<C::kHdr, C::kAux> *smem, const uint8_t 
 	Smem<C::kHdr, C::kAux> &sm = smem[threadIdx.x >> 5];
 	const u32 nwarps = gridDim.x * WPC;
 	// Blocks per chunk: forced (tests), or the fewest that give every warp
-	// of the grid work.
-	const u32 cs = qmin(32, force ? force : (nblocks + nwarps - 1) / nwarps);
+	// of the grid work, at most the codec's kChunk.
+	const u32 cs = force ? qmin(32, force) : qmin(max_chunk<C>(), (nblocks + nwarps - 1) / nwarps);
 	const u32 nchunks = (nblocks + cs - 1) / cs;
 	if (MODE != kDocs) last = nullptr;
 

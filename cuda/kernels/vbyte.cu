@@ -43,6 +43,7 @@ using namespace qp_dec;
 // for trailing bytes. Blocks of at most 128 values are one segment.
 struct Codec {
 	static constexpr bool kSorted = false;
+	static constexpr u32 kChunk = 8;    // max_chunk (decode.cuh)
 	static constexpr bool kCheck = true;
 	static constexpr bool kSeg = true;
 	static constexpr u32 kMaxM = kMaxSegValues;
