@@ -408,9 +408,9 @@ __device__ __forceinline__ constexpr u32 max_values() {
 // (phase 1), so codecs with long header chains want full chunks, while
 // codecs with short ones gain from more, smaller chunks per warp on long
 // launches: BP128 and VByte at 8 were 4-10% faster on lists of 2^24 and
-// 2^26 (runs 40-42 of docs/GPU-TESTS.md), PForDelta, Rice, Elias-Fano and
-// LRC slower at 2^26. Launches of fewer than kChunk blocks per warp (every
-// batch up to 2^22 integers) are unaffected.
+// 2^26 (runs 40, 43 and 44 of docs/GPU-TESTS.md); PForDelta, Rice,
+// Elias-Fano and LRC were slower at 2^26. Launches of fewer than kChunk
+// blocks per warp (every batch up to 2^22 integers) are unaffected.
 template <class C, class = void>
 struct chunk_of {
 	static constexpr u32 value = 32;

@@ -389,22 +389,27 @@ __device__ __forceinline__ u32 pair_values(const uint8_t *__restrict__ post, con
 	// table's last docID without wrapping: in 32 bits when the width is at
 	// most 24 (128 values of at most 2^24 sum below 2^31; the common case,
 	// fewer registers), else in 64 bits.
+	// Positions >= m hold x = y = 0 (unpack4), so the sums below run
+	// unmasked: each such position adds exactly 1, which the totals take
+	// back (pad = 128 - m; the 32 lanes hold 128 positions), and they only
+	// move docIDs that item() never uses.
 	bool bad = false;
 #pragma unroll
 	for (int j = 0; j < 4; j++) {
-		bad |= lane * 4 + j < m && y[j] == 0xffffffffu;
+		bad |= y[j] == 0xffffffffu;
 		f[j] = y[j] + 1;
 	}
+	const u32 pad = 128 - m;
 	const u64 base = r.pk >> 28 & 1 ? 0 : static_cast<u64>(r.prev) + 1;
 	if (wd <= 24) {
 		u32 c[4], a = 0, total;
 #pragma unroll
 		for (int j = 0; j < 4; j++) {
-			a += lane * 4 + j < m ? x[j] + 1 : 0;
+			a += x[j] + 1;
 			c[j] = a;
 		}
 		const u32 ex = excl_sum<u32>(a, total);
-		if (base + total - 1 != r.last) return kBadDocs;
+		if (base + (total - pad) - 1 != r.last) return kBadDocs;
 		const u32 b32 = static_cast<u32>(base) + ex - 1;
 #pragma unroll
 		for (int j = 0; j < 4; j++) d[j] = b32 + c[j];
@@ -412,11 +417,11 @@ __device__ __forceinline__ u32 pair_values(const uint8_t *__restrict__ post, con
 		u64 c[4], a = 0, total;
 #pragma unroll
 		for (int j = 0; j < 4; j++) {
-			a += lane * 4 + j < m ? static_cast<u64>(x[j]) + 1 : 0;
+			a += static_cast<u64>(x[j]) + 1;
 			c[j] = a;
 		}
 		const u64 ex = excl_sum<u64>(a, total);
-		if (base + total - 1 != r.last) return kBadDocs;
+		if (base + (total - pad) - 1 != r.last) return kBadDocs;
 #pragma unroll
 		for (int j = 0; j < 4; j++) d[j] = static_cast<u32>(base + ex + c[j] - 1);
 	}
