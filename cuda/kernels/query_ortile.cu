@@ -1141,7 +1141,7 @@ qp_ortile_accumulate(uint32_t nq, uint32_t nitems, uint32_t ntiles, uint32_t til
 QP_EMU_REGISTER(qp_ortile_accumulate)
 
 // qp_ortile_accumulate_bp128 is compiled for 5 CTAs per SM (48 registers,
-// 72 bytes of stack for spills, 44.1 KB of shared memory each, which also
+// 56 bytes of stack for spills, 44.1 KB of shared memory each, which also
 // caps it at 5): measured on an H100 (10M-document gen index, TREC 2006 OR
 // queries, docs/GPU-QUERY.md) 17,727 OR queries/s against 17,496 for 4 CTAs
 // (64 registers, no spill). The tiles wait on dependent loads (skip
