@@ -64,20 +64,34 @@ func tiles(n int) Dim3 { return Dim3{uint32(ScanParts(n)), 1, 1} }
 // is the first candidate of its (query, block), else zeros; part[t] is the
 // sum of sel over tile t (ScanParts(n) entries), for ScanFromPartsS4. The
 // selected blocks and postings are added to qblocks/qpost (uint32 per
-// query). levels = 0 searches every candidate in the whole skip table;
-// 1..MaxAndLevels use Parallel Merge Find with that many splitter levels.
-// The results do not depend on levels.
-func (a *AndKernels) Locate(s *Stream, terms, post, qmeta, qterms DevicePtr, j, qactive, n, bs, levels int,
+// query). levels = 0 searches every candidate in the whole skip table, or,
+// when qlr is not 0, in the safe range of the query term's Linear
+// Regression model of the skip table (AndLRWords uint32 per QTerm, parallel
+// to qterms: PutAndLR); 1..MaxAndLevels use Parallel Merge Find with that
+// many splitter levels (qlr must be 0). The results depend on neither.
+func (a *AndKernels) Locate(s *Stream, terms, post, qmeta, qterms, qlr DevicePtr, j, qactive, n, bs, levels int,
 	cdoc, cq, blk, sel, part, qblocks, qpost DevicePtr) error {
-	if levels < 0 || levels > MaxAndLevels {
-		panic(fmt.Sprintf("BUG: cuda: AND locate with %d levels", levels))
+	if levels < 0 || levels > MaxAndLevels || (levels > 0 && qlr != 0) {
+		panic(fmt.Sprintf("BUG: cuda: AND locate with %d levels and LR models %#x", levels, qlr))
 	}
 	if n == 0 {
 		return nil
 	}
-	return a.locate.Launch(tiles(n), block256, 0, s, terms, post, qmeta, qterms, uint32(j),
+	return a.locate.Launch(tiles(n), block256, 0, s, terms, post, qmeta, qterms, qlr, uint32(j),
 		count32("active queries", qactive), count32("candidates", n), uint32(bs), uint32(levels), cdoc, cq, blk, sel,
 		part, qblocks, qpost)
+}
+
+// AndLRWords is the size of one Linear Regression model of a skip table in
+// Locate's qlr (uint32 words).
+const AndLRWords = 4
+
+// PutAndLR writes one model of Locate's qlr: the block holding docID d (the
+// first whose lastDoc is >= d) lies in [Pred(d) - l, max(0, Pred(d) + r + 1)], with
+// Pred(d) = (d * gamma >> 32) - beta (intersect.LR fitted to the lastDocs;
+// gamma = beta = l = 0, r = the number of blocks: the whole table).
+func PutAndLR(w []uint32, gamma uint32, beta int32, l, r uint32) {
+	w[0], w[1], w[2], w[3] = gamma, uint32(beta), l, r
 }
 
 // Match looks every candidate with a selected block up in its decoded

@@ -48,7 +48,7 @@ func addQueryFlags(fs interface {
 		k1:             fs.Float64("k1", -1, "BM25 k1 (default: the index's, 0.9)"),
 		b:              fs.Float64("b", -1, "BM25 b (default: the index's, 0.4)"),
 		qtf:            fs.Bool("qtf", false, "count a repeated query term once per occurrence (Lucene/Anserini); default: once"),
-		gpuAnd:         fs.String("gpu-and", "binsearch", "GPU: how AND steps find candidate blocks: binsearch, or pmf1..pmf4\n(Parallel Merge Find with 1-4 levels); bench query: a list, one row\neach"),
+		gpuAnd:         fs.String("gpu-and", "binsearch", "GPU: how AND steps find candidate blocks: binsearch, lr (binary search\nin the Linear Regression range of the skip table) or pmf1..pmf4 (Parallel\nMerge Find with 1-4 levels); bench query: a list, one row each"),
 		gpuOr:          fs.String("gpu-or", gpu.OrTiled, "GPU: OR strategy: tiled (shared-memory tiles, block-max bounds,\nthreshold) or dense (one accumulator of N floats per query); bench\nquery: a list, one row each"),
 		gpuThreshold:   fs.String("gpu-threshold", "", "GPU: PARA batch threshold c, postings of the queries' shortest lists\nper launch set (e.g. 4M; default 12M: more queries per launch, more\nthroughput, longer batches)"),
 		gpuBitmaps:     fs.String("gpu-bitmaps", "", "GPU AND: lists of at least this density (df/N: 1/128, 2^-7, 0.0078)\nalso get a device bitmap, a filter for the candidates and scoring by\nrank (default 1/128); off: none; bench query: a list, one row each"),

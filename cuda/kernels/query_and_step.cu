@@ -23,7 +23,9 @@
 // every candidate, the block of its query's j-th list that can hold it:
 // the first block whose skip-table lastDoc is >= the docID (Ding §8: only
 // those blocks are decoded). levels = 0: one binary search per candidate in
-// the whole skip table. levels = L in 1..4: Parallel Merge Find (Ding §7)
+// the whole skip table, or, with qlr (one Linear Regression model of the
+// skip table per query term, parallel to qterms), in the model's safe range
+// (lr_range; Ao et al. VLDB'11 §4.3). levels = L in 1..4: Parallel Merge Find (Ding §7)
 // with L levels of recursive splitting: the splitters at spacing
 // kSpacing[L-1] of the tile (and the next tile's first candidate) are
 // searched in the whole table, those of each finer level in the range
@@ -111,13 +113,35 @@ struct Tile {
 	u32 res[kTile + 1]; // raw block (0..nb) once searched
 };
 
+// lr_range narrows [lo, hi) = [0, nb) to the Linear Regression safe range
+// of the skip table (Ao et al. VLDB'11 §4.3 over the blocks' lastDocs; the
+// model m = {Gamma, Beta, L, R} of intersect.LR, Beta as int32): with
+// Pred(d) = (d * Gamma >> 32) - Beta, non-decreasing in d, and
+// Pred(last[i]) - L <= i <= Pred(last[i]) + R for every block i, the first
+// block whose lastDoc is >= d (i: last[i-1] < d <= last[i]) satisfies
+// i >= Pred(last[i]) - L >= Pred(d) - L, and, when i >= 1, i - 1 <=
+// Pred(last[i-1]) + R <= Pred(d) + R: so the search runs in
+// [max(0, Pred(d) - L), min(nb, max(1, Pred(d) + R + 2))), and still
+// returns nb when no block can hold d. A model {0, 0, 0, nb} is the whole
+// table. (engine/gpu TestLRBlockRange checks this range for every kind of
+// d.)
+__device__ __forceinline__ void lr_range(const uint4 m, u32 d, u32 nb, u32 &lo, u32 &hi) {
+	const long long p =
+	    static_cast<long long>((static_cast<u64>(d) * m.x) >> 32) - static_cast<long long>(static_cast<int>(m.y));
+	const long long a = p - static_cast<long long>(m.z), c = p + static_cast<long long>(m.w) + 2;
+	hi = c < static_cast<long long>(nb) ? (c < 1 ? 1u : static_cast<u32>(c)) : nb;
+	hi = hi < nb ? hi : nb;
+	lo = a > 0 ? (a < static_cast<long long>(hi) ? static_cast<u32>(a) : hi) : 0;
+}
+
 __device__ __forceinline__ void search(Tile &s, const TermMeta *__restrict__ terms, const uint8_t *__restrict__ post,
-                                       const QMeta *__restrict__ qmeta, const QTerm *__restrict__ qterms, u32 j,
-                                       u32 x, u32 parent) {
+                                       const QMeta *__restrict__ qmeta, const QTerm *__restrict__ qterms,
+                                       const uint4 *__restrict__ qlr, u32 j, u32 x, u32 parent) {
 	const u32 q = s.q[x];
 	if (q == kNone) return;
 	const List l = list_of(terms, post, qmeta, qterms, j, q);
 	u32 lo = 0, hi = l.t.nb;
+	if (qlr != nullptr) lr_range(qlr[qmeta[q].toff + j], s.doc[x], l.t.nb, lo, hi);
 	if (parent != 0) {
 		const u32 a = x / parent * parent, b = a + parent;
 		if (s.q[a] == q) lo = s.res[a];
@@ -128,8 +152,8 @@ __device__ __forceinline__ void search(Tile &s, const TermMeta *__restrict__ ter
 
 __device__ __forceinline__ void and_locate(const TermMeta *__restrict__ terms, const uint8_t *__restrict__ post,
                                            const QMeta *__restrict__ qmeta, const QTerm *__restrict__ qterms,
-                                           u32 j, u32 qactive, u32 n, u32 bs, u32 levels,
-                                           const u32 *__restrict__ cdoc, const u32 *__restrict__ cq,
+                                           const uint4 *__restrict__ qlr, u32 j, u32 qactive, u32 n, u32 bs,
+                                           u32 levels, const u32 *__restrict__ cdoc, const u32 *__restrict__ cq,
                                            u32 *__restrict__ blk, S4 *__restrict__ sel, S4 *__restrict__ part,
                                            u32 *__restrict__ qblocks, u32 *__restrict__ qpost) {
 	__shared__ Tile s;
@@ -147,12 +171,12 @@ __device__ __forceinline__ void and_locate(const TermMeta *__restrict__ terms, c
 	}
 	__syncthreads();
 	if (levels == 0) {
-		for (u32 x = threadIdx.x; x < kTile; x += kThreads) search(s, terms, post, qmeta, qterms, j, x, 0);
+		for (u32 x = threadIdx.x; x < kTile; x += kThreads) search(s, terms, post, qmeta, qterms, qlr, j, x, 0);
 	} else {
 		for (u32 l = levels; l >= 1; l--) {
 			const u32 sp = spacing(l), parent = l == levels ? 0 : spacing(l + 1);
 			for (u32 x = threadIdx.x * sp; x <= kTile; x += kThreads * sp)
-				if (parent == 0 || x % parent != 0) search(s, terms, post, qmeta, qterms, j, x, parent);
+				if (parent == 0 || x % parent != 0) search(s, terms, post, qmeta, qterms, nullptr, j, x, parent);
 			__syncthreads();
 		}
 		// Merge each piece: its splitter is searched; the others start from
@@ -277,10 +301,11 @@ __device__ __forceinline__ void and_compact(u32 n, const u32 *__restrict__ pos, 
 
 extern "C" __global__ void __launch_bounds__(256)
 qp_and_locate(const qp_q::TermMeta *terms, const uint8_t *post, const qp_q::QMeta *qmeta, const qp_q::QTerm *qterms,
-              uint32_t j, uint32_t qactive, uint32_t n, uint32_t bs, uint32_t levels, const uint32_t *cdoc,
-              const uint32_t *cq, uint32_t *blk, qp_q::S4 *sel, qp_q::S4 *part, uint32_t *qblocks, uint32_t *qpost) {
-	qp_andstep::and_locate(terms, post, qmeta, qterms, j, qactive, n, bs, levels, cdoc, cq, blk, sel, part, qblocks,
-	                       qpost);
+              const uint4 *qlr, uint32_t j, uint32_t qactive, uint32_t n, uint32_t bs, uint32_t levels,
+              const uint32_t *cdoc, const uint32_t *cq, uint32_t *blk, qp_q::S4 *sel, qp_q::S4 *part,
+              uint32_t *qblocks, uint32_t *qpost) {
+	qp_andstep::and_locate(terms, post, qmeta, qterms, qlr, j, qactive, n, bs, levels, cdoc, cq, blk, sel, part,
+	                       qblocks, qpost);
 }
 QP_EMU_REGISTER(qp_and_locate)
 

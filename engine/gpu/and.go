@@ -20,7 +20,7 @@ import (
 // copy, the previous step's candidate count); otherwise the count stays on
 // the device: grids are sized by the previous exact count and the slots
 // past the real one hold cuda.AndNone. Launches per step: locate (block
-// selection, by binary search or Parallel Merge Find, with the heads and
+// selection, by binary search (in LR ranges with "lr") or Parallel Merge Find, with the heads and
 // the scan's tile sums) + 2 scan, list of blocks + gather + docID decoder
 // (+ frequency decoder unless bp128 slots are read directly), match + 2
 // scan, compact. The queries are ordered by descending step count so that
@@ -84,14 +84,34 @@ func (b *Backend) runAnd(mem *devMem, qs []*prep, out []engine.Response) error {
 		}
 		st8.active = append(st8.active, a)
 	}
-	// Uploads: QMeta | QTerm | Seg (the shortest lists) | scratch offsets.
+	// Uploads: QMeta | QTerm | Seg (the shortest lists) | scratch offsets
+	// (| the LR models of the QTerms' skip tables, for the "lr" search).
+	useLR := st8.levels == andSearchLR
 	var lay layout
 	oMeta, oTerms, oSegs, oScr := lay.add(16*nq), lay.add(16*nterms), lay.add(40*nq), lay.add(8*nq)
+	oLR := 0
+	if useLR {
+		oLR = lay.add(4 * cuda.AndLRWords * nterms)
+	}
 	if err := b.up.reset(lay.size); err != nil {
 		return err
 	}
 	b.up.take(lay.size)
 	nres, scratchWords := b.fillQueries(qs, oMeta, oTerms, oScr)
+	if useLR {
+		lr := b.up.u32(oLR, cuda.AndLRWords*nterms)
+		i := 0
+		for _, p := range qs {
+			for _, t := range p.terms {
+				m, err := b.lrModel(t.id)
+				if err != nil {
+					return err
+				}
+				copy(lr[cuda.AndLRWords*i:], m[:])
+				i++
+			}
+		}
+	}
 	segs := b.up.u32(oSegs, cuda.SegWords*nq)
 	var d0, f0, v0, blk0, toff int
 	for a, p := range qs {
@@ -106,6 +126,11 @@ func (b *Backend) runAnd(mem *devMem, qs []*prep, out []engine.Response) error {
 		return err
 	}
 	pMeta, pTerms, pSegs, pScr := base+cuda.DevicePtr(oMeta), base+cuda.DevicePtr(oTerms), base+cuda.DevicePtr(oSegs), base+cuda.DevicePtr(oScr)
+	var pLR cuda.DevicePtr
+	levels := st8.levels
+	if useLR {
+		pLR, levels = base+cuda.DevicePtr(oLR), 0
+	}
 	terms, post, norms := b.terms.Ptr(), b.post.Ptr(), b.norms.Ptr()
 
 	// Counters: errors (4 uint32) | blocks per query | postings per query.
@@ -171,7 +196,7 @@ func (b *Backend) runAnd(mem *devMem, qs []*prep, out []engine.Response) error {
 			return err
 		}
 		t = b.tm.start(s)
-		if err := ak.Locate(s, terms, post, pMeta, pTerms, j, st8.active[j], n, b.bs, st8.levels, cdoc.Ptr(), cq.Ptr(),
+		if err := ak.Locate(s, terms, post, pMeta, pTerms, pLR, j, st8.active[j], n, b.bs, levels, cdoc.Ptr(), cq.Ptr(),
 			blk.Ptr(), sel.Ptr(), part.Ptr(), pBlocks, pPost); err != nil {
 			return err
 		}

@@ -2,23 +2,33 @@ package gpu
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
 	"github.com/qpengine/qp/cuda"
+	"github.com/qpengine/qp/intersect"
 )
 
 // AndSearches are the values of Options.AndSearch: one binary search per
-// candidate in the skip table, or Parallel Merge Find (Ding et al. WWW'09
-// §7) with 1 to 4 levels of recursive splitting (splitters every 4, 32,
-// 256 and 1024 candidates of a query, cuda/kernels/query_and_step.cu).
-var AndSearches = []string{"binsearch", "pmf1", "pmf2", "pmf3", "pmf4"}
+// candidate in the skip table; the same inside the Linear Regression safe
+// range of the skip table (Ao et al. VLDB'11 §4.3, "lr": the model of each
+// list's block lastDocs, fitted on first use); or Parallel Merge Find (Ding
+// et al. WWW'09 §7) with 1 to 4 levels of recursive splitting (splitters
+// every 4, 32, 256 and 1024 candidates of a query,
+// cuda/kernels/query_and_step.cu).
+var AndSearches = []string{"binsearch", "lr", "pmf1", "pmf2", "pmf3", "pmf4"}
+
+// andSearchLR is the levels value of the "lr" search.
+const andSearchLR = -1
 
 // andState is the Backend's AND step state: the kernels (loaded on first
-// use), the Parallel Merge Find levels (0: binary search) and scratch.
+// use), the Parallel Merge Find levels (0: binary search, andSearchLR: LR
+// ranges), the LR models fitted so far and scratch.
 type andState struct {
 	k      *cuda.AndKernels
 	levels int
+	lr     map[int][cuda.AndLRWords]uint32
 	// decodeFreqs decodes the frequency blocks even where random access to
 	// bp128 slots could be used (tests of both paths).
 	decodeFreqs bool
@@ -27,11 +37,13 @@ type andState struct {
 }
 
 // parseAndSearch maps Options.AndSearch to a number of Parallel Merge Find
-// levels (0: binary search).
+// levels (0: binary search, andSearchLR: binary search in LR ranges).
 func parseAndSearch(s string) (int, error) {
 	switch {
 	case s == "" || s == "binsearch":
 		return 0, nil
+	case s == "lr":
+		return andSearchLR, nil
 	case strings.HasPrefix(s, "pmf"):
 		if l, err := strconv.Atoi(s[3:]); err == nil && l >= 1 && l <= cuda.MaxAndLevels {
 			return l, nil
@@ -95,4 +107,41 @@ func (b *Backend) andTotals(mem *devMem, sel *cuda.Buffer, selOff int, flag *cud
 	}
 	b.prof.Syncs++
 	return mem.synced()
+}
+
+// lrMinBlocks is the shortest skip table that gets an LR model; shorter
+// ones are searched whole (a binary search of at most 3 steps).
+const lrMinBlocks = 8
+
+// lrModel returns the LR model (cuda.PutAndLR's words) of term t's skip
+// table: intersect.LR fitted to its blocks' lastDocs, or the whole table
+// when it is short or the fit does not fit the kernel's integers. Models
+// are fitted on first use and kept (the host reads the term's skip table
+// once).
+func (b *Backend) lrModel(t int) ([cuda.AndLRWords]uint32, error) {
+	if m, ok := b.and.lr[t]; ok {
+		return m, nil
+	}
+	nb := b.info[t].nb
+	var m [cuda.AndLRWords]uint32
+	cuda.PutAndLR(m[:], 0, 0, 0, nb)
+	if nb >= lrMinBlocks {
+		l, err := b.x.BlockCodedList(t)
+		if err != nil {
+			return m, fmt.Errorf("gpu: %w", err)
+		}
+		last := make([]uint32, l.NBlocks)
+		for i := range last {
+			last[i] = l.LastDoc(i)
+		}
+		f := intersect.NewLR(last)
+		if f.Gamma > 0 && f.Beta >= math.MinInt32 && f.Beta <= math.MaxInt32 && f.L < nb && f.R < nb {
+			cuda.PutAndLR(m[:], uint32(f.Gamma), int32(f.Beta), f.L, f.R)
+		}
+	}
+	if b.and.lr == nil {
+		b.and.lr = make(map[int][cuda.AndLRWords]uint32)
+	}
+	b.and.lr[t] = m
+	return m, nil
 }

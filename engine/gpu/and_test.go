@@ -2,11 +2,15 @@ package gpu
 
 import (
 	"fmt"
+	"math"
 	"math/rand"
+	"sort"
 	"testing"
 
 	"github.com/qpengine/qp/compress"
+	"github.com/qpengine/qp/cuda"
 	"github.com/qpengine/qp/engine"
+	"github.com/qpengine/qp/intersect"
 )
 
 // TestAndSearches runs the differential tests of gpu_test.go for every
@@ -15,7 +19,7 @@ import (
 // blocks per list (block sizes 4 and 32 make Parallel Merge Find's
 // splitters land in other blocks, queries and tiles than their
 // neighbours), and checks one synchronization per AND step. On the
-// emulator only bp128 runs every search (the other codecs two of them).
+// emulator only bp128 runs every search (the other codecs three of them).
 func TestAndSearches(t *testing.T) {
 	c := testContext(t)
 	nq := 16
@@ -38,7 +42,7 @@ func TestAndSearches(t *testing.T) {
 				if decode && codec.Name() != "bp128" {
 					continue
 				}
-				if emulated(c) && codec.Name() != "bp128" && search != "binsearch" && search != "pmf2" {
+				if emulated(c) && codec.Name() != "bp128" && search != "binsearch" && search != "lr" && search != "pmf2" {
 					continue // the emulator is slow; every search runs on bp128
 				}
 				name := fmt.Sprintf("%s/B%d/%s", codec.Name(), bs, search)
@@ -94,5 +98,78 @@ func TestAndSearchOption(t *testing.T) {
 	x := col.write(t, compress.All()[0])
 	if _, err := New(x, Options{AndSearch: "pmf9"}); err == nil {
 		t.Error("New accepted AndSearch pmf9")
+	}
+}
+
+// TestLRBlockRange checks the claim behind the "lr" search
+// (query_and_step.cu lr_range, mirrored here): for a model of a list of
+// block lastDocs, the first block whose lastDoc is >= d lies in the range
+// for every d, not only for the lastDocs themselves (d past the last block:
+// the range ends at nb), on random, clustered and evenly spaced lists.
+func TestLRBlockRange(t *testing.T) {
+	lrRange := func(m [4]uint32, d, nb uint32) (lo, hi uint32) { // lr_range
+		p := int64((uint64(d)*uint64(m[0]))>>32) - int64(int32(m[1]))
+		a, c := p-int64(m[2]), p+int64(m[3])+2
+		hi = nb
+		if c < int64(nb) {
+			hi = min(uint32(max(c, 1)), nb)
+		}
+		if a > 0 {
+			lo = uint32(min(a, int64(hi)))
+		}
+		return lo, hi
+	}
+	rng := rand.New(rand.NewSource(7))
+	checked, narrowed := 0, 0
+	for trial := 0; trial < 300; trial++ {
+		nb := 1 + rng.Intn(400)
+		last := make([]uint32, nb)
+		d := uint32(rng.Intn(50))
+		for i := range last {
+			switch trial % 3 {
+			case 0: // random gaps
+				d += 1 + uint32(rng.Intn(1000))
+			case 1: // clustered: long jumps now and then
+				d += 1 + uint32(rng.Intn(10))
+				if rng.Intn(20) == 0 {
+					d += uint32(rng.Intn(1 << 20))
+				}
+			default: // evenly spaced
+				d += 128
+			}
+			last[i] = d
+		}
+		var m [4]uint32
+		cuda.PutAndLR(m[:], 0, 0, 0, uint32(nb))
+		if f := intersect.NewLR(last); f.Gamma > 0 && f.Beta >= math.MinInt32 && f.Beta <= math.MaxInt32 &&
+			f.L < uint32(nb) && f.R < uint32(nb) {
+			cuda.PutAndLR(m[:], uint32(f.Gamma), int32(f.Beta), f.L, f.R)
+		}
+		probe := func(x uint32) {
+			want := uint32(sort.Search(nb, func(i int) bool { return last[i] >= x }))
+			lo, hi := lrRange(m, x, uint32(nb))
+			if want < lo || want > hi || (want == hi && hi < uint32(nb)) {
+				t.Fatalf("trial %d, %d blocks, d %d: block %d outside [%d, %d) (model %v)", trial, nb, x, want, lo, hi, m)
+			}
+			checked++
+			if hi-lo < uint32(nb) {
+				narrowed++
+			}
+		}
+		for i, v := range last {
+			probe(v)
+			probe(v + 1)
+			if i == 0 || last[i-1] < v-1 {
+				probe(v - 1)
+			}
+		}
+		probe(0)
+		probe(math.MaxUint32)
+		for range 50 {
+			probe(uint32(rng.Int63n(int64(d) + 2)))
+		}
+	}
+	if narrowed < checked/2 {
+		t.Errorf("only %d of %d ranges narrower than the whole table", narrowed, checked)
 	}
 }

@@ -131,9 +131,11 @@ type Options struct {
 	// reports where GPU time goes (costs a few microseconds per phase).
 	Profile bool
 	// AndSearch selects how AND steps find the skip-table block of each
-	// candidate (and_opts.go): "binsearch" (the default when empty) or
-	// "pmf1".."pmf4" (Parallel Merge Find, Ding et al. WWW'09 §7, with 1 to
-	// 4 splitter levels). The results do not depend on it.
+	// candidate (and_opts.go): "binsearch" (the default when empty), "lr"
+	// (the binary search in the Linear Regression safe range of the skip
+	// table, Ao et al. VLDB'11 §4.3) or "pmf1".."pmf4" (Parallel Merge
+	// Find, Ding et al. WWW'09 §7, with 1 to 4 splitter levels). The
+	// results do not depend on it.
 	AndSearch string
 	// Or selects how OR (and AND+OR's OR phase) runs: OrTiled (the
 	// default when empty) or OrDense (ortile.go). The results do not
@@ -448,7 +450,7 @@ func (b *Backend) SetOrThreshold(n int64) {
 	b.mu.Unlock()
 }
 
-// SetAndSearch changes Options.AndSearch ("binsearch", "pmf1".."pmf4").
+// SetAndSearch changes Options.AndSearch ("binsearch", "lr", "pmf1".."pmf4").
 func (b *Backend) SetAndSearch(name string) error {
 	levels, err := parseAndSearch(name)
 	if err != nil {
