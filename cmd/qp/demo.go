@@ -5,7 +5,10 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
+
+	"github.com/qpengine/qp/index"
 )
 
 func init() {
@@ -19,7 +22,8 @@ func init() {
      runs the TREC 2006 efficiency queries (first 10,000) in AND, OR and
      AND+OR top-10 on all cores, printing queries/s and latency.
 Without ../shared/data, step 1 is skipped and step 2 runs random queries
-over the synthetic vocabulary. Takes about a minute on 2 cores.`)
+of 2-4 of the synthetic index's 2,000 most frequent terms. Takes about a
+minute on 2 cores.`)
 		docs := fs.Int("docs", 200000, "documents of the synthetic collection")
 		keep := fs.String("keep", "", "keep the indexes and runs in this directory")
 		device := fs.String("device", "auto", "cpu, gpu or auto")
@@ -72,20 +76,12 @@ over the synthetic vocabulary. Takes about a minute on 2 cores.`)
 		if logs := defaultQueryLogs(); len(logs) > 0 {
 			qfile = logs[len(logs)-1]
 		} else {
-			// Random 2-4 term queries over the synthetic vocabulary.
 			qfile = filepath.Join(dir, "queries.txt")
-			rng := rand.New(rand.NewSource(1))
-			var sb strings.Builder
-			for i := 1; i <= 10000; i++ {
-				fmt.Fprintf(&sb, "%d:", i)
-				for j := 2 + rng.Intn(3); j > 0; j-- {
-					fmt.Fprintf(&sb, " t%d", rng.Intn(2000))
-				}
-				sb.WriteString("\n")
-			}
-			if err := os.WriteFile(qfile, []byte(sb.String()), 0o644); err != nil {
+			if err := demoQueries(gidx, qfile, 10000); err != nil {
 				return err
 			}
+			fmt.Printf("(no TREC query log: 10,000 random queries of 2-4 of the index's %d most frequent terms in %s)\n",
+				demoVocab, qfile)
 		}
 		for _, mode := range []string{"and", "or", "andor"} {
 			run := filepath.Join(dir, "gov2like-"+mode+".run")
@@ -98,4 +94,40 @@ over the synthetic vocabulary. Takes about a minute on 2 cores.`)
 		return nil
 	}
 	register(c)
+}
+
+// demoVocab is how many of the most frequent terms demoQueries draws from.
+const demoVocab = 2000
+
+// demoQueries writes n random queries ("id: t1 t2 ...") of 2 to 4 distinct
+// terms drawn from the demoVocab most frequent terms of the index at path
+// (a query log for a synthetic index when no TREC log is at hand: its
+// terms exist and co-occur, so AND, OR and AND+OR all find results).
+func demoQueries(path, out string, n int) error {
+	x, err := index.Open(path)
+	if err != nil {
+		return err
+	}
+	ids := make([]int, x.NumTerms())
+	for t := range ids {
+		ids[t] = t
+	}
+	sort.Slice(ids, func(a, b int) bool {
+		da, db := x.Record(ids[a]).DF, x.Record(ids[b]).DF
+		return da > db || (da == db && ids[a] < ids[b])
+	})
+	ids = ids[:min(demoVocab, len(ids))]
+	if len(ids) < 4 {
+		return fmt.Errorf("demo: the index has %d terms, too few for queries", len(ids))
+	}
+	rng := rand.New(rand.NewSource(1))
+	var sb strings.Builder
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&sb, "%d:", i)
+		for _, k := range rng.Perm(len(ids))[:2+rng.Intn(3)] {
+			sb.WriteString(" " + x.Term(ids[k]))
+		}
+		sb.WriteString("\n")
+	}
+	return os.WriteFile(out, []byte(sb.String()), 0o644)
 }

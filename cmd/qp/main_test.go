@@ -3,10 +3,12 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/qpengine/qp/engine"
+	"github.com/qpengine/qp/index"
 )
 
 // TestBenchQueryCPU runs `qp gen` and `qp bench query` on the CPU in every
@@ -103,5 +105,67 @@ func TestBitmapPlot(t *testing.T) {
 	}
 	if err := writeBitmapPlot(path, rows[:1], 1000, 10, 10); err == nil {
 		t.Error("a plot of CPU rows only: no error")
+	}
+}
+
+// TestDemoQueries checks the demo's query log for a synthetic index without
+// a TREC log: queries of 2-4 distinct terms of the index, which OR always
+// and AND often answer (the terms are the most frequent ones). The demo
+// once wrote terms that gen does not name ("t%d" unpadded): every query
+// came back empty.
+func TestDemoQueries(t *testing.T) {
+	dir := t.TempDir()
+	idx, qfile := filepath.Join(dir, "g.qp"), filepath.Join(dir, "q.txt")
+	if err := commands["gen"].run([]string{"--docs", "5000", "--out", idx, "--quiet"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := demoQueries(idx, qfile, 200); err != nil {
+		t.Fatal(err)
+	}
+	x, err := index.Open(idx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(qfile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if len(lines) != 200 {
+		t.Fatalf("%d queries, want 200", len(lines))
+	}
+	e := engine.New(x)
+	found := 0
+	for i, l := range lines {
+		id, q, ok := strings.Cut(l, ":")
+		if !ok || id != strconv.Itoa(i+1) {
+			t.Fatalf("line %d: %q", i+1, l)
+		}
+		terms := strings.Fields(q)
+		seen := map[string]bool{}
+		for _, w := range terms {
+			if _, ok := x.Lookup(w); !ok || seen[w] {
+				t.Fatalf("line %d: term %q unknown or repeated", i+1, w)
+			}
+			seen[w] = true
+		}
+		if len(terms) < 2 || len(terms) > 4 {
+			t.Fatalf("line %d: %d terms", i+1, len(terms))
+		}
+		r, _, err := e.Search(engine.Query{Terms: terms, Mode: engine.And, K: 10}, engine.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r) > 0 {
+			found++
+		}
+		if r, _, err = e.Search(engine.Query{Terms: terms, Mode: engine.Or, K: 10}, engine.Options{}); err != nil || len(r) != 10 {
+			t.Fatalf("line %d: OR gave %d results, %v", i+1, len(r), err)
+		}
+	}
+	// 5,000 documents: the 2,000 most frequent terms are sparse here (about
+	// a quarter of the queries match in AND; most at the demo's 200,000).
+	if found < len(lines)/10 {
+		t.Errorf("AND found results for %d of %d queries", found, len(lines))
 	}
 }
