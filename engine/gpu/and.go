@@ -20,10 +20,10 @@ import (
 // copy, the previous step's candidate count); otherwise the count stays on
 // the device: grids are sized by the previous exact count and the slots
 // past the real one hold cuda.AndNone. Launches per step: locate (block
-// selection, by binary search (in LR ranges with "lr") or Parallel Merge Find, with the heads and
-// the scan's tile sums) + 2 scan, list of blocks + gather + docID decoder
-// (+ frequency decoder unless bp128 slots are read directly), match + 2
-// scan, compact. The queries are ordered by descending step count so that
+// selection, by binary search, in LR ranges with "lr", or Parallel Merge
+// Find, with the heads and the scan's tile sums) + 2 scan, list of blocks +
+// gather + docID decoder (+ frequency decoder unless bp128 slots are read
+// directly), match + 2 scan, compact. The queries are ordered by descending step count so that
 // those without a j-th step are a suffix that the kernels skip cheaply.
 //
 // Bitmap terms (bitmap.go): when a query's densest terms have device
@@ -102,12 +102,14 @@ func (b *Backend) runAnd(mem *devMem, qs []*prep, out []engine.Response) error {
 		lr := b.up.u32(oLR, cuda.AndLRWords*nterms)
 		i := 0
 		for _, p := range qs {
-			for _, t := range p.terms {
-				m, err := b.lrModel(t.id)
-				if err != nil {
-					return err
+			for j, t := range p.terms {
+				if j > 0 { // term 0's list is decoded whole, never searched
+					m, err := b.lrModel(t.id)
+					if err != nil {
+						return err
+					}
+					copy(lr[cuda.AndLRWords*i:], m[:])
 				}
-				copy(lr[cuda.AndLRWords*i:], m[:])
 				i++
 			}
 		}

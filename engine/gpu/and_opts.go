@@ -114,34 +114,42 @@ func (b *Backend) andTotals(mem *devMem, sel *cuda.Buffer, selOff int, flag *cud
 const lrMinBlocks = 8
 
 // lrModel returns the LR model (cuda.PutAndLR's words) of term t's skip
-// table: intersect.LR fitted to its blocks' lastDocs, or the whole table
-// when it is short or the fit does not fit the kernel's integers. Models
-// are fitted on first use and kept (the host reads the term's skip table
-// once).
+// table, lrFit of its blocks' lastDocs. Models are fitted on first use and
+// kept (the host reads the term's skip table once).
 func (b *Backend) lrModel(t int) ([cuda.AndLRWords]uint32, error) {
 	if m, ok := b.and.lr[t]; ok {
 		return m, nil
 	}
-	nb := b.info[t].nb
-	var m [cuda.AndLRWords]uint32
-	cuda.PutAndLR(m[:], 0, 0, 0, nb)
+	nb := int(b.info[t].nb)
+	last := make([]uint32, 0, nb)
 	if nb >= lrMinBlocks {
 		l, err := b.x.BlockCodedList(t)
 		if err != nil {
-			return m, fmt.Errorf("gpu: %w", err)
+			return [cuda.AndLRWords]uint32{}, fmt.Errorf("gpu: %w", err)
 		}
-		last := make([]uint32, l.NBlocks)
-		for i := range last {
-			last[i] = l.LastDoc(i)
-		}
-		f := intersect.NewLR(last)
-		if f.Gamma > 0 && f.Beta >= math.MinInt32 && f.Beta <= math.MaxInt32 && f.L < nb && f.R < nb {
-			cuda.PutAndLR(m[:], uint32(f.Gamma), int32(f.Beta), f.L, f.R)
+		for i := 0; i < l.NBlocks; i++ {
+			last = append(last, l.LastDoc(i))
 		}
 	}
+	m := lrFit(last, nb)
 	if b.and.lr == nil {
 		b.and.lr = make(map[int][cuda.AndLRWords]uint32)
 	}
 	b.and.lr[t] = m
 	return m, nil
+}
+
+// lrFit is the model of a skip table of nb blocks whose lastDocs are last:
+// intersect.LR fitted to them, or the whole table (no lastDocs given, or a
+// fit whose integers do not fit the kernel's).
+func lrFit(last []uint32, nb int) [cuda.AndLRWords]uint32 {
+	var m [cuda.AndLRWords]uint32
+	cuda.PutAndLR(m[:], 0, 0, 0, uint32(nb))
+	if len(last) > 0 {
+		f := intersect.NewLR(last)
+		if f.Gamma > 0 && f.Beta >= math.MinInt32 && f.Beta <= math.MaxInt32 && f.L < uint32(nb) && f.R < uint32(nb) {
+			cuda.PutAndLR(m[:], uint32(f.Gamma), int32(f.Beta), f.L, f.R)
+		}
+	}
+	return m
 }

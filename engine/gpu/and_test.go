@@ -8,9 +8,7 @@ import (
 	"testing"
 
 	"github.com/qpengine/qp/compress"
-	"github.com/qpengine/qp/cuda"
 	"github.com/qpengine/qp/engine"
-	"github.com/qpengine/qp/intersect"
 )
 
 // TestAndSearches runs the differential tests of gpu_test.go for every
@@ -139,12 +137,7 @@ func TestLRBlockRange(t *testing.T) {
 			}
 			last[i] = d
 		}
-		var m [4]uint32
-		cuda.PutAndLR(m[:], 0, 0, 0, uint32(nb))
-		if f := intersect.NewLR(last); f.Gamma > 0 && f.Beta >= math.MinInt32 && f.Beta <= math.MaxInt32 &&
-			f.L < uint32(nb) && f.R < uint32(nb) {
-			cuda.PutAndLR(m[:], uint32(f.Gamma), int32(f.Beta), f.L, f.R)
-		}
+		m := lrFit(last, nb)
 		probe := func(x uint32) {
 			want := uint32(sort.Search(nb, func(i int) bool { return last[i] >= x }))
 			lo, hi := lrRange(m, x, uint32(nb))
