@@ -114,22 +114,25 @@ func (b *Backend) andTotals(mem *devMem, sel *cuda.Buffer, selOff int, flag *cud
 const lrMinBlocks = 8
 
 // lrModel returns the LR model (cuda.PutAndLR's words) of term t's skip
-// table, lrFit of its blocks' lastDocs. Models are fitted on first use and
-// kept (the host reads the term's skip table once).
+// table, lrFit of its blocks' lastDocs. The models of lists of at least
+// lrMinBlocks blocks are fitted on first use and kept (the host reads the
+// term's skip table once; at most one entry per such term); shorter lists
+// get the whole table.
 func (b *Backend) lrModel(t int) ([cuda.AndLRWords]uint32, error) {
+	nb := int(b.info[t].nb)
+	if nb < lrMinBlocks {
+		return lrFit(nil, nb), nil
+	}
 	if m, ok := b.and.lr[t]; ok {
 		return m, nil
 	}
-	nb := int(b.info[t].nb)
-	last := make([]uint32, 0, nb)
-	if nb >= lrMinBlocks {
-		l, err := b.x.BlockCodedList(t)
-		if err != nil {
-			return [cuda.AndLRWords]uint32{}, fmt.Errorf("gpu: %w", err)
-		}
-		for i := 0; i < l.NBlocks; i++ {
-			last = append(last, l.LastDoc(i))
-		}
+	l, err := b.x.BlockCodedList(t)
+	if err != nil {
+		return [cuda.AndLRWords]uint32{}, fmt.Errorf("gpu: %w", err)
+	}
+	last := make([]uint32, l.NBlocks)
+	for i := range last {
+		last[i] = l.LastDoc(i)
 	}
 	m := lrFit(last, nb)
 	if b.and.lr == nil {
