@@ -39,9 +39,7 @@
 
 #include <cstdint>
 
-#ifndef QP_EMU_REGISTER
-#define QP_EMU_REGISTER(NAME)
-#endif
+#include "query.cuh" // lower_bound
 
 namespace qp_isect {
 
@@ -71,15 +69,7 @@ struct QMeta { // 2 words: first list reference, number of lists
 };
 
 __device__ __forceinline__ u32 lower_bound(const u32 *v, u32 lo, u32 hi, u32 x) {
-	while (lo < hi) {
-		const u32 m = lo + ((hi - lo) >> 1);
-		if (v[m] < x) {
-			lo = m + 1;
-		} else {
-			hi = m;
-		}
-	}
-	return lo;
+	return qp_q::lower_bound(lo, hi, x, [&](u32 i) { return v[i]; });
 }
 
 __device__ __forceinline__ bool found(const u32 *v, u32 lo, u32 hi, u32 x) {

@@ -165,19 +165,28 @@ __device__ __forceinline__ u32 block_len(const TermMeta &t, u32 b, u32 bs) {
 	return b + 1 == t.nb ? t.df - b * bs : bs;
 }
 
-// find_block returns the first block of the list whose last docID is >= d,
-// or t.nb when d is past the list's end (binary search over the skip
-// table: ceil(log2(nb+1)) loads of 4 bytes, 16 bytes apart).
-__device__ __forceinline__ u32 find_block(const u32 *sk, u32 nb, u32 d) {
-	u32 lo = 0, hi = nb;
+// lower_bound returns the first position i in [lo, hi) whose key(i) is >=
+// x, or hi (I: u32 or u64 positions; key(i) loads the i-th key of a
+// non-decreasing sequence). The binary search of every query kernel. The
+// midpoint of u32 positions is taken without overflow; u64 positions stay
+// far below 2^63, where lo + hi cannot overflow.
+template <class I, class K>
+__device__ __forceinline__ I lower_bound(I lo, I hi, u32 x, K key) {
 	while (lo < hi) {
-		const u32 mid = (lo + hi) >> 1;
-		if (last_doc(sk, mid) < d)
+		const I mid = sizeof(I) == 8 ? (lo + hi) >> 1 : lo + ((hi - lo) >> 1);
+		if (key(mid) < x)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	return lo;
+}
+
+// find_block returns the first block of the list whose last docID is >= d,
+// or t.nb when d is past the list's end (binary search over the skip
+// table: ceil(log2(nb+1)) loads of 4 bytes, 16 bytes apart).
+__device__ __forceinline__ u32 find_block(const u32 *sk, u32 nb, u32 d) {
+	return lower_bound(0u, nb, d, [&](u32 b) { return last_doc(sk, b); });
 }
 
 // bp128_freq returns the frequency in slot p of the bp128 block of m values

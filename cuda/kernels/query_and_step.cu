@@ -74,14 +74,7 @@ __device__ __forceinline__ u32 spacing(u32 l) {
 
 // lower_block: the first block b in [lo, hi) whose lastDoc is >= d, or hi.
 __device__ __forceinline__ u32 lower_block(const u32 *sk, u32 lo, u32 hi, u32 d) {
-	while (lo < hi) {
-		const u32 mid = lo + ((hi - lo) >> 1);
-		if (last_doc(sk, mid) < d)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return lower_bound(lo, hi, d, [&](u32 b) { return last_doc(sk, b); });
 }
 
 // head: candidate i, in block b, is the first of its (query, block) (the
@@ -250,17 +243,9 @@ __device__ __forceinline__ void and_match(const TermMeta *__restrict__ terms, co
 		if (b == kPass) return 1;
 		if (b == kDead) return 0;
 		const u32 slot = static_cast<u32>(ex[i].a) + (head(i, cq, blk, b) ? 0 : static_cast<u32>(-1));
-		const u64 first = o_off[slot];
-		u64 lo = first, hi = o_off[slot + 1];
-		const u64 end = hi;
+		const u64 first = o_off[slot], end = o_off[slot + 1];
 		const u32 d = cdoc[i];
-		while (lo < hi) {
-			const u64 mid = (lo + hi) >> 1;
-			if (docs[mid] < d)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
+		const u64 lo = lower_bound(first, end, d, [&](u64 p) { return docs[p]; });
 		if (lo >= end || docs[lo] != d) return 0;
 		const QTerm qt = qterms[qmeta[cq[i]].toff + j];
 		u32 tf;

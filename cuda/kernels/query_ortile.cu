@@ -1048,18 +1048,9 @@ __device__ __forceinline__ void maxtree(u32 nq, const qp_q::QMeta *__restrict__ 
 	for (u32 a = blockIdx.x; a < nq; a += gridDim.x) {
 		const qp_q::QMeta m = qmeta[a];
 		// The query's run of candidates.
-		u32 lo = 0, hi = ncand;
-		while (lo < hi) {
-			const u32 mid = (lo + hi) >> 1;
-			if (cq[mid] < a) lo = mid + 1; else hi = mid;
-		}
-		const u32 first = lo;
-		hi = ncand;
-		while (lo < hi) {
-			const u32 mid = (lo + hi) >> 1;
-			if (cq[mid] < a + 1) lo = mid + 1; else hi = mid;
-		}
-		const u32 n = lo - first;
+		const auto at = [&](u32 p) { return cq[p]; };
+		const u32 first = qp_q::lower_bound(0u, ncand, a, at);
+		const u32 n = qp_q::lower_bound(first, ncand, a + 1, at) - first;
 		u64 *key = keys + oq[a].coff; // n <= cap keys of scratch
 		for (u32 i = tid; i < n; i += kThreads) key[i] = qp_q::rank_key(cdoc[first + i], cscore[first + i]);
 		const u32 ng = (n + kGroup - 1) / kGroup; // level-1 groups (<= kGroup)

@@ -36,18 +36,6 @@ namespace qp_q {
 
 constexpr u32 kSortShared = 4096;
 
-__device__ __forceinline__ u32 lower_bound_u32(const u32 *__restrict__ a, u32 n, u32 x) {
-	u32 lo = 0, hi = n;
-	while (lo < hi) {
-		const u32 mid = (lo + hi) >> 1;
-		if (a[mid] < x)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
 struct Items {
 	u32 dense;
 	const u32 *cdoc;
@@ -110,8 +98,9 @@ __device__ __forceinline__ void topk(u32 dense, u32 nq, const QMeta *__restrict_
 			it.row = acc + static_cast<u64>(a) * ndocs;
 			n = ndocs;
 		} else {
-			it.lo = lower_bound_u32(cq, ncand, a);
-			n = lower_bound_u32(cq, ncand, a + 1) - it.lo;
+			const auto at = [&](u32 p) { return cq[p]; };
+			it.lo = lower_bound(0u, ncand, a, at);
+			n = lower_bound(0u, ncand, a + 1, at) - it.lo;
 		}
 		if (tid == 0) {
 			sh_prefix = 0;
