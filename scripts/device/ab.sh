@@ -8,16 +8,21 @@
 #   make kernels && CGO_ENABLED=0 go test -c -o bin/NAME/cuda.test ./cuda
 # and carry every bin/NAME. Environment: BINS (default "old dev"), K (the
 # kernels, names as in BenchmarkDecode; default pfordelta,bp128), LENGTHS
-# (default 2^14, 2^20, 2^24, 2^26).
+# (default 2^14, 2^20, 2^24, 2^26), TIMEOUT (seconds per sweep, 120).
+# Exits 1 when a sweep failed.
 set -u
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
+rc=0
 for round in 1 2; do
   for b in ${BINS:-old dev}; do
     QP_DECODE_CSV="$OUT/$b-$round.csv" QP_DECODE_LENGTHS=${LENGTHS:-16384,1048576,16777216,67108864} \
       QP_DECODE_KERNELS=${K:-pfordelta,bp128} \
-      timeout 120 "bin/$b/cuda.test" -test.run TestDecodeSweep -test.v >"$OUT/$b-$round.log" 2>&1
-    echo "== $b round $round rc=$?"
+      timeout "${TIMEOUT:-120}" "bin/$b/cuda.test" -test.run TestDecodeSweep -test.v >"$OUT/$b-$round.log" 2>&1
+    r=$?
+    echo "== $b round $round rc=$r"
+    [ $r -ne 0 ] && rc=1
     grep -E 'Gint/s|FAIL|panic' "$OUT/$b-$round.log" | sed -E 's/ +/ /g' | cut -c1-100
   done
 done
+exit $rc

@@ -6,7 +6,8 @@
 #  2. decode: TestDecodeSweep of $DECODE_KERNELS (names as in
 #     BenchmarkDecode; default bp128, pfordelta, eliasfano) at $LENGTHS
 #     (default 2^14, 2^20, 2^24, 2^26), twice (the spread between the two
-#     is the noise) -> decode.csv, decode2.csv;
+#     is the noise): scripts/device/ab.sh with this build alone ->
+#     NAME-1.csv, NAME-2.csv (NAME: the folder of the binaries, dev);
 #  3. or: scripts/device/q10m.sh (MODES default or, without the Go
 #     benchmarks) with every OR threshold of $ORTH (default 1G,256M,64M),
 #     $REPS times (default 1; the spread is the noise), into $OUT/or-N;
@@ -28,12 +29,8 @@ for part in ${PARTS:-tests decode or}; do
     grep -E '^(--- FAIL|FAIL|ok|PASS)' "$OUT/gpu-tests.log" | tail -8
     echo "== tests: $(grep -c -- '--- PASS' "$OUT/gpu-tests.log") engine/gpu passes, $(grep -c -- '--- FAIL' "$OUT/gpu-tests.log") fails in $(( $(date +%s) - start ))s" ;;
   decode)
-    for rep in "" 2; do
-      QP_DECODE_CSV="$OUT/decode$rep.csv" QP_DECODE_LENGTHS=${LENGTHS:-16384,1048576,16777216,67108864} \
-        QP_DECODE_KERNELS=${DECODE_KERNELS:-bp128,pfordelta,eliasfano} \
-        timeout "$(left)" "$bin/cuda.test" -test.run TestDecodeSweep -test.v >"$OUT/decode$rep.log" 2>&1 || rc=1
-      grep -E 'Gint/s|FAIL|panic' "$OUT/decode$rep.log" | sed -E 's/ +/ /g' | cut -c1-120
-    done
+    BINS=$(basename "$bin") K=${DECODE_KERNELS:-bp128,pfordelta,eliasfano} TIMEOUT=$(( $(left) / 2 )) OUT="$OUT" \
+      bash scripts/device/ab.sh || rc=1
     echo "== decode: in $(( $(date +%s) - start ))s" ;;
   profile)
     PROFILES=or OUT="$OUT" bash scripts/device/profile.sh 2>&1 | tail -25 ;;
