@@ -48,7 +48,7 @@
 //
 // Validation: Codec::header and Codec::values check everything the CPU
 // decoder checks (compress/*.go) and return a status code; values() codes
-// are reduced over the warp (__reduce_max_sync). A rejected block reports
+// are reduced over the warp (warp_code). A rejected block reports
 // (i << 8 | code) to *status with atomicMin, so after the launch *status is
 // the lowest rejected block and its code, or the all-ones value the host
 // stored first; with codes != NULL every block's code (0 = decoded) is also

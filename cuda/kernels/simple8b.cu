@@ -105,7 +105,7 @@ struct Codec {
 			}
 		}
 		if (total < m) code = qmax(code, kTruncated);
-		code = __reduce_max_sync(kFull, code);
+		code = warp_code(code);
 		if (code) return code;
 		__syncwarp(); // the marks
 		// Owner word of each value slot: running max of the marks.

@@ -136,7 +136,7 @@ struct Codec {
 					start = end + 1;
 				}
 			}
-			code = __reduce_max_sync(kFull, code);
+			code = warp_code(code);
 			if (code) break;
 			// The window ends after terminator number `used` - 1.
 			const u32 used = qmin(total, m - done);
