@@ -26,7 +26,10 @@ const (
 	// OrCntSelect counts the tiles whose candidates outnumbered k (they
 	// ran the k-th key selection), OrCntEmit those that emitted any.
 	OrCntSelect, OrCntEmit = 5, 6
-	OrCounters             = 8
+	// OrCntLookups counts the documents whose bitmap terms the fused
+	// tiles added by rank (AccumulateBP128 with bitmaps).
+	OrCntLookups = 7
+	OrCounters   = 8
 	// OQueryWords is the size of one OQuery in 32-bit words.
 	OQueryWords = 4
 )
@@ -145,8 +148,16 @@ func (o *OrTileKernels) Accumulate(s *Stream, p OrPass, qmeta, oq, segs, qterms,
 // (docIDs) and errs[AndErrFreqs] (frequencies) and skipped;
 // errs[OrCntTiles] and errs[OrCntBlocks] count the tiles accumulated and
 // the blocks decoded.
+//
+// With device bitmaps (bm.Col != 0; query.cuh), a tile whose threshold
+// exceeds the maxima of a suffix of a query's canonical terms that all
+// have a column in use (term 0 excepted) decodes only the terms before
+// it; the documents that can still reach the threshold get the suffix's
+// scores by rank (frequencies by slot: the frequency codec must be
+// bp128), counted in errs[OrCntLookups]. The results are the same.
 func (o *OrTileKernels) AccumulateBP128(s *Stream, p OrPass, qmeta, oq, segs, qterms, terms, norms DevicePtr,
-	ndocs uint32, k1p1 float32, post DevicePtr, bs int, rng, errs, ub, theta, cnt, cdoc, cscore DevicePtr) error {
+	ndocs uint32, k1p1 float32, post DevicePtr, bs int, rng DevicePtr, bm AndBitmaps,
+	errs, ub, theta, cnt, cdoc, cscore DevicePtr) error {
 	n := p.items()
 	if n == 0 {
 		return nil
@@ -156,7 +167,8 @@ func (o *OrTileKernels) AccumulateBP128(s *Stream, p OrPass, qmeta, oq, segs, qt
 	}
 	return o.accBP128.Launch(p.grid(n), block256, 0, s, count32("queries", p.NQ), count32("tile items", n),
 		uint32(p.NTiles), uint32(p.Tile), p.Order, uint32(p.R0), uint32(p.R1), uint32(p.Per), qmeta, oq, segs, qterms,
-		terms, norms, ndocs, k1p1, post, uint32(bs), rng, errs, ub, theta, cnt, cdoc, cscore)
+		terms, norms, ndocs, k1p1, post, uint32(bs), rng, bm.Col, bm.Mat, bm.Rank, count32("bitmap groups", bm.D),
+		count32("rank entries", AndRankEntries(bm.D)), errs, ub, theta, cnt, cdoc, cscore)
 }
 
 // Clamp writes out[q] = min(cnt[q], OQuery.cap).

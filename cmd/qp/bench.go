@@ -766,8 +766,8 @@ algorithm are checked to be identical.`)
 					splits = append(splits, fmt.Sprintf(splitRow, mode, name, sp.Sets, sp.Launches, ms(sp.Wall), ms(sp.Decode),
 						ms(sp.Intersect), ms(sp.Score), ms(sp.TopK), ms(sp.Transfer)))
 					if sp.OrTiles > 0 {
-						splits = append(splits, fmt.Sprintf("%-6s %-22s OR tiles accumulated: %d of %d (%.1f%%), %d of them selected a k-th key, %d emitted; blocks decoded by tiles: %d, skipped by their maxima: %d\n",
-							"", "", sp.OrTilesRun, sp.OrTiles, 100*float64(sp.OrTilesRun)/float64(sp.OrTiles), sp.OrSelected, sp.OrEmitted, sp.OrBlocks, sp.OrSkipped))
+						splits = append(splits, fmt.Sprintf("%-6s %-22s OR tiles accumulated: %d of %d (%.1f%%), %d of them selected a k-th key, %d emitted; blocks decoded by tiles: %d, skipped by their maxima: %d; documents completed from device bitmaps: %d\n",
+							"", "", sp.OrTilesRun, sp.OrTiles, 100*float64(sp.OrTilesRun)/float64(sp.OrTiles), sp.OrSelected, sp.OrEmitted, sp.OrBlocks, sp.OrSkipped, sp.OrLookups))
 					}
 				}
 			}

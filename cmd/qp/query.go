@@ -51,7 +51,7 @@ func addQueryFlags(fs interface {
 		gpuAnd:         fs.String("gpu-and", "binsearch", "GPU: how AND steps find candidate blocks: binsearch, lr (binary search\nin the Linear Regression range of the skip table) or pmf1..pmf4 (Parallel\nMerge Find with 1-4 levels); bench query: a list, one row each"),
 		gpuOr:          fs.String("gpu-or", gpu.OrTiled, "GPU: OR strategy: tiled (shared-memory tiles, block-max bounds,\nthreshold) or dense (one accumulator of N floats per query); bench\nquery: a list, one row each"),
 		gpuThreshold:   fs.String("gpu-threshold", "", "GPU: PARA batch threshold c, postings of the queries' shortest lists\nper launch set (e.g. 4M; default 12M: more queries per launch, more\nthroughput, longer batches)"),
-		gpuBitmaps:     fs.String("gpu-bitmaps", "", "GPU AND: lists of at least this density (df/N: 1/128, 2^-7, 0.0078)\nalso get a device bitmap, a filter for the candidates and scoring by\nrank (default 1/128); off: none; bench query: a list, one row each"),
+		gpuBitmaps:     fs.String("gpu-bitmaps", "", "GPU: lists of at least this density (df/N: 1/128, 2^-7, 0.0078)\nalso get a device bitmap: AND filters its candidates by them and scores\nthem by rank; OR (bp128) decodes only the sparser terms where the\ndensest ones' maxima are below its threshold and adds those by rank\n(default 1/128); off: none; bench query: a list, one row each"),
 		gpuOrThreshold: fs.String("gpu-or-threshold", "", "GPU: OR batch threshold, the OR work per launch set: postings of all\nlists of the OR and AND+OR queries plus 2048 per tile of 8192 documents\nthey touch (e.g. 512M; default 1G: OR batches under 10 ms at p99 on\n10M documents); a set closes at whichever threshold it reaches first;\nbench query: a list, one row each"),
 	}
 }

@@ -218,6 +218,55 @@ __device__ __forceinline__ u32 bp128_freq(const uint8_t *__restrict__ blk, u32 l
 	return static_cast<u32>((acc >> sh) & mask) + 1;
 }
 
+// ---- device bitmaps of the densest lists (issue #6; engine/gpu/bitmap.go) ----
+//
+// A list with a device bitmap has column c: its 31-row group bitset (the
+// group words of kernels/wah.cu, Algorithm 2 of the GPU WAH range-query
+// paper) at mat + c*D, D = ceil(N/31), and its rank directory at rk + c*S,
+// S = ceil(D/8): rk[s] is the number of documents of the list in groups
+// [0, 8s). col[term] is the term's column, or kNoCol when the planner does
+// not use its bitmap. Used by the AND (query_and_bitmap.cu) and the fused
+// OR tiles (query_ortile.cu).
+
+constexpr u32 kNoCol = 0xffffffffu; // col[] of a term without a bitmap in use
+constexpr u32 kGroupRows = 31;      // rows per group word (bitmap/wah)
+constexpr u32 kRankWords = 8;       // group words per rank directory entry
+
+// group splits document d into its group word and row.
+__device__ __forceinline__ void group(u32 d, u32 &g, u32 &r) {
+	g = d / kGroupRows;
+	r = d - g * kGroupRows;
+}
+
+// rank returns the number of documents of column w (rank directory rk)
+// before document d: the rk entry, popcounts of up to 7 words and the
+// masked word (4-32 bytes of words, most often one sector). The loads are
+// predicated, not a loop, so that they are issued together.
+__device__ __forceinline__ u32 rank(const u32 *__restrict__ w, const u32 *__restrict__ rk, u32 d) {
+	u32 g, r;
+	group(d, g, r);
+	const u32 s = g / kRankWords, x0 = s * kRankWords;
+	u32 n = rk[s];
+#pragma unroll
+	for (u32 k = 0; k + 1 < kRankWords; k++)
+		if (x0 + k < g) n += __popc(w[x0 + k]);
+	return n + __popc(w[g] & ((1u << r) - 1u));
+}
+
+// rank_tf returns the frequency of the posting at rank r of list t, whose
+// frequency blocks are bp128 (bs postings per block): slot r % bs of
+// block r / bs, read by random access (Ding et al. WWW'09 §8: frequencies
+// only for the candidates), or 0 when the block is corrupt or r is past
+// the list. Memory: the skip entries' freqEnd words, the block's header,
+// last byte and slot bytes.
+__device__ __forceinline__ u32 rank_tf(const uint8_t *__restrict__ post, const TermMeta &t, u32 r, u32 bs) {
+	const u32 b = r / bs;
+	if (b >= t.nb) return 0;
+	const u32 *sk = skips(post, t);
+	const u32 fs = freq_start(sk, b);
+	return bp128_freq(post + t.freq + fs, freq_end(sk, b) - fs, block_len(t, b, bs), r - b * bs);
+}
+
 // seg_of returns the segment holding position x: the last s with
 // key(s) <= x, for keys ascending (binary search over nseg entries).
 template <class Key>

@@ -2,12 +2,8 @@
 // side cuda/query_and.go, orchestration engine/gpu/bitmap.go and and.go).
 //
 // The densest lists of the index also live on the device as decompressed
-// WAH bitmaps: the 31-row group bitsets of kernels/wah.cu (Algorithm 2 of
-// the GPU WAH range-query paper, run once when the engine starts), one
-// column of D = ceil(N/31) words per list (column c at mat + c*D), with a
-// rank directory rk (column c at rk + c*S, S = ceil(D/8)): rk[s] is the
-// number of documents of the list in groups [0, 8s). col[term] is the
-// term's column, or kNoCol when the planner does not use its bitmap.
+// WAH bitmaps with rank directories (columns; their layout, col[] and the
+// rank and rank_tf helpers are in query.cuh).
 //
 // A query's bitmap terms are the longest suffix of its canonical order
 // (ascending df) whose terms all have a column, not counting term 0 (the
@@ -44,22 +40,12 @@ namespace qp_andbm {
 
 using namespace qp_q;
 
-constexpr u32 kNoCol = 0xffffffffu; // col[] of a term without a bitmap in use
-constexpr u32 kGroupRows = 31;      // rows per group word (bitmap/wah)
-constexpr u32 kRankWords = 8;       // group words per rank directory entry
-
 // bitmap_start returns the first canonical position of q's bitmap terms
 // (m when it has none; never 0).
 __device__ __forceinline__ u32 bitmap_start(const QTerm *__restrict__ qt, u32 m, const u32 *__restrict__ col) {
 	u32 j = m;
 	while (j > 1 && col[qt[j - 1].term] != kNoCol) j--;
 	return j;
-}
-
-// group splits document d into its group word and row.
-__device__ __forceinline__ void group(u32 d, u32 &g, u32 &r) {
-	g = d / kGroupRows;
-	r = d - g * kGroupRows;
 }
 
 __device__ __forceinline__ void and_filter(const QMeta *__restrict__ qmeta, const QTerm *__restrict__ qterms,
@@ -77,16 +63,6 @@ __device__ __forceinline__ void and_filter(const QMeta *__restrict__ qmeta, cons
 			if (((mat[static_cast<u64>(col[qt[j].term]) * D + g] >> r) & 1u) == 0) return 0;
 		return 1;
 	});
-}
-
-// rank returns the number of documents of column c before document d.
-__device__ __forceinline__ u32 rank(const u32 *__restrict__ w, const u32 *__restrict__ rk, u32 d) {
-	u32 g, r;
-	group(d, g, r);
-	const u32 s = g / kRankWords;
-	u32 n = rk[s];
-	for (u32 x = s * kRankWords; x < g; x++) n += __popc(w[x]);
-	return n + __popc(w[g] & ((1u << r) - 1u));
 }
 
 __device__ __forceinline__ void and_bmscore(const TermMeta *__restrict__ terms, const uint8_t *__restrict__ post,
@@ -107,14 +83,7 @@ __device__ __forceinline__ void and_bmscore(const TermMeta *__restrict__ terms, 
 		for (u32 j = bitmap_start(qt, m.m, col); j < m.m; j++) {
 			const u32 c = col[qt[j].term];
 			const u32 r = rank(mat + static_cast<u64>(c) * D, rk + static_cast<u64>(c) * S, d);
-			const TermMeta t = terms[qt[j].term];
-			const u32 b = r / bs;
-			u32 tf = 0;
-			if (b < t.nb) {
-				const u32 *sk = skips(post, t);
-				const u32 fs = freq_start(sk, b);
-				tf = bp128_freq(post + t.freq + fs, freq_end(sk, b) - fs, block_len(t, b, bs), r - b * bs);
-			}
+			u32 tf = rank_tf(post, terms[qt[j].term], r, bs);
 			if (tf == 0) {
 				atomicAdd(&err[kErrFreqs], 1u);
 				tf = 1;

@@ -76,7 +76,9 @@
 // Exactness: every emitted score is a complete float32 sum (all terms of
 // the tile are added before selection; a block the fused tiles skip holds
 // only documents scoring below the threshold the tile started with, whose
-// partial sums the selection never takes). A document D of the final top
+// partial sums the selection never takes; with the split of Bp128Src, the
+// documents whose partial sums can still reach the threshold are
+// completed by rank, and the others stay below it). A document D of the final top
 // k is in its tile's top k and has key <= the final theta <= theta at any
 // time, so it is counted and emitted when its tile runs; its tile is not
 // skipped, since ub >= score(D) >= score(theta) and every tile ranked
@@ -106,6 +108,9 @@ constexpr u32 kCntSkipped = 4;
 // err[kCntSelect]: tiles whose candidates outnumbered k (kth_key ran);
 // err[kCntEmit]: tiles that emitted candidates (cuda.OrCntSelect, OrCntEmit).
 constexpr u32 kCntSelect = 5, kCntEmit = 6;
+// err[kCntLookups]: documents whose bitmap terms the fused tiles added by
+// rank (cuda.OrCntLookups; see Bp128Src's split).
+constexpr u32 kCntLookups = 7;
 constexpr u32 kGather = 128; // candidates ranked directly by the selection
 // The verdicts of pair_header and pair_sum.
 constexpr u32 kBadDocs = 1, kBadFreqs = 2;
@@ -323,6 +328,11 @@ struct DecodedSrc {
 
 	// done: no blocks decoded here (the lists were decoded before).
 	__device__ __forceinline__ u32 done(const Shared &) const { return 0; }
+
+	// complete: nothing to do, add added every term (see Bp128Src).
+	__device__ __forceinline__ u32 complete(float *, Shared &, u32, u32, u32, float, const float *, float) const {
+		return 0;
+	}
 };
 
 // A fused tile decodes a block of a list whose docID and frequency blocks
@@ -479,22 +489,46 @@ __device__ __forceinline__ bool below(float bound, float ths) { return qp_q::fmu
 //    other document gets its exact score (the CPU's float32 sum in
 //    canonical order).
 //
-// Only tiles above the threshold are decoded at all. (A MaxScore variant,
-// candidates from the lists whose maxima reach ths and exact rescoring of
-// the survivors, was tried: on the gen collection, whose top scores tie
-// at the lists' maxima, it decoded more blocks than this, docs/GPU-QUERY.md.)
+//  - The split (MaxScore, Turtle & Flood, over the device bitmaps of
+//    query.cuh; issue #6): with ths > 0 and at most kChunk terms, warp 0
+//    finds the smallest e >= 1 such that terms e..m-1 all have a column
+//    in use and the float32 sum of their maxima, in canonical order, is
+//    below ths. Only terms [0, e) are decoded (the others' ranges are
+//    emptied). A document in none of them scores at most that sum, below
+//    ths: it cannot make the top k. After the adds, complete() gives every
+//    document whose partial sum plus those maxima reaches the count
+//    pass's threshold the scores of terms e..m-1 by rank (a bit test, the
+//    rank, the frequency by slot), in canonical order, so its score is
+//    the CPU's float32 sum; the other partial sums stay below the
+//    threshold, which the selection never takes. On the 10M-document gen
+//    index with the TREC 2006 queries this decodes 51M blocks per 10,000
+//    queries instead of 481M and completes 596M documents
+//    (docs/GPU-QUERY.md). Without bitmaps in use (col == nullptr) every
+//    term is decoded.
+//
+// Only tiles above the threshold are decoded at all. (A MaxScore variant
+// without bitmaps, candidates from the lists whose maxima reach ths and
+// exact rescoring of the survivors by decoding the other lists' blocks,
+// was tried: on the gen collection, whose top scores tie at the lists'
+// maxima, it decoded more blocks than this, docs/GPU-QUERY.md.)
 struct Bp128Src {
 	const uint8_t *post;
 	u32 bs;
 	u32 *err;
 	const u32 *rng;
 	u32 ntiles;
+	// The device bitmaps (query.cuh; col == nullptr: none in use).
+	const u32 *col, *mat, *rk;
+	u32 D, S;
 	struct Shared {
 		u32 lo[kChunk], hi[kChunk], pre[kChunk + 1];
 		float idf[kChunk], w[kChunk], mx[kChunk], rest[kChunk];
+		u32 col[kChunk];
 		qp_q::TermMeta tm[kChunk];
 		PairRec rec[kThreads / 32][32]; // warp w, lane l: item g0 + 8l + w
 		u32 nblk, nskip;
+		u32 e;                   // the split: terms e.. are added by rank (complete)
+		u32 wsum[kThreads / 32]; // complete's per-warp candidate counts
 	};
 
 	// ranges fills s for terms c0 .. c0+nc-1 (thread jj: term c0+jj).
@@ -521,6 +555,7 @@ struct Bp128Src {
 			s.idf[tid] = qt.idf;
 			s.w[tid] = qt.w;
 			s.mx[tid] = qt.mx;
+			s.col[tid] = col != nullptr ? col[g.term] : qp_q::kNoCol;
 			s.tm[tid] = tm;
 		}
 	}
@@ -593,7 +628,21 @@ struct Bp128Src {
 			ranges(s, o, segs, qterms, terms, c0, nc, t, t1);
 			if (warp == 0) {
 				__syncwarp();
-				const u32 n = lane < nc ? s.hi[lane] - s.lo[lane] : 0;
+				// The split: the first e terms are decoded here, the rest
+				// are added by rank for the documents that need them.
+				u32 e = nc;
+				if (col != nullptr && ths > 0.0f) { // then m.m <= kChunk: one chunk
+					float sj = 0.0f; // the maxima of terms lane.. in canonical order
+					bool all = true;
+					for (u32 i = lane; i < nc; i++) {
+						sj = qp_q::fadd(sj, s.mx[i]);
+						all = all && s.col[i] != qp_q::kNoCol;
+					}
+					const u32 ok = __ballot_sync(0xffffffffu, lane >= 1 && lane < nc && all && sj < ths);
+					if (ok) e = __ffs(static_cast<int>(ok)) - 1;
+				}
+				if (lane == 0) s.e = c0 + e;
+				const u32 n = lane < e ? s.hi[lane] - s.lo[lane] : 0;
 				const u32 incl = qp_dec::incl_sum(n);
 				s.pre[lane] = incl - n;
 				if (lane == 31) s.pre[kChunk] = incl;
@@ -653,6 +702,98 @@ struct Bp128Src {
 		}
 	}
 
+	// bound returns x plus the maxima of terms e..m-1, added in canonical
+	// order: for x a document's sum over terms [0, e), at least its full
+	// score (rounding is monotone and the terms it lacks count 0).
+	__device__ __forceinline__ float bound(const Shared &s, u32 e, u32 m, float x) const {
+		for (u32 j = e; j < m; j++) x = qp_q::fadd(x, s.mx[j]);
+		return x;
+	}
+
+	// bm_score returns term j's score for document d, 0 when d is not in
+	// its list: one bit test, d's rank in the list and the frequency in
+	// that slot (query.cuh rank, rank_tf; a corrupt block counts tf 1 and
+	// raises err[kErrFreqs]). The rank directory entry, the words, the
+	// norm are loaded at once, then the skip entries, then the block.
+	__device__ __forceinline__ float bm_score(const Shared &s, u32 j, u32 d, const float *__restrict__ norms,
+	                                          float k1p1) const {
+		const u64 c = s.col[j];
+		const u32 *w = mat + c * D;
+		u32 g, r;
+		qp_q::group(d, g, r);
+		const float norm = norms[d];
+		const u32 rnk = qp_q::rank(w, rk + c * S, d); // loaded with the bit's word
+		if (((w[g] >> r) & 1u) == 0) return 0.0f;
+		u32 tf = qp_q::rank_tf(post, s.tm[j], rnk, bs);
+		if (tf == 0) {
+			atomicAdd(&err[kErrFreqs], 1u);
+			tf = 1;
+		}
+		return qp_q::term(s.idf[j], k1p1, tf, norm, s.w[j]);
+	}
+
+	// complete runs on every thread after add's barrier, with ths the
+	// threshold score of the count pass that follows. With a split (s.e <
+	// m: add added terms [0, e) only), every document with a sum over
+	// those terms (acc > 0) whose bound() reaches ths is completed: the
+	// scores of terms e..m-1 that hold it are added in canonical order,
+	// so acc holds its full score, the CPU's float32 sum (adding 0 for a
+	// term that lacks it changes nothing). Every other accumulator stays
+	// below ths, so the count pass never takes it. The candidates are
+	// numbered by a CTA scan and completed R at a time (R = 1536 / (m-e+1),
+	// scratch in the block records, free after add): one thread per
+	// (candidate, term) finds the term's score (bm_score) into shared
+	// memory, then one per candidate adds them in order. Returns the
+	// number of documents completed (the same on every thread); it ends
+	// with a __syncthreads when it completed any.
+	__device__ __forceinline__ u32 complete(float *acc, Shared &s, u32 m, u32 t0, u32 span, float ths,
+	                                        const float *__restrict__ norms, float k1p1) const {
+		const u32 e = s.e;
+		if (e >= m) return 0;
+		const u32 tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, nsuf = m - e;
+		const auto cand = [&](float v) { return v > 0.0f && !(bound(s, e, m, v) < ths); };
+		u32 mine = 0;
+		for (u32 i = tid; i < span; i += kThreads) mine += cand(acc[i]);
+		const u32 incl = qp_dec::incl_sum(mine);
+		if (lane == 31) s.wsum[warp] = incl;
+		__syncthreads();
+		u32 off = incl - mine, total = 0;
+		for (u32 x = 0; x < kThreads / 32; x++) {
+			off += x < warp ? s.wsum[x] : 0;
+			total += s.wsum[x];
+		}
+		if (total == 0) return 0;
+		constexpr u32 kScratch = sizeof(s.rec) / 4;
+		const u32 R = kScratch / (nsuf + 1);
+		u32 *pos = reinterpret_cast<u32 *>(&s.rec[0][0]);
+		float *val = reinterpret_cast<float *>(pos + R);
+		for (u32 r0 = 0; r0 < total; r0 += R) {
+			if (r0 > 0) __syncthreads(); // the previous round's readers are done
+			if (off < r0 + R && off + mine > r0) {
+				u32 o = off;
+				for (u32 i = tid; i < span && o < r0 + R; i += kThreads)
+					if (cand(acc[i])) {
+						if (o >= r0) pos[o - r0] = i;
+						o++;
+					}
+			}
+			__syncthreads();
+			const u32 nr = total - r0 < R ? total - r0 : R;
+			for (u32 x = tid; x < nr * nsuf; x += kThreads) {
+				const u32 c = x / nsuf;
+				val[x] = bm_score(s, e + (x - c * nsuf), t0 + pos[c], norms, k1p1);
+			}
+			__syncthreads();
+			for (u32 c = tid; c < nr; c += kThreads) {
+				float v = acc[pos[c]];
+				for (u32 j = 0; j < nsuf; j++) v = qp_q::fadd(v, val[c * nsuf + j]);
+				acc[pos[c]] = v;
+			}
+		}
+		__syncthreads();
+		return total;
+	}
+
 	// done is called by thread 0 after the barrier that follows add: it
 	// returns the number of blocks the tile decoded and counts those it
 	// skipped.
@@ -698,7 +839,7 @@ struct Sel {
 	u32 red[3][kThreads / 32];
 	u32 wcnt[kThreads / 32];
 	u32 dg, cum, n, x, base, pos;
-	u32 tiles, blocks, sels, emits; // the CTA's counts (thread 0)
+	u32 tiles, blocks, sels, emits, looks; // the CTA's counts (thread 0)
 	u64 kth;
 };
 
@@ -855,7 +996,7 @@ __device__ __forceinline__ void accumulate(const Src &src, u32 nq, u32 nitems, u
 	__shared__ u64 sh_th0[2], sh_th;
 	u32 par = 0;
 	const u32 tid = threadIdx.x;
-	if (tid == 0) sel.tiles = sel.blocks = sel.sels = sel.emits = 0;
+	if (tid == 0) sel.tiles = sel.blocks = sel.sels = sel.emits = sel.looks = 0;
 	for (u32 it = blockIdx.x; it < nitems; it += gridDim.x) {
 		const u32 q = it % nq;
 		const u32 ra = r0 + (it / nq) * per;
@@ -900,6 +1041,10 @@ __device__ __forceinline__ void accumulate(const Src &src, u32 nq, u32 nitems, u
 			// each thread keeps the positions of its first two (the usual
 			// case: a tile has a few documents above theta, if any).
 			u64 th = sh_th;
+			// With a split (the tile added some terms only), the documents
+			// that can still beat theta get the others' scores now.
+			const u32 looks = src.complete(acc, ss, m.m, t0, span, theta_score(th), norms, k1p1);
+			if (tid == 0) sel.looks += looks;
 			// A score below theta's (as bits: the scores are positive) never
 			// beats it: most accumulators take one max and one compare
 			// per four.
@@ -978,6 +1123,7 @@ __device__ __forceinline__ void accumulate(const Src &src, u32 nq, u32 nitems, u
 		if (sel.blocks) atomicAdd(&src.err[kCntBlocks], sel.blocks);
 		if (sel.sels) atomicAdd(&src.err[kCntSelect], sel.sels);
 		if (sel.emits) atomicAdd(&src.err[kCntEmit], sel.emits);
+		if (sel.looks) atomicAdd(&src.err[kCntLookups], sel.looks);
 	}
 }
 
@@ -1143,9 +1289,10 @@ qp_ortile_accumulate_bp128(uint32_t nq, uint32_t nitems, uint32_t ntiles, uint32
                            uint32_t r0, uint32_t r1, uint32_t per, const qp_q::QMeta *qmeta, const qp_ot::OQuery *oq,
                            const qp_q::Seg *segs, const qp_q::QTerm *qterms, const qp_q::TermMeta *terms,
                            const float *norms, uint32_t ndocs, float k1p1, const uint8_t *post, uint32_t bs,
-                           const uint32_t *rng, uint32_t *err, const float *ub, unsigned long long *theta,
+                           const uint32_t *rng, const uint32_t *col, const uint32_t *mat, const uint32_t *rk,
+                           uint32_t D, uint32_t S, uint32_t *err, const float *ub, unsigned long long *theta,
                            uint32_t *cnt, uint32_t *cdoc, float *cscore) {
-	const qp_ot::Bp128Src src{post, bs, err, rng, ntiles};
+	const qp_ot::Bp128Src src{post, bs, err, rng, ntiles, col, mat, rk, D, S};
 	qp_ot::accumulate(src, nq, nitems, ntiles, tile, order, r0, r1, per, qmeta, oq, segs, qterms, terms, norms, ndocs,
 	                  k1p1, ub, theta, cnt, cdoc, cscore);
 }

@@ -33,6 +33,13 @@ import (
 //     al. WWW'09 §8: frequencies only for the candidates); with other
 //     frequency codecs they stay list steps (over the filtered candidates).
 //
+// The fused OR tiles (bp128 indexes, runOrTiled) use the same columns: a
+// tile whose threshold exceeds the maxima of a suffix of the query's
+// canonical terms that all have a bitmap in use decodes only the other
+// terms and adds the suffix's scores by rank for the documents that can
+// still reach the threshold (MaxScore over bitmaps,
+// kernels/query_ortile.cu). Profile.OrLookups counts those documents.
+//
 // The results are the list path's, bit for bit (same candidates, the same
 // float32 sums in canonical order).
 
@@ -60,7 +67,7 @@ const (
 	bitmapChunkBytes = 256 << 20
 )
 
-// bitmaps are the device bitmaps of the AND planner.
+// bitmaps are the device bitmaps of the AND planner and the OR tiles.
 type bitmaps struct {
 	col    []int32      // term -> column, -1 without one
 	use    []uint32     // host copy of the device col table (cuda.AndNoColumn: not in use)

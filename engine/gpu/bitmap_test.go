@@ -254,3 +254,69 @@ func TestAndBitmapsCorrupt(t *testing.T) {
 		})
 	}
 }
+
+// TestOrBitmaps: the fused OR tiles with device bitmaps (a tile whose
+// threshold exceeds the maxima of the query's densest terms decodes only
+// the others and adds those terms by rank, query_ortile.cu) equal the CPU
+// bit for bit, with and without ties, for several tile sizes and k; the
+// split is taken (documents completed by rank), and not without bitmaps.
+// A damaged frequency block of a bitmap term fails the queries with
+// index.ErrCorrupt.
+func TestOrBitmaps(t *testing.T) {
+	c := testContext(t)
+	nq, docs := 24, 6000
+	tiles := []int{64, 256, 1024} // 1024: several accumulators per thread
+	if emulated(c) {
+		nq, docs, tiles = 8, 3000, []int{64, 512}
+	}
+	bp, _ := compress.ByName("bp128")
+	for _, ties := range []bool{false, true} {
+		rng := rand.New(rand.NewSource(31))
+		col := genCollection(rng, docs, 24, 32, ties)
+		x := col.write(t, bp)
+		var terms [][]string
+		for range nq {
+			terms = append(terms, genQuery(rng, col.terms))
+		}
+		// A sparser term before the densest ones.
+		for _, r := range []int{12, 16, 20, 23} {
+			terms = append(terms, []string{col.terms[r], col.terms[6], col.terms[7]},
+				[]string{col.terms[r], col.terms[8], col.terms[6], col.terms[9], col.terms[10]})
+		}
+		qs := orQueries(terms, []int{1, 10, 100})
+		for _, tile := range tiles {
+			t.Run(fmt.Sprintf("ties=%v/T%d", ties, tile), func(t *testing.T) {
+				for _, off := range []bool{false, true} {
+					g := newBackend(t, x, Options{BitmapDensity: 1.0 / 64, orTile: tile, orNoBm: off})
+					if res, _ := compare(t, x, g, qs); res == 0 {
+						t.Fatal("no query had results")
+					}
+					if n := g.Profile().OrLookups; (n > 0) == off {
+						t.Fatalf("bitmaps off %v: %d documents completed by rank", off, n)
+					}
+				}
+			})
+		}
+	}
+	t.Run("corrupt", func(t *testing.T) {
+		rng := rand.New(rand.NewSource(5))
+		col := genCollection(rng, docs, 24, 32, false)
+		x := col.write(t, bp)
+		dense, _ := x.Lookup(col.terms[6])
+		l, _ := x.List(dense)
+		for b := range l.NBlocks {
+			l.FreqBlock(b)[0] = 0xff
+		}
+		var qs []engine.Query
+		for _, r := range []int{12, 16, 20, 23} {
+			qs = append(qs, engine.Query{ID: fmt.Sprint(r), Terms: []string{col.terms[r], col.terms[6]}, Mode: engine.Or, K: 10})
+		}
+		g := newBackend(t, x, Options{BitmapDensity: 1.0 / 64, orTile: 64})
+		got, _ := searchBoth(t, x, g, qs)
+		for i, q := range qs {
+			if !errors.Is(got[i].Err, index.ErrCorrupt) {
+				t.Errorf("query %q: error %v, want index.ErrCorrupt", q.Terms, got[i].Err)
+			}
+		}
+	})
+}

@@ -155,6 +155,7 @@ type Options struct {
 	orDecoded bool   // tests: bp128 indexes take the decoded path, not the fused one
 	orNoPrune bool   // tests: no block-max skipping in the fused tiles (no term maxima)
 	orPer     int    // tests: tile ranks per work item of the second pass (orPer when 0)
+	orNoBm    bool   // tests: the fused OR tiles do not use the device bitmaps
 }
 
 // termInfo is the host copy of a list's shape.
@@ -542,8 +543,9 @@ type Profile struct {
 	// OrSkipped counts the blocks the fused tiles skipped by their block
 	// maxima. Of the tiles accumulated, OrSelected had more than k
 	// candidates above the query's threshold (they ran the k-th key
-	// selection) and OrEmitted emitted candidates.
-	OrTiles, OrTilesRun, OrBlocks, OrSkipped, OrSelected, OrEmitted int64
+	// selection) and OrEmitted emitted candidates. OrLookups counts the
+	// documents whose terms with device bitmaps the tiles added by rank.
+	OrTiles, OrTilesRun, OrBlocks, OrSkipped, OrSelected, OrEmitted, OrLookups int64
 	// Cache is the list cache's traffic (zero when the index is resident).
 	Cache CacheStats
 }

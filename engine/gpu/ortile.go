@@ -250,13 +250,17 @@ func (b *Backend) runOrTiled(mem *devMem, qs []*prep, out []engine.Response) err
 		order.Ptr(), pRng); err != nil {
 		return err
 	}
+	var bm cuda.AndBitmaps // the fused tiles' device bitmaps (none: zero)
+	if fused && b.bm != nil && !b.opt.orNoBm {
+		bm = b.bm.dev
+	}
 	seeds := min(orSeeds, ntiles)
 	for _, ps := range []cuda.OrPass{
 		{NQ: nq, NTiles: ntiles, Tile: tile, Order: order.Ptr(), R0: 0, R1: seeds, Per: 1},
 		{NQ: nq, NTiles: ntiles, Tile: tile, Order: order.Ptr(), R0: seeds, R1: ntiles, Per: b.orPerItem(nq, ntiles-seeds)},
 	} {
 		if fused {
-			err = ok.AccumulateBP128(s, ps, pMeta, pOq, pSegs, pTerms, terms, norms, b.n, b.k1p1, post, b.bs, pRng,
+			err = ok.AccumulateBP128(s, ps, pMeta, pOq, pSegs, pTerms, terms, norms, b.n, b.k1p1, post, b.bs, pRng, bm,
 				ctr.Ptr(), ub.Ptr(), theta.Ptr(), cnt.Ptr(), cdoc.Ptr(), cscore.Ptr())
 		} else {
 			err = ok.Accumulate(s, ps, pMeta, pOq, pSegs, pTerms, terms, norms, b.n, b.k1p1, d.docs.Ptr(), d.freqs.Ptr(),
@@ -324,6 +328,7 @@ func (b *Backend) runOrTiled(mem *devMem, qs []*prep, out []engine.Response) err
 	b.prof.OrSkipped += int64(ctrs[cuda.OrCntSkipped])
 	b.prof.OrSelected += int64(ctrs[cuda.OrCntSelect])
 	b.prof.OrEmitted += int64(ctrs[cuda.OrCntEmit])
+	b.prof.OrLookups += int64(ctrs[cuda.OrCntLookups])
 	keys := b.down.u64(dl[4].at, nres)
 	offs, err := resultOffsets(qs, cnts)
 	if err != nil {
