@@ -81,15 +81,18 @@ func (o *OrTileKernels) Check(s *Stream, segs DevicePtr, nseg int, docs DevicePt
 	return o.check.Launch(gridFor(nval, queryThreads), block256, 0, s, segs, count32("segments", nseg), docs, n, ndocs, errs)
 }
 
-// Bounds writes ub (nq x ntiles float32), each tile's upper bound on its
-// documents' scores from the skip tables' block maxima (useBM false: the
-// maxima are stale, every tile a list touches is unbounded), order
-// (nq x ntiles uint32), each query's tiles by descending bound, and, when
+// Bounds writes order (nq x ntiles uint32), each query's tiles by
+// descending upper bound on their documents' scores from the skip
+// tables' block maxima (useBM false: the maxima are stale, every tile a
+// list touches is unbounded), ub (nq x ntiles float32), those bounds in
+// the same order (ub[q][r] bounds tile order[q][r]), and, when
 // rng is not 0, for every Seg (query term) s and tile t, rng[s*(ntiles+1)
-// + t] = the first block of the list whose last docID is >= t*tile
-// (ntiles+1 entries per term: the blocks AccumulateBP128 decodes).
+// + t] = the first block of the list whose last docID is >= t*tile, with
+// bit 31 set when the block before it ends at document t*tile-1
+// (ntiles+1 entries per term: the blocks AccumulateBP128 decodes), and
+// qtm[s] = the TermMeta of Seg s's term (TermMetaWords words each).
 func (o *OrTileKernels) Bounds(s *Stream, nq int, qmeta, oq, segs, qterms, terms, post DevicePtr, useBM bool,
-	tile, ntiles int, ub, order, rng DevicePtr) error {
+	tile, ntiles int, ub, order, rng, qtm DevicePtr) error {
 	if nq == 0 {
 		return nil
 	}
@@ -101,7 +104,7 @@ func (o *OrTileKernels) Bounds(s *Stream, nq int, qmeta, oq, segs, qterms, terms
 		bm = 1
 	}
 	return o.bounds.Launch(Dim3{uint32(min(nq, 65535)), 1, 1}, block256, 0, s, count32("queries", nq), qmeta, oq, segs,
-		qterms, terms, post, bm, uint32(tile), uint32(ntiles), ub, order, rng)
+		qterms, terms, post, bm, uint32(tile), uint32(ntiles), ub, order, rng, qtm)
 }
 
 // OrPass is one accumulation pass of the tiled OR kernels: the tile ranks
@@ -149,14 +152,16 @@ func (o *OrTileKernels) Accumulate(s *Stream, p OrPass, qmeta, oq, segs, qterms,
 // errs[OrCntTiles] and errs[OrCntBlocks] count the tiles accumulated and
 // the blocks decoded.
 //
-// With device bitmaps (bm.Col != 0; query.cuh), a tile whose threshold
+// qtm is Bounds' TermMeta copies. With device bitmaps (bm.Col != 0:
+// uint32 per query term, in QTerm order, its column or AndNoColumn;
+// query.cuh), a tile whose threshold
 // exceeds the maxima of a suffix of a query's canonical terms that all
 // have a column in use (term 0 excepted) decodes only the terms before
 // it; the documents that can still reach the threshold get the suffix's
 // scores by rank (frequencies by slot: the frequency codec must be
 // bp128), counted in errs[OrCntLookups]. The results are the same.
 func (o *OrTileKernels) AccumulateBP128(s *Stream, p OrPass, qmeta, oq, segs, qterms, terms, norms DevicePtr,
-	ndocs uint32, k1p1 float32, post DevicePtr, bs int, rng DevicePtr, bm AndBitmaps,
+	ndocs uint32, k1p1 float32, post DevicePtr, bs int, rng, qtm DevicePtr, bm AndBitmaps,
 	errs, ub, theta, cnt, cdoc, cscore DevicePtr) error {
 	n := p.items()
 	if n == 0 {
@@ -167,7 +172,7 @@ func (o *OrTileKernels) AccumulateBP128(s *Stream, p OrPass, qmeta, oq, segs, qt
 	}
 	return o.accBP128.Launch(p.grid(n), block256, 0, s, count32("queries", p.NQ), count32("tile items", n),
 		uint32(p.NTiles), uint32(p.Tile), p.Order, uint32(p.R0), uint32(p.R1), uint32(p.Per), qmeta, oq, segs, qterms,
-		terms, norms, ndocs, k1p1, post, uint32(bs), rng, bm.Col, bm.Mat, bm.Rank, count32("bitmap groups", bm.D),
+		terms, norms, ndocs, k1p1, post, uint32(bs), rng, qtm, bm.Col, bm.Mat, bm.Rank, count32("bitmap groups", bm.D),
 		count32("rank entries", AndRankEntries(bm.D)), errs, ub, theta, cnt, cdoc, cscore)
 }
 

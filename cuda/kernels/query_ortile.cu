@@ -35,9 +35,14 @@
 //     has a block. Then order[q][r], the tiles by descending ub (ties by
 //     ascending tile): a bitonic sort of the (ub, tile) pairs in shared
 //     memory (log2(P) (log2(P)+1) / 2 stages of P/2 compare-exchanges,
-//     P = pow2 >= ntiles). Shared: 4(kMaxTiles+1) + 4 kMaxTiles bytes.
+//     P = pow2 >= ntiles); the bounds are written in that order too
+//     (ub[q][r] is the bound of tile order[q][r]), so that a tile's pick
+//     loads both at once. For the fused tiles, also the block ranges rng
+//     (per term and tile, with kRngEnd) and a copy of each term's
+//     TermMeta (qtm). Shared: 4(kMaxTiles+1) + 4 kMaxTiles bytes.
 //     Memory per query: 16 bytes per block of its lists plus 4 bytes per
-//     block in the tiles' ranges, writes 8 bytes per tile.
+//     block in the tiles' ranges, writes 8 bytes per tile (fused: plus 4
+//     per term and tile, 32 per term).
 //  3. qp_ortile_accumulate(_bp128), one pass over the first S ranks of
 //     every query (the seeds: their tiles set a first threshold), then one
 //     over the rest: one CTA of 256 threads per item (grid-stride), an
@@ -98,6 +103,9 @@ constexpr u32 kTileMax = 8192;  // documents per tile (shared accumulators)
 constexpr u32 kMaxTiles = 4096; // tiles per query (qp_ortile_bounds' shared arrays)
 constexpr u32 kChunk = 32;      // terms whose ranges are searched at once
 constexpr u32 kNone = 0xffffffffu;
+// rng entries (qp_ortile_bounds): the block number, and kRngEnd when the
+// block before it ends at the last document before its tile's start.
+constexpr u32 kRngEnd = 0x80000000u, kRngBlock = kRngEnd - 1;
 constexpr float kFltMax = 3.402823466e+38f;
 // err[] counters besides qp_q::kErrDocs: corrupt frequency blocks (fused
 // path), and the work done (tiles accumulated, blocks decoded by tiles).
@@ -194,7 +202,8 @@ __device__ __forceinline__ void bounds(u32 nq, const qp_q::QMeta *__restrict__ q
                                        const qp_q::Seg *__restrict__ segs, const qp_q::QTerm *__restrict__ qterms,
                                        const qp_q::TermMeta *__restrict__ terms, const uint8_t *__restrict__ post,
                                        u32 use_bm, u32 tile, u32 ntiles, float *__restrict__ ub,
-                                       u32 *__restrict__ order, u32 *__restrict__ rng) {
+                                       u32 *__restrict__ order, u32 *__restrict__ rng,
+                                       qp_q::TermMeta *__restrict__ qtm) {
 	__shared__ u32 start[kMaxTiles + 1];
 	__shared__ float sub[kMaxTiles];
 	const u32 tid = threadIdx.x;
@@ -221,7 +230,12 @@ __device__ __forceinline__ void bounds(u32 nq, const qp_q::QMeta *__restrict__ q
 			__syncthreads();
 			if (rng != nullptr) {
 				u32 *r = rng + static_cast<u64>(o.seg0 + j) * (ntiles + 1);
-				for (u32 t = tid; t <= ntiles; t += kThreads) r[t] = start[t];
+				for (u32 t = tid; t <= ntiles; t += kThreads) {
+					const u32 b = start[t];
+					const bool end = b > 0 && b < nb && qp_q::last_doc(sk, b - 1) == t * tile - 1;
+					r[t] = b | (end ? kRngEnd : 0u);
+				}
+				if (tid == 0) qtm[o.seg0 + j] = tm;
 			}
 			for (u32 t = tid; t < ntiles; t += kThreads) {
 				const u32 bl = start[t];
@@ -244,11 +258,7 @@ __device__ __forceinline__ void bounds(u32 nq, const qp_q::QMeta *__restrict__ q
 		// The order: a bitonic sort of (sub[t], t) pairs, the index in
 		// start[], padded to np with (-1, kNone), which sort last.
 		for (u32 t = tid; t < np; t += kThreads) {
-			if (t < ntiles) {
-				ub[static_cast<u64>(q) * ntiles + t] = sub[t];
-			} else {
-				sub[t] = -1.0f;
-			}
+			if (t >= ntiles) sub[t] = -1.0f;
 			start[t] = t < ntiles ? t : kNone;
 		}
 		__syncthreads();
@@ -269,7 +279,10 @@ __device__ __forceinline__ void bounds(u32 nq, const qp_q::QMeta *__restrict__ q
 				__syncthreads();
 			}
 		}
-		for (u32 r = tid; r < ntiles; r += kThreads) order[static_cast<u64>(q) * ntiles + r] = start[r];
+		for (u32 r = tid; r < ntiles; r += kThreads) {
+			order[static_cast<u64>(q) * ntiles + r] = start[r];
+			ub[static_cast<u64>(q) * ntiles + r] = sub[r];
+		}
 		__syncthreads();
 	}
 }
@@ -517,7 +530,9 @@ struct Bp128Src {
 	u32 *err;
 	const u32 *rng;
 	u32 ntiles;
-	// The device bitmaps (query.cuh; col == nullptr: none in use).
+	const qp_q::TermMeta *qtm; // per query term (qp_ortile_bounds' copies)
+	// The device bitmaps (query.cuh): col[x] is query term x's column
+	// (kNoCol: none in use; col == nullptr: no bitmaps).
 	const u32 *col, *mat, *rk;
 	u32 D, S;
 	struct Shared {
@@ -531,31 +546,32 @@ struct Bp128Src {
 		u32 wsum[kThreads / 32]; // complete's per-warp candidate counts
 	};
 
-	// ranges fills s for terms c0 .. c0+nc-1 (thread jj: term c0+jj).
-	__device__ __forceinline__ void ranges(Shared &s, const OQuery &o, const qp_q::Seg *__restrict__ segs,
-	                                       const qp_q::QTerm *__restrict__ qterms,
-	                                       const qp_q::TermMeta *__restrict__ terms, u32 c0, u32 nc, u32 t,
-	                                       u32 t1) const {
+	// ranges fills s for terms c0 .. c0+nc-1 (thread jj: term c0+jj). The
+	// query's term x = o.seg0 + c0 + jj is Seg x and QTerm x; its loads
+	// (the TermMeta copy and the rng entries of qp_ortile_bounds, the
+	// QTerm, the column) are independent: one round trip.
+	__device__ __forceinline__ void ranges(Shared &s, const OQuery &o, const qp_q::QTerm *__restrict__ qterms,
+	                                       u32 c0, u32 nc, u32 t) const {
 		const u32 tid = threadIdx.x;
 		if (tid < nc) {
-			const qp_q::Seg g = segs[o.seg0 + c0 + tid];
-			const qp_q::TermMeta tm = terms[g.term];
-			const u32 *r = rng + static_cast<u64>(o.seg0 + c0 + tid) * (ntiles + 1);
-			const u32 lo = r[t];
-			u32 hi = r[t + 1];
-			if (lo >= tm.nb) {
+			const u32 x = o.seg0 + c0 + tid;
+			const qp_q::TermMeta tm = qtm[x];
+			const u32 *r = rng + static_cast<u64>(x) * (ntiles + 1);
+			const u32 lo = r[t] & kRngBlock, rh = r[t + 1];
+			// The blocks [lo, hi): hi excludes block rh when the block
+			// before it ends just before tile t+1 (kRngEnd).
+			u32 hi = rh & kRngBlock;
+			if (lo >= tm.nb)
 				hi = lo;
-			} else if (hi < tm.nb) {
-				const u32 *sk = qp_q::skips(post, tm);
-				hi = hi > 0 && qp_q::last_doc(sk, hi - 1) == t1 - 1 ? hi : hi + 1;
-			}
-			const qp_q::QTerm qt = qterms[g.qt];
+			else if (hi < tm.nb && (rh & kRngEnd) == 0)
+				hi++;
+			const qp_q::QTerm qt = qterms[x];
 			s.lo[tid] = lo;
 			s.hi[tid] = hi < lo ? lo : hi;
 			s.idf[tid] = qt.idf;
 			s.w[tid] = qt.w;
 			s.mx[tid] = qt.mx;
-			s.col[tid] = col != nullptr ? col[g.term] : qp_q::kNoCol;
+			s.col[tid] = col != nullptr ? col[x] : qp_q::kNoCol;
 			s.tm[tid] = tm;
 		}
 	}
@@ -625,7 +641,7 @@ struct Bp128Src {
 			const u32 nc = m.m - c0 < kChunk ? m.m - c0 : kChunk;
 			if (c0 > 0) __syncthreads(); // the previous chunk's adds are done and s is free
 			// ranges and the item numbering are warp 0's (nc <= 32 lanes).
-			ranges(s, o, segs, qterms, terms, c0, nc, t, t1);
+			ranges(s, o, qterms, c0, nc, t);
 			if (warp == 0) {
 				__syncwarp();
 				// The split: the first e terms are decoded here, the rest
@@ -1005,12 +1021,12 @@ __device__ __forceinline__ void accumulate(const Src &src, u32 nq, u32 nitems, u
 		const OQuery o = oq[q];
 		for (u32 r = ra; r < rb; r++) {
 			if (tid == 0) {
+				// The tile of rank r and its bound (in rank order: both
+				// loads at once).
 				u32 t = order[static_cast<u64>(q) * ntiles + r];
+				const float u = ub[static_cast<u64>(q) * ntiles + r];
 				const u64 th = *reinterpret_cast<volatile u64 *>(&theta[q]);
-				if (t != kNone) {
-					const float u = ub[static_cast<u64>(q) * ntiles + t];
-					if (!(u > 0.0f) || u < theta_score(th)) t = kNone;
-				}
+				if (!(u > 0.0f) || u < theta_score(th)) t = kNone;
 				sh_t[par] = t;
 				sh_th0[par] = th;
 			}
@@ -1259,8 +1275,8 @@ QP_EMU_REGISTER(qp_ortile_check)
 extern "C" __global__ void __launch_bounds__(256)
 qp_ortile_bounds(uint32_t nq, const qp_q::QMeta *qmeta, const qp_ot::OQuery *oq, const qp_q::Seg *segs,
                  const qp_q::QTerm *qterms, const qp_q::TermMeta *terms, const uint8_t *post, uint32_t use_bm,
-                 uint32_t tile, uint32_t ntiles, float *ub, uint32_t *order, uint32_t *rng) {
-	qp_ot::bounds(nq, qmeta, oq, segs, qterms, terms, post, use_bm, tile, ntiles, ub, order, rng);
+                 uint32_t tile, uint32_t ntiles, float *ub, uint32_t *order, uint32_t *rng, qp_q::TermMeta *qtm) {
+	qp_ot::bounds(nq, qmeta, oq, segs, qterms, terms, post, use_bm, tile, ntiles, ub, order, rng, qtm);
 }
 QP_EMU_REGISTER(qp_ortile_bounds)
 
@@ -1289,10 +1305,11 @@ qp_ortile_accumulate_bp128(uint32_t nq, uint32_t nitems, uint32_t ntiles, uint32
                            uint32_t r0, uint32_t r1, uint32_t per, const qp_q::QMeta *qmeta, const qp_ot::OQuery *oq,
                            const qp_q::Seg *segs, const qp_q::QTerm *qterms, const qp_q::TermMeta *terms,
                            const float *norms, uint32_t ndocs, float k1p1, const uint8_t *post, uint32_t bs,
-                           const uint32_t *rng, const uint32_t *col, const uint32_t *mat, const uint32_t *rk,
-                           uint32_t D, uint32_t S, uint32_t *err, const float *ub, unsigned long long *theta,
-                           uint32_t *cnt, uint32_t *cdoc, float *cscore) {
-	const qp_ot::Bp128Src src{post, bs, err, rng, ntiles, col, mat, rk, D, S};
+                           const uint32_t *rng, const qp_q::TermMeta *qtm, const uint32_t *col,
+                           const uint32_t *mat, const uint32_t *rk, uint32_t D, uint32_t S, uint32_t *err,
+                           const float *ub, unsigned long long *theta, uint32_t *cnt, uint32_t *cdoc,
+                           float *cscore) {
+	const qp_ot::Bp128Src src{post, bs, err, rng, ntiles, qtm, col, mat, rk, D, S};
 	qp_ot::accumulate(src, nq, nitems, ntiles, tile, order, r0, r1, per, qmeta, oq, segs, qterms, terms, norms, ndocs,
 	                  k1p1, ub, theta, cnt, cdoc, cscore);
 }

@@ -112,7 +112,7 @@ func (b *Backend) orQueryBytes(p *prep) int64 {
 	_, ntiles, _ := b.tiling()
 	n := int64(8*ntiles+32) + 32*int64(b.orCap(p))
 	if b.orFused() {
-		n += 4 * int64(len(p.terms)) * int64(ntiles+1) // block ranges
+		n += int64(len(p.terms)) * (4*int64(ntiles+1) + 4*cuda.TermMetaWords) // block ranges, TermMeta copies
 	}
 	return n
 }
@@ -172,9 +172,17 @@ func (b *Backend) runOrTiled(mem *devMem, qs []*prep, out []engine.Response) err
 		sumCap > math.MaxInt32/2 || int64(nq)*int64(ntiles) > math.MaxInt32/2 {
 		return fmt.Errorf("%w: OR launch of %d postings", cuda.ErrOutOfMemory, nval)
 	}
-	// Uploads: QMeta | QTerm | Seg (every list) | scratch offsets | OQuery.
+	// The fused tiles' device bitmaps: the columns per query term (none:
+	// zero).
+	useBm := fused && b.bm != nil && !b.opt.orNoBm
+	// Uploads: QMeta | QTerm | Seg (every list) | scratch offsets | OQuery
+	// | columns (useBm).
 	var lay layout
 	oMeta, oTerms, oSegs, oScr, oOq := lay.add(16*nq), lay.add(16*nterms), lay.add(40*nterms), lay.add(8*nq), lay.add(16*nq)
+	oCol := -1
+	if useBm {
+		oCol = lay.add(4 * nterms)
+	}
 	if err := b.up.reset(lay.size); err != nil {
 		return err
 	}
@@ -183,6 +191,10 @@ func (b *Backend) runOrTiled(mem *devMem, qs []*prep, out []engine.Response) err
 	segs := b.up.u32(oSegs, cuda.SegWords*nterms)
 	oqs := b.up.u32(oOq, cuda.OQueryWords*nq)
 	caps := make([]int, nq)
+	var cols []uint32
+	if useBm {
+		cols = b.up.u32(oCol, nterms)
+	}
 	var d0, f0, v0, blk0, toff, coff int
 	for a, p := range qs {
 		caps[a] = b.orCap(p)
@@ -192,6 +204,9 @@ func (b *Backend) runOrTiled(mem *devMem, qs []*prep, out []engine.Response) err
 			ti := b.info[t.id]
 			cuda.PutSeg(segs[cuda.SegWords*(toff+j):], uint64(d0), uint64(f0), uint64(v0), uint32(t.id), uint32(blk0),
 				uint32(a), uint32(toff+j))
+			if useBm {
+				cols[toff+j] = b.bm.use[t.id]
+			}
 			d0, f0, v0, blk0 = d0+int(ti.dlen), f0+int(ti.flen), v0+int(ti.df), blk0+int(ti.nb)
 		}
 		toff += len(p.terms)
@@ -209,13 +224,13 @@ func (b *Backend) runOrTiled(mem *devMem, qs []*prep, out []engine.Response) err
 		4*(cuda.ScanParts(nq)+1)); err != nil {
 		return err
 	}
-	var rng *cuda.Buffer
-	var pRng cuda.DevicePtr
+	var rng, qtm *cuda.Buffer
+	var pRng, pQtm cuda.DevicePtr
 	if fused {
-		if rng, err = mem.get(4 * nterms * (ntiles + 1)); err != nil {
+		if err := mem.gets([]**cuda.Buffer{&rng, &qtm}, 4*nterms*(ntiles+1), 4*cuda.TermMetaWords*nterms); err != nil {
 			return err
 		}
-		pRng = rng.Ptr()
+		pRng, pQtm = rng.Ptr(), qtm.Ptr()
 	}
 	t := b.tm.start(s)
 	for _, f := range []struct {
@@ -247,12 +262,13 @@ func (b *Backend) runOrTiled(mem *devMem, qs []*prep, out []engine.Response) err
 		b.prof.Launches++
 	}
 	if err := ok.Bounds(s, nq, pMeta, pOq, pSegs, pTerms, terms, post, b.bmExact(), tile, ntiles, ub.Ptr(),
-		order.Ptr(), pRng); err != nil {
+		order.Ptr(), pRng, pQtm); err != nil {
 		return err
 	}
-	var bm cuda.AndBitmaps // the fused tiles' device bitmaps (none: zero)
-	if fused && b.bm != nil && !b.opt.orNoBm {
+	var bm cuda.AndBitmaps
+	if useBm {
 		bm = b.bm.dev
+		bm.Col = at(oCol)
 	}
 	seeds := min(orSeeds, ntiles)
 	for _, ps := range []cuda.OrPass{
@@ -260,7 +276,7 @@ func (b *Backend) runOrTiled(mem *devMem, qs []*prep, out []engine.Response) err
 		{NQ: nq, NTiles: ntiles, Tile: tile, Order: order.Ptr(), R0: seeds, R1: ntiles, Per: b.orPerItem(nq, ntiles-seeds)},
 	} {
 		if fused {
-			err = ok.AccumulateBP128(s, ps, pMeta, pOq, pSegs, pTerms, terms, norms, b.n, b.k1p1, post, b.bs, pRng, bm,
+			err = ok.AccumulateBP128(s, ps, pMeta, pOq, pSegs, pTerms, terms, norms, b.n, b.k1p1, post, b.bs, pRng, pQtm, bm,
 				ctr.Ptr(), ub.Ptr(), theta.Ptr(), cnt.Ptr(), cdoc.Ptr(), cscore.Ptr())
 		} else {
 			err = ok.Accumulate(s, ps, pMeta, pOq, pSegs, pTerms, terms, norms, b.n, b.k1p1, d.docs.Ptr(), d.freqs.Ptr(),
