@@ -655,9 +655,6 @@ algorithm are checked to be identical.`)
 		if mode == engine.And {
 			ots = ots[:min(1, len(ots))]
 		}
-		if mode == engine.Or && len(bms) > 0 {
-			bms = []string{""} // OR does not use the bitmaps
-		}
 		for _, c := range cs {
 			for _, ot := range ots {
 				for _, ga := range gands {
