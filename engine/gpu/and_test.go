@@ -30,10 +30,7 @@ func TestAndSearches(t *testing.T) {
 		rng := rand.New(rand.NewSource(int64(40 + ci)))
 		col := genCollection(rng, docs, 20, bs, ci%4 == 0)
 		x := col.write(t, codec)
-		var terms [][]string
-		for range nq {
-			terms = append(terms, genQuery(rng, col.terms))
-		}
+		terms := randomQueries(rng, col.terms, nq, nil)
 		qs := expand(terms, []int{1, 10, 1000})
 		for _, search := range AndSearches {
 			for _, decode := range []bool{false, true} {

@@ -54,10 +54,7 @@ func TestBitmapLists(t *testing.T) {
 			if x.Meta.BitmapLists != uint64(x.NumTerms()) {
 				t.Fatalf("%d of %d lists are bitmaps", x.Meta.BitmapLists, x.NumTerms())
 			}
-			var terms [][]string
-			for range nq {
-				terms = append(terms, genQuery(rng, col.terms))
-			}
+			terms := randomQueries(rng, col.terms, nq, nil)
 			if res, _ := compare(t, x, newBackend(t, x, Options{}), expand(terms, []int{1, 10, 1000})); res == 0 {
 				t.Fatal("no query had results")
 			}
@@ -85,10 +82,7 @@ func TestAndBitmaps(t *testing.T) {
 			rng := rand.New(rand.NewSource(23))
 			col := genCollection(rng, docs, 24, 32, false)
 			x := col.write(t, codec)
-			var terms [][]string
-			for range nq {
-				terms = append(terms, genQuery(rng, col.terms))
-			}
+			terms := randomQueries(rng, col.terms, nq, nil)
 			// Pairs and triples of the densest terms: every term after the
 			// first has a bitmap.
 			terms = append(terms, []string{col.terms[8], col.terms[6]}, []string{col.terms[10], col.terms[7], col.terms[6]},
@@ -274,10 +268,7 @@ func TestOrBitmaps(t *testing.T) {
 		rng := rand.New(rand.NewSource(31))
 		col := genCollection(rng, docs, 24, 32, ties)
 		x := col.write(t, bp)
-		var terms [][]string
-		for range nq {
-			terms = append(terms, genQuery(rng, col.terms))
-		}
+		terms := randomQueries(rng, col.terms, nq, nil)
 		// A sparser term before the densest ones.
 		for _, r := range []int{12, 16, 20, 23} {
 			terms = append(terms, []string{col.terms[r], col.terms[6], col.terms[7]},

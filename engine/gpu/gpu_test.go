@@ -310,10 +310,7 @@ func TestDifferentialRandom(t *testing.T) {
 				rng := rand.New(rand.NewSource(int64(combo)))
 				col := genCollection(rng, n, 24, bs, ties)
 				x := col.write(t, codec)
-				var terms [][]string
-				for range nq {
-					terms = append(terms, genQuery(rng, col.terms))
-				}
+				terms := randomQueries(rng, col.terms, nq, nil)
 				qs := expand(terms, ks)
 				compare(t, x, newBackend(t, x, Options{}), qs)
 				if combo%2 == 0 {

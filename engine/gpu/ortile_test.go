@@ -66,10 +66,7 @@ func TestOrStrategies(t *testing.T) {
 				rng := rand.New(rand.NewSource(int64(100 + combo)))
 				col := genCollection(rng, n, 24, bs, ties)
 				x := col.write(t, codec)
-				var terms [][]string
-				for range nq {
-					terms = append(terms, genQuery(rng, col.terms))
-				}
+				terms := randomQueries(rng, col.terms, nq, nil)
 				qs := orQueries(terms, []int{1, 10, 100, 10000})
 				for _, v := range orVariants {
 					if emu && v.opt.orTile == 1 && n > 40 {
@@ -161,10 +158,7 @@ func TestOrTiledLarge(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			var terms [][]string
-			for range nq {
-				terms = append(terms, genQuery(rng, col.terms))
-			}
+			terms := randomQueries(rng, col.terms, nq, nil)
 			qs := orQueries(terms, []int{1, 10, 100, 1000, 10000})
 			vs := []Options{{orTile: 512}, {orTile: 512, orSelect: "radix"}, {}}
 			if emulated(c) {
