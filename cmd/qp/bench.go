@@ -589,6 +589,13 @@ algorithm are checked to be identical.`)
 	if gb != nil && len(bms) == 0 {
 		bms = []string{""} // the backend's density
 	}
+	if _, err := parseDensities("gpu-or-bitmaps", *qf.gpuOrBitmaps); err != nil {
+		return err
+	}
+	obms := splitComma(*qf.gpuOrBitmaps)
+	if gb != nil && len(obms) == 0 {
+		obms = []string{""} // the backend's OR density
+	}
 	counts := []int{1, runtime.GOMAXPROCS(0)}
 	if *threadsList != "" {
 		counts = nil
@@ -635,6 +642,7 @@ algorithm are checked to be identical.`)
 			ot        int    // GPU OR threshold (0: the backend's)
 			and, orst string // GPU AND search and OR strategy
 			bm        string // GPU bitmap density ("": the backend's)
+			obm       string // GPU OR bitmap density ("": the backend's)
 		}
 		var runs []run
 		for _, opt := range algos {
@@ -651,16 +659,19 @@ algorithm are checked to be identical.`)
 		if mode == engine.And {
 			gors = gors[:min(1, len(gors))]
 		}
-		ots, bms := ots, bms
+		ots, bms, obms := ots, bms, obms
 		if mode == engine.And {
 			ots = ots[:min(1, len(ots))]
+			obms = obms[:min(1, len(obms))]
 		}
 		for _, c := range cs {
 			for _, ot := range ots {
 				for _, ga := range gands {
 					for _, gor := range gors {
 						for _, bm := range bms {
-							runs = append(runs, run{be: gpuBe, c: c, ot: ot, and: ga, orst: gor, bm: bm})
+							for _, obm := range obms {
+								runs = append(runs, run{be: gpuBe, c: c, ot: ot, and: ga, orst: gor, bm: bm, obm: obm})
+							}
 						}
 					}
 				}
@@ -696,6 +707,16 @@ algorithm are checked to be identical.`)
 					}
 					if len(bms) > 1 {
 						name += " bm " + r.bm
+					}
+					if len(obms) > 1 {
+						name += " orbm " + r.obm
+					}
+					if r.obm != "" {
+						d, err := parseDensity("gpu-or-bitmaps", r.obm)
+						if err != nil {
+							return err
+						}
+						gb.SetOrBitmapDensity(d)
 					}
 					if r.bm != "" {
 						d, err := parseDensity("gpu-bitmaps", r.bm)

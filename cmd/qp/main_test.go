@@ -25,7 +25,7 @@ func TestBenchQueryCPU(t *testing.T) {
 	if err := commands["gen"].run([]string{"--docs", "20000", "--out", idx, "--quiet", "--queries", qlog}); err != nil {
 		t.Fatal(err)
 	}
-	for _, extra := range [][]string{nil, {"--gpu-or-threshold", "64M,1G", "--gpu-threshold", "1M", "--gpu-bitmaps", "1/128,off,2^-3"}} {
+	for _, extra := range [][]string{nil, {"--gpu-or-threshold", "64M,1G", "--gpu-threshold", "1M", "--gpu-bitmaps", "1/128,off,2^-3", "--gpu-or-bitmaps", "1/8,off"}} {
 		csv := filepath.Join(dir, "q.csv")
 		args := append([]string{"query", idx, qlog, "--device", "cpu", "--limit", "4", "--thread-counts", "1",
 			"--and-algos", "skip", "--or-algos", "maxscore", "--csv", csv}, extra...)
@@ -54,7 +54,7 @@ func TestBenchQueryCPU(t *testing.T) {
 			}
 		}
 	}
-	for _, bad := range [][]string{{"--thresholds", "0"}, {"--gpu-or-threshold", "64M,x"}, {"--gpu-bitmaps", "1/128,2"}, {"--gpu-bitmaps", "2^-x"}} {
+	for _, bad := range [][]string{{"--thresholds", "0"}, {"--gpu-or-threshold", "64M,x"}, {"--gpu-bitmaps", "1/128,2"}, {"--gpu-bitmaps", "2^-x"}, {"--gpu-or-bitmaps", "3/2"}} {
 		args := append([]string{"query", idx, qlog, "--device", "cpu", "--limit", "4"}, bad...)
 		err := commands["bench"].run(args)
 		if err == nil || !strings.Contains(err.Error(), "bad ") || !strings.Contains(err.Error(), bad[0]) {

@@ -27,6 +27,7 @@ type queryFlags struct {
 	mode, andAlgo, orAlgo, device *string
 	gpuAnd, gpuOr, gpuThreshold   *string
 	gpuOrThreshold, gpuBitmaps    *string
+	gpuOrBitmaps                  *string
 	k, threads                    *int
 	k1, b                         *float64
 	qtf                           *bool
@@ -52,6 +53,7 @@ func addQueryFlags(fs interface {
 		gpuOr:          fs.String("gpu-or", gpu.OrTiled, "GPU: OR strategy: tiled (shared-memory tiles, block-max bounds,\nthreshold) or dense (one accumulator of N floats per query); bench\nquery: a list, one row each"),
 		gpuThreshold:   fs.String("gpu-threshold", "", "GPU: PARA batch threshold c, postings of the queries' shortest lists\nper launch set (e.g. 4M; default 12M: more queries per launch, more\nthroughput, longer batches)"),
 		gpuBitmaps:     fs.String("gpu-bitmaps", "", "GPU: lists of at least this density (df/N: 1/128, 2^-7, 0.0078)\nalso get a device bitmap: AND filters its candidates by them and scores\nthem by rank; OR (bp128) decodes only the sparser terms where the\ndensest ones' maxima are below its threshold and adds those by rank\n(default 1/128); off: none; bench query: a list, one row each"),
+		gpuOrBitmaps:   fs.String("gpu-or-bitmaps", "", "GPU OR: use the device bitmaps of lists of at least this density\n(df/N; default: --gpu-bitmaps' density; off: none; only lists that have\none, i.e. of at least the lowest --gpu-bitmaps density); bench query: a\nlist, one row each"),
 		gpuOrThreshold: fs.String("gpu-or-threshold", "", "GPU: OR batch threshold, the OR work per launch set: postings of all\nlists of the OR and AND+OR queries plus 2048 per tile of 8192 documents\nthey touch (e.g. 512M; default 1G: OR batches under 10 ms at p99 on\n10M documents); a set closes at whichever threshold it reaches first;\nbench query: a list, one row each"),
 	}
 }
@@ -138,8 +140,15 @@ func (qf *queryFlags) backend(x *index.Index) (engine.Backend, error) {
 				bd = d
 			}
 		}
+		var obd float64 // 0: the AND's
+		if s := firstOf(*qf.gpuOrBitmaps); s != "" {
+			if obd, err = parseDensity("gpu-or-bitmaps", s); err != nil {
+				return nil, err
+			}
+		}
 		and, or := firstOf(*qf.gpuAnd), firstOf(*qf.gpuOr)
-		b, err := gpu.New(x, gpu.Options{Threshold: c, OrThreshold: int64(ot), AndSearch: and, Or: or, BitmapDensity: bd})
+		b, err := gpu.New(x, gpu.Options{Threshold: c, OrThreshold: int64(ot), AndSearch: and, Or: or, BitmapDensity: bd,
+			OrBitmapDensity: obd})
 		if err == nil && len(ds) > 0 {
 			err = b.SetBitmapDensity(ds[0])
 		}

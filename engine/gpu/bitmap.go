@@ -319,6 +319,32 @@ func (b *Backend) SetBitmapDensity(d float64) error {
 // BitmapDensity is the density in use (Options.BitmapDensity).
 func (b *Backend) BitmapDensity() float64 { return b.opt.BitmapDensity }
 
+// SetOrBitmapDensity changes Options.OrBitmapDensity: the density from
+// which the fused OR tiles use a list's device bitmap (0: the AND
+// planner's; negative or above 1: none).
+func (b *Backend) SetOrBitmapDensity(d float64) {
+	b.mu.Lock()
+	b.opt.OrBitmapDensity = d
+	b.mu.Unlock()
+}
+
+// orColumn is the column the fused OR tiles use for term t (df >= the OR
+// density, and a bitmap), or cuda.AndNoColumn.
+func (b *Backend) orColumn(t int) uint32 {
+	bm := b.bm
+	minDF := bm.useDF
+	if d := b.opt.OrBitmapDensity; d != 0 {
+		minDF = math.MaxUint32
+		if !bitmapOff(d) {
+			minDF = bitmapDF(d, b.n)
+		}
+	}
+	if c := bm.col[t]; c >= 0 && b.info[t].df >= minDF {
+		return uint32(c)
+	}
+	return cuda.AndNoColumn
+}
+
 // BitmapStats describes the device bitmaps: lists with one, those the
 // planner uses at the current density, their device bytes, and the lists
 // left without one because their blocks are corrupt.

@@ -252,8 +252,9 @@ func TestAndBitmapsCorrupt(t *testing.T) {
 // TestOrBitmaps: the fused OR tiles with device bitmaps (a tile whose
 // threshold exceeds the maxima of the query's densest terms decodes only
 // the others and adds those terms by rank, query_ortile.cu) equal the CPU
-// bit for bit, with and without ties, for several tile sizes and k; the
-// split is taken (documents completed by rank), and not without bitmaps.
+// bit for bit, with and without ties, for several tile sizes and k, at
+// several OR bitmap densities; the split is taken (documents completed by
+// rank), and not without bitmaps.
 // A damaged frequency block of a bitmap term fails the queries with
 // index.ErrCorrupt.
 func TestOrBitmaps(t *testing.T) {
@@ -277,13 +278,21 @@ func TestOrBitmaps(t *testing.T) {
 		qs := orQueries(terms, []int{1, 10, 100})
 		for _, tile := range tiles {
 			t.Run(fmt.Sprintf("ties=%v/T%d", ties, tile), func(t *testing.T) {
-				for _, off := range []bool{false, true} {
-					g := newBackend(t, x, Options{BitmapDensity: 1.0 / 64, orTile: tile, orNoBm: off})
+				// The OR density: the AND's (0), none, its own with the
+				// AND's bitmaps off, and a higher one (fewer bitmap terms).
+				for _, v := range []struct{ and, or float64 }{{0, 0}, {0, -1}, {-1, 1.0 / 64}, {0, 1.0 / 8}} {
+					g := newBackend(t, x, Options{BitmapDensity: 1.0 / 64, orTile: tile})
+					if v.and != 0 {
+						if err := g.SetBitmapDensity(v.and); err != nil {
+							t.Fatal(err)
+						}
+					}
+					g.SetOrBitmapDensity(v.or)
 					if res, _ := compare(t, x, g, qs); res == 0 {
 						t.Fatal("no query had results")
 					}
-					if n := g.Profile().OrLookups; (n > 0) == off {
-						t.Fatalf("bitmaps off %v: %d documents completed by rank", off, n)
+					if n := g.Profile().OrLookups; (n > 0) != (v.or >= 0) {
+						t.Fatalf("densities %+v: %d documents completed by rank", v, n)
 					}
 				}
 			})

@@ -149,13 +149,17 @@ type Options struct {
 	// BitmapBytes bounds the device bitmaps (DefaultBitmapBytes when 0,
 	// none when negative); the densest lists get theirs first.
 	BitmapBytes int64
+	// OrBitmapDensity is the density from which the fused OR tiles use a
+	// list's device bitmap (ortile.go): the planner's BitmapDensity when
+	// 0 (the default), none when negative or above 1. Only lists that got
+	// a bitmap (BitmapDensity at New) have one to use.
+	OrBitmapDensity float64
 
 	orTile    int    // tests: documents per tile (cuda.OrTileMax when 0)
 	orSelect  string // tests: "tree" or "radix" forces the top-k selector
 	orDecoded bool   // tests: bp128 indexes take the decoded path, not the fused one
 	orNoPrune bool   // tests: no block-max skipping in the fused tiles (no term maxima)
 	orPer     int    // tests: tile ranks per work item of the second pass (orPer when 0)
-	orNoBm    bool   // tests: the fused OR tiles do not use the device bitmaps
 }
 
 // termInfo is the host copy of a list's shape.

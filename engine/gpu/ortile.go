@@ -178,7 +178,7 @@ func (b *Backend) runOrTiled(mem *devMem, qs []*prep, out []engine.Response) err
 	}
 	// The fused tiles' device bitmaps: the columns per query term (none:
 	// zero).
-	useBm := fused && b.bm != nil && !b.opt.orNoBm
+	useBm := fused && b.bm != nil
 	// Uploads: QMeta | QTerm | Seg (every list) | scratch offsets | OQuery
 	// | columns (useBm).
 	var lay layout
@@ -209,7 +209,7 @@ func (b *Backend) runOrTiled(mem *devMem, qs []*prep, out []engine.Response) err
 			cuda.PutSeg(segs[cuda.SegWords*(toff+j):], uint64(d0), uint64(f0), uint64(v0), uint32(t.id), uint32(blk0),
 				uint32(a), uint32(toff+j))
 			if useBm {
-				cols[toff+j] = b.bm.use[t.id]
+				cols[toff+j] = b.orColumn(t.id)
 			}
 			d0, f0, v0, blk0 = d0+int(ti.dlen), f0+int(ti.flen), v0+int(ti.df), blk0+int(ti.nb)
 		}
