@@ -154,12 +154,11 @@ func (o *OrTileKernels) Accumulate(s *Stream, p OrPass, qmeta, oq, segs, qterms,
 //
 // qtm is Bounds' TermMeta copies. With device bitmaps (bm.Col != 0:
 // uint32 per query term, in QTerm order, its column or AndNoColumn;
-// query.cuh), a tile whose threshold
-// exceeds the maxima of a suffix of a query's canonical terms that all
-// have a column in use (term 0 excepted) decodes only the terms before
-// it; the documents that can still reach the threshold get the suffix's
-// scores by rank (frequencies by slot: the frequency codec must be
-// bp128), counted in errs[OrCntLookups]. The results are the same.
+// query.cuh), a tile whose threshold exceeds the maxima of a suffix of a
+// query's canonical terms that all have a column in use (term 0
+// excepted) decodes only the terms before it; the documents that can
+// still reach the threshold get the suffix's scores by rank (frequencies
+// by slot), counted in errs[OrCntLookups]. The results are the same.
 func (o *OrTileKernels) AccumulateBP128(s *Stream, p OrPass, qmeta, oq, segs, qterms, terms, norms DevicePtr,
 	ndocs uint32, k1p1 float32, post DevicePtr, bs int, rng, qtm DevicePtr, bm AndBitmaps,
 	errs, ub, theta, cnt, cdoc, cscore DevicePtr) error {

@@ -192,6 +192,7 @@ func TestCacheDifferential(t *testing.T) {
 	defer func() { cacheCheck = false }()
 	codec, _ := compress.ByName("bp128")
 	modes := []engine.Mode{engine.And, engine.Or, engine.AndOr}
+	var looked int64 // OR documents completed by rank (tiles of 64)
 	for _, bs := range []int{16, 128} {
 		t.Run(fmt.Sprintf("B%d", bs), func(t *testing.T) {
 			rng := rand.New(rand.NewSource(int64(bs)))
@@ -243,7 +244,9 @@ func TestCacheDifferential(t *testing.T) {
 				budget := (max(int64(frac*float64(union)), largest) + 15) &^ 15
 				for _, thr := range []int{0, 1} {
 					t.Run(fmt.Sprintf("budget=%d/c=%d", budget, thr), func(t *testing.T) {
-						g := newBackend(t, x, Options{CacheBytes: budget, Threshold: thr})
+						// c = 1 also takes tiles of 64 documents: the OR
+						// tiles' split over the device bitmaps, on cached lists.
+						g := newBackend(t, x, Options{CacheBytes: budget, Threshold: thr, orTile: 64 * thr})
 						if g.CacheBytes() != budget || budget >= total {
 							t.Fatalf("CacheBytes() = %d, want %d < %d", g.CacheBytes(), budget, total)
 						}
@@ -259,11 +262,15 @@ func TestCacheDifferential(t *testing.T) {
 						if thr != 0 && p.Prefetched == 0 {
 							t.Fatalf("cache stats %+v: no set was prefetched", p)
 						}
+						looked += g.Profile().OrLookups
 						t.Logf("%+v hit rate %.2f bytes %.2f", p, p.HitRate(), p.ByteHitRate())
 					})
 				}
 			}
 		})
+	}
+	if looked == 0 {
+		t.Fatal("no OR document was completed by rank on cached lists")
 	}
 }
 
