@@ -251,11 +251,8 @@ func (b *Backend) decompress(wk *cuda.WAHKernels, bms []wah.Bitmap, mat *cuda.Bu
 func (b *Backend) useBitmaps(minDF uint32) error {
 	bm := b.bm
 	bm.useDF = minDF
-	for t, c := range bm.col {
-		bm.use[t] = cuda.AndNoColumn
-		if c >= 0 && b.info[t].df >= minDF {
-			bm.use[t] = uint32(c)
-		}
+	for t := range bm.col {
+		bm.use[t] = b.column(t, minDF)
 	}
 	if err := b.stream.Synchronize(); err != nil {
 		return fmt.Errorf("gpu: %w", err)
@@ -328,21 +325,27 @@ func (b *Backend) SetOrBitmapDensity(d float64) {
 	b.mu.Unlock()
 }
 
-// orColumn is the column the fused OR tiles use for term t (df >= the OR
-// density, and a bitmap), or cuda.AndNoColumn.
-func (b *Backend) orColumn(t int) uint32 {
-	bm := b.bm
-	minDF := bm.useDF
-	if d := b.opt.OrBitmapDensity; d != 0 {
-		minDF = math.MaxUint32
-		if !bitmapOff(d) {
-			minDF = bitmapDF(d, b.n)
-		}
-	}
-	if c := bm.col[t]; c >= 0 && b.info[t].df >= minDF {
+// column is term t's column when it has a bitmap and df >= minDF, else
+// cuda.AndNoColumn: the rule of the AND planner (useBitmaps) and of the
+// OR tiles (orMinDF).
+func (b *Backend) column(t int, minDF uint32) uint32 {
+	if c := b.bm.col[t]; c >= 0 && b.info[t].df >= minDF {
 		return uint32(c)
 	}
 	return cuda.AndNoColumn
+}
+
+// orMinDF is the smallest df whose bitmap the fused OR tiles use: the AND
+// planner's, or that of Options.OrBitmapDensity (MaxUint32: none).
+func (b *Backend) orMinDF() uint32 {
+	d := b.opt.OrBitmapDensity
+	switch {
+	case d == 0:
+		return b.bm.useDF
+	case bitmapOff(d):
+		return math.MaxUint32
+	}
+	return bitmapDF(d, b.n)
 }
 
 // BitmapStats describes the device bitmaps: lists with one, those the

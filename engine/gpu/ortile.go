@@ -196,8 +196,9 @@ func (b *Backend) runOrTiled(mem *devMem, qs []*prep, out []engine.Response) err
 	oqs := b.up.u32(oOq, cuda.OQueryWords*nq)
 	caps := make([]int, nq)
 	var cols []uint32
+	var orDF uint32 // the OR tiles' bitmap df (b.orMinDF)
 	if useBm {
-		cols = b.up.u32(oCol, nterms)
+		cols, orDF = b.up.u32(oCol, nterms), b.orMinDF()
 	}
 	var d0, f0, v0, blk0, toff, coff int
 	for a, p := range qs {
@@ -209,7 +210,7 @@ func (b *Backend) runOrTiled(mem *devMem, qs []*prep, out []engine.Response) err
 			cuda.PutSeg(segs[cuda.SegWords*(toff+j):], uint64(d0), uint64(f0), uint64(v0), uint32(t.id), uint32(blk0),
 				uint32(a), uint32(toff+j))
 			if useBm {
-				cols[toff+j] = b.orColumn(t.id)
+				cols[toff+j] = b.column(t.id, orDF)
 			}
 			d0, f0, v0, blk0 = d0+int(ti.dlen), f0+int(ti.flen), v0+int(ti.df), blk0+int(ti.nb)
 		}
