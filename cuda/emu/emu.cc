@@ -16,7 +16,7 @@
 // only inside collectives (shuffles, votes, reductions, warp scans,
 // __syncwarp, __syncthreads), so shared memory (__shared__ = static) needs
 // no locking. A collective completes when every lane of the warp (thread of
-// the CTA) has arrived at it; the emulator aborts with a diagnostic when
+// the CTA), or of its partial mask, has arrived at it; the emulator aborts with a diagnostic when
 // lanes meet in collectives of different kinds or masks, or when some
 // lanes wait while the others have exited or wait elsewhere (divergent
 // collectives, which are undefined behaviour on a GPU).
@@ -88,6 +88,11 @@ ucontext_t sched_uc;
 jmp_buf sched_jb;
 std::vector<Coro> coros;
 std::vector<Group> warps;
+// subs[w][mask]: the collectives of warp w's lanes that name a partial mask
+// (groups of lanes that may diverge from the rest of the warp, such as the
+// eight-lane groups of decode.cuh): each completes when every lane of its
+// mask has arrived.
+std::vector<std::map<unsigned, Group>> subs;
 Group cta;
 Coro *running;
 unsigned long long progress;
@@ -120,7 +125,7 @@ void collective(Group &g, int lane, const void *in, size_t size, void *out, size
 		g.kind = kind;
 		g.size = size;
 		g.mask = mask;
-		g.slots.resize(size * g.members);
+		g.slots.resize(size * (outslots > static_cast<size_t>(g.members) ? outslots : g.members));
 	} else if (g.kind != kind || g.size != size || g.mask != mask) {
 		fail("lanes meet in different collectives (divergent warp)");
 	}
@@ -143,6 +148,7 @@ void run_cta(unsigned nthreads) {
 	if (coros.size() < nthreads) coros.resize(nthreads);
 	const unsigned nwarps = (nthreads + 31) / 32;
 	warps.assign(nwarps, Group());
+	subs.assign(nwarps, std::map<unsigned, Group>());
 	for (unsigned w = 0; w < nwarps; w++) warps[w].members = nthreads - 32 * w < 32 ? nthreads - 32 * w : 32;
 	cta = Group();
 	cta.members = static_cast<int>(nthreads);
@@ -213,8 +219,14 @@ void cp_wait(int pending) {
 void register_kernel(const char *name, void *fn, Invoker inv) { registry()[name] = Kernel{fn, inv}; }
 
 void warp_gather(const void *in, size_t size, void *all, int kind, unsigned mask) {
-	if (mask != 0xffffffffu) fail("partial-warp masks are not emulated");
-	collective(warps[cur->warp], cur->lane, in, size, all, 32, kind, mask);
+	if (mask == 0xffffffffu) {
+		collective(warps[cur->warp], cur->lane, in, size, all, 32, kind, mask);
+		return;
+	}
+	if (!(mask >> cur->lane & 1)) fail("a lane calls a collective whose mask leaves it out");
+	Group &g = subs[cur->warp][mask];
+	if (g.members == 0) g.members = __builtin_popcount(mask);
+	collective(g, cur->lane, in, size, all, 32, kind, mask);
 }
 
 void block_gather(const void *in, size_t size, void *all, int kind) {

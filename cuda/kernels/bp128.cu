@@ -13,21 +13,25 @@
 // Two kernels:
 //
 // qp_decode_bp128: the decode.cuh framework. Phase 1, per lane: the count,
-// width, length and padding checks of its block. Phase 2, per warp and
-// block: lane l extracts values 4l..4l+3 with decode.cuh unpack4 (for w <= 8
-// one or two 32-bit word loads and 64-bit shifts for all four, else one or
-// two loads and a funnel shift each; the "bp128-u4" variant before it was
-// promoted, 2026-11-22: +4..10% at 2^22-2^26, -1..5% in 2^22-integer
-// batches of shorter lists, docs/GPU-DECODE.md), the docID prefix sum is a per-lane sum of 4 plus one warp
-// scan, and 16-byte stores write the result. Launch shape: persistent grid
-// of CTAs of 256 threads (8 warps), at least 6 CTAs per SM (40 registers);
-// static shared memory 16512 bytes per CTA (per warp: 32 block records of 48
-// bytes and 512 unused value bytes). Memory traffic per decoded integer:
-// reads w/8 bytes of packed data in place through L1 (each 128-byte line
-// from DRAM once: the header line in phase 1, the rest prefetched into L2),
-// plus per block the 2-3 header bytes and 20 (24 with last) bytes of
-// offsets, base and last (coalesced across the lanes of phase 1): 0.16 bytes
-// per integer; writes 4 bytes.
+// width, length and padding checks of its block. Phase 2, per group of 16
+// lanes and block (decode.cuh groups, two blocks per warp step): lane t
+// extracts values 8t..8t+7 with decode.cuh unpack_g (for w <= 8 one or two
+// 32-bit word loads per four values, all issued before any is used, cut with
+// 64-bit shifts; else two loads and a funnel shift each), the docID prefix
+// sum is a per-lane sum of 8 plus a 16-lane segmented scan, and 16-byte
+// stores write the result. Blocks of more than 128 values take the warp per
+// block path (values(), unpack4, segments). The groups replaced the warp per
+// block (run 64 of docs/GPU-TESTS.md, H100: +3 to +5% from 2^14 to 2^26;
+// before them, "bp128-u4" had replaced one load per value, 2026-11-22).
+// Launch shape: persistent grid of CTAs of 256 threads (8 warps), at least 5
+// CTAs per SM (48 registers; at 6, 40 registers spilled); static shared
+// memory 18560 bytes per CTA (per warp: 32 block records of 48 bytes, 512
+// unused value bytes). Memory traffic per decoded integer: reads w/8 bytes
+// of packed data in place through L1 (each 128-byte line from DRAM once: the
+// header line in phase 1, the rest prefetched into L2), plus per block the
+// 2-3 header bytes and 20 (24 with last) bytes of offsets, base and last
+// (coalesced across the lanes of phase 1): 0.16 bytes per integer; writes 4
+// bytes.
 //
 // qp_bp128_docs: the first kernel (baseline, kept to compare with on the
 // same GPU): one 128-thread CTA per block, one thread per value,
@@ -67,6 +71,8 @@ struct Codec {
 	static constexpr u32 kMaxM = kMaxSegValues;
 	static constexpr bool kSegAlways = false;
 	static constexpr int kHdr = 2;
+	static constexpr bool kGroup = true; // values_g, decode.cuh
+	static constexpr u32 kGroupArr = 0; // values_g needs no shared memory
 	static constexpr int kAux = 0;
 
 	// long_header is header() for m > 128.
@@ -118,6 +124,15 @@ struct Codec {
 		return 0;
 	}
 
+	// values_g (decode.cuh, groups): a lane's kGroupValues values; it takes
+	// every block of at most 128 values.
+	__device__ __forceinline__ static bool values_g(const View &v, u32 m, const u32 *h, u32 (&x)[kGroupValues],
+	                                                u32 lane, u32 *, bool act) {
+		const u32 w = act ? h[0] : 0, t = lane % kGroupLanes;
+		unpack_g(v, h[1] + t * kGroupValues * w, w, act ? group_count(m, t) : 0, x);
+		return act;
+	}
+
 	template <class S>
 	__device__ __forceinline__ static u32 values(const View &v, u32 m, const u32 *h, u32 (&x)[4], S &, u32 lane) {
 		const u32 w = h[0];
@@ -128,7 +143,7 @@ struct Codec {
 
 } // namespace qp_bp128
 
-QP_DECODE_KERNEL(qp_decode_bp128, qp_bp128::Codec, 8, 6)
+QP_DECODE_KERNEL(qp_decode_bp128, qp_bp128::Codec, 8, 5)
 
 // ---- qp_bp128_docs: the baseline kernel ----
 //

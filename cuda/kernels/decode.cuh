@@ -425,6 +425,172 @@ __device__ __forceinline__ constexpr u32 max_chunk() {
 	return chunk_of<C>::value;
 }
 
+// ---- groups: several lanes per block ----
+//
+// A codec that sets kGroup = true decodes most blocks of at most 128 values
+// with kGroupLanes (16) lanes each instead of a whole warp: phase 2 takes
+// the chunk's blocks kGroups (2) at a time, lane t of group g (lanes
+// 16g..16g+15) owning values 8t..8t+7 of block j0+g. The docID prefix sum
+// is the same localized sum (a lane's values, then the group's lane totals:
+// Ding et al. WWW'09 §6), by segmented shuffles.
+//
+// The code is convergent: every lane of the warp runs every instruction,
+// a group without a block (or declining one) with no loads and no stores,
+// and the collectives name the whole warp with a width of kGroupLanes.
+// Collectives that name a group's mask in divergent code compile to a
+// serialized slow path (WARPSYNC.COLLECTIVE loops), which made the first
+// version slower than the warp per block (GPU-DECODE.md, fifth round).
+//
+//	static bool values_g(const View &v, u32 m, const u32 *h, u32 (&x)[kGroupValues],
+//	        u32 lane, u32 *arr, bool act);
+//
+// is called by every lane of the warp; for act (the group has a block) it
+// sets value kGroupValues*t+j in x[j] (0 past m) and returns true on every
+// lane of the group, or false to decline the block: a case it does not take,
+// or a check that failed. For !act it touches no memory and returns false;
+// h, v and m are then not a block's. arr is the group's kGroupArr words of
+// shared memory (the codec's; the groups' arrays cover vals and aux, so
+// kAux + 128 >= kGroups * kGroupArr). Declined blocks, and blocks whose last docID differs, are
+// then decoded by the whole warp with values() as before, which reports the
+// exact status code; nothing is written for them in the group pass.
+
+constexpr int kGroupLanes = 16, kGroupValues = kMaxValues / kGroupLanes, kGroupQuads = kGroupValues / 4,
+              kGroups = 32 / kGroupLanes;
+static_assert(kGroupLanes >= 4 && kGroupLanes <= 32 && (kGroupLanes & (kGroupLanes - 1)) == 0, "BUG: kGroupLanes");
+
+template <class C, class = void>
+struct group_of {
+	static constexpr bool value = false;
+};
+template <class C>
+struct group_of<C, decltype(void(C::kGroup))> {
+	static constexpr bool value = C::kGroup;
+	static_assert(!C::kGroup || (C::kAux + kMaxValues >= kGroups * C::kGroupArr && !C::kSorted),
+	              "BUG: kGroup needs kAux for the groups' arrays, and a General codec");
+};
+
+// load_fields sets x[j] (j < N) to the w-bit field at bit pos + j*w of a
+// block whose headers passed (w in 0..32) for j < nv, and to 0 for j >= nv,
+// like unpack4, with every word load issued before any is used: predicated
+// loads, no branch between them, so that their latencies overlap (a branch
+// per field made the compiler wait for each load in turn: GPU-DECODE.md,
+// fourth round). For nv = 0 it reads nothing (w and pos may be garbage).
+template <int N>
+__device__ __forceinline__ void load_fields(const View &v, u32 pos, u32 w, u32 nv, u32 (&x)[N]) {
+	const u32 *wp = reinterpret_cast<const u32 *>(v.b);
+	u32 lo[N], hi[N], sh[N];
+#pragma unroll
+	for (int j = 0; j < N; j++) {
+		const u32 a = v.off * 8 + pos + j * w;
+		const bool on = static_cast<u32>(j) < nv && w > 0;
+		sh[j] = a & 31;
+		lo[j] = on ? wp[a >> 5] : 0;
+		hi[j] = on && sh[j] + w > 32 ? wp[(a >> 5) + 1] : 0;
+	}
+	const u32 mask = wmask(w);
+#pragma unroll
+	for (int j = 0; j < N; j++) x[j] = __funnelshift_r(lo[j], hi[j], sh[j]) & mask;
+}
+
+// unpack_g is unpack4 for the nv <= kGroupValues consecutive b-bit values at
+// bit pos that a lane of a group owns, its loads issued together: for b <= 8
+// one or two words per quad of values (cut with 64-bit shifts), wider
+// fields by load_fields. For nv = 0 it reads nothing.
+__device__ __forceinline__ void unpack_g(const View &v, u32 pos, u32 b, u32 nv, u32 (&x)[kGroupValues]) {
+	if (b > 8) {
+		load_fields(v, pos, b, nv, x);
+		return;
+	}
+	const u32 *wp = reinterpret_cast<const u32 *>(v.b);
+	u32 lo[kGroupQuads], hi[kGroupQuads], sh[kGroupQuads], n[kGroupQuads];
+#pragma unroll
+	for (int q = 0; q < kGroupQuads; q++) {
+		n[q] = nv > 4u * q ? qmin(4, nv - 4u * q) : 0;
+		const u32 a = v.off * 8 + pos + 4u * q * b;
+		sh[q] = a & 31;
+		lo[q] = n[q] && b ? wp[a >> 5] : 0;
+		hi[q] = sh[q] + n[q] * b > 32 ? wp[(a >> 5) + 1] : 0;
+	}
+	const u32 mask = wmask(b);
+#pragma unroll
+	for (int q = 0; q < kGroupQuads; q++) {
+		const ull w = static_cast<ull>(lo[q]) | static_cast<ull>(hi[q]) << 32;
+#pragma unroll
+		for (int j = 0; j < 4; j++)
+			x[4 * q + j] = static_cast<u32>(j) < n[q] ? static_cast<u32>(w >> (sh[q] + j * b)) & mask : 0;
+	}
+}
+
+// group_count is how many of a group lane's values (t: its index in the
+// group) lie in a block of m.
+__device__ __forceinline__ u32 group_count(u32 m, u32 t) {
+	const u32 i0 = t * kGroupValues;
+	return m > i0 ? qmin(kGroupValues, m - i0) : 0;
+}
+
+// gincl is the inclusive sum of x over each group's lanes (every lane of
+// the warp calls it; t: the lane's index in its group).
+__device__ __forceinline__ u32 gincl(u32 x, u32 t) {
+#pragma unroll
+	for (u32 d = 1; d < static_cast<u32>(kGroupLanes); d <<= 1) {
+		const u32 y = __shfl_up_sync(kFull, x, d, kGroupLanes);
+		if (t >= d) x += y;
+	}
+	return x;
+}
+
+// group_any is, on every lane, whether pred holds on some lane of its group.
+__device__ __forceinline__ bool group_any(bool pred, u32 lane) {
+	const u32 bal = __ballot_sync(kFull, pred);
+	constexpr u32 gbits = kGroupLanes == 32 ? kFull : (1u << kGroupLanes) - 1;
+	return (bal >> (lane / kGroupLanes * kGroupLanes) & gbits) != 0;
+}
+
+// finish_g is finish() for the groups (General codecs; every lane of the
+// warp calls it): docIDs or frequencies from the raw values x, then, when
+// store, the writes, unless the last docID differs from lastv (chk): it
+// returns false then and writes nothing. The last docID needs no search:
+// values past m are 0, so the group's total of v+1 exceeds the block's by
+// 128 - m.
+template <u32 MODE>
+__device__ __forceinline__ bool finish_g(u32 (&x)[kGroupValues], u32 m, u32 base, bool chk, u32 lastv, u32 *out,
+                                         u32 lane, bool store) {
+	const u32 t = lane % kGroupLanes;
+	bool ok = true;
+	if (MODE == kDocs) {
+		u32 acc = 0;
+#pragma unroll
+		for (int j = 0; j < kGroupValues; j++) {
+			acc += x[j] + 1;
+			x[j] = acc;
+		}
+		const u32 inc = gincl(acc, t);
+		const u32 ex = inc - acc + base - 1;
+#pragma unroll
+		for (int j = 0; j < kGroupValues; j++) x[j] += ex;
+		if (chk) {
+			const u32 total = __shfl_sync(kFull, inc, kGroupLanes - 1, kGroupLanes);
+			ok = base - 1 + total - (kMaxValues - m) == lastv;
+		}
+	} else {
+#pragma unroll
+		for (int j = 0; j < kGroupValues; j++) x[j] += 1;
+	}
+	if (!store || !ok) return ok;
+	const u32 i0 = t * kGroupValues;
+	u32 *dst = out + i0;
+	if ((reinterpret_cast<uintptr_t>(dst) & 15) == 0 && i0 + kGroupValues <= m) {
+#pragma unroll
+		for (int q = 0; q < kGroupQuads; q++)
+			reinterpret_cast<uint4 *>(dst)[q] = make_uint4(x[4 * q], x[4 * q + 1], x[4 * q + 2], x[4 * q + 3]);
+	} else {
+#pragma unroll
+		for (int j = 0; j < kGroupValues; j++)
+			if (i0 + j < m) dst[j] = x[j];
+	}
+	return true;
+}
+
 template <class C, u32 MODE, class S>
 __device__ __forceinline__ u32 segments(const View &v, u32 m, const u32 *h, u32 base, const u32 *last, u32 lastv,
                                         u32 *out, S &sm, u32 lane) {
@@ -500,6 +666,28 @@ __device__ __forceinline__ View view(const uint8_t *src, ull s0, u32 len) {
 	return v;
 }
 
+// warp_block decodes the block of record r with the whole warp (values(),
+// or segments for long blocks) and returns its code.
+template <class C, u32 MODE, class S>
+__device__ __forceinline__ u32 warp_block(const Rec<C::kHdr> &r, const u32 *last, S &sm, u32 lane) {
+	const u32 m = r.m;
+	const View v = r.v;
+	u32 code = 0;
+	if constexpr (seg_of<C>::value) {
+		if (m > kMaxValues || C::kSegAlways) {
+			code = segments<C, MODE>(v, m, r.h, r.base, last, r.last, r.dst, sm, lane);
+			__syncwarp(); // values() may reuse sm.vals and sm.aux for the next block
+			return code;
+		}
+	}
+	u32 x[4];
+	code = C::values(v, m, r.h, x, sm, lane);
+	if (C::kCheck) code = warp_code(code);
+	if (code == 0) code = finish<C::kSorted, MODE>(x, m, r.base, last, r.last, r.dst, lane);
+	__syncwarp(); // values() may reuse sm.vals and sm.aux for the next block
+	return code;
+}
+
 template <class C, int WPC, u32 MODE>
 __device__ __forceinline__ void run(Smem<C::kHdr, C::kAux> *smem, const uint8_t *__restrict__ src,
                                     const ull *__restrict__ src_off, const ull *__restrict__ out_off,
@@ -518,6 +706,8 @@ __device__ __forceinline__ void run(Smem<C::kHdr, C::kAux> *smem, const uint8_t 
 		const u32 b0 = c * cs, nb = qmin(cs, nblocks - b0);
 
 		// Phase 1: lane l checks block b0+l and writes its record.
+		u32 mycode = 0; // lane l: the final code of block b0+l
+		bool todo = false; // lane l: block b0+l has values to decode
 		if (lane < nb) {
 			const u32 b = b0 + lane;
 			Rec<C::kHdr> &r = sm.rec[lane];
@@ -540,33 +730,44 @@ __device__ __forceinline__ void run(Smem<C::kHdr, C::kAux> *smem, const uint8_t 
 			r.base = MODE == kDocs ? base[b] : 0;
 			r.last = last ? last[b] : 0;
 			r.code = code;
+			mycode = code;
+			todo = code == 0 && m > 0;
 		}
 		__syncwarp();
 
-		// Phase 2: the warp decodes the chunk's blocks.
-		u32 mycode = 0; // lane l: the final code of block b0+l
-		for (u32 j = 0; j < nb; j++) {
-			const Rec<C::kHdr> &r = sm.rec[j];
-			u32 code = r.code;
-			if (code == 0 && r.m > 0) {
-				const u32 m = r.m;
-				const View v = r.v;
-				bool done = false;
-				if constexpr (seg_of<C>::value) {
-					if (m > kMaxValues || C::kSegAlways) {
-						code = segments<C, MODE>(v, m, r.h, r.base, last, r.last, r.dst, sm, lane);
-						done = true;
-					}
-				}
-				if (!done) {
-					u32 x[4];
-					code = C::values(v, m, r.h, x, sm, lane);
-					if (C::kCheck) code = warp_code(code);
-					if (code == 0) code = finish<C::kSorted, MODE>(x, m, r.base, last, r.last, r.dst, lane);
-				}
-				__syncwarp(); // values() may reuse sm.vals and sm.aux for the next block
+		if constexpr (group_of<C>::value) {
+			// Phase 2, groups: kGroups blocks at a time, every lane in
+			// every step (convergent); then the warp decodes the blocks
+			// the groups declined (bit j of todo: block b0+j).
+			u32 todo_w = __ballot_sync(kFull, todo);
+			const u32 g = lane / kGroupLanes;
+			u32 *arr = sm.vals + g * C::kGroupArr;
+			for (u32 j0 = 0; j0 < nb; j0 += kGroups) {
+				const u32 j = j0 + g; // < 32: rec[j] exists, if stale
+				const Rec<C::kHdr> &r = sm.rec[j];
+				const bool act = j < nb && (todo_w >> j & 1) && r.m <= kMaxValues;
+				u32 x[kGroupValues];
+				bool ok = C::values_g(r.v, act ? r.m : 0, r.h, x, lane, arr, act);
+				ok = finish_g<MODE>(x, r.m, r.base, last != nullptr, r.last, r.dst, lane, ok) && ok;
+				const u32 done = __ballot_sync(kFull, ok && lane % kGroupLanes == 0);
+#pragma unroll
+				for (u32 k = 0; k < static_cast<u32>(kGroups); k++)
+					todo_w &= ~((done >> (k * kGroupLanes) & 1) << (j0 + k));
 			}
-			if (lane == j) mycode = code;
+			__syncwarp(); // the groups' arrays overlay vals and aux
+			for (; todo_w; todo_w &= todo_w - 1) {
+				const u32 j = __ffs(todo_w) - 1;
+				const u32 code = warp_block<C, MODE>(sm.rec[j], last, sm, lane);
+				if (lane == j) mycode = code;
+			}
+		} else {
+			// Phase 2: the warp decodes the chunk's blocks.
+			for (u32 j = 0; j < nb; j++) {
+				const Rec<C::kHdr> &r = sm.rec[j];
+				u32 code = r.code;
+				if (code == 0 && r.m > 0) code = warp_block<C, MODE>(r, last, sm, lane);
+				if (lane == j) mycode = code;
+			}
 		}
 		if (lane < nb) {
 			const u32 b = b0 + lane;

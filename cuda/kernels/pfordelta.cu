@@ -15,27 +15,34 @@
 //	PATCHED(k, 1) is the same with FLAT(e') children: byte b', then e'
 //	  values of b' bits.
 //
-// Decoding (Ding §6, one warp per block instead of one thread block per
-// 512-value sub-block): in phase 1 each lane parses the 7 parts of its own
-// block (their widths, counts and bit offsets go to the block's record); in
-// phase 2 the level-1 arrays H and G are decoded completely first ("we
-// always decompress the complete arrays for the exceptions"), each as slots
-// plus its own exceptions; then the level-0 slots are unpacked, the
-// exception positions are one localized prefix sum (warp scan) of G[x]+1,
-// and lane x ORs H[x] << b into its position. Blocks without exceptions
-// (e = 0) take the BP128 path; blocks with at most 32 exceptions whose
-// level-1 arrays have none (most blocks) read H[x] and G[x] straight into
-// lane x's registers, with loads issued before the slots are cut so that
-// the two round trips overlap. The docID prefix sum is decode.cuh's.
+// Decoding (Ding §6, groups of 16 lanes or a warp per block instead of one
+// thread block per 512-value sub-block): in phase 1 each lane parses the 7
+// parts of its own block (their widths, counts and bit offsets go to the
+// block's record). In phase 2 most blocks (at most 32 exceptions, level-1
+// arrays without exceptions of their own: 93% of the 2^24 benchmark list's
+// blocks) are decoded by a group of 16 lanes, two blocks per warp step
+// (decode.cuh groups, values_g): lane t reads H[x] and G[x] of its
+// exceptions x = 2t, 2t+1 and its 8 level-0 slots, all loads issued
+// together; the exception positions are the group's localized prefix sum of
+// G[x]+1, and the high parts are ORed in through shared memory. The other
+// blocks are decoded by the whole warp (values): the level-1 arrays H and G
+// completely first ("we always decompress the complete arrays for the
+// exceptions"), each as slots plus its own exceptions; then the level-0
+// slots are unpacked, the exception positions are one warp scan of G[x]+1,
+// and lane x ORs H[x] << b into its position (with the same register fast
+// path for at most 32 exceptions). The docID prefix sum is decode.cuh's.
 //
-// Launch shape: persistent grid of CTAs of 256 threads (8 warps), at least 4 CTAs
-// per SM (60 registers); static shared memory 38912 bytes per CTA (per warp:
-// 32 block records for phase 1 (decode.cuh), 512 bytes of values, 1 KiB for H and G). Phase 1: one block per
-// lane (the 7 parts parsed and their lengths checked); phase 2: one block per warp. Memory traffic per decoded
-// integer: the block's bytes once (b/8 bytes of slots plus the exception arrays, the encoder's minimal size; the header line read in
-// phase 1, the rest prefetched into L2 and read through L1 in phase 2),
-// 20 bytes of offsets and base per block (0.16 per integer, coalesced),
-// 4 bytes written (16-byte stores).
+// Launch shape: persistent grid of CTAs of 256 threads (8 warps), at least 4
+// CTAs per SM (64 registers); static shared memory 38912 bytes per CTA (per
+// warp: 32 block records for phase 1 (decode.cuh), 512 bytes of values, 1
+// KiB for H and G, which the two groups' 512-byte arrays overlay). Phase 1:
+// one block per lane (the 7 parts parsed and their lengths checked); phase 2:
+// one block per group, or per warp. Memory traffic per decoded integer: the
+// block's bytes once (b/8 bytes of slots plus the exception arrays, the
+// encoder's minimal size; the header line read in phase 1, the rest
+// prefetched into L2 and read through L1 in phase 2), 20 bytes of offsets
+// and base per block (0.16 per integer, coalesced), 4 bytes written (16-byte
+// stores).
 //
 // Validation matches compress Decode + the index's block-length and
 // last-docID checks: widths <= 32, exception counts <= their array, no
@@ -147,7 +154,11 @@ struct Codec {
 	static constexpr bool kSorted = false;
 	static constexpr bool kCheck = true;
 	static constexpr int kHdr = 14;
+	// H and G (values()), or with vals the groups' arrays (decode.cuh):
+	// per group, 128 words for the level-0 values.
+	static constexpr u32 kGroupArr = kMaxValues;
 	static constexpr int kAux = 2 * kMaxValues;
+	static constexpr bool kGroup = true;
 
 	__device__ __forceinline__ static void put(u32 *h, const Part &p) {
 		h[0] = p.b | p.e << 8;
@@ -274,6 +285,76 @@ struct Codec {
 		}
 		if (p0.e <= 32) return exceptions<1>(v, m, h, p0, x, sm, lane);
 		return exceptions<4>(v, m, h, p0, x, sm, lane);
+	}
+
+	// values_g (decode.cuh, groups) takes blocks of at most 32 exceptions
+	// whose level-1 arrays have none: lane t of the group reads H[x] and
+	// G[x] for its exceptions x = 2t, 2t+1 with load_fields, the loads
+	// issued together with its level-0 slots', then the positions are the
+	// group's prefix sum of G[x]+1 and the high parts are ORed in through
+	// the group's array. It declines the other blocks (more than 32
+	// exceptions, or level-1 exceptions: 6.6% of the blocks of the 2^24
+	// benchmark list) and any block a check rejects, which values() then
+	// decodes or rejects with its code. (Taking blocks with level-1
+	// exceptions too, by a walk over their list, was 1-3% slower: run 66 of
+	// docs/GPU-TESTS.md.)
+	__device__ __forceinline__ static bool values_g(const View &v, u32 m, const u32 *h, u32 (&x)[kGroupValues],
+	                                                u32 lane, u32 *arr, bool act) {
+		constexpr int kE = 32 / kGroupLanes; // exceptions per lane
+		const u32 t = lane % kGroupLanes;
+		Part p0 = get(h, m);
+		if (!act) p0.e = 0;
+		// H's and G's records exist only when there are exceptions.
+		const Part ph = get(h + 2, p0.e), pg = get(h + 8, p0.e);
+		const bool take = act && p0.e <= kE * kGroupLanes && (p0.e == 0 || (ph.e == 0 && pg.e == 0));
+		const u32 ne = take && p0.e > kE * t ? qmin(kE, p0.e - kE * t) : 0;
+		u32 hx[kE], gx[kE], bad = 0;
+		load_fields(v, ph.sp + kE * t * ph.b, ph.b, ne, hx);
+		load_fields(v, pg.sp + kE * t * pg.b, pg.b, ne, gx);
+		unpack_g(v, p0.sp + t * kGroupValues * p0.b, p0.b, take ? group_count(m, t) : 0, x);
+		// Exception kE*t+k: high part hx[k], gap gx[k]; position = the
+		// group's exclusive sum of G+1 before it, plus its own, minus 1.
+		u32 c[kE], acc = 0;
+#pragma unroll
+		for (int k = 0; k < kE; k++) {
+			if (static_cast<u32>(k) < ne) {
+				if (gx[k] >= m) bad = 1;
+				if (hx[k] == 0 || (p0.b > 0 && (hx[k] >> (32 - p0.b)))) bad = 1;
+				acc += gx[k] + 1;
+			}
+			c[k] = acc;
+		}
+		const u32 ex = gincl(acc, t) - acc;
+		if (__any_sync(kFull, ne > 0)) {
+			// The array holds quad q of lane t at uint4 q*kGroupLanes + t,
+			// so that a quarter warp's 16-byte accesses hit distinct banks.
+			uint4 *a4 = reinterpret_cast<uint4 *>(arr) + t;
+#pragma unroll
+			for (int q = 0; q < kGroupQuads; q++)
+				a4[q * kGroupLanes] = make_uint4(x[4 * q], x[4 * q + 1], x[4 * q + 2], x[4 * q + 3]);
+			__syncwarp();
+#pragma unroll
+			for (int k = 0; k < kE; k++) {
+				const u32 pos = ex + c[k] - 1;
+				if (static_cast<u32>(k) < ne) {
+					if (pos >= m)
+						bad = 1;
+					else
+						arr[((pos % kGroupValues) / 4 * kGroupLanes + pos / kGroupValues) * 4 + pos % 4] |=
+						    hx[k] << p0.b;
+				}
+			}
+			__syncwarp();
+#pragma unroll
+			for (int q = 0; q < kGroupQuads; q++) {
+				const uint4 r = a4[q * kGroupLanes];
+				x[4 * q] = r.x;
+				x[4 * q + 1] = r.y;
+				x[4 * q + 2] = r.z;
+				x[4 * q + 3] = r.w;
+			}
+		}
+		return !group_any(bad, lane) && take;
 	}
 };
 
