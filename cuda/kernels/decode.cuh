@@ -688,6 +688,39 @@ __device__ __forceinline__ u32 warp_block(const Rec<C::kHdr> &r, const u32 *last
 	return code;
 }
 
+// Next-chunk prefetch (codecs that set kPrefetchNext, in launches of several
+// chunks per warp). A warp's next chunk, c + W, is asked for in two steps
+// while the warp decodes chunk c, so that its phase 1 finds offsets and
+// blocks in L2 instead of waiting for DRAM: prefetch_offsets right after
+// phase 1 (the offsets' lines: no value needed), prefetch_blocks halfway
+// through phase 2 (the offsets, by then in L2, give the blocks' lines, at
+// most 1 KiB each, as phase 1 asks). Elias-Fano gained 4-5% from 2^22 to
+// 2^26; BP128 and PForDelta lost 2-5% (run 72 of docs/GPU-TESTS.md), so
+// only Elias-Fano sets it.
+template <class C, class = void>
+struct prefetch_of {
+	static constexpr bool value = false;
+};
+template <class C>
+struct prefetch_of<C, decltype(void(C::kPrefetchNext))> {
+	static constexpr bool value = C::kPrefetchNext;
+};
+
+__device__ __forceinline__ void prefetch_offsets(const ull *src_off, const ull *out_off, const u32 *base,
+                                                 const u32 *last, u32 b, bool on) {
+	if (!on) return;
+	prefetch_l2(src_off + b);
+	prefetch_l2(out_off + b);
+	if (base) prefetch_l2(base + b);
+	if (last) prefetch_l2(last + b);
+}
+__device__ __forceinline__ void prefetch_blocks(const uint8_t *src, const ull *src_off, u32 b, bool on) {
+	if (!on) return;
+	const ull s0 = src_off[b], s1 = src_off[b + 1];
+	const ull lim = (s0 & ~127ull) + 1024, a1 = s1 < lim ? s1 : lim;
+	for (ull a = s0 & ~127ull; a < a1; a += 128) prefetch_l2(src + a);
+}
+
 template <class C, int WPC, u32 MODE>
 __device__ __forceinline__ void run(Smem<C::kHdr, C::kAux> *smem, const uint8_t *__restrict__ src,
                                     const ull *__restrict__ src_off, const ull *__restrict__ out_off,
@@ -734,6 +767,10 @@ __device__ __forceinline__ void run(Smem<C::kHdr, C::kAux> *smem, const uint8_t 
 			todo = code == 0 && m > 0;
 		}
 		__syncwarp();
+		const u32 b2 = b0 + nwarps * cs, nb2 = b2 < nblocks ? qmin(cs, nblocks - b2) : 0;
+		const bool pf = prefetch_of<C>::value && lane < nb2;
+		prefetch_offsets(src_off, out_off, MODE == kDocs ? base : nullptr, last, b2 + lane, pf);
+		const u32 mid = nb / 2; // the step (j0 or j) that prefetches the next chunk's blocks
 
 		if constexpr (group_of<C>::value) {
 			// Phase 2, groups: kGroups blocks at a time, every lane in
@@ -743,6 +780,7 @@ __device__ __forceinline__ void run(Smem<C::kHdr, C::kAux> *smem, const uint8_t 
 			const u32 g = lane / kGroupLanes;
 			u32 *arr = sm.vals + g * C::kGroupArr;
 			for (u32 j0 = 0; j0 < nb; j0 += kGroups) {
+				if (j0 == (mid & ~(kGroups - 1u))) prefetch_blocks(src, src_off, b2 + lane, pf);
 				const u32 j = j0 + g; // < 32: rec[j] exists, if stale
 				const Rec<C::kHdr> &r = sm.rec[j];
 				const bool act = j < nb && (todo_w >> j & 1) && r.m <= kMaxValues;
@@ -763,6 +801,7 @@ __device__ __forceinline__ void run(Smem<C::kHdr, C::kAux> *smem, const uint8_t 
 		} else {
 			// Phase 2: the warp decodes the chunk's blocks.
 			for (u32 j = 0; j < nb; j++) {
+				if (j == mid) prefetch_blocks(src, src_off, b2 + lane, pf);
 				const Rec<C::kHdr> &r = sm.rec[j];
 				u32 code = r.code;
 				if (code == 0 && r.m > 0) code = warp_block<C, MODE>(r, last, sm, lane);

@@ -50,6 +50,7 @@ using namespace qp_dec;
 struct Codec {
 	static constexpr bool kSorted = true;
 	static constexpr bool kCheck = true;
+	static constexpr bool kPrefetchNext = true; // decode.cuh: +4-5% from 2^22 to 2^26 (run 72)
 	static constexpr int kHdr = 5;
 	static constexpr int kAux = 0;
 
