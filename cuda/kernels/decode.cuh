@@ -383,15 +383,20 @@ __device__ __forceinline__ u32 finish(const u32 (&x)[4], u32 m, u32 base, const 
 // unless the codec sets kSegAlways (its blocks of any length take the
 // segment path: one copy of its decoder in the kernel, fewer registers).
 
-template <class C, class = void>
-struct seg_of {
-	static constexpr bool value = false;
-};
-template <class C>
-struct seg_of<C, decltype(void(C::kSeg))> {
-	static constexpr bool value = C::kSeg;
-	static_assert(!C::kSeg || (C::kMaxM > kMaxValues && C::kMaxM <= kMaxSegValues), "BUG: kMaxM");
-};
+// QP_CODEC_TRAIT defines NAME<C>::value: C::MEMBER when the codec C
+// declares it (CHECK, an expression in C, must then hold), else DEFAULT.
+#define QP_CODEC_TRAIT(NAME, TYPE, MEMBER, DEFAULT, CHECK)                                                      \
+	template <class C, class = void>                                                                         \
+	struct NAME {                                                                                            \
+		static constexpr TYPE value = DEFAULT;                                                             \
+	};                                                                                                       \
+	template <class C>                                                                                       \
+	struct NAME<C, decltype(void(C::MEMBER))> {                                                              \
+		static constexpr TYPE value = C::MEMBER;                                                           \
+		static_assert(CHECK, "BUG: " #NAME ": " #CHECK);                                                   \
+	};
+
+QP_CODEC_TRAIT(seg_of, bool, kSeg, false, !C::kSeg || (C::kMaxM > kMaxValues && C::kMaxM <= kMaxSegValues))
 
 // max_values is the longest block the codec C takes.
 template <class C>
@@ -411,15 +416,7 @@ __device__ __forceinline__ constexpr u32 max_values() {
 // 2^26 (runs 40, 43 and 44 of docs/GPU-TESTS.md); PForDelta, Rice,
 // Elias-Fano and LRC were slower at 2^26. Launches of fewer than kChunk
 // blocks per warp (every batch up to 2^22 integers) are unaffected.
-template <class C, class = void>
-struct chunk_of {
-	static constexpr u32 value = 32;
-};
-template <class C>
-struct chunk_of<C, decltype(void(C::kChunk))> {
-	static constexpr u32 value = C::kChunk;
-	static_assert(C::kChunk >= 1 && C::kChunk <= 32, "BUG: kChunk");
-};
+QP_CODEC_TRAIT(chunk_of, u32, kChunk, 32, C::kChunk >= 1 && C::kChunk <= 32)
 template <class C>
 __device__ __forceinline__ constexpr u32 max_chunk() {
 	return chunk_of<C>::value;
@@ -458,16 +455,8 @@ constexpr int kGroupLanes = 16, kGroupValues = kMaxValues / kGroupLanes, kGroupQ
               kGroups = 32 / kGroupLanes;
 static_assert(kGroupLanes >= 4 && kGroupLanes <= 32 && (kGroupLanes & (kGroupLanes - 1)) == 0, "BUG: kGroupLanes");
 
-template <class C, class = void>
-struct group_of {
-	static constexpr bool value = false;
-};
-template <class C>
-struct group_of<C, decltype(void(C::kGroup))> {
-	static constexpr bool value = C::kGroup;
-	static_assert(!C::kGroup || (C::kAux + kMaxValues >= kGroups * C::kGroupArr && !C::kSorted),
-	              "BUG: kGroup needs kAux for the groups' arrays, and a General codec");
-};
+// A kGroup codec needs kAux for the groups' arrays, and must be General.
+QP_CODEC_TRAIT(group_of, bool, kGroup, false, !C::kGroup || (C::kAux + kMaxValues >= kGroups * C::kGroupArr && !C::kSorted))
 
 // load_fields sets x[j] (j < N) to the w-bit field at bit pos + j*w of a
 // block whose headers passed (w in 0..32) for j < nv, and to 0 for j >= nv,
@@ -697,14 +686,7 @@ __device__ __forceinline__ u32 warp_block(const Rec<C::kHdr> &r, const u32 *last
 // most 1 KiB each, as phase 1 asks). Elias-Fano gained 4-5% from 2^22 to
 // 2^26; BP128 and PForDelta lost 2-5% (run 72 of docs/GPU-TESTS.md), so
 // only Elias-Fano sets it.
-template <class C, class = void>
-struct prefetch_of {
-	static constexpr bool value = false;
-};
-template <class C>
-struct prefetch_of<C, decltype(void(C::kPrefetchNext))> {
-	static constexpr bool value = C::kPrefetchNext;
-};
+QP_CODEC_TRAIT(prefetch_of, bool, kPrefetchNext, false, true)
 
 __device__ __forceinline__ void prefetch_offsets(const ull *src_off, const ull *out_off, const u32 *base,
                                                  const u32 *last, u32 b, bool on) {
