@@ -125,6 +125,12 @@ inline unsigned atomicAdd(unsigned *p, unsigned v) {
 	return o;
 }
 
+// Cache-hinted stores and loads are plain ones here.
+template <class T>
+inline void __stcs(T *p, T v) {
+	*p = v;
+}
+
 inline void __syncwarp(unsigned mask = 0xffffffffu) {
 	char c = 0, all[32];
 	emu::warp_gather(&c, 1, all, emu::kSyncwarp, mask);
