@@ -25,9 +25,13 @@ import (
 // the input already on the device. To keep the cost of building inputs of
 // up to 2^26 values low, PoolInts values are generated and encoded per L
 // and repeated (as whole blocks, with shifted block bases, so every list is
-// still strictly increasing and every block is decoded and written); when
-// the inputs and outputs fit in L2, several copies are rotated so that the
-// times are DRAM times, not cache times.
+// still strictly increasing and every block is decoded and written); up to
+// 16 copies of the inputs and outputs are rotated, enough that the inputs
+// alone span three times the L2 where memory allows, so that the times are
+// DRAM times, not cache times. (Until the decoders' cache hints, the copies
+// were counted by inputs and outputs together; with outputs stored
+// evict-first and inputs prefetched evict-last, the inputs of two copies at
+// 2^24 could stay in L2 from one launch to the next.)
 //
 // The bandwidth bound: a decoder must read the encoded blocks and its
 // per-block offsets and base (20 bytes per block) and write 4 bytes per
@@ -357,8 +361,14 @@ func benchOne(c *Context, k *Kernels, f *Function, kname string, baseline bool, 
 		return DecodeResult{}, err
 	}
 	defer s.Destroy()
-	foot := int64(srcBytes) + 20*int64(nb) + 4*ints
-	nsets := int(min(8, max(1, (3*int64(c.Device().L2Bytes)+foot-1)/foot)))
+	// Copies: the inputs of all of them span 3 L2s, at most 16 copies and
+	// a quarter of the device's free memory.
+	in := int64(srcBytes) + 20*int64(nb)
+	nsets := int(min(16, max(1, (3*int64(c.Device().L2Bytes)+in-1)/in)))
+	if free, _, err := c.MemInfo(); err == nil {
+		foot := in + 4*ints
+		nsets = int(max(1, min(int64(nsets), int64(free)/4/foot)))
+	}
 	sets := make([]benchSet, nsets)
 	defer func() {
 		for i := range sets {
