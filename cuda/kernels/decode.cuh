@@ -740,6 +740,11 @@ __device__ __forceinline__ void run(Smem<C::kHdr, C::kAux> *smem, const uint8_t 
 			const u32 b = b0 + lane;
 			Rec<C::kHdr> &r = sm.rec[lane];
 			const ull s0 = src_off[b], s1 = src_off[b + 1], o0 = out_off[b], o1 = out_off[b + 1];
+			// base and last are loaded with the offsets, not after the
+			// header parse (which has loops: the compiler does not hoist
+			// loads above them), so that their DRAM round trips overlap
+			// (run 81 of docs/GPU-TESTS.md: BP128 +2.5-5% from 2^14 to 2^24).
+			const u32 bv = MODE == kDocs ? base[b] : 0, lv = last ? last[b] : 0;
 			const ull len = s1 - s0, m = o1 - o0;
 			u32 code = kTooLong;
 			const View v = view(src, s0, len < kMaxBytes ? static_cast<u32>(len) : 0);
@@ -755,8 +760,8 @@ __device__ __forceinline__ void run(Smem<C::kHdr, C::kAux> *smem, const uint8_t 
 			}
 			r.dst = out + o0;
 			r.m = static_cast<u32>(m);
-			r.base = MODE == kDocs ? base[b] : 0;
-			r.last = last ? last[b] : 0;
+			r.base = bv;
+			r.last = lv;
 			r.code = code;
 			mycode = code;
 			todo = code == 0 && m > 0;
