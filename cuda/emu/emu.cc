@@ -16,10 +16,10 @@
 // only inside collectives (shuffles, votes, reductions, warp scans,
 // __syncwarp, __syncthreads), so shared memory (__shared__ = static) needs
 // no locking. A collective completes when every lane of the warp (thread of
-// the CTA), or of its partial mask, has arrived at it; the emulator aborts with a diagnostic when
-// lanes meet in collectives of different kinds or masks, or when some
-// lanes wait while the others have exited or wait elsewhere (divergent
-// collectives, which are undefined behaviour on a GPU).
+// the CTA), or of its partial mask, has arrived at it; the emulator aborts
+// with a diagnostic when lanes meet in collectives of different kinds or
+// masks, or when some lanes wait while the others have exited or wait
+// elsewhere (divergent collectives, which are undefined behaviour on a GPU).
 #include <csetjmp>
 #include <cstdint>
 #include <cstdio>
@@ -89,9 +89,9 @@ jmp_buf sched_jb;
 std::vector<Coro> coros;
 std::vector<Group> warps;
 // subs[w][mask]: the collectives of warp w's lanes that name a partial mask
-// (groups of lanes that may diverge from the rest of the warp, such as the
-// eight-lane groups of decode.cuh): each completes when every lane of its
-// mask has arrived.
+// (groups of lanes that may diverge from the rest of the warp; decode.cuh's
+// groups name the whole warp instead, with a shuffle width): each completes
+// when every lane of its mask has arrived.
 std::vector<std::map<unsigned, Group>> subs;
 Group cta;
 Coro *running;

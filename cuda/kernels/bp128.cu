@@ -19,7 +19,7 @@
 // 32-bit word loads per four values, all issued before any is used, cut with
 // 64-bit shifts; else two loads and a funnel shift each), the docID prefix
 // sum is a per-lane sum of 8 plus a 16-lane segmented scan, and 16-byte
-// stores write the result. Blocks of more than 128 values take the warp per
+// stores (evict-first, decode.cuh store_out) write the result. Blocks of more than 128 values take the warp per
 // block path (values(), unpack4, segments). The groups replaced the warp per
 // block (run 64 of docs/GPU-TESTS.md, H100: +3 to +5% from 2^14 to 2^26;
 // before them, "bp128-u4" had replaced one load per value, 2026-11-22).
