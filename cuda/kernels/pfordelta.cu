@@ -86,6 +86,15 @@ __device__ __forceinline__ u32 parse(const View &v, u32 &pos, u32 level, u32 m, 
 	return 0;
 }
 
+// bad_exception is whether an exception with high part h and gap g of an
+// array of k values of b-bit slots is out of range: its gap must keep it
+// inside the array and its high part lie in [1, 2^(32-b)). patch() and the
+// groups' values_g check every exception with it (the position itself is
+// checked after the prefix sum).
+__device__ __forceinline__ bool bad_exception(u32 h, u32 g, u32 k, u32 b) {
+	return g >= k || h == 0 || (b > 0 && (h >> (32 - b)));
+}
+
 // patch ORs the ne exceptions of an array of k values of b-bit slots, held
 // in arr (shared memory), into arr: exception x has high part hget(x) and
 // gap gget(x). PER = 1: lane x owns exception x (ne <= 32); PER = 4: lane l
@@ -100,8 +109,7 @@ __device__ __forceinline__ u32 patch(u32 *arr, u32 k, u32 ne, u32 b, u32 lane, H
 		if (x < ne) {
 			const u32 g = gget(x);
 			h[j] = hget(x);
-			if (g >= k) code = kBadException;
-			if (h[j] == 0 || (b > 0 && (h[j] >> (32 - b)))) code = kBadException;
+			if (bad_exception(h[j], g, k, b)) code = kBadException;
 			acc += g + 1;
 		}
 		c[j] = acc;
@@ -318,8 +326,7 @@ struct Codec {
 #pragma unroll
 		for (int k = 0; k < kE; k++) {
 			if (static_cast<u32>(k) < ne) {
-				if (gx[k] >= m) bad = 1;
-				if (hx[k] == 0 || (p0.b > 0 && (hx[k] >> (32 - p0.b)))) bad = 1;
+				if (bad_exception(hx[k], gx[k], m, p0.b)) bad = 1;
 				acc += gx[k] + 1;
 			}
 			c[k] = acc;
