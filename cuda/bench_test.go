@@ -65,7 +65,10 @@ func BenchmarkDecode(b *testing.B) {
 // DecodeBenchLengths and writes the results as CSV to $QP_DECODE_CSV; it is
 // skipped unless that is set. QP_DECODE_LENGTHS (comma-separated) and
 // QP_DECODE_KERNELS (names as in BenchmarkDecode) narrow it; QP_DECODE_CHUNK
-// forces the blocks per warp chunk (BenchOptions.Chunk).
+// forces the blocks per warp chunk (BenchOptions.Chunk), QP_DECODE_BATCH the
+// integers per launch, and QP_DECODE_NOVERIFY (any value) skips the output
+// check (BenchOptions.NoVerify: for experimental kernels that do not decode
+// every block).
 func TestDecodeSweep(t *testing.T) {
 	path := os.Getenv("QP_DECODE_CSV")
 	if path == "" {
@@ -100,6 +103,7 @@ func TestDecodeSweep(t *testing.T) {
 		}
 		opt.Chunk = n
 	}
+	opt.NoVerify = os.Getenv("QP_DECODE_NOVERIFY") != "" // experimental kernels
 	if s := os.Getenv("QP_DECODE_BATCH"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil {

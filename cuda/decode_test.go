@@ -289,7 +289,9 @@ func TestDecodeRandom(t *testing.T) {
 // write but the CPU decoders accept, which take the kernels' rarer paths:
 // Rice with a forced parameter (unary arrays of many 1024-bit rounds, and
 // blocks too long to stage), Simple8b with one value per word (128 words),
-// HS-LRC with many hash buckets (binary search of the bucket pointers).
+// HS-LRC with many hash buckets (binary search of the bucket pointers),
+// PForDelta with forced slot widths (up to 128 exceptions, level-1 arrays
+// with exceptions of their own).
 func TestDecodeUnusual(t *testing.T) {
 	c := gpu(t)
 	rng := rand.New(rand.NewSource(99))
@@ -323,6 +325,11 @@ func unusualEncoders(rng *rand.Rand) []unusualEncoder {
 		{"rice", func(v []uint32, w uint) []byte { return riceEncode(v, uint(20+rng.Intn(13))) }},
 		{"simple8b", func(v []uint32, _ uint) []byte { return s8bEncodeSingles(v) }},
 		{"hslrc", func(v []uint32, _ uint) []byte { return hslrcEncode(v, uint(rng.Intn(33))) }},
+		// Level 0 narrower than the values (up to 128 exceptions), level 1
+		// at most 5 bits (exceptions of the high parts and gaps too).
+		{"pfordelta", func(v []uint32, w uint) []byte {
+			return pfdEncodeForced(v, uint(rng.Intn(int(w)+1)), [2]uint{uint(rng.Intn(6)), uint(rng.Intn(6))})
+		}},
 	}
 }
 
@@ -346,6 +353,20 @@ func riceEncode(vals []uint32, b uint) []byte {
 		}
 		u += uint64(v)>>b + 1
 	}
+	dst = packLSB(dst, vals, b)
+	unary := make([]byte, (u+7)/8)
+	pos := uint64(0)
+	for _, v := range vals {
+		pos += uint64(v) >> b
+		unary[pos>>3] |= 1 << (pos & 7)
+		pos++
+	}
+	return append(dst, unary...)
+}
+
+// packLSB appends the low b bits (b <= 32) of every value, LSB-first, the
+// last byte zero-padded: compress's packed arrays.
+func packLSB(dst []byte, vals []uint32, b uint) []byte {
 	var acc uint64
 	var nacc uint
 	for _, v := range vals {
@@ -360,14 +381,54 @@ func riceEncode(vals []uint32, b uint) []byte {
 	if nacc > 0 {
 		dst = append(dst, byte(acc))
 	}
-	unary := make([]byte, (u+7)/8)
-	pos := uint64(0)
-	for _, v := range vals {
-		pos += uint64(v) >> b
-		unary[pos>>3] |= 1 << (pos & 7)
-		pos++
+	return dst
+}
+
+// pfdEncodeForced is compress's PForDelta format for one sub-block (at most
+// 512 values) with the slot widths chosen by the caller instead of by size:
+// b0 at level 0, b1[0] and b1[1] for the level-1 arrays of high parts and
+// gaps. Narrow widths give blocks of many exceptions, up to one per value,
+// and level-1 arrays with exceptions of their own, which the encoder
+// rarely writes: the GPU decoder's general paths.
+func pfdEncodeForced(vals []uint32, b0 uint, b1 [2]uint) []byte {
+	dst := binary.AppendUvarint(nil, uint64(len(vals)))
+	if len(vals) == 0 {
+		return dst
 	}
-	return append(dst, unary...)
+	if len(vals) > 512 {
+		panic("BUG: pfdEncodeForced: more than one sub-block")
+	}
+	var patched func(dst []byte, vals []uint32, b uint, level int) []byte
+	patched = func(dst []byte, vals []uint32, b uint, level int) []byte {
+		var highs, gaps []uint32
+		prev := -1
+		for j, v := range vals {
+			if b < 32 && v>>b != 0 {
+				highs = append(highs, v>>b)
+				gaps = append(gaps, uint32(j-prev-1))
+				prev = j
+			}
+		}
+		dst = append(dst, byte(b))
+		dst = binary.AppendUvarint(dst, uint64(len(highs)))
+		dst = packLSB(dst, vals, b)
+		for a, arr := range [][]uint32{highs, gaps} {
+			if len(arr) == 0 {
+				break
+			}
+			if level == 0 {
+				dst = patched(dst, arr, b1[a], 1)
+				continue
+			}
+			w := uint(0) // FLAT: the width of the largest value
+			for _, v := range arr {
+				w = max(w, uint(bits.Len32(v)))
+			}
+			dst = packLSB(append(dst, byte(w)), arr, w)
+		}
+		return dst
+	}
+	return patched(dst, vals, b0, 0)
 }
 
 // s8bEncodeSingles is Simple8b with every value in a selector-15 word.

@@ -19,18 +19,19 @@
 // thread block per 512-value sub-block): in phase 1 each lane parses the 7
 // parts of its own block (their widths, counts and bit offsets go to the
 // block's record). In phase 2 most blocks (at most 32 exceptions, level-1
-// arrays without exceptions of their own: 93% of the 2^24 benchmark list's
+// arrays of at most 16 exceptions each: 96.7% of the 2^24 benchmark list's
 // blocks) are decoded by a group of 16 lanes, two blocks per warp step
 // (decode.cuh groups, values_g): lane t reads H[x] and G[x] of its
 // exceptions x = 2t, 2t+1 and its 8 level-0 slots, all loads issued
-// together; the exception positions are the group's localized prefix sum of
-// G[x]+1, and the high parts are ORed in through shared memory. The other
-// blocks are decoded by the whole warp (values): the level-1 arrays H and G
+// together (and the level-1 arrays' own exceptions, when there are some);
+// the exception positions are the group's localized prefix sum of G[x]+1,
+// and the high parts are ORed in through shared memory. The other blocks
+// are decoded by the whole warp (values), the level-1 arrays H and G
 // completely first ("we always decompress the complete arrays for the
-// exceptions"), each as slots plus its own exceptions; then the level-0
-// slots are unpacked, the exception positions are one warp scan of G[x]+1,
-// and lane x ORs H[x] << b into its position (with the same register fast
-// path for at most 32 exceptions). The docID prefix sum is decode.cuh's.
+// exceptions"), each as slots plus its own exceptions, then the level-0
+// exceptions: blocks of at most 64 exceptions from registers, every load
+// issued at once, the rest array by array through shared memory
+// (exceptions). The docID prefix sum is decode.cuh's.
 //
 // Launch shape: persistent grid of CTAs of 256 threads (8 warps), at least 4
 // CTAs per SM (64 registers); static shared memory 38912 bytes per CTA (per
@@ -97,8 +98,8 @@ __device__ __forceinline__ bool bad_exception(u32 h, u32 g, u32 k, u32 b) {
 
 // patch ORs the ne exceptions of an array of k values of b-bit slots, held
 // in arr (shared memory), into arr: exception x has high part hget(x) and
-// gap gget(x). PER = 1: lane x owns exception x (ne <= 32); PER = 4: lane l
-// owns 4l..4l+3 (ne <= 128). Returns 0 or kBadException.
+// gap gget(x). Lane l owns exceptions PER*l .. PER*l+PER-1 (ne <= 32*PER;
+// values() uses PER = 4). Returns 0 or kBadException.
 template <int PER, class HG, class GG>
 __device__ __forceinline__ u32 patch(u32 *arr, u32 k, u32 ne, u32 b, u32 lane, HG hget, GG gget) {
 	u32 code = 0, h[PER], c[PER], acc = 0;
@@ -150,6 +151,14 @@ __device__ __forceinline__ u32 level1(const View &v, const Part &a, const Part &
 	return patch<PER>(
 	    arr, a.m, a.e, a.b, lane, [&](u32 y) { return flat(v, ah, y); }, [&](u32 y) { return flat(v, ag, y); });
 }
+
+// kLevel0First: values() issues the level-0 loads before the level-1 ones
+// (sm_80, where the other order spills; see values).
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+constexpr bool kLevel0First = true;
+#else
+constexpr bool kLevel0First = false;
+#endif
 
 // Record: for each of the 7 parts, b | e << 8 and the slots' bit offset: p0
 // at h[0..1]; then for H (a = 0) and G (a = 1): the level-1 array at
@@ -237,17 +246,111 @@ struct Codec {
 		return code;
 	}
 
-	// direct is exceptions for the common case: at most 32 exceptions and
-	// level-1 arrays without exceptions of their own, so lane x has read
-	// H[x] and G[x] (hx, gx) straight from the packed slots into registers.
+	// values decodes a block with the whole warp: the blocks the groups
+	// decline (values_g), and any block whose check failed there, which
+	// values() then reports with its exact code. Most declined blocks (all
+	// of the 2^24 benchmark list's) have at most 64 exceptions and level-1
+	// arrays of at most 32 exceptions each: the register path (reg) below;
+	// the rest take exceptions<4>.
+	//
+	// The register path issues every load of the block before it uses
+	// any: lane l reads H's and G's level-1 slots 2l and 2l+1, their
+	// level-2 high parts and gaps y = l, and its four level-0 slots.
+	// (Decoding H, then G, then patching level 0, each after a __syncwarp,
+	// made each array's loads wait for the previous array's: the warp path
+	// was 15% of the instructions but a third of the warps' time at 2^24,
+	// run 80 of docs/GPU-TESTS.md; the register path made PForDelta 6-14%
+	// faster, run 86.) Then one warp scan serves both level-1 arrays (the
+	// position sums of H in the low 16 bits, of G in the high 16: at most
+	// 32 exceptions of gap < 256 each, larger gaps being rejected anyway),
+	// the exceptions' high parts are ORed into the level-1 values through
+	// shared memory, and a second scan places the level-0 exceptions (lane
+	// l: 2l, 2l+1).
 	template <class S>
-	__device__ __forceinline__ static u32 direct(u32 m, const Part &p0, u32 hx, u32 gx, u32 (&x)[4], S &sm,
-	                                             u32 lane) {
+	__device__ __forceinline__ static u32 values(const View &v, u32 m, const u32 *h, u32 (&x)[4], S &sm, u32 lane) {
+		const Part p0 = get(h, m);
+		// H (a = 0) and G (a = 1): the level-1 array p1, its FLAT high
+		// parts ph and gaps pg; n2: its exceptions (records of ph and pg
+		// exist only when there are some).
+		Part p1[2], ph[2], pg[2];
+		u32 n2[2];
+#pragma unroll
+		for (int a = 0; a < 2; a++) {
+			p1[a] = get(h + 2 + 6 * a, p0.e);
+			n2[a] = p0.e ? p1[a].e : 0;
+			ph[a] = get(h + 4 + 6 * a, n2[a]);
+			pg[a] = get(h + 6 + 6 * a, n2[a]);
+		}
+		const bool reg = p0.e <= 64 && n2[0] <= 32 && n2[1] <= 32;
+		const u32 n1 = reg && p0.e > 2 * lane ? qmin(2, p0.e - 2 * lane) : 0; // level-1 values 2l, 2l+1
+		// The level-1 loads go first: unpack4 cuts the slots behind a
+		// branch, which these loads would otherwise wait for (1-2% at 2^24
+		// and 2^26, run 90). On sm_80 that order spills 8 bytes at 64
+		// registers, so level 0 goes first there.
+		if (kLevel0First) unpack4(v, p0.sp + lane * 4 * p0.b, p0.b, lane_count(m, lane), x);
+		u32 s1[2][2], hi2[2][1], ga2[2][1];
+#pragma unroll
+		for (int a = 0; a < 2; a++) {
+			const u32 on2 = reg && lane < n2[a];
+			load_fields(v, p1[a].sp + 2 * lane * p1[a].b, p1[a].b, n1, s1[a]);
+			load_fields(v, ph[a].sp + lane * ph[a].b, ph[a].b, on2, hi2[a]);
+			load_fields(v, pg[a].sp + lane * pg[a].b, pg[a].b, on2, ga2[a]);
+		}
+		if (!kLevel0First) unpack4(v, p0.sp + lane * 4 * p0.b, p0.b, lane_count(m, lane), x);
+		if (p0.e == 0) return 0;
+		if (!reg) return exceptions<4>(v, m, h, p0, x, sm, lane);
+
+		u32 *H = sm.aux, *G = sm.aux + kMaxValues;
+		reinterpret_cast<uint2 *>(H)[lane] = make_uint2(s1[0][0], s1[0][1]);
+		reinterpret_cast<uint2 *>(G)[lane] = make_uint2(s1[1][0], s1[1][1]);
 		uint4 *vals = reinterpret_cast<uint4 *>(sm.vals);
 		vals[lane] = make_uint4(x[0], x[1], x[2], x[3]);
+		// Level 1: exception y = lane of H and of G.
+		u32 code = 0, acc = 0;
+#pragma unroll
+		for (int a = 0; a < 2; a++) {
+			if (lane < n2[a]) {
+				if (bad_exception(hi2[a][0], ga2[a][0], p0.e, p1[a].b)) code = kBadException;
+				acc += (qmin(ga2[a][0], 255) + 1) << (16 * a);
+			}
+		}
+		const u32 pos1 = incl_sum(acc);
 		__syncwarp();
-		const u32 code = patch<1>(
-		    sm.vals, m, p0.e, p0.b, lane, [&](u32) { return hx; }, [&](u32) { return gx; });
+#pragma unroll
+		for (int a = 0; a < 2; a++) {
+			const u32 pos = (pos1 >> (16 * a) & 0xffff) - 1;
+			if (lane < n2[a]) {
+				if (pos >= p0.e)
+					code = kBadException;
+				else
+					(a ? G : H)[pos] |= hi2[a][0] << p1[a].b;
+			}
+		}
+		__syncwarp();
+		// Level 0: exceptions 2l and 2l+1, high part H[x], gap G[x].
+		const uint2 hv = reinterpret_cast<const uint2 *>(H)[lane], gv = reinterpret_cast<const uint2 *>(G)[lane];
+		const u32 hx[2] = {hv.x, hv.y}, gx[2] = {gv.x, gv.y};
+		u32 c[2];
+		acc = 0;
+#pragma unroll
+		for (int j = 0; j < 2; j++) {
+			if (static_cast<u32>(j) < n1) {
+				if (bad_exception(hx[j], gx[j], m, p0.b)) code = kBadException;
+				acc += gx[j] + 1;
+			}
+			c[j] = acc;
+		}
+		const u32 ex = excl_sum1(acc);
+#pragma unroll
+		for (int j = 0; j < 2; j++) {
+			const u32 pos = ex + c[j] - 1;
+			if (static_cast<u32>(j) < n1) {
+				if (pos >= m)
+					code = kBadException;
+				else
+					sm.vals[pos] |= hx[j] << p0.b;
+			}
+		}
 		__syncwarp();
 		const uint4 r = vals[lane];
 		x[0] = r.x;
@@ -257,55 +360,21 @@ struct Codec {
 		return code;
 	}
 
-	// values: the direct case's loads of H[x] and G[x] are issued before
-	// the level-0 slots are cut, so the three loads' latencies overlap
-	// instead of following each other (runs 35-36 of docs/GPU-TESTS.md:
-	// +1.6% at 2^24 and +0.3% at 2^26 on top of decode.cuh's changes; the
-	// first try, two flat() calls before unpack4, still waited for each
-	// load in turn and was 3% slower).
-	template <class S>
-	__device__ __forceinline__ static u32 values(const View &v, u32 m, const u32 *h, u32 (&x)[4], S &sm, u32 lane) {
-		const Part p0 = get(h, m);
-		bool dir = false;
-		u32 hx = 0, hy = 0, gx = 0, gy = 0, hs = 0, gs = 0;
-		if (p0.e != 0 && p0.e <= 32) {
-			const Part ph = get(h + 2, p0.e), pg = get(h + 8, p0.e);
-			dir = ph.e == 0 && pg.e == 0;
-			if (dir && lane < p0.e) {
-				// Predicated loads, no branch between them, so both
-				// fields' words are in flight while the slots are cut.
-				const u32 *wp = reinterpret_cast<const u32 *>(v.b);
-				const u32 ah = v.off * 8 + ph.sp + lane * ph.b, ag = v.off * 8 + pg.sp + lane * pg.b;
-				hs = ah & 31;
-				gs = ag & 31;
-				hx = ph.b ? wp[ah >> 5] : 0;
-				hy = hs + ph.b > 32 ? wp[(ah >> 5) + 1] : 0;
-				gx = pg.b ? wp[ag >> 5] : 0;
-				gy = gs + pg.b > 32 ? wp[(ag >> 5) + 1] : 0;
-			}
-		}
-		unpack4(v, p0.sp + lane * 4 * p0.b, p0.b, lane_count(m, lane), x);
-		if (p0.e == 0) return 0;
-		if (dir) {
-			hx = __funnelshift_r(hx, hy, hs) & wmask(get(h + 2, p0.e).b);
-			gx = __funnelshift_r(gx, gy, gs) & wmask(get(h + 8, p0.e).b);
-			return direct(m, p0, hx, gx, x, sm, lane);
-		}
-		if (p0.e <= 32) return exceptions<1>(v, m, h, p0, x, sm, lane);
-		return exceptions<4>(v, m, h, p0, x, sm, lane);
-	}
-
 	// values_g (decode.cuh, groups) takes blocks of at most 32 exceptions
-	// whose level-1 arrays have none: lane t of the group reads H[x] and
-	// G[x] for its exceptions x = 2t, 2t+1 with load_fields, the loads
-	// issued together with its level-0 slots', then the positions are the
-	// group's prefix sum of G[x]+1 and the high parts are ORed in through
-	// the group's array. It declines the other blocks (more than 32
-	// exceptions, or level-1 exceptions: 6.6% of the blocks of the 2^24
-	// benchmark list) and any block a check rejects, which values() then
-	// decodes or rejects with its code. (Taking blocks with level-1
-	// exceptions too, by a walk over their list, was 1-3% slower: run 66 of
-	// docs/GPU-TESTS.md.)
+	// whose level-1 arrays have at most 16 exceptions each: lane t of the
+	// group reads H[x] and G[x] for its exceptions x = 2t, 2t+1 with
+	// load_fields, the loads issued together with its level-0 slots', then
+	// the positions are the group's prefix sum of G[x]+1 and the high parts
+	// are ORed in through the group's array. Level-1 exceptions (2.8% of
+	// the blocks of the 2^24 benchmark list) take a branch that the warp
+	// skips when neither group's block has any. It declines the other
+	// blocks (more than 32 exceptions: 3.3%) and any block a check rejects,
+	// which values() then decodes or rejects with its code. (Measured, run
+	// numbers of docs/GPU-TESTS.md: taking level-1 exceptions by a walk over
+	// their list, run 66, was 1-3% slower; by the branch below, run 91, +1 to
+	// +4% from 2^20 to 2^24 and at 2^26, -1% at 2^25, -2% at 2^14; also
+	// taking blocks of up to 64 exceptions, as two halves of 32, run 92,
+	// was 2% slower at 2^24.)
 	__device__ __forceinline__ static bool values_g(const View &v, u32 m, const u32 *h, u32 (&x)[kGroupValues],
 	                                                u32 lane, u32 *arr, bool act) {
 		constexpr int kE = 32 / kGroupLanes; // exceptions per lane
@@ -314,12 +383,69 @@ struct Codec {
 		if (!act) p0.e = 0;
 		// H's and G's records exist only when there are exceptions.
 		const Part ph = get(h + 2, p0.e), pg = get(h + 8, p0.e);
-		const bool take = act && p0.e <= kE * kGroupLanes && (p0.e == 0 || (ph.e == 0 && pg.e == 0));
+		// Level-1 exceptions: at most one per lane of the group in each.
+		const u32 e1h = p0.e ? ph.e : 0, e1g = p0.e ? pg.e : 0;
+		const bool take = act && p0.e <= kE * kGroupLanes && e1h <= kGroupLanes && e1g <= kGroupLanes;
 		const u32 ne = take && p0.e > kE * t ? qmin(kE, p0.e - kE * t) : 0;
 		u32 hx[kE], gx[kE], bad = 0;
 		load_fields(v, ph.sp + kE * t * ph.b, ph.b, ne, hx);
 		load_fields(v, pg.sp + kE * t * pg.b, pg.b, ne, gx);
 		unpack_g(v, p0.sp + t * kGroupValues * p0.b, p0.b, take ? group_count(m, t) : 0, x);
+		if (__any_sync(kFull, take && (e1h | e1g))) {
+			// Some group's H or G has exceptions of its own (2.8% of the
+			// 2^24 benchmark list's blocks): lane t reads their high part
+			// and gap y = t from the FLAT arrays, one scan of the group
+			// places both (H's position sums in the low 16 bits, G's in
+			// the high 16; gaps over 255 are rejected anyway), and the
+			// high parts are ORed into H[x] and G[x], which the lanes hold
+			// in registers (x = kE*t + k), through the group's array.
+			const bool onh = take && t < e1h, ong = take && t < e1g;
+			// H's FLAT high parts and gaps, then G's (their records exist
+			// only when the array has exceptions).
+			const Part fhh = get(h + 4, e1h), fhg = get(h + 6, e1h), fgh = get(h + 10, e1g), fgg = get(h + 12, e1g);
+			u32 hiH[1], gapH[1], hiG[1], gapG[1];
+			load_fields(v, fhh.sp + t * fhh.b, fhh.b, onh, hiH);
+			load_fields(v, fhg.sp + t * fhg.b, fhg.b, onh, gapH);
+			load_fields(v, fgh.sp + t * fgh.b, fgh.b, ong, hiG);
+			load_fields(v, fgg.sp + t * fgg.b, fgg.b, ong, gapG);
+			u32 acc = 0;
+			if (onh) {
+				if (bad_exception(hiH[0], gapH[0], p0.e, ph.b)) bad = 1;
+				acc += qmin(gapH[0], 255) + 1;
+			}
+			if (ong) {
+				if (bad_exception(hiG[0], gapG[0], p0.e, pg.b)) bad = 1;
+				acc += (qmin(gapG[0], 255) + 1) << 16;
+			}
+			const u32 pos = gincl(acc, t);
+			u32 *ah = arr, *ag = arr + kE * kGroupLanes;
+#pragma unroll
+			for (int k = 0; k < kE; k++) {
+				ah[kE * t + k] = hx[k];
+				ag[kE * t + k] = gx[k];
+			}
+			__syncwarp();
+			const u32 ph1 = (pos & 0xffff) - 1, pg1 = (pos >> 16) - 1;
+			if (onh) {
+				if (ph1 >= p0.e)
+					bad = 1;
+				else
+					ah[ph1] |= hiH[0] << ph.b;
+			}
+			if (ong) {
+				if (pg1 >= p0.e)
+					bad = 1;
+				else
+					ag[pg1] |= hiG[0] << pg.b;
+			}
+			__syncwarp();
+#pragma unroll
+			for (int k = 0; k < kE; k++) {
+				hx[k] = ah[kE * t + k];
+				gx[k] = ag[kE * t + k];
+			}
+			__syncwarp(); // the array holds the level-0 values next
+		}
 		// Exception kE*t+k: high part hx[k], gap gx[k]; position = the
 		// group's exclusive sum of G+1 before it, plus its own, minus 1.
 		u32 c[kE], acc = 0;
