@@ -32,12 +32,24 @@ import (
 // their largest value. Every array therefore has at most 7 parts (1 + 2 + 4).
 //
 // Choice of b. Ding (after [25]) picks b "such that most of the gaps in the
-// list (say, 90%) are less than 2^b". qp instead picks, at levels 0 and 1,
-// the b in 0..32 that minimises the exact encoded size of the array
-// including its recursively encoded exception arrays (the criterion of
-// OptPFD, Yan, Ding & Suel, WWW 2009, there per block, here applied to
-// Ding's single list-wide b); ties go to the larger b (fewer exceptions).
-// Encoding is offline; the exhaustive search costs O(33²·n) at worst.
+// list (say, 90%) are less than 2^b". qp picks, at levels 0 and 1, among the
+// widths b in 0..32 that leave at most pfdMaxExc(m, L) = max(m/4, 32 >> L)
+// of an array's m values as exceptions, the one that minimises the exact
+// encoded size of the array including its recursively encoded exception
+// arrays (the criterion of OptPFD, Yan, Ding & Suel, WWW 2009, there per
+// block, here applied to Ding's single list-wide b); ties go to the larger b
+// (fewer exceptions). The bound keeps "most" (a quarter of a long array at
+// most) and is the GPU decoder's: an index block of up to 128 values gets at
+// most 32 exceptions and level-1 arrays of at most 16, which
+// cuda/kernels/pfordelta.cu decodes with 16 lanes per block, while blocks
+// with more take a whole warp, several times longer. Unbounded, 1.6-3.0% of
+// the decode benchmark's blocks had more than 32; the bound costs 0.05-0.07%
+// of their size there, and at most 0.5% of the docID bits of the CACM, CISI,
+// LISA and NPL indexes (docs/GPU-DECODE.md, seventh round). One long array
+// (compress/bench_test.go's list1M) grows by 2.9% and decodes about 1.5
+// times faster on the CPU (docs/BENCHMARKS.md). Encoding is offline; the
+// exhaustive search costs O(33²·n) at worst. The decoders accept any
+// exception count (0..m).
 //
 // Block bases. Ding stores one uncompressed docID per 512-block so that the
 // prefix sum can restart per block. qp's index keeps every block's base docID
@@ -118,6 +130,11 @@ func (pforDeltaCodec) Kind() Kind   { return General }
 
 // AppendEncode implements Codec.
 func (pforDeltaCodec) AppendEncode(dst []byte, vals []uint32) []byte {
+	return pfdEncode(dst, vals, true)
+}
+
+// pfdEncode appends the encoding of vals (pfdAppend says what bounded is).
+func pfdEncode(dst []byte, vals []uint32, bounded bool) []byte {
 	if uint64(len(vals)) > 1<<31-1 {
 		panic("BUG: pfordelta: more than 2^31-1 values")
 	}
@@ -125,17 +142,20 @@ func (pforDeltaCodec) AppendEncode(dst []byte, vals []uint32) []byte {
 	if len(vals) == 0 {
 		return dst
 	}
-	return pfdAppend(dst, vals, 0)
+	return pfdAppend(dst, vals, 0, bounded)
 }
 
-// pfdAppend appends the level-`level` encoding of vals (len >= 1).
-func pfdAppend(dst []byte, vals []uint32, level int) []byte {
+// pfdAppend appends the level-`level` encoding of vals (len >= 1); bounded
+// says whether the widths leave at most pfdMaxExc exceptions (AppendEncode)
+// or any number (tests: the unbounded OptPFD choice, which the decoders must
+// accept too).
+func pfdAppend(dst []byte, vals []uint32, level int, bounded bool) []byte {
 	if level == pfdFlat {
 		b := packWidth(vals)
 		dst = append(dst, byte(b))
 		return packAppend(dst, vals, b)
 	}
-	b, _ := pfdBest(vals, level)
+	b, _ := pfdBest(vals, level, bounded)
 	highs := make([]uint32, len(vals))
 	gaps := make([]uint32, len(vals))
 	e := pfdSplit(vals, b, highs, gaps)
@@ -155,8 +175,8 @@ func pfdAppend(dst []byte, vals []uint32, level int) []byte {
 	}
 	dst = packAppend(dst, vals, b)
 	if e > 0 {
-		dst = pfdAppend(dst, highs[:e], level+1)
-		dst = pfdAppend(dst, gaps[:e], level+1)
+		dst = pfdAppend(dst, highs[:e], level+1, bounded)
+		dst = pfdAppend(dst, gaps[:e], level+1, bounded)
 	}
 	return dst
 }
@@ -187,10 +207,15 @@ func pfdSplit(vals []uint32, b uint, highs, gaps []uint32) int {
 	return e
 }
 
+// pfdMaxExc is the most exceptions the encoder leaves in an array of m
+// values at level 0 or 1 (see "Choice of b").
+func pfdMaxExc(m, level int) int { return max(32>>level, m/4) }
+
 // pfdBest returns the slot width minimising the encoded size of vals at
-// level `level` (0 or 1; for pfdFlat the only width) and that size in bytes
-// (the count field of level 0 excluded).
-func pfdBest(vals []uint32, level int) (uint, int) {
+// level `level` (0 or 1; for pfdFlat the only width) among those leaving
+// at most pfdMaxExc(len(vals), level) exceptions when bounded (else among
+// all), and that size in bytes (the count field of level 0 excluded).
+func pfdBest(vals []uint32, level int, bounded bool) (uint, int) {
 	m := len(vals)
 	mb := packWidth(vals)
 	if level == pfdFlat {
@@ -209,6 +234,9 @@ func pfdBest(vals []uint32, level int) (uint, int) {
 			}
 			e = pfdSplit(vals, uint(b), highs, gaps)
 		}
+		if bounded && e > pfdMaxExc(m, level) {
+			break // and more at every smaller b (b = mb has none)
+		}
 		size += uvarintLen(uint64(e))
 		if uint(b) < mb && size >= bestSize {
 			continue // the exceptions can only add to it
@@ -217,8 +245,8 @@ func pfdBest(vals []uint32, level int) (uint, int) {
 			if nsb > 1 {
 				size += 4 * (nsb - 1)
 			}
-			_, sh := pfdBest(highs[:e], level+1)
-			_, sg := pfdBest(gaps[:e], level+1)
+			_, sh := pfdBest(highs[:e], level+1, bounded)
+			_, sg := pfdBest(gaps[:e], level+1, bounded)
 			size += sh + sg
 		}
 		if uint(b) == mb || size < bestSize {

@@ -15,29 +15,40 @@ func pfdCodec(tb testing.TB) compress.RandomAccess {
 
 func TestPForDeltaRoundTrip(t *testing.T) { codectest.Suite(t, pfdCodec(t)) }
 
+// TestPForDeltaUnboundedRoundTrip runs the suite on encodings with any
+// number of exceptions (compress.PForDeltaUnbounded), which PForDelta's
+// decoders must accept although its encoder no longer writes them.
+func TestPForDeltaUnboundedRoundTrip(t *testing.T) {
+	codectest.Suite(t, compress.PForDeltaUnbounded{})
+}
+
 func FuzzPForDeltaDecode(f *testing.F) { codectest.FuzzDecode(f, pfdCodec(f)) }
 
 // TestPForDeltaExceptions covers exception-heavy arrays: more than 512
 // exceptions (level-1 arrays with sub-blocks and offsets), level-1 arrays
 // with exceptions of their own, exceptions at sub-block edges, runs of
 // adjacent exceptions, and high parts up to 2^32-1 >> b.
+// Both encoders: the bounded one (AppendEncode) keeps at most a quarter of
+// the values as exceptions, the unbounded one writes as many as the
+// smallest encoding has (up to half of them here).
 func TestPForDeltaExceptions(t *testing.T) {
-	c := pfdCodec(t)
-	rng := rand.New(rand.NewSource(11))
-	for _, n := range []int{511, 512, 513, 1024, 1025, 3000, 9000} {
-		for _, every := range []int{2, 3, 5, 9, 40} {
-			codectest.Check(t, c, codectest.Skewed(rng, n, every, 3, 28))
+	for _, c := range []compress.Codec{pfdCodec(t), compress.PForDeltaUnbounded{}} {
+		rng := rand.New(rand.NewSource(11))
+		for _, n := range []int{511, 512, 513, 1024, 1025, 3000, 9000} {
+			for _, every := range []int{2, 3, 5, 9, 40} {
+				codectest.Check(t, c, codectest.Skewed(rng, n, every, 3, 28))
+			}
 		}
+		// Exceptions exactly at sub-block edges, and a long run of them.
+		vals := make([]uint32, 2000)
+		for _, i := range []int{0, 511, 512, 1023, 1024, 1535, 1536, 1999} {
+			vals[i] = 1 << 31
+		}
+		for i := 600; i < 700; i++ {
+			vals[i] = uint32(i) << 12
+		}
+		codectest.Check(t, c, vals)
 	}
-	// Exceptions exactly at sub-block edges, and a long run of them.
-	vals := make([]uint32, 2000)
-	for _, i := range []int{0, 511, 512, 1023, 1024, 1535, 1536, 1999} {
-		vals[i] = 1 << 31
-	}
-	for i := 600; i < 700; i++ {
-		vals[i] = uint32(i) << 12
-	}
-	codectest.Check(t, c, vals)
 }
 
 // TestPForDeltaCorrupt checks hand-made invalid encodings.
@@ -86,10 +97,12 @@ func TestPForDeltaGolden(t *testing.T) {
 func TestPForDeltaMutations(t *testing.T) {
 	c := pfdCodec(t)
 	rng := rand.New(rand.NewSource(5))
-	codectest.Mutations(t, c, [][]uint32{
+	arrays := [][]uint32{
 		codectest.Skewed(rng, 7, 3, 3, 20),
 		codectest.Skewed(rng, 130, 5, 4, 28),
 		codectest.Skewed(rng, 1100, 2, 3, 28),
 		codectest.Skewed(rng, 3000, 40, 3, 28),
-	}, 1500)
+	}
+	codectest.Mutations(t, c, arrays, 1500)
+	codectest.Mutations(t, compress.PForDeltaUnbounded{}, arrays, 1500)
 }

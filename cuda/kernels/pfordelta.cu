@@ -19,19 +19,20 @@
 // thread block per 512-value sub-block): in phase 1 each lane parses the 7
 // parts of its own block (their widths, counts and bit offsets go to the
 // block's record). In phase 2 most blocks (at most 32 exceptions, level-1
-// arrays of at most 16 exceptions each: 96.7% of the 2^24 benchmark list's
-// blocks) are decoded by a group of 16 lanes, two blocks per warp step
-// (decode.cuh groups, values_g): lane t reads H[x] and G[x] of its
-// exceptions x = 2t, 2t+1 and its 8 level-0 slots, all loads issued
-// together (and the level-1 arrays' own exceptions, when there are some);
-// the exception positions are the group's localized prefix sum of G[x]+1,
-// and the high parts are ORed in through shared memory. The other blocks
-// are decoded by the whole warp (values), the level-1 arrays H and G
-// completely first ("we always decompress the complete arrays for the
-// exceptions"), each as slots plus its own exceptions, then the level-0
-// exceptions: blocks of at most 64 exceptions from registers, every load
-// issued at once, the rest array by array through shared memory
-// (exceptions). The docID prefix sum is decode.cuh's.
+// arrays of at most 16 exceptions each: every block compress's encoder
+// writes, "Choice of b") are decoded by a group of 16 lanes, two blocks per
+// warp step (decode.cuh groups, values_g): lane t reads H[x] and G[x] of its
+// exceptions x = 2t, 2t+1 and its 8 level-0 slots, all loads issued together
+// (and the level-1 arrays' own exceptions, when there are some); the
+// exception positions are the group's localized prefix sum of G[x]+1, and the
+// high parts are ORed in through shared memory. The other blocks (written
+// before that bound, or by another writer) are decoded by the whole warp
+// (values), the level-1 arrays H and G completely first ("we always
+// decompress the complete arrays for the exceptions"), each as slots plus its
+// own exceptions, then the level-0 exceptions: blocks of at most 64
+// exceptions from registers, every load issued at once, the rest array by
+// array through shared memory (exceptions). The docID prefix sum is
+// decode.cuh's.
 //
 // Launch shape: persistent grid of CTAs of 256 threads (8 warps), at least 4
 // CTAs per SM (64 registers); static shared memory 38912 bytes per CTA (per
