@@ -24,6 +24,12 @@ func TestPForDeltaUnboundedRoundTrip(t *testing.T) {
 
 func FuzzPForDeltaDecode(f *testing.F) { codectest.FuzzDecode(f, pfdCodec(f)) }
 
+// FuzzPForDeltaUnboundedDecode is FuzzPForDeltaDecode seeded with
+// exception-heavy encodings (the decoder is the same).
+func FuzzPForDeltaUnboundedDecode(f *testing.F) {
+	codectest.FuzzDecode(f, compress.PForDeltaUnbounded{})
+}
+
 // TestPForDeltaExceptions covers exception-heavy arrays: more than 512
 // exceptions (level-1 arrays with sub-blocks and offsets), level-1 arrays
 // with exceptions of their own, exceptions at sub-block edges, runs of
