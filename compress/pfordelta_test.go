@@ -1,6 +1,7 @@
 package compress_test
 
 import (
+	"bytes"
 	"math/rand"
 	"testing"
 
@@ -15,19 +16,58 @@ func pfdCodec(tb testing.TB) compress.RandomAccess {
 
 func TestPForDeltaRoundTrip(t *testing.T) { codectest.Suite(t, pfdCodec(t)) }
 
-// TestPForDeltaUnboundedRoundTrip runs the suite on encodings with any
-// number of exceptions (compress.PForDeltaUnbounded), which PForDelta's
-// decoders must accept although its encoder no longer writes them.
-func TestPForDeltaUnboundedRoundTrip(t *testing.T) {
-	codectest.Suite(t, compress.PForDeltaUnbounded{})
+// pfdHeavy is exception-heavy input (a third to a half of the values
+// large, boundary lengths of the index block and the sub-block) whose
+// unbounded encodings (compress.PForDeltaUnbounded) have more exceptions
+// than PForDelta's encoder leaves: those qp wrote before the bound.
+func pfdHeavy() [][]uint32 {
+	rng := rand.New(rand.NewSource(17))
+	var out [][]uint32
+	for _, n := range []int{1, 2, 3, 127, 128, 129, 511, 512, 513} {
+		for _, every := range []int{2, 3} {
+			out = append(out, codectest.Skewed(rng, n, every, 3, 28))
+		}
+	}
+	return out
 }
 
-func FuzzPForDeltaDecode(f *testing.F) { codectest.FuzzDecode(f, pfdCodec(f)) }
+// TestPForDeltaUnbounded checks the decoders on encodings with more
+// exceptions than the encoder's bound (compress.PForDeltaUnbounded), which
+// they must accept: round trips, Get, and Decode and Get without
+// allocating. (The suite's inputs, about one large value in ten, encode the
+// same either way.)
+func TestPForDeltaUnbounded(t *testing.T) {
+	c, u := pfdCodec(t), compress.PForDeltaUnbounded{}
+	heavy, differ := pfdHeavy(), 0
+	for _, vals := range heavy {
+		codectest.Check(t, u, vals)
+		if !bytes.Equal(u.AppendEncode(nil, vals), c.AppendEncode(nil, vals)) {
+			differ++
+		}
+	}
+	if differ < 8 {
+		t.Fatalf("only %d of %d inputs encode differently without the bound: the test checks little", differ, len(heavy))
+	}
+	// An index block of 128 values, half of them large.
+	vals := codectest.Skewed(rand.New(rand.NewSource(3)), 128, 2, 3, 28)
+	enc := u.AppendEncode(nil, vals)
+	if bytes.Equal(enc, c.AppendEncode(nil, vals)) {
+		t.Fatal("the 128-value block encodes the same without the bound")
+	}
+	out := make([]uint32, len(vals))
+	if a := testing.AllocsPerRun(100, func() { _, _ = c.Decode(out, enc) }); a != 0 {
+		t.Fatalf("Decode allocates %.1f times per run", a)
+	}
+	codectest.AccessNoAllocs(t, c, enc, 77, 10, vals[64])
+}
 
-// FuzzPForDeltaUnboundedDecode is FuzzPForDeltaDecode seeded with
-// exception-heavy encodings (the decoder is the same).
-func FuzzPForDeltaUnboundedDecode(f *testing.F) {
-	codectest.FuzzDecode(f, compress.PForDeltaUnbounded{})
+// FuzzPForDeltaDecode is seeded with the codec's encodings and with
+// exception-heavy unbounded ones.
+func FuzzPForDeltaDecode(f *testing.F) {
+	for _, vals := range pfdHeavy() {
+		f.Add(compress.PForDeltaUnbounded{}.AppendEncode(nil, vals))
+	}
+	codectest.FuzzDecode(f, pfdCodec(f))
 }
 
 // TestPForDeltaExceptions covers exception-heavy arrays: more than 512
