@@ -150,19 +150,30 @@ func FormatScore(s float64) string {
 // back; that is an error, as is any write error. A query with no results
 // writes nothing.
 func WriteRun(w io.Writer, qid string, results []RunEntry, tag string) error {
+	b, err := AppendRun(nil, qid, results, tag)
+	if err != nil {
+		return err
+	}
+	if _, err := w.Write(b); err != nil {
+		return fmt.Errorf("eval: writing run for query %s: %w", qid, err)
+	}
+	return nil
+}
+
+// AppendRun appends the lines WriteRun writes to b; on an error b is
+// returned as it was.
+func AppendRun(b []byte, qid string, results []RunEntry, tag string) ([]byte, error) {
 	if !isToken(qid) {
-		return fmt.Errorf("eval: run qid %q is empty or contains white space", qid)
+		return b, fmt.Errorf("eval: run qid %q is empty or contains white space", qid)
 	}
 	if !isToken(tag) {
-		return fmt.Errorf("eval: run tag %q is empty or contains white space", tag)
+		return b, fmt.Errorf("eval: run tag %q is empty or contains white space", tag)
 	}
-	bw := bufio.NewWriter(w)
-	var b []byte
+	n := len(b)
 	for i, e := range results {
 		if !isToken(e.DocID) {
-			return fmt.Errorf("eval: query %s rank %d: docid %q is empty or contains white space", qid, i+1, e.DocID)
+			return b[:n], fmt.Errorf("eval: query %s rank %d: docid %q is empty or contains white space", qid, i+1, e.DocID)
 		}
-		b = b[:0]
 		b = append(b, qid...)
 		b = append(b, " Q0 "...)
 		b = append(b, e.DocID...)
@@ -173,14 +184,8 @@ func WriteRun(w io.Writer, qid string, results []RunEntry, tag string) error {
 		b = append(b, ' ')
 		b = append(b, tag...)
 		b = append(b, '\n')
-		if _, err := bw.Write(b); err != nil {
-			return fmt.Errorf("eval: writing run for query %s: %w", qid, err)
-		}
 	}
-	if err := bw.Flush(); err != nil {
-		return fmt.Errorf("eval: writing run for query %s: %w", qid, err)
-	}
-	return nil
+	return b, nil
 }
 
 func isToken(s string) bool {

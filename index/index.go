@@ -17,6 +17,7 @@ import (
 	"runtime"
 	"sort"
 	"sync"
+	"unsafe"
 
 	"github.com/RoaringBitmap/roaring"
 
@@ -397,11 +398,16 @@ func (x *Index) AvgDL() float64 { return x.avgdl }
 // Params are the BM25 parameters the index scores with.
 func (x *Index) Params() score.Params { return x.params }
 
-// ExternalID returns the id a document had in the collection.
+// ExternalID returns the id a document had in the collection. It does not
+// allocate: the string shares the index's memory, which no one writes after
+// loading.
 func (x *Index) ExternalID(d uint32) string {
 	a := binary.LittleEndian.Uint64(x.idOffs[8*d:])
 	b := binary.LittleEndian.Uint64(x.idOffs[8*d+8:])
-	return string(x.idBytes[a:b])
+	if a == b {
+		return ""
+	}
+	return unsafe.String(&x.idBytes[a], b-a)
 }
 
 // Stored returns the stored fields of a document as a JSON object, or nil.

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/qpengine/qp"
 	"math"
 	"math/bits"
 	"math/rand"
@@ -538,20 +539,30 @@ algorithm are checked to be identical.`)
 	}
 	dev := *qf.device
 	*qf.device = "cpu"
-	x, an, _, _, _, err := qf.openEngine(pos[0])
+	ce, _, _, err := qf.openEngine(pos[0])
 	if err != nil {
 		return err
 	}
+	x, an := ce.Index(), ce.Analyzer()
 	// With --device gpu or auto (and a usable GPU), GPU rows follow the CPU
 	// rows of each mode, checked identical to them.
 	var gpuBe engine.Backend
 	if dev != "cpu" {
 		*qf.device = dev
-		if gpuBe, err = qf.backend(x); err != nil {
+		o, err := qf.options()
+		if err != nil {
 			return err
 		}
-		if gpuBe.Name() != "gpu" {
-			gpuBe = nil
+		ge, err := qp.New(x, o)
+		if err != nil {
+			return err
+		}
+		defer ge.Close()
+		if err := qf.applyBitmaps(ge.GPU()); err != nil {
+			return err
+		}
+		if ge.GPU() != nil {
+			gpuBe = ge.GPU()
 		}
 	}
 	fq, err := readQueryFile(pos[1], *limit)

@@ -62,10 +62,11 @@ CPU's. Without a usable GPU only the CPU part runs.`)
 		return errUsage
 	}
 	*qf.device = "cpu"
-	x, an, _, _, _, err := qf.openEngine(pos[0])
+	e, _, _, err := qf.openEngine(pos[0])
 	if err != nil {
 		return err
 	}
+	x, an := e.Index(), e.Analyzer()
 	N := uint32(x.NumDocs())
 	// Terms and queries.
 	termIdx := map[int]uint32{}

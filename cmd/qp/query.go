@@ -11,14 +11,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/qpengine/qp"
 	"github.com/qpengine/qp/cache"
-	"github.com/qpengine/qp/cuda"
 	"github.com/qpengine/qp/engine"
 	"github.com/qpengine/qp/engine/gpu"
 	"github.com/qpengine/qp/eval"
-	"github.com/qpengine/qp/index"
 	"github.com/qpengine/qp/index/analysis"
 	"github.com/qpengine/qp/internal/progress"
+	"github.com/qpengine/qp/score"
 	"github.com/qpengine/qp/topk"
 )
 
@@ -58,119 +58,100 @@ func addQueryFlags(fs interface {
 	}
 }
 
-// openEngine loads the index, applies BM25 parameters and picks the backend.
-func (qf *queryFlags) openEngine(path string) (*index.Index, *analysis.Analyzer, engine.Backend, engine.Mode, engine.Options, error) {
+// openEngine opens the index with the processor the flags name (qp.Open: the
+// analyzer from the index, BM25 parameters, device choice and CPU fallback)
+// and resolves the query mode and algorithms.
+func (qf *queryFlags) openEngine(path string) (*qp.Engine, engine.Mode, engine.Options, error) {
 	var zero engine.Options
 	mode, err := engine.ParseMode(*qf.mode)
 	if err != nil {
-		return nil, nil, nil, 0, zero, err
+		return nil, 0, zero, err
 	}
 	opt, err := engine.Options{AndAlgo: engine.AndAlgorithm(*qf.andAlgo), OrAlgo: engine.OrStrategy(*qf.orAlgo)}.Resolve()
 	if err != nil {
-		return nil, nil, nil, 0, zero, err
+		return nil, 0, zero, err
 	}
 	if *qf.k < 1 || *qf.k > topk.MaxK {
-		return nil, nil, nil, 0, zero, fmt.Errorf("-k %d out of range 1..%d", *qf.k, topk.MaxK)
+		return nil, 0, zero, fmt.Errorf("-k %d out of range 1..%d", *qf.k, topk.MaxK)
 	}
-	switch *qf.device {
-	case "cpu", "gpu", "auto":
-	default:
-		return nil, nil, nil, 0, zero, fmt.Errorf("--device %q: want cpu, gpu or auto", *qf.device)
-	}
-	x, err := index.Open(path)
+	o, err := qf.options()
 	if err != nil {
-		return nil, nil, nil, 0, zero, err
+		return nil, 0, zero, err
 	}
-	p := x.Params()
-	if *qf.k1 >= 0 {
-		p.K1 = *qf.k1
-	}
-	if *qf.b >= 0 {
-		p.B = *qf.b
-	}
-	if p != x.Params() {
-		if err := x.SetParams(p); err != nil {
-			return nil, nil, nil, 0, zero, err
-		}
-	}
-	an, err := analysis.New(analysis.Options{Stem: x.Meta.Stem, Stopwords: x.Meta.Stopwords})
+	e, err := qp.Open(path, o)
 	if err != nil {
-		return nil, nil, nil, 0, zero, fmt.Errorf("index analysis options: %w", err)
+		return nil, 0, zero, err
 	}
-	be, err := qf.backend(x)
-	if err != nil {
-		return nil, nil, nil, 0, zero, err
+	if err := qf.applyBitmaps(e.GPU()); err != nil {
+		e.Close()
+		return nil, 0, zero, err
 	}
-	return x, an, be, mode, opt, nil
+	return e, mode, opt, nil
 }
 
-// backend picks the processor: --device gpu requires a usable GPU whose
-// decoders support the index's codecs; auto uses one when it can and says
-// once why it does not; cpu never touches the driver.
-func (qf *queryFlags) backend(x *index.Index) (engine.Backend, error) {
-	if *qf.device == "cpu" {
-		return engine.NewCPU(x, *qf.threads), nil
+// options translates the flags into qp.Options. The GPU's bitmap density is
+// the lowest of a bench list (it builds the bitmaps every row needs).
+func (qf *queryFlags) options() (qp.Options, error) {
+	dev, err := qp.ParseDevice(*qf.device)
+	if err != nil {
+		return qp.Options{}, fmt.Errorf("--%w", err)
 	}
-	ok, why := cuda.Available()
-	if ok {
-		var c, ot int
-		var err error
-		if *qf.gpuThreshold != "" {
-			if c, err = parseThreshold("gpu-threshold", *qf.gpuThreshold); err != nil {
-				return nil, err
-			}
+	o := qp.Options{Device: dev, Threads: *qf.threads, Notice: deviceNotice}
+	if *qf.k1 >= 0 || *qf.b >= 0 {
+		o.Params = &score.Params{K1: *qf.k1, B: *qf.b} // negative: the index's, filled by qp.Open
+	}
+	if dev == qp.CPU {
+		return o, nil
+	}
+	g := &o.GPU
+	if *qf.gpuThreshold != "" {
+		if g.Threshold, err = parseThreshold("gpu-threshold", *qf.gpuThreshold); err != nil {
+			return o, err
 		}
-		if s := firstOf(*qf.gpuOrThreshold); s != "" {
-			if ot, err = parseThreshold("gpu-or-threshold", s); err != nil {
-				return nil, err
-			}
-		}
-		// The densities of a bench list: the lowest builds the bitmaps
-		// every row needs.
-		ds, err := parseDensities("gpu-bitmaps", *qf.gpuBitmaps)
+	}
+	if s := firstOf(*qf.gpuOrThreshold); s != "" {
+		ot, err := parseThreshold("gpu-or-threshold", s)
 		if err != nil {
-			return nil, err
+			return o, err
 		}
-		var bd float64 // 0: the default
-		if len(ds) > 0 {
-			bd = -1
-		}
-		for _, d := range ds {
-			if d > 0 && (bd < 0 || d < bd) {
-				bd = d
-			}
-		}
-		var obd float64 // 0: the AND's
-		if s := firstOf(*qf.gpuOrBitmaps); s != "" {
-			if obd, err = parseDensity("gpu-or-bitmaps", s); err != nil {
-				return nil, err
-			}
-		}
-		and, or := firstOf(*qf.gpuAnd), firstOf(*qf.gpuOr)
-		b, err := gpu.New(x, gpu.Options{Threshold: c, OrThreshold: int64(ot), AndSearch: and, Or: or, BitmapDensity: bd,
-			OrBitmapDensity: obd})
-		if err == nil && len(ds) > 0 {
-			err = b.SetBitmapDensity(ds[0])
-		}
-		if err == nil {
-			bs := b.Bitmaps()
-			use := "" // a bench list sets the density per row
-			if len(ds) <= 1 {
-				use = fmt.Sprintf(", %d in use from density %g", bs.InUse, b.BitmapDensity())
-			}
-			fmt.Fprintf(os.Stderr, "qp: using GPU %s (%s of postings; %d list bitmaps, %s%s)\n",
-				b.Device().Name, humanBytes(b.ResidentBytes()), bs.Lists, humanBytes(bs.Bytes), use)
-			return b, nil
-		}
-		why = fmt.Sprintf("GPU backend unavailable: %v", err)
+		g.OrThreshold = int64(ot)
 	}
-	why = strings.TrimSuffix(why, "; using the CPU backend")
-	if *qf.device == "gpu" {
-		return nil, fmt.Errorf("--device gpu: %s", why)
+	ds, err := parseDensities("gpu-bitmaps", *qf.gpuBitmaps)
+	if err != nil {
+		return o, err
 	}
-	fmt.Fprintf(os.Stderr, "qp: %s; using the CPU backend\n", why)
-	return engine.NewCPU(x, *qf.threads), nil
+	if len(ds) > 0 {
+		g.BitmapDensity = -1 // off unless a density is positive
+	}
+	for _, d := range ds {
+		if d > 0 && (g.BitmapDensity < 0 || d < g.BitmapDensity) {
+			g.BitmapDensity = d
+		}
+	}
+	if s := firstOf(*qf.gpuOrBitmaps); s != "" {
+		if g.OrBitmapDensity, err = parseDensity("gpu-or-bitmaps", s); err != nil {
+			return o, err
+		}
+	}
+	g.AndSearch, g.Or = firstOf(*qf.gpuAnd), firstOf(*qf.gpuOr)
+	return o, nil
 }
+
+// applyBitmaps sets the GPU's bitmap density to the first of --gpu-bitmaps'
+// list (the bitmaps of the lowest were built at open).
+func (qf *queryFlags) applyBitmaps(b *gpu.Backend) error {
+	if b == nil {
+		return nil
+	}
+	ds, err := parseDensities("gpu-bitmaps", *qf.gpuBitmaps)
+	if err != nil || len(ds) == 0 {
+		return err
+	}
+	return b.SetBitmapDensity(ds[0])
+}
+
+// deviceNotice prints qp.Open's line about the processor in use to stderr.
+func deviceNotice(s string) { fmt.Fprintln(os.Stderr, s) }
 
 // firstOf returns the first of a comma-separated list (bench commands take
 // lists where query commands take one value).
@@ -294,6 +275,7 @@ print with 6 significant digits.`)
 		tag := fs.String("tag", "qp", "run tag")
 		limit := fs.Int("limit", 0, "run only the first N queries of the file")
 		quiet := fs.Bool("quiet", false, "no progress output")
+		chunk := fs.Int("chunk", qp.DefaultChunk, "batch mode: queries handed to the processor at once (the GPU forms its\nlaunch sets within a chunk; the run of one chunk is written while the\nnext runs)")
 		cacheSize := fs.String("cache", "", "batch mode: keep results in a result cache of this size (e.g. 64M;\nkeyed by normalized query, mode and k) and report its hit rate")
 		pos, err := parse(fs, args)
 		if err != nil {
@@ -303,39 +285,37 @@ print with 6 significant digits.`)
 			fs.Usage()
 			return errUsage
 		}
-		x, an, be, mode, opt, err := qf.openEngine(pos[0])
+		e, mode, opt, err := qf.openEngine(pos[0])
 		if err != nil {
 			return err
 		}
+		defer e.Close()
+		x, be := e.Index(), e.Backend()
 		ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
 		defer cancel()
 		if *queries == "" {
 			text := strings.Join(pos[1:], " ")
-			q := engine.Query{ID: "1", Terms: an.Tokens(text), Mode: mode, K: *qf.k, QTF: *qf.qtf}
-			if len(q.Terms) == 0 {
-				return fmt.Errorf("query %q has no searchable terms (it is empty, or only punctuation or stop words)", text)
-			}
-			out := make([]engine.Response, 1)
-			if err := be.SearchBatch(ctx, []engine.Query{q}, opt, out); err != nil {
+			res, err := e.SearchWith(ctx, qp.Request{ID: "1", Text: text, Mode: mode, K: *qf.k, QTF: *qf.qtf}, opt)
+			if err != nil {
 				return err
 			}
-			if out[0].Err != nil {
-				return out[0].Err
+			for i, h := range res.Hits {
+				fmt.Printf("%4d  %-24s %s\n", i+1, h.DocID, eval.FormatScore(float64(h.Score)))
 			}
-			for i, r := range out[0].Results {
-				fmt.Printf("%4d  %-24s %s\n", i+1, x.ExternalID(r.Doc), eval.FormatScore(float64(r.Score)))
-			}
-			st := out[0].Stats
+			st := res.Stats
 			fmt.Fprintf(os.Stderr, "%d results in %.3f ms (terms %d, blocks decoded %d, candidates %d, and=%s or=%s, bitmap terms %d)\n",
-				len(out[0].Results), ms(st.Time), st.Terms, st.BlocksDecoded, st.Candidates, st.AndAlgo, st.OrAlgo,
+				len(res.Hits), ms(st.Time), st.Terms, st.BlocksDecoded, st.Candidates, st.AndAlgo, st.OrAlgo,
 				st.AndBitmaps+st.OrBitmaps)
 			return nil
+		}
+		if *chunk < 1 {
+			return fmt.Errorf("--chunk %d: want at least 1 query", *chunk)
 		}
 		fq, err := readQueryFile(*queries, *limit)
 		if err != nil {
 			return err
 		}
-		qs := qf.analyzeQueries(an, fq, mode)
+		qs := qf.analyzeQueries(e.Analyzer(), fq, mode)
 		var rc *cache.Cache
 		if *cacheSize != "" {
 			n, err := parseSize(*cacheSize)
@@ -362,30 +342,22 @@ print with 6 significant digits.`)
 			bar.Quiet()
 		}
 		var sum batchSummary
+		rw := newRunWriter(w, x, *tag)
 		start := time.Now()
-		const batch = 1024
-		out := make([]engine.Response, batch)
-		var entries []eval.RunEntry
-		for lo := 0; lo < len(qs); lo += batch {
-			hi := min(lo+batch, len(qs))
-			if err := be.SearchBatch(ctx, qs[lo:hi], opt, out[:hi-lo]); err != nil {
+		// One stream through the backend: large chunks fill the GPU's
+		// launch sets, and each chunk's run is written while the next runs.
+		err = qp.Stream(ctx, be, qs, opt, *chunk, func(lo int, out []engine.Response) error {
+			for i := range out {
+				sum.add(qs[lo+i], &out[i])
+			}
+			if err := rw.write(qs[lo:lo+len(out)], out); err != nil {
 				return err
 			}
-			for i := lo; i < hi; i++ {
-				r := &out[i-lo]
-				sum.add(qs[i], r)
-				if r.Err != nil {
-					continue
-				}
-				entries = entries[:0]
-				for j, res := range r.Results {
-					entries = append(entries, eval.RunEntry{DocID: x.ExternalID(res.Doc), Rank: j + 1, Score: float64(res.Score)})
-				}
-				if err := eval.WriteRun(w, qs[i].ID, entries, *tag); err != nil {
-					return err
-				}
-			}
-			bar.Set(int64(hi), "")
+			bar.Set(int64(lo+len(out)), "")
+			return nil
+		})
+		if err != nil {
+			return err
 		}
 		wall := time.Since(start)
 		if err := w.Flush(); err != nil {

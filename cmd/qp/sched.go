@@ -47,10 +47,12 @@ per configuration). Needs a usable GPU.`)
 		return errUsage
 	}
 	*qf.device = "gpu"
-	x, an, gpuBe, mode, opt, err := qf.openEngine(pos[0])
+	qe, mode, opt, err := qf.openEngine(pos[0])
 	if err != nil {
 		return fmt.Errorf("bench sched compares CPU and GPU: %w", err)
 	}
+	defer qe.Close()
+	x, an, gpuBe := qe.Index(), qe.Analyzer(), qe.Backend()
 	fq, err := readQueryFile(pos[1], *train+*n)
 	if err != nil {
 		return err

@@ -109,3 +109,16 @@ func Human(v float64) string {
 	}
 	return fmt.Sprintf("%.0f", v)
 }
+
+// Bytes formats a byte count with a binary unit (KiB, MiB, GiB).
+func Bytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"runtime"
+	"sync"
+
+	"github.com/qpengine/qp/engine"
+	"github.com/qpengine/qp/eval"
+	"github.com/qpengine/qp/index"
+)
+
+// runWriter writes the responses of a batch as a TREC run. A chunk's lines
+// are formatted on all cores into per-part buffers (kept between chunks)
+// and written in query order, so that a fast processor does not wait on one
+// goroutine's formatting.
+type runWriter struct {
+	w     io.Writer
+	x     *index.Index
+	tag   string
+	parts [][]byte
+}
+
+func newRunWriter(w io.Writer, x *index.Index, tag string) *runWriter {
+	return &runWriter{w: w, x: x, tag: tag, parts: make([][]byte, runtime.GOMAXPROCS(0))}
+}
+
+// minPart is the fewest queries formatted by one goroutine.
+const minPart = 256
+
+// write formats out (answering qs, in order) and writes it. Failed queries
+// write nothing.
+func (rw *runWriter) write(qs []engine.Query, out []engine.Response) error {
+	np := min(len(rw.parts), max(1, len(out)/minPart))
+	errs := make([]error, np)
+	var wg sync.WaitGroup
+	for p := range np {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			lo, hi := p*len(out)/np, (p+1)*len(out)/np
+			rw.parts[p], errs[p] = rw.format(rw.parts[p][:0], qs[lo:hi], out[lo:hi])
+		}()
+	}
+	wg.Wait()
+	for p := range np {
+		if errs[p] != nil {
+			return errs[p]
+		}
+		if _, err := rw.w.Write(rw.parts[p]); err != nil {
+			return fmt.Errorf("writing the run: %w", err)
+		}
+	}
+	return nil
+}
+
+func (rw *runWriter) format(b []byte, qs []engine.Query, out []engine.Response) ([]byte, error) {
+	var entries []eval.RunEntry
+	for i := range out {
+		r := &out[i]
+		if r.Err != nil {
+			continue
+		}
+		entries = entries[:0]
+		for j, res := range r.Results {
+			entries = append(entries, eval.RunEntry{DocID: rw.x.ExternalID(res.Doc), Rank: j + 1, Score: float64(res.Score)})
+		}
+		var err error
+		if b, err = eval.AppendRun(b, qs[i].ID, entries, rw.tag); err != nil {
+			return b, err
+		}
+	}
+	return b, nil
+}

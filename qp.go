@@ -1,0 +1,323 @@
+// Package qp is qp's library API: open an index, then search it with top-k
+// BM25 AND, OR and AND+OR queries on the CPU or on an NVIDIA GPU.
+//
+//	e, err := qp.Open("cacm.qp", qp.Options{Device: qp.Auto})
+//	if err != nil { ... }
+//	defer e.Close()
+//	res, err := e.Search(ctx, qp.Request{Text: "parallel sorting", Mode: engine.Or, K: 10})
+//
+// Open takes the analyzer (stemming, stop words) from the index's metadata,
+// so query text is analyzed exactly as the documents were, and owns the
+// choice of processor: Device GPU needs a usable GPU whose decoders support
+// the index's codecs; Auto uses one when it can and otherwise runs on the CPU
+// and says why once (Options.Notice); CPU never touches the driver.
+//
+// For throughput, Stream runs a whole query set through the backend in large
+// chunks and hands each chunk's responses to the caller while the next chunk
+// runs, so that neither the processor nor the caller's output waits on the
+// other.
+package qp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/qpengine/qp/cuda"
+	"github.com/qpengine/qp/engine"
+	"github.com/qpengine/qp/engine/gpu"
+	"github.com/qpengine/qp/index"
+	"github.com/qpengine/qp/index/analysis"
+	"github.com/qpengine/qp/internal/progress"
+	"github.com/qpengine/qp/score"
+	"github.com/qpengine/qp/topk"
+)
+
+// Device selects the processor that answers queries.
+type Device string
+
+// The devices of Options.Device.
+const (
+	Auto Device = "auto" // a GPU when one is usable, else the CPU
+	CPU  Device = "cpu"  // the CPU engine on Options.Threads cores
+	GPU  Device = "gpu"  // a GPU, or Open fails
+)
+
+// ParseDevice parses "auto", "cpu" or "gpu".
+func ParseDevice(s string) (Device, error) {
+	switch d := Device(strings.ToLower(s)); d {
+	case Auto, CPU, GPU:
+		return d, nil
+	}
+	return "", fmt.Errorf("device %q: want cpu, gpu or auto", s)
+}
+
+// Options configure Open. The zero value runs on a GPU when one is usable,
+// on all cores otherwise, with the index's BM25 parameters.
+type Options struct {
+	Device  Device // "" = Auto
+	Threads int    // CPU worker goroutines; 0 = all cores
+	// Params, when not nil, replace the index's BM25 parameters; a
+	// negative field keeps the index's value of that field.
+	Params *score.Params
+	// GPU configures the GPU backend (thresholds, bitmaps, algorithms);
+	// its zero value takes the backend's defaults.
+	GPU gpu.Options
+	// Notice, when not nil, receives one line about the processor chosen:
+	// the GPU in use, or why Auto runs on the CPU.
+	Notice func(string)
+}
+
+// Engine answers queries over one open index. Its methods are safe for
+// concurrent use.
+type Engine struct {
+	x   *index.Index
+	an  *analysis.Analyzer
+	be  engine.Backend
+	gpu *gpu.Backend // nil when the CPU answers
+}
+
+// Open loads the index at path and opens the processor that Options names.
+func Open(path string, o Options) (*Engine, error) {
+	if _, err := ParseDevice(string(o.device())); err != nil {
+		return nil, fmt.Errorf("qp: %w", err)
+	}
+	x, err := index.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	e, err := New(x, o)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return e, nil
+}
+
+func (o Options) device() Device {
+	if o.Device == "" {
+		return Auto
+	}
+	return o.Device
+}
+
+// New opens the processor that Options names over an index already loaded
+// (several Engines may share one index, e.g. one per device, as long as
+// their Params agree).
+func New(x *index.Index, o Options) (*Engine, error) {
+	dev := o.device()
+	if _, err := ParseDevice(string(dev)); err != nil {
+		return nil, fmt.Errorf("qp: %w", err)
+	}
+	if o.Params != nil {
+		p := x.Params()
+		if o.Params.K1 >= 0 {
+			p.K1 = o.Params.K1
+		}
+		if o.Params.B >= 0 {
+			p.B = o.Params.B
+		}
+		if p != x.Params() {
+			if err := x.SetParams(p); err != nil {
+				return nil, err
+			}
+		}
+	}
+	an, err := analysis.New(analysis.Options{Stem: x.Meta.Stem, Stopwords: x.Meta.Stopwords})
+	if err != nil {
+		return nil, fmt.Errorf("index analysis options: %w", err)
+	}
+	e := &Engine{x: x, an: an}
+	if dev == CPU {
+		e.be = engine.NewCPU(x, o.Threads)
+		return e, nil
+	}
+	b, why := openGPU(x, o.GPU)
+	if b != nil {
+		e.be, e.gpu = b, b
+		notice(o, fmt.Sprintf("qp: using GPU %s (%s of postings; %d list bitmaps in use from density %g)",
+			b.Device().Name, progress.Bytes(b.ResidentBytes()), b.Bitmaps().InUse, b.BitmapDensity()))
+		return e, nil
+	}
+	if dev == GPU {
+		return nil, fmt.Errorf("--device gpu: %s", why)
+	}
+	notice(o, "qp: "+why+"; using the CPU backend")
+	e.be = engine.NewCPU(x, o.Threads)
+	return e, nil
+}
+
+// openGPU opens the GPU backend, or says why it cannot.
+func openGPU(x *index.Index, o gpu.Options) (*gpu.Backend, string) {
+	ok, why := cuda.Available()
+	if !ok {
+		return nil, strings.TrimSuffix(why, "; using the CPU backend")
+	}
+	b, err := gpu.New(x, o)
+	if err != nil {
+		return nil, fmt.Sprintf("GPU backend unavailable: %v", err)
+	}
+	return b, ""
+}
+
+func notice(o Options, s string) {
+	if o.Notice != nil {
+		o.Notice(s)
+	}
+}
+
+// Index is the open index (external ids, stored fields, metadata).
+func (e *Engine) Index() *index.Index { return e.x }
+
+// Analyzer is the index's query analyzer.
+func (e *Engine) Analyzer() *analysis.Analyzer { return e.an }
+
+// Backend is the processor that answers queries ("cpu" or "cuda" by Name).
+func (e *Engine) Backend() engine.Backend { return e.be }
+
+// GPU is the GPU backend, or nil when the CPU answers.
+func (e *Engine) GPU() *gpu.Backend { return e.gpu }
+
+// Close releases the GPU (if any). The Engine must not be used after.
+func (e *Engine) Close() error {
+	if e.gpu != nil {
+		return e.gpu.Close()
+	}
+	return nil
+}
+
+// Request is one query as text.
+type Request struct {
+	ID   string      // the caller's identifier (a qid), echoed in errors
+	Text string      // analyzed like the index's documents
+	Mode engine.Mode // And, Or or AndOr
+	K    int         // results wanted, 1..topk.MaxK
+	QTF  bool        // a repeated term counts once per occurrence
+}
+
+// ErrNoTerms is the error of a request whose text has no searchable terms.
+var ErrNoTerms = errors.New("query has no searchable terms (it is empty, or only punctuation or stop words)")
+
+// Query analyzes r into an engine query. A request without searchable terms
+// gives a query without terms, which the backends answer with ErrNoTerms'
+// counterpart (an error on that query alone).
+func (e *Engine) Query(r Request) engine.Query {
+	return engine.Query{ID: r.ID, Terms: e.an.Tokens(r.Text), Mode: r.Mode, K: r.K, QTF: r.QTF}
+}
+
+// Hit is one result of a query.
+type Hit struct {
+	DocID string  // the document's external id
+	Doc   uint32  // its docID in the index
+	Score float32 // BM25
+}
+
+// Result is the outcome of one request.
+type Result struct {
+	Hits  []Hit
+	Stats engine.Stats
+}
+
+// Search answers one request with the default algorithms (engine.Options{}).
+func (e *Engine) Search(ctx context.Context, r Request) (Result, error) {
+	return e.SearchWith(ctx, r, engine.Options{})
+}
+
+// SearchWith answers one request with the given algorithms.
+func (e *Engine) SearchWith(ctx context.Context, r Request, opt engine.Options) (Result, error) {
+	if r.K < 1 || r.K > topk.MaxK {
+		return Result{}, fmt.Errorf("qp: k %d out of range 1..%d", r.K, topk.MaxK)
+	}
+	q := e.Query(r)
+	if len(q.Terms) == 0 {
+		return Result{}, fmt.Errorf("qp: %q: %w", r.Text, ErrNoTerms)
+	}
+	out := make([]engine.Response, 1)
+	if err := e.be.SearchBatch(ctx, []engine.Query{q}, opt, out); err != nil {
+		return Result{}, err
+	}
+	if out[0].Err != nil {
+		return Result{}, out[0].Err
+	}
+	res := Result{Stats: out[0].Stats, Hits: make([]Hit, len(out[0].Results))}
+	for i, h := range out[0].Results {
+		res.Hits[i] = Hit{DocID: e.x.ExternalID(h.Doc), Doc: h.Doc, Score: h.Score}
+	}
+	return res, nil
+}
+
+// SearchBatch evaluates qs[i] into out[i] on the engine's processor (see
+// engine.Backend.SearchBatch: a failing query carries its own error).
+func (e *Engine) SearchBatch(ctx context.Context, qs []engine.Query, opt engine.Options, out []engine.Response) error {
+	return e.be.SearchBatch(ctx, qs, opt, out)
+}
+
+// DefaultChunk is the number of queries Stream hands to the backend at once:
+// large enough that the GPU's launch sets fill up (PARA batching forms them
+// within a chunk) and the CPU's workers rarely wait for the last query of a
+// chunk, small enough that the caller sees progress.
+const DefaultChunk = 16384
+
+// Stream evaluates qs on be in chunks of chunk queries (DefaultChunk when
+// <= 0) and calls emit(lo, out) with each chunk's responses in order, out[i]
+// answering qs[lo+i]. Chunk i+1 runs while emit handles chunk i, so emit's
+// work (writing a run, say) overlaps the processor's; out is only valid
+// during the call. The first error, of the backend or of emit, stops the
+// stream and is returned.
+func Stream(ctx context.Context, be engine.Backend, qs []engine.Query, opt engine.Options, chunk int,
+	emit func(lo int, out []engine.Response) error) error {
+	if chunk <= 0 {
+		chunk = DefaultChunk
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	// Two response buffers: the backend fills one while emit reads the
+	// other. free hands a buffer back to the backend once emitted.
+	type done struct {
+		lo  int
+		out []engine.Response
+	}
+	free := make(chan []engine.Response, 2)
+	n := min(chunk, len(qs))
+	free <- make([]engine.Response, n)
+	free <- make([]engine.Response, n)
+	ready := make(chan done, 1)
+	var searchErr error
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer close(ready)
+		for lo := 0; lo < len(qs); lo += chunk {
+			var out []engine.Response
+			select {
+			case out = <-free:
+			case <-ctx.Done():
+				searchErr = ctx.Err()
+				return
+			}
+			hi := min(lo+chunk, len(qs))
+			out = out[:hi-lo]
+			if err := be.SearchBatch(ctx, qs[lo:hi], opt, out); err != nil {
+				searchErr = err
+				return
+			}
+			ready <- done{lo, out}
+		}
+	}()
+	var emitErr error
+	for d := range ready {
+		if emitErr == nil {
+			if emitErr = emit(d.lo, d.out); emitErr != nil {
+				cancel()
+			}
+		}
+		free <- d.out[:cap(d.out)]
+	}
+	wg.Wait()
+	if emitErr != nil {
+		return emitErr
+	}
+	return searchErr
+}
