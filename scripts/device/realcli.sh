@@ -4,10 +4,10 @@
 # `qp bench query`, GPU and all CPU cores, the new binary against the old.
 #
 # Carry bin/dev (scripts/device/build.sh) with, in bin/dev/data:
-#   NAME.jsonl.zst   collections to index there (zstd; e.g. gcide), or
-#   NAME.qp.zst      indexes built here (when the JSONL would not travel:
+#   NAME.jsonl.xz   collections to index there (xz; e.g. gcide), or
+#   NAME.qp.xz      indexes built here (when the JSONL would not travel:
 #                    rfc-pages' JSONL is 402 MB), and
-#   qp-base          the previous qp (BASE, default bin/dev/data/qp-base.zst)
+#   qp-base          the previous qp (BASE, default bin/dev/data/qp-base.xz)
 #   NAME.queries.tsv further query sets (known-item, generated: qp queries).
 # Queries: the first 10,000 TREC 2006 efficiency queries, repeated REPS
 # times (default 10) with qids made unique (rep-qid), so that each run lasts
@@ -16,10 +16,10 @@
 source scripts/device/lib.sh
 cd "$OUT" || exit 1
 d=$bin/data
-for f in "$d"/*.zst; do
+for f in "$d"/*.xz; do
   [ -e "$f" ] || continue
-  b=$(basename "$f" .zst)
-  [ -s "/tmp/$b" ] || zstd -q -d "$f" -o "/tmp/$b" || exit 1
+  b=$(basename "$f" .xz)
+  [ -s "/tmp/$b" ] || xz -d -c "$f" >"/tmp/$b" || exit 1
 done
 chmod +x /tmp/qp-base 2>/dev/null
 new=$bin/qp old=/tmp/qp-base
@@ -32,9 +32,9 @@ qps() { grep -o '[0-9.]* queries/s' | head -1; }
 for c in ${COLLS:-gcide rfc-pages}; do
   idx=/tmp/$c.qp
   if [ ! -s "$idx" ]; then
-    t=$(date +%s.%N)
+    t=$(date +%s)
     "$new" index --in "/tmp/$c.jsonl" --out "$idx" --stem english --stopwords english --quiet >"$OUT/index-$c.log" 2>&1 || { tail -3 "$OUT/index-$c.log"; exit 1; }
-    log "$c index: $(echo "$(date +%s.%N) - $t" | bc) s: $(tail -1 "$OUT/index-$c.log")"
+    log "$c index: $(( $(date +%s) - t )) s: $(tail -1 "$OUT/index-$c.log")"
   fi
   sets="/tmp/q06x.txt"
   for extra in "$d/$c".*.tsv; do [ -e "$extra" ] && sets="$sets $extra"; done
