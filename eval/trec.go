@@ -17,6 +17,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/qpengine/qp/internal/extid"
 )
 
 // Qrels are relevance judgments: qid → docid → relevance level. Levels are
@@ -151,16 +153,16 @@ func FormatScore(s float64) string {
 // writes nothing.
 func WriteRun(w io.Writer, qid string, results []RunEntry, tag string) error {
 	if !isToken(qid) {
-		return fmt.Errorf("eval: run qid %q is empty or contains white space", qid)
+		return fmt.Errorf("eval: run qid %q is empty or contains white space or a control character", qid)
 	}
 	if !isToken(tag) {
-		return fmt.Errorf("eval: run tag %q is empty or contains white space", tag)
+		return fmt.Errorf("eval: run tag %q is empty or contains white space or a control character", tag)
 	}
 	bw := bufio.NewWriter(w)
 	var b []byte
 	for i, e := range results {
 		if !isToken(e.DocID) {
-			return fmt.Errorf("eval: query %s rank %d: docid %q is empty or contains white space", qid, i+1, e.DocID)
+			return fmt.Errorf("eval: query %s rank %d: docid %q is empty or contains white space or a control character", qid, i+1, e.DocID)
 		}
 		b = b[:0]
 		b = append(b, qid...)
@@ -183,10 +185,6 @@ func WriteRun(w io.Writer, qid string, results []RunEntry, tag string) error {
 	return nil
 }
 
-func isToken(s string) bool {
-	return s != "" && !strings.ContainsFunc(s, isSpace)
-}
-
-func isSpace(r rune) bool {
-	return r == ' ' || r == '\t' || r == '\n' || r == '\r' || r == '\v' || r == '\f'
-}
+// isToken reports whether s can be a column of a run: the rule of
+// internal/extid, which the indexer applies to document ids too.
+func isToken(s string) bool { return extid.Valid(s) }
