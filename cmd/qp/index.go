@@ -161,7 +161,7 @@ Codecs: `+strings.Join(compress.Names(), ", "))
 		case ctx.Err() != nil:
 			return fmt.Errorf("interrupted: %s not written; its temporary files were removed", *out)
 		case errors.Is(err, index.ErrNoDocuments) && rd.Skipped() > 0:
-			return fmt.Errorf("%w: every document was skipped (%d errors)", err, rd.Skipped())
+			return fmt.Errorf("%w: every document or file was skipped (the errors above)", err)
 		default:
 			return err
 		}
@@ -209,9 +209,9 @@ func reportSkipped(rd *source.Reader) {
 			continue
 		}
 		if se.Line > 0 { // the documents before this line are intact
-			fmt.Fprintf(os.Stderr, "WARNING: %v: the documents of %s after line %d were NOT indexed\n", e, se.File, se.Line)
+			fmt.Fprintf(os.Stderr, "WARNING: the documents of %s after line %d were NOT indexed: %v\n", se.File, se.Line, se.Err)
 		} else {
-			fmt.Fprintf(os.Stderr, "WARNING: %v: %s was NOT indexed\n", e, se.File)
+			fmt.Fprintf(os.Stderr, "WARNING: %s was NOT indexed: %v\n", se.File, se.Err)
 		}
 	}
 	fmt.Fprintf(os.Stderr, "skipped %d malformed documents or damaged files; first errors:\n", n)

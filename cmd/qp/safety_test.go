@@ -164,6 +164,10 @@ func TestIndexCorruptGzip(t *testing.T) {
 	}
 	zw.Close()
 	data := b.Bytes()
+	trunc := filepath.Join(dir, "t.jsonl.gz")
+	if err := os.WriteFile(trunc, data[:len(data)-20], 0o644); err != nil {
+		t.Fatal(err)
+	}
 	data[len(data)-6] ^= 0x40 // the CRC
 	gz := filepath.Join(dir, "a.jsonl.gz")
 	if err := os.WriteFile(gz, data, 0o644); err != nil {
@@ -173,8 +177,14 @@ func TestIndexCorruptGzip(t *testing.T) {
 	out := filepath.Join(dir, "x.qp")
 	expectFail(t, []string{gz, "damaged compressed file", "checksum"}, "index", "--in", gz, "--in", plain, "--out", out)
 	o, e, code := runQP(t, "index", "--in", gz, "--in", plain, "--out", out, "--on-error", "skip", "--quiet")
-	if code != 0 || !strings.Contains(e, "WARNING: "+gz) || !strings.Contains(e, "was NOT indexed") || !strings.Contains(o, "indexed 3 documents") {
+	if code != 0 || !strings.Contains(e, "WARNING: "+gz+" was NOT indexed: damaged compressed file (gzip: invalid checksum)") || !strings.Contains(o, "indexed 3 documents") {
 		t.Errorf("skip: exit %d, stdout %q, stderr %q", code, o, e)
+	}
+	// Truncated: the complete documents before the cut are kept.
+	o, e, code = runQP(t, "index", "--in", trunc, "--in", plain, "--out", out, "--on-error", "skip", "--quiet")
+	if code != 0 || !strings.Contains(e, "WARNING: the documents of "+trunc+" after line ") || !strings.Contains(e, "truncated stream") ||
+		strings.Contains(o, "indexed 3 documents") || !strings.Contains(o, "indexed ") {
+		t.Errorf("truncated, skip: exit %d, stdout %q, stderr %q", code, o, e)
 	}
 }
 
@@ -185,7 +195,7 @@ func TestIndexNoDocuments(t *testing.T) {
 	out := filepath.Join(dir, "e.qp")
 	expectFail(t, []string{"no documents"}, "index", "--in", empty, "--out", out)
 	bad := writeString(t, filepath.Join(dir, "bad.jsonl"), "not json\n")
-	expectFail(t, []string{"no documents", "every document was skipped"}, "index", "--in", bad, "--out", out, "--on-error", "skip")
+	expectFail(t, []string{"no documents", "every document or file was skipped"}, "index", "--in", bad, "--out", out, "--on-error", "skip")
 	if ents, _ := os.ReadDir(dir); len(ents) != 2 {
 		t.Errorf("files: %v", ents)
 	}

@@ -646,7 +646,7 @@ func (r *Reader) openNext() error {
 		// any of its text (see "Damaged compressed files").
 		if err := verifyGzip(in.path); err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
 			f.Close()
-			return &Error{File: in.path, Err: fmt.Errorf("%w (%v): none of its documents is read", ErrCorruptFile, err)}
+			return &Error{File: in.path, Err: fmt.Errorf("%w (%v)", ErrCorruptFile, err)}
 		}
 	}
 	r.closers = append(r.closers[:0], f)
