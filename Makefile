@@ -6,8 +6,15 @@ export CGO_ENABLED = 0
 
 all: build
 
+# The commit goes into the binary for `qp --version` also where the go
+# command records no VCS information (GOFLAGS=-buildvcs=false, worktrees).
+VERSION_PKG = github.com/qpengine/qp/internal/version
+GIT_REV    := $(shell git rev-parse HEAD 2>/dev/null)
+GIT_DIRTY  := $(shell test -n "$$(git status --porcelain --untracked-files=no 2>/dev/null)" && echo true)
+LDFLAGS     = -X $(VERSION_PKG).stampedRevision=$(GIT_REV) -X $(VERSION_PKG).stampedModified=$(GIT_DIRTY)
+
 build:
-	$(GO) build -o bin/qp ./cmd/qp
+	$(GO) build -ldflags '$(LDFLAGS)' -o bin/qp ./cmd/qp
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

@@ -138,6 +138,9 @@ func TestBitmapPathsRun(t *testing.T) {
 // roaring iterator; List.DecodeDocs takes one from a pool, which a GC may
 // empty, hence the tolerance below one allocation per batch).
 func TestBitmapListsNoAllocations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts are meaningless under the race detector")
+	}
 	rng := rand.New(rand.NewSource(8))
 	col := genCollection(rng, 3000, 24, 64, false)
 	codec, _ := compress.ByName("bp128")

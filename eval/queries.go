@@ -21,10 +21,11 @@ type Query struct {
 // first in the line, so a query text may itself contain either character.
 // White space around the qid and the text is trimmed (a trailing '\r'
 // included). Blank lines are skipped. A line with neither separator, or with
-// an empty qid or one containing white space (it could not be written to
+// an empty qid or one containing white space or a control character (it could not be written to
 // a run), is an error naming the line number; repeated qids are kept
-// (the TREC 2005 log repeats query strings under distinct qids, and a file
-// may legitimately repeat a qid too; the caller decides).
+// (the TREC 2005 log repeats query strings under distinct qids; a repeated
+// qid is checked by UniqueIDs, which every qp command that runs queries
+// applies: a run with two rank-1 blocks for one qid is not a valid run).
 //
 // A query whose text is empty (or tokenizes to nothing) is kept, not
 // dropped: the TREC 2005 efficiency log has such lines, and the engine
@@ -50,7 +51,7 @@ func ReadQueries(r io.Reader) ([]Query, error) {
 			return nil, fmt.Errorf("eval: query file line %d: empty query id in %q", n, clip(line))
 		}
 		if !isToken(id) {
-			return nil, fmt.Errorf("eval: query file line %d: query id %q contains white space", n, id)
+			return nil, fmt.Errorf("eval: query file line %d: query id %q contains white space or a control character", n, id)
 		}
 		qs = append(qs, Query{ID: id, Text: strings.TrimSpace(line[i+1:]), Line: n})
 	}
@@ -58,6 +59,19 @@ func ReadQueries(r io.Reader) ([]Query, error) {
 		return nil, fmt.Errorf("eval: reading query file after line %d: %w", n, err)
 	}
 	return qs, nil
+}
+
+// UniqueIDs returns an error naming both lines of the first qid that
+// occurs twice in qs (as read by ReadQueries), or nil.
+func UniqueIDs(qs []Query) error {
+	seen := make(map[string]int, len(qs))
+	for _, q := range qs {
+		if l, ok := seen[q.ID]; ok {
+			return fmt.Errorf("eval: query file line %d: query id %q repeats the one of line %d", q.Line, q.ID, l)
+		}
+		seen[q.ID] = q.Line
+	}
+	return nil
 }
 
 func clip(s string) string {

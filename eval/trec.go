@@ -17,6 +17,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/qpengine/qp/internal/extid"
 )
 
 // Qrels are relevance judgments: qid → docid → relevance level. Levels are
@@ -164,15 +166,15 @@ func WriteRun(w io.Writer, qid string, results []RunEntry, tag string) error {
 // returned as it was.
 func AppendRun(b []byte, qid string, results []RunEntry, tag string) ([]byte, error) {
 	if !isToken(qid) {
-		return b, fmt.Errorf("eval: run qid %q is empty or contains white space", qid)
+		return b, fmt.Errorf("eval: run qid %q is empty or contains white space or a control character", qid)
 	}
 	if !isToken(tag) {
-		return b, fmt.Errorf("eval: run tag %q is empty or contains white space", tag)
+		return b, fmt.Errorf("eval: run tag %q is empty or contains white space or a control character", tag)
 	}
 	n := len(b)
 	for i, e := range results {
 		if !isToken(e.DocID) {
-			return b[:n], fmt.Errorf("eval: query %s rank %d: docid %q is empty or contains white space", qid, i+1, e.DocID)
+			return b[:n], fmt.Errorf("eval: query %s rank %d: docid %q is empty or contains white space or a control character", qid, i+1, e.DocID)
 		}
 		b = append(b, qid...)
 		b = append(b, " Q0 "...)
@@ -188,10 +190,6 @@ func AppendRun(b []byte, qid string, results []RunEntry, tag string) ([]byte, er
 	return b, nil
 }
 
-func isToken(s string) bool {
-	return s != "" && !strings.ContainsFunc(s, isSpace)
-}
-
-func isSpace(r rune) bool {
-	return r == ' ' || r == '\t' || r == '\n' || r == '\r' || r == '\v' || r == '\f'
-}
+// isToken reports whether s can be a column of a run: the rule of
+// internal/extid, which the indexer applies to document ids too.
+func isToken(s string) bool { return extid.Valid(s) }

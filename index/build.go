@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"io"
@@ -15,6 +16,7 @@ import (
 	"sync/atomic"
 
 	"github.com/qpengine/qp/compress"
+	"github.com/qpengine/qp/internal/fileguard"
 	"github.com/qpengine/qp/score"
 )
 
@@ -85,27 +87,37 @@ type postBuf struct {
 // goroutine appending to per-term lists in docID order; when the postings in
 // memory exceed MemBudget they are written as a sorted run, and the runs are
 // merged term by term at the end (encoding on all cores).
+//
+// Before reading any document, Build validates the options and checks that
+// opt.Out can be created (so that a bad output path fails at once, not
+// after the whole input was read). Spilled runs go to a folder of
+// TempDir named after opt.Out and the process (spillDirPrefix); the folder
+// and OUT.tmp are removed when Build returns, on cancellation too, and the
+// leftovers of a killed build into the same output are removed by the next
+// one. An input without documents is an error (ErrNoDocuments) and writes
+// nothing.
 func Build(ctx context.Context, src DocSource, opt BuildOptions) (BuildStats, error) {
 	if opt.NewAnalyzer == nil {
 		panic("BUG: BuildOptions.NewAnalyzer is nil")
 	}
-	if opt.Workers <= 0 {
+	if err := opt.validate(); err != nil {
+		return BuildStats{}, err
+	}
+	if opt.Workers == 0 {
 		opt.Workers = runtime.GOMAXPROCS(0)
 	}
-	if opt.MemBudget <= 0 {
+	if opt.MemBudget == 0 {
 		opt.MemBudget = 1 << 30
 	}
 	if opt.BlockSize == 0 {
 		opt.BlockSize = DefaultBlockSize
 	}
-	switch opt.DocIDOrder {
-	case "", "input", "random", "field":
-	default:
-		return BuildStats{}, fmt.Errorf("index: unknown docid order %q (input, random or field)", opt.DocIDOrder)
+	if err := fileguard.Creatable(opt.Out); err != nil {
+		return BuildStats{}, fmt.Errorf("index: %w", err)
 	}
-	tmpDir, err := os.MkdirTemp(opt.TempDir, "qp-build-")
+	tmpDir, err := makeSpillDir(opt.TempDir, opt.Out)
 	if err != nil {
-		return BuildStats{}, fmt.Errorf("index: temp dir: %w", err)
+		return BuildStats{}, err
 	}
 	defer os.RemoveAll(tmpDir)
 
@@ -197,7 +209,16 @@ func Build(ctx context.Context, src DocSource, opt BuildOptions) (BuildStats, er
 	pending := map[uint64]*batch{}
 	var next uint64
 	var st BuildStats
-	for b := range out {
+	for {
+		var b *batch
+		select {
+		case b = <-out:
+		case <-ctx.Done(): // also while the reader waits for input
+			return st, ctx.Err()
+		}
+		if b == nil {
+			break
+		}
 		pending[b.docs[0].seq] = b
 		for {
 			pb, ok := pending[next]
@@ -244,6 +265,9 @@ func Build(ctx context.Context, src DocSource, opt BuildOptions) (BuildStats, er
 	if err := ctx.Err(); err != nil {
 		return st, err
 	}
+	if st.Docs == 0 {
+		return st, ErrNoDocuments
+	}
 
 	// DocID order: a permutation applied at merge time.
 	var perm []uint32 // old docID -> new docID
@@ -280,6 +304,39 @@ func Build(ctx context.Context, src DocSource, opt BuildOptions) (BuildStats, er
 	st.Postings = w.meta.Postings
 	st.BitmapLists = w.meta.BitmapLists
 	return st, nil
+}
+
+// ErrNoDocuments is returned by Build for an input without documents.
+var ErrNoDocuments = errors.New("index: no documents in the input (an index needs at least one)")
+
+// validate checks the options before any input is read.
+func (opt *BuildOptions) validate() error {
+	if opt.Out == "" {
+		return errors.New("index: no output path")
+	}
+	if opt.BlockSize != 0 && (opt.BlockSize < 1 || opt.BlockSize > MaxBlockSize) {
+		return fmt.Errorf("index: block size %d out of range 1..%d", opt.BlockSize, MaxBlockSize)
+	}
+	if opt.Params != (score.Params{}) {
+		if err := opt.Params.Validate(); err != nil {
+			return fmt.Errorf("index: %w", err)
+		}
+	}
+	if opt.Workers < 0 {
+		return fmt.Errorf("index: %d workers; want 0 (all cores) or more", opt.Workers)
+	}
+	if opt.MemBudget < 0 {
+		return fmt.Errorf("index: negative memory budget %d", opt.MemBudget)
+	}
+	if opt.Bitmaps > BitmapsAlways {
+		return fmt.Errorf("index: %v", opt.Bitmaps)
+	}
+	switch opt.DocIDOrder {
+	case "", "input", "random", "field":
+	default:
+		return fmt.Errorf("index: unknown docid order %q (input, random or field)", opt.DocIDOrder)
+	}
+	return nil
 }
 
 func permute[T any](s []T, perm []uint32) []T {

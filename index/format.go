@@ -96,6 +96,9 @@ var sectionNames = map[uint32]string{
 // DefaultBlockSize is the number of postings per block.
 const DefaultBlockSize = 128
 
+// MaxBlockSize is the largest number of postings per block.
+const MaxBlockSize = 1 << 16
+
 // Meta is the META section.
 type Meta struct {
 	Version    int     `json:"version"`

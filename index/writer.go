@@ -66,8 +66,8 @@ func NewWriter(path string, opt WriterOptions) (*Writer, error) {
 	if opt.BlockSize == 0 {
 		opt.BlockSize = DefaultBlockSize
 	}
-	if opt.BlockSize < 1 || opt.BlockSize > 1<<16 {
-		return nil, fmt.Errorf("index: block size %d out of range 1..65536", opt.BlockSize)
+	if opt.BlockSize < 1 || opt.BlockSize > MaxBlockSize {
+		return nil, fmt.Errorf("index: block size %d out of range 1..%d", opt.BlockSize, MaxBlockSize)
 	}
 	if opt.DocCodec == nil {
 		opt.DocCodec, _ = compress.ByName("bp128")

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/qpengine/qp/cuda"
 	"github.com/qpengine/qp/index"
 )
 
@@ -40,6 +41,11 @@ minute on 2 cores.`)
 			dir = d
 		} else if err := os.MkdirAll(dir, 0o755); err != nil {
 			return err
+		}
+		if *device != "cpu" { // the query steps are --quiet: say it once here
+			if ok, why := cuda.Available(); !ok {
+				fmt.Printf("(%s: the queries run on the CPU)\n", strings.TrimSuffix(why, "; using the CPU backend"))
+			}
 		}
 		step := func(title string, name string, args ...string) error {
 			fmt.Printf("\n== %s\n$ qp %s %s\n", title, name, strings.Join(args, " "))

@@ -6,11 +6,13 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/qpengine/qp/compress"
 	"github.com/qpengine/qp/gen"
 	"github.com/qpengine/qp/index"
+	"github.com/qpengine/qp/internal/fileguard"
 	"github.com/qpengine/qp/internal/progress"
 )
 
@@ -73,12 +75,27 @@ lists of realistic lengths. Deterministic for a given --seed.`)
 			fs.Usage()
 			return fmt.Errorf("--out is required")
 		}
+		if *docs < 1 {
+			return fmt.Errorf("--docs %d: want at least 1 document", *docs)
+		}
+		if *block < 1 || *block > index.MaxBlockSize {
+			return fmt.Errorf("--block %d: want 1..%d postings per block", *block, index.MaxBlockSize)
+		}
+		if *threads < 0 {
+			return fmt.Errorf("--threads %d: want 0 (all cores) or a positive count", *threads)
+		}
 		dc, err := compress.ByName(*codec)
 		if err != nil {
 			return err
 		}
 		if len(qfiles) == 0 {
 			qfiles = defaultQueryLogs()
+		}
+		if err := fileguard.Check(indexOutputs(*out), "query log", qfiles...); err != nil {
+			return err
+		}
+		if err := fileguard.Creatable(*out); err != nil {
+			return err
 		}
 		var qterms []string
 		if len(qfiles) > 0 {
@@ -94,7 +111,7 @@ lists of realistic lengths. Deterministic for a given --seed.`)
 		gs := g.Stats()
 		fmt.Fprintf(os.Stderr, "model: %d docs, %d terms, %d postings (%d query-log terms)\n", *docs, g.Terms(), gs.Postings, len(qterms))
 		lens := g.DocLengths()
-		ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
+		ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer cancel()
 		w, err := index.NewWriter(*out, index.WriterOptions{BlockSize: *block, DocCodec: dc, DocLens: lens,
 			Meta: index.Meta{Source: fmt.Sprintf("qp gen --docs %d --seed %d", *docs, *seed)}})

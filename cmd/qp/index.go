@@ -3,17 +3,22 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"math"
 	"os"
 	"os/signal"
+	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/qpengine/qp/compress"
 	"github.com/qpengine/qp/index"
 	"github.com/qpengine/qp/index/analysis"
 	"github.com/qpengine/qp/index/source"
+	"github.com/qpengine/qp/internal/fileguard"
 	"github.com/qpengine/qp/internal/progress"
 	"github.com/qpengine/qp/score"
 )
@@ -48,13 +53,13 @@ Codecs: `+strings.Join(compress.Names(), ", "))
 		fs.Var(&ins, "in", "input file or directory (repeatable)")
 		out := fs.String("out", "", "index file to write")
 		format := fs.String("format", "auto", "input format: auto, jsonl, trec or txt")
-		onError := fs.String("on-error", "fail", "malformed document: fail (stop) or skip (report and go on)")
+		onError := fs.String("on-error", "fail", "malformed document (bad JSON, a missing, repeated or unwritable id) or\ndamaged .gz file: fail (stop, write nothing) or skip (report and go on;\na corrupt .gz file is skipped whole, a truncated one from the cut on)")
 		stem := fs.String("stem", "none", "stemmer: none, english (Porter) or porter2")
 		stop := fs.String("stopwords", "none", "stop words: none or english")
 		codec := fs.String("codec", "bp128", "codec of docID blocks")
 		fcodec := fs.String("freq-codec", "", "codec of frequency blocks (default: --codec)")
 		block := fs.Int("block", index.DefaultBlockSize, "postings per block")
-		order := fs.String("docid-order", "input", "docID order: input, random, or the name of a stored field to sort by")
+		order := fs.String("docid-order", "input", "docID order: input, random (a hash of the id, --seed), or the name of a\nstored field to sort by (as strings); every document must have that field:\nthe first one without it stops the build")
 		seed := fs.Int64("seed", 1, "seed of --docid-order random")
 		mem := fs.String("mem", "1G", "memory budget for in-memory postings before spilling (e.g. 512M, 4G)")
 		tmp := fs.String("tmp", "", "directory for spilled runs (default: the system temp dir)")
@@ -72,6 +77,9 @@ Codecs: `+strings.Join(compress.Names(), ", "))
 		if len(ins) == 0 || *out == "" {
 			fs.Usage()
 			return fmt.Errorf("--in and --out are required")
+		}
+		if err := checkIndexFlags(*block, *threads, *k1, *b); err != nil {
+			return err
 		}
 		aopt := analysis.Options{Stem: *stem, Stopwords: *stop}
 		if err := aopt.Validate(); err != nil {
@@ -95,7 +103,7 @@ Codecs: `+strings.Join(compress.Names(), ", "))
 		if err != nil {
 			return fmt.Errorf("--mem: %w", err)
 		}
-		sopt := source.Options{Format: *format}
+		sopt := source.Options{Format: *format, UniqueIDs: true}
 		switch *onError {
 		case "fail":
 			sopt.Mode = source.Fail
@@ -109,6 +117,11 @@ Codecs: `+strings.Join(compress.Names(), ", "))
 			return err
 		}
 		defer rd.Close()
+		// Every input file (those inside an --in directory included) must
+		// differ from the index and from the OUT.tmp it is written to.
+		if err := fileguard.Check(indexOutputs(*out), "input", rd.Files()...); err != nil {
+			return err
+		}
 		field := ""
 		dorder := *order
 		if dorder != "input" && dorder != "random" {
@@ -122,7 +135,7 @@ Codecs: `+strings.Join(compress.Names(), ", "))
 			bar.Quiet()
 		}
 		start := time.Now()
-		ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
+		ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer cancel()
 		st, err := index.Build(ctx, &docAdapter{r: rd, store: *store, field: field}, index.BuildOptions{
 			Out: *out, BlockSize: *block, DocCodec: dc, FreqCodec: fc,
@@ -139,21 +152,20 @@ Codecs: `+strings.Join(compress.Names(), ", "))
 					s.Docs, progress.Human(float64(s.Docs)/el), progress.Human(float64(s.Postings)), s.Runs))
 			},
 		})
-		if err != nil {
+		if err == nil {
+			bar.Done(fmt.Sprintf("%d docs", st.Docs))
+		}
+		reportSkipped(rd)
+		switch {
+		case err == nil:
+		case ctx.Err() != nil:
+			return fmt.Errorf("interrupted: %s not written; its temporary files were removed", *out)
+		case errors.Is(err, index.ErrNoDocuments) && rd.Skipped() > 0:
+			return fmt.Errorf("%w: every document or file was skipped (the errors above)", err)
+		default:
 			return err
 		}
 		el := time.Since(start)
-		bar.Done(fmt.Sprintf("%d docs", st.Docs))
-		if n := rd.Skipped(); n > 0 {
-			errs := rd.SkipErrors()
-			fmt.Fprintf(os.Stderr, "skipped %d malformed documents; first errors:\n", n)
-			for i, e := range errs {
-				if i == 10 {
-					break
-				}
-				fmt.Fprintf(os.Stderr, "  %v\n", e)
-			}
-		}
 		p := float64(st.Postings)
 		fmt.Printf("indexed %d documents in %.1fs (%.0f docs/s): %d terms, %d postings, %d tokens\n",
 			st.Docs, el.Seconds(), float64(st.Docs)/el.Seconds(), st.Terms, st.Postings, st.Tokens)
@@ -162,6 +174,59 @@ Codecs: `+strings.Join(compress.Names(), ", "))
 		return nil
 	}
 	register(c)
+}
+
+// checkIndexFlags checks the numeric flags of qp index before any input is
+// read.
+func checkIndexFlags(block, threads int, k1, b float64) error {
+	if block < 1 || block > index.MaxBlockSize {
+		return fmt.Errorf("--block %d: want 1..%d postings per block", block, index.MaxBlockSize)
+	}
+	if threads < 0 {
+		return fmt.Errorf("--threads %d: want 0 (all cores) or a positive count", threads)
+	}
+	if !(k1 >= 0) || math.IsInf(k1, 0) {
+		return fmt.Errorf("--k1 %v: want a finite value >= 0", k1)
+	}
+	if !(b >= 0 && b <= 1) {
+		return fmt.Errorf("--b %v: want 0 <= b <= 1", b)
+	}
+	return nil
+}
+
+// reportSkipped prints the documents and files that --on-error skip
+// dropped: damaged compressed files first, each on a line of its own, as
+// they lose more than one document.
+func reportSkipped(rd *source.Reader) {
+	n := rd.Skipped()
+	if n == 0 {
+		return
+	}
+	errs := rd.SkipErrors()
+	for _, e := range errs {
+		var se *source.Error
+		if !errors.Is(e, source.ErrCorruptFile) || !errors.As(e, &se) {
+			continue
+		}
+		if se.Line > 0 { // the documents before this line are intact
+			fmt.Fprintf(os.Stderr, "WARNING: the documents of %s after line %d were NOT indexed: %v\n", se.File, se.Line, se.Err)
+		} else {
+			fmt.Fprintf(os.Stderr, "WARNING: %s was NOT indexed: %v\n", se.File, se.Err)
+		}
+	}
+	fmt.Fprintf(os.Stderr, "skipped %d malformed documents or damaged files; first errors:\n", n)
+	for i, e := range errs {
+		if i == 10 {
+			break
+		}
+		fmt.Fprintf(os.Stderr, "  %v\n", e)
+	}
+}
+
+// indexOutputs are the files an index build writes: OUT, and OUT.tmp
+// until it is renamed.
+func indexOutputs(out string) []fileguard.Output {
+	return []fileguard.Output{{Path: out}, {Path: out + ".tmp", Of: out}}
 }
 
 // docAdapter turns source documents into index documents.
@@ -181,9 +246,30 @@ func (a *docAdapter) Next() (*index.Document, error) {
 		doc.Stored, _ = json.Marshal(d.Fields)
 	}
 	if a.field != "" {
-		doc.Key = d.Fields[a.field]
+		v, ok := d.Fields[a.field]
+		if !ok {
+			return nil, missingField(d, a.field)
+		}
+		doc.Key = v
 	}
 	return doc, nil
+}
+
+// missingField is the error of --docid-order FIELD at the first document
+// without that field: it stops the build whatever --on-error says (the
+// flag is wrong, not the document), naming the fields the document has.
+func missingField(d *source.Doc, field string) error {
+	names := make([]string, 0, len(d.Fields))
+	for k := range d.Fields {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	has := "it has no fields besides its id and text"
+	if len(names) > 0 {
+		has = "its fields: " + strings.Join(names, ", ")
+	}
+	return fmt.Errorf("%s:%d: --docid-order %q: the document has no field %q (%s); want input, random, or a field that every document has",
+		d.File, d.Line, field, field, has)
 }
 
 // parseSize parses 123, 64K, 512M, 4G (binary units).

@@ -9,6 +9,8 @@ import (
 	"os"
 	"sort"
 	"strings"
+
+	"github.com/qpengine/qp/internal/version"
 )
 
 type command struct {
@@ -35,7 +37,26 @@ Commands:
 	for _, n := range names {
 		fmt.Fprintf(os.Stderr, "  %-8s %s\n", n, commands[n].summary)
 	}
-	fmt.Fprintf(os.Stderr, "\nRun 'qp <command> --help' for the flags of a command.\n")
+	fmt.Fprintf(os.Stderr, "\nRun 'qp <command> --help' for the flags of a command; 'qp --version' prints the\nversion and the commit it was built from.\n")
+}
+
+// aliases are top-level flags that stand for a command.
+var aliases = map[string]string{"--version": "version", "-version": "version", "-V": "version"}
+
+func init() {
+	c := command{name: "version", args: "", summary: "print the version and the commit qp was built from (also: qp --version)"}
+	c.run = func(args []string) error {
+		fs := newFlags(c, `Prints qp's version, the git commit it was built from (with its time, and
+"modified" when the tree had uncommitted changes) and the Go version. The
+commit is known for binaries built with 'go build' or 'make build' inside
+the git checkout; otherwise it prints "commit unknown".`)
+		if _, err := parse(fs, args); err != nil {
+			return err
+		}
+		fmt.Println(version.Get())
+		return nil
+	}
+	register(c)
 }
 
 // errUsage marks an error that already printed its usage text.
@@ -54,6 +75,9 @@ func main() {
 			os.Exit(2)
 		}
 		return
+	}
+	if a, ok := aliases[os.Args[1]]; ok {
+		os.Args[1] = a
 	}
 	c, ok := commands[os.Args[1]]
 	if !ok {

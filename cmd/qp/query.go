@@ -5,10 +5,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"math"
 	"os"
 	"os/signal"
 	"sort"
 	"strings"
+	"sync"
+	"syscall"
 	"time"
 
 	"github.com/qpengine/qp"
@@ -17,6 +21,7 @@ import (
 	"github.com/qpengine/qp/engine/gpu"
 	"github.com/qpengine/qp/eval"
 	"github.com/qpengine/qp/index/analysis"
+	"github.com/qpengine/qp/internal/fileguard"
 	"github.com/qpengine/qp/internal/progress"
 	"github.com/qpengine/qp/score"
 	"github.com/qpengine/qp/topk"
@@ -31,6 +36,9 @@ type queryFlags struct {
 	k, threads                    *int
 	k1, b                         *float64
 	qtf                           *bool
+	// quiet (set by commands with --quiet) suppresses the CPU-fallback
+	// notice.
+	quiet bool
 }
 
 func addQueryFlags(fs interface {
@@ -58,6 +66,21 @@ func addQueryFlags(fs interface {
 	}
 }
 
+// validate checks the numeric flags: --threads >= 0, --k1 finite >= 0 and
+// 0 <= --b <= 1, or -1 (their default: the index's parameters).
+func (qf *queryFlags) validate() error {
+	if *qf.threads < 0 {
+		return fmt.Errorf("--threads %d: want 0 (all cores) or a positive count", *qf.threads)
+	}
+	if v := *qf.k1; v != -1 && (!(v >= 0) || math.IsInf(v, 0)) {
+		return fmt.Errorf("--k1 %v: want a finite value >= 0 (or -1: the index's)", v)
+	}
+	if v := *qf.b; v != -1 && !(v >= 0 && v <= 1) {
+		return fmt.Errorf("--b %v: want 0 <= b <= 1 (or -1: the index's)", v)
+	}
+	return nil
+}
+
 // openEngine opens the index with the processor the flags name (qp.Open: the
 // analyzer from the index, BM25 parameters, device choice and CPU fallback)
 // and resolves the query mode and algorithms.
@@ -73,6 +96,9 @@ func (qf *queryFlags) openEngine(path string) (*qp.Engine, engine.Mode, engine.O
 	}
 	if *qf.k < 1 || *qf.k > topk.MaxK {
 		return nil, 0, zero, fmt.Errorf("-k %d out of range 1..%d", *qf.k, topk.MaxK)
+	}
+	if err := qf.validate(); err != nil {
+		return nil, 0, zero, err
 	}
 	o, err := qf.options()
 	if err != nil {
@@ -96,7 +122,7 @@ func (qf *queryFlags) options() (qp.Options, error) {
 	if err != nil {
 		return qp.Options{}, fmt.Errorf("--%w", err)
 	}
-	o := qp.Options{Device: dev, Threads: *qf.threads, Notice: deviceNotice}
+	o := qp.Options{Device: dev, Threads: *qf.threads, Notice: func(line string) { deviceNotice(line, qf.quiet) }}
 	if *qf.k1 >= 0 || *qf.b >= 0 {
 		o.Params = &score.Params{K1: *qf.k1, B: *qf.b} // negative: the index's, filled by qp.Open
 	}
@@ -150,8 +176,20 @@ func (qf *queryFlags) applyBitmaps(b *gpu.Backend) error {
 	return b.SetBitmapDensity(ds[0])
 }
 
-// deviceNotice prints qp.Open's line about the processor in use to stderr.
-func deviceNotice(s string) { fmt.Fprintln(os.Stderr, s) }
+// stderr is where notices go (a variable for tests).
+var stderr io.Writer = os.Stderr
+
+var noticeOnce sync.Once
+
+// deviceNotice prints qp.Open's line about the processor in use (the GPU,
+// or why --device auto falls back to the CPU): once per process (the demo
+// opens four indexes), and never when quiet.
+func deviceNotice(line string, quiet bool) {
+	if quiet {
+		return
+	}
+	noticeOnce.Do(func() { fmt.Fprintln(stderr, line) })
+}
 
 // firstOf returns the first of a comma-separated list (bench commands take
 // lists where query commands take one value).
@@ -178,6 +216,9 @@ func readQueryFile(path string, limit int) ([]eval.Query, error) {
 	}
 	defer f.Close()
 	qs, err := eval.ReadQueries(f)
+	if err == nil {
+		err = eval.UniqueIDs(qs)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -192,6 +233,8 @@ type batchSummary struct {
 	lat     []time.Duration
 	errs    map[string]int
 	first   []string
+	failed  []string // the first maxFailedIDs qids that failed
+	nfailed int
 	results int
 	andOnly int
 	orRan   int
@@ -207,6 +250,9 @@ func (s *batchSummary) add(q engine.Query, r *engine.Response) {
 			key = key[:i]
 		}
 		s.errs[key]++
+		if s.nfailed++; len(s.failed) < maxFailedIDs {
+			s.failed = append(s.failed, q.ID)
+		}
 		if len(s.first) < 5 {
 			s.first = append(s.first, fmt.Sprintf("query %s: %v", q.ID, r.Err))
 		}
@@ -217,6 +263,40 @@ func (s *batchSummary) add(q engine.Query, r *engine.Response) {
 	if r.Stats.OrAlgo != "" {
 		s.orRan++
 	}
+}
+
+// checkRunOutput refuses a run file that is the index or the query file,
+// and checks that it can be created, before any query runs.
+func checkRunOutput(run, idx, queries string) error {
+	outs := []fileguard.Output{{Path: run}}
+	if err := fileguard.Check(outs, "index", idx); err != nil {
+		return fmt.Errorf("--run: %w", err)
+	}
+	if queries != "" {
+		if err := fileguard.Check(outs, "query file", queries); err != nil {
+			return fmt.Errorf("--run: %w", err)
+		}
+	}
+	if err := fileguard.Creatable(run); err != nil {
+		return fmt.Errorf("--run: %w", err)
+	}
+	return nil
+}
+
+// maxFailedIDs bounds the failed qids that an error names.
+const maxFailedIDs = 10
+
+// failure returns nil when every query succeeded, else an error naming the
+// failed qids (the first maxFailedIDs and a count).
+func (s *batchSummary) failure(n int) error {
+	if s.nfailed == 0 {
+		return nil
+	}
+	ids := strings.Join(s.failed, ", ")
+	if s.nfailed > len(s.failed) {
+		ids += fmt.Sprintf(", ... (%d more)", s.nfailed-len(s.failed))
+	}
+	return fmt.Errorf("%d of %d queries failed (qids %s); the run lacks them (--allow-partial accepts a partial run)", s.nfailed, n, ids)
 }
 
 func pctl(sorted []time.Duration, p float64) time.Duration {
@@ -274,16 +354,26 @@ print with 6 significant digits.`)
 		run := fs.String("run", "", "TREC run file to write (batch mode; default: standard output)")
 		tag := fs.String("tag", "qp", "run tag")
 		limit := fs.Int("limit", 0, "run only the first N queries of the file")
-		quiet := fs.Bool("quiet", false, "no progress output")
+		quiet := fs.Bool("quiet", false, "no progress output, and no notice of a CPU fallback (--device auto)")
+		allowPartial := fs.Bool("allow-partial", false, "batch mode: exit 0 even when some queries fail (e.g. empty after\ntokenizing: only stop words); they are counted, named on standard error\nand missing from the run; default: exit 1 naming them")
 		chunk := fs.Int("chunk", qp.DefaultChunk, "batch mode: queries handed to the processor at once (the GPU forms its\nlaunch sets within a chunk; the run of one chunk is written while the\nnext runs)")
 		cacheSize := fs.String("cache", "", "batch mode: keep results in a result cache of this size (e.g. 64M;\nkeyed by normalized query, mode and k) and report its hit rate")
 		pos, err := parse(fs, args)
 		if err != nil {
 			return err
 		}
+		qf.quiet = *quiet
+		if *limit < 0 {
+			return fmt.Errorf("--limit %d: want 0 (all queries) or a positive count", *limit)
+		}
 		if len(pos) < 1 || (len(pos) == 1 && *queries == "") || (len(pos) > 1 && *queries != "") {
 			fs.Usage()
 			return errUsage
+		}
+		if *run != "" {
+			if err := checkRunOutput(*run, pos[0], *queries); err != nil {
+				return err
+			}
 		}
 		e, mode, opt, err := qf.openEngine(pos[0])
 		if err != nil {
@@ -291,7 +381,7 @@ print with 6 significant digits.`)
 		}
 		defer e.Close()
 		x, be := e.Index(), e.Backend()
-		ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
+		ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer cancel()
 		if *queries == "" {
 			text := strings.Join(pos[1:], " ")
@@ -371,6 +461,12 @@ print with 6 significant digits.`)
 		}
 		if rc != nil {
 			fmt.Fprintf(os.Stderr, "result cache (%s): %s\n", *cacheSize, rc.Stats())
+		}
+		if err := sum.failure(len(qs)); err != nil {
+			if !*allowPartial {
+				return err
+			}
+			fmt.Fprintf(os.Stderr, "qp query: %v\n", err)
 		}
 		return nil
 	}

@@ -14,6 +14,11 @@ var (
 	ErrMissingText = errors.New("missing text")
 	ErrTooLarge    = errors.New("record too large")
 	ErrMalformed   = errors.New("malformed document")
+	ErrBadID       = errors.New("bad document id")
+	ErrDuplicateID = errors.New("duplicate document id")
+	// ErrCorruptFile is a damaged compressed file: an error of the file,
+	// not of one document (see the package documentation).
+	ErrCorruptFile = errors.New("damaged compressed file")
 )
 
 // Field names recognized in JSON documents, in order of precedence.

@@ -74,10 +74,26 @@
 // ErrMalformed. With Mode Fail (the default) the first error stops the
 // reader: Next returns it, and again on every later call. With Mode Skip,
 // or when OnError returns nil, the document is skipped, counted (Skipped)
-// and reading goes on. Errors that make the rest of a file unreadable (a
-// corrupt gzip stream, an I/O error) are handled the same way, skipping
-// the rest of that file. Documents returned before an error are never
-// affected. Duplicate ids are not detected here.
+// and reading goes on. Errors that make the rest of a file unreadable (an
+// I/O error) are handled the same way, skipping the rest of that file.
+// Documents returned before an error are never affected.
+//
+// A document id must not contain white space or control characters
+// (ErrBadID; the rule of internal/extid, which the run writer applies): a
+// TREC run could not hold it. With Options.UniqueIDs, an id seen before is
+// an error (ErrDuplicateID) naming the file and line of its first
+// occurrence. Both are errors of the document, handled as above.
+//
+// # Damaged compressed files
+//
+// A corrupt or truncated gzip stream is an error of the file, not of a
+// document (ErrCorruptFile). With Mode Fail it stops the reader like any
+// error. When errors may be skipped (Mode Skip or OnError), each gzip
+// file is first decompressed once to check its CRC and length, so that no
+// text of a corrupt file is ever returned: a corrupt file is skipped whole
+// (one error, counted once); a truncated one (its data intact but ending
+// early) yields its complete documents and then the error, which skips
+// the rest of the file.
 package source
 
 import (
@@ -88,10 +104,13 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
+
+	"github.com/qpengine/qp/internal/extid"
 )
 
 // Doc is one document. The Reader never reuses a Doc or its slices; they
@@ -153,6 +172,10 @@ type Options struct {
 	// document (and of each of its lines) and of a text file; larger
 	// records are errors (ErrTooLarge). 0 means DefaultMaxRecordSize.
 	MaxRecordSize int
+	// UniqueIDs makes a repeated document id an error (ErrDuplicateID).
+	// The Reader then keeps every id in a map (about 50 bytes per
+	// document besides the id).
+	UniqueIDs bool
 }
 
 // Validate reports an error for unknown option values.
@@ -227,7 +250,11 @@ type Reader struct {
 	read     atomic.Int64
 	skipped  atomic.Int64
 	skipErrs []error
+	seen     map[string]docPos // with UniqueIDs: where each id was first read
 }
+
+// docPos is where a document starts: r.files[file], line.
+type docPos struct{ file, line int32 }
 
 // Open returns a Reader over the given files and directories with the
 // default Options.
@@ -432,7 +459,45 @@ func decompress(br *bufio.Reader, name string) (io.Reader, io.Closer, error) {
 		}
 		return nil, nil, err
 	}
-	return zr, zr, nil
+	return &gzipReader{zr}, zr, nil
+}
+
+// gzipReader marks the errors of a gzip stream (a bad CRC or length, corrupt
+// deflate data, an unexpected end) as errors of the file: ErrCorruptFile.
+type gzipReader struct{ zr *gzip.Reader }
+
+func (g *gzipReader) Read(p []byte) (int, error) {
+	n, err := g.zr.Read(p)
+	if err != nil && err != io.EOF {
+		err = corruptError(err)
+	}
+	return n, err
+}
+
+// corruptError wraps an error of a gzip stream in ErrCorruptFile.
+func corruptError(err error) error {
+	what := "corrupt"
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		what = "truncated"
+	}
+	return fmt.Errorf("%w: %s stream (%w)", ErrCorruptFile, what, err)
+}
+
+// verifyGzip decompresses the file at path once, checking the CRC and
+// length of every gzip member; it returns nil for an intact stream.
+func verifyGzip(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(bufio.NewReaderSize(f, bufSize))
+	if err != nil {
+		return err
+	}
+	defer zr.Close()
+	_, err = io.Copy(io.Discard, zr)
+	return err
 }
 
 // countingReader counts the bytes read from the file.
@@ -497,7 +562,9 @@ func (r *Reader) Next() (*Doc, error) {
 		}
 		doc, err := r.cur.next()
 		if err == nil {
-			return doc, nil
+			if err = r.checkID(doc); err == nil {
+				return doc, nil
+			}
 		}
 		if err == io.EOF {
 			r.closeCur()
@@ -514,6 +581,25 @@ func (r *Reader) Next() (*Doc, error) {
 		}
 	}
 	return nil, r.err
+}
+
+// checkID returns an *Error for an id that a run could not hold, or (with
+// UniqueIDs) that an earlier document has, and records the id otherwise.
+func (r *Reader) checkID(d *Doc) error {
+	if err := extid.Check(d.ID); err != nil {
+		return &Error{File: d.File, Line: d.Line, Err: fmt.Errorf("%w %q: %v", ErrBadID, d.ID, err)}
+	}
+	if !r.opts.UniqueIDs {
+		return nil
+	}
+	if r.seen == nil {
+		r.seen = map[string]docPos{}
+	}
+	if p, ok := r.seen[d.ID]; ok {
+		return &Error{File: d.File, Line: d.Line, Err: fmt.Errorf("%w %q: first at %s:%d", ErrDuplicateID, d.ID, r.files[p.file].path, p.line)}
+	}
+	r.seen[d.ID] = docPos{file: int32(r.fi - 1), line: int32(min(d.Line, math.MaxInt32))}
+	return nil
 }
 
 // handle applies the error policy: it returns nil to go on, or the error
@@ -554,6 +640,14 @@ func (r *Reader) openNext() error {
 	if err != nil {
 		f.Close()
 		return &Error{File: in.path, Err: err}
+	}
+	if zc != nil && (r.opts.Mode == Skip || r.opts.OnError != nil) {
+		// Errors may be skipped: check the whole stream before returning
+		// any of its text (see "Damaged compressed files").
+		if err := verifyGzip(in.path); err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
+			f.Close()
+			return &Error{File: in.path, Err: fmt.Errorf("%w (%v)", ErrCorruptFile, err)}
+		}
 	}
 	r.closers = append(r.closers[:0], f)
 	if zc != nil {
