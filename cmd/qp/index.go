@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/qpengine/qp/index/analysis"
 	"github.com/qpengine/qp/index/source"
 	"github.com/qpengine/qp/internal/progress"
+	"github.com/qpengine/qp/reorder"
 	"github.com/qpengine/qp/score"
 )
 
@@ -54,8 +56,8 @@ Codecs: `+strings.Join(compress.Names(), ", "))
 		codec := fs.String("codec", "bp128", "codec of docID blocks")
 		fcodec := fs.String("freq-codec", "", "codec of frequency blocks (default: --codec)")
 		block := fs.Int("block", index.DefaultBlockSize, "postings per block")
-		order := fs.String("docid-order", "input", "docID order: input, random, or the name of a stored field to sort by")
-		seed := fs.Int64("seed", 1, "seed of --docid-order random")
+		order := fs.String("docid-order", "input", "docID order: input, random, bp (recursive graph bisection, as qp reorder; docs/REORDER.md), or the name of a stored field to sort by")
+		seed := fs.Int64("seed", 1, "seed of --docid-order random and bp")
 		mem := fs.String("mem", "1G", "memory budget for in-memory postings before spilling (e.g. 512M, 4G)")
 		tmp := fs.String("tmp", "", "directory for spilled runs (default: the system temp dir)")
 		threads := fs.Int("threads", 0, "tokenizing and encoding threads (0 = all cores)")
@@ -111,8 +113,20 @@ Codecs: `+strings.Join(compress.Names(), ", "))
 		defer rd.Close()
 		field := ""
 		dorder := *order
-		if dorder != "input" && dorder != "random" {
+		bp := dorder == "bp"
+		if bp {
+			dorder = "input" // then reordered by reorder.Run (below)
+		} else if dorder != "input" && dorder != "random" {
 			field, dorder = dorder, "field"
+		}
+		final := *out
+		if bp {
+			dir, err := os.MkdirTemp(*tmp, "qp-bp-")
+			if err != nil {
+				return fmt.Errorf("--docid-order bp: %w", err)
+			}
+			defer os.RemoveAll(dir)
+			*out = filepath.Join(dir, "input-order.qp")
 		}
 		if _, err := analysis.New(aopt); err != nil {
 			return err
@@ -159,6 +173,16 @@ Codecs: `+strings.Join(compress.Names(), ", "))
 			st.Docs, el.Seconds(), float64(st.Docs)/el.Seconds(), st.Terms, st.Postings, st.Tokens)
 		fmt.Printf("%s: %.3f bits/docID, %.3f bits/freq; %d lists as bitmaps (--bitmaps %s); %d spilled runs; wrote %s\n",
 			dc.Name(), 8*float64(st.DocBytes)/p, 8*float64(st.FreqBytes)/p, st.BitmapLists, bmode, st.Runs, *out)
+		if !bp {
+			return nil
+		}
+		rst, err := runReorder(ctx, *out, final, reorder.Config{
+			Options: reorder.Options{Seed: uint64(*seed), Workers: *threads},
+		}, *quiet)
+		if err != nil {
+			return fmt.Errorf("--docid-order bp: %w", err)
+		}
+		printReorderStats(rst, final)
 		return nil
 	}
 	register(c)
