@@ -57,8 +57,8 @@ func DefaultDepth(n int) int {
 // is a function of g and Options.Depth/Iters/Seed only.
 //
 // Memory: 4 bytes per document for order and 8 for the gains, plus, per
-// worker, 24 bytes per term of g (degrees and per-term gains) and 4 per
-// distinct term of the part being bisected.
+// worker, 25 bytes per term of g (degrees, per-term gains, a mark), 8 per
+// distinct term of the part being bisected and 16 per document of it.
 func Bisect(ctx context.Context, g *Graph, opt Options) ([]uint32, error) {
 	n := g.NumDocs()
 	if opt.Depth <= 0 {
@@ -105,6 +105,9 @@ type scratch struct {
 	deg   [2][]int32   // per term: documents of the left / right half holding it
 	tgain [2][]float64 // per term: gain of moving a document left→right / right→left
 	terms []uint32     // distinct terms of the part
+	keys  []sortKey    // sort keys of the part's documents
+	dirty []uint32     // terms whose degrees the last swaps changed
+	mark  []bool       // per term: in dirty
 }
 
 func (b *bisector) newScratch() *scratch {
@@ -112,6 +115,7 @@ func (b *bisector) newScratch() *scratch {
 	return &scratch{
 		deg:   [2][]int32{make([]int32, k), make([]int32, k)},
 		tgain: [2][]float64{make([]float64, k), make([]float64, k)},
+		mark:  make([]bool, k),
 	}
 }
 
@@ -177,30 +181,42 @@ func (b *bisector) bisect(left, right []uint32, sc *scratch, p int) {
 		}
 	}
 	for it := 0; it < b.opt.Iters && b.ctx.Err() == nil; it++ {
-		b.termGains(sc, len(left), len(right), p)
+		// A term's gains change only with its degrees (the sizes stay).
+		if it == 0 {
+			b.termGains(sc, sc.terms, len(left), len(right), p)
+		} else {
+			b.termGains(sc, sc.dirty, len(left), len(right), p)
+			for _, t := range sc.dirty {
+				sc.mark[t] = false
+			}
+		}
+		sc.dirty = sc.dirty[:0]
 		b.docGains(left, sc.tgain[0], p)
 		b.docGains(right, sc.tgain[1], p)
-		b.sortByGain(left, right, p)
+		b.sortByGain(left, right, sc, p)
 		if b.swap(left, right, sc) == 0 {
 			break
 		}
 	}
+	for _, t := range sc.dirty {
+		sc.mark[t] = false
+	}
+	sc.dirty = sc.dirty[:0]
 	for _, t := range sc.terms {
 		sc.deg[0][t], sc.deg[1][t] = 0, 0
 	}
 }
 
-// termGains computes, for every term of the part, the drop of the cost
+// termGains computes, for the terms ts of the part, the drop of the cost
 // when one document holding it moves left→right (tgain[0]) and
 // right→left (tgain[1]).
-func (b *bisector) termGains(sc *scratch, n1, n2 int, p int) {
+func (b *bisector) termGains(sc *scratch, ts []uint32, n1, n2 int, p int) {
 	l1, l2 := math.Log2(float64(n1)), math.Log2(float64(n2))
 	dl, dr := sc.deg[0], sc.deg[1]
 	gl, gr := sc.tgain[0], sc.tgain[1]
 	cost := func(d1, d2 int32) float64 {
 		return float64(d1)*(l1-b.lg(d1+1)) + float64(d2)*(l2-b.lg(d2+1))
 	}
-	ts := sc.terms
 	parallelRange(len(ts), parts(p, len(ts)), func(lo, hi int) {
 		for _, t := range ts[lo:hi] {
 			d1, d2 := dl[t], dr[t]
@@ -240,37 +256,67 @@ func parts(p, n int) int {
 	return p
 }
 
+// sortKey orders documents by decreasing gain, then by a seeded hash of
+// the docID, then by docID.
+type sortKey struct {
+	gain uint64 // order-preserving image of -gain
+	tie  uint64 // hash<<32 | docID
+}
+
+func cmpKey(a, b sortKey) int {
+	if a.gain != b.gain {
+		if a.gain < b.gain {
+			return -1
+		}
+		return 1
+	}
+	if a.tie < b.tie {
+		return -1
+	}
+	if a.tie > b.tie {
+		return 1
+	}
+	return 0
+}
+
+// keyOf maps -g to a uint64 whose unsigned order is the order of -g.
+func keyOf(g float64) uint64 {
+	if g == 0 {
+		g = 0 // -0 sorts as +0
+	}
+	b := math.Float64bits(-g)
+	if b>>63 != 0 {
+		return ^b
+	}
+	return b | 1<<63
+}
+
 // sortByGain sorts both halves by decreasing gain, ties by a seeded hash
 // of the docID, then by docID.
-func (b *bisector) sortByGain(left, right []uint32, p int) {
-	seed := b.opt.Seed
-	cmp := func(x, y uint32) int {
-		gx, gy := b.gain[x], b.gain[y]
-		if gx != gy {
-			if gx > gy {
-				return -1
-			}
-			return 1
+func (b *bisector) sortByGain(left, right []uint32, sc *scratch, p int) {
+	keys := slices.Grow(sc.keys[:0], len(left)+len(right))[:len(left)+len(right)]
+	sc.keys = keys
+	kl, kr := keys[:len(left)], keys[len(left):]
+	sortHalf := func(half []uint32, k []sortKey) {
+		seed := b.opt.Seed
+		for i, d := range half {
+			k[i] = sortKey{keyOf(b.gain[d]), mix(seed^uint64(d))<<32 | uint64(d)}
 		}
-		hx, hy := mix(seed^uint64(x)), mix(seed^uint64(y))
-		if hx != hy {
-			if hx < hy {
-				return -1
-			}
-			return 1
+		slices.SortFunc(k, cmpKey)
+		for i := range k {
+			half[i] = uint32(k[i].tie)
 		}
-		return int(x) - int(y)
 	}
 	if p >= 2 && len(left) >= minParallel/4 {
 		var wg sync.WaitGroup
 		wg.Add(1)
-		go func() { defer wg.Done(); slices.SortFunc(right, cmp) }()
-		slices.SortFunc(left, cmp)
+		go func() { defer wg.Done(); sortHalf(right, kr) }()
+		sortHalf(left, kl)
 		wg.Wait()
 		return
 	}
-	slices.SortFunc(left, cmp)
-	slices.SortFunc(right, cmp)
+	sortHalf(left, kl)
+	sortHalf(right, kr)
 }
 
 // swap exchanges left[i] and right[i] while their gains sum to more than
@@ -286,10 +332,18 @@ func (b *bisector) swap(left, right []uint32, sc *scratch) int {
 		for _, t := range b.g.DocTerms(x) {
 			dl[t]--
 			dr[t]++
+			if !sc.mark[t] {
+				sc.mark[t] = true
+				sc.dirty = append(sc.dirty, t)
+			}
 		}
 		for _, t := range b.g.DocTerms(y) {
 			dl[t]++
 			dr[t]--
+			if !sc.mark[t] {
+				sc.mark[t] = true
+				sc.dirty = append(sc.dirty, t)
+			}
 		}
 		left[i], right[i] = y, x
 	}
