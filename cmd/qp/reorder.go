@@ -25,7 +25,7 @@ and scores; the lists get smaller gaps (docs/REORDER.md).
 BP runs on all cores (--threads) and its result depends only on IN and on
 --seed, --depth, --iters and --min-df, not on the number of threads.
 Memory: IN in memory, plus 4 bytes per posting of the lists kept
-(df >= --min-df) and about 24 bytes per term per thread.
+(df >= --min-df) and per thread about 25 bytes per kept term.
 
 OUT must differ from IN; it is written to OUT.tmp and renamed when
 complete. Progress goes to stderr.
