@@ -289,3 +289,23 @@ func TestRunRefusesSameFile(t *testing.T) {
 		t.Error("missing input accepted")
 	}
 }
+
+func TestRunCancelledLeavesNoOutput(t *testing.T) {
+	dir := t.TempDir()
+	in, out := filepath.Join(dir, "in.qp"), filepath.Join(dir, "out.qp")
+	x := testCollection(t, in, 500, "bp128", index.BitmapsOff)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Run(ctx, in, out, Config{}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("err %v, want context.Canceled", err)
+	}
+	// Cancelled while writing: the partial file is removed.
+	if _, err := WritePermuted(ctx, x, Identity(x.NumDocs()), out, WriteOptions{}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("WritePermuted: err %v, want context.Canceled", err)
+	}
+	for _, p := range []string{out, out + ".tmp"} {
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Errorf("%s exists after cancellation (%v)", p, err)
+		}
+	}
+}

@@ -171,8 +171,12 @@ Codecs: `+strings.Join(compress.Names(), ", "))
 		p := float64(st.Postings)
 		fmt.Printf("indexed %d documents in %.1fs (%.0f docs/s): %d terms, %d postings, %d tokens\n",
 			st.Docs, el.Seconds(), float64(st.Docs)/el.Seconds(), st.Terms, st.Postings, st.Tokens)
+		wrote := *out
+		if bp {
+			wrote += " (input order, temporary)"
+		}
 		fmt.Printf("%s: %.3f bits/docID, %.3f bits/freq; %d lists as bitmaps (--bitmaps %s); %d spilled runs; wrote %s\n",
-			dc.Name(), 8*float64(st.DocBytes)/p, 8*float64(st.FreqBytes)/p, st.BitmapLists, bmode, st.Runs, *out)
+			dc.Name(), 8*float64(st.DocBytes)/p, 8*float64(st.FreqBytes)/p, st.BitmapLists, bmode, st.Runs, wrote)
 		if !bp {
 			return nil
 		}
