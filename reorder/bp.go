@@ -56,9 +56,9 @@ func DefaultDepth(n int) int {
 // per-term gains in term order, sorts by (gain, hash, docID)), so the order
 // is a function of g and Options.Depth/Iters/Seed only.
 //
-// Memory: 4 bytes per document for order and 8 for the gains, plus, per
-// worker, 25 bytes per term of g (degrees, per-term gains, a mark), 8 per
-// distinct term of the part being bisected and 16 per document of it.
+// Memory: 4 bytes per document for order, plus, per worker, 25 bytes per
+// term of g (degrees, per-term gains, a mark), 8 per distinct term of the
+// part being bisected and 24 per document of it (gains, sort keys).
 func Bisect(ctx context.Context, g *Graph, opt Options) ([]uint32, error) {
 	n := g.NumDocs()
 	if opt.Depth <= 0 {
@@ -74,7 +74,7 @@ func Bisect(ctx context.Context, g *Graph, opt Options) ([]uint32, error) {
 	for i := range order {
 		order[i] = uint32(i)
 	}
-	b := &bisector{g: g, opt: opt, ctx: ctx, gain: make([]float64, n)}
+	b := &bisector{g: g, opt: opt, ctx: ctx}
 	b.total = int64(n) * int64(opt.Depth)
 	b.log2 = make([]float64, 1<<16)
 	for i := 1; i < len(b.log2); i++ {
@@ -91,7 +91,6 @@ type bisector struct {
 	g    *Graph
 	opt  Options
 	ctx  context.Context
-	gain []float64 // move gain per (old) docID; parts write disjoint entries
 	log2 []float64 // log2 of small integers
 
 	mu    sync.Mutex
@@ -105,7 +104,8 @@ type scratch struct {
 	deg   [2][]int32   // per term: documents of the left / right half holding it
 	tgain [2][]float64 // per term: gain of moving a document left→right / right→left
 	terms []uint32     // distinct terms of the part
-	keys  []sortKey    // sort keys of the part's documents
+	gains []float64    // move gain of the part's documents, by position
+	keys  []sortKey    // sort keys of the part's documents (gain and docID)
 	dirty []uint32     // terms whose degrees the last swaps changed
 	mark  []bool       // per term: in dirty
 }
@@ -191,8 +191,10 @@ func (b *bisector) bisect(left, right []uint32, sc *scratch, p int) {
 			}
 		}
 		sc.dirty = sc.dirty[:0]
-		b.docGains(left, sc.tgain[0], p)
-		b.docGains(right, sc.tgain[1], p)
+		gains := slices.Grow(sc.gains[:0], len(left)+len(right))[:len(left)+len(right)]
+		sc.gains = gains
+		b.docGains(left, sc.tgain[0], gains[:len(left)], p)
+		b.docGains(right, sc.tgain[1], gains[len(left):], p)
 		b.sortByGain(left, right, sc, p)
 		if b.swap(left, right, sc) == 0 {
 			break
@@ -231,15 +233,16 @@ func (b *bisector) termGains(sc *scratch, ts []uint32, n1, n2 int, p int) {
 	})
 }
 
-// docGains sums the term gains of every document of half.
-func (b *bisector) docGains(half []uint32, tg []float64, p int) {
+// docGains sums the term gains of every document of half into gains
+// (by position).
+func (b *bisector) docGains(half []uint32, tg, gains []float64, p int) {
 	parallelRange(len(half), parts(p, len(half)), func(lo, hi int) {
-		for _, d := range half[lo:hi] {
+		for i, d := range half[lo:hi] {
 			s := 0.0
 			for _, t := range b.g.DocTerms(d) {
 				s += tg[t]
 			}
-			b.gain[d] = s
+			gains[lo+i] = s
 		}
 	})
 }
@@ -279,7 +282,8 @@ func cmpKey(a, b sortKey) int {
 	return 0
 }
 
-// keyOf maps -g to a uint64 whose unsigned order is the order of -g.
+// keyOf maps -g to a uint64 whose unsigned order is the order of -g;
+// gainOf inverts it.
 func keyOf(g float64) uint64 {
 	if g == 0 {
 		g = 0 // -0 sorts as +0
@@ -291,16 +295,23 @@ func keyOf(g float64) uint64 {
 	return b | 1<<63
 }
 
+func gainOf(k uint64) float64 {
+	if k>>63 != 0 {
+		return -math.Float64frombits(k &^ (1 << 63))
+	}
+	return -math.Float64frombits(^k)
+}
+
 // sortByGain sorts both halves by decreasing gain, ties by a seeded hash
 // of the docID, then by docID.
 func (b *bisector) sortByGain(left, right []uint32, sc *scratch, p int) {
 	keys := slices.Grow(sc.keys[:0], len(left)+len(right))[:len(left)+len(right)]
 	sc.keys = keys
 	kl, kr := keys[:len(left)], keys[len(left):]
-	sortHalf := func(half []uint32, k []sortKey) {
+	sortHalf := func(half []uint32, k []sortKey, gains []float64) {
 		seed := b.opt.Seed
 		for i, d := range half {
-			k[i] = sortKey{keyOf(b.gain[d]), mix(seed^uint64(d))<<32 | uint64(d)}
+			k[i] = sortKey{keyOf(gains[i]), mix(seed^uint64(d))<<32 | uint64(d)}
 		}
 		slices.SortFunc(k, cmpKey)
 		for i := range k {
@@ -310,23 +321,24 @@ func (b *bisector) sortByGain(left, right []uint32, sc *scratch, p int) {
 	if p >= 2 && len(left) >= minParallel/4 {
 		var wg sync.WaitGroup
 		wg.Add(1)
-		go func() { defer wg.Done(); sortHalf(right, kr) }()
-		sortHalf(left, kl)
+		go func() { defer wg.Done(); sortHalf(right, kr, sc.gains[len(left):]) }()
+		sortHalf(left, kl, sc.gains[:len(left)])
 		wg.Wait()
 		return
 	}
-	sortHalf(left, kl)
-	sortHalf(right, kr)
+	sortHalf(left, kl, sc.gains[:len(left)])
+	sortHalf(right, kr, sc.gains[len(left):])
 }
 
 // swap exchanges left[i] and right[i] while their gains sum to more than
-// zero, updating the degrees, and returns the number of swaps.
+// zero, updating the degrees, and returns the number of swaps. The halves
+// are sorted, and sc.keys holds their keys.
 func (b *bisector) swap(left, right []uint32, sc *scratch) int {
 	dl, dr := sc.deg[0], sc.deg[1]
 	i := 0
 	for ; i < len(left) && i < len(right); i++ {
 		x, y := left[i], right[i]
-		if b.gain[x]+b.gain[y] <= 0 {
+		if gainOf(sc.keys[i].gain)+gainOf(sc.keys[len(left)+i].gain) <= 0 {
 			break
 		}
 		for _, t := range b.g.DocTerms(x) {

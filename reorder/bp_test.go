@@ -2,6 +2,7 @@ package reorder
 
 import (
 	"context"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -214,5 +215,20 @@ func TestLogGapCost(t *testing.T) {
 	// Order 0,3,1,2: term 0 at 0,1; term 1 at 2,3 -> gaps 1,1,3,1.
 	if got := LogGapCost(g, []uint32{0, 3, 1, 2}); got < 1.584962500721156/4-1e-12 || got > 1.584962500721156/4+1e-12 {
 		t.Errorf("cost %v", got)
+	}
+}
+
+func TestGainKeys(t *testing.T) {
+	vals := []float64{-1e300, -3.5, -1e-300, 0, 1e-300, 0.25, 7, 1e300}
+	for i, g := range vals {
+		if back := gainOf(keyOf(g)); back != g {
+			t.Errorf("gainOf(keyOf(%v)) = %v", g, back)
+		}
+		if i > 0 && keyOf(vals[i-1]) <= keyOf(g) {
+			t.Errorf("key of %v not above key of %v (keys order by decreasing gain)", vals[i-1], g)
+		}
+	}
+	if keyOf(math.Copysign(0, -1)) != keyOf(0) {
+		t.Error("-0 and +0 have different keys")
 	}
 }
