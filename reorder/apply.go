@@ -129,12 +129,12 @@ type Config struct {
 
 // Stats report a Run.
 type Stats struct {
-	Docs, Terms, Postings      uint64 // of the index
-	GraphTerms, GraphPostings  uint64 // kept in the graph (df >= MinDF)
-	CostBefore, CostAfter      float64
-	Depth                      int
-	Load, Graph, Bisect, Write time.Duration
-	Out                        index.BuildStats
+	Docs, Terms, Postings            uint64 // of the index
+	GraphTerms, GraphPostings        uint64 // kept in the graph (df >= MinDF)
+	CostBefore, CostAfter            float64
+	Depth                            int
+	Load, Graph, Bisect, Cost, Write time.Duration
+	Out                              index.BuildStats
 }
 
 // ErrSameFile is returned when the output index would replace the input.
@@ -186,12 +186,14 @@ func Run(ctx context.Context, in, out string, cfg Config) (Stats, error) {
 	st.CostBefore = LogGapCost(g, Identity(g.NumDocs()))
 	st.CostAfter = LogGapCost(g, order)
 	g = nil
+	t4 := time.Now()
+	st.Cost = t4.Sub(t3)
 	var wp func(done, total int)
 	if p := progress("write"); p != nil {
 		wp = func(done, total int) { p(int64(done), int64(total)) }
 	}
 	st.Out, err = WritePermuted(ctx, x, Inverse(order), out, WriteOptions{Workers: cfg.Workers, Progress: wp})
-	st.Write = time.Since(t3)
+	st.Write = time.Since(t4)
 	return st, err
 }
 

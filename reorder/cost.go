@@ -19,10 +19,18 @@ func LogGapCost(g *Graph, order []uint32) float64 {
 	for i := range last {
 		last[i] = -1
 	}
+	var tab [1 << 12]float64 // log2 of small gaps, the common case
+	for i := 1; i < len(tab); i++ {
+		tab[i] = math.Log2(float64(i))
+	}
 	sum := 0.0
 	for nw, old := range order {
 		for _, t := range g.DocTerms(old) {
-			sum += math.Log2(float64(int64(nw) - last[t]))
+			if gap := int64(nw) - last[t]; gap < int64(len(tab)) {
+				sum += tab[gap]
+			} else {
+				sum += math.Log2(float64(gap))
+			}
 			last[t] = int64(nw)
 		}
 	}

@@ -114,7 +114,7 @@ func printReorderStats(st reorder.Stats, out string) {
 	fmt.Printf("log2 gap (bits per gap, graph lists): %.3f -> %.3f (%.1f%%)\n",
 		st.CostBefore, st.CostAfter, 100*(st.CostAfter-st.CostBefore)/st.CostBefore)
 	p := float64(st.Out.Postings)
-	fmt.Printf("time: load %.1fs, graph %.1fs, bisection %.1fs, write %.1fs\n",
-		st.Load.Seconds(), st.Graph.Seconds(), st.Bisect.Seconds(), st.Write.Seconds())
+	fmt.Printf("time: load %.1fs, graph %.1fs, bisection %.1fs, cost %.1fs, write %.1fs\n",
+		st.Load.Seconds(), st.Graph.Seconds(), st.Bisect.Seconds(), st.Cost.Seconds(), st.Write.Seconds())
 	fmt.Printf("wrote %s: %.3f bits/docID, %.3f bits/freq\n", out, 8*float64(st.Out.DocBytes)/p, 8*float64(st.Out.FreqBytes)/p)
 }
