@@ -410,6 +410,9 @@ func (x *Index) ExternalID(d uint32) string {
 	return unsafe.String(&x.idBytes[a], b-a)
 }
 
+// HasStored reports whether the index has a STORED section.
+func (x *Index) HasStored() bool { return x.stOffs != nil }
+
 // Stored returns the stored fields of a document as a JSON object, or nil.
 func (x *Index) Stored(d uint32) []byte {
 	if x.stOffs == nil {

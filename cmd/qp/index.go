@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -20,6 +21,7 @@ import (
 	"github.com/qpengine/qp/index/source"
 	"github.com/qpengine/qp/internal/fileguard"
 	"github.com/qpengine/qp/internal/progress"
+	"github.com/qpengine/qp/reorder"
 	"github.com/qpengine/qp/score"
 )
 
@@ -59,8 +61,8 @@ Codecs: `+strings.Join(compress.Names(), ", "))
 		codec := fs.String("codec", "bp128", "codec of docID blocks")
 		fcodec := fs.String("freq-codec", "", "codec of frequency blocks (default: --codec)")
 		block := fs.Int("block", index.DefaultBlockSize, "postings per block")
-		order := fs.String("docid-order", "input", "docID order: input, random (a hash of the id, --seed), or the name of a\nstored field to sort by (as strings); every document must have that field:\nthe first one without it stops the build")
-		seed := fs.Int64("seed", 1, "seed of --docid-order random")
+		order := fs.String("docid-order", "input", "docID order: input, random (a hash of the id, --seed), bp (recursive graph\nbisection, as qp reorder; docs/REORDER.md), or the name of a stored field\nto sort by (as strings); every document must have that field: the first\none without it stops the build")
+		seed := fs.Int64("seed", 1, "seed of --docid-order random and bp")
 		mem := fs.String("mem", "1G", "memory budget for in-memory postings before spilling (e.g. 512M, 4G)")
 		tmp := fs.String("tmp", "", "directory for spilled runs (default: the system temp dir)")
 		threads := fs.Int("threads", 0, "tokenizing and encoding threads (0 = all cores)")
@@ -124,8 +126,20 @@ Codecs: `+strings.Join(compress.Names(), ", "))
 		}
 		field := ""
 		dorder := *order
-		if dorder != "input" && dorder != "random" {
+		bp := dorder == "bp"
+		if bp {
+			dorder = "input" // then reordered by reorder.Run (below)
+		} else if dorder != "input" && dorder != "random" {
 			field, dorder = dorder, "field"
+		}
+		final := *out
+		if bp {
+			dir, err := os.MkdirTemp(*tmp, "qp-bp-")
+			if err != nil {
+				return fmt.Errorf("--docid-order bp: %w", err)
+			}
+			defer os.RemoveAll(dir)
+			*out = filepath.Join(dir, "input-order.qp")
 		}
 		if _, err := analysis.New(aopt); err != nil {
 			return err
@@ -169,8 +183,22 @@ Codecs: `+strings.Join(compress.Names(), ", "))
 		p := float64(st.Postings)
 		fmt.Printf("indexed %d documents in %.1fs (%.0f docs/s): %d terms, %d postings, %d tokens\n",
 			st.Docs, el.Seconds(), float64(st.Docs)/el.Seconds(), st.Terms, st.Postings, st.Tokens)
+		wrote := *out
+		if bp {
+			wrote += " (input order, temporary)"
+		}
 		fmt.Printf("%s: %.3f bits/docID, %.3f bits/freq; %d lists as bitmaps (--bitmaps %s); %d spilled runs; wrote %s\n",
-			dc.Name(), 8*float64(st.DocBytes)/p, 8*float64(st.FreqBytes)/p, st.BitmapLists, bmode, st.Runs, *out)
+			dc.Name(), 8*float64(st.DocBytes)/p, 8*float64(st.FreqBytes)/p, st.BitmapLists, bmode, st.Runs, wrote)
+		if !bp {
+			return nil
+		}
+		rst, err := runReorder(ctx, *out, final, reorder.Config{
+			Options: reorder.Options{Seed: uint64(*seed), Workers: *threads},
+		}, *quiet)
+		if err != nil {
+			return fmt.Errorf("--docid-order bp: %w", err)
+		}
+		printReorderStats(rst, final)
 		return nil
 	}
 	register(c)
@@ -268,7 +296,7 @@ func missingField(d *source.Doc, field string) error {
 	if len(names) > 0 {
 		has = "its fields: " + strings.Join(names, ", ")
 	}
-	return fmt.Errorf("%s:%d: --docid-order %q: the document has no field %q (%s); want input, random, or a field that every document has",
+	return fmt.Errorf("%s:%d: --docid-order %q: the document has no field %q (%s); want input, random, bp, or a field that every document has",
 		d.File, d.Line, field, field, has)
 }
 
