@@ -33,9 +33,11 @@ import (
 	"math"
 	"slices"
 
+	"github.com/qpengine/qp/bench/queryset"
 	"github.com/qpengine/qp/compress"
 	"github.com/qpengine/qp/eval"
 	"github.com/qpengine/qp/index"
+	"github.com/qpengine/qp/index/analysis"
 )
 
 // QuerySet is a named list of queries (from eval.ReadQueries).
@@ -47,6 +49,14 @@ type QuerySet struct {
 // Options configure Measure and Compare; the zero value selects the
 // defaults.
 type Options struct {
+	// Generate lists the query-set kinds (bench/queryset) to draw from each
+	// measured index itself, with GenN queries per kind and seed GenSeed,
+	// after the common sets: each index is measured with its own generated
+	// queries, drawn alike (same buckets, term counts and seed), as a
+	// real collection and its synthetic stand-in do not share a vocabulary.
+	Generate []queryset.Kind
+	GenN     int // default 1000
+	GenSeed  uint64
 	K        int // top-k of the OR pruning measurements (default 10)
 	MaxTerms int // largest query length k of the R ratios (default 6, as Ao's Table 4)
 	Workers  int // goroutines over queries (default GOMAXPROCS)
@@ -58,6 +68,9 @@ func (o Options) resolve() (Options, error) {
 	}
 	if o.MaxTerms == 0 {
 		o.MaxTerms = 6
+	}
+	if o.GenN == 0 {
+		o.GenN = 1000
 	}
 	if o.K < 1 || o.K > 10000 {
 		return o, fmt.Errorf("collstats: k = %d, want 1..10000", o.K)
@@ -99,7 +112,11 @@ func Measure(x *index.Index, sets []QuerySet, opt Options) ([]Metric, error) {
 		return nil, err
 	}
 	ms = append(ms, bm...)
-	for _, s := range sets {
+	gen, err := generatedSets(x, opt)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range append(slices.Clip(sets), gen...) {
 		qm, err := queryMetrics(x, s, opt)
 		if err != nil {
 			return nil, err
@@ -107,6 +124,31 @@ func Measure(x *index.Index, sets []QuerySet, opt Options) ([]Metric, error) {
 		ms = append(ms, qm...)
 	}
 	return ms, nil
+}
+
+// generatedSets draws opt.Generate's query sets from x, one set per kind,
+// named "generated KIND".
+func generatedSets(x *index.Index, opt Options) ([]QuerySet, error) {
+	if len(opt.Generate) == 0 {
+		return nil, nil
+	}
+	an, err := analysis.New(analysis.Options{Stem: x.Meta.Stem, Stopwords: x.Meta.Stopwords})
+	if err != nil {
+		return nil, fmt.Errorf("collstats: index analysis options: %w", err)
+	}
+	var out []QuerySet
+	for _, k := range opt.Generate {
+		qs, _, err := queryset.Generate(x, an.Tokens, queryset.Options{Seed: opt.GenSeed, N: opt.GenN, Kinds: []queryset.Kind{k}})
+		if err != nil {
+			return nil, err
+		}
+		s := QuerySet{Name: "generated " + string(k)}
+		for _, q := range qs {
+			s.Queries = append(s.Queries, eval.Query{ID: q.ID, Text: q.Text()})
+		}
+		out = append(out, s)
+	}
+	return out, nil
 }
 
 func mustBP128() compress.Codec {

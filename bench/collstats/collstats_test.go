@@ -412,3 +412,37 @@ func TestFormatAndRatio(t *testing.T) {
 		t.Error("k = -1 accepted")
 	}
 }
+
+// TestGeneratedPerIndex: --generate draws each index's own set: known-item
+// AND is never empty on either, though the two vocabularies differ.
+func TestGeneratedPerIndex(t *testing.T) {
+	x := testidx.Build(t, "cacm", testidx.English)
+	y := testidx.Build(t, "cisi", testidx.English)
+	tb, err := Compare(x, y, "cacm", "cisi", nil, Options{Generate: []queryset.Kind{queryset.KindKnown, queryset.KindAnd}, GenN: 40})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	for _, r := range tb.Rows {
+		switch r.Section + "/" + r.Name {
+		case "queries generated known/AND empty (%)":
+			seen++
+			if r.A != 0 || r.B != 0 {
+				t.Errorf("known-item AND empty: %v%%, %v%%", r.A, r.B)
+			}
+		case "queries generated known/queries (non-empty after analysis)", "queries generated and/queries (non-empty after analysis)":
+			seen++
+			if r.A != 40 || r.B != 40 {
+				t.Errorf("%s: %v, %v queries, want 40", r.Section, r.A, r.B)
+			}
+		case "queries generated and/all terms in the index (%)":
+			seen++
+			if r.A != 100 || r.B != 100 {
+				t.Errorf("generated terms missing from their own index: %v%%, %v%%", r.A, r.B)
+			}
+		}
+	}
+	if seen != 4 {
+		t.Errorf("%d of 4 generated-set rows found", seen)
+	}
+}

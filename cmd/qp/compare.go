@@ -7,11 +7,12 @@ import (
 	"strings"
 
 	"github.com/qpengine/qp/bench/collstats"
+	"github.com/qpengine/qp/bench/queryset"
 	"github.com/qpengine/qp/index"
 )
 
 func init() {
-	c := command{name: "compare", args: "A B [--queries FILE ...] [--limit N] [--csv FILE]", summary: "compare two collections side by side (lengths, df, bits, AND counts, Ao's R, pruning)"}
+	c := command{name: "compare", args: "A B [--queries FILE ...] [--limit N] [--generate KINDS] [--csv FILE]", summary: "compare two collections side by side (lengths, df, bits, AND counts, Ao's R, pruning)"}
 	c.run = func(args []string) error {
 		fs := newFlags(c, `Measures two indexes A and B with the same query sets and prints the
 statistics side by side with the ratio b/a (issue 20: how alike is a
@@ -31,13 +32,15 @@ synthetic collection to a real one?):
                 share of postings and blocks MaxScore and BMW decode for top-k
                 OR (roaring OR path off)
 
+--generate and,or,known adds sets drawn from each index itself ('qp queries'
+with --gen-n and --seed): A is measured with A's, B with B's, drawn alike.
 Query files are read as by 'qp query --queries' (qid:query or qid<TAB>query);
 'qp queries' writes generated sets. Values print with 4 significant digits,
 "-" where undefined; --csv writes full precision.
 
 Example:
   qp compare gcide.qp gen.qp --queries ../shared/data/queries/06.efficiency_topics.txt \
-     --limit 10000 --queries gcide-known.tsv --csv cmp.csv`)
+     --limit 10000 --generate and,known --csv cmp.csv`)
 		var qfiles multiFlag
 		fs.Var(&qfiles, "queries", "query file (repeatable; one section each)")
 		limit := fs.Int("limit", 0, "use the first N queries of each file (0 = all)")
@@ -45,6 +48,9 @@ Example:
 		k := fs.Int("k", 10, "top-k of the OR pruning measurements")
 		maxTerms := fs.Int("max-terms", 6, "R ratios for queries of 2..N terms")
 		workers := fs.Int("threads", 0, "threads over queries (0 = all cores)")
+		gen := fs.String("generate", "", "also draw query sets of these kinds (and,or,known) from each index\nitself, as 'qp queries' does (each index gets its own, drawn alike)")
+		genN := fs.Int("gen-n", 1000, "queries per generated kind")
+		genSeed := fs.Uint64("seed", 1, "seed of the generated sets")
 		pos, err := parse(fs, args)
 		if err != nil {
 			return err
@@ -59,7 +65,15 @@ Example:
 		if *workers < 0 {
 			return fmt.Errorf("--threads %d: want >= 0", *workers)
 		}
-		opt := collstats.Options{K: *k, MaxTerms: *maxTerms, Workers: *workers}
+		opt := collstats.Options{K: *k, MaxTerms: *maxTerms, Workers: *workers, GenN: *genN, GenSeed: *genSeed}
+		if *gen != "" {
+			if opt.Generate, err = queryset.ParseKinds(*gen); err != nil {
+				return fmt.Errorf("--generate: %w", err)
+			}
+			if *genN < 1 {
+				return fmt.Errorf("--gen-n %d: want >= 1", *genN)
+			}
+		}
 		if *csvOut != "" {
 			for _, in := range append(append([]string{}, pos...), qfiles...) {
 				if same, _ := samePath(*csvOut, in); same {
