@@ -16,7 +16,9 @@
 //
 // and for each query set (the query text analyzed by the index's own
 // analyzer, as `qp query` does):
-//   - AND result counts (median, mean, share of empty results);
+//   - AND result counts (median, mean, share of empty results; an unknown
+//     term gives 0), and the median and empty share over the queries whose
+//     terms are all in the index;
 //   - Ao et al. (VLDB'11, Appendix C, Table 4) length ratios: for a query of
 //     k distinct terms whose lists sorted by length are ℓ1..ℓk, stage x has
 //     R = |ℓ1 ∩ … ∩ ℓx| / |ℓx+1| (x = 1..k-1), averaged over the queries of

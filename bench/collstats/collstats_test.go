@@ -221,7 +221,7 @@ func bruteForce(c *ref.Collection, s QuerySet, maxK int) map[string]float64 {
 	for i, t := range c.Terms {
 		id[t] = i
 	}
-	var ands []float64
+	var ands, kands []float64
 	var nq, known float64
 	perK := map[int]float64{}
 	rsum := map[[2]int]float64{}
@@ -276,8 +276,11 @@ func bruteForce(c *ref.Collection, s QuerySet, maxK int) map[string]float64 {
 			perK[k]++
 		}
 		ands = append(ands, float64(len(set)))
+		kands = append(kands, float64(len(set)))
 	}
 	slices.Sort(ands)
+	slices.Sort(kands)
+	w[sec+"AND results median (all terms known)"] = kands[nr(len(kands), 0.5)]
 	var sum float64
 	for _, v := range ands {
 		sum += v

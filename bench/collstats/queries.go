@@ -174,8 +174,8 @@ func decodeDocs(l *index.List, dst []uint32, buf *[]uint32) ([]uint32, error) {
 func aggregate(name string, res []qres, opt Options) []Metric {
 	sec := "queries " + name
 	var n, known, terms float64
-	var ands []float64
-	var empty float64
+	var ands, kands []float64
+	var empty, kempty float64
 	perK := make([]float64, opt.MaxTerms+1)
 	rsum := make([][]float64, opt.MaxTerms+1)
 	for k := range rsum {
@@ -195,6 +195,10 @@ func aggregate(name string, res []qres, opt Options) []Metric {
 		}
 		if r.known {
 			known++
+			kands = append(kands, float64(r.and))
+			if r.and == 0 {
+				kempty++
+			}
 			if r.k <= opt.MaxTerms {
 				perK[r.k]++
 				for x, v := range r.r {
@@ -212,6 +216,7 @@ func aggregate(name string, res []qres, opt Options) []Metric {
 		}
 	}
 	slices.Sort(ands)
+	slices.Sort(kands)
 	var sum float64
 	for _, v := range ands {
 		sum += v
@@ -223,6 +228,8 @@ func aggregate(name string, res []qres, opt Options) []Metric {
 		{sec, "AND results median", quantileF64(ands, 0.5)},
 		{sec, "AND results mean", div(sum, n)},
 		{sec, "AND empty (%)", pct(empty, n)},
+		{sec, "AND results median (all terms known)", quantileF64(kands, 0.5)},
+		{sec, "AND empty (% of all-known)", pct(kempty, known)},
 	}
 	for k := 2; k <= opt.MaxTerms; k++ {
 		ms = append(ms, Metric{sec, fmt.Sprintf("k=%d queries (%% of all-known)", k), pct(perK[k], known)})
