@@ -62,6 +62,12 @@ Example:
 		if *limit < 0 {
 			return fmt.Errorf("--limit %d: want >= 0", *limit)
 		}
+		if *k < 1 || *k > 10000 {
+			return fmt.Errorf("-k %d: want 1..10000", *k)
+		}
+		if *maxTerms < 2 || *maxTerms > 16 {
+			return fmt.Errorf("--max-terms %d: want 2..16", *maxTerms)
+		}
 		if *workers < 0 {
 			return fmt.Errorf("--threads %d: want >= 0", *workers)
 		}
