@@ -102,8 +102,11 @@ func (t *Table) Write(w io.Writer) error {
 func (t *Table) WriteCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
 	num := func(v float64) string {
-		if math.IsNaN(v) {
+		switch {
+		case math.IsNaN(v):
 			return ""
+		case v == math.Trunc(v) && math.Abs(v) < 1e15:
+			return strconv.FormatFloat(v, 'f', 0, 64)
 		}
 		return strconv.FormatFloat(v, 'g', -1, 64)
 	}
