@@ -27,7 +27,8 @@
 //     decode for top-k OR (engine.Stats.PostingsDecoded and BlocksDecoded,
 //     summed over the set, divided by the postings and blocks of the
 //     queries' lists), with the roaring OR path off so that both strategies
-//     run on block cursors.
+//     run on block cursors; and the documents they score fully
+//     (engine.Stats.Candidates) per posting of the queries' lists.
 package collstats
 
 import (

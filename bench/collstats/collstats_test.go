@@ -303,8 +303,9 @@ func bruteForce(c *ref.Collection, s QuerySet, maxK int) map[string]float64 {
 }
 
 // TestPruningShares: with k above N nothing can be pruned, so MaxScore
-// and BMW decode every block and posting (100%); with k = 1 they decode
-// less. This pins both the counters and their denominators.
+// and BMW decode every block and posting (100%) and score every document
+// of the union; with k = 1 they do less. This pins both the counters and
+// their denominators.
 func TestPruningShares(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 9))
 	c := tiny(rng, 9000, 12)
@@ -314,12 +315,37 @@ func TestPruningShares(t *testing.T) {
 		t.Fatal(err)
 	}
 	set := QuerySet{Name: "q", Queries: []eval.Query{{ID: "1", Text: "w00 w01 w05"}, {ID: "2", Text: "w00 w02 w03 w09 nope"}, {ID: "3", Text: "w01 w11"}}}
+	var union, total float64
+	for _, q := range set.Queries {
+		seen := map[uint32]bool{}
+		for _, w := range strings.Fields(q.Text) {
+			i := slices.Index(c.Terms, w)
+			if i < 0 {
+				continue
+			}
+			total += float64(len(c.Docs[i]))
+			for _, d := range c.Docs[i] {
+				seen[d] = true
+			}
+		}
+		union += float64(len(seen))
+	}
 	for _, k := range []int{10000, 1} {
 		ms, err := Measure(x, []QuerySet{set}, Options{K: k})
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, m := range ms {
+			if strings.Contains(m.Name, "documents scored") {
+				// Nothing pruned: every document of the union is scored.
+				if want := 100 * union / total; k == 10000 && math.Abs(m.Value-want) > 1e-9 {
+					t.Errorf("k=%d %s = %v, want %v", k, m.Name, m.Value, want)
+				}
+				if k == 1 && !(m.Value > 0 && m.Value < 100*union/total) {
+					t.Errorf("k=%d %s = %v, want in (0, %v)", k, m.Name, m.Value, 100*union/total)
+				}
+				continue
+			}
 			if !strings.HasPrefix(m.Name, "OR top-") {
 				continue
 			}

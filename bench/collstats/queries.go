@@ -24,7 +24,7 @@ type qres struct {
 	measured bool      // OR ran (k >= 1)
 }
 
-type orWork struct{ postings, blocks int64 }
+type orWork struct{ postings, blocks, candidates int64 }
 
 var orStrategies = [2]engine.OrStrategy{engine.OrMaxScore, engine.OrBMW}
 
@@ -107,7 +107,7 @@ func (w *worker) run(id, text string) (qres, error) {
 		if err != nil {
 			return r, err
 		}
-		r.or[i] = orWork{st.PostingsDecoded, st.BlocksDecoded}
+		r.or[i] = orWork{st.PostingsDecoded, st.BlocksDecoded, st.Candidates}
 	}
 	return r, nil
 }
@@ -212,6 +212,7 @@ func aggregate(name string, res []qres, opt Options) []Metric {
 			for i := range or {
 				or[i].postings += r.or[i].postings
 				or[i].blocks += r.or[i].blocks
+				or[i].candidates += r.or[i].candidates
 			}
 		}
 	}
@@ -240,7 +241,8 @@ func aggregate(name string, res []qres, opt Options) []Metric {
 	for i, s := range orStrategies {
 		ms = append(ms,
 			Metric{sec, fmt.Sprintf("OR top-%d %s postings decoded (%%)", opt.K, s), pct(float64(or[i].postings), lists)},
-			Metric{sec, fmt.Sprintf("OR top-%d %s blocks decoded (%%)", opt.K, s), pct(float64(or[i].blocks), blocks)})
+			Metric{sec, fmt.Sprintf("OR top-%d %s blocks decoded (%%)", opt.K, s), pct(float64(or[i].blocks), blocks)},
+			Metric{sec, fmt.Sprintf("OR top-%d %s documents scored (%% of postings)", opt.K, s), pct(float64(or[i].candidates), lists)})
 	}
 	return ms
 }

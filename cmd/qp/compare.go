@@ -30,7 +30,8 @@ synthetic collection to a real one?):
                 stage x: |l1 ∩ ... ∩ lx| / |lx+1| with lists sorted by length,
                 averaged over queries whose k terms are all in the index; the
                 share of postings and blocks MaxScore and BMW decode for top-k
-                OR (roaring OR path off)
+                OR (roaring OR path off), and the documents they score fully
+                per posting of the queries' lists
 
 --generate and,or,known adds sets drawn from each index itself ('qp queries'
 with --gen-n and --seed): A is measured with A's, B with B's, drawn alike.
