@@ -175,7 +175,9 @@ func Generate(x *index.Index, an Analyzer, opt Options) ([]Query, Stats, error) 
 		}
 		for _, q := range qs {
 			if got := an(q.Text()); !slices.Equal(got, q.Terms) {
-				panic(fmt.Sprintf("BUG: query %s %q analyzes to %q", q.ID, q.Text(), got))
+				// Each term analyzes to itself alone; joined by spaces they
+				// should too. Fail rather than write a query that would not.
+				return nil, st, fmt.Errorf("queryset: query %s %q analyzes to %q, not to its terms", q.ID, q.Text(), got)
 			}
 		}
 		out = append(out, qs...)
