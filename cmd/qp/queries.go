@@ -25,12 +25,14 @@ nightly benchmark task files:
            uniformly among high (df/N >= 1%), medium (0.1%..1%) and low
            (0.01%..0.1%), all with df >= 2 (--buckets), then the term
            uniformly within it. The qid names the kind, the buckets and the
-           term count: and-hml-3-000017.
+           term count: and-hml-3-000017. and and or sets are drawn alike
+           (separate random streams); the mode is the benchmark's choice.
   known    --n known-item queries: 2-5 distinct terms of one document drawn
            uniformly, so that their AND holds at least that document:
            known-3-000004. Candidate documents are sampled first and their
            terms collected by probing each list at those docIDs only (no
-           forward index is built).
+           forward index is built); a document with fewer eligible terms
+           than a query needs is passed over for it.
 
 Terms are written as indexed; a term is used only if the index's analyzer
 (its stemmer and stop words, from the index metadata) maps it back to itself,
