@@ -3,11 +3,10 @@ package main
 import (
 	"fmt"
 	"os"
-	"runtime"
 	"sort"
-	"sync"
 	"text/tabwriter"
 
+	"github.com/qpengine/qp/bench/collstats"
 	"github.com/qpengine/qp/compress"
 	"github.com/qpengine/qp/index"
 )
@@ -89,7 +88,7 @@ cores, to compare sizes on the same data.`)
 		tw = tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "re-encoded with\tbits/docID\tbits/freq\t")
 		for _, c := range list {
-			db, fb, err := reencodeSizes(x, c)
+			db, fb, err := collstats.ReencodeSizes(x, c)
 			if err != nil {
 				return err
 			}
@@ -114,47 +113,4 @@ func parseCodecs(s string) ([]compress.Codec, error) {
 		out = append(out, c)
 	}
 	return out, nil
-}
-
-// reencodeSizes re-encodes every block of every list with c (as the index
-// writer would) on all cores and returns the doc and frequency bytes.
-func reencodeSizes(x *index.Index, c compress.Codec) (docBytes, freqBytes int64, err error) {
-	nt := x.NumTerms()
-	workers := runtime.GOMAXPROCS(0)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			enc := index.NewListEncoder(x.Meta.BlockSize, c, c, x.Params(), x.DocLens())
-			var docs, freqs []uint32
-			var buf []byte
-			var db, fb int64
-			for t := w; t < nt; t += workers {
-				l, e := x.List(t)
-				if e == nil {
-					docs, freqs, e = l.Decode(docs, freqs)
-				}
-				if e == nil {
-					buf, e = enc.Encode(buf[:0], docs, freqs)
-				}
-				if e != nil {
-					mu.Lock()
-					err = e
-					mu.Unlock()
-					return
-				}
-				d, f := enc.Sizes()
-				db += int64(d)
-				fb += int64(f)
-			}
-			mu.Lock()
-			docBytes += db
-			freqBytes += fb
-			mu.Unlock()
-		}(w)
-	}
-	wg.Wait()
-	return
 }
