@@ -27,6 +27,8 @@ import "encoding/binary"
 // trailing bytes after the last block (ErrCorrupt).
 type bp128Codec struct{}
 
+//go:generate go run ./internal/genunpack
+
 func init() { register(bp128Codec{}) }
 
 // bpBlock is the number of values per BP128 block.
@@ -79,6 +81,13 @@ func (bp128Codec) Decode(out []uint32, src []byte) (int, error) {
 			return 0, corrupt("bp128", "block %d: %d data bytes, %d left", i/bpBlock, nb, len(src)-p)
 		}
 		data := src[p : p+nb]
+		if m == bpBlock && b > 0 {
+			// A full block is whole bytes (no padding): the generated
+			// routine of its width.
+			unpack128[b]((*[bpBlock]uint32)(out[i:i+bpBlock]), data)
+			p += nb
+			continue
+		}
 		if !packPadZero(data, uint64(m)*uint64(b)) {
 			return 0, corrupt("bp128", "block %d: nonzero padding bits", i/bpBlock)
 		}

@@ -134,7 +134,7 @@ func (e *Engine) andBitmap() error {
 		return e.finishCursors()
 	}
 	cs := e.curs
-	d := cs[lead].doc
+	d := cs[lead].DocID()
 outer:
 	for d != index.Terminated {
 		it.AdvanceIfNeeded(d)
@@ -194,7 +194,7 @@ func (e *Engine) orBitmap() error {
 		}
 		for i := range cs {
 			if !e.isBm[i] {
-				d = min(d, cs[i].doc)
+				d = min(d, cs[i].DocID())
 			}
 		}
 		if d == index.Terminated {
@@ -210,7 +210,7 @@ func (e *Engine) orBitmap() error {
 					}
 					s += e.term(i, c.freq(), d)
 				}
-			} else if c.doc == d {
+			} else if c.DocID() == d {
 				s += e.term(i, c.freq(), d)
 				c.next()
 			}
@@ -244,7 +244,7 @@ func (e *Engine) prune(d uint32) (bool, uint32) {
 		bound, end := 0.0, int64(index.Terminated)
 		for i := range e.curs {
 			l := e.curs[i].list()
-			b := e.curs[i].c.ShallowBlock(d)
+			b := e.curs[i].ShallowBlock(d)
 			if b >= l.NBlocks {
 				return true, index.Terminated
 			}

@@ -29,7 +29,7 @@ func (e *Engine) orBMW() error {
 		p := -1
 		acc := 0.0
 		for j, i := range ord {
-			if cs[i].doc == index.Terminated {
+			if cs[i].DocID() == index.Terminated {
 				break
 			}
 			acc += float64(terms[i].max)
@@ -41,8 +41,8 @@ func (e *Engine) orBMW() error {
 		if p < 0 {
 			break
 		}
-		pd := cs[ord[p]].doc
-		for p+1 < m && cs[ord[p+1]].doc == pd {
+		pd := cs[ord[p]].DocID()
+		for p+1 < m && cs[ord[p+1]].DocID() == pd {
 			p++
 		}
 		// Block-max bound at pd over the lists up to the pivot.
@@ -50,7 +50,7 @@ func (e *Engine) orBMW() error {
 		end := int64(index.Terminated)
 		for _, i := range ord[:p+1] {
 			l := cs[i].list()
-			b := cs[i].c.ShallowBlock(pd)
+			b := cs[i].ShallowBlock(pd)
 			if b >= l.NBlocks {
 				continue // the list ends before pd: no contribution
 			}
@@ -62,7 +62,7 @@ func (e *Engine) orBMW() error {
 			// start at or after nd, those up to it stay in their blocks.
 			nd := end + 1
 			if p+1 < m {
-				nd = min(nd, int64(cs[ord[p+1]].doc))
+				nd = min(nd, int64(cs[ord[p+1]].DocID()))
 			}
 			best := 0
 			for j := 1; j <= p; j++ {
@@ -74,7 +74,7 @@ func (e *Engine) orBMW() error {
 			bubble(cs, ord, best)
 			continue
 		}
-		if cs[ord[0]].doc == pd {
+		if cs[ord[0]].DocID() == pd {
 			lo, hi := m, -1
 			for _, i := range ord[:p+1] {
 				c := &cs[i]
@@ -94,7 +94,7 @@ func (e *Engine) orBMW() error {
 		}
 		// Move the strongest list that lies before pd up to pd.
 		best := 0
-		for j := 1; j <= p && cs[ord[j]].doc < pd; j++ {
+		for j := 1; j <= p && cs[ord[j]].DocID() < pd; j++ {
 			if terms[ord[j]].max > terms[ord[best]].max {
 				best = j
 			}
@@ -110,9 +110,9 @@ func (e *Engine) orBMW() error {
 func sortByDoc(cs []cursor, ord []int) {
 	for i := 1; i < len(ord); i++ {
 		x := ord[i]
-		d := cs[x].doc
+		d := cs[x].DocID()
 		j := i
-		for j > 0 && cs[ord[j-1]].doc > d {
+		for j > 0 && cs[ord[j-1]].DocID() > d {
 			ord[j] = ord[j-1]
 			j--
 		}
@@ -123,8 +123,8 @@ func sortByDoc(cs []cursor, ord []int) {
 // bubble moves ord[j], whose docID just grew, right to its sorted place.
 func bubble(cs []cursor, ord []int, j int) {
 	x := ord[j]
-	d := cs[x].doc
-	for j+1 < len(ord) && cs[ord[j+1]].doc < d {
+	d := cs[x].DocID()
+	for j+1 < len(ord) && cs[ord[j+1]].DocID() < d {
 		ord[j] = ord[j+1]
 		j++
 	}

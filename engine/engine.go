@@ -418,7 +418,7 @@ func (e *Engine) ensureCursors() {
 	}
 	e.curs = e.curs[:m]
 	for i := range e.curs {
-		e.curs[i].reset(e.terms[i].list, e.n)
+		e.curs[i].reset(e.terms[i].list)
 	}
 }
 
@@ -428,8 +428,8 @@ func (e *Engine) finishCursors() error {
 	var first error
 	for i := range e.curs {
 		c := &e.curs[i]
-		e.st.BlocksDecoded += c.blocks
-		e.st.PostingsDecoded += c.postings
+		e.st.BlocksDecoded += c.BlocksDecoded()
+		e.st.PostingsDecoded += c.PostingsDecoded()
 		if err := c.err(); err != nil && first == nil {
 			first = err
 		}

@@ -44,7 +44,7 @@ func (e *Engine) orMaxScore() error {
 	for {
 		d := index.Terminated
 		for _, i := range ord[fe:] {
-			d = min(d, cs[i].doc)
+			d = min(d, cs[i].DocID())
 		}
 		if d == index.Terminated {
 			break
@@ -53,7 +53,7 @@ func (e *Engine) orMaxScore() error {
 		partial := 0.0
 		for _, i := range ord[fe:] {
 			c := &cs[i]
-			if c.doc == d {
+			if c.DocID() == d {
 				s := e.term(i, c.freq(), d)
 				contrib[i] = s
 				partial += float64(s)

@@ -105,18 +105,18 @@ func (e *Engine) orDAAT() error {
 	h := &e.heap
 	d := index.Terminated
 	for i := range cs {
-		d = min(d, cs[i].doc)
+		d = min(d, cs[i].DocID())
 	}
 	for d != index.Terminated {
 		var s float32
 		nd := index.Terminated
 		for i := range cs {
 			c := &cs[i]
-			if c.doc == d {
+			if c.DocID() == d {
 				s += e.term(i, c.freq(), d)
 				c.next()
 			}
-			nd = min(nd, c.doc)
+			nd = min(nd, c.DocID())
 		}
 		e.st.Candidates++
 		h.Push(d, s)
