@@ -256,6 +256,9 @@ type Engine struct {
 	contrib []float32 // per canonical position, zero between documents
 	ord     []int     // cursor order (MaxScore, BMW)
 	ub      []float64 // MaxScore prefix bounds
+	bub     []float64 // MaxScore prefix block-max bounds of the non-essential lists
+	plo     int       // MaxScore: canonical range written by probeNonEssential
+	phi     int
 	// TAAT.
 	acc     []float32
 	touched []uint32

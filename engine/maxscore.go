@@ -1,16 +1,24 @@
 package engine
 
-import "github.com/qpengine/qp/index"
+import (
+	"github.com/qpengine/qp/index"
+	"github.com/qpengine/qp/score"
+)
 
 // orMaxScore is MaxScore (Turtle & Flood, "Query evaluation: strategies and
-// optimizations", IP&M 1995), DAAT form. Lists are ordered by their score
-// upper bound (List.MaxScore); the shortest prefix whose bounds sum below
-// the k-th score is "non-essential": a document occurring only in those
-// lists cannot enter the top k, so candidates come from the essential lists
-// alone. For each candidate the non-essential lists are probed with NextGEQ
-// from the highest bound down, and probing stops as soon as the partial
-// score plus the remaining bounds falls strictly below the k-th score. The
-// contributions are then summed in canonical order, not probing order.
+// optimizations", IP&M 1995), DAAT form, with the block-max refinement of
+// PISA's block_max_maxscore (Mallia, Siedlaczek & Suel, "An experimental
+// study of index compression and DAAT query processing methods", ECIR
+// 2019). Lists are ordered by their score upper bound (List.MaxScore); the
+// shortest prefix whose bounds sum below the k-th score is "non-essential":
+// a document occurring only in those lists cannot enter the top k, so
+// candidates come from the essential lists alone. For each candidate the
+// non-essential lists are probed with NextGEQ from the highest bound down;
+// before each probe the partial score plus the remaining lists' bounds is
+// compared with the k-th score, first with the list maxima and then with the
+// maxima of the blocks that would hold the candidate (ShallowBlock, no
+// decoding), and probing stops as soon as a bound falls strictly below it.
+// The contributions are then summed in canonical order, not probing order.
 func (e *Engine) orMaxScore() error {
 	e.ensureCursors()
 	cs := e.curs
@@ -29,6 +37,7 @@ func (e *Engine) orMaxScore() error {
 	}
 	if cap(e.ub) < m {
 		e.ub = make([]float64, m)
+		e.bub = make([]float64, m)
 	}
 	ub := e.ub[:m] // ub[j] = Σ_{l<=j} max of ord[l]
 	sum := 0.0
@@ -40,55 +49,114 @@ func (e *Engine) orMaxScore() error {
 	h := &e.heap
 	th := float64(h.Threshold())
 	contrib := e.contrib
+	norms := e.norms
+	k1p1 := e.k1p1
 	fe := 0 // first essential position in ord
-	for {
-		d := index.Terminated
-		for _, i := range ord[fe:] {
-			d = min(d, cs[i].DocID())
-		}
-		if d == index.Terminated {
-			break
-		}
+	d := index.Terminated
+	for _, i := range ord {
+		d = min(d, cs[i].DocID())
+	}
+	for d != index.Terminated {
+		// Essential lists: score the ones on d, move them on, and find the
+		// next candidate.
 		lo, hi := m, -1
 		partial := 0.0
+		nd := index.Terminated
+		nrm := norms[d]
 		for _, i := range ord[fe:] {
 			c := &cs[i]
 			if c.DocID() == d {
-				s := e.term(i, c.freq(), d)
+				t := &terms[i]
+				s := float32(t.w * score.Term(t.idf, k1p1, c.Freq(), nrm))
 				contrib[i] = s
 				partial += float64(s)
 				lo, hi = min(lo, i), max(hi, i)
-				c.next()
+				c.Next()
 			}
+			nd = min(nd, c.DocID())
 		}
 		pruned := false
-		for j := fe - 1; j >= 0; j-- {
-			if (partial+ub[j])*infl < th {
-				pruned = true
-				break
-			}
-			i := ord[j]
-			c := &cs[i]
-			if c.nextGEQ(d) == d {
-				s := e.term(i, c.freq(), d)
-				contrib[i] = s
-				partial += float64(s)
-				lo, hi = min(lo, i), max(hi, i)
-			}
+		e.plo, e.phi = m, -1
+		if fe > 0 && (partial+ub[fe-1])*infl >= th {
+			pruned = e.probeNonEssential(d, fe, partial, th, infl, lo, hi)
+		} else if fe > 0 {
+			pruned = true
 		}
-		s := e.collect(lo, hi)
 		if pruned {
+			for j := lo; j <= hi; j++ {
+				contrib[j] = 0
+			}
+			d = nd
 			continue
 		}
+		s := e.collect(min(lo, e.plo), max(hi, e.phi))
 		e.st.Candidates++
 		if h.Push(d, s) && h.Full() {
 			th = float64(h.Threshold())
+			old := fe
 			for fe < m && ub[fe]*infl < th {
 				fe++
 			}
+			if fe != old {
+				nd = index.Terminated
+				for _, i := range ord[fe:] {
+					nd = min(nd, cs[i].DocID())
+				}
+			}
 		}
+		d = nd
 	}
 	return e.finishCursors()
+}
+
+// probeNonEssential adds the contributions of the non-essential lists
+// (ord[:fe]) for candidate d to e.contrib, from the highest bound down, and
+// reports whether d was pruned: its partial score plus an upper bound of the
+// rest fell strictly below th. e.plo and e.phi are set to the canonical
+// range of the positions it wrote (m, -1 when none). On pruning the positions
+// it wrote are already zeroed.
+func (e *Engine) probeNonEssential(d uint32, fe int, partial, th, infl float64, lo, hi int) bool {
+	cs, terms, ord, ub := e.curs, e.terms, e.ord, e.ub
+	m := len(cs)
+	contrib := e.contrib
+	plo, phi := m, -1
+	// Block-max bound of the non-essential lists at d: bub[j] = Σ_{l<=j}
+	// block max of ord[l] (0 for a list that ends before d).
+	bub := e.bub
+	bs := 0.0
+	for j := 0; j < fe; j++ {
+		i := ord[j]
+		c := &cs[i]
+		l := c.List()
+		if b := c.ShallowBlock(d); b < l.NBlocks {
+			bs += e.blockBound(i, l, b)
+		}
+		bub[j] = bs
+	}
+	norms, k1p1 := e.norms, e.k1p1
+	pruned := false
+	for j := fe - 1; j >= 0; j-- {
+		if (partial+min(ub[j], bub[j]))*infl < th {
+			pruned = true
+			break
+		}
+		i := ord[j]
+		c := &cs[i]
+		if c.NextGEQ(d) == d {
+			t := &terms[i]
+			s := float32(t.w * score.Term(t.idf, k1p1, c.Freq(), norms[d]))
+			contrib[i] = s
+			partial += float64(s)
+			plo, phi = min(plo, i), max(phi, i)
+		}
+	}
+	if pruned {
+		for j := plo; j <= phi; j++ {
+			contrib[j] = 0
+		}
+	}
+	e.plo, e.phi = plo, phi
+	return pruned
 }
 
 // order returns e.ord sized m holding 0..m-1.
