@@ -5,6 +5,8 @@ import (
 	"math"
 
 	"github.com/RoaringBitmap/roaring"
+
+	"github.com/qpengine/qp/compress"
 )
 
 // Terminated is the docID a cursor returns once it is exhausted. It is larger
@@ -47,7 +49,22 @@ type Cursor struct {
 	it    roaring.IntIterator // bitmap lists: positioned after block blk
 
 	blocks, postings int64 // docID blocks and their postings decoded since Reset
+
+	// Random access to frequencies (bp128 frequency blocks of one bp128
+	// block): the first freqRandomMax frequencies asked for in a block are
+	// read from the packed block, later ones from the decoded block.
+	fbp   bool   // the list's frequency blocks allow it
+	fra   int    // frequencies read by random access in this block
+	fdata []byte // packed data of the block's frequencies (fra > 0)
+	fw    uint   // their bit width
 }
+
+// freqRandomMax is the number of frequencies of a block read by random
+// access before the whole block is decoded: a probe (MaxScore's
+// non-essential lists, BlockMax-WAND, AND) reads one or a few frequencies
+// per block, where decoding 128 would cost far more; a list scored densely
+// decodes its blocks after a few reads.
+const freqRandomMax = 8
 
 // Reset positions c on the first posting of l.
 func (c *Cursor) Reset(l List) {
@@ -59,6 +76,7 @@ func (c *Cursor) Reset(l List) {
 	c.dbuf, c.freqs = c.dbuf[:l.BlockSize], c.freqs[:l.BlockSize]
 	c.blk, c.err = -1, nil
 	c.blocks, c.postings = 0, 0
+	c.fbp = l.BlockSize <= 128 && l.FreqCodec.ID() == compress.IDBP128 && l.FreqCodec.Kind() == compress.General
 	c.load(0)
 }
 
@@ -114,7 +132,7 @@ func (c *Cursor) load(b int) {
 	}
 	c.blocks++
 	c.postings += int64(n)
-	c.blk, c.docs, c.pos, c.fdec = b, c.dbuf[:n], 0, false
+	c.blk, c.docs, c.pos, c.fdec, c.fra = b, c.dbuf[:n], 0, false, 0
 	c.cur, c.last = c.docs[0], c.docs[n-1]
 }
 
@@ -233,6 +251,29 @@ func (c *Cursor) Freq() uint32 {
 func (c *Cursor) freqSlow() uint32 {
 	if c.cur == Terminated {
 		return 0
+	}
+	if c.fbp && c.fra < freqRandomMax {
+		if c.fra == 0 {
+			data, w, n, ok, err := compress.BP128Single(c.l.FreqBlock(c.blk))
+			if err == nil && ok && n != len(c.docs) {
+				err = fmt.Errorf("%d values, want %d", n, len(c.docs))
+			}
+			if err != nil {
+				c.terminate(c.l.blockErr(c.blk, "frequencies", err))
+				return 0
+			}
+			if !ok {
+				c.fra = freqRandomMax
+				return c.freqSlow()
+			}
+			c.fdata, c.fw = data, w
+		}
+		c.fra++
+		tf := compress.BP128Get(c.fdata, c.pos, c.fw) + 1
+		if tf == 0 {
+			c.terminate(c.l.blockErr(c.blk, "frequencies", fmt.Errorf("frequency overflows at %d", c.pos)))
+		}
+		return tf
 	}
 	if _, err := c.l.DecodeFreqs(c.blk, c.freqs); err != nil {
 		c.terminate(err)
