@@ -57,6 +57,12 @@ func (e *Engine) orMaxScore() error {
 		d = min(d, cs[i].DocID())
 	}
 	for d != index.Terminated {
+		if fe == m-1 && m > 1 {
+			// One essential list left: it stays the only one until the
+			// end (fe only grows), so a dedicated loop takes over.
+			e.maxScoreOne(fe, th, infl)
+			break
+		}
 		// Essential lists: score the ones on d, move them on, and find the
 		// next candidate.
 		lo, hi := m, -1
@@ -107,6 +113,60 @@ func (e *Engine) orMaxScore() error {
 		d = nd
 	}
 	return e.finishCursors()
+}
+
+// maxScoreOne finishes MaxScore when one essential list is left (ord[fe],
+// fe = m-1 >= 1), from its current posting. Every document it proposes is
+// bounded by its own contribution plus ub[fe-1]; whole blocks are skipped
+// without decoding while their block maximum plus ub[fe-1] stays strictly
+// below the k-th score (the block-max skipping of the essential list in
+// block_max_maxscore), and a posting whose contribution plus ub[fe-1] is
+// below it is dropped before the non-essential lists are probed.
+func (e *Engine) maxScoreOne(fe int, th, infl float64) {
+	cs, terms, ord, ub := e.curs, e.terms, e.ord, e.ub
+	m := len(cs)
+	i := ord[fe]
+	c := &cs[i]
+	t := &terms[i]
+	l := c.List()
+	w := float64(t.w)
+	rest := ub[fe-1]
+	norms, k1p1, contrib, h := e.norms, e.k1p1, e.contrib, &e.heap
+	d := c.DocID()
+	bb := -1 // block whose bound was checked at threshold th
+	for d != index.Terminated {
+		if b := c.Block(); b != bb {
+			if (w*float64(l.BlockMax(b))+rest)*infl < th {
+				for b++; b < l.NBlocks && (w*float64(l.BlockMax(b))+rest)*infl < th; b++ {
+				}
+				d = c.SkipToBlock(b)
+				continue
+			}
+			bb = b
+		}
+		s := float32(t.w * score.Term(t.idf, k1p1, c.Freq(), norms[d]))
+		if (float64(s)+rest)*infl < th {
+			d = c.Next()
+			continue
+		}
+		contrib[i] = s
+		if e.probeNonEssential(d, fe, float64(s), th, infl, i, i) {
+			contrib[i] = 0
+			d = c.Next()
+			continue
+		}
+		sc := e.collect(min(i, e.plo), max(i, e.phi))
+		e.st.Candidates++
+		if h.Push(d, sc) && h.Full() {
+			th = float64(h.Threshold())
+			bb = -1
+			if ub[fe]*infl < th {
+				return // no list is essential any more
+			}
+		}
+		d = c.Next()
+	}
+	_ = m
 }
 
 // probeNonEssential adds the contributions of the non-essential lists

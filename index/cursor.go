@@ -100,7 +100,7 @@ func (c *Cursor) terminate(err error) {
 		c.err = err
 	}
 	c.blk, c.cur, c.last = c.l.NBlocks, Terminated, Terminated
-	c.docs, c.pos = c.dbuf[:0], 0
+	c.docs, c.pos, c.fdec = c.dbuf[:0], 0, false
 }
 
 // load decodes block b (terminating the cursor past the last block) and
@@ -157,13 +157,14 @@ func (c *Cursor) Next() uint32 {
 	return c.nextBlock()
 }
 
-// nextBlock loads the block after the current one (Next's slow path).
+// nextBlock loads the block after the current one (Next's slow path, kept
+// out of line so that Next inlines).
+//
+//go:noinline
 func (c *Cursor) nextBlock() uint32 {
-	if c.cur == Terminated {
-		c.pos = 0
-		return Terminated
+	if c.cur != Terminated {
+		c.load(c.blk + 1)
 	}
-	c.load(c.blk + 1)
 	return c.cur
 }
 
@@ -172,6 +173,11 @@ func (c *Cursor) NextGEQ(d uint32) uint32 {
 	if d <= c.cur {
 		return c.cur
 	}
+	return c.nextGEQ(d)
+}
+
+// nextGEQ is NextGEQ's move (d > the current docID), out of line.
+func (c *Cursor) nextGEQ(d uint32) uint32 {
 	if d > c.last {
 		return c.nextGEQBlock(d)
 	}
@@ -195,6 +201,8 @@ func (c *Cursor) scan(d uint32) uint32 {
 }
 
 // nextGEQBlock is NextGEQ's slow path: d lies past the decoded block.
+//
+//go:noinline
 func (c *Cursor) nextGEQBlock(d uint32) uint32 {
 	if c.cur == Terminated {
 		return Terminated
@@ -281,6 +289,20 @@ func (c *Cursor) freqSlow() uint32 {
 	}
 	c.fdec = true
 	return c.freqs[c.pos]
+}
+
+// SkipToBlock moves to the first posting of block b (> the current block;
+// NBlocks or more terminates the cursor) without decoding the blocks in
+// between, and returns its docID.
+func (c *Cursor) SkipToBlock(b int) uint32 {
+	if c.cur == Terminated {
+		return Terminated
+	}
+	if b <= c.blk {
+		panic(fmt.Sprintf("BUG: index.Cursor.SkipToBlock(%d) from block %d", b, c.blk))
+	}
+	c.load(b)
+	return c.cur
 }
 
 // Block is the index of the current block (NBlocks when terminated).
