@@ -37,7 +37,9 @@ func (e *Engine) runAnd(algo AndAlgorithm, bitmapDensity, bitmapMax float64) err
 // Suel SIGIR'11 applied to conjunctions). Skipped documents cannot enter the
 // top k, so the result equals scoring the full intersection.
 func (e *Engine) andSkip() error {
-	e.ensureCursors()
+	if err := e.ensureCursors(); err != nil {
+		return err
+	}
 	cs := e.curs
 	m := len(cs)
 	h := &e.heap

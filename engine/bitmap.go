@@ -95,7 +95,9 @@ func (e *Engine) scoreAll(d uint32) error {
 // smallest of those blocks, so the top k equals that of the exhaustive
 // intersection.
 func (e *Engine) andBitmap() error {
-	e.ensureCursors()
+	if err := e.ensureCursors(); err != nil {
+		return err
+	}
 	bms := e.bitmapsOf()
 	filter := bms[0]
 	if len(bms) > 1 {
@@ -172,7 +174,9 @@ outer:
 // Every candidate is scored by every term that contains it, in canonical
 // order (as orDAAT).
 func (e *Engine) orBitmap() error {
-	e.ensureCursors()
+	if err := e.ensureCursors(); err != nil {
+		return err
+	}
 	bms := e.bitmapsOf()
 	union := bms[0]
 	if len(bms) > 1 {
@@ -204,7 +208,7 @@ func (e *Engine) orBitmap() error {
 		for i := range cs {
 			c := &cs[i]
 			if e.isBm[i] {
-				if c.list().Bitmap().Contains(d) {
+				if e.terms[i].list.Bitmap().Contains(d) {
 					if c.nextGEQ(d) != d {
 						return e.orBitmapCorrupt(c, d)
 					}

@@ -14,7 +14,9 @@ import "github.com/qpengine/qp/index"
 // first. Otherwise pd is scored once all lists up to the pivot stand on it.
 // Contributions are summed in canonical order.
 func (e *Engine) orBMW() error {
-	e.ensureCursors()
+	if err := e.ensureCursors(); err != nil {
+		return err
+	}
 	cs := e.curs
 	m := len(cs)
 	terms := e.terms

@@ -20,7 +20,9 @@ import (
 // decoding), and probing stops as soon as a bound falls strictly below it.
 // The contributions are then summed in canonical order, not probing order.
 func (e *Engine) orMaxScore() error {
-	e.ensureCursors()
+	if err := e.ensureCursors(); err != nil {
+		return err
+	}
 	cs := e.curs
 	m := len(cs)
 	ord := e.order(m)

@@ -100,7 +100,9 @@ func (e *Engine) orTAAT(dst []topk.Result, k int) ([]topk.Result, error) {
 // orDAAT is exhaustive document-at-a-time evaluation: every document of
 // every list is scored, its terms visited in canonical order.
 func (e *Engine) orDAAT() error {
-	e.ensureCursors()
+	if err := e.ensureCursors(); err != nil {
+		return err
+	}
 	cs := e.curs
 	h := &e.heap
 	d := index.Terminated

@@ -185,17 +185,36 @@ func (c *Cursor) nextGEQ(d uint32) uint32 {
 }
 
 // scan moves to the first posting >= d of the decoded block, which holds
-// one (d <= last): a forward linear scan, the fastest search over one block
-// of 128 docIDs that the CPU can predict (PISA's block cursor does the same).
+// one (d <= last). The next few postings are tried in order (a probe that
+// lands nearby, the common case of dense lists); beyond them a branch-free
+// binary search of the rest of the block (Khuong & Morin, "Array layouts
+// for comparison-based searching", JEA 2017: the conditional move form),
+// whose log2(128) = 7 steps cost less than a linear scan's mispredicted
+// exit over a long jump.
 func (c *Cursor) scan(d uint32) uint32 {
 	docs := c.docs
 	p := c.pos + 1
-	for p < len(docs) && docs[p] < d {
-		p++
+	for end := min(p+4, len(docs)); p < end; p++ {
+		if docs[p] >= d {
+			c.pos, c.cur = p, docs[p]
+			return c.cur
+		}
 	}
 	if p >= len(docs) {
 		panic(fmt.Sprintf("BUG: index.Cursor.scan: docID %d not in the block ending at %d", d, c.last))
 	}
+	// The first docID >= d of rest lies in rest[lo : lo+n]; each step
+	// halves n (the last docID is >= d, so n = 1 ends on it).
+	rest := docs[p:]
+	lo, n := 0, len(rest)
+	for n > 1 {
+		half := n >> 1
+		if rest[lo+half-1] < d {
+			lo += half
+		}
+		n -= half
+	}
+	p += lo
 	c.pos, c.cur = p, docs[p]
 	return c.cur
 }

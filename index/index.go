@@ -53,7 +53,7 @@ type Index struct {
 
 	version uint32
 	bitmaps []*roaring.Bitmap // per term: its verified docID bitmap, or nil (block-coded)
-	bcMu    sync.Mutex
+	bcMu    sync.RWMutex
 	bcDocs  map[int][]byte // BlockCodedList's docID blocks of bitmap lists
 
 	lookOnce sync.Once
