@@ -257,6 +257,7 @@ type Engine struct {
 	ord     []int     // cursor order (MaxScore, BMW)
 	ub      []float64 // MaxScore prefix bounds
 	bub     []float64 // MaxScore prefix block-max bounds of the non-essential lists
+	ess     []msTerm  // MaxScore's essential lists
 	plo     int       // MaxScore: canonical range written by probeNonEssential
 	phi     int
 	// TAAT.

@@ -58,6 +58,7 @@ func (e *Engine) orMaxScore() error {
 	for _, i := range ord {
 		d = min(d, cs[i].DocID())
 	}
+	ess := e.essential(ord)
 	for d != index.Terminated {
 		if fe == m-1 && m > 1 {
 			// One essential list left: it stays the only one until the
@@ -66,38 +67,28 @@ func (e *Engine) orMaxScore() error {
 			break
 		}
 		// Essential lists: score the ones on d, move them on, and find the
-		// next candidate.
-		lo, hi := m, -1
+		// next candidate. Contributions go to contrib by canonical
+		// position; collect sums all m positions (the others hold +0).
 		partial := 0.0
 		nd := index.Terminated
 		nrm := norms[d]
-		for _, i := range ord[fe:] {
-			c := &cs[i]
+		for k := range ess {
+			x := &ess[k]
+			c := x.c
 			if c.DocID() == d {
-				t := &terms[i]
-				s := float32(t.w * score.Term(t.idf, k1p1, c.Freq(), nrm))
-				contrib[i] = s
+				s := float32(x.w * score.Term(x.idf, k1p1, c.Freq(), nrm))
+				contrib[x.i] = s
 				partial += float64(s)
-				lo, hi = min(lo, i), max(hi, i)
 				c.Next()
 			}
 			nd = min(nd, c.DocID())
 		}
-		pruned := false
-		e.plo, e.phi = m, -1
-		if fe > 0 && (partial+ub[fe-1])*infl >= th {
-			pruned = e.probeNonEssential(d, fe, partial, th, infl, lo, hi)
-		} else if fe > 0 {
-			pruned = true
-		}
-		if pruned {
-			for j := lo; j <= hi; j++ {
-				contrib[j] = 0
-			}
+		if fe > 0 && ((partial+ub[fe-1])*infl < th || e.probeNonEssential(d, fe, partial, th, infl, 0, m-1)) {
+			clear(contrib)
 			d = nd
 			continue
 		}
-		s := e.collect(min(lo, e.plo), max(hi, e.phi))
+		s := e.collect(0, m-1)
 		e.st.Candidates++
 		if h.Push(d, s) && h.Full() {
 			th = float64(h.Threshold())
@@ -106,15 +97,32 @@ func (e *Engine) orMaxScore() error {
 				fe++
 			}
 			if fe != old {
+				ess = e.essential(ord[fe:])
 				nd = index.Terminated
-				for _, i := range ord[fe:] {
-					nd = min(nd, cs[i].DocID())
+				for k := range ess {
+					nd = min(nd, ess[k].c.DocID())
 				}
 			}
 		}
 		d = nd
 	}
 	return e.finishCursors()
+}
+
+// msTerm is the hot state of one essential list in MaxScore's loop.
+type msTerm struct {
+	c      *cursor
+	idf, w float32
+	i      int // canonical position
+}
+
+// essential fills e.ess with the lists of ord (canonical positions).
+func (e *Engine) essential(ord []int) []msTerm {
+	e.ess = e.ess[:0]
+	for _, i := range ord {
+		e.ess = append(e.ess, msTerm{c: &e.curs[i], idf: e.terms[i].idf, w: e.terms[i].w, i: i})
+	}
+	return e.ess
 }
 
 // maxScoreOne finishes MaxScore when one essential list is left (ord[fe],
