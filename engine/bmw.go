@@ -1,6 +1,9 @@
 package engine
 
-import "github.com/qpengine/qp/index"
+import (
+	"github.com/qpengine/qp/index"
+	"github.com/qpengine/qp/score"
+)
 
 // orBMW is BlockMax-WAND (Ding & Suel, "Faster top-k document retrieval
 // using block-max indexes", SIGIR 2011, Algorithm 2). Cursors are kept
@@ -26,6 +29,7 @@ func (e *Engine) orBMW() error {
 	h := &e.heap
 	th := float64(h.Threshold())
 	contrib := e.contrib
+	norms, k1p1 := e.norms, e.k1p1
 	for {
 		// Pivot selection by list upper bounds.
 		p := -1
@@ -77,19 +81,19 @@ func (e *Engine) orBMW() error {
 			continue
 		}
 		if cs[ord[0]].DocID() == pd {
-			lo, hi := m, -1
+			// Score pd by the lists up to the pivot (all stand on it) and
+			// move them on; collect sums all m positions (others are +0).
+			nrm := norms[pd]
 			for _, i := range ord[:p+1] {
 				c := &cs[i]
-				contrib[i] = e.term(i, c.freq(), pd)
-				lo, hi = min(lo, i), max(hi, i)
+				t := &terms[i]
+				contrib[i] = float32(t.w * score.Term(t.idf, k1p1, c.Freq(), nrm))
+				c.Next()
 			}
-			s := e.collect(lo, hi)
+			s := e.collect(0, m-1)
 			e.st.Candidates++
 			if h.Push(pd, s) && h.Full() {
 				th = float64(h.Threshold())
-			}
-			for _, i := range ord[:p+1] {
-				cs[i].next()
 			}
 			sortByDoc(cs, ord)
 			continue

@@ -258,8 +258,6 @@ type Engine struct {
 	ub      []float64 // MaxScore prefix bounds
 	bub     []float64 // MaxScore prefix block-max bounds of the non-essential lists
 	ess     []msTerm  // MaxScore's essential lists
-	plo     int       // MaxScore: canonical range written by probeNonEssential
-	phi     int
 	// TAAT.
 	acc     []float32
 	touched []uint32

@@ -83,7 +83,7 @@ func (e *Engine) orMaxScore() error {
 			}
 			nd = min(nd, c.DocID())
 		}
-		if fe > 0 && ((partial+ub[fe-1])*infl < th || e.probeNonEssential(d, fe, partial, th, infl, 0, m-1)) {
+		if fe > 0 && ((partial+ub[fe-1])*infl < th || e.probeNonEssential(d, fe, partial, th, infl)) {
 			clear(contrib)
 			d = nd
 			continue
@@ -160,12 +160,12 @@ func (e *Engine) maxScoreOne(fe int, th, infl float64) {
 			continue
 		}
 		contrib[i] = s
-		if e.probeNonEssential(d, fe, float64(s), th, infl, i, i) {
-			contrib[i] = 0
+		if e.probeNonEssential(d, fe, float64(s), th, infl) {
+			clear(contrib)
 			d = c.Next()
 			continue
 		}
-		sc := e.collect(min(i, e.plo), max(i, e.phi))
+		sc := e.collect(0, m-1)
 		e.st.Candidates++
 		if h.Push(d, sc) && h.Full() {
 			th = float64(h.Threshold())
@@ -176,20 +176,15 @@ func (e *Engine) maxScoreOne(fe int, th, infl float64) {
 		}
 		d = c.Next()
 	}
-	_ = m
 }
 
 // probeNonEssential adds the contributions of the non-essential lists
 // (ord[:fe]) for candidate d to e.contrib, from the highest bound down, and
 // reports whether d was pruned: its partial score plus an upper bound of the
-// rest fell strictly below th. e.plo and e.phi are set to the canonical
-// range of the positions it wrote (m, -1 when none). On pruning the positions
-// it wrote are already zeroed.
-func (e *Engine) probeNonEssential(d uint32, fe int, partial, th, infl float64, lo, hi int) bool {
+// rest fell strictly below th (the caller then clears e.contrib).
+func (e *Engine) probeNonEssential(d uint32, fe int, partial, th, infl float64) bool {
 	cs, terms, ord, ub := e.curs, e.terms, e.ord, e.ub
-	m := len(cs)
 	contrib := e.contrib
-	plo, phi := m, -1
 	// Block-max bound of the non-essential lists at d: bub[j] = Σ_{l<=j}
 	// block max of ord[l] (0 for a list that ends before d).
 	bub := e.bub
@@ -204,11 +199,9 @@ func (e *Engine) probeNonEssential(d uint32, fe int, partial, th, infl float64, 
 		bub[j] = bs
 	}
 	norms, k1p1 := e.norms, e.k1p1
-	pruned := false
 	for j := fe - 1; j >= 0; j-- {
 		if (partial+min(ub[j], bub[j]))*infl < th {
-			pruned = true
-			break
+			return true
 		}
 		i := ord[j]
 		c := &cs[i]
@@ -217,16 +210,9 @@ func (e *Engine) probeNonEssential(d uint32, fe int, partial, th, infl float64, 
 			s := float32(t.w * score.Term(t.idf, k1p1, c.Freq(), norms[d]))
 			contrib[i] = s
 			partial += float64(s)
-			plo, phi = min(plo, i), max(phi, i)
 		}
 	}
-	if pruned {
-		for j := plo; j <= phi; j++ {
-			contrib[j] = 0
-		}
-	}
-	e.plo, e.phi = plo, phi
-	return pruned
+	return false
 }
 
 // order returns e.ord sized m holding 0..m-1.
