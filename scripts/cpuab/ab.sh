@@ -5,7 +5,9 @@
 #
 #   scripts/cpuab/ab.sh OLD_CHECKOUT NEW_CHECKOUT INDEX OR_QUERIES AND_QUERIES [ROUNDS] [PASSES]
 #
-# OR (maxscore, bmw) runs OR_QUERIES, AND (skip) AND_QUERIES. NEW is built
+# OR (maxscore, bmw) runs OR_QUERIES, AND (skip) those of AND_QUERIES whose
+# terms all exist in the index (cpuab filters them; the same log as
+# OR_QUERIES is fine). NEW is built
 # with NEW/cmd/qp/default.pgo when it exists (as go build ./cmd/qp does).
 # Prints per algorithm the CPU microseconds per query of every round, the
 # speedup old/new of the geometric means and of the minima, and whether the
