@@ -27,6 +27,8 @@ import "encoding/binary"
 // trailing bytes after the last block (ErrCorrupt).
 type bp128Codec struct{}
 
+//go:generate go run ./internal/genunpack
+
 func init() { register(bp128Codec{}) }
 
 // bpBlock is the number of values per BP128 block.
@@ -79,6 +81,13 @@ func (bp128Codec) Decode(out []uint32, src []byte) (int, error) {
 			return 0, corrupt("bp128", "block %d: %d data bytes, %d left", i/bpBlock, nb, len(src)-p)
 		}
 		data := src[p : p+nb]
+		if m == bpBlock && b > 0 {
+			// A full block is whole bytes (no padding): the generated
+			// routine of its width.
+			unpack128[b]((*[bpBlock]uint32)(out[i:i+bpBlock]), data)
+			p += nb
+			continue
+		}
 		if !packPadZero(data, uint64(m)*uint64(b)) {
 			return 0, corrupt("bp128", "block %d: nonzero padding bits", i/bpBlock)
 		}
@@ -123,3 +132,49 @@ func (bp128Codec) Get(src []byte, i int) (uint32, error) {
 		p += nb
 	}
 }
+
+// BP128Single parses a bp128 encoding of at most 128 values (one block, the
+// frequency blocks of an index with B <= 128) and returns the block's packed
+// data, bit width and count, checked exactly as Decode checks them (header,
+// width, length, padding, no trailing bytes), so that BP128Get can then read
+// any value without decoding the others. ok is false for an encoding of more
+// than one block (the caller decodes it instead).
+func BP128Single(src []byte) (data []byte, width uint, n int, ok bool, err error) {
+	n, p, err := vbCount("bp128", src, bpBlock)
+	if err != nil {
+		return nil, 0, 0, false, err
+	}
+	if n > bpBlock {
+		return nil, 0, 0, false, nil
+	}
+	if n == 0 {
+		if p != len(src) {
+			return nil, 0, 0, false, corrupt("bp128", "%d trailing bytes after 0 values", len(src)-p)
+		}
+		return nil, 0, 0, true, nil
+	}
+	if p >= len(src) {
+		return nil, 0, 0, false, corrupt("bp128", "missing header of block 0")
+	}
+	b := uint(src[p])
+	if b > 32 {
+		return nil, 0, 0, false, corrupt("bp128", "block 0: bit width %d > 32", b)
+	}
+	p++
+	nb := packBytes(n, b)
+	if nb != len(src)-p {
+		if nb > len(src)-p {
+			return nil, 0, 0, false, corrupt("bp128", "block 0: %d data bytes, %d left", nb, len(src)-p)
+		}
+		return nil, 0, 0, false, corrupt("bp128", "%d trailing bytes after %d values", len(src)-p-nb, n)
+	}
+	data = src[p:]
+	if !packPadZero(data, uint64(n)*uint64(b)) {
+		return nil, 0, 0, false, corrupt("bp128", "block 0: nonzero padding bits")
+	}
+	return data, b, n, true, nil
+}
+
+// BP128Get returns value i (< the block's count) of a block parsed by
+// BP128Single.
+func BP128Get(data []byte, i int, width uint) uint32 { return packGet(data, i, width) }

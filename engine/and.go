@@ -37,13 +37,15 @@ func (e *Engine) runAnd(algo AndAlgorithm, bitmapDensity, bitmapMax float64) err
 // Suel SIGIR'11 applied to conjunctions). Skipped documents cannot enter the
 // top k, so the result equals scoring the full intersection.
 func (e *Engine) andSkip() error {
-	e.ensureCursors()
+	if err := e.ensureCursors(); err != nil {
+		return err
+	}
 	cs := e.curs
 	m := len(cs)
 	h := &e.heap
 	infl := inflate(m)
 	lead := &cs[0]
-	d := lead.doc
+	d := lead.DocID()
 	var bound float64     // inflated block-max bound, valid for docs <= boundEnd
 	boundEnd := int64(-1) // -1: no bound computed
 	for d != index.Terminated {
@@ -52,7 +54,7 @@ func (e *Engine) andSkip() error {
 				bound, boundEnd = 0, int64(index.Terminated)
 				for i := range cs {
 					l := cs[i].list()
-					b := cs[i].c.ShallowBlock(d)
+					b := cs[i].ShallowBlock(d)
 					if b >= l.NBlocks { // list i ends before d
 						bound, boundEnd = -1, -1
 						d = index.Terminated
@@ -78,7 +80,7 @@ func (e *Engine) andSkip() error {
 			}
 		}
 		if i < m {
-			d = lead.nextGEQ(cs[i].doc) // > d, or Terminated
+			d = lead.nextGEQ(cs[i].DocID()) // > d, or Terminated
 			continue
 		}
 		var s float32

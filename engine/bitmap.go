@@ -95,7 +95,9 @@ func (e *Engine) scoreAll(d uint32) error {
 // smallest of those blocks, so the top k equals that of the exhaustive
 // intersection.
 func (e *Engine) andBitmap() error {
-	e.ensureCursors()
+	if err := e.ensureCursors(); err != nil {
+		return err
+	}
 	bms := e.bitmapsOf()
 	filter := bms[0]
 	if len(bms) > 1 {
@@ -134,7 +136,7 @@ func (e *Engine) andBitmap() error {
 		return e.finishCursors()
 	}
 	cs := e.curs
-	d := cs[lead].doc
+	d := cs[lead].DocID()
 outer:
 	for d != index.Terminated {
 		it.AdvanceIfNeeded(d)
@@ -172,7 +174,9 @@ outer:
 // Every candidate is scored by every term that contains it, in canonical
 // order (as orDAAT).
 func (e *Engine) orBitmap() error {
-	e.ensureCursors()
+	if err := e.ensureCursors(); err != nil {
+		return err
+	}
 	bms := e.bitmapsOf()
 	union := bms[0]
 	if len(bms) > 1 {
@@ -194,7 +198,7 @@ func (e *Engine) orBitmap() error {
 		}
 		for i := range cs {
 			if !e.isBm[i] {
-				d = min(d, cs[i].doc)
+				d = min(d, cs[i].DocID())
 			}
 		}
 		if d == index.Terminated {
@@ -204,13 +208,13 @@ func (e *Engine) orBitmap() error {
 		for i := range cs {
 			c := &cs[i]
 			if e.isBm[i] {
-				if c.list().Bitmap().Contains(d) {
+				if e.terms[i].list.Bitmap().Contains(d) {
 					if c.nextGEQ(d) != d {
 						return e.orBitmapCorrupt(c, d)
 					}
 					s += e.term(i, c.freq(), d)
 				}
-			} else if c.doc == d {
+			} else if c.DocID() == d {
 				s += e.term(i, c.freq(), d)
 				c.next()
 			}
@@ -244,7 +248,7 @@ func (e *Engine) prune(d uint32) (bool, uint32) {
 		bound, end := 0.0, int64(index.Terminated)
 		for i := range e.curs {
 			l := e.curs[i].list()
-			b := e.curs[i].c.ShallowBlock(d)
+			b := e.curs[i].ShallowBlock(d)
 			if b >= l.NBlocks {
 				return true, index.Terminated
 			}

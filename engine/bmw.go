@@ -1,6 +1,9 @@
 package engine
 
-import "github.com/qpengine/qp/index"
+import (
+	"github.com/qpengine/qp/index"
+	"github.com/qpengine/qp/score"
+)
 
 // orBMW is BlockMax-WAND (Ding & Suel, "Faster top-k document retrieval
 // using block-max indexes", SIGIR 2011, Algorithm 2). Cursors are kept
@@ -14,7 +17,9 @@ import "github.com/qpengine/qp/index"
 // first. Otherwise pd is scored once all lists up to the pivot stand on it.
 // Contributions are summed in canonical order.
 func (e *Engine) orBMW() error {
-	e.ensureCursors()
+	if err := e.ensureCursors(); err != nil {
+		return err
+	}
 	cs := e.curs
 	m := len(cs)
 	terms := e.terms
@@ -24,12 +29,13 @@ func (e *Engine) orBMW() error {
 	h := &e.heap
 	th := float64(h.Threshold())
 	contrib := e.contrib
+	norms, k1p1 := e.norms, e.k1p1
 	for {
 		// Pivot selection by list upper bounds.
 		p := -1
 		acc := 0.0
 		for j, i := range ord {
-			if cs[i].doc == index.Terminated {
+			if cs[i].DocID() == index.Terminated {
 				break
 			}
 			acc += float64(terms[i].max)
@@ -41,8 +47,8 @@ func (e *Engine) orBMW() error {
 		if p < 0 {
 			break
 		}
-		pd := cs[ord[p]].doc
-		for p+1 < m && cs[ord[p+1]].doc == pd {
+		pd := cs[ord[p]].DocID()
+		for p+1 < m && cs[ord[p+1]].DocID() == pd {
 			p++
 		}
 		// Block-max bound at pd over the lists up to the pivot.
@@ -50,7 +56,7 @@ func (e *Engine) orBMW() error {
 		end := int64(index.Terminated)
 		for _, i := range ord[:p+1] {
 			l := cs[i].list()
-			b := cs[i].c.ShallowBlock(pd)
+			b := cs[i].ShallowBlock(pd)
 			if b >= l.NBlocks {
 				continue // the list ends before pd: no contribution
 			}
@@ -62,7 +68,7 @@ func (e *Engine) orBMW() error {
 			// start at or after nd, those up to it stay in their blocks.
 			nd := end + 1
 			if p+1 < m {
-				nd = min(nd, int64(cs[ord[p+1]].doc))
+				nd = min(nd, int64(cs[ord[p+1]].DocID()))
 			}
 			best := 0
 			for j := 1; j <= p; j++ {
@@ -74,27 +80,27 @@ func (e *Engine) orBMW() error {
 			bubble(cs, ord, best)
 			continue
 		}
-		if cs[ord[0]].doc == pd {
-			lo, hi := m, -1
+		if cs[ord[0]].DocID() == pd {
+			// Score pd by the lists up to the pivot (all stand on it) and
+			// move them on; collect sums all m positions (others are +0).
+			nrm := norms[pd]
 			for _, i := range ord[:p+1] {
 				c := &cs[i]
-				contrib[i] = e.term(i, c.freq(), pd)
-				lo, hi = min(lo, i), max(hi, i)
+				t := &terms[i]
+				contrib[i] = float32(t.w * score.Term(t.idf, k1p1, c.Freq(), nrm))
+				c.Next()
 			}
-			s := e.collect(lo, hi)
+			s := e.collect(0, m-1)
 			e.st.Candidates++
 			if h.Push(pd, s) && h.Full() {
 				th = float64(h.Threshold())
-			}
-			for _, i := range ord[:p+1] {
-				cs[i].next()
 			}
 			sortByDoc(cs, ord)
 			continue
 		}
 		// Move the strongest list that lies before pd up to pd.
 		best := 0
-		for j := 1; j <= p && cs[ord[j]].doc < pd; j++ {
+		for j := 1; j <= p && cs[ord[j]].DocID() < pd; j++ {
 			if terms[ord[j]].max > terms[ord[best]].max {
 				best = j
 			}
@@ -110,9 +116,9 @@ func (e *Engine) orBMW() error {
 func sortByDoc(cs []cursor, ord []int) {
 	for i := 1; i < len(ord); i++ {
 		x := ord[i]
-		d := cs[x].doc
+		d := cs[x].DocID()
 		j := i
-		for j > 0 && cs[ord[j-1]].doc > d {
+		for j > 0 && cs[ord[j-1]].DocID() > d {
 			ord[j] = ord[j-1]
 			j--
 		}
@@ -123,8 +129,8 @@ func sortByDoc(cs []cursor, ord []int) {
 // bubble moves ord[j], whose docID just grew, right to its sorted place.
 func bubble(cs []cursor, ord []int, j int) {
 	x := ord[j]
-	d := cs[x].doc
-	for j+1 < len(ord) && cs[ord[j+1]].doc < d {
+	d := cs[x].DocID()
+	for j+1 < len(ord) && cs[ord[j+1]].DocID() < d {
 		ord[j] = ord[j+1]
 		j++
 	}

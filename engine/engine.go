@@ -256,6 +256,8 @@ type Engine struct {
 	contrib []float32 // per canonical position, zero between documents
 	ord     []int     // cursor order (MaxScore, BMW)
 	ub      []float64 // MaxScore prefix bounds
+	bub     []float64 // MaxScore prefix block-max bounds of the non-essential lists
+	ess     []msTerm  // MaxScore's essential lists
 	// TAAT.
 	acc     []float32
 	touched []uint32
@@ -411,15 +413,30 @@ func (e *Engine) collect(lo, hi int) float32 {
 
 // ensureCursors sizes e.curs for the query's terms and resets them on their
 // lists in canonical order.
-func (e *Engine) ensureCursors() {
+func (e *Engine) ensureCursors() error {
 	m := len(e.terms)
 	if cap(e.curs) < m {
 		e.curs = append(e.curs[:cap(e.curs)], make([]cursor, m-cap(e.curs))...)
 	}
 	e.curs = e.curs[:m]
 	for i := range e.curs {
-		e.curs[i].reset(e.terms[i].list, e.n)
+		l := e.terms[i].list
+		if l.IsBitmap() {
+			// A cursor reads a bitmap list through its docIDs encoded as
+			// blocks (encoded on first use and kept by the index, as for
+			// the GPU): decoding a block is several times faster than
+			// iterating the bitmap, and NextGEQ then searches decoded
+			// blocks. The frequencies, skip table and maxima are the same.
+			bl, err := e.x.BlockCodedList(l.Term)
+			if err != nil {
+				return err
+			}
+			bl.IDF, bl.MaxScore = l.IDF, l.MaxScore
+			l = bl
+		}
+		e.curs[i].reset(l)
 	}
+	return nil
 }
 
 // finishCursors adds the cursors' decode counts to the stats and returns
@@ -428,8 +445,8 @@ func (e *Engine) finishCursors() error {
 	var first error
 	for i := range e.curs {
 		c := &e.curs[i]
-		e.st.BlocksDecoded += c.blocks
-		e.st.PostingsDecoded += c.postings
+		e.st.BlocksDecoded += c.BlocksDecoded()
+		e.st.PostingsDecoded += c.PostingsDecoded()
 		if err := c.err(); err != nil && first == nil {
 			first = err
 		}

@@ -100,23 +100,25 @@ func (e *Engine) orTAAT(dst []topk.Result, k int) ([]topk.Result, error) {
 // orDAAT is exhaustive document-at-a-time evaluation: every document of
 // every list is scored, its terms visited in canonical order.
 func (e *Engine) orDAAT() error {
-	e.ensureCursors()
+	if err := e.ensureCursors(); err != nil {
+		return err
+	}
 	cs := e.curs
 	h := &e.heap
 	d := index.Terminated
 	for i := range cs {
-		d = min(d, cs[i].doc)
+		d = min(d, cs[i].DocID())
 	}
 	for d != index.Terminated {
 		var s float32
 		nd := index.Terminated
 		for i := range cs {
 			c := &cs[i]
-			if c.doc == d {
+			if c.DocID() == d {
 				s += e.term(i, c.freq(), d)
 				c.next()
 			}
-			nd = min(nd, c.doc)
+			nd = min(nd, c.DocID())
 		}
 		e.st.Candidates++
 		h.Push(d, s)

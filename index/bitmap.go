@@ -105,9 +105,9 @@ func (x *Index) BlockCodedList(t int) (List, error) {
 	if err != nil || !l.IsBitmap() {
 		return l, err
 	}
-	x.bcMu.Lock()
+	x.bcMu.RLock()
 	enc, ok := x.bcDocs[t]
-	x.bcMu.Unlock()
+	x.bcMu.RUnlock()
 	if !ok {
 		if enc, err = l.encodeBlocks(); err != nil {
 			return List{}, err

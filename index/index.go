@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"hash/maphash"
 	"math"
 	"os"
 	"runtime"
@@ -53,8 +54,12 @@ type Index struct {
 
 	version uint32
 	bitmaps []*roaring.Bitmap // per term: its verified docID bitmap, or nil (block-coded)
-	bcMu    sync.Mutex
+	bcMu    sync.RWMutex
 	bcDocs  map[int][]byte // BlockCodedList's docID blocks of bitmap lists
+
+	lookOnce sync.Once
+	lookSeed maphash.Seed
+	lookTab  []uint32 // Lookup's hash table (buildLookup)
 }
 
 func corruptf(path, format string, args ...any) error {
@@ -374,13 +379,54 @@ func (x *Index) termAt(t int) []byte {
 }
 
 // Lookup returns the ID of term, or false when the index does not hold it.
+// The first call builds a hash table of the dictionary (open addressing,
+// 4 bytes per slot, load factor <= 1/2; safe for concurrent use), so that a
+// query term costs one hash and usually one comparison instead of a binary
+// search of ~log2(T) string comparisons over cold memory.
 func (x *Index) Lookup(term string) (int, bool) {
+	x.lookOnce.Do(x.buildLookup)
+	tab := x.lookTab
+	mask := uint64(len(tab) - 1)
+	for h := maphash.String(x.lookSeed, term) & mask; ; h = (h + 1) & mask {
+		id := tab[h]
+		if id == 0 {
+			return 0, false
+		}
+		if string(x.termAt(int(id-1))) == term {
+			return int(id - 1), true
+		}
+	}
+}
+
+// lookupSorted is Lookup by binary search of the sorted dictionary (the
+// reference the hash table is tested against).
+func (x *Index) lookupSorted(term string) (int, bool) {
 	n := x.NumTerms()
 	t := sort.Search(n, func(i int) bool { return string(x.termAt(i)) >= term })
 	if t < n && string(x.termAt(t)) == term {
 		return t, true
 	}
 	return 0, false
+}
+
+// buildLookup fills x.lookTab: slot = term ID + 1, 0 empty.
+func (x *Index) buildLookup() {
+	n := x.NumTerms()
+	size := 2
+	for size < 2*n {
+		size <<= 1
+	}
+	x.lookSeed = maphash.MakeSeed()
+	tab := make([]uint32, size)
+	mask := uint64(size - 1)
+	for t := 0; t < n; t++ {
+		h := maphash.Bytes(x.lookSeed, x.termAt(t)) & mask
+		for tab[h] != 0 {
+			h = (h + 1) & mask
+		}
+		tab[h] = uint32(t + 1)
+	}
+	x.lookTab = tab
 }
 
 // Record returns the dictionary entry of term t.

@@ -383,3 +383,47 @@ func TestAddListsParallelMatchesSequential(t *testing.T) {
 		}
 	}
 }
+
+// TestLookupHashMatchesSorted checks the hash-table Lookup against binary
+// search of the sorted dictionary for every term, for prefixes and
+// extensions of terms (absent neighbours), the empty string, and
+// concurrent first calls.
+func TestLookupHashMatchesSorted(t *testing.T) {
+	rng := rand.New(rand.NewSource(7))
+	terms, docs, freqs, lens := randomLists(rng, 500, 16)
+	path := filepath.Join(t.TempDir(), "x.qp")
+	bp, err := compress.ByName("bp128")
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeIndex(t, path, bp, 16, terms, docs, freqs, lens)
+	x, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan bool)
+	for g := 0; g < 4; g++ {
+		go func() { x.Lookup(terms[0]); done <- true }()
+	}
+	for g := 0; g < 4; g++ {
+		<-done
+	}
+	probes := []string{"", "\x00", "zzzzzzzz"}
+	for _, term := range terms {
+		probes = append(probes, term, term+"x", term[:len(term)-1], term+"\x00")
+	}
+	found := 0
+	for _, p := range probes {
+		id, ok := x.Lookup(p)
+		wid, wok := x.lookupSorted(p)
+		if ok != wok || (ok && id != wid) {
+			t.Fatalf("Lookup(%q) = %d, %v; sorted search says %d, %v", p, id, ok, wid, wok)
+		}
+		if ok {
+			found++
+		}
+	}
+	if found < len(terms) {
+		t.Fatalf("found %d of %d terms", found, len(terms))
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/RoaringBitmap/roaring"
 
@@ -119,29 +120,44 @@ func (l *List) DecodeDocs(b int, out []uint32) (int, error) {
 	if n != l.BlockLen(b) {
 		return 0, l.blockErr(b, "docIDs", fmt.Errorf("%d values, want %d", n, l.BlockLen(b)))
 	}
-	// Rebuild absolute docIDs in 64 bits so that damaged values cannot wrap
-	// around; they must strictly increase (and the last must match the skip
-	// table, which Open checked against N).
+	last := uint64(l.LastDoc(b))
 	base := uint64(l.BlockBase(b))
-	var d, prev uint64
-	for i := 0; i < n; i++ {
-		if l.DocCodec.Kind() == compress.Sorted {
-			d = base + uint64(out[i])
-		} else if i == 0 {
-			d = base + uint64(out[0])
-		} else {
-			d = prev + uint64(out[i]) + 1
-		}
-		if (i > 0 && d <= prev) || d > uint64(l.LastDoc(b)) {
-			return 0, l.blockErr(b, "docIDs", fmt.Errorf("docID %d at %d not increasing or past the block's last docID %d", d, i, l.LastDoc(b)))
-		}
-		out[i] = uint32(d)
-		prev = d
+	if l.DocCodec.Kind() == compress.Sorted {
+		return n, l.checkSorted(b, out[:n], base, last)
 	}
-	if out[n-1] != l.LastDoc(b) {
-		return 0, l.blockErr(b, "docIDs", fmt.Errorf("last docID %d, skip table says %d", out[n-1], l.LastDoc(b)))
+	// Rebuild absolute docIDs from the gaps (d-gap - 1) in 64 bits: every
+	// step adds at least 1, so the docIDs strictly increase and cannot wrap
+	// around, and when the last one equals the skip table's last docID
+	// (which Open checked against N) every one lies in [base, last].
+	docs := out[:n]
+	d := base + uint64(docs[0])
+	docs[0] = uint32(d)
+	for i := 1; i < len(docs); i++ {
+		d += uint64(docs[i]) + 1
+		docs[i] = uint32(d)
+	}
+	if d != last {
+		return 0, l.blockErr(b, "docIDs", fmt.Errorf("last docID %d, skip table says %d (docIDs not increasing, or past the block's last docID)", d, last))
 	}
 	return n, nil
+}
+
+// checkSorted turns the values of a Sorted codec (docID - base) into
+// docIDs and verifies that they strictly increase and end at last.
+func (l *List) checkSorted(b int, out []uint32, base, last uint64) error {
+	prev := int64(-1)
+	for i, v := range out {
+		d := base + uint64(v)
+		if int64(d) <= prev || d > last {
+			return l.blockErr(b, "docIDs", fmt.Errorf("docID %d at %d not increasing or past the block's last docID %d", d, i, last))
+		}
+		out[i] = uint32(d)
+		prev = int64(d)
+	}
+	if uint64(out[len(out)-1]) != last {
+		return l.blockErr(b, "docIDs", fmt.Errorf("last docID %d, skip table says %d", out[len(out)-1], last))
+	}
+	return nil
 }
 
 // DecodeFreqs decodes the term frequencies of block b into out.
@@ -164,11 +180,17 @@ func (l *List) DecodeFreqs(b int, out []uint32) (int, error) {
 			prev = v
 		}
 	} else {
-		for i := 0; i < n; i++ {
-			if out[i] == math.MaxUint32 {
-				return 0, l.blockErr(b, "frequencies", fmt.Errorf("frequency overflows at %d", i))
-			}
-			out[i]++
+		// tf - 1 is stored: add 1, and an overflow (a stored 2^32-1) shows
+		// as a zero minimum.
+		fs := out[:n]
+		mn := uint32(math.MaxUint32)
+		for i, v := range fs {
+			v++
+			fs[i] = v
+			mn = min(mn, v)
+		}
+		if mn == 0 {
+			return 0, l.blockErr(b, "frequencies", fmt.Errorf("frequency overflows at %d", slices.Index(fs, 0)))
 		}
 	}
 	return n, nil

@@ -528,6 +528,7 @@ algorithm are checked to be identical.`)
 	plotOut := fs.String("plot", "", "write an SVG plot of queries/s against the GPU PARA threshold c per\nmode (GPU rows), with the best CPU row of each mode as a dashed line")
 	plotBM := fs.String("plot-bitmaps", "", "write an SVG plot of queries/s against --gpu-bitmaps' density per mode\nand threshold c (GPU rows), their rows without bitmaps and the best CPU\nrow of each mode as dashed lines: where the device bitmaps win")
 	gpuOnly := fs.Bool("gpu-only", false, "GPU rows only, no CPU rows (for tuning runs; the GPU rows are then\nchecked identical to the first GPU row of their mode, not to the CPU)")
+	cpuProfile := fs.String("cpuprofile", "", "write a Go CPU profile of the whole measurement (every row, warm-up\npasses included: they repeat the timed work) to this new file (read it\nwith go tool pprof)")
 	profile := fs.Bool("profile", false, "GPU: after each GPU row, run the batch again with CUDA events and\nprint where the GPU time went (decode, intersect, score, top-k,\ntransfers; Ding et al. WWW'09 Table 3)")
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -620,6 +621,13 @@ algorithm are checked to be identical.`)
 	}
 	if counts[0] == counts[len(counts)-1] && len(counts) == 2 {
 		counts = counts[:1]
+	}
+	if *cpuProfile != "" {
+		stop, err := startCPUProfile(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer stop()
 	}
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer cancel()

@@ -65,6 +65,23 @@ func TestBenchQueryCPU(t *testing.T) {
 		!strings.Contains(err.Error(), "--gpu-only") {
 		t.Errorf("qp bench query --device cpu --gpu-only: error %v, want one naming --gpu-only", err)
 	}
+	// --cpuprofile writes a profile to a new file and refuses an existing
+	// one, leaving it as it was.
+	prof := filepath.Join(dir, "cpu.pb")
+	base := []string{"query", idx, qlog, "--device", "cpu", "--limit", "4", "--thread-counts", "1", "--modes", "and", "--and-algos", "skip"}
+	if err := commands["bench"].run(append(base, "--cpuprofile", prof)); err != nil {
+		t.Fatalf("--cpuprofile: %v", err)
+	}
+	if fi, err := os.Stat(prof); err != nil || fi.Size() == 0 {
+		t.Fatalf("--cpuprofile wrote nothing: %v", err)
+	}
+	if err := os.WriteFile(prof, []byte("keep"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := commands["bench"].run(append(base, "--cpuprofile", prof))
+	if b, _ := os.ReadFile(prof); err == nil || !strings.Contains(err.Error(), "--cpuprofile") || string(b) != "keep" {
+		t.Errorf("--cpuprofile over an existing file: error %v, file now %q", err, b)
+	}
 }
 
 // TestParseDensity checks --gpu-bitmaps' values.
