@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -24,6 +26,15 @@ type Document struct {
 	Text   []byte
 	Stored []byte // stored fields as a JSON object, or nil
 	Key    string // sort key for DocIDOrder "field" (the field's value)
+	// Terms, when not nil, makes the document pre-tokenized: Text is
+	// ignored, no analyzer runs, and the document holds the distinct terms
+	// Terms (strictly ascending in byte order) with the frequencies TFs
+	// (same length, each >= 1); its length is Σ TFs. Synthetic collections
+	// (gen.Topics) enter the builder this way instead of rendering and
+	// re-parsing text. Build rejects unsorted, duplicate or empty terms and
+	// zero frequencies.
+	Terms []string
+	TFs   []uint32
 }
 
 // DocSource yields documents in input order; Next returns io.EOF at the end.
@@ -69,6 +80,7 @@ type BuildStats struct {
 }
 
 type tokDoc struct {
+	err    error
 	seq    uint64
 	doc    *Document
 	terms  []string
@@ -160,6 +172,10 @@ func Build(ctx context.Context, src DocSource, opt BuildOptions) (BuildStats, er
 			for b := range in {
 				for i := range b.docs {
 					td := &b.docs[i]
+					if td.doc.Terms != nil {
+						td.err = pretokenized(td)
+						continue
+					}
 					toks = an(toks[:0], td.doc.Text)
 					td.length = uint32(len(toks))
 					clear(counts)
@@ -207,6 +223,9 @@ func Build(ctx context.Context, src DocSource, opt BuildOptions) (BuildStats, er
 			delete(pending, next)
 			for i := range pb.docs {
 				td := &pb.docs[i]
+				if td.err != nil {
+					return st, fmt.Errorf("index: document %d (%q): %w", td.seq, td.doc.ID, td.err)
+				}
 				id := uint32(td.seq)
 				if uint64(td.seq) >= uint64(Terminated) {
 					return st, fmt.Errorf("index: more than %d documents", Terminated-1)
@@ -282,6 +301,34 @@ func Build(ctx context.Context, src DocSource, opt BuildOptions) (BuildStats, er
 	return st, nil
 }
 
+// pretokenized checks a pre-tokenized document (Document.Terms) and takes
+// its terms and frequencies.
+func pretokenized(td *tokDoc) error {
+	d := td.doc
+	if len(d.TFs) != len(d.Terms) {
+		return fmt.Errorf("pre-tokenized document has %d terms but %d frequencies", len(d.Terms), len(d.TFs))
+	}
+	var length uint64
+	for j, t := range d.Terms {
+		if t == "" {
+			return fmt.Errorf("pre-tokenized document has an empty term")
+		}
+		if j > 0 && t <= d.Terms[j-1] {
+			return fmt.Errorf("pre-tokenized terms not strictly ascending: %q after %q", t, d.Terms[j-1])
+		}
+		if d.TFs[j] == 0 {
+			return fmt.Errorf("pre-tokenized term %q has frequency 0", t)
+		}
+		length += uint64(d.TFs[j])
+	}
+	if length > math.MaxUint32 {
+		return fmt.Errorf("pre-tokenized document has %d tokens (more than 2^32-1)", length)
+	}
+	td.terms, td.tfs, td.length = d.Terms, d.TFs, uint32(length)
+	d.Terms, d.TFs, d.Text = nil, nil, nil
+	return nil
+}
+
 func permute[T any](s []T, perm []uint32) []T {
 	out := make([]T, len(s))
 	for old, nw := range perm {
@@ -337,7 +384,9 @@ func (v *inverter) add(term string, doc, tf uint32) {
 	p := v.lists[term]
 	if p == nil {
 		p = &postBuf{}
-		v.lists[term] = p
+		// The key is copied: term may be a substring of a document's text
+		// or token arena, which must not stay alive for the whole build.
+		v.lists[strings.Clone(term)] = p
 		v.mem += int64(len(term)) + 96
 	}
 	if len(p.docs) == cap(p.docs) {

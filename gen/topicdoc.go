@@ -1,0 +1,129 @@
+package gen
+
+import (
+	"math"
+	"slices"
+)
+
+// docScratch is one worker's reusable state for generating documents.
+type docScratch struct {
+	tokens  []uint32  // word ids in text order
+	topics  []int32   // the document's topics
+	cum     []float64 // cumulative topic weights
+	fresh   []int32   // fresh draws per topic slot (calibration)
+	bgFresh int       // fresh background draws (calibration)
+	sorted  []uint32
+}
+
+// docRNG is document d's PRNG, seeded from (seed, d) only.
+func docRNG(seed int64, d int) rng {
+	return rng{s: mix(mix(uint64(seed)^0x70b1c5) + uint64(d)*0x9e3779b97f4a7c15 + 11)}
+}
+
+// normal returns a standard normal variate (Box–Muller).
+func (r *rng) normal() float64 {
+	return math.Sqrt(-2*math.Log(r.unit())) * math.Cos(2*math.Pi*r.unit())
+}
+
+// poisson returns a Poisson(mean) variate by multiplication (Knuth, TAOCP
+// vol. 2, §3.4.1), for the small means used here.
+func (r *rng) poisson(mean float64) int {
+	l := math.Exp(-mean)
+	k, p := 0, r.unit()
+	for p > l && k < 64 {
+		k++
+		p *= r.unit()
+	}
+	return k
+}
+
+// length draws a document length.
+func (t *Topics) length(r *rng) int {
+	x := math.Exp(t.lenMu + t.p.LenSigma*r.normal())
+	return int(min(max(math.Round(x), 1), float64(t.p.MaxLen)))
+}
+
+// generate fills s.tokens with the tokens of a document drawn from r; main
+// >= 0 forces its first topic (its site's).
+func (t *Topics) generate(r *rng, main int, s *docScratch) {
+	L := t.length(r)
+	nt := 1 + r.poisson(t.p.TopicsPerDoc-1)
+	nt = min(nt, 8)
+	s.topics, s.cum, s.fresh = s.topics[:0], s.cum[:0], s.fresh[:0]
+	var acc float64
+	for i := range nt {
+		k := main
+		if i > 0 || k < 0 {
+			k = t.piAlias.draw(r)
+		}
+		acc += -math.Log(r.unit()) // Dirichlet(1,...,1) by normalised exponentials
+		s.topics = append(s.topics, int32(k))
+		s.cum = append(s.cum, acc)
+		s.fresh = append(s.fresh, 0)
+	}
+	s.bgFresh = 0
+	s.tokens = s.tokens[:0]
+	alpha, disc, lambda := t.p.Alpha, t.p.Discount, t.p.Background
+	nq := uint32(len(t.qterms))
+	K := uint32(t.p.Topics)
+	fresh := 0
+	for i := range L {
+		if i > 0 && r.unit()*(float64(i)+alpha) >= alpha+disc*float64(fresh) {
+			s.tokens = append(s.tokens, s.tokens[r.below(uint64(i))])
+			continue
+		}
+		fresh++
+		var id uint32
+		if r.unit() < lambda {
+			s.bgFresh++
+			if t.bgQMass > 0 && r.unit() < t.bgQMass {
+				id = t.bgQIDs[t.bgQ.draw(r)]
+			} else if rk := t.bg.draw(r); rk < t.nfw {
+				id = t.fw[rk]
+			} else {
+				id = nq + 2*uint32(rk)
+			}
+		} else {
+			u := r.unit() * acc
+			j, _ := slices.BinarySearch(s.cum, u)
+			j = min(j, len(s.cum)-1)
+			s.fresh[j]++
+			k := s.topics[j]
+			if m := t.topQMass[k]; m > 0 && r.unit() < m {
+				id = t.topQIDs[k][t.topQ[k].draw(r)]
+			} else {
+				id = nq + 2*(uint32(t.top.draw(r))*K+uint32(k)) + 1
+			}
+		}
+		s.tokens = append(s.tokens, id)
+	}
+}
+
+// Document generates document d (0 <= d < N) into s and returns its word
+// ids in text order (valid until the next call with s).
+func (t *Topics) document(d int, s *docScratch) []uint32 {
+	r := docRNG(t.cfg.Seed, d)
+	main := -1
+	if t.siteStart != nil {
+		main = t.siteTopicOf(d)
+	}
+	t.generate(&r, main, s)
+	return s.tokens
+}
+
+// counts returns the distinct ids of tokens (ascending) and their counts,
+// reusing s.sorted.
+func (s *docScratch) counts(ids []uint32, tfs []uint32) ([]uint32, []uint32) {
+	s.sorted = append(s.sorted[:0], s.tokens...)
+	slices.Sort(s.sorted)
+	ids, tfs = ids[:0], tfs[:0]
+	for i, x := range s.sorted {
+		if i > 0 && x == s.sorted[i-1] {
+			tfs[len(tfs)-1]++
+			continue
+		}
+		ids = append(ids, x)
+		tfs = append(tfs, 1)
+	}
+	return ids, tfs
+}
