@@ -217,7 +217,7 @@ func (t *Topics) placeQueries(smp calibSample) {
 		isFW[id] = true
 	}
 	if t.qsets == nil {
-		t.qsets = t.querySets(isFW)
+		t.qsets, t.qcounts = t.querySets(isFW)
 	}
 	sets := t.qsets
 	c := make([]float64, k)
@@ -233,32 +233,34 @@ func (t *Topics) placeQueries(smp calibSample) {
 			continue
 		}
 		j++
-		f := math.Min(0.5, t.p.QueryScale*math.Pow(float64(j), -t.p.QueryGamma))
-		if x, ok := t.p.QueryDF[q]; ok {
-			f = x
-		}
+		f := t.targetDF(q, j)
 		t.qTarget = append(t.qTarget, f)
 		set := sets[id]
-		var C float64
-		for _, tk := range set {
-			C += c[tk]
-		}
+		// Topic k gets a share of the topical df in proportion to the
+		// term's queries in k: g_k = φ·f·(n_k/n)/c_k per document of k.
 		bgShare := f * (1 - t.p.QueryTopical)
-		if C > 0 && t.p.QueryTopical > 0 {
-			g := f * t.p.QueryTopical / C
+		var nt float64
+		for _, c := range t.qcounts[id] {
+			nt += float64(c)
+		}
+		if len(set) == 0 || t.p.QueryTopical == 0 {
+			bgShare = f
+		}
+		capped := false
+		for i, tk := range set {
+			g := f * t.p.QueryTopical * float64(t.qcounts[id][i]) / nt / c[tk]
 			if g > gTopMax {
-				t.Fit.CappedQueryTerms++
-				bgShare += (g - gTopMax) * C
+				capped = true
+				bgShare += (g - gTopMax) * c[tk]
 				g = gTopMax
 			}
 			x := smp.gTop.inverse(g)
-			for _, tk := range set {
-				t.topQIDs[tk] = append(t.topQIDs[tk], uint32(id))
-				topW[tk] = append(topW[tk], x)
-				t.topQMass[tk] += x
-			}
-		} else {
-			bgShare = f
+			t.topQIDs[tk] = append(t.topQIDs[tk], uint32(id))
+			topW[tk] = append(topW[tk], x)
+			t.topQMass[tk] += x
+		}
+		if capped {
+			t.Fit.CappedQueryTerms++
 		}
 		if bgShare > 0 {
 			y := smp.gBg.inverse(math.Min(bgShare, gBgMax))
@@ -278,10 +280,14 @@ func (t *Topics) placeQueries(smp calibSample) {
 	t.bgQ = newAlias(bgW)
 }
 
-// querySets assigns each query of the log one topic (by popularity, from a
-// hash of its terms and the seed) and returns, for each kept content query
-// term, the sorted topics of the queries it occurs in.
-func (t *Topics) querySets(isFW []bool) [][]int32 {
+// querySets gives each content query term a home topic (by popularity,
+// from a hash of the seed and the term) and assigns each query of the log
+// the home topic of its rarest content term; it returns, for each kept
+// content term, the topics of the queries it occurs in (sorted) and how
+// many of its queries each got. A rare term thus lives in its home topic,
+// and a common one spreads over the topics of the rare terms it is queried
+// with, in proportion: "jersey" pulls "new" into its topic.
+func (t *Topics) querySets(isFW []bool) ([][]int32, [][]int32) {
 	kept := make(map[string]int32, len(t.qterms))
 	for i, q := range t.qterms {
 		kept[q] = int32(i)
@@ -293,23 +299,70 @@ func (t *Topics) querySets(isFW []bool) [][]int32 {
 			logToKept[i] = id
 		}
 	}
-	sets := make([][]int32, len(t.qterms))
-	for _, q := range t.cfg.Log.Queries {
-		h := mix(uint64(t.cfg.Seed) ^ 0x9e37)
-		for _, id := range q {
-			h = mix(h + uint64(id) + 1)
+	// Home topics by popularity among the topics large enough to hold the
+	// term's topical documents at most half-way (c_k >= 2·φ·f; topic 0 if
+	// none is), by inversion of the cumulative popularity.
+	cum := make([]float64, len(t.pi))
+	var acc float64
+	for k, p := range t.pi {
+		acc += p
+		cum[k] = acc
+	}
+	home := make([]int32, len(t.qterms))
+	j := 0
+	for id, q := range t.qterms {
+		if isFW[id] {
+			continue
 		}
-		r := rng{s: h}
-		topic := int32(t.piAlias.draw(&r))
+		j++
+		f := t.targetDF(q, j)
+		kmax := 0
+		for kmax+1 < len(t.pi) && -math.Expm1(-t.pi[kmax+1]*t.p.TopicsPerDoc) >= 2*t.p.QueryTopical*f {
+			kmax++ // c_k falls with k
+		}
+		r := rng{s: mix(mix(uint64(t.cfg.Seed)^0x40e) + uint64(id))}
+		k, _ := slices.BinarySearch(cum[:kmax+1], r.unit()*cum[kmax])
+		home[id] = int32(min(k, kmax))
+	}
+	type tk struct{ term, topic int32 }
+	counts := map[tk]int32{}
+	for _, q := range t.cfg.Log.Queries {
+		rarest := int32(-1)
+		for _, lid := range q {
+			if id := logToKept[lid]; id > rarest {
+				rarest = id // ids are in log-frequency order: larger = rarer
+			}
+		}
+		if rarest < 0 {
+			continue
+		}
+		topic := home[rarest]
 		for _, lid := range q {
 			if id := logToKept[lid]; id >= 0 {
-				sets[id] = append(sets[id], topic)
+				counts[tk{id, topic}]++
 			}
 		}
 	}
+	sets := make([][]int32, len(t.qterms))
+	for k := range counts {
+		sets[k.term] = append(sets[k.term], k.topic)
+	}
+	ns := make([][]int32, len(t.qterms))
 	for i, s := range sets {
 		slices.Sort(s)
-		sets[i] = slices.Compact(s)
+		ns[i] = make([]int32, len(s))
+		for j, k := range s {
+			ns[i][j] = counts[tk{int32(i), k}]
+		}
 	}
-	return sets
+	return sets, ns
+}
+
+// targetDF is the target df fraction of content query term q, the j-th
+// (1-based): QueryDF's, else min(0.5, QueryScale·j^-QueryGamma).
+func (t *Topics) targetDF(q string, j int) float64 {
+	if x, ok := t.p.QueryDF[q]; ok {
+		return x
+	}
+	return math.Min(0.5, t.p.QueryScale*math.Pow(float64(j), -t.p.QueryGamma))
 }

@@ -65,6 +65,7 @@ type Topics struct {
 
 	qsets   [][]int32 // topics of each content query term
 	qTarget []float64 // target df fraction of each content query term
+	qcounts [][]int32 // queries of each content query term in each of its topics
 
 	Fit FitInfo
 }
