@@ -155,12 +155,32 @@ func (t *Topics) expectedVocab(fresh float64, rb, rt int) float64 {
 	s, q := t.p.ZipfS, t.p.ZipfQ
 	F := float64(t.p.Docs) * fresh
 	zb, _ := zipfSums(rb, 0, s, q, 0, 1)
-	_, v := zipfSums(rb, t.nfw, s, q, F*t.p.Background*(1-t.bgQMass), zb)
 	zt, _ := zipfSums(rt, 0, s, q, 0, 1)
-	// Topics of equal popularity share the sum; group them by (π_k, mass).
+	fb := F * t.p.Background * (1 - t.bgQMass) / zb
+	var ft float64 // topical synthetic draws, spread over topicSpread ranks each
 	for k, pk := range t.pi {
-		_, d := zipfSums(rt, 0, s, q, F*(1-t.p.Background)*pk*(1-t.topQMass[k]), zt)
-		v += d
+		ft += F * (1 - t.p.Background) * pk * (1 - t.topQMass[k])
+	}
+	ft /= zt * topicSpread
+	nfw := float64(t.nfw)
+	// Rank r (1-based, r > nfw) is drawn at rate fb·(r+q)^-s from the
+	// background and ft·(m+q)^-s, m = (r-nfw)/16 + 1, from the topics.
+	rate := func(r float64) float64 {
+		return -math.Expm1(-fb*math.Exp(-s*math.Log(r+q)) - ft*math.Exp(-s*math.Log((r-nfw)/topicSpread+1+q)))
+	}
+	var v float64
+	r := t.nfw + 1
+	for ; r <= min(rb, t.nfw+4096); r++ {
+		v += rate(float64(r))
+	}
+	if r <= rb {
+		a, b := math.Log(float64(r)-0.5), math.Log(float64(rb)+0.5)
+		const bins = 800
+		for i := range bins {
+			l0 := a + (b-a)*float64(i)/bins
+			l1 := a + (b-a)*float64(i+1)/bins
+			v += (math.Exp(l1) - math.Exp(l0)) * rate(math.Exp((l0+l1)/2))
+		}
 	}
 	// Query terms: function words always appear; content term t appears
 	// unless none of its ~f_t·N expected documents is drawn.
@@ -299,15 +319,12 @@ func (t *Topics) querySets(isFW []bool) ([][]int32, [][]int32) {
 			logToKept[i] = id
 		}
 	}
-	// Home topics by popularity among the topics large enough to hold the
-	// term's topical documents at most half-way (c_k >= 2·φ·f; topic 0 if
-	// none is), by inversion of the cumulative popularity.
-	cum := make([]float64, len(t.pi))
-	var acc float64
-	for k, p := range t.pi {
-		acc += p
-		cum[k] = acc
-	}
+	// Home topics: uniform among the topics whose document share c_k is
+	// 2 to 8 times the term's topical df φ·f (the smallest that hold it
+	// comfortably, so that a topic is specific to its terms); among those
+	// with c_k >= 2·φ·f when none is that small; topic 0 when none holds
+	// it. (c_k falls with k.)
+	ck := func(k int) float64 { return -math.Expm1(-t.pi[k] * t.p.TopicsPerDoc) }
 	home := make([]int32, len(t.qterms))
 	j := 0
 	for id, q := range t.qterms {
@@ -315,14 +332,20 @@ func (t *Topics) querySets(isFW []bool) ([][]int32, [][]int32) {
 			continue
 		}
 		j++
-		f := t.targetDF(q, j)
-		kmax := 0
-		for kmax+1 < len(t.pi) && -math.Expm1(-t.pi[kmax+1]*t.p.TopicsPerDoc) >= 2*t.p.QueryTopical*f {
-			kmax++ // c_k falls with k
+		need := 2 * t.p.QueryTopical * t.targetDF(q, j)
+		kmax, _ := slices.BinarySearchFunc(t.pi, need, func(p, x float64) int {
+			if -math.Expm1(-p*t.p.TopicsPerDoc) >= x {
+				return -1
+			}
+			return 1
+		})
+		kmax = max(kmax-1, 0) // last topic with c_k >= need
+		kmin := kmax
+		for kmin > 0 && ck(kmin-1) < 4*need {
+			kmin--
 		}
 		r := rng{s: mix(mix(uint64(t.cfg.Seed)^0x40e) + uint64(id))}
-		k, _ := slices.BinarySearch(cum[:kmax+1], r.unit()*cum[kmax])
-		home[id] = int32(min(k, kmax))
+		home[id] = int32(kmin + int(r.below(uint64(kmax-kmin+1))))
 	}
 	type tk struct{ term, topic int32 }
 	counts := map[tk]int32{}

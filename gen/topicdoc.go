@@ -5,6 +5,10 @@ import (
 	"slices"
 )
 
+// topicSpread is the number of background ranks over which a topic's m-th
+// word is spread (a power of two).
+const topicSpread = 16
+
 // docScratch is one worker's reusable state for generating documents.
 type docScratch struct {
 	tokens  []uint32  // word ids in text order
@@ -43,17 +47,25 @@ func (t *Topics) length(r *rng) int {
 	return int(min(max(math.Round(x), 1), float64(t.p.MaxLen)))
 }
 
-// generate fills s.tokens with the tokens of a document drawn from r; main
-// >= 0 forces its first topic (its site's).
-func (t *Topics) generate(r *rng, main int, s *docScratch) {
+// generate fills s.tokens with the tokens of a document drawn from r; site
+// >= 0 gives it its site's topics (Locality), else it draws its own.
+func (t *Topics) generate(r *rng, site int, s *docScratch) {
 	L := t.length(r)
-	nt := 1 + r.poisson(t.p.TopicsPerDoc-1)
-	nt = min(nt, 8)
+	var siteTopics []int32
+	nt := 0
+	if site >= 0 {
+		siteTopics = t.siteTopics[t.siteTopicAt[site]:t.siteTopicAt[site+1]]
+		nt = len(siteTopics)
+	} else {
+		nt = min(1+r.poisson(t.p.TopicsPerDoc-1), 8)
+	}
 	s.topics, s.cum, s.fresh = s.topics[:0], s.cum[:0], s.fresh[:0]
 	var acc float64
 	for i := range nt {
-		k := main
-		if i > 0 || k < 0 {
+		var k int
+		if siteTopics != nil {
+			k = int(siteTopics[i])
+		} else {
 			k = t.piAlias.draw(r)
 		}
 		acc += -math.Log(r.unit()) // Dirichlet(1,...,1) by normalised exponentials
@@ -65,7 +77,6 @@ func (t *Topics) generate(r *rng, main int, s *docScratch) {
 	s.tokens = s.tokens[:0]
 	alpha, disc, lambda := t.p.Alpha, t.p.Discount, t.p.Background
 	nq := uint32(len(t.qterms))
-	K := uint32(t.p.Topics)
 	fresh := 0
 	for i := range L {
 		if i > 0 && r.unit()*(float64(i)+alpha) >= alpha+disc*float64(fresh) {
@@ -81,7 +92,7 @@ func (t *Topics) generate(r *rng, main int, s *docScratch) {
 			} else if rk := t.bg.draw(r); rk < t.nfw {
 				id = t.fw[rk]
 			} else {
-				id = nq + 2*uint32(rk)
+				id = nq + uint32(rk)
 			}
 		} else {
 			u := r.unit() * acc
@@ -92,7 +103,9 @@ func (t *Topics) generate(r *rng, main int, s *docScratch) {
 			if m := t.topQMass[k]; m > 0 && r.unit() < m {
 				id = t.topQIDs[k][t.topQ[k].draw(r)]
 			} else {
-				id = nq + 2*(uint32(t.top.draw(r))*K+uint32(k)) + 1
+				m := uint64(t.top.draw(r))
+				h := mix(uint64(k)<<40^m) & (topicSpread - 1)
+				id = nq + uint32(t.nfw) + uint32(m*topicSpread+h)
 			}
 		}
 		s.tokens = append(s.tokens, id)
@@ -103,11 +116,11 @@ func (t *Topics) generate(r *rng, main int, s *docScratch) {
 // ids in text order (valid until the next call with s).
 func (t *Topics) document(d int, s *docScratch) []uint32 {
 	r := docRNG(t.cfg.Seed, d)
-	main := -1
+	site := -1
 	if t.siteStart != nil {
-		main = t.siteTopicOf(d)
+		site = t.siteOf(d)
 	}
-	t.generate(&r, main, s)
+	t.generate(&r, site, s)
 	return s.tokens
 }
 

@@ -17,7 +17,7 @@ import (
 //  1. Length L ~ LogNormal(μ, σ²) tokens, capped at MaxLen: a heavy right
 //     tail, as web page lengths have.
 //  2. Topics: 1 + Poisson(TopicsPerDoc-1) topics drawn by popularity
-//     π_k ∝ (k+1)^-τ out of K (the first is the site's under Locality),
+//     π_k ∝ (k+1)^-τ out of K (under Locality, the topics of its site),
 //     mixed with Dirichlet(1, ..., 1) weights, as in LDA (Blei, Ng & Jordan,
 //     JMLR 2003), whose per-document topic mixtures this simplifies.
 //  3. Tokens by a Pólya urn per document (the Dirichlet-compound-multinomial
@@ -37,9 +37,12 @@ import (
 //     placeQueries), so that terms that share queries share topics.
 //
 // Word ids: id < len(QueryTerms) is a query term; then synthetic words,
-// j = id - len(QueryTerms): even j is background rank j/2, odd j is word
-// m of topic k with (j-1)/2 = m·K + k. A synthetic word is named "t" + j
-// ("t" + j + "_" when a query term is spelled that way).
+// j = id - len(QueryTerms) the word's background rank, named "t" + j ("t" +
+// j + "_" when a query term is spelled that way). Topics share the
+// background's words: word m of topic k is the background rank nfw +
+// m·16 + h(k, m) (h a hash in [0, 16), nfw the function words at the top),
+// so a topic re-weights general words of about its rank, as LDA topics do,
+// and many topics add no words of their own.
 type Topics struct {
 	cfg   TopicsConfig
 	p     TopicParams // defaults filled, Alpha and ZipfS fitted
@@ -51,17 +54,18 @@ type Topics struct {
 	fw      []uint32 // their ids
 	collide map[uint32]bool
 
-	bg, top   zipf
-	pi        []float64
-	piAlias   alias
-	bgQ       alias
-	bgQIDs    []uint32
-	bgQMass   float64
-	topQ      []alias
-	topQIDs   [][]uint32
-	topQMass  []float64
-	siteStart []uint32
-	siteTopic []int32
+	bg, top     zipf
+	pi          []float64
+	piAlias     alias
+	bgQ         alias
+	bgQIDs      []uint32
+	bgQMass     float64
+	topQ        []alias
+	topQIDs     [][]uint32
+	topQMass    []float64
+	siteStart   []uint32 // first document of each site
+	siteTopicAt []uint32 // site i's topics are siteTopics[siteTopicAt[i]:siteTopicAt[i+1]]
+	siteTopics  []int32
 
 	qsets   [][]int32 // topics of each content query term
 	qTarget []float64 // target df fraction of each content query term
@@ -116,10 +120,8 @@ func NewTopics(cfg TopicsConfig) (*Topics, error) {
 	t.topQMass = make([]float64, k)
 	// Synthetic ranges: far beyond the vocabulary that can be observed.
 	rb := min(max(8*p.Vocab, 1024), 1<<30-len(t.qterms))
-	rt := max(rb/k, 64)
-	if 2*(uint64(rt)*uint64(k)+uint64(rb))+uint64(len(t.qterms)) >= math.MaxUint32 {
-		return nil, fmt.Errorf("gen: vocabulary %d with %d topics does not fit 32-bit word ids", p.Vocab, k)
-	}
+	rt := max((rb-len(t.fw))/topicSpread, 64)
+	rb = max(rb, len(t.fw)+rt*topicSpread)
 	s := p.ZipfS
 	if s == 0 {
 		s = 1.2
@@ -128,26 +130,25 @@ func NewTopics(cfg TopicsConfig) (*Topics, error) {
 	if alpha == 0 {
 		alpha = 100
 	}
-	for range 2 {
+	// Fit s (vocabulary) and α (distinct terms per document) in turn; α
+	// last, so that the final sample meets PostingsPerDoc.
+	for iter := range 3 {
 		t.p.ZipfS, t.p.Alpha = s, alpha
 		t.bg = newZipf(rb, s, p.ZipfQ)
 		t.top = newZipf(rt, s, p.ZipfQ)
-		smp := t.simulate()
-		t.placeQueries(smp)
+		t.placeQueries(t.simulate())
 		if p.Alpha == 0 {
 			alpha = t.fitAlpha()
-		}
-		if p.ZipfS == 0 {
 			t.p.Alpha = alpha
+		}
+		if p.ZipfS == 0 && iter < 2 {
 			s = t.fitS(t.simulate().fresh, rb, rt)
 		}
+		if p.ZipfS != 0 && p.Alpha != 0 {
+			break
+		}
 	}
-	t.p.ZipfS, t.p.Alpha = s, alpha
-	t.bg = newZipf(rb, s, p.ZipfQ)
-	t.top = newZipf(rt, s, p.ZipfQ)
 	smp := t.simulate()
-	t.placeQueries(smp)
-	smp = t.simulate()
 	t.Fit.Alpha, t.Fit.ZipfS = alpha, s
 	t.Fit.SampleDistinct, t.Fit.SampleFresh = smp.distinct, smp.fresh
 	t.Fit.ExpectedVocab = t.expectedVocab(smp.fresh, rb, rt)
@@ -244,14 +245,21 @@ func (t *Topics) appendName(b []byte, id uint32) []byte {
 func (t *Topics) Name(id uint32) string { return string(t.appendName(nil, id)) }
 
 // makeSites cuts [0, N) into sites of geometric size (mean SiteDocs), each
-// with a main topic drawn by popularity; sequential, from its own stream.
+// with its own topics (1 + Poisson(TopicsPerDoc-1), by popularity) that all
+// its documents use (with their own weights); sequential, from its own
+// stream.
 func (t *Topics) makeSites() {
 	r := rng{s: mix(mix(uint64(t.cfg.Seed)^0x517e5) + 3)}
 	n := t.p.Docs
 	lq := math.Log1p(-1 / t.p.SiteDocs)
+	t.siteTopicAt = append(t.siteTopicAt, 0)
 	for d := 0; d < n; {
 		t.siteStart = append(t.siteStart, uint32(d))
-		t.siteTopic = append(t.siteTopic, int32(t.piAlias.draw(&r)))
+		nt := min(1+r.poisson(t.p.TopicsPerDoc-1), 8)
+		for range nt {
+			t.siteTopics = append(t.siteTopics, int32(t.piAlias.draw(&r)))
+		}
+		t.siteTopicAt = append(t.siteTopicAt, uint32(len(t.siteTopics)))
 		size := 1
 		if lq < 0 {
 			size += int(math.Log(r.unit()) / lq)
@@ -260,11 +268,11 @@ func (t *Topics) makeSites() {
 	}
 }
 
-// siteTopicOf returns the main topic of document d under Locality.
-func (t *Topics) siteTopicOf(d int) int {
+// siteOf returns the site of document d under Locality.
+func (t *Topics) siteOf(d int) int {
 	i, found := slices.BinarySearch(t.siteStart, uint32(d))
 	if !found {
 		i--
 	}
-	return int(t.siteTopic[i])
+	return i
 }

@@ -22,7 +22,7 @@ const (
 	DefaultLenSigma     = 1.0
 	DefaultDiscount     = 0.5
 	DefaultZipfQ        = 10
-	DefaultTopics       = 512
+	DefaultTopics       = 2048
 	DefaultTopicZipf    = 0.6
 	DefaultTopicsPerDoc = 2.0
 	DefaultBackground   = 0.5
@@ -67,7 +67,7 @@ type TopicParams struct {
 	ZipfQ float64 `json:"zipf_q"`
 	// Topics is K; TopicZipf τ gives topic k the popularity ∝ (k+1)^-τ;
 	// TopicsPerDoc is the mean number of topics of a document (1 + Poisson);
-	// 0 = 512, 0.6, 2.0.
+	// 0 = 2048, 0.6, 2.0.
 	Topics       int     `json:"topics"`
 	TopicZipf    float64 `json:"topic_zipf"`
 	TopicsPerDoc float64 `json:"topics_per_doc"`

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -231,6 +230,9 @@ func compareIndexes(t *testing.T, a, b *index.Index) {
 func TestTopicsLengthsHeapsZipf(t *testing.T) {
 	p := small(4000)
 	p.Vocab = 60000
+	// Many topics: each background rank is then shared by many topics, as
+	// expectedVocab's even spreading assumes (32 topics leave it uneven).
+	p.Topics = 2048
 	tp := newTopics(t, TopicsConfig{Params: p, Seed: 1, Log: queryLog(t), Workers: 2})
 	docs := collect(t, tp, nil)
 	var lens []float64
@@ -343,18 +345,26 @@ func meanOf(x []float64) float64 {
 }
 
 // TestTopicsLocality: under Locality, consecutive documents share their
-// main topic (site runs), so synthetic topic words' postings cluster: the
-// mean log gap between consecutive postings falls.
+// main topic (site runs), so the postings of content words (df < 5%)
+// cluster: the mean log gap between consecutive postings falls.
 func TestTopicsLocality(t *testing.T) {
 	gapBits := func(loc bool) float64 {
-		tp := newTopics(t, TopicsConfig{Params: small(3000), Seed: 4, Workers: 2, Locality: loc})
+		p := small(3000)
+		p.Topics = 2048 // specific topics: their words mark a site
+		tp := newTopics(t, TopicsConfig{Params: p, Seed: 4, Workers: 2, Locality: loc})
 		docs := collect(t, tp, nil)
+		df := map[string]int{}
+		for _, d := range docs {
+			for _, w := range d.Terms {
+				df[w]++
+			}
+		}
 		last := map[string]int{}
 		var bits, cnt float64
 		for i, d := range docs {
 			for _, w := range d.Terms {
-				if j, err := strconv.Atoi(strings.TrimPrefix(w, "t")); err != nil || j%2 == 0 {
-					continue // topic words only: odd synthetic ids
+				if df[w]*20 > len(docs) {
+					continue // content words only
 				}
 				if j, ok := last[w]; ok {
 					bits += math.Log2(float64(i - j))
@@ -366,8 +376,8 @@ func TestTopicsLocality(t *testing.T) {
 		return bits / cnt
 	}
 	on, off := gapBits(true), gapBits(false)
-	if on > off-0.5 {
-		t.Fatalf("mean log2 gap %.2f with locality, %.2f without: want >= 0.5 bit less", on, off)
+	if on > off-0.2 {
+		t.Fatalf("mean log2 gap %.2f with locality, %.2f without: want >= 0.2 bit less", on, off)
 	}
 }
 
