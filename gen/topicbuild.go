@@ -105,6 +105,7 @@ func (t *Topics) Build(ctx context.Context, opt BuildOptions) (index.BuildStats,
 			a, _ := analysis.New(TextAnalysis)
 			return a.AppendTokens
 		}
+		bo.TermName = t.Name
 		n := TextAnalysis.Normalize()
 		bo.Meta.Stem, bo.Meta.Stopwords = n.Stem, n.Stopwords
 		st, err = index.Build(ctx, s, bo)
@@ -116,7 +117,7 @@ func (t *Topics) Build(ctx context.Context, opt BuildOptions) (index.BuildStats,
 			var d *index.Document
 			if d, err = s.Next(); err == nil {
 				st.Docs++
-				st.Postings += uint64(len(d.Terms))
+				st.Postings += uint64(len(d.TermIDs))
 				for _, f := range d.TFs {
 					st.Tokens += uint64(f)
 				}

@@ -11,12 +11,12 @@ const topicSpread = 16
 
 // docScratch is one worker's reusable state for generating documents.
 type docScratch struct {
-	tokens  []uint32  // word ids in text order
-	topics  []int32   // the document's topics
-	cum     []float64 // cumulative topic weights
-	fresh   []int32   // fresh draws per topic slot (calibration)
-	bgFresh int       // fresh background draws (calibration)
-	sorted  []uint32
+	tokens     []uint32  // word ids in text order
+	topics     []int32   // the document's topics
+	cum        []float64 // cumulative topic weights
+	fresh      []int32   // fresh draws per topic slot (calibration)
+	bgFresh    int       // fresh background draws (calibration)
+	keys, vals []uint32  // counts' table
 }
 
 // docRNG is document d's PRNG, seeded from (seed, d) only.
@@ -124,19 +124,41 @@ func (t *Topics) document(d int, s *docScratch) []uint32 {
 	return s.tokens
 }
 
-// counts returns the distinct ids of tokens (ascending) and their counts,
-// reusing s.sorted.
+// counts returns the distinct ids of s.tokens (ascending) and their
+// counts, appended to ids[:0] and tfs[:0]: an open-addressing table
+// (keys+1, so 0 is empty) sized to the document, then a sort of the
+// distinct ids only.
 func (s *docScratch) counts(ids []uint32, tfs []uint32) ([]uint32, []uint32) {
-	s.sorted = append(s.sorted[:0], s.tokens...)
-	slices.Sort(s.sorted)
-	ids, tfs = ids[:0], tfs[:0]
-	for i, x := range s.sorted {
-		if i > 0 && x == s.sorted[i-1] {
-			tfs[len(tfs)-1]++
-			continue
+	size := 64
+	for size < 2*len(s.tokens) {
+		size *= 2
+	}
+	if cap(s.keys) < size {
+		s.keys, s.vals = make([]uint32, size), make([]uint32, size)
+	}
+	keys, vals := s.keys[:size], s.vals[:size]
+	clear(keys)
+	mask := uint32(size - 1)
+	ids = ids[:0]
+	for _, x := range s.tokens {
+		h := (x * 0x9e3779b1) & mask
+		for keys[h] != 0 && keys[h] != x+1 {
+			h = (h + 1) & mask
 		}
-		ids = append(ids, x)
-		tfs = append(tfs, 1)
+		if keys[h] == 0 {
+			keys[h], vals[h] = x+1, 0
+			ids = append(ids, x)
+		}
+		vals[h]++
+	}
+	slices.Sort(ids)
+	tfs = tfs[:0]
+	for _, x := range ids {
+		h := (x * 0x9e3779b1) & mask
+		for keys[h] != x+1 {
+			h = (h + 1) & mask
+		}
+		tfs = append(tfs, vals[h])
 	}
 	return ids, tfs
 }

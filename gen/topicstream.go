@@ -5,7 +5,6 @@ import (
 	"io"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/qpengine/qp/index"
@@ -14,8 +13,8 @@ import (
 // chunkDocs is the number of documents a worker generates per job.
 const chunkDocs = 256
 
-// GenDoc is one generated document: pre-tokenized for index.Build
-// (Doc.Terms, Doc.TFs) and, when the stream was asked for text, its JSON
+// GenDoc is one generated document: pre-tokenized by word id for
+// index.Build (Doc.TermIDs, Doc.TFs; names by Topics.Name) and, when the stream was asked for text, its JSON
 // line ({"id":...,"text":...} and a newline).
 type GenDoc struct {
 	Doc  *index.Document
@@ -107,30 +106,8 @@ func (t *Topics) makeDoc(d int, sc *docScratch, text bool) GenDoc {
 		}
 		g.Line = append(line, "\"}\n"...)
 	}
-	ids, tfs := sc.counts(nil, nil)
-	// Names in one arena string; terms are its substrings.
-	var arena []byte
-	ends := make([]int, len(ids))
-	for i, w := range ids {
-		arena = t.appendName(arena, w)
-		ends[i] = len(arena)
-	}
-	all := string(arena)
-	type tt struct {
-		term string
-		tf   uint32
-	}
-	pairs := make([]tt, len(ids))
-	start := 0
-	for i := range ids {
-		pairs[i] = tt{all[start:ends[i]], tfs[i]}
-		start = ends[i]
-	}
-	slices.SortFunc(pairs, func(a, b tt) int { return strings.Compare(a.term, b.term) })
-	doc := &index.Document{ID: id, Terms: make([]string, len(pairs)), TFs: make([]uint32, len(pairs))}
-	for i, p := range pairs {
-		doc.Terms[i], doc.TFs[i] = p.term, p.tf
-	}
+	ids, tfs := sc.counts(make([]uint32, 0, len(tokens)/2), nil)
+	doc := &index.Document{ID: id, TermIDs: slices.Clip(ids), TFs: tfs}
 	g.Doc = doc
 	return g
 }

@@ -35,6 +35,13 @@ type Document struct {
 	// zero frequencies.
 	Terms []string
 	TFs   []uint32
+	// TermIDs, when not nil, makes the document pre-tokenized by term ids
+	// (strictly ascending; TFs as for Terms): the builder keys its lists by
+	// id and names each term once per spilled run through
+	// BuildOptions.TermName, which must then be set and give distinct ids
+	// distinct names. It is the fast path of synthetic collections (no
+	// string per posting).
+	TermIDs []uint32
 }
 
 // DocSource yields documents in input order; Next returns io.EOF at the end.
@@ -66,6 +73,9 @@ type BuildOptions struct {
 	Workers   int // 0 = all cores
 	Meta      Meta
 	Bitmaps   BitmapMode // when lists are stored as roaring bitmaps (zero: off)
+	// TermName names the term ids of Document.TermIDs (called
+	// concurrently only with itself: it must be safe for concurrent use).
+	TermName func(id uint32) string
 	// Progress is called from time to time (never concurrently) with the
 	// number of documents indexed so far.
 	Progress func(BuildStats)
@@ -81,6 +91,7 @@ type BuildStats struct {
 
 type tokDoc struct {
 	err    error
+	ids    []uint32 // pre-tokenized by id (terms is nil)
 	seq    uint64
 	doc    *Document
 	terms  []string
@@ -172,6 +183,10 @@ func Build(ctx context.Context, src DocSource, opt BuildOptions) (BuildStats, er
 			for b := range in {
 				for i := range b.docs {
 					td := &b.docs[i]
+					if td.doc.TermIDs != nil {
+						td.err = pretokenizedIDs(td, opt.TermName != nil)
+						continue
+					}
 					if td.doc.Terms != nil {
 						td.err = pretokenized(td)
 						continue
@@ -205,6 +220,7 @@ func Build(ctx context.Context, src DocSource, opt BuildOptions) (BuildStats, er
 
 	// Stage 3: invert in input order.
 	inv := newInverter(tmpDir, opt.MemBudget)
+	inv.name = opt.TermName
 	var lens []uint32
 	var ids []string
 	var stored [][]byte
@@ -240,6 +256,9 @@ func Build(ctx context.Context, src DocSource, opt BuildOptions) (BuildStats, er
 				st.Tokens += uint64(td.length)
 				for j, t := range td.terms {
 					inv.add(t, id, td.tfs[j])
+				}
+				for j, t := range td.ids {
+					inv.addID(t, id, td.tfs[j])
 				}
 				if err := inv.maybeSpill(); err != nil {
 					return st, err
@@ -329,6 +348,36 @@ func pretokenized(td *tokDoc) error {
 	return nil
 }
 
+// pretokenizedIDs checks a document pre-tokenized by term ids.
+func pretokenizedIDs(td *tokDoc, named bool) error {
+	d := td.doc
+	if !named {
+		return fmt.Errorf("pre-tokenized by term ids but BuildOptions.TermName is nil")
+	}
+	if d.Terms != nil {
+		return fmt.Errorf("pre-tokenized document has both Terms and TermIDs")
+	}
+	if len(d.TFs) != len(d.TermIDs) {
+		return fmt.Errorf("pre-tokenized document has %d term ids but %d frequencies", len(d.TermIDs), len(d.TFs))
+	}
+	var length uint64
+	for j, t := range d.TermIDs {
+		if j > 0 && t <= d.TermIDs[j-1] {
+			return fmt.Errorf("pre-tokenized term ids not strictly ascending: %d after %d", t, d.TermIDs[j-1])
+		}
+		if d.TFs[j] == 0 {
+			return fmt.Errorf("pre-tokenized term id %d has frequency 0", t)
+		}
+		length += uint64(d.TFs[j])
+	}
+	if length > math.MaxUint32 {
+		return fmt.Errorf("pre-tokenized document has %d tokens (more than 2^32-1)", length)
+	}
+	td.ids, td.tfs, td.length = d.TermIDs, d.TFs, uint32(length)
+	d.TermIDs, d.TFs, d.Text = nil, nil, nil
+	return nil
+}
+
 func permute[T any](s []T, perm []uint32) []T {
 	out := make([]T, len(s))
 	for old, nw := range perm {
@@ -371,13 +420,61 @@ type inverter struct {
 	dir      string
 	budget   int64
 	lists    map[string]*postBuf
+	byID     map[uint32]*postBuf // lists of term ids, named at spill and merge
+	name     func(uint32) string
 	mem      int64
 	postings uint64
 	runs     []string
 }
 
 func newInverter(dir string, budget int64) *inverter {
-	return &inverter{dir: dir, budget: budget, lists: map[string]*postBuf{}}
+	return &inverter{dir: dir, budget: budget, lists: map[string]*postBuf{}, byID: map[uint32]*postBuf{}}
+}
+
+func (v *inverter) addID(term, doc, tf uint32) {
+	p := v.byID[term]
+	if p == nil {
+		p = &postBuf{}
+		v.byID[term] = p
+		v.mem += 96
+	}
+	if len(p.docs) == cap(p.docs) {
+		v.mem += int64(cap(p.docs)+1) * 8
+	}
+	p.docs = append(p.docs, doc)
+	p.tfs = append(p.tfs, tf)
+	v.postings++
+}
+
+// nameIDs moves the lists of term ids into lists under their names (a
+// name that also came from text has its two lists merged in docID order).
+func (v *inverter) nameIDs() {
+	for id, p := range v.byID {
+		t := v.name(id)
+		if q := v.lists[t]; q != nil {
+			p = mergePostBufs(q, p)
+		} else {
+			v.mem += int64(len(t))
+		}
+		v.lists[t] = p
+	}
+	clear(v.byID)
+}
+
+// mergePostBufs merges two lists of distinct docIDs in docID order.
+func mergePostBufs(a, b *postBuf) *postBuf {
+	out := &postBuf{docs: make([]uint32, 0, len(a.docs)+len(b.docs)), tfs: make([]uint32, 0, len(a.docs)+len(b.docs))}
+	i, j := 0, 0
+	for i < len(a.docs) || j < len(b.docs) {
+		if j == len(b.docs) || (i < len(a.docs) && a.docs[i] < b.docs[j]) {
+			out.docs, out.tfs = append(out.docs, a.docs[i]), append(out.tfs, a.tfs[i])
+			i++
+		} else {
+			out.docs, out.tfs = append(out.docs, b.docs[j]), append(out.tfs, b.tfs[j])
+			j++
+		}
+	}
+	return out
 }
 
 func (v *inverter) add(term string, doc, tf uint32) {
@@ -417,6 +514,7 @@ func (v *inverter) maybeSpill() error {
 // per term: uvarint len(term), term, uvarint n, n × (uvarint doc gap, uvarint tf);
 // a zero length ends the run.
 func (v *inverter) spill() error {
+	v.nameIDs()
 	path := filepath.Join(v.dir, fmt.Sprintf("run-%05d", len(v.runs)))
 	f, err := os.Create(path)
 	if err != nil {
@@ -535,6 +633,7 @@ func (v *inverter) merge(ctx context.Context, w *Writer, perm []uint32, workers 
 		}
 		readers = append(readers, r)
 	}
+	v.nameIDs()
 	memTerms := v.sortedTerms()
 	mi := 0
 	nextList := func() (*mergedList, error) {
