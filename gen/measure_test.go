@@ -55,6 +55,10 @@ func TestMeasureReport(t *testing.T) {
 		for _, v := range c {
 			sum += float64(v)
 		}
+		lens := slices.Clone(x.DocLens())
+		slices.Sort(lens)
+		q := func(f float64) uint32 { return lens[min(int(f*float64(len(lens))), len(lens)-1)] }
+		fmt.Printf("%s: %d docs, %d terms; length p10 %d p50 %d p90 %d p99 %d max %d\n", path, x.NumDocs(), x.NumTerms(), q(0.1), q(0.5), q(0.9), q(0.99), lens[len(lens)-1])
 		fmt.Printf("%s: %d queries all terms present, %d empty; AND count mean %.1f median %d p90 %d; R 2-term %.4f; 3-term %s; 4-term %s\n",
 			path, st.Queries, st.Empty, sum/float64(len(c)), c[len(c)/2], c[len(c)*9/10], st.R[2][0], pct(st.R[3]), pct(st.R[4]))
 	}

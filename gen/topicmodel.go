@@ -148,6 +148,9 @@ func NewTopics(cfg TopicsConfig) (*Topics, error) {
 			break
 		}
 	}
+	// The query weights are a function of the final (s, α) alone, so that
+	// saved parameters regenerate the same collection.
+	t.placeQueries(t.simulate())
 	smp := t.simulate()
 	t.Fit.Alpha, t.Fit.ZipfS = alpha, s
 	t.Fit.SampleDistinct, t.Fit.SampleFresh = smp.distinct, smp.fresh
