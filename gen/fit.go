@@ -9,6 +9,10 @@ import (
 	"github.com/qpengine/qp/index"
 )
 
+// absentDF is the expected df given to query terms absent from a fitted
+// index (so that they stay absent in most generated collections).
+const absentDF = 0.2
+
 // FitOptions configure FitIndex.
 type FitOptions struct {
 	// Log, when not nil, gives the query terms whose df fractions in the
@@ -26,7 +30,8 @@ type FitOptions struct {
 //     documents longer than the median (the Pitman–Yor urn gives distinct ~
 //     L^d for long documents), clamped to [0.1, 0.9];
 //   - Vocab = its terms (ZipfS is then fitted to it);
-//   - QueryDF = df/N of the query-log terms it holds.
+//   - QueryDF = df/N of the query-log terms it holds, and absentDF/N
+//     (about one chance in five of appearing) for those it lacks.
 //
 // Topic parameters keep their defaults; CooccurrenceLift measures what they
 // control, for comparison.
@@ -74,6 +79,8 @@ func FitIndex(x *index.Index, opt FitOptions) (TopicParams, error) {
 		for _, q := range opt.Log.Terms {
 			if t, ok := x.Lookup(q); ok {
 				p.QueryDF[q] = float64(x.Record(t).DF) / float64(n)
+			} else {
+				p.QueryDF[q] = absentDF / float64(n) // absent: rare here too
 			}
 		}
 	}
