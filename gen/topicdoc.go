@@ -5,6 +5,14 @@ import (
 	"slices"
 )
 
+// Under Locality, a share siteWordShare of a document's fresh draws are
+// words of its site, siteWords per site, rare background ranks (above
+// siteLow): the boilerplate and names that make pages of one host alike.
+const (
+	siteWordShare = 0.05
+	siteWords     = 20
+)
+
 // topicSpread is the number of background ranks over which a topic's m-th
 // word is spread (a power of two).
 const topicSpread = 16
@@ -85,7 +93,12 @@ func (t *Topics) generate(r *rng, site int, s *docScratch) {
 		}
 		fresh++
 		var id uint32
-		if r.unit() < lambda {
+		if siteTopics != nil && r.unit() < siteWordShare {
+			// A word of the site's own (names, navigation): one of
+			// siteWords rare background ranks fixed by the site.
+			h := mix(uint64(site)<<8 ^ r.below(siteWords) ^ 0x5173)
+			id = nq + uint32(t.nfw) + uint32(uint64(t.siteLow)+h%uint64(t.bg.n-t.nfw-t.siteLow))
+		} else if r.unit() < lambda {
 			s.bgFresh++
 			if t.bgQMass > 0 && r.unit() < t.bgQMass {
 				id = t.bgQIDs[t.bgQ.draw(r)]

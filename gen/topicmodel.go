@@ -66,6 +66,7 @@ type Topics struct {
 	siteStart   []uint32 // first document of each site
 	siteTopicAt []uint32 // site i's topics are siteTopics[siteTopicAt[i]:siteTopicAt[i+1]]
 	siteTopics  []int32
+	siteLow     int // site words are background ranks >= nfw + siteLow
 
 	qsets   [][]int32 // topics of each content query term
 	qTarget []float64 // target df fraction of each content query term
@@ -157,6 +158,7 @@ func NewTopics(cfg TopicsConfig) (*Topics, error) {
 	t.Fit.ExpectedVocab = t.expectedVocab(smp.fresh, rb, rt)
 	t.Fit.QueryTerms, t.Fit.DroppedQueryTerms = len(t.qterms), len(t.dropped)
 	if cfg.Locality {
+		t.siteLow = (rb - t.nfw) / 8
 		t.makeSites()
 	}
 	return t, nil

@@ -22,11 +22,11 @@ const (
 	DefaultLenSigma     = 1.0
 	DefaultDiscount     = 0.5
 	DefaultZipfQ        = 10
-	DefaultTopics       = 2048
+	DefaultTopics       = 8192
 	DefaultTopicZipf    = 0.6
-	DefaultTopicsPerDoc = 2.0
+	DefaultTopicsPerDoc = 1.5
 	DefaultBackground   = 0.5
-	DefaultQueryTopical = 0.8
+	DefaultQueryTopical = 0.95
 	DefaultSiteDocs     = 50
 	// maxTopicQueryMass caps the share of a topic's (or the background's)
 	// fresh draws that go to query-log terms.
@@ -67,7 +67,7 @@ type TopicParams struct {
 	ZipfQ float64 `json:"zipf_q"`
 	// Topics is K; TopicZipf τ gives topic k the popularity ∝ (k+1)^-τ;
 	// TopicsPerDoc is the mean number of topics of a document (1 + Poisson);
-	// 0 = 2048, 0.6, 2.0.
+	// 0 = 8192, 0.6, 1.5.
 	Topics       int     `json:"topics"`
 	TopicZipf    float64 `json:"topic_zipf"`
 	TopicsPerDoc float64 `json:"topics_per_doc"`
@@ -76,7 +76,7 @@ type TopicParams struct {
 	// value such as 1e-9 for "none".
 	Background float64 `json:"background"`
 	// QueryTopical is φ, the share of a (content) query term's documents
-	// that come from its topics rather than the background; 0 = 0.8.
+	// that come from its topics rather than the background; 0 = 0.95.
 	QueryTopical float64 `json:"query_topical"`
 	// QueryScale, QueryGamma: the j-th content query term's target df is
 	// min(0.5·N, QueryScale·N·j^-QueryGamma) (as the independent model's
@@ -95,9 +95,9 @@ type TopicsConfig struct {
 	Params TopicParams
 	Seed   int64
 	// Locality orders documents by "site": runs of documents (sites, of
-	// geometric size with mean SiteDocs) share their main topic, as crawl or
-	// URL order gives. Off, every document draws its topics independently
-	// (a random order).
+	// geometric size with mean SiteDocs) share their topics and 20 rare
+	// words of their own (5% of fresh draws), as crawl or URL order gives.
+	// Off, every document draws its topics independently (a random order).
 	Locality bool
 	// Log is the query log whose terms the vocabulary must hold (nil: no
 	// query terms).
