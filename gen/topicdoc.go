@@ -56,24 +56,20 @@ func (t *Topics) length(r *rng) int {
 }
 
 // generate fills s.tokens with the tokens of a document drawn from r; site
-// >= 0 gives it its site's topics (Locality), else it draws its own.
+// >= 0 (Locality) makes the site's topic its first and adds the site's
+// words.
 func (t *Topics) generate(r *rng, site int, s *docScratch) {
 	L := t.length(r)
-	var siteTopics []int32
-	nt := 0
+	siteTopic := -1
 	if site >= 0 {
-		siteTopics = t.siteTopics[t.siteTopicAt[site]:t.siteTopicAt[site+1]]
-		nt = len(siteTopics)
-	} else {
-		nt = min(1+r.poisson(t.p.TopicsPerDoc-1), 8)
+		siteTopic = int(t.siteTopic[site])
 	}
+	nt := min(1+r.poisson(t.p.TopicsPerDoc-1), 8)
 	s.topics, s.cum, s.fresh = s.topics[:0], s.cum[:0], s.fresh[:0]
 	var acc float64
 	for i := range nt {
-		var k int
-		if siteTopics != nil {
-			k = int(siteTopics[i])
-		} else {
+		k := siteTopic
+		if i > 0 || k < 0 {
 			k = t.piAlias.draw(r)
 		}
 		acc += -math.Log(r.unit()) // Dirichlet(1,...,1) by normalised exponentials
@@ -93,7 +89,7 @@ func (t *Topics) generate(r *rng, site int, s *docScratch) {
 		}
 		fresh++
 		var id uint32
-		if siteTopics != nil && r.unit() < siteWordShare {
+		if site >= 0 && r.unit() < siteWordShare {
 			// A word of the site's own (names, navigation): one of
 			// siteWords rare background ranks fixed by the site.
 			h := mix(uint64(site)<<8 ^ r.below(siteWords) ^ 0x5173)

@@ -17,7 +17,7 @@ import (
 //  1. Length L ~ LogNormal(μ, σ²) tokens, capped at MaxLen: a heavy right
 //     tail, as web page lengths have.
 //  2. Topics: 1 + Poisson(TopicsPerDoc-1) topics drawn by popularity
-//     π_k ∝ (k+1)^-τ out of K (under Locality, the topics of its site),
+//     π_k ∝ (k+1)^-τ out of K (under Locality, the first is its site's),
 //     mixed with Dirichlet(1, ..., 1) weights, as in LDA (Blei, Ng & Jordan,
 //     JMLR 2003), whose per-document topic mixtures this simplifies.
 //  3. Tokens by a Pólya urn per document (the Dirichlet-compound-multinomial
@@ -54,19 +54,18 @@ type Topics struct {
 	fw      []uint32 // their ids
 	collide map[uint32]bool
 
-	bg, top     zipf
-	pi          []float64
-	piAlias     alias
-	bgQ         alias
-	bgQIDs      []uint32
-	bgQMass     float64
-	topQ        []alias
-	topQIDs     [][]uint32
-	topQMass    []float64
-	siteStart   []uint32 // first document of each site
-	siteTopicAt []uint32 // site i's topics are siteTopics[siteTopicAt[i]:siteTopicAt[i+1]]
-	siteTopics  []int32
-	siteLow     int // site words are background ranks >= nfw + siteLow
+	bg, top   zipf
+	pi        []float64
+	piAlias   alias
+	bgQ       alias
+	bgQIDs    []uint32
+	bgQMass   float64
+	topQ      []alias
+	topQIDs   [][]uint32
+	topQMass  []float64
+	siteStart []uint32 // first document of each site
+	siteTopic []int32  // main topic of each site
+	siteLow   int      // site words are background ranks >= nfw + siteLow
 
 	qsets   [][]int32 // topics of each content query term
 	qTarget []float64 // target df fraction of each content query term
@@ -250,21 +249,15 @@ func (t *Topics) appendName(b []byte, id uint32) []byte {
 func (t *Topics) Name(id uint32) string { return string(t.appendName(nil, id)) }
 
 // makeSites cuts [0, N) into sites of geometric size (mean SiteDocs), each
-// with its own topics (1 + Poisson(TopicsPerDoc-1), by popularity) that all
-// its documents use (with their own weights); sequential, from its own
-// stream.
+// with a main topic drawn by popularity, the first topic of all its
+// documents (their others are their own); sequential, from its own stream.
 func (t *Topics) makeSites() {
 	r := rng{s: mix(mix(uint64(t.cfg.Seed)^0x517e5) + 3)}
 	n := t.p.Docs
 	lq := math.Log1p(-1 / t.p.SiteDocs)
-	t.siteTopicAt = append(t.siteTopicAt, 0)
 	for d := 0; d < n; {
 		t.siteStart = append(t.siteStart, uint32(d))
-		nt := min(1+r.poisson(t.p.TopicsPerDoc-1), 8)
-		for range nt {
-			t.siteTopics = append(t.siteTopics, int32(t.piAlias.draw(&r)))
-		}
-		t.siteTopicAt = append(t.siteTopicAt, uint32(len(t.siteTopics)))
+		t.siteTopic = append(t.siteTopic, int32(t.piAlias.draw(&r)))
 		size := 1
 		if lq < 0 {
 			size += int(math.Log(r.unit()) / lq)

@@ -95,7 +95,7 @@ type TopicsConfig struct {
 	Params TopicParams
 	Seed   int64
 	// Locality orders documents by "site": runs of documents (sites, of
-	// geometric size with mean SiteDocs) share their topics and 20 rare
+	// geometric size with mean SiteDocs) share their main topic and 20 rare
 	// words of their own (5% of fresh draws), as crawl or URL order gives.
 	// Off, every document draws its topics independently (a random order).
 	Locality bool
