@@ -221,6 +221,19 @@ func Build(ctx context.Context, src DocSource, opt BuildOptions) (BuildStats, er
 	// Stage 3: invert in input order.
 	inv := newInverter(tmpDir, opt.MemBudget)
 	inv.name = opt.TermName
+	// Documents pre-tokenized by term id are inverted by opt.Workers shards,
+	// shard s holding the ids ≡ s (mod shards), each in document order and
+	// spilling its own runs past its share of the budget; their terms are
+	// disjoint, so the merge takes their runs as it takes inv's.
+	var shards []*inverter
+	if opt.TermName != nil {
+		for s := range opt.Workers {
+			sh := newInverter(tmpDir, max(opt.MemBudget/int64(opt.Workers), 1))
+			sh.name, sh.prefix = opt.TermName, fmt.Sprintf("s%03d-", s)
+			shards = append(shards, sh)
+		}
+		inv.shards = shards
+	}
 	var lens []uint32
 	var ids []string
 	var stored [][]byte
@@ -257,18 +270,21 @@ func Build(ctx context.Context, src DocSource, opt BuildOptions) (BuildStats, er
 				for j, t := range td.terms {
 					inv.add(t, id, td.tfs[j])
 				}
-				for j, t := range td.ids {
-					inv.addID(t, id, td.tfs[j])
-				}
 				if err := inv.maybeSpill(); err != nil {
 					return st, err
 				}
 			}
+			if err := invertIDs(shards, pb.docs); err != nil {
+				return st, err
+			}
 			next += uint64(len(pb.docs))
 			st.Docs = next
 			if opt.Progress != nil {
-				st.Postings = inv.postings
-				st.Runs = len(inv.runs)
+				st.Postings, st.Runs = inv.postings, len(inv.runs)
+				for _, sh := range shards {
+					st.Postings += sh.postings
+					st.Runs += len(sh.runs)
+				}
 				opt.Progress(st)
 			}
 		}
@@ -307,6 +323,9 @@ func Build(ctx context.Context, src DocSource, opt BuildOptions) (BuildStats, er
 		return st, err
 	}
 	st.Runs = len(inv.runs)
+	for _, sh := range shards {
+		st.Runs += len(sh.runs)
+	}
 	if err := inv.merge(ctx, w, perm, opt.Workers, &st); err != nil {
 		w.Abort()
 		return st, err
@@ -345,6 +364,43 @@ func pretokenized(td *tokDoc) error {
 	}
 	td.terms, td.tfs, td.length = d.Terms, d.TFs, uint32(length)
 	d.Terms, d.TFs, d.Text = nil, nil, nil
+	return nil
+}
+
+// invertIDs adds the term-id postings of docs to the shards, one goroutine
+// per shard, each spilling when past its budget.
+func invertIDs(shards []*inverter, docs []tokDoc) error {
+	has := false
+	for i := range docs {
+		has = has || docs[i].ids != nil
+	}
+	if !has {
+		return nil
+	}
+	n := uint32(len(shards))
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for s, sh := range shards {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range docs {
+				td := &docs[i]
+				for j, t := range td.ids {
+					if t%n == uint32(s) {
+						sh.addID(t, uint32(td.seq), td.tfs[j])
+					}
+				}
+			}
+			errs[s] = sh.maybeSpill()
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -422,6 +478,8 @@ type inverter struct {
 	lists    map[string]*postBuf
 	byID     map[uint32]*postBuf // lists of term ids, named at spill and merge
 	name     func(uint32) string
+	prefix   string      // of run file names
+	shards   []*inverter // term-id shards (merge reads their runs and lists too)
 	mem      int64
 	postings uint64
 	runs     []string
@@ -515,7 +573,7 @@ func (v *inverter) maybeSpill() error {
 // a zero length ends the run.
 func (v *inverter) spill() error {
 	v.nameIDs()
-	path := filepath.Join(v.dir, fmt.Sprintf("run-%05d", len(v.runs)))
+	path := filepath.Join(v.dir, fmt.Sprintf("run-%s%05d", v.prefix, len(v.runs)))
 	f, err := os.Create(path)
 	if err != nil {
 		return fmt.Errorf("index: spilling run: %w", err)
@@ -626,14 +684,26 @@ func (v *inverter) merge(ctx context.Context, w *Writer, perm []uint32, workers 
 			r.f.Close()
 		}
 	}()
-	for _, p := range v.runs {
+	runs := v.runs
+	v.nameIDs()
+	for _, sh := range v.shards {
+		runs = append(runs, sh.runs...)
+		sh.nameIDs()
+		for t, p := range sh.lists { // a term also fed as text: merged
+			if q := v.lists[t]; q != nil {
+				p = mergePostBufs(q, p)
+			}
+			v.lists[t] = p
+		}
+		sh.lists = nil
+	}
+	for _, p := range runs {
 		r, err := openRun(p)
 		if err != nil {
 			return err
 		}
 		readers = append(readers, r)
 	}
-	v.nameIDs()
 	memTerms := v.sortedTerms()
 	mi := 0
 	nextList := func() (*mergedList, error) {
@@ -672,6 +742,10 @@ func (v *inverter) merge(ctx context.Context, w *Writer, perm []uint32, workers 
 				ml.docs[i] = perm[d]
 			}
 			sort.Sort(byDoc(*ml))
+		} else if !ascending(ml.docs) {
+			// The term came both as text and as a term id (two inverters):
+			// each part is ascending; sorting merges them.
+			sort.Stable(byDoc(*ml))
 		}
 		return ml, nil
 	}
@@ -804,6 +878,15 @@ func (w *Writer) AddListsParallel(ctx context.Context, n, workers int, produce P
 		}
 	}
 	return st, nil
+}
+
+func ascending(d []uint32) bool {
+	for i := 1; i < len(d); i++ {
+		if d[i] <= d[i-1] {
+			return false
+		}
+	}
+	return true
 }
 
 type byDoc mergedList

@@ -65,15 +65,17 @@ func TestBuildPretokenized(t *testing.T) {
 			mixed[i] = doc
 		}
 	}
+	var lastRuns int
 	build := func(docs []Document, budget int64) (*Index, error) {
 		path := filepath.Join(t.TempDir(), "x.qp")
-		_, err := Build(context.Background(), &sliceSource{docs: docs}, BuildOptions{
+		st, err := Build(context.Background(), &sliceSource{docs: docs}, BuildOptions{
 			Out: path, DocCodec: c, NewAnalyzer: fieldsAnalyzer, MemBudget: budget, Workers: 3,
 			TermName: func(id uint32) string { return names[id] },
 		})
 		if err != nil {
 			return nil, err
 		}
+		lastRuns = st.Runs
 		return Open(path)
 	}
 	ref, err := build(append([]Document(nil), texts...), 1<<30)
@@ -83,6 +85,9 @@ func TestBuildPretokenized(t *testing.T) {
 	got, err := build(mixed, 30000)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if lastRuns < 6 {
+		t.Fatalf("%d spilled runs, want several from the text inverter and the id shards", lastRuns)
 	}
 	if got.NumTerms() != ref.NumTerms() || !slices.Equal(got.DocLens(), ref.DocLens()) {
 		t.Fatalf("terms %d vs %d, or lengths differ", got.NumTerms(), ref.NumTerms())
