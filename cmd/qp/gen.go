@@ -216,7 +216,11 @@ generated term by term, documents uniform samples, no text.`)
 		bar.Done("")
 		el := time.Since(start).Seconds()
 		p64 := float64(st.Postings)
-		fmt.Printf("generated %d documents (%.0f docs/s), %d terms, %d postings, %d tokens in %.1fs", st.Docs, float64(st.Docs)/el, st.Terms, st.Postings, st.Tokens, el)
+		fmt.Printf("generated %d documents (%.0f docs/s), ", st.Docs, float64(st.Docs)/el)
+		if *out != "" {
+			fmt.Printf("%d terms, ", st.Terms)
+		}
+		fmt.Printf("%d postings, %d tokens in %.1fs", st.Postings, st.Tokens, el)
 		if *out != "" {
 			fmt.Printf("; %s: %.3f bits/docID, %.3f bits/freq; %d spilled runs; wrote %s", dc.Name(), 8*float64(st.DocBytes)/p64, 8*float64(st.FreqBytes)/p64, st.Runs, *out)
 		}
