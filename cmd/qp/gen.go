@@ -122,6 +122,9 @@ generated term by term, documents uniform samples, no text.`)
 			fs.Usage()
 			return fmt.Errorf("--out, --text or --save-params is required")
 		}
+		if *paramsIn != "" && *fitIdx != "" {
+			return fmt.Errorf("--params and --fit both give the parameters: use one")
+		}
 		var p gen.TopicParams
 		var err error
 		if *paramsIn != "" {

@@ -47,6 +47,7 @@ func TestGenTopicsCLI(t *testing.T) {
 		{[]string{"--docs", "0", "--out", filepath.Join(dir, "x")}, "docs"},
 		{[]string{"--docs", "10", "--topics", "-1", "--out", filepath.Join(dir, "x")}, "topics"},
 		{[]string{"--docs", "10"}, "--out, --text or --save-params"},
+		{[]string{"--params", params, "--fit", a, "--out", filepath.Join(dir, "x")}, "use one"},
 		{[]string{"--docs", "10", "--save-params", params}, "exists"},
 		{[]string{"--docs", "10", "--mem", "lots", "--out", filepath.Join(dir, "x")}, "--mem"},
 	} {
