@@ -32,7 +32,27 @@ func Tokenize(text string) []string {
 // (FNV-1a), not alphabetically, so that equally frequent terms are spread
 // over ranks without an alphabetical bias; the result is deterministic.
 func LoadQueryTerms(paths ...string) ([]string, error) {
+	ql, err := LoadQueryLog(paths...)
+	if err != nil {
+		return nil, err
+	}
+	return ql.Terms, nil
+}
+
+// QueryLog is a tokenized query log: its distinct terms in LoadQueryTerms'
+// priority order and every query as indexes into Terms (in log order,
+// repeated queries repeated; queries without terms dropped).
+type QueryLog struct {
+	Terms   []string
+	Queries [][]int32
+}
+
+// LoadQueryLog reads query logs as LoadQueryTerms does and keeps the
+// queries too (the topic model places terms that occur together in queries
+// in shared topics).
+func LoadQueryLog(paths ...string) (*QueryLog, error) {
 	count := map[string]int{}
+	var toks [][]string
 	for _, p := range paths {
 		f, err := os.Open(p)
 		if err != nil {
@@ -44,7 +64,11 @@ func LoadQueryTerms(paths ...string) ([]string, error) {
 			return nil, fmt.Errorf("gen: query terms from %s: %w", p, err)
 		}
 		for _, q := range qs {
-			for _, t := range Tokenize(q.Text) {
+			ts := Tokenize(q.Text)
+			if len(ts) > 0 {
+				toks = append(toks, ts)
+			}
+			for _, t := range ts {
 				count[t]++
 			}
 		}
@@ -69,11 +93,20 @@ func LoadQueryTerms(paths ...string) ([]string, error) {
 		}
 		return strings.Compare(a.t, b.t)
 	})
-	out := make([]string, len(terms))
+	ql := &QueryLog{Terms: make([]string, len(terms)), Queries: make([][]int32, len(toks))}
+	id := make(map[string]int32, len(terms))
 	for i, t := range terms {
-		out[i] = t.t
+		ql.Terms[i] = t.t
+		id[t.t] = int32(i)
 	}
-	return out, nil
+	for i, ts := range toks {
+		q := make([]int32, len(ts))
+		for j, t := range ts {
+			q[j] = id[t]
+		}
+		ql.Queries[i] = q
+	}
+	return ql, nil
 }
 
 // FunctionWords are Lucene's English stop words (EnglishAnalyzer's default

@@ -8,10 +8,12 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -26,6 +28,22 @@ type Document struct {
 	Text   []byte
 	Stored []byte // stored fields as a JSON object, or nil
 	Key    string // sort key for DocIDOrder "field" (the field's value)
+	// Terms, when not nil, makes the document pre-tokenized: Text is
+	// ignored, no analyzer runs, and the document holds the distinct terms
+	// Terms (strictly ascending in byte order) with the frequencies TFs
+	// (same length, each >= 1); its length is Σ TFs. Synthetic collections
+	// (gen.Topics) enter the builder this way instead of rendering and
+	// re-parsing text. Build rejects unsorted, duplicate or empty terms and
+	// zero frequencies.
+	Terms []string
+	TFs   []uint32
+	// TermIDs, when not nil, makes the document pre-tokenized by term ids
+	// (strictly ascending; TFs as for Terms): the builder keys its lists by
+	// id and names each term once per spilled run through
+	// BuildOptions.TermName, which must then be set and give distinct ids
+	// distinct names. It is the fast path of synthetic collections (no
+	// string per posting).
+	TermIDs []uint32
 }
 
 // DocSource yields documents in input order; Next returns io.EOF at the end.
@@ -57,6 +75,9 @@ type BuildOptions struct {
 	Workers   int // 0 = all cores
 	Meta      Meta
 	Bitmaps   BitmapMode // when lists are stored as roaring bitmaps (zero: off)
+	// TermName names the term ids of Document.TermIDs (called
+	// concurrently only with itself: it must be safe for concurrent use).
+	TermName func(id uint32) string
 	// Progress is called from time to time (never concurrently) with the
 	// number of documents indexed so far.
 	Progress func(BuildStats)
@@ -71,6 +92,8 @@ type BuildStats struct {
 }
 
 type tokDoc struct {
+	err    error
+	ids    []uint32 // pre-tokenized by id (terms is nil)
 	seq    uint64
 	doc    *Document
 	terms  []string
@@ -172,6 +195,14 @@ func Build(ctx context.Context, src DocSource, opt BuildOptions) (BuildStats, er
 			for b := range in {
 				for i := range b.docs {
 					td := &b.docs[i]
+					if td.doc.TermIDs != nil {
+						td.err = pretokenizedIDs(td, opt.TermName != nil)
+						continue
+					}
+					if td.doc.Terms != nil {
+						td.err = pretokenized(td)
+						continue
+					}
 					toks = an(toks[:0], td.doc.Text)
 					td.length = uint32(len(toks))
 					clear(counts)
@@ -201,6 +232,20 @@ func Build(ctx context.Context, src DocSource, opt BuildOptions) (BuildStats, er
 
 	// Stage 3: invert in input order.
 	inv := newInverter(tmpDir, opt.MemBudget)
+	inv.name = opt.TermName
+	// Documents pre-tokenized by term id are inverted by opt.Workers shards,
+	// shard s holding the ids ≡ s (mod shards), each in document order and
+	// spilling its own runs past its share of the budget; their terms are
+	// disjoint, so the merge takes their runs as it takes inv's.
+	var shards []*inverter
+	if opt.TermName != nil {
+		for s := range opt.Workers {
+			sh := newInverter(tmpDir, max(opt.MemBudget/int64(opt.Workers), 1))
+			sh.name, sh.prefix = opt.TermName, fmt.Sprintf("s%03d-", s)
+			shards = append(shards, sh)
+		}
+		inv.shards = shards
+	}
 	var lens []uint32
 	var ids []string
 	var stored [][]byte
@@ -228,6 +273,9 @@ func Build(ctx context.Context, src DocSource, opt BuildOptions) (BuildStats, er
 			delete(pending, next)
 			for i := range pb.docs {
 				td := &pb.docs[i]
+				if td.err != nil {
+					return st, fmt.Errorf("index: document %d (%q): %w", td.seq, td.doc.ID, td.err)
+				}
 				id := uint32(td.seq)
 				if uint64(td.seq) >= uint64(Terminated) {
 					return st, fmt.Errorf("index: more than %d documents", Terminated-1)
@@ -247,11 +295,17 @@ func Build(ctx context.Context, src DocSource, opt BuildOptions) (BuildStats, er
 					return st, err
 				}
 			}
+			if err := invertIDs(shards, pb.docs); err != nil {
+				return st, err
+			}
 			next += uint64(len(pb.docs))
 			st.Docs = next
 			if opt.Progress != nil {
-				st.Postings = inv.postings
-				st.Runs = len(inv.runs)
+				st.Postings, st.Runs = inv.postings, len(inv.runs)
+				for _, sh := range shards {
+					st.Postings += sh.postings
+					st.Runs += len(sh.runs)
+				}
 				opt.Progress(st)
 			}
 		}
@@ -293,6 +347,9 @@ func Build(ctx context.Context, src DocSource, opt BuildOptions) (BuildStats, er
 		return st, err
 	}
 	st.Runs = len(inv.runs)
+	for _, sh := range shards {
+		st.Runs += len(sh.runs)
+	}
 	if err := inv.merge(ctx, w, perm, opt.Workers, &st); err != nil {
 		w.Abort()
 		return st, err
@@ -339,6 +396,101 @@ func (opt *BuildOptions) validate() error {
 	return nil
 }
 
+// pretokenized checks a pre-tokenized document (Document.Terms) and takes
+// its terms and frequencies.
+func pretokenized(td *tokDoc) error {
+	d := td.doc
+	if len(d.TFs) != len(d.Terms) {
+		return fmt.Errorf("pre-tokenized document has %d terms but %d frequencies", len(d.Terms), len(d.TFs))
+	}
+	var length uint64
+	for j, t := range d.Terms {
+		if t == "" {
+			return fmt.Errorf("pre-tokenized document has an empty term")
+		}
+		if j > 0 && t <= d.Terms[j-1] {
+			return fmt.Errorf("pre-tokenized terms not strictly ascending: %q after %q", t, d.Terms[j-1])
+		}
+		if d.TFs[j] == 0 {
+			return fmt.Errorf("pre-tokenized term %q has frequency 0", t)
+		}
+		length += uint64(d.TFs[j])
+	}
+	if length > math.MaxUint32 {
+		return fmt.Errorf("pre-tokenized document has %d tokens (more than 2^32-1)", length)
+	}
+	td.terms, td.tfs, td.length = d.Terms, d.TFs, uint32(length)
+	d.Terms, d.TFs, d.Text = nil, nil, nil
+	return nil
+}
+
+// invertIDs adds the term-id postings of docs to the shards, one goroutine
+// per shard, each spilling when past its budget.
+func invertIDs(shards []*inverter, docs []tokDoc) error {
+	has := false
+	for i := range docs {
+		has = has || docs[i].ids != nil
+	}
+	if !has {
+		return nil
+	}
+	n := uint32(len(shards))
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for s, sh := range shards {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range docs {
+				td := &docs[i]
+				for j, t := range td.ids {
+					if t%n == uint32(s) {
+						sh.addID(t, uint32(td.seq), td.tfs[j])
+					}
+				}
+			}
+			errs[s] = sh.maybeSpill()
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// pretokenizedIDs checks a document pre-tokenized by term ids.
+func pretokenizedIDs(td *tokDoc, named bool) error {
+	d := td.doc
+	if !named {
+		return fmt.Errorf("pre-tokenized by term ids but BuildOptions.TermName is nil")
+	}
+	if d.Terms != nil {
+		return fmt.Errorf("pre-tokenized document has both Terms and TermIDs")
+	}
+	if len(d.TFs) != len(d.TermIDs) {
+		return fmt.Errorf("pre-tokenized document has %d term ids but %d frequencies", len(d.TermIDs), len(d.TFs))
+	}
+	var length uint64
+	for j, t := range d.TermIDs {
+		if j > 0 && t <= d.TermIDs[j-1] {
+			return fmt.Errorf("pre-tokenized term ids not strictly ascending: %d after %d", t, d.TermIDs[j-1])
+		}
+		if d.TFs[j] == 0 {
+			return fmt.Errorf("pre-tokenized term id %d has frequency 0", t)
+		}
+		length += uint64(d.TFs[j])
+	}
+	if length > math.MaxUint32 {
+		return fmt.Errorf("pre-tokenized document has %d tokens (more than 2^32-1)", length)
+	}
+	td.ids, td.tfs, td.length = d.TermIDs, d.TFs, uint32(length)
+	d.TermIDs, d.TFs, d.Text = nil, nil, nil
+	return nil
+}
+
 func permute[T any](s []T, perm []uint32) []T {
 	out := make([]T, len(s))
 	for old, nw := range perm {
@@ -381,20 +533,72 @@ type inverter struct {
 	dir      string
 	budget   int64
 	lists    map[string]*postBuf
+	byID     map[uint32]*postBuf // lists of term ids, named at spill and merge
+	name     func(uint32) string
+	prefix   string      // of run file names
+	shards   []*inverter // term-id shards (merge reads their runs and lists too)
 	mem      int64
 	postings uint64
 	runs     []string
 }
 
 func newInverter(dir string, budget int64) *inverter {
-	return &inverter{dir: dir, budget: budget, lists: map[string]*postBuf{}}
+	return &inverter{dir: dir, budget: budget, lists: map[string]*postBuf{}, byID: map[uint32]*postBuf{}}
+}
+
+func (v *inverter) addID(term, doc, tf uint32) {
+	p := v.byID[term]
+	if p == nil {
+		p = &postBuf{}
+		v.byID[term] = p
+		v.mem += 96
+	}
+	if len(p.docs) == cap(p.docs) {
+		v.mem += int64(cap(p.docs)+1) * 8
+	}
+	p.docs = append(p.docs, doc)
+	p.tfs = append(p.tfs, tf)
+	v.postings++
+}
+
+// nameIDs moves the lists of term ids into lists under their names (a
+// name that also came from text has its two lists merged in docID order).
+func (v *inverter) nameIDs() {
+	for id, p := range v.byID {
+		t := v.name(id)
+		if q := v.lists[t]; q != nil {
+			p = mergePostBufs(q, p)
+		} else {
+			v.mem += int64(len(t))
+		}
+		v.lists[t] = p
+	}
+	clear(v.byID)
+}
+
+// mergePostBufs merges two lists of distinct docIDs in docID order.
+func mergePostBufs(a, b *postBuf) *postBuf {
+	out := &postBuf{docs: make([]uint32, 0, len(a.docs)+len(b.docs)), tfs: make([]uint32, 0, len(a.docs)+len(b.docs))}
+	i, j := 0, 0
+	for i < len(a.docs) || j < len(b.docs) {
+		if j == len(b.docs) || (i < len(a.docs) && a.docs[i] < b.docs[j]) {
+			out.docs, out.tfs = append(out.docs, a.docs[i]), append(out.tfs, a.tfs[i])
+			i++
+		} else {
+			out.docs, out.tfs = append(out.docs, b.docs[j]), append(out.tfs, b.tfs[j])
+			j++
+		}
+	}
+	return out
 }
 
 func (v *inverter) add(term string, doc, tf uint32) {
 	p := v.lists[term]
 	if p == nil {
 		p = &postBuf{}
-		v.lists[term] = p
+		// The key is copied: term may be a substring of a document's text
+		// or token arena, which must not stay alive for the whole build.
+		v.lists[strings.Clone(term)] = p
 		v.mem += int64(len(term)) + 96
 	}
 	if len(p.docs) == cap(p.docs) {
@@ -425,7 +629,8 @@ func (v *inverter) maybeSpill() error {
 // per term: uvarint len(term), term, uvarint n, n × (uvarint doc gap, uvarint tf);
 // a zero length ends the run.
 func (v *inverter) spill() error {
-	path := filepath.Join(v.dir, fmt.Sprintf("run-%05d", len(v.runs)))
+	v.nameIDs()
+	path := filepath.Join(v.dir, fmt.Sprintf("run-%s%05d", v.prefix, len(v.runs)))
 	f, err := os.Create(path)
 	if err != nil {
 		return fmt.Errorf("index: spilling run: %w", err)
@@ -536,7 +741,20 @@ func (v *inverter) merge(ctx context.Context, w *Writer, perm []uint32, workers 
 			r.f.Close()
 		}
 	}()
-	for _, p := range v.runs {
+	runs := v.runs
+	v.nameIDs()
+	for _, sh := range v.shards {
+		runs = append(runs, sh.runs...)
+		sh.nameIDs()
+		for t, p := range sh.lists { // a term also fed as text: merged
+			if q := v.lists[t]; q != nil {
+				p = mergePostBufs(q, p)
+			}
+			v.lists[t] = p
+		}
+		sh.lists = nil
+	}
+	for _, p := range runs {
 		r, err := openRun(p)
 		if err != nil {
 			return err
@@ -581,6 +799,10 @@ func (v *inverter) merge(ctx context.Context, w *Writer, perm []uint32, workers 
 				ml.docs[i] = perm[d]
 			}
 			sort.Sort(byDoc(*ml))
+		} else if !ascending(ml.docs) {
+			// The term came both as text and as a term id (two inverters):
+			// each part is ascending; sorting merges them.
+			sort.Stable(byDoc(*ml))
 		}
 		return ml, nil
 	}
@@ -713,6 +935,15 @@ func (w *Writer) AddListsParallel(ctx context.Context, n, workers int, produce P
 		}
 	}
 	return st, nil
+}
+
+func ascending(d []uint32) bool {
+	for i := 1; i < len(d); i++ {
+		if d[i] <= d[i-1] {
+			return false
+		}
+	}
+	return true
 }
 
 type byDoc mergedList

@@ -17,7 +17,7 @@ if [ -z "${QP_VERIFY_SKIP_TESTS:-}" ]; then
 (cd engine/gpu && ../../$v/gpu.test -test.run . -test.timeout 300s 2>&1 | tail -40) > "$out/gpu-test.log"; echo "gpu engine tests: $(grep -cE '^(--- FAIL|FAIL)' "$out/gpu-test.log") failures; $(tail -1 "$out/gpu-test.log")"
 fi
 # The vocabulary must hold the query logs' terms (../shared is not on the GPU machine).
-$v/qp gen --docs "$docs" --out /tmp/g.qp --quiet --queries $v/data/05.efficiency_topics.txt --queries $v/data/06.efficiency_topics.txt 2>&1 | tee "$out/gen.log" | tail -1
+$v/qp gen --model independent --docs "$docs" --out /tmp/g.qp --quiet --queries $v/data/05.efficiency_topics.txt --queries $v/data/06.efficiency_topics.txt 2>&1 | tee "$out/gen.log" | tail -1
 $v/qp bench query /tmp/g.qp $v/data/06.efficiency_topics.txt --limit 10000 --device gpu --thread-counts 16 \
   --and-algos skip --or-algos maxscore,taat 2>&1 | tee "$out/bench-query.log"
 timeout 200 $v/qp bench sched /tmp/g.qp $v/data/06.efficiency_topics.txt --train 2000 --replay 2000 \

@@ -25,7 +25,7 @@ if [ "${SKIP_TESTS:-0}" != 1 ]; then
   [ $trc -ne 0 ] && rc=$trc
 fi
 t1=$(date +%s)
-"$bin/qp" gen --docs 200000 --out /tmp/gdec.qp --quiet >"$OUT/gen.log" 2>&1 || { echo "qp gen failed"; cat "$OUT/gen.log"; exit 1; }
+"$bin/qp" gen --model independent --docs 200000 --out /tmp/gdec.qp --quiet >"$OUT/gen.log" 2>&1 || { echo "qp gen failed"; cat "$OUT/gen.log"; exit 1; }
 echo "qp gen: $(( $(date +%s) - t1 ))s"
 t2=$(date +%s)
 cmd=("$bin/qp" bench decode /tmp/gdec.qp --device gpu --codecs "${CODECS:-all}" --lengths "${LENGTHS:-2^10..2^26}"

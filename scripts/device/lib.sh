@@ -17,7 +17,7 @@ nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm,clocks.max
 gen10m() {
   if [ -s /tmp/g10m.qp ] && [ "${REGEN:-0}" != 1 ]; then echo "reusing /tmp/g10m.qp"; return 0; fi
   local t=$(date +%s)
-  timeout 200 "$bin/qp" gen --docs "${DOCS:-10000000}" --out /tmp/g10m.qp --quiet --queries "$bin/data/05.efficiency_topics.txt" \
+  timeout 200 "$bin/qp" gen --model "${MODEL:-independent}" --docs "${DOCS:-10000000}" --out /tmp/g10m.qp --quiet --queries "$bin/data/05.efficiency_topics.txt" \
     --queries "$bin/data/06.efficiency_topics.txt" >"$OUT/gen.log" 2>&1 || { echo "gen failed"; tail -5 "$OUT/gen.log"; return 1; }
   echo "gen: $(( $(date +%s) - t ))s: $(tail -1 "$OUT/gen.log")"
 }

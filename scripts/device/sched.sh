@@ -27,7 +27,7 @@ echo "== BenchmarkListCache"
 echo "bench rc=$?"; grep -E 'Benchmark|ok|FAIL' "$OUT/bench-cache.log"
 
 echo "== qp gen 2M"
-[ -s /tmp/g2m.qp ] || timeout 40 $bin/qp gen --docs 2000000 --out /tmp/g2m.qp --quiet --queries $bin/data/05.efficiency_topics.txt \
+[ -s /tmp/g2m.qp ] || timeout 40 $bin/qp gen --model independent --docs 2000000 --out /tmp/g2m.qp --quiet --queries $bin/data/05.efficiency_topics.txt \
   --queries $bin/data/06.efficiency_topics.txt > "$OUT/gen.log" 2>&1
 echo "gen rc=$?"; tail -2 "$OUT/gen.log"
 
