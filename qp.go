@@ -128,6 +128,7 @@ func New(x *index.Index, o Options) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("index analysis options: %w", err)
 	}
+	x.BuildLookup() // part of opening, not of the first query
 	e := &Engine{x: x, an: an}
 	if dev == CPU {
 		e.be = engine.NewCPU(x, o.Threads)

@@ -216,7 +216,7 @@ func TestBadFlagValues(t *testing.T) {
 		{"--b 1.5: want 0 <= b <= 1", []string{"index", "--in", docs, "--out", out, "--b", "1.5"}},
 		{"--threads -2", []string{"index", "--in", docs, "--out", out, "--threads", "-2"}},
 		{`--docid-order "nosuchfield": the document has no field "nosuchfield" (its fields: year)`, []string{"index", "--in", docs, "--out", out, "--docid-order", "nosuchfield"}},
-		{"want input, random, or a field", []string{"index", "--in", docs, "--out", out, "--docid-order", "bp"}},
+		{"want input, random, bp, or a field", []string{"index", "--in", docs, "--out", out, "--docid-order", "bisection"}},
 		{"--k1 -5", []string{"query", idx, "--k1", "-5", "x"}},
 		{"--b 2", []string{"query", idx, "--b", "2", "x"}},
 		{"--threads -1", []string{"query", idx, "--threads", "-1", "x"}},
