@@ -400,28 +400,40 @@ func (opt *BuildOptions) validate() error {
 // its terms and frequencies.
 func pretokenized(td *tokDoc) error {
 	d := td.doc
-	if len(d.TFs) != len(d.Terms) {
-		return fmt.Errorf("pre-tokenized document has %d terms but %d frequencies", len(d.Terms), len(d.TFs))
+	// Strictly ascending terms can hold "" only first.
+	if len(d.Terms) > 0 && d.Terms[0] == "" {
+		return fmt.Errorf("pre-tokenized document has an empty term")
 	}
-	var length uint64
-	for j, t := range d.Terms {
-		if t == "" {
-			return fmt.Errorf("pre-tokenized document has an empty term")
-		}
-		if j > 0 && t <= d.Terms[j-1] {
-			return fmt.Errorf("pre-tokenized terms not strictly ascending: %q after %q", t, d.Terms[j-1])
-		}
-		if d.TFs[j] == 0 {
-			return fmt.Errorf("pre-tokenized term %q has frequency 0", t)
-		}
-		length += uint64(d.TFs[j])
+	length, err := pretokLength(d.Terms, d.TFs, "terms")
+	if err != nil {
+		return err
 	}
-	if length > math.MaxUint32 {
-		return fmt.Errorf("pre-tokenized document has %d tokens (more than 2^32-1)", length)
-	}
-	td.terms, td.tfs, td.length = d.Terms, d.TFs, uint32(length)
+	td.terms, td.tfs, td.length = d.Terms, d.TFs, length
 	d.Terms, d.TFs, d.Text = nil, nil, nil
 	return nil
+}
+
+// pretokLength checks the terms (or term ids) of a pre-tokenized document,
+// strictly ascending with one frequency >= 1 each, and returns its length in
+// tokens.
+func pretokLength[T string | uint32](terms []T, tfs []uint32, kind string) (uint32, error) {
+	if len(tfs) != len(terms) {
+		return 0, fmt.Errorf("pre-tokenized document has %d %s but %d frequencies", len(terms), kind, len(tfs))
+	}
+	var length uint64
+	for j, t := range terms {
+		if j > 0 && t <= terms[j-1] {
+			return 0, fmt.Errorf("pre-tokenized %s not strictly ascending: %q after %q", kind, fmt.Sprint(t), fmt.Sprint(terms[j-1]))
+		}
+		if tfs[j] == 0 {
+			return 0, fmt.Errorf("pre-tokenized document: %s %q has frequency 0", kind[:len(kind)-1], fmt.Sprint(t))
+		}
+		length += uint64(tfs[j])
+	}
+	if length > math.MaxUint32 {
+		return 0, fmt.Errorf("pre-tokenized document has %d tokens (more than 2^32-1)", length)
+	}
+	return uint32(length), nil
 }
 
 // invertIDs adds the term-id postings of docs to the shards, one goroutine
@@ -470,23 +482,11 @@ func pretokenizedIDs(td *tokDoc, named bool) error {
 	if d.Terms != nil {
 		return fmt.Errorf("pre-tokenized document has both Terms and TermIDs")
 	}
-	if len(d.TFs) != len(d.TermIDs) {
-		return fmt.Errorf("pre-tokenized document has %d term ids but %d frequencies", len(d.TermIDs), len(d.TFs))
+	length, err := pretokLength(d.TermIDs, d.TFs, "term ids")
+	if err != nil {
+		return err
 	}
-	var length uint64
-	for j, t := range d.TermIDs {
-		if j > 0 && t <= d.TermIDs[j-1] {
-			return fmt.Errorf("pre-tokenized term ids not strictly ascending: %d after %d", t, d.TermIDs[j-1])
-		}
-		if d.TFs[j] == 0 {
-			return fmt.Errorf("pre-tokenized term id %d has frequency 0", t)
-		}
-		length += uint64(d.TFs[j])
-	}
-	if length > math.MaxUint32 {
-		return fmt.Errorf("pre-tokenized document has %d tokens (more than 2^32-1)", length)
-	}
-	td.ids, td.tfs, td.length = d.TermIDs, d.TFs, uint32(length)
+	td.ids, td.tfs, td.length = d.TermIDs, d.TFs, length
 	d.TermIDs, d.TFs, d.Text = nil, nil, nil
 	return nil
 }
