@@ -142,7 +142,7 @@ func New(x *index.Index, o Options) (*Engine, error) {
 		return e, nil
 	}
 	if dev == GPU {
-		return nil, fmt.Errorf("--device gpu: %s", why)
+		return nil, fmt.Errorf("qp: device gpu: %s", why)
 	}
 	notice(o, "qp: "+why+"; using the CPU backend")
 	e.be = engine.NewCPU(x, o.Threads)
