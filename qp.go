@@ -124,9 +124,9 @@ func New(x *index.Index, o Options) (*Engine, error) {
 			}
 		}
 	}
-	an, err := analysis.New(analysis.Options{Stem: x.Meta.Stem, Stopwords: x.Meta.Stopwords})
+	an, err := x.Analyzer()
 	if err != nil {
-		return nil, fmt.Errorf("index analysis options: %w", err)
+		return nil, err
 	}
 	x.BuildLookup() // part of opening, not of the first query
 	e := &Engine{x: x, an: an}

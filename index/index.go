@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/qpengine/qp/index/analysis"
 	"hash/crc32"
 	"hash/maphash"
 	"math"
@@ -612,4 +613,14 @@ func (l *List) computeMaxima(x *Index, docs, freqs []uint32, bm []float32, ms *f
 		*ms = float32(math.Max(float64(*ms), float64(m)))
 	}
 	return nil
+}
+
+// Analyzer returns the analyzer the index's documents were tokenized with
+// (Meta.Stem, Meta.Stopwords), so that query text is analyzed the same way.
+func (x *Index) Analyzer() (*analysis.Analyzer, error) {
+	an, err := analysis.New(analysis.Options{Stem: x.Meta.Stem, Stopwords: x.Meta.Stopwords})
+	if err != nil {
+		return nil, fmt.Errorf("index analysis options: %w", err)
+	}
+	return an, nil
 }

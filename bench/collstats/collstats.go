@@ -40,7 +40,6 @@ import (
 	"github.com/qpengine/qp/compress"
 	"github.com/qpengine/qp/eval"
 	"github.com/qpengine/qp/index"
-	"github.com/qpengine/qp/index/analysis"
 )
 
 // QuerySet is a named list of queries (from eval.ReadQueries).
@@ -135,9 +134,9 @@ func generatedSets(x *index.Index, opt Options) ([]QuerySet, error) {
 	if len(opt.Generate) == 0 {
 		return nil, nil
 	}
-	an, err := analysis.New(analysis.Options{Stem: x.Meta.Stem, Stopwords: x.Meta.Stopwords})
+	an, err := x.Analyzer()
 	if err != nil {
-		return nil, fmt.Errorf("collstats: index analysis options: %w", err)
+		return nil, fmt.Errorf("collstats: %w", err)
 	}
 	var out []QuerySet
 	for _, k := range opt.Generate {

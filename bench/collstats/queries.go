@@ -50,9 +50,9 @@ func queryMetrics(x *index.Index, s QuerySet, opt Options) ([]Metric, error) {
 	errs := make([]error, workers)
 	var wg sync.WaitGroup
 	for w := range workers {
-		an, err := analysis.New(analysis.Options{Stem: x.Meta.Stem, Stopwords: x.Meta.Stopwords})
+		an, err := x.Analyzer()
 		if err != nil {
-			return nil, fmt.Errorf("collstats: index analysis options: %w", err)
+			return nil, fmt.Errorf("collstats: %w", err)
 		}
 		wk := &worker{x: x, an: an, eng: engine.New(x), opt: opt}
 		wg.Add(1)

@@ -14,7 +14,6 @@ import (
 	"github.com/qpengine/qp/compress"
 	"github.com/qpengine/qp/engine"
 	"github.com/qpengine/qp/index"
-	"github.com/qpengine/qp/index/analysis"
 	"github.com/qpengine/qp/report"
 	"github.com/qpengine/qp/topk"
 )
@@ -263,7 +262,7 @@ func benchBitmapIndex(path, qpath string, limit, k int, minTime time.Duration) (
 		if err != nil {
 			return nil, err
 		}
-		an, err := analysis.New(analysis.Options{Stem: x.Meta.Stem, Stopwords: x.Meta.Stopwords})
+		an, err := x.Analyzer()
 		if err != nil {
 			return nil, err
 		}

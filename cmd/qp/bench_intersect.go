@@ -10,7 +10,6 @@ import (
 
 	"github.com/qpengine/qp/cuda"
 	"github.com/qpengine/qp/index"
-	"github.com/qpengine/qp/index/analysis"
 	"github.com/qpengine/qp/intersect"
 )
 
@@ -81,9 +80,9 @@ algorithm's results must equal merge's, or the command fails.`)
 	if err != nil {
 		return err
 	}
-	an, err := analysis.New(analysis.Options{Stem: x.Meta.Stem, Stopwords: x.Meta.Stopwords})
+	an, err := x.Analyzer()
 	if err != nil {
-		return fmt.Errorf("index analysis options: %w", err)
+		return err
 	}
 	fq, err := readQueryFile(pos[1], *limit)
 	if err != nil {

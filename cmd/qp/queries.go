@@ -10,7 +10,6 @@ import (
 
 	"github.com/qpengine/qp/bench/queryset"
 	"github.com/qpengine/qp/index"
-	"github.com/qpengine/qp/index/analysis"
 )
 
 func init() {
@@ -78,9 +77,9 @@ Example:
 		if err != nil {
 			return err
 		}
-		an, err := analysis.New(analysis.Options{Stem: x.Meta.Stem, Stopwords: x.Meta.Stopwords})
+		an, err := x.Analyzer()
 		if err != nil {
-			return fmt.Errorf("index analysis options: %w", err)
+			return err
 		}
 		qs, st, err := queryset.Generate(x, an.Tokens, opt)
 		if err != nil {

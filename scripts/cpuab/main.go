@@ -34,7 +34,6 @@ import (
 
 	"github.com/qpengine/qp/engine"
 	"github.com/qpengine/qp/index"
-	"github.com/qpengine/qp/index/analysis"
 )
 
 func cpu() time.Duration {
@@ -66,7 +65,7 @@ func main() {
 	if err != nil {
 		fail("%v", err)
 	}
-	an, err := analysis.New(analysis.Options{Stem: x.Meta.Stem, Stopwords: x.Meta.Stopwords})
+	an, err := x.Analyzer()
 	if err != nil {
 		fail("%v", err)
 	}
