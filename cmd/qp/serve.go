@@ -1,0 +1,157 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/qpengine/qp/cache"
+	"github.com/qpengine/qp/serve"
+)
+
+func init() {
+	c := command{name: "serve", args: "INDEX [--addr 127.0.0.1:8080] [--device auto|cpu|gpu] [flags]", summary: "serve queries over HTTP/JSON (live batching, metrics, a search page)"}
+	c.run = func(args []string) error {
+		fs := newFlags(c, `Keeps the index (and the GPU) loaded and answers queries over HTTP:
+POST /v1/search, POST /v1/search/batch, GET /v1/search?q=&mode=&k=, a
+search page at /, Prometheus metrics at /metrics, /healthz and /readyz
+(docs/API.md). Concurrent requests are batched live: a batch closes when
+its queries' shortest lists reach the PARA threshold, when it holds
+--batch-max queries, when its oldest request has waited --batch-wait, or
+(unless --batch-lazy) when no batch is running.
+SIGTERM or SIGINT stops accepting, answers every accepted request, then
+exits. --mode and -k are the defaults of requests that name none.`)
+		qf := addQueryFlags(fs)
+		addr := fs.String("addr", "127.0.0.1:8080", "address to listen on (host:port)")
+		wait := fs.Duration("batch-wait", serve.DefaultMaxWait, "longest a request waits for its batch to close")
+		threshold := fs.String("batch-threshold", "", "PARA threshold: a batch closes when its queries' shortest lists hold this\nmany postings (default: the GPU's --gpu-threshold, or 1M on the CPU)")
+		maxBatch := fs.Int("batch-max", serve.DefaultMaxBatch, "most queries per batch")
+		lazy := fs.Bool("batch-lazy", false, "keep a batch open until its threshold, --batch-max or --batch-wait closes it,\neven when the processor is idle (default: an idle processor takes the\nforming batch at once)")
+		inflight := fs.Int("inflight", 2, "batches running at once")
+		queue := fs.Int("queue", serve.DefaultQueueSize, "most queries waiting for a batch (more: 429 with Retry-After)")
+		cacheSize := fs.String("cache", "", "result cache of this size (e.g. 64M; default none)")
+		maxK := fs.Int("max-k", 1000, "largest k a request may ask")
+		maxTerms := fs.Int("max-terms", 64, "most terms of one query after analysis")
+		maxBody := fs.String("max-body", "1M", "largest request body")
+		maxBatchQ := fs.Int("max-batch-queries", 1000, "most queries of one /v1/search/batch request")
+		timeout := fs.Duration("timeout", 5*time.Second, "a request's deadline when it names none")
+		maxTimeout := fs.Duration("max-timeout", 30*time.Second, "the longest deadline a request may ask")
+		grace := fs.Duration("shutdown-timeout", 30*time.Second, "on SIGTERM, how long to wait for accepted requests")
+		logLevel := fs.String("log-level", "info", "debug, info, warn or error")
+		logFormat := fs.String("log-format", "text", "text or json (log/slog, on standard error)")
+		pos, err := parse(fs, args)
+		if err != nil {
+			return err
+		}
+		if len(pos) != 1 {
+			fs.Usage()
+			return errUsage
+		}
+		log, err := newLogger(*logLevel, *logFormat)
+		if err != nil {
+			return err
+		}
+		body, err := parseSize(*maxBody)
+		if err != nil || body <= 0 {
+			return fmt.Errorf("--max-body %q: want a size such as 1M", *maxBody)
+		}
+		for _, f := range []struct {
+			name string
+			v    int
+		}{{"batch-max", *maxBatch}, {"inflight", *inflight}, {"queue", *queue}, {"max-k", *maxK}, {"max-terms", *maxTerms}, {"max-batch-queries", *maxBatchQ}} {
+			if f.v < 1 {
+				return fmt.Errorf("--%s %d: want at least 1", f.name, f.v)
+			}
+		}
+		if *wait <= 0 || *timeout <= 0 || *maxTimeout <= 0 || *grace <= 0 {
+			return errors.New("--batch-wait, --timeout, --max-timeout and --shutdown-timeout must be positive")
+		}
+		var thr int64
+		if *threshold != "" {
+			t, err := parseThreshold("batch-threshold", *threshold)
+			if err != nil {
+				return err
+			}
+			thr = int64(t)
+		}
+		e, mode, opt, err := qf.openEngine(pos[0])
+		if err != nil {
+			return err
+		}
+		defer e.Close()
+		cfg := serve.Config{
+			Limits: serve.Limits{MaxBodyBytes: body, MaxTerms: *maxTerms, MaxK: *maxK, DefaultK: *qf.k,
+				DefaultMode: mode, MaxBatch: *maxBatchQ, DefaultTimeout: *timeout, MaxTimeout: *maxTimeout},
+			Batch:   serve.BatchConfig{Threshold: thr, MaxWait: *wait, MaxBatch: *maxBatch, Inflight: *inflight, QueueSize: *queue, Lazy: *lazy},
+			Options: opt, Threads: *qf.threads, Logger: log,
+		}
+		if *cacheSize != "" {
+			n, err := parseSize(*cacheSize)
+			if err != nil || n <= 0 {
+				return fmt.Errorf("--cache %q: want a size such as 64M", *cacheSize)
+			}
+			if cfg.Cache, err = cache.New(cache.Config{MaxBytes: n}); err != nil {
+				return err
+			}
+			defer cfg.Cache.Close()
+		}
+		return serveIndex(e.Index().NumDocs(), *addr, *grace, cfg, func() (*serve.Server, error) { return serve.New(e, cfg) })
+	}
+	register(c)
+}
+
+// serveIndex listens on addr, serves until SIGTERM or SIGINT, then shuts
+// down gracefully within grace.
+func serveIndex(docs int, addr string, grace time.Duration, cfg serve.Config, mk func() (*serve.Server, error)) error {
+	s, err := mk()
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		s.Close()
+		return fmt.Errorf("--addr: %w", err)
+	}
+	fmt.Fprintf(stderr, "qp serve: %d documents at http://%s/ (Ctrl-C or SIGTERM stops)\n", docs, ln.Addr())
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	errc := make(chan error, 1)
+	go func() { errc <- s.Serve(ln) }()
+	select {
+	case err := <-errc:
+		s.Close()
+		return err
+	case <-ctx.Done():
+	}
+	stop() // a second signal kills the process
+	cfg.Logger.Info("shutting down", "grace", grace.String())
+	sctx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	if err := s.Shutdown(sctx); err != nil {
+		return fmt.Errorf("shutdown: %w (requests still running after --shutdown-timeout %v were cut off)", err, grace)
+	}
+	return <-errc
+}
+
+// newLogger returns a log/slog logger on standard error.
+func newLogger(level, format string) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level %q: want debug, info, warn or error", level)
+	}
+	o := &slog.HandlerOptions{Level: l}
+	switch strings.ToLower(format) {
+	case "text":
+		return slog.New(slog.NewTextHandler(os.Stderr, o)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(os.Stderr, o)), nil
+	}
+	return nil, fmt.Errorf("--log-format %q: want text or json", format)
+}

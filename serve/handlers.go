@@ -1,0 +1,358 @@
+package serve
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"math"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/qpengine/qp/engine"
+	"github.com/qpengine/qp/topk"
+)
+
+func (s *Server) routes() *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/v1/search", s.handleSearch)
+	mux.HandleFunc("/v1/search/batch", s.handleBatch)
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
+		writeText(w, http.StatusOK, "ok\n")
+	})
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) {
+		if s.draining.Load() {
+			writeText(w, http.StatusServiceUnavailable, "shutting down\n")
+			return
+		}
+		writeText(w, http.StatusOK, "ready\n")
+	})
+	mux.Handle("/metrics", promhttp.HandlerFor(s.m.reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc("/", s.handlePage)
+	return mux
+}
+
+func writeText(w http.ResponseWriter, status int, body string) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(status)
+	_, _ = w.Write([]byte(body))
+}
+
+// writeJSON answers v with status.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// writeError answers e, with Retry-After on 429 and 503.
+func (s *Server) writeError(w http.ResponseWriter, e *Error) {
+	if e.status == http.StatusTooManyRequests || e.status == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", "1")
+	}
+	if e.status == 499 { // the client is gone: nobody reads the answer
+		return
+	}
+	writeJSON(w, e.status, ErrorBody{Error: e})
+}
+
+// handleSearch serves GET and POST /v1/search.
+func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
+	arrive := time.Now()
+	var req SearchRequest
+	var e *Error
+	switch r.Method {
+	case http.MethodGet, http.MethodHead:
+		req, e = searchFromQuery(r)
+	case http.MethodPost:
+		req, e = decodeBody(s, w, r, func(b []byte) (SearchRequest, *Error) {
+			var v SearchRequest
+			return v, unmarshalStrict(b, &v)
+		})
+	default:
+		w.Header().Set("Allow", "GET, POST")
+		e = apiErr(http.StatusMethodNotAllowed, CodeMethod, "%s: use GET or POST", r.Method)
+	}
+	status := http.StatusOK
+	defer func() { s.m.observeRequest("search", status, arrive) }()
+	if e != nil {
+		status = e.status
+		s.m.observeQuery(req.Mode, e.Code, "", 0)
+		s.writeError(w, e)
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), s.timeout(req.TimeoutMS))
+	defer cancel()
+	resp, e := s.answer(ctx, []SearchRequest{req}, arrive)
+	if e == nil {
+		e = resp[0].Error
+	}
+	if e != nil {
+		status = e.status
+		s.writeError(w, e)
+		return
+	}
+	writeJSON(w, status, &resp[0])
+}
+
+// handleBatch serves POST /v1/search/batch.
+func (s *Server) handleBatch(w http.ResponseWriter, r *http.Request) {
+	arrive := time.Now()
+	status := http.StatusOK
+	defer func() { s.m.observeRequest("batch", status, arrive) }()
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", "POST")
+		e := apiErr(http.StatusMethodNotAllowed, CodeMethod, "%s: use POST", r.Method)
+		status = e.status
+		s.writeError(w, e)
+		return
+	}
+	req, e := decodeBody(s, w, r, func(b []byte) (BatchRequest, *Error) {
+		var v BatchRequest
+		return v, unmarshalStrict(b, &v)
+	})
+	if e == nil && len(req.Queries) == 0 {
+		e = apiErr(400, CodeBadRequest, "no queries")
+	}
+	if e == nil && len(req.Queries) > s.lim.MaxBatch {
+		e = apiErr(400, CodeTooManyQs, "%d queries: at most %d per batch", len(req.Queries), s.lim.MaxBatch)
+	}
+	if e != nil {
+		status = e.status
+		s.writeError(w, e)
+		return
+	}
+	tmo := 0
+	for _, q := range req.Queries {
+		tmo = max(tmo, q.TimeoutMS)
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), s.timeout(tmo))
+	defer cancel()
+	resp, e := s.answer(ctx, req.Queries, arrive)
+	if e != nil {
+		status = e.status
+		s.writeError(w, e)
+		return
+	}
+	writeJSON(w, status, BatchResponse{Results: resp})
+}
+
+// decodeBody reads a JSON body of at most MaxBodyBytes and decodes it.
+func decodeBody[T any](s *Server, w http.ResponseWriter, r *http.Request, dec func([]byte) (T, *Error)) (T, *Error) {
+	var zero T
+	if r.ContentLength > s.lim.MaxBodyBytes {
+		return zero, apiErr(http.StatusRequestEntityTooLarge, CodeBodyTooLarge, "request body of %d bytes: at most %d", r.ContentLength, s.lim.MaxBodyBytes)
+	}
+	body := http.MaxBytesReader(w, r.Body, s.lim.MaxBodyBytes)
+	var raw json.RawMessage
+	if e := decodeJSON(body, s.lim.MaxBodyBytes, &raw); e != nil {
+		return zero, e
+	}
+	return dec(raw)
+}
+
+// searchFromQuery reads GET /v1/search?q=&mode=&k=&qtf=&stored=&timeout_ms=.
+func searchFromQuery(r *http.Request) (SearchRequest, *Error) {
+	v := r.URL.Query()
+	req := SearchRequest{ID: v.Get("id"), Q: v.Get("q"), Mode: v.Get("mode")}
+	ints := []struct {
+		name string
+		dst  *int
+	}{{"k", &req.K}, {"timeout_ms", &req.TimeoutMS}}
+	for _, f := range ints {
+		if s := v.Get(f.name); s != "" {
+			n, err := strconv.Atoi(s)
+			if err != nil {
+				return req, apiErr(400, CodeBadRequest, "%s=%q: want an integer", f.name, s)
+			}
+			*f.dst = n
+		}
+	}
+	bools := []struct {
+		name string
+		dst  *bool
+	}{{"qtf", &req.QTF}, {"stored", &req.Stored}}
+	for _, f := range bools {
+		if s := v.Get(f.name); s != "" {
+			b, err := strconv.ParseBool(s)
+			if err != nil {
+				return req, apiErr(400, CodeBadRequest, "%s=%q: want true or false", f.name, s)
+			}
+			*f.dst = b
+		}
+	}
+	return req, nil
+}
+
+// timeout is a request's deadline: ms milliseconds (0: the default),
+// capped at MaxTimeout.
+func (s *Server) timeout(ms int) time.Duration {
+	if ms <= 0 {
+		return s.lim.DefaultTimeout
+	}
+	if ms > int(s.lim.MaxTimeout/time.Millisecond) {
+		return s.lim.MaxTimeout
+	}
+	return time.Duration(ms) * time.Millisecond
+}
+
+// prepare validates req and analyzes it into a query.
+func (s *Server) prepare(req *SearchRequest) (engine.Query, *Error) {
+	if req.Mode == "" {
+		req.Mode = s.lim.DefaultMode.String()
+	}
+	mode, err := engine.ParseMode(req.Mode)
+	if err != nil {
+		return engine.Query{}, apiErr(400, CodeBadRequest, "mode %q: want and, or or andor", req.Mode)
+	}
+	req.Mode = mode.String()
+	if req.K == 0 {
+		req.K = s.lim.DefaultK
+	}
+	if req.K < 1 || req.K > s.lim.MaxK {
+		return engine.Query{}, apiErr(400, CodeBadRequest, "k %d: want 1..%d", req.K, s.lim.MaxK)
+	}
+	if req.TimeoutMS < 0 {
+		return engine.Query{}, apiErr(400, CodeBadRequest, "timeout_ms %d: want >= 0", req.TimeoutMS)
+	}
+	if e := checkText(req.Q, s.lim.MaxQueryLen); e != nil {
+		return engine.Query{}, e
+	}
+	terms := s.e.Analyzer().Tokens(req.Q)
+	if len(terms) == 0 {
+		return engine.Query{}, apiErr(400, CodeNoTerms, "%q has no searchable terms (empty, or only punctuation or stop words)", req.Q)
+	}
+	if len(terms) > s.lim.MaxTerms {
+		return engine.Query{}, apiErr(400, CodeTooManyTerms, "%d terms: at most %d", len(terms), s.lim.MaxTerms)
+	}
+	return engine.Query{ID: req.ID, Terms: terms, Mode: mode, K: req.K, QTF: req.QTF}, nil
+}
+
+// cost is q's share of the PARA threshold: the length of its shortest
+// list (0 when a term is not in the index).
+func (s *Server) cost(q engine.Query) int64 {
+	c := int64(math.MaxInt64)
+	for _, t := range q.Terms {
+		id, ok := s.x.Lookup(t)
+		if !ok {
+			return 0
+		}
+		c = min(c, int64(s.x.Record(id).DF))
+	}
+	return c
+}
+
+// answer runs reqs (valid or not) and answers each; a request-wide error
+// (queue full, shutting down, deadline, client gone) is returned instead.
+func (s *Server) answer(ctx context.Context, reqs []SearchRequest, arrive time.Time) ([]SearchResponse, *Error) {
+	resp := make([]SearchResponse, len(reqs))
+	jobs := make([]*job, len(reqs))
+	var queued []*job
+	for i := range reqs {
+		req := &reqs[i]
+		q, e := s.prepare(req)
+		resp[i] = SearchResponse{ID: req.ID, Query: req.Q, Mode: req.Mode, K: req.K, Error: e}
+		if e != nil {
+			s.m.observeQuery(req.Mode, e.Code, "", 0)
+			continue
+		}
+		if s.cfg.Cache != nil {
+			if res, ok := s.cfg.Cache.Get(nil, s.x, q); ok {
+				s.fill(&resp[i], req, res, "cache", 0)
+				resp[i].Timing.TotalMS = msSince(arrive)
+				s.m.observeQuery(req.Mode, "ok", "cache", time.Since(arrive))
+				continue
+			}
+		}
+		jobs[i] = &job{q: q, cost: s.cost(q), ctx: ctx, arrive: arrive, done: make(chan struct{})}
+		queued = append(queued, jobs[i])
+	}
+	if len(queued) == 0 {
+		return resp, nil
+	}
+	if s.draining.Load() {
+		return nil, apiErr(http.StatusServiceUnavailable, CodeShuttingDown, "the server is shutting down")
+	}
+	switch err := s.b.submit(queued); {
+	case errors.Is(err, errQueueFull):
+		s.m.rejected.WithLabelValues(CodeQueueFull).Inc()
+		return nil, apiErr(http.StatusTooManyRequests, CodeQueueFull, "the queue is full (%d queries waiting); retry later", s.b.cfg.QueueSize)
+	case errors.Is(err, errClosed):
+		s.m.rejected.WithLabelValues(CodeShuttingDown).Inc()
+		return nil, apiErr(http.StatusServiceUnavailable, CodeShuttingDown, "the server is shutting down")
+	}
+	for _, j := range queued {
+		select {
+		case <-j.done:
+		case <-ctx.Done():
+			return nil, s.ctxError(ctx)
+		}
+	}
+	for i, j := range jobs {
+		if j == nil {
+			continue
+		}
+		req := &reqs[i]
+		if err := j.resp.Err; err != nil {
+			if ctx.Err() != nil {
+				return nil, s.ctxError(ctx)
+			}
+			resp[i].Error = s.queryError(err)
+			s.m.observeQuery(req.Mode, resp[i].Error.Code, j.proc, time.Since(arrive))
+			continue
+		}
+		s.fill(&resp[i], req, j.resp.Results, j.proc, j.batchN)
+		resp[i].Timing = Timing{QueueMS: ms(j.start.Sub(arrive)), BatchMS: ms(j.end.Sub(j.start)),
+			EngineMS: ms(j.resp.Stats.Time), TotalMS: msSince(arrive)}
+		s.m.observeQuery(req.Mode, "ok", j.proc, time.Since(arrive))
+		if s.cfg.Cache != nil {
+			s.cfg.Cache.Set(s.x, j.q, j.resp.Results)
+		}
+	}
+	return resp, nil
+}
+
+func (s *Server) ctxError(ctx context.Context) *Error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		s.m.rejected.WithLabelValues(CodeDeadline).Inc()
+		return apiErr(http.StatusGatewayTimeout, CodeDeadline, "the request's deadline passed before its answer")
+	}
+	s.m.rejected.WithLabelValues(CodeCanceled).Inc()
+	return apiErr(499, CodeCanceled, "the client went away")
+}
+
+// queryError maps a query's error to an API error.
+func (s *Server) queryError(err error) *Error {
+	switch {
+	case errors.Is(err, engine.ErrEmptyQuery):
+		return apiErr(400, CodeNoTerms, "%v", err)
+	case errors.Is(err, engine.ErrTooManyTerms):
+		return apiErr(400, CodeTooManyTerms, "%v", err)
+	case errors.Is(err, engine.ErrBadK), errors.Is(err, engine.ErrBadMode):
+		return apiErr(400, CodeBadRequest, "%v", err)
+	case errors.Is(err, context.DeadlineExceeded):
+		return apiErr(http.StatusGatewayTimeout, CodeDeadline, "%v", err)
+	}
+	return apiErr(http.StatusInternalServerError, CodeBackend, "%v", err)
+}
+
+// fill sets r's hits from res.
+func (s *Server) fill(r *SearchResponse, req *SearchRequest, res []topk.Result, proc string, batchN int) {
+	r.Hits = make([]Hit, len(res))
+	stored := req.Stored && s.x.HasStored()
+	for i, h := range res {
+		r.Hits[i] = Hit{Rank: i + 1, ID: s.x.ExternalID(h.Doc), Score: h.Score}
+		if stored {
+			if b := s.x.Stored(h.Doc); len(b) > 0 && json.Valid(b) {
+				r.Hits[i].Stored = json.RawMessage(b)
+			}
+		}
+	}
+	r.Processor, r.BatchSize = proc, batchN
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func msSince(t time.Time) float64 { return ms(time.Since(t)) }
