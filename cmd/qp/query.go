@@ -358,6 +358,7 @@ print with 6 significant digits.`)
 		quiet := fs.Bool("quiet", false, "no progress output, and no notice of a CPU fallback (--device auto)")
 		allowPartial := fs.Bool("allow-partial", false, "batch mode: exit 0 even when some queries fail (e.g. empty after\ntokenizing: only stop words); they are counted, named on standard error\nand missing from the run; default: exit 1 naming them")
 		chunk := fs.Int("chunk", qp.DefaultChunk, "batch mode: queries handed to the processor at once (the GPU forms its\nlaunch sets within a chunk; the run of one chunk is written while the\nnext runs)")
+		server := fs.String("server", "", "send the queries to a qp server at this URL (qp serve; e.g.\nhttp://127.0.0.1:8080) instead of opening an index: the same output;\nthe index argument is left out, and the server's flags rule the processor")
 		cacheSize := fs.String("cache", "", "batch mode: keep results in a result cache of this size (e.g. 64M;\nkeyed by normalized query, mode and k) and report its hit rate")
 		pos, err := parse(fs, args)
 		if err != nil {
@@ -366,6 +367,15 @@ print with 6 significant digits.`)
 		qf.quiet = *quiet
 		if *limit < 0 {
 			return fmt.Errorf("--limit %d: want 0 (all queries) or a positive count", *limit)
+		}
+		if *server != "" {
+			if (len(pos) == 0) == (*queries == "") {
+				fs.Usage()
+				return errUsage
+			}
+			ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer cancel()
+			return queryServer(ctx, *server, qf, pos, *queries, *run, *tag, *limit, *allowPartial)
 		}
 		if len(pos) < 1 || (len(pos) == 1 && *queries == "") || (len(pos) > 1 && *queries != "") {
 			fs.Usage()

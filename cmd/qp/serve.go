@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -13,7 +15,11 @@ import (
 	"time"
 
 	"github.com/qpengine/qp/cache"
+	"github.com/qpengine/qp/client"
+	"github.com/qpengine/qp/engine"
+	"github.com/qpengine/qp/eval"
 	"github.com/qpengine/qp/serve"
+	"github.com/qpengine/qp/topk"
 )
 
 func init() {
@@ -154,4 +160,135 @@ func newLogger(level, format string) (*slog.Logger, error) {
 		return slog.New(slog.NewJSONHandler(os.Stderr, o)), nil
 	}
 	return nil, fmt.Errorf("--log-format %q: want text or json", format)
+}
+
+// remoteChunk is the number of queries of one batch request of qp query
+// --server (within the server's default --max-batch-queries), and
+// remoteInflight the requests in flight at once.
+const (
+	remoteChunk    = 500
+	remoteInflight = 4
+)
+
+// queryServer is qp query --server: the same queries, answered by a qp
+// server, with the same output as a local run (the server analyzes the
+// text with the index's analyzer and answers the engine's float32 scores
+// exactly).
+func queryServer(ctx context.Context, url string, qf *queryFlags, text []string, queries, run, tag string,
+	limit int, allowPartial bool) error {
+	c, err := client.New(url, nil)
+	if err != nil {
+		return fmt.Errorf("--server: %w", err)
+	}
+	if _, err := engine.ParseMode(*qf.mode); err != nil {
+		return err
+	}
+	base := serve.SearchRequest{Mode: *qf.mode, K: *qf.k, QTF: *qf.qtf}
+	if queries == "" {
+		req := base
+		req.ID, req.Q = "1", strings.Join(text, " ")
+		res, err := c.Search(ctx, req)
+		if err != nil {
+			return err
+		}
+		for _, h := range res.Hits {
+			fmt.Printf("%4d  %-24s %s\n", h.Rank, h.ID, eval.FormatScore(float64(h.Score)))
+		}
+		fmt.Fprintf(os.Stderr, "%d results in %.3f ms (server %s; processor %s, batch of %d, engine %.3f ms)\n",
+			len(res.Hits), res.Timing.TotalMS, url, res.Processor, res.BatchSize, res.Timing.EngineMS)
+		return nil
+	}
+	fq, err := readQueryFile(queries, limit)
+	if err != nil {
+		return err
+	}
+	out := io.Writer(os.Stdout)
+	if run != "" {
+		f, err := os.Create(run)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		out = f
+	}
+	w := bufio.NewWriterSize(out, 1<<20)
+	// Chunks go out remoteInflight at a time and are written in order.
+	nch := (len(fq) + remoteChunk - 1) / remoteChunk
+	answers := make([]chan remoteAnswer, nch)
+	for i := range answers {
+		answers[i] = make(chan remoteAnswer, 1)
+	}
+	sem := make(chan struct{}, remoteInflight)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	start := time.Now()
+	go func() {
+		for i := range nch {
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+			go func() {
+				lo, hi := i*remoteChunk, min((i+1)*remoteChunk, len(fq))
+				reqs := make([]serve.SearchRequest, hi-lo)
+				for j := range reqs {
+					reqs[j] = base
+					reqs[j].ID, reqs[j].Q = fq[lo+j].ID, fq[lo+j].Text
+				}
+				res, err := c.SearchBatch(ctx, reqs)
+				answers[i] <- remoteAnswer{res, err}
+			}()
+		}
+	}()
+	var sum batchSummary
+	var b []byte
+	var entries []eval.RunEntry
+	for i := 0; i < nch; i++ {
+		a := <-answers[i]
+		<-sem
+		if a.err != nil {
+			return a.err
+		}
+		for j, r := range a.res {
+			q := engine.Query{ID: fq[i*remoteChunk+j].ID}
+			if r.Error != nil {
+				sum.add(q, &engine.Response{Err: errors.New(r.Error.Code + ": " + r.Error.Message)})
+				continue
+			}
+			sum.add(q, &engine.Response{Results: make([]topk.Result, len(r.Hits)),
+				Stats: engine.Stats{Time: time.Duration(r.Timing.TotalMS * float64(time.Millisecond))}})
+			entries = entries[:0]
+			for _, h := range r.Hits {
+				entries = append(entries, eval.RunEntry{DocID: h.ID, Rank: h.Rank, Score: float64(h.Score)})
+			}
+			if b, err = eval.AppendRun(b[:0], q.ID, entries, tag); err != nil {
+				return err
+			}
+			if _, err := w.Write(b); err != nil {
+				return fmt.Errorf("writing the run: %w", err)
+			}
+		}
+	}
+	wall := time.Since(start)
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	if run != "" {
+		sum.print(len(fq), wall)
+	} else {
+		sum.printTo(os.Stderr, len(fq), wall)
+	}
+	if err := sum.failure(len(fq)); err != nil {
+		if !allowPartial {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "qp query: %v\n", err)
+	}
+	return nil
+}
+
+type remoteAnswer struct {
+	res []serve.SearchResponse
+	err error
 }
