@@ -1,0 +1,544 @@
+package serve
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/qpengine/qp/cache"
+	"github.com/qpengine/qp/engine"
+)
+
+// TestSearchEqualsEngine: every endpoint answers exactly the CPU engine's
+// results (ids, float32 scores, ranks) in every mode and for several k.
+func TestSearchEqualsEngine(t *testing.T) {
+	e := testEngine(t)
+	_, hs := newTestServer(t, e, Config{})
+	for _, mode := range []string{"and", "or", "andor"} {
+		for _, k := range []int{1, 3, 10} {
+			var batch BatchRequest
+			for _, q := range testQueries {
+				var r SearchResponse
+				body, _ := json.Marshal(SearchRequest{Q: q, Mode: mode, K: k})
+				if st, _, b := post(t, hs.URL+"/v1/search", string(body), &r); st != 200 {
+					t.Fatalf("POST %s: %d %s", body, st, b)
+				}
+				wantHits(t, e, q, mode, k, r.Hits)
+				if r.Processor != "cpu" || r.BatchSize < 1 || r.Mode != mode || r.K != k || r.Query != q {
+					t.Errorf("%q: answer %+v", q, r)
+				}
+				// GET, for people.
+				resp, err := http.Get(hs.URL + "/v1/search?" + url.Values{"q": {q}, "mode": {mode}, "k": {fmt.Sprint(k)}}.Encode())
+				if err != nil {
+					t.Fatal(err)
+				}
+				var g SearchResponse
+				if err := json.NewDecoder(resp.Body).Decode(&g); err != nil || resp.StatusCode != 200 {
+					t.Fatalf("GET %q: %d %v", q, resp.StatusCode, err)
+				}
+				resp.Body.Close()
+				wantHits(t, e, q, mode, k, g.Hits)
+				batch.Queries = append(batch.Queries, SearchRequest{ID: fmt.Sprint("q", len(batch.Queries)), Q: q, Mode: mode, K: k})
+			}
+			var br BatchResponse
+			body, _ := json.Marshal(batch)
+			if st, _, b := post(t, hs.URL+"/v1/search/batch", string(body), &br); st != 200 {
+				t.Fatalf("batch: %d %s", st, b)
+			}
+			if len(br.Results) != len(batch.Queries) {
+				t.Fatalf("batch: %d answers to %d queries", len(br.Results), len(batch.Queries))
+			}
+			for i, r := range br.Results {
+				if r.ID != batch.Queries[i].ID || r.Error != nil {
+					t.Fatalf("batch answer %d: id %q error %v", i, r.ID, r.Error)
+				}
+				wantHits(t, e, batch.Queries[i].Q, mode, k, r.Hits)
+			}
+		}
+	}
+}
+
+// TestStoredFields: stored:true answers each hit's stored fields.
+func TestStoredFields(t *testing.T) {
+	e := testEngine(t)
+	_, hs := newTestServer(t, e, Config{})
+	var r SearchResponse
+	if st, _, b := post(t, hs.URL+"/v1/search", `{"q":"maxscore","stored":true}`, &r); st != 200 {
+		t.Fatalf("%d %s", st, b)
+	}
+	if len(r.Hits) != 1 || r.Hits[0].ID != "doc8" {
+		t.Fatalf("hits %+v", r.Hits)
+	}
+	var st map[string]string
+	if err := json.Unmarshal(r.Hits[0].Stored, &st); err != nil || st["title"] != testDocs[7] {
+		t.Fatalf("stored %s (%v)", r.Hits[0].Stored, err)
+	}
+	var r2 SearchResponse
+	post(t, hs.URL+"/v1/search", `{"q":"maxscore"}`, &r2)
+	if r2.Hits[0].Stored != nil {
+		t.Errorf("stored fields without stored:true: %s", r.Hits[0].Stored)
+	}
+}
+
+// TestBadRequests: each malformed or out-of-limit request gets its status
+// and stable code, and the server goes on answering.
+func TestBadRequests(t *testing.T) {
+	e := testEngine(t)
+	_, hs := newTestServer(t, e, Config{Limits: Limits{MaxBodyBytes: 1024, MaxTerms: 4, MaxK: 50, MaxBatch: 3, MaxQueryLen: 200}})
+	cases := []struct {
+		path, body string
+		status     int
+		code       string
+	}{
+		{"/v1/search", `{"q":`, 400, CodeBadJSON},
+		{"/v1/search", ``, 400, CodeBadJSON},
+		{"/v1/search", `[1,2]`, 400, CodeBadJSON},
+		{"/v1/search", `{"q":"gpu","k":"ten"}`, 400, CodeBadJSON},
+		{"/v1/search", `{"q":"gpu","colour":"red"}`, 400, CodeBadJSON},
+		{"/v1/search", `{"q":"gpu"} {"q":"gpu"}`, 400, CodeBadJSON},
+		{"/v1/search", `{"q":"` + strings.Repeat("a", 2000) + `"}`, 413, CodeBodyTooLarge},
+		{"/v1/search", `{"q":"` + strings.Repeat("ab ", 80) + `"}`, 400, CodeBadRequest},
+		{"/v1/search", `{"q":"gpu","mode":"xor"}`, 400, CodeBadRequest},
+		{"/v1/search", `{"q":"gpu","k":51}`, 400, CodeBadRequest},
+		{"/v1/search", `{"q":"gpu","k":-1}`, 400, CodeBadRequest},
+		{"/v1/search", `{"q":"gpu","timeout_ms":-5}`, 400, CodeBadRequest},
+		{"/v1/search", `{"q":"the of and"}`, 400, CodeNoTerms},
+		{"/v1/search", `{"q":""}`, 400, CodeNoTerms},
+		{"/v1/search", `{"q":"a1 b1 c1 d1 e1"}`, 400, CodeTooManyTerms},
+		{"/v1/search", "{\"q\":\"\xff\xfe\"}", 400, CodeNoTerms}, // JSON decoding makes invalid UTF-8 U+FFFD
+		{"/v1/search/batch", `{"queries":[]}`, 400, CodeBadRequest},
+		{"/v1/search/batch", `{"queries":[{"q":"a"},{"q":"b"},{"q":"c"},{"q":"d"}]}`, 400, CodeTooManyQs},
+		{"/v1/search/batch", `{"queries":{}}`, 400, CodeBadJSON},
+		{"/v2/search", `{}`, 404, CodeNotFound},
+	}
+	for _, c := range cases {
+		st, _, b := post(t, hs.URL+c.path, c.body, nil)
+		if st != c.status {
+			t.Errorf("POST %s %.60q: status %d, want %d (%s)", c.path, c.body, st, c.status, b)
+			continue
+		}
+		if code := errCode(t, b); code != c.code {
+			t.Errorf("POST %s %.60q: code %s, want %s", c.path, c.body, code, c.code)
+		}
+	}
+	for _, q := range []string{"k=x", "k=0&q=gpu&timeout_ms=1.5", "q=gpu&stored=perhaps"} {
+		resp, err := http.Get(hs.URL + "/v1/search?" + q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 400 || errCode(t, b) != CodeBadRequest {
+			t.Errorf("GET ?%s: %d %s", q, resp.StatusCode, b)
+		}
+	}
+	req, _ := http.NewRequest(http.MethodDelete, hs.URL+"/v1/search", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 405 || errCode(t, b) != CodeMethod || resp.Header.Get("Allow") == "" {
+		t.Errorf("DELETE: %d %s", resp.StatusCode, b)
+	}
+	// A batch with one bad query answers the others.
+	var br BatchResponse
+	if st, _, b := post(t, hs.URL+"/v1/search/batch", `{"queries":[{"q":"gpu"},{"q":"the"},{"q":"gpu","k":999}]}`, &br); st != 200 {
+		t.Fatalf("mixed batch: %d %s", st, b)
+	}
+	if br.Results[0].Error != nil || len(br.Results[0].Hits) == 0 || br.Results[1].Error == nil ||
+		br.Results[1].Error.Code != CodeNoTerms || br.Results[2].Error == nil || br.Results[2].Error.Code != CodeBadRequest {
+		t.Errorf("mixed batch: %+v", br.Results)
+	}
+	var r SearchResponse
+	if st, _, b := post(t, hs.URL+"/v1/search", `{"q":"gpu"}`, &r); st != 200 {
+		t.Fatalf("after bad requests: %d %s", st, b)
+	}
+	wantHits(t, e, "gpu", "and", 10, r.Hits)
+}
+
+// TestQueueFull: with the processor held and the queue full, requests are
+// refused with 429 and Retry-After; the queued ones are answered once the
+// processor runs again.
+func TestQueueFull(t *testing.T) {
+	e := testEngine(t)
+	g := newGate(e)
+	s, hs := newTestServer(t, e, Config{Primary: g, Batch: BatchConfig{QueueSize: 2, Inflight: 1, MaxBatch: 1}})
+	var wg sync.WaitGroup
+	codes := make(chan int, 3)
+	send := func() {
+		defer wg.Done()
+		st, _, _ := post(t, hs.URL+"/v1/search", `{"q":"gpu"}`, nil)
+		codes <- st
+	}
+	wg.Add(1)
+	go send()
+	<-g.entered // the first is running, held
+	wg.Add(2)
+	go send()
+	go send()
+	waitFor(t, func() bool { return s.b.depth() == 2 })
+	st, h, b := post(t, hs.URL+"/v1/search", `{"q":"gpu"}`, nil)
+	if st != 429 || errCode(t, b) != CodeQueueFull || h.Get("Retry-After") == "" {
+		t.Fatalf("full queue: %d %s, Retry-After %q", st, b, h.Get("Retry-After"))
+	}
+	g.open()
+	wg.Wait()
+	close(codes)
+	for c := range codes {
+		if c != 200 {
+			t.Errorf("queued request: %d", c)
+		}
+	}
+}
+
+func waitFor(t testing.TB, cond func() bool) {
+	t.Helper()
+	for range 500 {
+		if cond() {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatal("condition not reached in 5 s")
+}
+
+// TestDeadline: a request whose deadline passes while the processor is
+// busy gets 504 deadline_exceeded, not a hang; its query is skipped.
+func TestDeadline(t *testing.T) {
+	e := testEngine(t)
+	g := newGate(e)
+	_, hs := newTestServer(t, e, Config{Primary: g, Batch: BatchConfig{Inflight: 1}})
+	done := make(chan int)
+	go func() { st, _, _ := post(t, hs.URL+"/v1/search", `{"q":"gpu"}`, nil); done <- st }()
+	<-g.entered
+	start := time.Now()
+	st, _, b := post(t, hs.URL+"/v1/search", `{"q":"parallel","timeout_ms":50}`, nil)
+	if st != 504 || errCode(t, b) != CodeDeadline {
+		t.Fatalf("deadline: %d %s", st, b)
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("deadline of 50 ms answered after %v", d)
+	}
+	g.open()
+	if st := <-done; st != 200 {
+		t.Errorf("the held request: %d", st)
+	}
+}
+
+// TestDisconnect: a client that goes away mid-query does not disturb the
+// server: its query is dropped or its answer discarded, and the next
+// requests are answered.
+func TestDisconnect(t *testing.T) {
+	e := testEngine(t)
+	g := newGate(e)
+	s, hs := newTestServer(t, e, Config{Primary: g, Batch: BatchConfig{Inflight: 1}})
+	held := make(chan int)
+	go func() { st, _, _ := post(t, hs.URL+"/v1/search", `{"q":"gpu"}`, nil); held <- st }()
+	<-g.entered
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, hs.URL+"/v1/search", strings.NewReader(`{"q":"parallel"}`))
+	errc := make(chan error)
+	go func() {
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		errc <- err
+	}()
+	waitFor(t, func() bool { return s.b.depth() == 1 })
+	cancel()
+	if err := <-errc; err == nil {
+		t.Fatal("cancelled request got an answer")
+	}
+	// The server notices the closed connection and gives up the request.
+	waitFor(t, func() bool { return strings.Contains(scrape(t, hs.URL), `qp_serve_rejected_total{code="canceled"} 1`) })
+	g.open()
+	if st := <-held; st != 200 {
+		t.Errorf("held request: %d", st)
+	}
+	var r SearchResponse
+	if st, _, b := post(t, hs.URL+"/v1/search", `{"q":"parallel sorting","mode":"or"}`, &r); st != 200 {
+		t.Fatalf("after a disconnect: %d %s", st, b)
+	}
+	wantHits(t, e, "parallel sorting", "or", 10, r.Hits)
+	waitFor(t, func() bool { return s.b.depth() == 0 })
+	if g.batches.Load() != 2 {
+		t.Errorf("%d batches ran, want 2 (the held one, the last one; not the abandoned query)", g.batches.Load())
+	}
+}
+
+// TestFallback: a GPU fault (the batch fails, or every query of it) is
+// answered by the CPU, exactly, and counted.
+func TestFallback(t *testing.T) {
+	e := testEngine(t)
+	for _, batchErr := range []bool{true, false} {
+		f := &faultyBackend{batchErr: batchErr}
+		_, hs := newTestServer(t, e, Config{Primary: f, PrimaryName: "gpu", Fallback: engine.NewCPU(e.Index(), 2)})
+		for _, q := range testQueries[:5] {
+			var r SearchResponse
+			if st, _, b := post(t, hs.URL+"/v1/search", fmt.Sprintf(`{"q":%q,"mode":"or"}`, q), &r); st != 200 {
+				t.Fatalf("batchErr %v %q: %d %s", batchErr, q, st, b)
+			}
+			if r.Processor != "cpu-fallback" {
+				t.Errorf("processor %q, want cpu-fallback", r.Processor)
+			}
+			wantHits(t, e, q, "or", 10, r.Hits)
+		}
+		m := scrape(t, hs.URL)
+		if f.calls.Load() != 5 || !strings.Contains(m, "qp_serve_fallback_queries_total 5") ||
+			!strings.Contains(m, `qp_serve_queries_total{code="ok",mode="or",processor="cpu-fallback"} 5`) {
+			t.Errorf("batchErr %v: %d calls, metrics:\n%s", batchErr, f.calls.Load(), grep(m, "fallback"))
+		}
+	}
+	// Without a fallback the fault is a 500 backend_error.
+	_, hs := newTestServer(t, e, Config{Primary: &faultyBackend{}})
+	st, _, b := post(t, hs.URL+"/v1/search", `{"q":"gpu"}`, nil)
+	if st != 500 || errCode(t, b) != CodeBackend || !strings.Contains(string(b), "injected") {
+		t.Errorf("no fallback: %d %s", st, b)
+	}
+}
+
+// TestBatching: a batch closes at MaxBatch, at the PARA threshold, or
+// after MaxWait (Lazy: an idle processor does not close it).
+func TestBatching(t *testing.T) {
+	e := testEngine(t)
+	concurrent := func(hs string, n int) []SearchResponse {
+		out := make([]SearchResponse, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if st, _, b := post(t, hs+"/v1/search", fmt.Sprintf(`{"q":%q}`, testQueries[i]), &out[i]); st != 200 {
+					t.Errorf("%d %s", st, b)
+				}
+			}()
+		}
+		wg.Wait()
+		return out
+	}
+	// MaxBatch 4, no threshold, no wait: 4 concurrent requests run together.
+	_, hs := newTestServer(t, e, Config{Batch: BatchConfig{Lazy: true, MaxWait: time.Hour, MaxBatch: 4, Threshold: 1 << 40}})
+	for i, r := range concurrent(hs.URL, 4) {
+		if r.BatchSize != 4 {
+			t.Errorf("max batch: query %d ran in a batch of %d", i, r.BatchSize)
+		}
+	}
+	// Threshold: "gpu" and "compression" have lists of 2 and 4 postings.
+	s, hs := newTestServer(t, e, Config{Batch: BatchConfig{Lazy: true, MaxWait: time.Hour, Threshold: 6}})
+	if c := s.cost(e.Query(qpReq("gpu"))) + s.cost(e.Query(qpReq("compress"))); c != 6 {
+		t.Fatalf("test collection changed: costs %d", c)
+	}
+	out := make([]SearchResponse, 2)
+	var wg sync.WaitGroup
+	for i, q := range []string{"gpu", "compression"} {
+		wg.Add(1)
+		go func() { defer wg.Done(); post(t, hs.URL+"/v1/search", fmt.Sprintf(`{"q":%q}`, q), &out[i]) }()
+	}
+	wg.Wait()
+	for i, r := range out {
+		if r.BatchSize != 2 {
+			t.Errorf("threshold: query %d ran in a batch of %d", i, r.BatchSize)
+		}
+	}
+	// MaxWait: a lone request waits for it.
+	_, hs = newTestServer(t, e, Config{Batch: BatchConfig{Lazy: true, MaxWait: 30 * time.Millisecond}})
+	var r SearchResponse
+	post(t, hs.URL+"/v1/search", `{"q":"gpu"}`, &r)
+	if r.BatchSize != 1 || r.Timing.QueueMS < 29 {
+		t.Errorf("max wait: batch %d after %.2f ms in the queue, want 1 after >= 30 ms", r.BatchSize, r.Timing.QueueMS)
+	}
+	// Default (not lazy): an idle processor takes it at once.
+	_, hs = newTestServer(t, e, Config{Batch: BatchConfig{MaxWait: time.Hour}})
+	start := time.Now()
+	post(t, hs.URL+"/v1/search", `{"q":"gpu"}`, &r)
+	if d := time.Since(start); r.BatchSize != 1 || d > 10*time.Second {
+		t.Errorf("idle processor: batch %d after %v", r.BatchSize, d)
+	}
+}
+
+// TestCache: a repeated query is answered from the cache, identically.
+func TestCache(t *testing.T) {
+	e := testEngine(t)
+	c, err := cache.New(cache.Config{MaxBytes: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_, hs := newTestServer(t, e, Config{Cache: c})
+	var a, b SearchResponse
+	post(t, hs.URL+"/v1/search", `{"q":"parallel sorting","mode":"or"}`, &a)
+	c.Wait()
+	post(t, hs.URL+"/v1/search", `{"q":"sorting parallel","mode":"or"}`, &b)
+	if a.Processor != "cpu" || b.Processor != "cache" {
+		t.Fatalf("processors %q, %q; want cpu, cache", a.Processor, b.Processor)
+	}
+	wantHits(t, e, "parallel sorting", "or", 10, b.Hits)
+	m := scrape(t, hs.URL)
+	for _, want := range []string{"qp_serve_cache_hits_total 1", "qp_serve_cache_misses_total 1", "qp_serve_cache_hit_ratio 0.5"} {
+		if !strings.Contains(m, want) {
+			t.Errorf("metrics lack %q:\n%s", want, grep(m, "cache"))
+		}
+	}
+}
+
+// TestMetricsHealth: /metrics counts requests, queries, batches and the
+// queue; /healthz and /readyz answer, /readyz turns 503 when draining.
+func TestMetricsHealth(t *testing.T) {
+	e := testEngine(t)
+	s, hs := newTestServer(t, e, Config{})
+	for range 3 {
+		post(t, hs.URL+"/v1/search", `{"q":"gpu","mode":"or"}`, nil)
+	}
+	post(t, hs.URL+"/v1/search", `{"q":"gpu","mode":"bogus-mode-1"}`, nil)
+	m := scrape(t, hs.URL)
+	for _, want := range []string{
+		`qp_serve_queries_total{code="ok",mode="or",processor="cpu"} 3`,
+		`qp_serve_queries_total{code="bad_request",mode="invalid",processor=""} 1`,
+		`qp_serve_requests_total{code="200",endpoint="search"} 3`,
+		`qp_serve_requests_total{code="400",endpoint="search"} 1`,
+		"qp_serve_batch_size_count 3", "qp_serve_queue_depth 0", `qp_serve_query_duration_seconds_count{processor="cpu"} 3`,
+		"go_goroutines",
+	} {
+		if !strings.Contains(m, want) {
+			t.Errorf("metrics lack %q", want)
+		}
+	}
+	for path, want := range map[string]int{"/healthz": 200, "/readyz": 200} {
+		if resp, err := http.Get(hs.URL + path); err != nil || resp.StatusCode != want {
+			t.Errorf("%s: %v %v", path, resp, err)
+		}
+	}
+	s.draining.Store(true)
+	if resp, err := http.Get(hs.URL + "/readyz"); err != nil || resp.StatusCode != 503 {
+		t.Errorf("/readyz while draining: %v %v", resp, err)
+	}
+	st, h, b := post(t, hs.URL+"/v1/search", `{"q":"gpu"}`, nil)
+	if st != 503 || errCode(t, b) != CodeShuttingDown || h.Get("Retry-After") == "" {
+		t.Errorf("search while draining: %d %s", st, b)
+	}
+}
+
+// TestShutdownUnderLoad: Shutdown while requests are queued and running
+// answers every accepted request, then refuses connections.
+func TestShutdownUnderLoad(t *testing.T) {
+	e := testEngine(t)
+	g := newGate(e)
+	s, err := New(e, Config{Primary: g, Batch: BatchConfig{Inflight: 1, MaxBatch: 8}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan error)
+	go func() { served <- s.Serve(ln) }()
+	url := "http://" + ln.Addr().String()
+	const n = 40
+	answers := make([]SearchResponse, n)
+	status := make([]int, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			q := testQueries[i%len(testQueries)]
+			status[i], _, _ = post(t, url+"/v1/search", fmt.Sprintf(`{"q":%q,"mode":"or"}`, q), &answers[i])
+		}()
+	}
+	first := <-g.entered // one batch is held on the processor, the rest queue
+	waitFor(t, func() bool { return s.b.depth() == n-first })
+	shut := make(chan error)
+	go func() { shut <- s.Shutdown(context.Background()) }()
+	waitFor(t, func() bool { _, err := net.Dial("tcp", ln.Addr().String()); return err != nil })
+	g.open()
+	wg.Wait()
+	if err := <-shut; err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	if err := <-served; err != nil {
+		t.Fatalf("Serve: %v", err)
+	}
+	for i := range n {
+		if status[i] != 200 {
+			t.Fatalf("request %d: status %d", i, status[i])
+		}
+		wantHits(t, e, testQueries[i%len(testQueries)], "or", 10, answers[i].Hits)
+	}
+	if _, err := http.Get(url + "/healthz"); err == nil {
+		t.Error("a connection after Shutdown was accepted")
+	}
+}
+
+// TestSlowClient: a client that sends its body too slowly is cut off
+// after the read timeout, and others are served meanwhile.
+func TestSlowClient(t *testing.T) {
+	e := testEngine(t)
+	s, err := New(e, Config{ReadTimeout: 300 * time.Millisecond, ReadHeaderTimeout: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Serve(ln)
+	defer s.Shutdown(context.Background())
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprintf(c, "POST /v1/search HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"q\":")
+	start := time.Now()
+	var r SearchResponse
+	if st, _, b := post(t, "http://"+ln.Addr().String()+"/v1/search", `{"q":"gpu"}`, &r); st != 200 {
+		t.Fatalf("while a client is slow: %d %s", st, b)
+	}
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err == nil {
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode == 200 {
+			t.Fatalf("the slow request was answered 200: %s", b)
+		}
+	}
+	if d := time.Since(start); d > 4*time.Second {
+		t.Errorf("slow client cut off after %v, read timeout 300 ms", d)
+	}
+}
+
+func qpReq(q string) (r qpRequest) { r.Text, r.Mode, r.K = q, engine.And, 10; return r }
+
+func scrape(t testing.TB, base string) string {
+	t.Helper()
+	resp, err := http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
+}
+
+func grep(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) && !strings.HasPrefix(l, "#") {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
