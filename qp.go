@@ -85,8 +85,8 @@ type Options struct {
 // Engine answers queries over one open index. Its methods are safe for
 // concurrent use.
 type Engine struct {
-	x   *index.Index
-	an  *analysis.Analyzer
+	x     *index.Index
+	an    *analysis.Analyzer
 	be    engine.Backend
 	gpu   *gpu.Backend // nil when the CPU answers
 	route *router      // Device Auto with a GPU: picks the processor per batch
