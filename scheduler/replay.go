@@ -123,11 +123,11 @@ submit:
 type Setup int
 
 const (
-	CPUOnly    Setup = iota // every query on the CPU processor
-	GPUOnly                 // every query on the GPU processor
-	BestSerial              // each query on its predicted-faster processor, one query at a time
-	Parallel                // CPU and GPU in parallel under the Scheduler
-	ParallelNoSteal         // Parallel without work stealing (Config.NoSteal)
+	CPUOnly         Setup = iota // every query on the CPU processor
+	GPUOnly                      // every query on the GPU processor
+	BestSerial                   // each query on its predicted-faster processor, one query at a time
+	Parallel                     // CPU and GPU in parallel under the Scheduler
+	ParallelNoSteal              // Parallel without work stealing (Config.NoSteal)
 )
 
 // AllSetups lists the setups: Figure 7's four in its order, then
