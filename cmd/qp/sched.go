@@ -109,13 +109,16 @@ configuration). Needs a usable GPU.`)
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer cancel()
 	e := &scheduler.Experiment{
-		Index:       x,
-		CPU:         scheduler.Processor{Backend: engine.NewCPU(x, 1), Slots: cpuSlots},
-		GPU:         scheduler.Processor{Backend: gpuBe, Slots: 1, Batch: scheduler.BatchPolicy{MaxPostings: *c0, MaxWait: *wait}},
-		Options:     opt,
-		Train:       qs[:*train],
-		Queries:     qs[*train:],
-		Rates:       rs,
+		Index:   x,
+		CPU:     scheduler.Processor{Backend: engine.NewCPU(x, 1), Slots: cpuSlots},
+		GPU:     scheduler.Processor{Backend: gpuBe, Slots: 1, Batch: scheduler.BatchPolicy{MaxPostings: *c0, MaxWait: *wait}},
+		Options: opt,
+		Train:   qs[:*train],
+		Queries: qs[*train:],
+		Rates:   rs,
+		// A table run past capacity stops once it has failed, instead of
+		// draining a backlog of many seconds.
+		StopOnMiss:  true,
 		Deadline:    *deadline,
 		Search:      scheduler.RateSearch{Off: *searchRuns <= 0, MaxRuns: max(*searchRuns, 0), Repeats: *repeats},
 		Setups:      setups,
