@@ -35,7 +35,7 @@ import (
 // Features are the characteristics of a query that its cost is predicted
 // from (Ding et al. WWW'09 §9: "the length of shortest list and the second
 // shortest list, the sum of lengths of all lists, and the number of terms"),
-// plus the mode. Lengths are document frequencies of the distinct query
+// plus the longest list and the mode. Lengths are document frequencies of the distinct query
 // terms present in the index; with QTF a repeated term still reads its list
 // once, so it counts once here too.
 type Features struct {
@@ -44,6 +44,7 @@ type Features struct {
 	Missing int    // distinct query terms absent from the index
 	Min     uint64 // length of the shortest list; 0 when Terms == 0
 	Second  uint64 // length of the second-shortest list; 0 when Terms < 2
+	Max     uint64 // length of the longest list; 0 when Terms == 0
 	Sum     uint64 // sum of the list lengths
 }
 
@@ -82,6 +83,7 @@ func QueryFeatures(x *index.Index, q engine.Query) Features {
 	for _, id := range ids {
 		df := uint64(x.Record(id).DF)
 		f.Sum += df
+		f.Max = max(f.Max, df)
 		switch {
 		case f.Min == 0 || df < f.Min:
 			f.Second, f.Min = f.Min, df
