@@ -56,16 +56,7 @@ configuration). Needs a usable GPU.`)
 		fs.Usage()
 		return errUsage
 	}
-	*qf.device = "gpu"
-	qe, mode, opt, err := qf.openEngine(pos[0])
-	if err != nil {
-		return fmt.Errorf("bench sched compares CPU and GPU: %w", err)
-	}
-	defer qe.Close()
-	x, an, gpuBe := qe.Index(), qe.Analyzer(), qe.GPU()
-	if gpuBe == nil {
-		return fmt.Errorf("bench sched compares CPU and GPU: no GPU backend")
-	}
+	// The flags first: opening the GPU and the index takes a while.
 	var setups []scheduler.Setup
 	for _, name := range splitComma(*setupList) {
 		st, err := scheduler.ParseSetup(name)
@@ -79,6 +70,16 @@ configuration). Needs a usable GPU.`)
 	}
 	if *minDur < 0 {
 		return fmt.Errorf("--min-duration %v: want >= 0", *minDur)
+	}
+	*qf.device = "gpu"
+	qe, mode, opt, err := qf.openEngine(pos[0])
+	if err != nil {
+		return fmt.Errorf("bench sched compares CPU and GPU: %w", err)
+	}
+	defer qe.Close()
+	x, an, gpuBe := qe.Index(), qe.Analyzer(), qe.GPU()
+	if gpuBe == nil {
+		return fmt.Errorf("bench sched compares CPU and GPU: no GPU backend")
 	}
 	cpuSlots := *qf.threads
 	if cpuSlots == 0 {
