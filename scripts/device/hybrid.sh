@@ -1,20 +1,25 @@
 #!/usr/bin/env bash
 # scripts/device/hybrid.sh — issue #24 (CPU and GPU together) and issue #20's
 # `--device auto` line, on a 16-core GPU host, in one call of ≤ 9 minutes:
-#  1. `qp gen --model topics` at DOCS documents (default 2M; reused on a warm
-#     machine), or the index of collection SCHED_COLL (e.g. gcide) when set;
+#  1. the index of collection SCHED_COLL (default gcide, indexed there from
+#     its carried JSONL in about a second), or with SCHED_COLL=gen `qp gen
+#     --model topics` at DOCS documents (default 2M; ~1-2 min; reused on a
+#     warm machine);
 #  2. `qp bench sched` for each of MODES (default "and or andor"): TREC 2006
 #     log, deadline 200 ms, CPU alone (16 one-query slots), GPU alone, CPU+GPU,
 #     CPU+GPU without stealing; the highest sustained rate to within 5%,
 #     3 repeats with different arrivals (median, min-max), runs of ≥ 1 s of
-#     arrivals; table + delay-vs-rate plot in $OUT/sched-MODE/ (README.md,
+#     arrivals, at most 7 runs per repeat; ≤ SCHEDLIMIT (default 120) s per
+#     mode; table + delay-vs-rate plot in $OUT/sched-MODE/ (README.md,
 #     delay-MODE.svg) and the log in $OUT/sched-MODE.log;
 #  3. `qp query --device cpu|gpu|auto` on each of COLLS (default gcide; any
 #     carried as NAME.jsonl.xz or NAME.qp.xz in bin/dev/data) with the first
-#     10,000 TREC'06 queries × REPS (default 10), top-10, AND, OR, AND+OR,
+#     QN (default 10,000) TREC'06 queries × REPS (default 10), top-10, AND, OR, AND+OR,
 #     rounds A B C A B C; q/s per run in $OUT/auto.txt, with auto's routing
 #     and whether the three runs are identical.
 # PART=sched or PART=auto runs only step 2 or 3 (step 1 belongs to sched).
+# The default (GCIDE, all three modes, both parts) takes about 7-8 minutes;
+# with SCHED_COLL=gen run PART=sched and PART=auto as two calls.
 #
 # Build first (on the Go machine, repository root):
 #   bash scripts/device/build.sh            # bin/dev/qp, tests, query logs
@@ -22,12 +27,9 @@
 # and run with carry ["bin/dev"]:
 #   bash scripts/device/hybrid.sh
 source scripts/device/lib.sh
+# Binaries and data carried xz'd in bin/dev/data: into /tmp, qp into bin/dev.
+BIN=${BIN:-bin/dev} bash scripts/device/unpack.sh || exit 1
 d=$bin/data
-for f in "$d"/*.xz; do
-  [ -e "$f" ] || continue
-  b=$(basename "$f" .xz)
-  [ -s "/tmp/$b" ] || xz -d -c "$f" >"/tmp/$b" || exit 1
-done
 part=${PART:-all}
 T0=$(date +%s)
 elapsed() { echo $(( $(date +%s) - T0 ))s; }
@@ -43,8 +45,8 @@ index_of() { # builds /tmp/$1.qp from /tmp/$1.jsonl unless present
 }
 
 if [ "$part" = all ] || [ "$part" = sched ]; then
-  if [ -n "${SCHED_COLL:-}" ]; then
-    idx=$(index_of "$SCHED_COLL") || exit 1
+  if [ "${SCHED_COLL:-gcide}" != gen ]; then
+    idx=$(index_of "${SCHED_COLL:-gcide}") || exit 1
   else
     idx=/tmp/g2m-topics.qp
     if [ ! -s "$idx" ]; then
@@ -55,9 +57,9 @@ if [ "$part" = all ] || [ "$part" = sched ]; then
   fi
   echo "== index $idx ready at $(elapsed)"
   for m in ${MODES:-and or andor}; do
-    timeout "${SCHEDLIMIT:-105}" "$bin/qp" bench sched "$idx" "$d/06.efficiency_topics.txt" --device gpu --mode "$m" \
+    timeout "${SCHEDLIMIT:-120}" "$bin/qp" bench sched "$idx" "$d/06.efficiency_topics.txt" --device gpu --mode "$m" \
       --train 1500 --replay 3000 --rates "${RATES:-2000,200000}" --deadline 200ms --min-duration 1s \
-      --search-runs 8 --search-repeats 3 --setups cpu-only,gpu-only,cpu+gpu,cpu+gpu-nosteal \
+      --search-runs 7 --search-repeats 3 --setups cpu-only,gpu-only,cpu+gpu,cpu+gpu-nosteal \
       --report "$OUT/sched-$m" >"$OUT/sched-$m.log" 2>&1
     echo "== sched $m rc=$? at $(elapsed)"
     sed -n '/highest sustained/,$p' "$OUT/sched-$m.log"
@@ -65,7 +67,7 @@ if [ "$part" = all ] || [ "$part" = sched ]; then
 fi
 
 if [ "$part" = all ] || [ "$part" = auto ]; then
-  head -10000 "$d/06.efficiency_topics.txt" >/tmp/q06.txt
+  head -"${QN:-10000}" "$d/06.efficiency_topics.txt" >/tmp/q06.txt
   for r in $(seq 1 "${REPS:-10}"); do sed "s/^/r$r-/" /tmp/q06.txt; done >/tmp/q06x.txt
   res=$OUT/auto.txt
   : >"$res"
