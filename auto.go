@@ -190,11 +190,12 @@ func (r *router) plan(key, rest int) (proc, n int) {
 		return procCPU, rest
 	}
 	// The GPU may still win at this size: calibrate it on a slice 4× its
-	// largest measured size below b.
+	// largest measured size below b (at least calibrationStart: single
+	// queries measured before say little about batches).
 	s := calibrationStart
 	for i := b; i >= 0; i-- {
 		if m.cost[procGPU][i] > 0 {
-			s = 4 << i
+			s = max(s, 4<<i)
 			break
 		}
 	}

@@ -195,6 +195,32 @@ func TestRouterFollowsSlowdown(t *testing.T) {
 	}
 }
 
+// TestRouterSinglesThenBatches: single OR queries first (the GPU measured
+// once, at one query), then large batches: calibration starts again at
+// calibrationStart, not at 4 queries, and the bulk goes to the GPU.
+func TestRouterSinglesThenBatches(t *testing.T) {
+	clk, cpu, gpu := fakes()
+	r := newRouter(cpu, gpu, 16)
+	r.now = clk.now
+	qs := queriesOf(4*DefaultChunk, engine.Or)
+	out := make([]engine.Response, 1)
+	for i := range 20 {
+		if err := r.SearchBatch(context.Background(), qs[i:i+1], engine.Options{}, out); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gpu.seen = nil
+	streamTime(t, clk, r, qs, DefaultChunk)
+	for n := range gpu.seen[engine.Or] {
+		if n < calibrationStart {
+			t.Errorf("a GPU slice of %d queries", n)
+		}
+	}
+	if m := &r.modes[engine.Or]; m.queries[procGPU] < 3*DefaultChunk {
+		t.Errorf("GPU answered %d of %d\n%s", m.queries[procGPU], len(qs), r.routing())
+	}
+}
+
 // TestRouterMixedAndEmpty: a batch of several modes is routed as one
 // ("mixed") and answered in order; an empty batch is fine.
 func TestRouterMixedAndEmpty(t *testing.T) {
