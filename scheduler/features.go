@@ -10,7 +10,9 @@
 //     "either", by the ratio of their predicted finish times, with a
 //     threshold that adapts to the queues (see Scheduler);
 //   - an idle processor serves its own queue, then the oldest "either"
-//     query, then steals from the other processor's queue; a query that has
+//     query, then steals from the tail of the other processor's queue
+//     (sparing a batching processor's next batch, and preferring the
+//     queries it is relatively best at); a query that has
 //     used up a fraction of its time to the deadline (500 ms by default)
 //     jumps to the front of its preferred processor;
 //   - GPU work is batched as in Ao et al. (VLDB'11) §4.1, PARA: a batch
@@ -21,8 +23,11 @@
 // The scheduler never changes results: every Result carries exactly the
 // engine.Response its backend wrote. The replay driver (Experiment) compares
 // the four configurations of Ding's Figure 7, CPU only, GPU only, the better
-// processor per query one query at a time, and CPU and GPU in parallel, on
-// a query log with Poisson arrivals.
+// processor per query one query at a time, and CPU and GPU in parallel, and
+// CPU and GPU without stealing, on a query log with Poisson arrivals, and
+// searches each one's highest sustained rate (p99 delay within the
+// deadline, no growing queue) to within 5%, repeated with different
+// arrivals (RateSearch, Run.Sustained).
 package scheduler
 
 import (
