@@ -21,8 +21,9 @@
 # The default (GCIDE, all three modes, both parts) takes about 7-8 minutes;
 # with SCHED_COLL=gen run PART=sched and PART=auto as two calls.
 #
-# Build first (on the Go machine, repository root):
-#   bash scripts/device/build.sh            # bin/dev/qp, tests, query logs
+# Build first (on the Go machine, repository root; ~14 MB to carry):
+#   mkdir -p bin/dev/data && cp ../shared/data/queries/0[56].efficiency_topics.txt bin/dev/data/
+#   CGO_ENABLED=0 go build -o /tmp/qp ./cmd/qp && xz -T0 -9 -c /tmp/qp >bin/dev/data/qp.xz
 #   xz -T0 -9 -c /tmp/qp-data/collections/gcide/docs.jsonl >bin/dev/data/gcide.jsonl.xz
 # and run with carry ["bin/dev"]:
 #   bash scripts/device/hybrid.sh
