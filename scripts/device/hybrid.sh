@@ -28,7 +28,9 @@
 # and run with carry ["bin/dev"]:
 #   bash scripts/device/hybrid.sh
 source scripts/device/lib.sh
-# Binaries and data carried xz'd in bin/dev/data: into /tmp, qp into bin/dev.
+# Binaries and data carried xz'd in bin/dev/data: into /tmp, qp into bin/dev
+# (a qp.xz carried now replaces the /tmp/qp a warm machine kept).
+[ -e "$bin/data/qp.xz" ] && rm -f /tmp/qp
 BIN=${BIN:-bin/dev} bash scripts/device/unpack.sh || exit 1
 d=$bin/data
 part=${PART:-all}
