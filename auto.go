@@ -35,10 +35,12 @@ import (
 // the nearest smaller measurement is an upper bound. A batch whose
 // processor is not decided yet is answered in slices that calibrate:
 // first a CPU slice (a few queries per worker), then GPU slices growing 4×
-// from calibrationStart, until either the GPU's upper bound is below the
-// CPU's time (the GPU wins, and only gets better with size) or the GPU has
-// flattened above it (the CPU wins); the rest of the batch goes to the
-// winner. Every batch refreshes its processor's measurement, so a
+// from calibrationStart, until the GPU's upper bound is below the CPU's
+// time (the GPU wins, and only gets better with size), or the GPU has
+// flattened (or reached gpuSaturation, or half the batch) above it, or its
+// marginal time per query between two slices exceeds the CPU's per-query
+// time by gpuMargin (the CPU wins: a larger batch only amortizes the GPU's
+// fixed part); the rest of the batch goes to the winner. Every batch refreshes its processor's measurement, so a
 // processor that slows down (a cold cache, a shared machine) loses its
 // batches to the other once it is measured slower than the other's last
 // time. Calibration answers real queries — nothing is run twice — and its
