@@ -531,6 +531,36 @@ __device__ __forceinline__ bool below(float bound, float ths) { return qp_q::fmu
 //    (docs/GPU-QUERY.md). Without bitmaps in use (col == nullptr) every
 //    term is decoded.
 //
+//  - Tile maxima (issue #20 part 4): the bound of term j in tile t is
+//    tmx[j][t], w times the largest blockMax of j's blocks that overlap
+//    the tile (qp_ortile_bounds; 0 where j has no block), not the list's
+//    global maximum: the block-max skipping's "other terms", the split and
+//    complete()'s bounds use it. A tile is a window of the docID space, so
+//    this is Ding & Suel's block-max bound (SIGIR'11 §4) taken per window
+//    for all terms at once, where BMW takes it per pivot for the lists'
+//    current blocks.
+//  - The gated phase (MaxScore's non-essential lists, Turtle & Flood 1995,
+//    as the CPU's engine/maxscore.go; with ths > 0 and one chunk):
+//    e1 = the smallest e1 >= 1 whose terms e1..m-1 have tile maxima summing
+//    (in canonical order) below ths. A document with no posting in terms
+//    [0, e1) cannot reach the threshold. Terms [0, e1) are decoded first;
+//    then candidates() marks, one bit per 8 documents (s.cb, 128 bytes),
+//    the documents whose sum so far plus the maxima of terms e1..m-1
+//    reaches ths; terms [e1, e) are decoded only in the blocks whose docID
+//    range (the skip table's lastDocs) holds a marked bit (no_cand), in
+//    canonical order, so a marked document gets its exact float32 sum. An
+//    unmarked document's sum stays below ths (rounding is monotone, a
+//    missing term adds 0 where the bound added its maximum), and so does
+//    that of a document with no posting before e1 (its bound is the
+//    maxima's sum). The terms [e, m) added by rank (the split above) come
+//    after. Where the CPU's MaxScore moves through the essential lists and
+//    probes the others per candidate, a tile has all its essential
+//    candidates at once (its accumulators), so it probes the non-essential
+//    lists per block: one bit test per 8 documents instead of a cursor per
+//    document. The candidate bits use the threshold the tile started with;
+//    the count pass's (higher or equal) still finds every document that
+//    can beat it complete.
+//
 // Only tiles above the threshold are decoded at all. (A MaxScore variant
 // without bitmaps, candidates from the lists whose maxima reach ths and
 // exact rescoring of the survivors by decoding the other lists' blocks,
