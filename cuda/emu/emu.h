@@ -128,6 +128,16 @@ inline unsigned atomicAdd(unsigned *p, unsigned v) {
 	*p = o + v;
 	return o;
 }
+inline unsigned long long atomicAdd(unsigned long long *p, unsigned long long v) {
+	unsigned long long o = *p;
+	*p = o + v;
+	return o;
+}
+inline unsigned atomicOr(unsigned *p, unsigned v) {
+	unsigned o = *p;
+	*p = o | v;
+	return o;
+}
 
 // Cache-hinted stores and loads are plain ones here.
 template <class T>
