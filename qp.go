@@ -77,6 +77,8 @@ type Engine struct {
 	an  *analysis.Analyzer
 	be  engine.Backend
 	gpu *gpu.Backend // nil when the CPU answers
+
+	ownsIndex bool // Open opened x: Close closes it
 }
 
 // Open loads the index at path and opens the processor that Options names.
@@ -90,8 +92,10 @@ func Open(path string, o Options) (*Engine, error) {
 	}
 	e, err := New(x, o)
 	if err != nil {
+		x.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	e.ownsIndex = true
 	return e, nil
 }
 
@@ -180,12 +184,19 @@ func (e *Engine) Backend() engine.Backend { return e.be }
 // GPU is the GPU backend, or nil when the CPU answers.
 func (e *Engine) GPU() *gpu.Backend { return e.gpu }
 
-// Close releases the GPU (if any). The Engine must not be used after.
+// Close releases the GPU (if any) and, when Open opened the index, the
+// index's file mapping (index.Index.Close). The Engine, its Index, and the
+// results' external ids and stored fields (they point into the mapping)
+// must not be used after; copy what must outlive the Engine.
 func (e *Engine) Close() error {
+	var err error
 	if e.gpu != nil {
-		return e.gpu.Close()
+		err = e.gpu.Close()
 	}
-	return nil
+	if e.ownsIndex {
+		err = errors.Join(err, e.x.Close())
+	}
+	return err
 }
 
 // Request is one query as text.

@@ -19,6 +19,7 @@ import (
 	"runtime"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/RoaringBitmap/roaring"
@@ -30,8 +31,8 @@ import (
 // ErrCorrupt is wrapped by every error about a damaged index file.
 var ErrCorrupt = errors.New("corrupt index")
 
-// Index is a loaded index, entirely in memory. It is safe for concurrent
-// readers.
+// Index is an open index, its file memory-mapped (Open). It is safe for
+// concurrent readers; Close must not run concurrently with them.
 type Index struct {
 	Meta Meta
 	path string
@@ -58,6 +59,9 @@ type Index struct {
 	bcMu    sync.RWMutex
 	bcDocs  map[int][]byte // BlockCodedList's docID blocks of bitmap lists
 
+	release func() error // unmaps the file (nil: nothing to release)
+	closed  atomic.Bool
+
 	lookOnce sync.Once
 	lookSeed maphash.Seed
 	lookTab  []uint32 // Lookup's hash table (buildLookup)
@@ -67,16 +71,74 @@ func corruptf(path, format string, args ...any) error {
 	return fmt.Errorf("index %s: %w: %s", path, ErrCorrupt, fmt.Sprintf(format, args...))
 }
 
-// Open reads and verifies an index file: header, trailer, table of
-// contents, the CRC-32C of every section, and the structure of the
-// dictionary and of every skip table. Damage is reported as an error
-// wrapping ErrCorrupt that names the section.
+// Open maps an index file into memory (mmap, copy-on-write: the pages are
+// the page cache's, shared by every process that opens the same file, see
+// mapFile; where mmap is unavailable the file is read into the heap) and
+// verifies it before returning, all eagerly: header, trailer, table of
+// contents, the CRC-32C of every section (computed on all cores, see
+// checksum), and the structure of the dictionary, of every skip table and
+// of every docID bitmap. Damage is reported as an error wrapping ErrCorrupt
+// that names the section. Posting lists, skip tables, terms and external
+// ids are used in place in the mapping; what is decoded at open is small
+// (the BM25 norms, N floats; the docID bitmaps of bitmap lists; Lookup's hash
+// table on first use) — DOCLENS is used in place too where it is aligned.
+//
+// The caller must Close the Index when done with it (see Close).
 func Open(path string) (*Index, error) {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("index: %w", err)
 	}
-	return load(path, data)
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("index: %w", err)
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("index %s: not a regular file", path)
+	}
+	data, release, err := mapFile(f, st.Size())
+	if err != nil {
+		return nil, fmt.Errorf("index %s: mapping the file: %w", path, err)
+	}
+	x, err := load(path, data)
+	if err != nil {
+		release()
+		return nil, err
+	}
+	x.release = release
+	return x, nil
+}
+
+// Close releases the file mapping. It must be called only once every use
+// of the Index has finished: searches, and any List, Cursor, DocLens,
+// ExternalID string or Stored bytes obtained from it (they point into the
+// mapping). After Close, the Index's methods panic ("BUG: index ... used
+// after Close") or with a nil-slice index error, and on Linux a slice kept
+// from before faults at once (the range stays reserved without access;
+// the Go runtime stops with "unexpected fault address") rather than reading
+// other memory. Close is idempotent; an Index from load (tests) has
+// nothing to release.
+func (x *Index) Close() error {
+	if x.closed.Swap(true) {
+		return nil
+	}
+	x.post, x.termOffs, x.termBytes, x.recs = nil, nil, nil, nil
+	x.lens, x.idOffs, x.idBytes, x.stOffs, x.stBytes = nil, nil, nil, nil, nil
+	if x.release == nil {
+		return nil
+	}
+	if err := x.release(); err != nil {
+		return fmt.Errorf("index %s: unmapping: %w", x.path, err)
+	}
+	return nil
+}
+
+// mustOpen panics when the Index has been closed (a programmer's bug).
+func (x *Index) mustOpen() {
+	if x.closed.Load() {
+		panic("BUG: index " + x.path + " used after Close")
+	}
 }
 
 func load(path string, data []byte) (*Index, error) {
@@ -119,7 +181,7 @@ func load(path string, data []byte) (*Index, error) {
 			return nil, corruptf(path, "section %s out of range", name)
 		}
 		b := data[off : off+ln]
-		if crc32.Checksum(b, castagnoli) != crc {
+		if checksum(b) != crc {
 			return nil, corruptf(path, "section %s checksum mismatch", name)
 		}
 		secs[kind] = b
@@ -141,10 +203,7 @@ func load(path string, data []byte) (*Index, error) {
 	if uint64(len(dl)) != 4*m.Docs {
 		return nil, corruptf(path, "DOCLENS holds %d bytes for %d documents", len(dl), m.Docs)
 	}
-	x.lens = make([]uint32, m.Docs)
-	for i := range x.lens {
-		x.lens[i] = le.Uint32(dl[4*i:])
-	}
+	x.lens = uint32s(dl)
 	// DOCIDS and STORED.
 	var err error
 	if x.idOffs, x.idBytes, err = splitStrings(secs[secDocIDs], m.Docs); err != nil {
@@ -544,6 +603,7 @@ func (x *Index) IDF(df uint32) float32 { return score.IDF(uint64(len(x.lens)), u
 
 // List returns the posting list of term t.
 func (x *Index) List(t int) (List, error) {
+	x.mustOpen()
 	var bm []float32
 	var ms *float32
 	if x.blockMax != nil {
@@ -624,3 +684,27 @@ func (x *Index) Analyzer() (*analysis.Analyzer, error) {
 	}
 	return an, nil
 }
+
+// uint32s is b read as little-endian uint32s: b itself where the host is
+// little-endian and b 4-byte aligned (the mapping, used in place), else a
+// decoded copy.
+func uint32s(b []byte) []uint32 {
+	n := len(b) / 4
+	if n == 0 {
+		return []uint32{}
+	}
+	p := unsafe.Pointer(unsafe.SliceData(b))
+	if hostLittleEndian && uintptr(p)%4 == 0 {
+		return unsafe.Slice((*uint32)(p), n)
+	}
+	v := make([]uint32, n)
+	for i := range v {
+		v[i] = binary.LittleEndian.Uint32(b[4*i:])
+	}
+	return v
+}
+
+var hostLittleEndian = func() bool {
+	x := uint16(1)
+	return *(*byte)(unsafe.Pointer(&x)) == 1
+}()

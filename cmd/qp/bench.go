@@ -141,6 +141,7 @@ all cores. Lists are sampled up to --postings postings in total.`)
 	if err != nil {
 		return err
 	}
+	defer x.Close()
 	list, err := parseCodecs(*codecs)
 	if err != nil {
 		return err
@@ -452,6 +453,7 @@ func benchDecodeIndex(x *index.Index, path string, list []compress.Codec, budget
 		}
 		fmt.Fprintf(tw, "%s\t%.3f\t%.3f\t%s\t%s\t%s\t\n", cd.Name(), 8*float64(db)/float64(total), 8*float64(fb)/float64(total),
 			humanRate(d1), humanRate(b1), humanRate(bn))
+		y.Close()
 	}
 	return tw.Flush()
 }

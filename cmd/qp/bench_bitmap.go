@@ -250,6 +250,7 @@ func benchBitmapIndex(path, qpath string, limit, k int, minTime time.Duration) (
 	if err != nil {
 		return nil, err
 	}
+	defer x.Close()
 	n := float64(x.NumDocs())
 	fmt.Printf("\nindex %s: %d documents, %d terms, %d bitmap lists (--bitmaps %s)\n", path, x.NumDocs(), x.NumTerms(), x.Meta.BitmapLists, x.Meta.Bitmaps)
 	if x.Meta.BitmapLists == 0 {

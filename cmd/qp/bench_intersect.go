@@ -80,6 +80,7 @@ algorithm's results must equal merge's, or the command fails.`)
 	if err != nil {
 		return err
 	}
+	defer x.Close()
 	an, err := x.Analyzer()
 	if err != nil {
 		return err
