@@ -855,13 +855,15 @@ type queryRow struct {
 }
 
 func writeQueryCSV(path string, rows []queryRow) error {
-	var b strings.Builder
-	b.WriteString("mode,algorithm,threads,gpu_threshold,gpu_or_threshold,gpu_bitmaps,queries_per_s,mean_ms,p50_ms,p95_ms,p99_ms,results_per_query,failed\n")
-	for _, r := range rows {
-		fmt.Fprintf(&b, "%s,%s,%s,%d,%d,%s,%.1f,%.4f,%.4f,%.4f,%.4f,%.3f,%d\n", r.mode, strings.ReplaceAll(r.name, ",", ";"),
-			r.threads, r.c, r.ot, r.bm, r.qps, r.mean, r.p50, r.p95, r.p99, r.results, r.failed)
+	header := []string{"mode", "algorithm", "threads", "gpu_threshold", "gpu_or_threshold", "gpu_bitmaps", "queries_per_s",
+		"mean_ms", "p50_ms", "p95_ms", "p99_ms", "results_per_query", "failed"}
+	out := make([][]string, len(rows))
+	for i, r := range rows {
+		f := func(format string, v any) string { return fmt.Sprintf(format, v) }
+		out[i] = []string{fmt.Sprint(r.mode), strings.ReplaceAll(r.name, ",", ";"), r.threads, f("%d", r.c), f("%d", r.ot), r.bm,
+			f("%.1f", r.qps), f("%.4f", r.mean), f("%.4f", r.p50), f("%.4f", r.p95), f("%.4f", r.p99), f("%.3f", r.results), f("%d", r.failed)}
 	}
-	return os.WriteFile(path, []byte(b.String()), 0o644)
+	return report.WriteCSVFile(path, header, out)
 }
 
 // writeBitmapPlot draws the GPU rows' queries/s against their bitmap

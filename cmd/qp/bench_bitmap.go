@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -364,13 +363,13 @@ func bitmapCrossover(rows []bitmapRow, source string, m engine.Mode) (lo, hi flo
 }
 
 func writeBitmapCSV(path string, rows []bitmapRow) error {
-	var b strings.Builder
-	b.WriteString("source,mode,density,queries,list_ns,bitmap_ns,block_bytes,bitmap_bytes\n")
-	for _, r := range rows {
-		fmt.Fprintf(&b, "%s,%v,%g,%d,%d,%d,%d,%d\n", r.source, r.mode, r.density, r.queries,
-			r.list.Nanoseconds(), r.bitmap.Nanoseconds(), r.listB, r.bitmapB)
+	header := []string{"source", "mode", "density", "queries", "list_ns", "bitmap_ns", "block_bytes", "bitmap_bytes"}
+	out := make([][]string, len(rows))
+	for i, r := range rows {
+		out[i] = []string{r.source, fmt.Sprint(r.mode), fmt.Sprintf("%g", r.density), fmt.Sprint(r.queries),
+			fmt.Sprint(r.list.Nanoseconds()), fmt.Sprint(r.bitmap.Nanoseconds()), fmt.Sprint(r.listB), fmt.Sprint(r.bitmapB)}
 	}
-	return os.WriteFile(path, []byte(b.String()), 0o644)
+	return report.WriteCSVFile(path, header, out)
 }
 
 // bitmapSVG plots time per query against density on log-log axes (one

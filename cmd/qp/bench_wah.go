@@ -2,11 +2,12 @@ package main
 
 import (
 	"fmt"
+	"github.com/qpengine/qp/report"
 	"math"
 	"os"
 	"slices"
 	"sort"
-	"strings"
+	"strconv"
 	"time"
 
 	"github.com/qpengine/qp/bitmap/wah"
@@ -297,8 +298,7 @@ CPU's. Without a usable GPU only the CPU part runs.`)
 	fmt.Printf("Per density bucket (mean df/N of the query's terms), us/query; gpu = ideal hybrid, gpu+dec adds decompression of the bucket's bitmaps:\n")
 	fmt.Printf("%-10s %7s %10s %10s %10s %10s %10s %10s %10s %10s  %s\n", "density", "queries", "list OR", "wah OR", "gpu OR",
 		"gpu+dec OR", "list AND", "wah AND", "gpu AND", "gpu+dec AND", "winner OR")
-	var csv strings.Builder
-	csv.WriteString("density_lo,queries,cpu_list_or_us,cpu_wah_or_us,gpu_or_us,gpu_dec_or_us,cpu_list_and_us,cpu_wah_and_us,gpu_and_us,gpu_dec_and_us\n")
+	var csvRows [][]string
 	for _, b := range buckets {
 		n, gn := len(b.qs), gpuN(b.qs)
 		v := []float64{perQ(b.cpuList[0], n), perQ(b.cpuWAH[0], n), perQ(b.gpu[0], gn), perQ(b.gpuAll[0], gn),
@@ -315,39 +315,43 @@ CPU's. Without a usable GPU only the CPU part runs.`)
 		}
 		fmt.Printf("%-10.0e %7d %10.1f %10.1f %10s %10s %10.1f %10.1f %10s %10s  %s\n", b.lo, n, v[0], v[1], gpuCell(b.ok, v[2]),
 			gpuCell(b.ok, v[3]), v[4], v[5], gpuCell(b.ok, v[6]), gpuCell(b.ok, v[7]), win)
-		fmt.Fprintf(&csv, "%g,%d", b.lo, n)
+		row := []string{fmt.Sprintf("%g", b.lo), strconv.Itoa(n)}
 		for i, f := range v {
 			if !b.ok && (i == 2 || i == 3 || i == 6 || i == 7) {
-				csv.WriteString(",")
+				row = append(row, "")
 				continue
 			}
-			fmt.Fprintf(&csv, ",%.3f", f)
+			row = append(row, fmt.Sprintf("%.3f", f))
 		}
-		csv.WriteString("\n")
+		csvRows = append(csvRows, row)
 	}
-	if err := os.WriteFile(*csvPath, []byte(csv.String()), 0o644); err != nil {
+	if err := report.WriteCSVFile(*csvPath, wahCSVHeader, csvRows); err != nil {
 		return err
 	}
-	var series []svgSeries
+	plot := report.Plot{Title: "qp bench wah: OR time per query by term density", XLabel: "mean df/N of the query terms (bucket start)",
+		YLabel: "us per query", LogX: true, LogY: true}
 	names := []string{"CPU list OR", "CPU WAH OR", "GPU OR (resident)", "GPU OR (+decompress)"}
-	colors := []string{"#1f77b4", "#2ca02c", "#d62728", "#ff7f0e"}
 	for si := range names {
 		if si >= 2 && !gpuOK {
 			break
 		}
-		s := svgSeries{name: names[si], color: colors[si]}
+		s := report.Series{Name: names[si]}
 		for _, b := range buckets {
 			n := len(b.qs)
 			if si >= 2 {
 				n = gpuN(b.qs)
 			}
 			t := []time.Duration{b.cpuList[0], b.cpuWAH[0], b.gpu[0], b.gpuAll[0]}[si]
-			s.x = append(s.x, b.lo)
-			s.y = append(s.y, max(perQ(t, n), 0.01))
+			s.X = append(s.X, b.lo)
+			s.Y = append(s.Y, max(perQ(t, n), 0.01))
 		}
-		series = append(series, s)
+		plot.Series = append(plot.Series, s)
 	}
-	if err := os.WriteFile(*svgPath, []byte(svgLogLog("qp bench wah: OR time per query by term density", "mean df/N of the query terms (bucket start)", "us per query", series)), 0o644); err != nil {
+	svg, err := plot.SVG()
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(*svgPath, svg, 0o644); err != nil {
 		return err
 	}
 	fmt.Printf("\nwrote %s and %s\n", *csvPath, *svgPath)
@@ -665,58 +669,6 @@ func benchWAHBucket(bms []wah.Bitmap, queries []wahQuery, qs []int, ref [][2][]u
 	return nil
 }
 
-type svgSeries struct {
-	name, color string
-	x, y        []float64
-}
-
-// svgLogLog draws the series as lines with markers on log-log axes.
-func svgLogLog(title, xl, yl string, ss []svgSeries) string {
-	const W, H, L, R, T, B = 760.0, 460.0, 80.0, 200.0, 40.0, 60.0
-	x0, x1, y0, y1 := math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
-	for _, s := range ss {
-		for i := range s.x {
-			x0, x1 = min(x0, s.x[i]), max(x1, s.x[i])
-			y0, y1 = min(y0, s.y[i]), max(y1, s.y[i])
-		}
-	}
-	if math.IsInf(x0, 1) {
-		x0, x1, y0, y1 = 1e-6, 1, 1, 10
-	}
-	lx0, lx1 := math.Floor(math.Log10(x0)), math.Ceil(math.Log10(x1))
-	ly0, ly1 := math.Floor(math.Log10(y0)), math.Ceil(math.Log10(y1))
-	if lx1 == lx0 {
-		lx1++
-	}
-	if ly1 == ly0 {
-		ly1++
-	}
-	px := func(v float64) float64 { return L + (math.Log10(v)-lx0)/(lx1-lx0)*(W-L-R) }
-	py := func(v float64) float64 { return H - B - (math.Log10(v)-ly0)/(ly1-ly0)*(H-T-B) }
-	var b strings.Builder
-	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%g" height="%g" font-family="sans-serif" font-size="12">`+"\n", W, H)
-	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="white"/><text x="%g" y="22" font-size="15">%s</text>`+"\n", L, title)
-	for e := lx0; e <= lx1; e++ {
-		x := px(math.Pow(10, e))
-		fmt.Fprintf(&b, `<line x1="%.1f" y1="%g" x2="%.1f" y2="%g" stroke="#ddd"/><text x="%.1f" y="%g" text-anchor="middle">1e%g</text>`+"\n", x, T, x, H-B, x, H-B+16, e)
-	}
-	for e := ly0; e <= ly1; e++ {
-		y := py(math.Pow(10, e))
-		fmt.Fprintf(&b, `<line x1="%g" y1="%.1f" x2="%g" y2="%.1f" stroke="#ddd"/><text x="%g" y="%.1f" text-anchor="end">1e%g</text>`+"\n", L, y, W-R, y, L-6, y+4, e)
-	}
-	fmt.Fprintf(&b, `<text x="%g" y="%g" text-anchor="middle">%s</text>`+"\n", (L+W-R)/2, H-16, xl)
-	fmt.Fprintf(&b, `<text x="18" y="%g" transform="rotate(-90 18 %g)" text-anchor="middle">%s</text>`+"\n", (T+H-B)/2, (T+H-B)/2, yl)
-	for i, s := range ss {
-		var pts []string
-		for j := range s.x {
-			pts = append(pts, fmt.Sprintf("%.1f,%.1f", px(s.x[j]), py(s.y[j])))
-			fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="3" fill="%s"/>`+"\n", px(s.x[j]), py(s.y[j]), s.color)
-		}
-		fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="2" points="%s"/>`+"\n", s.color, strings.Join(pts, " "))
-		ly := T + 20 + 20*float64(i)
-		fmt.Fprintf(&b, `<line x1="%g" y1="%g" x2="%g" y2="%g" stroke="%s" stroke-width="2"/><text x="%g" y="%g">%s</text>`+"\n",
-			W-R+10, ly, W-R+30, ly, s.color, W-R+35, ly+4, s.name)
-	}
-	b.WriteString("</svg>\n")
-	return b.String()
-}
+// wahCSVHeader is the header of bench wah's CSV (one row per density bucket).
+var wahCSVHeader = []string{"density_lo", "queries", "cpu_list_or_us", "cpu_wah_or_us", "gpu_or_us", "gpu_dec_or_us",
+	"cpu_list_and_us", "cpu_wah_and_us", "gpu_and_us", "gpu_dec_and_us"}
