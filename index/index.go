@@ -269,50 +269,115 @@ func splitStrings(b []byte, n uint64) (offs, bytes []byte, err error) {
 }
 
 // verifyLists checks term order, that every list lies inside POSTINGS in
-// order, that its codecs exist, and that its skip table is consistent.
+// order, that its codecs exist, and that its skip table (and docID bitmap)
+// is consistent. The terms are checked in ranges on all cores (the bitmaps'
+// verification is most of the cost of opening an index that has them); the
+// error reported is the one of the first damaged term, as sequentially.
 func (x *Index) verifyLists() error {
+	nt := x.NumTerms()
+	workers := min(runtime.GOMAXPROCS(0), max(1, nt/verifyGrain))
+	res := make([]listsVerified, workers)
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res[w], errs[w] = x.verifyRange(w*nt/workers, (w+1)*nt/workers)
+		}()
+	}
+	wg.Wait()
+	var total uint64
+	for w := range workers {
+		if errs[w] != nil {
+			return errs[w]
+		}
+		total += res[w].postings
+		for _, b := range res[w].bitmaps {
+			if x.bitmaps == nil {
+				x.bitmaps = make([]*roaring.Bitmap, nt)
+			}
+			x.bitmaps[b.term] = b.bm
+		}
+	}
+	if nt == 0 && len(x.post) != 0 { // else the last list ends where POSTINGS does
+		return corruptf(x.path, "POSTINGS: %d trailing bytes", len(x.post))
+	}
+	if total != x.Meta.Postings {
+		return corruptf(x.path, "META says %d postings, lists hold %d", x.Meta.Postings, total)
+	}
+	return nil
+}
+
+// verifyGrain is the fewest terms per verifyLists range (a variable for
+// tests).
+var verifyGrain = 4096
+
+// listsVerified is what verifyRange found in its terms.
+type listsVerified struct {
+	postings uint64
+	bitmaps  []termBitmap
+}
+
+type termBitmap struct {
+	term int
+	bm   *roaring.Bitmap
+}
+
+func le64(b []byte) uint64 { return binary.LittleEndian.Uint64(b) }
+
+// verifyRange verifies terms [lo, hi) (verifyLists). The term before lo is
+// compared with lo's for order when its bytes are in range (if they are
+// not, the range holding it reports that).
+func (x *Index) verifyRange(lo, hi int) (v listsVerified, err error) {
 	le := binary.LittleEndian
 	nt := x.NumTerms()
 	prevOff := uint64(0)
 	var prevTerm []byte
-	var total uint64
-	for t := 0; t < nt; t++ {
+	if lo > 0 {
+		prevOff = le64(x.recs[termRecSize*lo:])
+		a, b := le64(x.termOffs[8*(lo-1):]), le64(x.termOffs[8*lo:])
+		if a <= b && b <= uint64(len(x.termBytes)) {
+			prevTerm = x.termBytes[a:b]
+		}
+	}
+	for t := lo; t < hi; t++ {
 		a, b := le.Uint64(x.termOffs[8*t:]), le.Uint64(x.termOffs[8*t+8:])
 		if a > b || b > uint64(len(x.termBytes)) {
-			return corruptf(x.path, "TERMS: term %d bytes out of range", t)
+			return v, corruptf(x.path, "TERMS: term %d bytes out of range", t)
 		}
 		term := x.termBytes[a:b]
 		if t > 0 && bytes.Compare(prevTerm, term) >= 0 {
-			return corruptf(x.path, "TERMS: term %d %q not after %q", t, term, prevTerm)
+			return v, corruptf(x.path, "TERMS: term %d %q not after %q", t, term, prevTerm)
 		}
 		prevTerm = term
 		r := readTermRecord(x.recs[termRecSize*t:])
 		if r.Offset != prevOff {
-			return corruptf(x.path, "TERMS: list of term %q at %d, expected %d", term, r.Offset, prevOff)
+			return v, corruptf(x.path, "TERMS: list of term %q at %d, expected %d", term, r.Offset, prevOff)
 		}
 		if r.DF == 0 || uint64(r.DF) > x.Meta.Docs {
-			return corruptf(x.path, "TERMS: term %q has df %d (N=%d)", term, r.DF, x.Meta.Docs)
+			return v, corruptf(x.path, "TERMS: term %q has df %d (N=%d)", term, r.DF, x.Meta.Docs)
 		}
 		if _, err := compress.ByID(r.DocCodec); err != nil {
-			return corruptf(x.path, "term %q: %v", term, err)
+			return v, corruptf(x.path, "term %q: %v", term, err)
 		}
 		if _, err := compress.ByID(r.FreqCodec); err != nil {
-			return corruptf(x.path, "term %q: %v", term, err)
+			return v, corruptf(x.path, "term %q: %v", term, err)
 		}
 		if r.Flags&^knownFlags != 0 || (x.version < 2 && r.Flags != 0) || (r.Flags&flagBitmap == 0 && r.BitmapBytes != 0) {
-			return corruptf(x.path, "TERMS: term %q has flags %#x and bitmap length %d (format version %d)", term, r.Flags, r.BitmapBytes, x.version)
+			return v, corruptf(x.path, "TERMS: term %q has flags %#x and bitmap length %d (format version %d)", term, r.Flags, r.BitmapBytes, x.version)
 		}
 		end := uint64(len(x.post))
 		if t+1 < nt {
 			end = le.Uint64(x.recs[termRecSize*(t+1):])
 		}
 		if end < r.Offset || end > uint64(len(x.post)) {
-			return corruptf(x.path, "POSTINGS: list of term %q out of range", term)
+			return v, corruptf(x.path, "POSTINGS: list of term %q out of range", term)
 		}
 		lb := x.post[r.Offset:end]
 		nb := (uint64(r.DF) + uint64(x.Meta.BlockSize) - 1) / uint64(x.Meta.BlockSize)
 		if uint64(len(lb)) < skipEntrySize*nb {
-			return corruptf(x.path, "POSTINGS: skip table of term %q truncated", term)
+			return v, corruptf(x.path, "POSTINGS: skip table of term %q truncated", term)
 		}
 		var pd, pf uint32
 		var bmax float32
@@ -322,42 +387,33 @@ func (x *Index) verifyLists() error {
 			last, de, fe := le.Uint32(e), le.Uint32(e[4:]), le.Uint32(e[8:])
 			bm := math.Float32frombits(le.Uint32(e[12:]))
 			if int64(last) <= prevLast || uint64(last) >= x.Meta.Docs || de < pd || fe < pf || !(bm >= 0) || math.IsInf(float64(bm), 0) {
-				return corruptf(x.path, "POSTINGS: skip entry %d of term %q inconsistent", i, term)
+				return v, corruptf(x.path, "POSTINGS: skip entry %d of term %q inconsistent", i, term)
 			}
 			prevLast, pd, pf = int64(last), de, fe
 			bmax = max(bmax, bm)
 		}
 		if r.MaxScore != bmax {
 			// Pruning (MaxScore, BlockMax-WAND) is exact only with true maxima.
-			return corruptf(x.path, "TERMS: max score of term %q is %v, its blocks say %v", term, r.MaxScore, bmax)
+			return v, corruptf(x.path, "TERMS: max score of term %q is %v, its blocks say %v", term, r.MaxScore, bmax)
 		}
 		docArea := uint64(pd)
 		if r.Flags&flagBitmap != 0 {
 			docArea = uint64(r.BitmapBytes)
 		}
 		if skipEntrySize*nb+docArea+uint64(pf) != uint64(len(lb)) {
-			return corruptf(x.path, "POSTINGS: list of term %q has %d bytes, skip table accounts for %d", term, len(lb), skipEntrySize*nb+docArea+uint64(pf))
+			return v, corruptf(x.path, "POSTINGS: list of term %q has %d bytes, skip table accounts for %d", term, len(lb), skipEntrySize*nb+docArea+uint64(pf))
 		}
 		if r.Flags&flagBitmap != 0 {
 			bm, err := x.verifyBitmap(term, lb[skipEntrySize*nb:skipEntrySize*nb+docArea], lb[:skipEntrySize*nb], r.DF)
 			if err != nil {
-				return err
+				return v, err
 			}
-			if x.bitmaps == nil {
-				x.bitmaps = make([]*roaring.Bitmap, nt)
-			}
-			x.bitmaps[t] = bm
+			v.bitmaps = append(v.bitmaps, termBitmap{t, bm})
 		}
 		prevOff = end
-		total += uint64(r.DF)
+		v.postings += uint64(r.DF)
 	}
-	if prevOff != uint64(len(x.post)) {
-		return corruptf(x.path, "POSTINGS: %d trailing bytes", uint64(len(x.post))-prevOff)
-	}
-	if total != x.Meta.Postings {
-		return corruptf(x.path, "META says %d postings, lists hold %d", x.Meta.Postings, total)
-	}
-	return nil
+	return v, nil
 }
 
 // verifyBitmap deserializes the docID bitmap of a list and checks it
