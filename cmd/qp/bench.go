@@ -17,6 +17,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	benchquery "github.com/qpengine/qp/bench/query"
 	"github.com/qpengine/qp/compress"
 	"github.com/qpengine/qp/cuda"
 	"github.com/qpengine/qp/engine"
@@ -610,19 +611,34 @@ algorithm are checked to be identical.`)
 	if gb != nil && len(obms) == 0 {
 		obms = []string{""} // the backend's OR density
 	}
-	counts := []int{1, runtime.GOMAXPROCS(0)}
-	if *threadsList != "" {
-		counts = nil
-		for _, s := range splitComma(*threadsList) {
-			var n int
-			if _, err := fmt.Sscan(s, &n); err != nil || n < 1 {
-				return fmt.Errorf("--thread-counts: bad count %q", s)
-			}
-			counts = append(counts, n)
+	var counts []int
+	for _, s := range splitComma(*threadsList) {
+		var n int
+		if _, err := fmt.Sscan(s, &n); err != nil || n < 1 {
+			return fmt.Errorf("--thread-counts: bad count %q", s)
 		}
+		counts = append(counts, n)
 	}
-	if counts[0] == counts[len(counts)-1] && len(counts) == 2 {
-		counts = counts[:1]
+	var modeList []engine.Mode
+	for _, s := range splitComma(*modes) {
+		mode, err := engine.ParseMode(s)
+		if err != nil {
+			return err
+		}
+		modeList = append(modeList, mode)
+	}
+	cfg := benchquery.Config{Modes: modeList, AndAlgos: pickNames(*ands, engine.AndAlgorithms),
+		OrAlgos: pickNames(*ors, engine.OrStrategies), ThreadCounts: counts, GPUOnly: *gpuOnly, Profile: *profile,
+		Queries: func(m engine.Mode) []engine.Query { return qf.analyzeQueries(an, fq, m) }}
+	if gb != nil {
+		cfg.GPU, cfg.Thresholds, cfg.OrThresholds = gb, cs, ots
+		cfg.AndSearch, cfg.OrStrategy = splitComma(*qf.gpuAnd), splitComma(*qf.gpuOr)
+		if cfg.Bitmaps, err = densitySettings("gpu-bitmaps", bms); err != nil {
+			return err
+		}
+		if cfg.OrBitmaps, err = densitySettings("gpu-or-bitmaps", obms); err != nil {
+			return err
+		}
 	}
 	if *cpuProfile != "" {
 		stop, err := startCPUProfile(*cpuProfile)
@@ -637,363 +653,97 @@ algorithm are checked to be identical.`)
 	// Rows are printed as they are measured (fixed widths, no tabwriter).
 	row := "%-6s %-22s %7s %10s %9s %9s %9s %9s %13s %6s\n"
 	fmt.Printf(row, "mode", "algorithm", "threads", "queries/s", "mean ms", "p50 ms", "p95 ms", "p99 ms", "results/query", "failed")
-	var rows []queryRow
-	for _, ms_ := range splitComma(*modes) {
-		mode, err := engine.ParseMode(ms_)
-		if err != nil {
-			return err
-		}
-		qs := qf.analyzeQueries(an, fq, mode)
-		var algos []engine.Options
-		if mode != engine.Or {
-			for _, a := range pickNames(*ands, engine.AndAlgorithms) {
-				algos = append(algos, engine.Options{AndAlgo: a})
-			}
-		}
-		if mode != engine.And {
-			for _, o := range pickNames(*ors, engine.OrStrategies) {
-				algos = append(algos, engine.Options{OrAlgo: o})
-			}
-		}
-		var ref []engine.Response
-		type run struct {
-			opt       engine.Options
-			be        engine.Backend
-			c         int    // GPU PARA threshold
-			ot        int    // GPU OR threshold (0: the backend's)
-			and, orst string // GPU AND search and OR strategy
-			bm        string // GPU bitmap density ("": the backend's)
-			obm       string // GPU OR bitmap density ("": the backend's)
-		}
-		var runs []run
-		for _, opt := range algos {
-			for _, th := range counts {
-				if !*gpuOnly {
-					runs = append(runs, run{opt: opt, be: engine.NewCPU(x, th)})
-				}
-			}
-		}
-		gands, gors := splitComma(*qf.gpuAnd), splitComma(*qf.gpuOr)
-		if mode == engine.Or {
-			gands = gands[:min(1, len(gands))]
-		}
-		if mode == engine.And {
-			gors = gors[:min(1, len(gors))]
-		}
-		ots, bms, obms := ots, bms, obms
-		if mode == engine.And {
-			ots = ots[:min(1, len(ots))]
-			obms = obms[:min(1, len(obms))]
-		}
-		for _, c := range cs {
-			for _, ot := range ots {
-				for _, ga := range gands {
-					for _, gor := range gors {
-						for _, bm := range bms {
-							for _, obm := range obms {
-								runs = append(runs, run{be: gpuBe, c: c, ot: ot, and: ga, orst: gor, bm: bm, obm: obm})
-							}
-						}
-					}
-				}
-			}
-		}
-		var splits []string
-		for _, r := range runs {
-			opt := r.opt
-			name := string(opt.AndAlgo) + string(opt.OrAlgo)
-			if mode == engine.AndOr && opt.OrAlgo != "" {
-				name = "and+" + name
-			} else if mode == engine.AndOr {
-				name += "+or"
-			}
-			{
-				be := r.be
-				th := "gpu"
-				if c, ok := be.(*engine.CPU); ok {
-					th = fmt.Sprint(c.Workers())
-				} else {
-					name = "gpu"
-					if len(cs) > 1 {
-						name += " c=" + siCount(r.c)
-					}
-					if len(gands) > 1 {
-						name += " " + r.and
-					}
-					if len(gors) > 1 {
-						name += " " + r.orst
-					}
-					if len(ots) > 1 {
-						name += " or<" + siCount(r.ot)
-					}
-					if len(bms) > 1 {
-						name += " bm " + r.bm
-					}
-					if len(obms) > 1 {
-						name += " orbm " + r.obm
-					}
-					if r.obm != "" {
-						d, err := parseDensity("gpu-or-bitmaps", r.obm)
-						if err != nil {
-							return err
-						}
-						gb.SetOrBitmapDensity(d)
-					}
-					if r.bm != "" {
-						d, err := parseDensity("gpu-bitmaps", r.bm)
-						if err != nil {
-							return err
-						}
-						if err := gb.SetBitmapDensity(d); err != nil {
-							return err
-						}
-					}
-					gb.SetThreshold(r.c)
-					gb.SetOrThreshold(int64(r.ot))
-					if err := gb.SetAndSearch(r.and); err != nil {
-						return fmt.Errorf("--gpu-and: %w", err)
-					}
-					if err := gb.SetOr(r.orst); err != nil {
-						return fmt.Errorf("--gpu-or: %w", err)
-					}
-				}
-				out := make([]engine.Response, len(qs))
-				if err := be.SearchBatch(ctx, qs, opt, out); err != nil { // warm-up
-					return err
-				}
-				// Collect the earlier rows' garbage now, not during this
-				// row's batches (a GC pause inside a GPU launch set is
-				// that set's latency).
-				runtime.GC()
-				start := time.Now()
-				if err := be.SearchBatch(ctx, qs, opt, out); err != nil {
-					return err
-				}
-				wall := time.Since(start)
-				var lat []time.Duration
-				failed, results := 0, 0
-				for i := range out {
-					if out[i].Err != nil {
-						failed++
-						continue
-					}
-					lat = append(lat, out[i].Stats.Time)
-					results += len(out[i].Results)
-				}
-				if ref == nil {
-					ref = out
-				} else if msg := sameResults(ref, out); msg != "" {
-					return fmt.Errorf("%s %s: results differ from the first algorithm: %s", mode, name, msg)
-				}
-				sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
-				var sum time.Duration
-				for _, l := range lat {
-					sum += l
-				}
-				mean := time.Duration(0)
-				if len(lat) > 0 {
-					mean = sum / time.Duration(len(lat))
-				}
-				qr := queryRow{mode: mode, name: name, threads: th, c: r.c, ot: r.ot, bm: r.bm, qps: float64(len(qs)) / wall.Seconds(),
-					mean: ms(mean), p50: ms(pctl(lat, .5)), p95: ms(pctl(lat, .95)), p99: ms(pctl(lat, .99)),
-					results: float64(results) / float64(max(1, len(lat))), failed: failed}
-				rows = append(rows, qr)
-				fmt.Printf(row, mode, name, th, fmt.Sprintf("%.0f", qr.qps), fmt.Sprintf("%.3f", qr.mean),
-					fmt.Sprintf("%.3f", qr.p50), fmt.Sprintf("%.3f", qr.p95), fmt.Sprintf("%.3f", qr.p99),
-					fmt.Sprintf("%.2f", qr.results), fmt.Sprint(failed))
-				if *profile && be == gpuBe {
-					sp, err := profileBatch(ctx, gb, qs, opt)
-					if err != nil {
-						return err
-					}
-					splits = append(splits, fmt.Sprintf(splitRow, mode, name, sp.Sets, sp.Launches, ms(sp.Wall), ms(sp.Decode),
-						ms(sp.Intersect), ms(sp.Score), ms(sp.TopK), ms(sp.Transfer)))
-					if sp.OrTiles > 0 {
-						splits = append(splits, fmt.Sprintf("%-6s %-22s OR tiles accumulated: %d of %d (%.1f%%), %d of them selected a k-th key, %d emitted; blocks decoded by tiles: %d, skipped by their maxima: %d; documents completed from device bitmaps: %d\n",
-							"", "", sp.OrTilesRun, sp.OrTiles, 100*float64(sp.OrTilesRun)/float64(sp.OrTiles), sp.OrSelected, sp.OrEmitted, sp.OrBlocks, sp.OrSkipped, sp.OrLookups))
-					}
-				}
-			}
-		}
+	var splits []string
+	flushSplits := func() {
 		if len(splits) > 0 {
-			fmt.Printf("\nGPU time split per batch of %d queries (ms; CUDA events; spans include time the GPU waits for launches):\n", len(qs))
-			fmt.Printf(strings.ReplaceAll(splitRow, ".2f", "s"), "mode", "config", "sets", "launches", "wall", "decode", "intersect", "score", "top-k", "transfer")
-			for _, l := range splits {
-				fmt.Print(l)
-			}
-			fmt.Println()
+			printSplits(splits, len(fq))
+			splits = nil
 		}
 	}
+	var lastMode engine.Mode
+	cfg.OnRow = func(qr benchquery.Row) {
+		if qr.Mode != lastMode {
+			flushSplits()
+			lastMode = qr.Mode
+		}
+		fmt.Printf(row, qr.Mode, qr.Name, qr.Threads, fmt.Sprintf("%.0f", qr.QPS), fmt.Sprintf("%.3f", qr.Mean),
+			fmt.Sprintf("%.3f", qr.P50), fmt.Sprintf("%.3f", qr.P95), fmt.Sprintf("%.3f", qr.P99),
+			fmt.Sprintf("%.2f", qr.Results), fmt.Sprint(qr.Failed))
+		if sp := qr.Profile; sp != nil {
+			splits = append(splits, fmt.Sprintf(splitRow, qr.Mode, qr.Name, sp.Sets, sp.Launches, ms(sp.Wall), ms(sp.Decode),
+				ms(sp.Intersect), ms(sp.Score), ms(sp.TopK), ms(sp.Transfer)))
+			if sp.OrTiles > 0 {
+				splits = append(splits, fmt.Sprintf("%-6s %-22s OR tiles accumulated: %d of %d (%.1f%%), %d of them selected a k-th key, %d emitted; blocks decoded by tiles: %d, skipped by their maxima: %d; documents completed from device bitmaps: %d\n",
+					"", "", sp.OrTilesRun, sp.OrTiles, 100*float64(sp.OrTilesRun)/float64(sp.OrTiles), sp.OrSelected, sp.OrEmitted, sp.OrBlocks, sp.OrSkipped, sp.OrLookups))
+			}
+		}
+	}
+	rows, err := benchquery.Run(ctx, x, cfg)
+	flushSplits()
+	if err != nil {
+		return err
+	}
 	if *csvOut != "" {
-		if err := writeQueryCSV(*csvOut, rows); err != nil {
+		if err := report.WriteCSVFile(*csvOut, benchquery.CSVHeader, benchquery.CSVRows(rows)); err != nil {
 			return err
 		}
 	}
 	if *plotBM != "" {
-		if err := writeBitmapPlot(*plotBM, rows, x.NumDocs(), len(fq), *qf.k); err != nil {
+		if err := writePlot(*plotBM)(benchquery.BitmapPlot(rows, x.NumDocs(), len(fq), *qf.k)); err != nil {
 			return err
 		}
 	}
 	if *plotOut != "" {
-		if err := writeQueryPlot(*plotOut, rows, x.NumDocs(), len(fq), *qf.k); err != nil {
+		if err := writePlot(*plotOut)(benchquery.ThresholdPlot(rows, x.NumDocs(), len(fq), *qf.k)); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// queryRow is one measured row of bench query.
-type queryRow struct {
-	mode                     engine.Mode
-	name, threads            string
-	c                        int    // GPU PARA threshold (0: CPU)
-	ot                       int    // GPU OR threshold (0: CPU)
-	bm                       string // GPU bitmap density (--gpu-bitmaps; "": the default or CPU)
-	qps, mean, p50, p95, p99 float64
-	results                  float64
-	failed                   int
+// printSplits prints the GPU time split of a mode's rows (--profile).
+func printSplits(splits []string, nq int) {
+	fmt.Printf("\nGPU time split per batch of %d queries (ms; CUDA events; spans include time the GPU waits for launches):\n", nq)
+	fmt.Printf(strings.ReplaceAll(splitRow, ".2f", "s"), "mode", "config", "sets", "launches", "wall", "decode", "intersect", "score", "top-k", "transfer")
+	for _, l := range splits {
+		fmt.Print(l)
+	}
+	fmt.Println()
 }
 
-func writeQueryCSV(path string, rows []queryRow) error {
-	header := []string{"mode", "algorithm", "threads", "gpu_threshold", "gpu_or_threshold", "gpu_bitmaps", "queries_per_s",
-		"mean_ms", "p50_ms", "p95_ms", "p99_ms", "results_per_query", "failed"}
-	out := make([][]string, len(rows))
-	for i, r := range rows {
-		f := func(format string, v any) string { return fmt.Sprintf(format, v) }
-		out[i] = []string{fmt.Sprint(r.mode), strings.ReplaceAll(r.name, ",", ";"), r.threads, f("%d", r.c), f("%d", r.ot), r.bm,
-			f("%.1f", r.qps), f("%.4f", r.mean), f("%.4f", r.p50), f("%.4f", r.p95), f("%.4f", r.p99), f("%.3f", r.results), f("%d", r.failed)}
+// densitySettings parses --gpu-bitmaps values ("" keeps the backend's).
+func densitySettings(flag string, names []string) ([]benchquery.Density, error) {
+	out := make([]benchquery.Density, len(names))
+	for i, n := range names {
+		out[i].Name = n
+		if n == "" {
+			continue
+		}
+		d, err := parseDensity(flag, n)
+		if err != nil {
+			return nil, err
+		}
+		out[i].D = d
 	}
-	return report.WriteCSVFile(path, header, out)
+	return out, nil
 }
 
-// writeBitmapPlot draws the GPU rows' queries/s against their bitmap
-// density (--gpu-bitmaps), one line per mode and threshold c; the rows
-// without bitmaps (off) and the best CPU row of each mode are dashed
-// horizontal lines.
-func writeBitmapPlot(path string, rows []queryRow, docs, nq, k int) error {
-	p := report.Plot{Title: fmt.Sprintf("qp bench query: GPU AND with list bitmaps, %d queries, %d documents, top-%d", nq, docs, k),
-		XLabel: "bitmap density (lists of df/N at least this use their device bitmap)", YLabel: "queries/s", LogX: true}
-	type key struct {
-		mode engine.Mode
-		c    int
-	}
-	var keys []key
-	on, off := map[key]*report.Series{}, map[key]float64{}
-	best := map[engine.Mode]float64{}
-	lo, hi := math.Inf(1), math.Inf(-1)
-	for _, r := range rows {
-		if r.c == 0 {
-			best[r.mode] = max(best[r.mode], r.qps)
-			continue
-		}
-		if r.bm == "" {
-			continue
-		}
-		d, err := parseDensity("gpu-bitmaps", r.bm)
+// writePlot returns a function that writes a plot's SVG to path, or
+// returns the error of building the plot.
+func writePlot(path string) func(p *report.Plot, err error) error {
+	return func(p *report.Plot, err error) error {
 		if err != nil {
 			return err
 		}
-		kk := key{r.mode, r.c}
-		if on[kk] == nil {
-			on[kk] = &report.Series{Name: fmt.Sprintf("%s GPU c=%s", r.mode, siCount(r.c))}
-			keys = append(keys, kk)
+		svg, err := p.SVG()
+		if err != nil {
+			return err
 		}
-		if d < 0 {
-			off[kk] = r.qps
-			continue
-		}
-		on[kk].X, on[kk].Y = append(on[kk].X, d), append(on[kk].Y, r.qps)
-		lo, hi = min(lo, d), max(hi, d)
+		return os.WriteFile(path, svg, 0o644)
 	}
-	if lo > hi {
-		return fmt.Errorf("--plot-bitmaps: no GPU rows with a bitmap density (use --device gpu --gpu-bitmaps off,1/64,1/256,...)")
-	}
-	for i, kk := range keys {
-		s := on[kk]
-		s.Color = report.Color(i)
-		p.Series = append(p.Series, *s)
-		if v, ok := off[kk]; ok {
-			p.Series = append(p.Series, report.Series{Name: s.Name + ", no bitmaps", X: []float64{lo, hi}, Y: []float64{v, v},
-				Dashed: true, Color: s.Color})
-		}
-	}
-	for i, mode := range []engine.Mode{engine.And, engine.Or, engine.AndOr} {
-		if v := best[mode]; v > 0 {
-			p.Series = append(p.Series, report.Series{Name: mode.String() + " CPU (best row)", X: []float64{lo, hi},
-				Y: []float64{v, v}, Dashed: true, Color: report.Color(len(keys) + i)})
-		}
-	}
-	svg, err := p.SVG()
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(path, svg, 0o644)
-}
-
-// writeQueryPlot draws queries/s against the GPU threshold c per mode, the
-// best CPU row of each mode as a dashed horizontal line.
-func writeQueryPlot(path string, rows []queryRow, docs, nq, k int) error {
-	p := report.Plot{Title: fmt.Sprintf("qp bench query: %d queries, %d documents, top-%d", nq, docs, k),
-		XLabel: "GPU PARA threshold c (shortest-list postings per launch set)", YLabel: "queries/s", LogX: true, LogY: true}
-	var cs []float64
-	for _, r := range rows {
-		if r.c > 0 {
-			cs = append(cs, float64(r.c))
-		}
-	}
-	if len(cs) == 0 {
-		return fmt.Errorf("--plot: no GPU rows to plot (use --device gpu)")
-	}
-	lo, hi := cs[0], cs[0]
-	for _, c := range cs {
-		lo, hi = min(lo, c), max(hi, c)
-	}
-	if lo == hi {
-		lo, hi = lo/2, hi*2
-	}
-	for i, mode := range []engine.Mode{engine.And, engine.Or, engine.AndOr} {
-		g := report.Series{Name: mode.String() + " GPU", Color: report.Color(i)}
-		var best float64
-		var bestName string
-		for _, r := range rows {
-			if r.mode != mode {
-				continue
-			}
-			if r.c > 0 {
-				g.X, g.Y = append(g.X, float64(r.c)), append(g.Y, r.qps)
-			} else if r.qps > best {
-				best, bestName = r.qps, r.name+" "+r.threads+" threads"
-			}
-		}
-		if len(g.X) > 0 {
-			p.Series = append(p.Series, g)
-		}
-		if best > 0 {
-			p.Series = append(p.Series, report.Series{Name: mode.String() + " CPU (" + bestName + ")", X: []float64{lo, hi},
-				Y: []float64{best, best}, Dashed: true, Color: report.Color(i)})
-		}
-	}
-	svg, err := p.SVG()
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(path, svg, 0o644)
 }
 
 const splitRow = "%-6s %-22s %5v %8v %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f\n"
-
-// profileBatch runs one more batch with the GPU's CUDA-event profile on and
-// returns it (the timed rows run without events).
-func profileBatch(ctx context.Context, b *gpu.Backend, qs []engine.Query, opt engine.Options) (gpu.Profile, error) {
-	b.SetProfile(true)
-	defer b.SetProfile(false)
-	b.ResetProfile()
-	out := make([]engine.Response, len(qs))
-	if err := b.SearchBatch(ctx, qs, opt, out); err != nil {
-		return gpu.Profile{}, err
-	}
-	return b.Profile(), nil
-}
 
 // parseCount reads a count with an optional binary suffix: 64K = 65536,
 // 1M = 1<<20, 1G = 1<<30.
@@ -1075,17 +825,6 @@ func parseDensity(flag, s string) (float64, error) {
 // parseDensities parses a comma-separated list of densities.
 func parseDensities(flag, list string) ([]float64, error) { return parseList(flag, list, parseDensity) }
 
-// siCount writes n as 64K, 1M, ... when it is a multiple of a power of 1024.
-func siCount(n int) string {
-	switch {
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%dM", n>>20)
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return fmt.Sprintf("%dK", n>>10)
-	}
-	return fmt.Sprint(n)
-}
-
 func pickNames[T ~string](spec string, all []T) []T {
 	if spec == "all" || spec == "" {
 		return all
@@ -1095,23 +834,4 @@ func pickNames[T ~string](spec string, all []T) []T {
 		out = append(out, T(s))
 	}
 	return out
-}
-
-// sameResults compares two batches' results exactly.
-func sameResults(a, b []engine.Response) string {
-	for i := range a {
-		if (a[i].Err == nil) != (b[i].Err == nil) {
-			return fmt.Sprintf("query %d: error %v vs %v", i, a[i].Err, b[i].Err)
-		}
-		ra, rb := a[i].Results, b[i].Results
-		if len(ra) != len(rb) {
-			return fmt.Sprintf("query %d: %d vs %d results", i, len(ra), len(rb))
-		}
-		for j := range ra {
-			if ra[j] != rb[j] {
-				return fmt.Sprintf("query %d rank %d: %v vs %v", i, j+1, ra[j], rb[j])
-			}
-		}
-	}
-	return ""
 }
