@@ -6,17 +6,16 @@ import (
 	"github.com/qpengine/qp"
 	"math"
 	"math/bits"
-	"math/rand"
 	"os"
 	"os/signal"
 	"runtime"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"text/tabwriter"
 	"time"
 
+	benchdecode "github.com/qpengine/qp/bench/decode"
 	benchquery "github.com/qpengine/qp/bench/query"
 	"github.com/qpengine/qp/compress"
 	"github.com/qpengine/qp/cuda"
@@ -382,124 +381,25 @@ func parseLengths(s string) ([]int, error) {
 	return ls, nil
 }
 
-// benchDecodeIndex is part 2 of benchDecode: the index's own lists.
+// benchDecodeIndex prints part 2 of benchDecode (bench/decode): the
+// index's own lists re-encoded with each codec.
 func benchDecodeIndex(x *index.Index, path string, list []compress.Codec, budget int, minTime time.Duration) error {
-	// Sample terms at random until the postings budget is reached.
-	rng := rand.New(rand.NewSource(1))
-	perm := rng.Perm(x.NumTerms())
-	var docs, freqs [][]uint32
-	total := 0
-	for _, t := range perm {
-		if total >= budget {
-			break
-		}
-		l, err := x.List(t)
-		if err != nil {
-			return err
-		}
-		d, f, err := l.Decode(nil, nil)
-		if err != nil {
-			return err
-		}
-		docs, freqs = append(docs, d), append(freqs, f)
-		total += len(d)
+	docs, freqs, total, err := benchdecode.Sample(x, budget)
+	if err != nil {
+		return err
 	}
 	fmt.Printf("index %s: %d lists sampled, %d postings; GOMAXPROCS %d\n\n", path, len(docs), total, runtime.GOMAXPROCS(0))
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "codec\tbits/docID\tbits/freq\tdocIDs/s 1 core\tdocIDs+freqs/s 1 core\tdocIDs+freqs/s %d cores\t\n", runtime.GOMAXPROCS(0))
 	for _, cd := range list {
-		dir, err := os.MkdirTemp("", "qp-bench-")
+		rows, err := benchdecode.Run(x, docs, freqs, []compress.Codec{cd}, minTime)
 		if err != nil {
 			return err
 		}
-		path := dir + "/x.qp"
-		w, err := index.NewWriter(path, index.WriterOptions{BlockSize: x.Meta.BlockSize, DocCodec: cd, DocLens: x.DocLens()})
-		if err != nil {
-			return err
-		}
-		for i := range docs {
-			if err := w.AddList(fmt.Sprintf("t%08d", i), docs[i], freqs[i]); err != nil {
-				w.Abort()
-				return err
-			}
-		}
-		if err := w.Close(); err != nil {
-			return err
-		}
-		y, err := index.Open(path)
-		os.RemoveAll(dir)
-		if err != nil {
-			return err
-		}
-		lists := make([]index.List, y.NumTerms())
-		var db, fb int
-		for i := range lists {
-			if lists[i], err = y.List(i); err != nil {
-				return err
-			}
-			db += len(lists[i].DocBytes())
-			fb += len(lists[i].FreqBytes())
-		}
-		d1, err := decodeRate(lists, 1, false, minTime)
-		if err != nil {
-			return err
-		}
-		b1, err := decodeRate(lists, 1, true, minTime)
-		if err != nil {
-			return err
-		}
-		bn, err := decodeRate(lists, runtime.GOMAXPROCS(0), true, minTime)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(tw, "%s\t%.3f\t%.3f\t%s\t%s\t%s\t\n", cd.Name(), 8*float64(db)/float64(total), 8*float64(fb)/float64(total),
-			humanRate(d1), humanRate(b1), humanRate(bn))
-		y.Close()
+		r := rows[0]
+		fmt.Fprintf(tw, "%s\t%.3f\t%.3f\t%s\t%s\t%s\t\n", r.Codec, r.BitsDoc, r.BitsTF, humanRate(r.Docs1), humanRate(r.Both1), humanRate(r.BothN))
 	}
 	return tw.Flush()
-}
-
-// decodeRate decodes every block of lists repeatedly on `threads`
-// goroutines for at least minTime and returns integers per second.
-func decodeRate(lists []index.List, threads int, withFreqs bool, minTime time.Duration) (float64, error) {
-	var mu sync.Mutex
-	var firstErr error
-	var ints int64
-	start := time.Now()
-	var wg sync.WaitGroup
-	for t := 0; t < threads; t++ {
-		wg.Add(1)
-		go func(t int) {
-			defer wg.Done()
-			buf := make([]uint32, 1<<16)
-			fbuf := make([]uint32, 1<<16)
-			var n int64
-			for round := 0; time.Since(start) < minTime || round == 0; round++ {
-				for i := t; i < len(lists); i += threads {
-					l := &lists[i]
-					for b := 0; b < l.NBlocks; b++ {
-						m, err := l.DecodeDocs(b, buf)
-						if err == nil && withFreqs {
-							_, err = l.DecodeFreqs(b, fbuf)
-							m *= 2
-						}
-						if err != nil {
-							mu.Lock()
-							firstErr = err
-							mu.Unlock()
-							return
-						}
-						n += int64(m)
-					}
-				}
-			}
-			mu.Lock()
-			ints += n
-			mu.Unlock()
-		}(t)
-	}
-	wg.Wait()
-	return float64(ints) / time.Since(start).Seconds(), firstErr
 }
 
 func humanRate(v float64) string {
