@@ -447,6 +447,7 @@ algorithm are checked to be identical.`)
 	if err != nil {
 		return err
 	}
+	defer ce.Close()
 	x, an := ce.Index(), ce.Analyzer()
 	// With --device gpu or auto (and a usable GPU), GPU rows follow the CPU
 	// rows of each mode, checked identical to them.
@@ -473,10 +474,6 @@ algorithm are checked to be identical.`)
 	if err != nil {
 		return err
 	}
-	cs, err := parseThresholds("thresholds", *thresholds)
-	if err != nil {
-		return err
-	}
 	gb, _ := gpuBe.(*gpu.Backend)
 	if *gpuOnly && gb == nil {
 		return fmt.Errorf("--gpu-only: no GPU to run on (--device gpu)")
@@ -486,30 +483,6 @@ algorithm are checked to be identical.`)
 	}
 	if *plotOut != "" && gb == nil {
 		return fmt.Errorf("--plot draws the GPU rows against the threshold: it needs a GPU (--device gpu)")
-	}
-	if gb != nil && len(cs) == 0 {
-		cs = []int{gb.Threshold()}
-	}
-	ots, err := parseThresholds("gpu-or-threshold", *qf.gpuOrThreshold)
-	if err != nil {
-		return err
-	}
-	if gb != nil && len(ots) == 0 {
-		ots = []int{int(gb.OrThreshold())}
-	}
-	if _, err := parseDensities("gpu-bitmaps", *qf.gpuBitmaps); err != nil {
-		return err
-	}
-	bms := splitComma(*qf.gpuBitmaps)
-	if gb != nil && len(bms) == 0 {
-		bms = []string{""} // the backend's density
-	}
-	if _, err := parseDensities("gpu-or-bitmaps", *qf.gpuOrBitmaps); err != nil {
-		return err
-	}
-	obms := splitComma(*qf.gpuOrBitmaps)
-	if gb != nil && len(obms) == 0 {
-		obms = []string{""} // the backend's OR density
 	}
 	var counts []int
 	for _, s := range splitComma(*threadsList) {
@@ -530,15 +503,8 @@ algorithm are checked to be identical.`)
 	cfg := benchquery.Config{Modes: modeList, AndAlgos: pickNames(*ands, engine.AndAlgorithms),
 		OrAlgos: pickNames(*ors, engine.OrStrategies), ThreadCounts: counts, GPUOnly: *gpuOnly, Profile: *profile,
 		Queries: func(m engine.Mode) []engine.Query { return qf.analyzeQueries(an, fq, m) }}
-	if gb != nil {
-		cfg.GPU, cfg.Thresholds, cfg.OrThresholds = gb, cs, ots
-		cfg.AndSearch, cfg.OrStrategy = splitComma(*qf.gpuAnd), splitComma(*qf.gpuOr)
-		if cfg.Bitmaps, err = densitySettings("gpu-bitmaps", bms); err != nil {
-			return err
-		}
-		if cfg.OrBitmaps, err = densitySettings("gpu-or-bitmaps", obms); err != nil {
-			return err
-		}
+	if err := qf.gpuRows(&cfg, gb, *thresholds); err != nil {
+		return err
 	}
 	if *cpuProfile != "" {
 		stop, err := startCPUProfile(*cpuProfile)
@@ -553,33 +519,10 @@ algorithm are checked to be identical.`)
 	// Rows are printed as they are measured (fixed widths, no tabwriter).
 	row := "%-6s %-22s %7s %10s %9s %9s %9s %9s %13s %6s\n"
 	fmt.Printf(row, "mode", "algorithm", "threads", "queries/s", "mean ms", "p50 ms", "p95 ms", "p99 ms", "results/query", "failed")
-	var splits []string
-	flushSplits := func() {
-		if len(splits) > 0 {
-			printSplits(splits, len(fq))
-			splits = nil
-		}
-	}
-	var lastMode engine.Mode
-	cfg.OnRow = func(qr benchquery.Row) {
-		if qr.Mode != lastMode {
-			flushSplits()
-			lastMode = qr.Mode
-		}
-		fmt.Printf(row, qr.Mode, qr.Name, qr.Threads, fmt.Sprintf("%.0f", qr.QPS), fmt.Sprintf("%.3f", qr.Mean),
-			fmt.Sprintf("%.3f", qr.P50), fmt.Sprintf("%.3f", qr.P95), fmt.Sprintf("%.3f", qr.P99),
-			fmt.Sprintf("%.2f", qr.Results), fmt.Sprint(qr.Failed))
-		if sp := qr.Profile; sp != nil {
-			splits = append(splits, fmt.Sprintf(splitRow, qr.Mode, qr.Name, sp.Sets, sp.Launches, ms(sp.Wall), ms(sp.Decode),
-				ms(sp.Intersect), ms(sp.Score), ms(sp.TopK), ms(sp.Transfer)))
-			if sp.OrTiles > 0 {
-				splits = append(splits, fmt.Sprintf("%-6s %-22s OR tiles accumulated: %d of %d (%.1f%%), %d of them selected a k-th key, %d emitted; blocks decoded by tiles: %d, skipped by their maxima: %d; documents completed from device bitmaps: %d\n",
-					"", "", sp.OrTilesRun, sp.OrTiles, 100*float64(sp.OrTilesRun)/float64(sp.OrTiles), sp.OrSelected, sp.OrEmitted, sp.OrBlocks, sp.OrSkipped, sp.OrLookups))
-			}
-		}
-	}
+	pr := &queryRowPrinter{format: row, nq: len(fq)}
+	cfg.OnRow = pr.row
 	rows, err := benchquery.Run(ctx, x, cfg)
-	flushSplits()
+	pr.flush()
 	if err != nil {
 		return err
 	}
@@ -599,6 +542,66 @@ algorithm are checked to be identical.`)
 		}
 	}
 	return nil
+}
+
+// gpuRows fills cfg's GPU settings from the flags (--thresholds and the
+// GPU query flags, each a list: one row per combination) when gb is a GPU.
+// The lists are validated even without a GPU.
+func (qf *queryFlags) gpuRows(cfg *benchquery.Config, gb *gpu.Backend, thresholds string) error {
+	cs, err := parseThresholds("thresholds", thresholds)
+	if err != nil {
+		return err
+	}
+	ots, err := parseThresholds("gpu-or-threshold", *qf.gpuOrThreshold)
+	if err != nil {
+		return err
+	}
+	bms, err := densitySettings("gpu-bitmaps", splitComma(*qf.gpuBitmaps))
+	if err != nil {
+		return err
+	}
+	obms, err := densitySettings("gpu-or-bitmaps", splitComma(*qf.gpuOrBitmaps))
+	if err != nil || gb == nil {
+		return err
+	}
+	cfg.GPU, cfg.Thresholds, cfg.OrThresholds, cfg.Bitmaps, cfg.OrBitmaps = gb, cs, ots, bms, obms
+	cfg.AndSearch, cfg.OrStrategy = splitComma(*qf.gpuAnd), splitComma(*qf.gpuOr)
+	return nil // empty lists: the backend's settings (benchquery.Config)
+}
+
+// queryRowPrinter prints bench query's rows as they are measured and, with
+// --profile, each mode's GPU time split after its rows.
+type queryRowPrinter struct {
+	format   string
+	nq       int
+	splits   []string
+	lastMode engine.Mode
+}
+
+func (p *queryRowPrinter) row(qr benchquery.Row) {
+	if qr.Mode != p.lastMode {
+		p.flush()
+		p.lastMode = qr.Mode
+	}
+	fmt.Printf(p.format, qr.Mode, qr.Name, qr.Threads, fmt.Sprintf("%.0f", qr.QPS), fmt.Sprintf("%.3f", qr.Mean),
+		fmt.Sprintf("%.3f", qr.P50), fmt.Sprintf("%.3f", qr.P95), fmt.Sprintf("%.3f", qr.P99),
+		fmt.Sprintf("%.2f", qr.Results), fmt.Sprint(qr.Failed))
+	if sp := qr.Profile; sp != nil {
+		p.splits = append(p.splits, fmt.Sprintf(splitRow, qr.Mode, qr.Name, sp.Sets, sp.Launches, ms(sp.Wall), ms(sp.Decode),
+			ms(sp.Intersect), ms(sp.Score), ms(sp.TopK), ms(sp.Transfer)))
+		if sp.OrTiles > 0 {
+			p.splits = append(p.splits, fmt.Sprintf("%-6s %-22s OR tiles accumulated: %d of %d (%.1f%%), %d of them selected a k-th key, %d emitted; blocks decoded by tiles: %d, skipped by their maxima: %d; documents completed from device bitmaps: %d\n",
+				"", "", sp.OrTilesRun, sp.OrTiles, 100*float64(sp.OrTilesRun)/float64(sp.OrTiles), sp.OrSelected, sp.OrEmitted, sp.OrBlocks, sp.OrSkipped, sp.OrLookups))
+		}
+	}
+}
+
+// flush prints the splits collected for the last mode.
+func (p *queryRowPrinter) flush() {
+	if len(p.splits) > 0 {
+		printSplits(p.splits, p.nq)
+		p.splits = nil
+	}
 }
 
 // printSplits prints the GPU time split of a mode's rows (--profile).
