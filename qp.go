@@ -12,6 +12,18 @@
 // the index's codecs; Auto uses one when it can and otherwise runs on the CPU
 // and says why once (Options.Notice); CPU never touches the driver.
 //
+// With a usable GPU, Auto keeps both processors and answers each batch
+// (SearchBatch, Search, Stream's chunks) on the one measured to serve its
+// query mode at its size faster, so that it is never much slower than the
+// faster of Device CPU and Device GPU: on real text the CPU's cores can
+// beat the GPU at AND while the GPU wins OR several times over. The
+// measurements are made on the caller's own queries: the first batches of
+// a mode are answered in slices, one on the CPU and GPU slices growing 4×
+// until the two are told apart (each query is answered once; the cost is
+// the slices run on the slower processor), and every batch refreshes its
+// processor's measurement. Results are identical whichever answers.
+// Engine.Routing says what was measured and chosen.
+//
 // For throughput, Stream runs a whole query set through the backend in large
 // chunks and hands each chunk's responses to the caller while the next chunk
 // runs, so that neither the processor nor the caller's output waits on the
@@ -73,10 +85,11 @@ type Options struct {
 // Engine answers queries over one open index. Its methods are safe for
 // concurrent use.
 type Engine struct {
-	x   *index.Index
-	an  *analysis.Analyzer
-	be  engine.Backend
-	gpu *gpu.Backend // nil when the CPU answers
+	x     *index.Index
+	an    *analysis.Analyzer
+	be    engine.Backend
+	gpu   *gpu.Backend // nil when the CPU answers
+	route *router      // Device Auto with a GPU: picks the processor per batch
 
 	ownsIndex bool // Open opened x: Close closes it
 }
@@ -141,8 +154,15 @@ func New(x *index.Index, o Options) (*Engine, error) {
 	b, why := openGPU(x, o.GPU)
 	if b != nil {
 		e.be, e.gpu = b, b
-		notice(o, fmt.Sprintf("qp: using GPU %s (%s of postings; %d list bitmaps in use from density %g)",
-			b.Device().Name, progress.Bytes(b.ResidentBytes()), b.Bitmaps().InUse, b.BitmapDensity()))
+		how := ""
+		if dev == Auto {
+			cpu := engine.NewCPU(x, o.Threads)
+			e.route = newRouter(cpu, b, cpu.Workers())
+			e.be = e.route
+			how = ", and the CPU's cores for the batches they answer faster"
+		}
+		notice(o, fmt.Sprintf("qp: using GPU %s (%s of postings; %d list bitmaps in use from density %g)%s",
+			b.Device().Name, progress.Bytes(b.ResidentBytes()), b.Bitmaps().InUse, b.BitmapDensity(), how))
 		return e, nil
 	}
 	if dev == GPU {
@@ -178,11 +198,23 @@ func (e *Engine) Index() *index.Index { return e.x }
 // Analyzer is the index's query analyzer.
 func (e *Engine) Analyzer() *analysis.Analyzer { return e.an }
 
-// Backend is the processor that answers queries ("cpu" or "cuda" by Name).
+// Backend is the processor that answers queries: "cpu" or "cuda" by Name,
+// or, for Device Auto with a usable GPU, "auto(cpu,cuda)", which routes each
+// batch to one of the two (see the package documentation).
 func (e *Engine) Backend() engine.Backend { return e.be }
 
-// GPU is the GPU backend, or nil when the CPU answers.
+// GPU is the GPU backend, or nil when the CPU alone answers.
 func (e *Engine) GPU() *gpu.Backend { return e.gpu }
+
+// Routing describes, for Device Auto with a usable GPU, how many queries of
+// each mode each processor has answered and the per-query times measured
+// by batch size; "" for the other devices.
+func (e *Engine) Routing() string {
+	if e.route == nil {
+		return ""
+	}
+	return e.route.routing()
+}
 
 // Close releases the GPU (if any) and, when Open opened the index, the
 // index's file mapping (index.Index.Close). The Engine, its Index, and the

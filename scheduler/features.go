@@ -10,7 +10,9 @@
 //     "either", by the ratio of their predicted finish times, with a
 //     threshold that adapts to the queues (see Scheduler);
 //   - an idle processor serves its own queue, then the oldest "either"
-//     query, then steals from the other processor's queue; a query that has
+//     query, then steals from the tail of the other processor's queue
+//     (sparing a batching processor's next batch, and preferring the
+//     queries it is relatively best at); a query that has
 //     used up a fraction of its time to the deadline (500 ms by default)
 //     jumps to the front of its preferred processor;
 //   - GPU work is batched as in Ao et al. (VLDB'11) §4.1, PARA: a batch
@@ -21,8 +23,11 @@
 // The scheduler never changes results: every Result carries exactly the
 // engine.Response its backend wrote. The replay driver (Experiment) compares
 // the four configurations of Ding's Figure 7, CPU only, GPU only, the better
-// processor per query one query at a time, and CPU and GPU in parallel, on
-// a query log with Poisson arrivals.
+// processor per query one query at a time, and CPU and GPU in parallel, and
+// CPU and GPU without stealing, on a query log with Poisson arrivals, and
+// searches each one's highest sustained rate (p99 delay within the
+// deadline, no growing queue) to within 5%, repeated with different
+// arrivals (RateSearch, Run.Sustained).
 package scheduler
 
 import (
@@ -35,7 +40,7 @@ import (
 // Features are the characteristics of a query that its cost is predicted
 // from (Ding et al. WWW'09 §9: "the length of shortest list and the second
 // shortest list, the sum of lengths of all lists, and the number of terms"),
-// plus the mode. Lengths are document frequencies of the distinct query
+// plus the longest list and the mode. Lengths are document frequencies of the distinct query
 // terms present in the index; with QTF a repeated term still reads its list
 // once, so it counts once here too.
 type Features struct {
@@ -44,6 +49,7 @@ type Features struct {
 	Missing int    // distinct query terms absent from the index
 	Min     uint64 // length of the shortest list; 0 when Terms == 0
 	Second  uint64 // length of the second-shortest list; 0 when Terms < 2
+	Max     uint64 // length of the longest list; 0 when Terms == 0
 	Sum     uint64 // sum of the list lengths
 }
 
@@ -82,6 +88,7 @@ func QueryFeatures(x *index.Index, q engine.Query) Features {
 	for _, id := range ids {
 		df := uint64(x.Record(id).DF)
 		f.Sum += df
+		f.Max = max(f.Max, df)
 		switch {
 		case f.Min == 0 || df < f.Min:
 			f.Second, f.Min = f.Min, df

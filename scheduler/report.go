@@ -2,7 +2,6 @@ package scheduler
 
 import (
 	"fmt"
-	"math"
 	"slices"
 
 	"github.com/qpengine/qp/report"
@@ -46,19 +45,11 @@ func (r *Report) AddTo(s *report.Section, name string) {
 			r.Names[CPU] + " q", r.Names[GPU] + " q", "stolen", r.Names[GPU] + " batches"}, rows)
 	}
 	if len(r.Searches) > 0 {
-		var rows [][]string
-		for _, x := range r.Searches {
-			failed := "-"
-			if !math.IsInf(x.Failed, 1) {
-				failed = fmt.Sprintf("%.0f", x.Failed)
-			}
-			mean, p99 := "-", "-"
-			if x.MaxRate > 0 {
-				mean, p99 = ms(x.Best.Mean), ms(x.Best.P99)
-			}
-			rows = append(rows, []string{x.Setup.String(), fmt.Sprintf("%.0f", x.MaxRate), failed, fmt.Sprint(len(x.Runs)), mean, p99})
+		s.Table([]string{"setup", "highest sustained q/s", "lowest failed q/s", "repeats min-max q/s", "spread", "runs", "mean ms", "p99 ms"},
+			r.searchRows())
+		for _, l := range r.Ratios() {
+			s.Para("%s.", l)
 		}
-		s.Table([]string{"setup", "highest sustained q/s", "lowest failed q/s", "runs", "mean ms", "p99 ms"}, rows)
 	}
 	if p := r.DelayPlot(); p != nil {
 		s.Plot(name, p)

@@ -15,25 +15,33 @@ func TestReportAddTo(t *testing.T) {
 		Trained: [2]bool{true, true}}
 	for _, st := range AllSetups {
 		for _, rate := range []float64{100, 1000} {
-			r.Runs = append(r.Runs, Run{Setup: st, Rate: rate, Submitted: 5, Answered: 5, Mean: time.Duration(rate) * time.Microsecond,
+			r.Runs = append(r.Runs, Run{Setup: st, Rate: rate, Submitted: 5, Answered: 5, Deadline: time.Second, Mean: time.Duration(rate) * time.Microsecond,
 				P99: 2 * time.Duration(rate) * time.Microsecond})
 		}
-		r.Searches = append(r.Searches, SearchResult{Setup: st, MaxRate: 3000, Failed: math.Inf(1),
-			Best: Run{Setup: st, Rate: 3000, Submitted: 5, Answered: 5, Mean: time.Millisecond, P99: 4 * time.Millisecond},
-			Runs: []Run{{Setup: st, Rate: 3000, Submitted: 5, Answered: 5, Mean: time.Millisecond, P99: 4 * time.Millisecond},
-				{Setup: st, Rate: 6000, Submitted: 5, Answered: 5, Missed: 1, Mean: time.Second, P99: time.Second}}})
+		maxRate := 3000.0
+		switch st {
+		case GPUOnly:
+			maxRate = 6000
+		case Parallel:
+			maxRate = 8400
+		}
+		r.Searches = append(r.Searches, SearchResult{Setup: st, MaxRate: maxRate, Failed: math.Inf(1), Rates: []float64{2900, maxRate, 3100},
+			Best: Run{Setup: st, Rate: 3000, Submitted: 5, Answered: 5, Deadline: time.Second, Mean: time.Millisecond, P99: 4 * time.Millisecond},
+			Runs: []Run{{Setup: st, Rate: 3000, Submitted: 5, Answered: 5, Deadline: time.Second, Mean: time.Millisecond, P99: 4 * time.Millisecond},
+				{Setup: st, Rate: 6000, Submitted: 5, Answered: 5, Missed: 1, Deadline: time.Second, Mean: time.Second, P99: 2 * time.Second}}})
 	}
 	rep := report.New("t")
 	r.AddTo(rep.Section("sched"), "delay")
 	md := rep.Markdown()
-	for _, want := range []string{"| cpu-only | 100 | 5 | 0 | 0.10 |", "| cpu+gpu | 3000 | - | 2 | 1.00 | 4.00 |", "![", "(delay.svg)", "held-out error"} {
+	for _, want := range []string{"| cpu-only | 100 | 5 | 0 | 0.10 |", "| cpu-only | 3000 | - | 2900-3100 | 6.7% | 2 | 1.00 | 4.00 |",
+		"cpu+gpu: 1.40× the better processor alone, 0.93 of cpu + gpu alone (8400 q/s of 9000)", "![", "(delay.svg)", "held-out error"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("Markdown lacks %q:\n%s", want, md)
 		}
 	}
 	p := r.DelayPlot()
-	if len(p.Series) != 8 {
-		t.Fatalf("%d series, want 8 (mean and p99 of 4 setups)", len(p.Series))
+	if len(p.Series) != 2*len(AllSetups) {
+		t.Fatalf("%d series, want %d (mean and p99 of each setup)", len(p.Series), 2*len(AllSetups))
 	}
 	for _, s := range p.Series {
 		// Two table runs and the sustained search run; the failed one is left out.

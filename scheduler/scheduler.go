@@ -151,7 +151,11 @@ type Config struct {
 	// preferred processor (the "CPU+GPU serialized" configuration of
 	// Ding's Figure 7): no either queue, no stealing, no batching.
 	Serialize bool
-	Clock     Clock // nil: RealClock
+	// NoSteal turns work stealing off: an idle processor serves only its
+	// own queue, the either queue and urgent queries (the "CPU+GPU without
+	// stealing" configuration of the experiments).
+	NoSteal bool
+	Clock   Clock // nil: RealClock
 }
 
 // DefaultDeadline is Ding et al.'s deadline: 500 ms after arrival.
@@ -246,10 +250,12 @@ type Stats struct {
 // committed to it or preferring it (earliest urgency first); its own queue
 // (oldest first); the oldest either queries (those preferring the other
 // processor only while the other has no free slot); and, if it still has
-// nothing, it steals from the other processor's queue the oldest queries
-// that are predicted to finish earlier here than they would there (the
-// estimate for a batch that has overrun its prediction grows with its
-// running time, so a mispredicted processor gets relieved). A processor
+// nothing, it steals from the tail of the other processor's queue queries
+// that are predicted to finish earlier here than they would there, sparing
+// the other's next batch and preferring those it is relatively best at
+// (see pickSteal; the estimate for a batch that has overrun its prediction
+// grows with its running time, so a mispredicted processor gets
+// relieved). A processor
 // that batches keeps taking queries this way until its batch is full
 // (BatchPolicy).
 type Scheduler struct {
@@ -744,11 +750,15 @@ func (b *builder) add(j *job, urgent bool) {
 	}
 }
 
-func (b *builder) full() bool {
-	pol := &b.p.spec.Batch
-	return len(b.jobs) >= b.p.maxQ ||
-		(pol.MaxCost > 0 && b.cost >= pol.MaxCost) ||
-		(pol.MaxPostings > 0 && b.postings >= pol.MaxPostings)
+func (b *builder) full() bool { return b.p.fullAt(len(b.jobs), b.cost, b.postings) }
+
+// fullAt says whether a batch of n queries of these predicted costs and
+// postings is full under p's policy.
+func (p *proc) fullAt(n int, cost time.Duration, postings uint64) bool {
+	pol := &p.spec.Batch
+	return n >= p.maxQ ||
+		(pol.MaxCost > 0 && cost >= pol.MaxCost) ||
+		(pol.MaxPostings > 0 && postings >= pol.MaxPostings)
 }
 
 func (b *builder) unpick() {
@@ -849,36 +859,97 @@ func urgentHead(j *job, now time.Time, pref ProcID) *job {
 	return nil
 }
 
-// pickSteal builds a batch for idle p from the other processor's queue: the
-// oldest queries predicted to finish earlier on p than where they wait
+// pickSteal builds a batch for idle p from the other processor's queue
 // (Ding §9: "if there is no such job it will steal a job from the other
-// processor"). A query at position i of the other queue is predicted to
-// finish there after the other's running work and the queries before it,
-// spread over its slots, plus its own cost (plus the rest of a batch wait
-// if the other processor is holding a slot for one).
+// processor"), taking only queries predicted to finish earlier on p than
+// where they wait. A query is predicted to finish there after the other's
+// running work and the queries ahead of it in its queue, spread over its
+// slots, plus its own cost (plus the rest of a batch wait if the other
+// processor is holding a slot for one).
+//
+// The thief takes from the tail of the queue, not the head: the queries
+// at the head are the ones the other processor is about to run, and for a
+// processor that batches (the GPU: a large fixed cost per batch) they are
+// its next batch, which stealing would shrink, starving it of the
+// amortization that makes it fast. So the head queries that the other's
+// next batch would take are reserved (stolen only once urgent), and the
+// queries behind them — those that wait at least a batch time there — are
+// the thief's. A thief that runs one query at a time (a CPU core) takes,
+// among the last stealScan candidates, the one it is relatively best at
+// (the highest ratio of its cost there to its cost here).
 func (s *Scheduler) pickSteal(p *proc, now time.Time) *batch {
 	o := s.other(p)
-	if o == nil || s.queues[o.id].n == 0 {
+	if s.cfg.NoSteal || o == nil || s.queues[o.id].n == 0 {
 		return nil
 	}
+	q := &s.queues[o.id]
 	var base time.Duration
 	if !o.hold.IsZero() {
 		base = max(o.hold.Sub(now), 0)
 	}
-	ahead := s.runningLeft(o, now)
+	reserved := s.nextBatchEnd(o) // the first query behind o's next batch
+	ahead := s.runningLeft(o, now) + q.cost[o.id]
 	bb := builder{p: p}
-	for j := s.queues[o.id].head; j != nil && !bb.full(); j = j.next {
+	var best *job
+	var bestRatio float64
+	scanned := 0
+	inReserve := reserved == nil // o's next batch takes the whole queue
+	for j := q.tail; j != nil && !bb.full(); j = j.prev {
+		ahead -= j.cost[o.id] // the work ahead of j there
+		if j.next == reserved && reserved != nil {
+			inReserve = true
+		}
+		if j.picked || (inReserve && now.Before(j.urgentAt)) {
+			continue
+		}
 		there := base + ahead/time.Duration(o.slots) + j.cost[o.id]
-		if bb.cost+j.cost[p.id] < there {
+		if bb.cost+j.cost[p.id] >= there {
+			continue
+		}
+		if p.maxQ > 1 {
 			bb.add(j, false)
 			continue
 		}
-		ahead += j.cost[o.id]
+		r := float64(j.cost[o.id]) / float64(max(j.cost[p.id], MinTime))
+		if best == nil || r > bestRatio {
+			best, bestRatio = j, r
+		}
+		if scanned++; scanned >= stealScan {
+			break
+		}
+	}
+	if best != nil {
+		bb.add(best, false)
 	}
 	if len(bb.jobs) == 0 {
 		return nil
 	}
 	return s.newBatch(&bb, true)
+}
+
+// stealScan is how many stealable queries a one-query thief compares.
+const stealScan = 64
+
+// nextBatchEnd returns the first query of o's queue that o's next batch
+// would not take (nil: it would take them all) when o batches, and o's
+// head otherwise (nothing reserved).
+func (s *Scheduler) nextBatchEnd(o *proc) *job {
+	q := &s.queues[o.id]
+	if o.maxQ <= 1 {
+		return q.head
+	}
+	var n int
+	var cost time.Duration
+	var postings uint64
+	j := q.head
+	for ; j != nil && !o.fullAt(n, cost, postings); j = j.next {
+		n++
+		cost += j.cost[o.id]
+		if !j.f.Empty() {
+			postings += j.f.batchPostings()
+		}
+	}
+	return j
 }
 
 // dispatchSerial runs the oldest query on its preferred processor when

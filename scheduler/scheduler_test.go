@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -473,6 +474,113 @@ func TestNewErrors(t *testing.T) {
 		if s, err := New(x, cfg); err == nil {
 			s.Close()
 			t.Errorf("New(%+v) succeeded", cfg)
+		}
+	}
+}
+
+// TestStealBestRatio: an idle one-query thief (the GPU here) takes, of the
+// stuck CPU's queue, first the query it is relatively best at (the highest
+// CPU/GPU cost ratio; the CPU's predicted cost grows with the shortest
+// list, the GPU's is flat), then the next best, not the oldest first.
+func TestStealBestRatio(t *testing.T) {
+	x := testIndex(t)
+	clk := newManualClock()
+	cg, gg := newGate(engine.NewCPU(x, 1)), newGate(engine.NewCPU(x, 1))
+	s, err := New(x, Config{
+		CPU:   &Processor{Backend: cg, Model: FixedCostModel([NumBasis]float64{lnSeconds(time.Microsecond), 1})},
+		GPU:   &Processor{Backend: gg, Model: constModel(100 * time.Millisecond)},
+		Clock: clk, Deadline: time.Hour,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	perm := []int{4, 0, 7, 2, 8, 1, 5, 3, 6}
+	qs := make([]engine.Query, 1+len(perm))
+	qs[0] = engine.Query{ID: "stuck", Terms: []string{termName(90)}, Mode: engine.Or, K: 10}
+	for i, p := range perm {
+		// t005 (df 250) and t02p (df 1500/(21+p), 71 down to 51): the
+		// shortest list, and the CPU's cost, fall with p.
+		qs[1+i] = engine.Query{ID: fmt.Sprintf("p%d", p), Terms: []string{termName(5), termName(20 + p)}, Mode: engine.Or, K: 10}
+	}
+	c := newCollector()
+	c.submit(t, s, Request{Query: qs[0]})
+	if ids := cg.next(t); ids[0] != "stuck" {
+		t.Fatalf("CPU ran %v first", ids)
+	}
+	for _, q := range qs[1:] {
+		c.submit(t, s, Request{Query: q})
+	}
+	waitFor(t, "nine queued queries", func() bool { return s.Stats().Queued[QueueCPU] == 9 })
+	clk.Advance(10 * time.Second) // the stuck query has overrun: the GPU steals
+	var order []string
+	for range perm {
+		ids := gg.next(t)
+		if len(ids) != 1 {
+			t.Fatalf("GPU stole a batch %v", ids)
+		}
+		order = append(order, ids[0])
+		gg.release <- struct{}{}
+	}
+	cg.release <- struct{}{}
+	c.wg.Wait()
+	s.Close()
+	for i, id := range order {
+		if want := fmt.Sprintf("p%d", i); id != want {
+			t.Fatalf("steal order %v, want p0 (the longest shortest list) to p8", order)
+		}
+	}
+}
+
+// TestStealSparesNextBatch: a CPU stealing from a batching GPU that has
+// overrun takes the queries behind the GPU's next batch, newest first, and
+// leaves the next batch (4 queries) whole, so that stealing does not shrink
+// the GPU's batches.
+func TestStealSparesNextBatch(t *testing.T) {
+	x := testIndex(t)
+	clk := newManualClock()
+	gg := newGate(engine.NewCPU(x, 1))
+	s, err := New(x, Config{
+		CPU:   &Processor{Backend: engine.NewCPU(x, 1), Model: constModel(time.Millisecond)},
+		GPU:   &Processor{Backend: gg, Model: constModel(time.Microsecond), Batch: BatchPolicy{MaxQueries: 4}},
+		Clock: clk, Deadline: time.Hour,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	qs := make([]engine.Query, 11)
+	for i := range qs {
+		qs[i] = engine.Query{ID: fmt.Sprintf("q%02d", i), Terms: []string{termName(10 + i)}, Mode: engine.Or, K: 10}
+	}
+	c := newCollector()
+	c.submit(t, s, Request{Query: qs[0]})
+	gg.next(t)
+	for _, q := range qs[1:] {
+		c.submit(t, s, Request{Query: q})
+	}
+	waitFor(t, "ten queued queries", func() bool { return s.Stats().Queued[QueueGPU] == 10 })
+	time.Sleep(5 * pollInterval) // the CPU polls, and must not steal yet
+	if st := s.Stats(); st.Procs[CPU].Queries != 0 {
+		t.Fatalf("CPU ran %d queries before the GPU overran", st.Procs[CPU].Queries)
+	}
+	clk.Advance(time.Second)
+	waitFor(t, "six stolen queries", func() bool { return c.count() == 6 })
+	time.Sleep(5 * pollInterval) // and no more
+	gg.release <- struct{}{}
+	if ids := gg.next(t); !slices.Equal(ids, []string{"q01", "q02", "q03", "q04"}) {
+		t.Fatalf("GPU's next batch %v, want q01-q04", ids)
+	}
+	gg.release <- struct{}{}
+	c.wg.Wait()
+	s.Close()
+	c.mu.Lock()
+	stolen := slices.Clone(c.order[:6])
+	c.mu.Unlock()
+	if want := []string{"q10", "q09", "q08", "q07", "q06", "q05"}; !slices.Equal(stolen, want) {
+		t.Fatalf("CPU stole %v, want %v (newest first)", stolen, want)
+	}
+	for _, id := range stolen {
+		if r := c.get(t, id); r.Proc != CPU || !r.Stolen {
+			t.Fatalf("%s ran on %v, stolen %v", id, r.Proc, r.Stolen)
 		}
 	}
 }

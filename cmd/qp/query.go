@@ -451,6 +451,9 @@ print with 6 significant digits.`)
 		if rc != nil {
 			fmt.Fprintf(os.Stderr, "result cache (%s): %s\n", *cacheSize, rc.Stats())
 		}
+		if r := e.Routing(); r != "" && !*quiet {
+			fmt.Fprintf(os.Stderr, "device auto: %s\n", r)
+		}
 		if err := sum.failure(len(qs)); err != nil {
 			if !*allowPartial {
 				return err

@@ -224,6 +224,9 @@ func TestBadFlagValues(t *testing.T) {
 		{"--block 0", []string{"gen", "--out", out, "--docs", "10", "--block", "0"}},
 		{"--docs 0", []string{"gen", "--out", out, "--docs", "0"}},
 		{"--threads -1", []string{"gen", "--out", out, "--docs", "10", "--threads", "-1"}},
+		{`--setups: scheduler: unknown setup "both"`, []string{"bench", "sched", idx, docs, "--setups", "cpu,both"}},
+		{"--search-repeats 0: want at least 1", []string{"bench", "sched", idx, docs, "--search-repeats", "0"}},
+		{"--min-duration -1s: want >= 0", []string{"bench", "sched", idx, docs, "--min-duration", "-1s"}},
 	} {
 		expectFail(t, []string{c.want}, c.args...)
 	}

@@ -20,22 +20,32 @@ import (
 func benchSched(c command, args []string) error {
 	c.name = "bench sched"
 	c.args = "INDEX QUERIES [flags]"
-	fs := newFlags(c, `Replays a query log with Poisson arrivals at each --rates rate for four
-configurations — CPU only, GPU only, best-of-two serialized, CPU+GPU in
-parallel (the work-stealing scheduler) — and prints the average and p99
-delay per rate and the highest rate each sustains with no deadline missed
-(Ding et al. WWW'09 §9, Figure 7). Cost models are fitted on --train queries
-of the log (not replayed) and refitted online. --mode and, or or andor
-selects the query mode; --report DIR also writes DIR/README.md with the
-tables and the delay-vs-rate plot (DIR/delay-MODE.svg: mean and p99 delay
-per configuration). Needs a usable GPU.`)
+	fs := newFlags(c, `Replays a query log with Poisson arrivals at each --rates rate for the
+--setups configurations — CPU only, GPU only, best-of-two serialized, CPU+GPU
+in parallel (the work-stealing scheduler), CPU+GPU without stealing — and
+prints the average and p99 delay per rate (Ding et al. WWW'09 §9, Figure 7).
+Then it searches each configuration's highest sustained rate to within 5%
+(doubling, then bisection), --search-repeats times with different arrivals,
+and prints the median with the spread over the repeats and the hybrid's
+ratios to the processors alone. A run is sustained when every query is
+answered, the p99 delay is within --deadline and the queue does not grow
+(the last fifth of the arrivals waited less than twice the second fifth, or
+under a quarter of the deadline); each run replays the log cyclically for at
+least --min-duration. Cost models are fitted on --train queries of the log
+(not replayed) and refitted online. --mode and, or or andor selects the
+query mode; --report DIR also writes DIR/README.md with the tables and the
+delay-vs-rate plot (DIR/delay-MODE.svg: mean and p99 delay per
+configuration). Needs a usable GPU.`)
 	qf := addQueryFlags(fs)
 	train := fs.Int("train", 3000, "training queries (taken from the start of the log)")
 	n := fs.Int("replay", 2000, "replayed queries (after the training slice)")
 	rates := fs.String("rates", "1000,5000,20000", "arrival rates (queries/s) of the table")
 	deadline := fs.Duration("deadline", 500*time.Millisecond, "deadline after arrival")
 	c0 := fs.Uint64("batch-postings", 0, "GPU batch threshold c: sum of shortest-list lengths (AND, AND+OR) or of all list lengths (OR); 0: 1M for AND and AND+OR, 8M for OR")
-	searchRuns := fs.Int("search-runs", 12, "runs of the highest-sustained-rate search per setup (0: no search)")
+	searchRuns := fs.Int("search-runs", 12, "runs of the highest-sustained-rate search per setup and repeat (0: no search)")
+	repeats := fs.Int("search-repeats", 3, "searches per setup, each with its own arrivals (median and spread reported)")
+	setupList := fs.String("setups", "cpu-only,gpu-only,best-serial,cpu+gpu,cpu+gpu-nosteal", "configurations, in order")
+	minDur := fs.Duration("min-duration", 0, "shortest span of arrivals of a run (0: 10 deadlines)")
 	reportDir := fs.String("report", "", "also write a Markdown report with the delay-vs-rate plot to this directory")
 	wait := fs.Duration("batch-wait", 2*time.Millisecond, "GPU batch time limit")
 	pos, err := parse(fs, args)
@@ -46,13 +56,35 @@ per configuration). Needs a usable GPU.`)
 		fs.Usage()
 		return errUsage
 	}
+	// The flags first: opening the GPU and the index takes a while.
+	var setups []scheduler.Setup
+	for _, name := range splitComma(*setupList) {
+		st, err := scheduler.ParseSetup(name)
+		if err != nil {
+			return fmt.Errorf("--setups: %w", err)
+		}
+		setups = append(setups, st)
+	}
+	if *repeats < 1 {
+		return fmt.Errorf("--search-repeats %d: want at least 1", *repeats)
+	}
+	if *minDur < 0 {
+		return fmt.Errorf("--min-duration %v: want >= 0", *minDur)
+	}
 	*qf.device = "gpu"
 	qe, mode, opt, err := qf.openEngine(pos[0])
 	if err != nil {
 		return fmt.Errorf("bench sched compares CPU and GPU: %w", err)
 	}
 	defer qe.Close()
-	x, an, gpuBe := qe.Index(), qe.Analyzer(), qe.Backend()
+	x, an, gpuBe := qe.Index(), qe.Analyzer(), qe.GPU()
+	if gpuBe == nil {
+		return fmt.Errorf("bench sched compares CPU and GPU: no GPU backend")
+	}
+	cpuSlots := *qf.threads
+	if cpuSlots == 0 {
+		cpuSlots = runtime.GOMAXPROCS(0)
+	}
 	fq, err := readQueryFile(pos[1], *train+*n)
 	if err != nil {
 		return err
@@ -78,18 +110,24 @@ per configuration). Needs a usable GPU.`)
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer cancel()
 	e := &scheduler.Experiment{
-		Index:    x,
-		CPU:      scheduler.Processor{Backend: engine.NewCPU(x, 1), Slots: runtime.GOMAXPROCS(0)},
-		GPU:      scheduler.Processor{Backend: gpuBe, Slots: 1, Batch: scheduler.BatchPolicy{MaxPostings: *c0, MaxWait: *wait}},
-		Options:  opt,
-		Train:    qs[:*train],
-		Queries:  qs[*train:],
-		Rates:    rs,
-		Deadline: *deadline,
-		Search:   scheduler.RateSearch{Off: *searchRuns <= 0, MaxRuns: max(*searchRuns, 0)},
-		Seed:     1,
+		Index:   x,
+		CPU:     scheduler.Processor{Backend: engine.NewCPU(x, 1), Slots: cpuSlots},
+		GPU:     scheduler.Processor{Backend: gpuBe, Slots: 1, Batch: scheduler.BatchPolicy{MaxPostings: *c0, MaxWait: *wait}},
+		Options: opt,
+		Train:   qs[:*train],
+		Queries: qs[*train:],
+		Rates:   rs,
+		// A table run past capacity stops once it has failed, instead of
+		// draining a backlog of many seconds.
+		StopOnMiss:  true,
+		Deadline:    *deadline,
+		Search:      scheduler.RateSearch{Off: *searchRuns <= 0, MaxRuns: max(*searchRuns, 0), Repeats: *repeats},
+		Setups:      setups,
+		MinDuration: *minDur,
+		Seed:        1,
 		Progress: func(r scheduler.Run) {
-			fmt.Fprintf(os.Stderr, "  %v at %.0f q/s: %d answered, %d missed, mean %v p99 %v\n", r.Setup, r.Rate, r.Answered, r.Missed, r.Mean, r.P99)
+			fmt.Fprintf(os.Stderr, "  %v at %.0f q/s: %d answered, %d missed, mean %v p99 %v, growing %v: sustained %v\n",
+				r.Setup, r.Rate, r.Answered, r.Missed, r.Mean, r.P99, r.Growing, r.Sustained())
 		},
 	}
 	start := time.Now()

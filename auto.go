@@ -1,0 +1,301 @@
+package qp
+
+import (
+	"context"
+	"fmt"
+	"math/bits"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/qpengine/qp/engine"
+)
+
+// router is the backend of Device Auto when a GPU is usable: it answers
+// each batch on the processor, CPU or GPU, measured to serve batches of its
+// mode and size faster, so that Auto is never much slower than the faster
+// of the two (issue #20: on GCIDE the 16-core CPU answers TREC'06 AND twice
+// as fast as the H100, which wins OR 3.4-8×). Results do not depend on the
+// choice: the GPU's equal the CPU's.
+//
+// The policy. A processor's cost of a batch is summarized per query mode
+// and batch size bucket (⌊log2 n⌋) as the per-query time of its last
+// measurements (an exponentially weighted mean). Two assumptions, true of
+// both engines, let a few small measurements decide for large batches:
+//
+//   - the per-query time of a batch does not grow with its size (a larger
+//     batch only amortizes more fixed cost and fills more of the device);
+//   - the CPU's per-query time stops changing once a batch gives each of
+//     its workers a few queries (cpuSaturation queries per worker), and
+//     the GPU's is taken to have stopped when a batch 4× larger improved it
+//     by less than gpuFlat.
+//
+// So a processor's per-query time for a batch of n is known ("exact") when
+// it was measured at n's bucket, or at a smaller saturated size; otherwise
+// the nearest smaller measurement is an upper bound. A batch whose
+// processor is not decided yet is answered in slices that calibrate:
+// first a CPU slice (a few queries per worker), then GPU slices growing 4×
+// from calibrationStart, until the GPU's upper bound is below the CPU's
+// time (the GPU wins, and only gets better with size), or the GPU has
+// flattened (or reached gpuSaturation, or half the batch) above it, or its
+// marginal time per query between two slices exceeds the CPU's per-query
+// time by gpuMargin (the CPU wins: a larger batch only amortizes the GPU's
+// fixed part); the rest of the batch goes to the winner. Every batch refreshes its processor's measurement, so a
+// processor that slows down (a cold cache, a shared machine) loses its
+// batches to the other once it is measured slower than the other's last
+// time. Calibration answers real queries — nothing is run twice — and its
+// cost is bounded by the slices run on the slower processor: geometric
+// sizes up to the GPU's saturation, a few thousand queries per mode.
+//
+// A batch of several modes is classified as "mixed". Options (algorithms)
+// are not part of the key: an Engine is expected to serve one
+// configuration.
+type router struct {
+	cpu, gpu engine.Backend
+	workers  int              // CPU workers, for the CPU's saturation size
+	now      func() time.Time // the clock measuring batches (tests inject one)
+
+	mu    sync.Mutex
+	modes [4]modeCosts // by engine.Mode; 0: mixed batches
+}
+
+// modeCosts are the measured per-query times of one mode.
+type modeCosts struct {
+	cost    [2][buckets]float64 // [proc][bucket]: seconds per query, 0 = never measured
+	size    [2][buckets]float64 // [proc][bucket]: batch size of those measurements
+	queries [2]uint64           // answered per processor
+	batches [2]uint64
+}
+
+const (
+	procCPU = 0
+	procGPU = 1
+	buckets = 32
+	// cpuSaturation is the number of queries per CPU worker from which the
+	// CPU's per-query time is taken as constant.
+	cpuSaturation = 4
+	// calibrationStart is the first GPU calibration slice.
+	calibrationStart = 64
+	// gpuFlat: a GPU per-query time that a 4× larger batch improved by
+	// less than this fraction has saturated.
+	gpuFlat = 0.15
+	// gpuSaturation is a batch size from which the GPU's per-query time
+	// is taken as constant (PARA launch sets are full long before).
+	gpuSaturation = 4096
+	// gpuMargin: the GPU's marginal per-query time must exceed the
+	// CPU's per-query time by this factor to rule the GPU out before it is
+	// measured at a batch's size.
+	gpuMargin = 1.25
+	// ewma is the weight of a new measurement.
+	ewma = 0.5
+)
+
+func newRouter(cpu, gpu engine.Backend, workers int) *router {
+	return &router{cpu: cpu, gpu: gpu, workers: max(workers, 1), now: time.Now}
+}
+
+// Name implements engine.Backend.
+func (r *router) Name() string { return "auto(" + r.cpu.Name() + "," + r.gpu.Name() + ")" }
+
+func bucketOf(n int) int { return min(bits.Len(uint(n))-1, buckets-1) }
+
+func modeKey(qs []engine.Query) int {
+	m := qs[0].Mode
+	for _, q := range qs[1:] {
+		if q.Mode != m {
+			return 0
+		}
+	}
+	if m < engine.And || m > engine.AndOr {
+		return 0
+	}
+	return int(m)
+}
+
+// SearchBatch implements engine.Backend: it answers qs on the processor
+// that the measurements favour, calibrating on slices of qs while they do
+// not decide (see router).
+func (r *router) SearchBatch(ctx context.Context, qs []engine.Query, opt engine.Options, out []engine.Response) error {
+	if len(out) != len(qs) {
+		return fmt.Errorf("engine: %d responses for %d queries", len(out), len(qs))
+	}
+	if len(qs) == 0 {
+		return r.cpu.SearchBatch(ctx, qs, opt, out)
+	}
+	key := modeKey(qs)
+	for lo := 0; lo < len(qs); {
+		p, n := r.plan(key, len(qs)-lo)
+		if err := r.run(ctx, key, p, qs[lo:lo+n], opt, out[lo:lo+n]); err != nil {
+			for i := lo + n; i < len(qs); i++ {
+				out[i] = engine.Response{Results: out[i].Results[:0], Err: err}
+			}
+			return err
+		}
+		lo += n
+	}
+	return nil
+}
+
+// run answers one slice on processor p and records its per-query time.
+func (r *router) run(ctx context.Context, key, p int, qs []engine.Query, opt engine.Options, out []engine.Response) error {
+	be := r.cpu
+	if p == procGPU {
+		be = r.gpu
+	}
+	start := r.now()
+	err := be.SearchBatch(ctx, qs, opt, out)
+	t := r.now().Sub(start)
+	if err != nil {
+		return err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	m := &r.modes[key]
+	b := bucketOf(len(qs))
+	c, sz := &m.cost[p][b], &m.size[p][b]
+	per := max(t.Seconds(), 1e-9) / float64(len(qs))
+	if *c == 0 {
+		*c, *sz = per, float64(len(qs))
+	} else {
+		*c = (1-ewma)**c + ewma*per
+		*sz = (1-ewma)**sz + ewma*float64(len(qs))
+	}
+	m.queries[p] += uint64(len(qs))
+	m.batches[p]++
+	return nil
+}
+
+// plan picks the processor for the next slice of a batch with rest queries
+// left, and the slice's size.
+func (r *router) plan(key, rest int) (proc, n int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	m := &r.modes[key]
+	b := bucketOf(rest)
+	c, cExact := r.estimate(m, procCPU, b)
+	g, gExact := r.estimate(m, procGPU, b)
+	switch {
+	case !cExact:
+		// The CPU's time first: one saturating slice (or the whole batch,
+		// when it is smaller, which measures its bucket).
+		return procCPU, min(rest, cpuSaturation*r.workers)
+	case g > 0 && g <= c:
+		// An upper bound of the GPU's time is below the CPU's.
+		return procGPU, rest
+	case g > 0 && gExact:
+		// The GPU is known slower at this size (g > c).
+		return procCPU, rest
+	case marginal(m, b) > gpuMargin*c:
+		// Each further GPU query costs more than a CPU query: larger
+		// batches only amortize the GPU's fixed part, and cannot make it
+		// cheaper per query than its marginal cost.
+		return procCPU, rest
+	}
+	// The GPU may still win at this size: calibrate it on a slice 4× its
+	// largest measured size below b (at least calibrationStart: single
+	// queries measured before say little about batches).
+	s := calibrationStart
+	for i := b; i >= 0; i-- {
+		if m.cost[procGPU][i] > 0 {
+			s = max(s, 4<<i)
+			break
+		}
+	}
+	if s >= rest/2 {
+		s = rest // the last step: the whole rest measures the bucket itself
+	}
+	return procGPU, s
+}
+
+// marginal is the GPU's marginal time per query, (T₂-T₁)/(n₂-n₁), from its
+// two largest measured batch sizes below bucket b at least 4× apart (0:
+// not measured). The GPU's batch time grows at least as fast beyond its
+// measurements as between them while the device fills (a batch too small
+// to fill it costs little more than its fixed part), so this is a lower
+// bound of its per-query time at any larger size, in the model T = a + b·n.
+func marginal(m *modeCosts, b int) float64 {
+	cs, ns := &m.cost[procGPU], &m.size[procGPU]
+	for i := b - 1; i >= 2; i-- {
+		if cs[i] == 0 {
+			continue
+		}
+		for j := i - 2; j >= 0; j-- {
+			if cs[j] > 0 {
+				ti, tj := cs[i]*ns[i], cs[j]*ns[j]
+				return max(ti-tj, 0) / (ns[i] - ns[j])
+			}
+		}
+		return 0
+	}
+	return 0
+}
+
+// estimate returns processor p's per-query time for a batch in bucket b:
+// the measurement at b, else the one at the largest smaller bucket (an
+// upper bound), 0 when none; exact says whether it is b's time (measured
+// there, or at a size where p's time no longer changes).
+func (r *router) estimate(m *modeCosts, p, b int) (float64, bool) {
+	cs := &m.cost[p]
+	if cs[b] > 0 {
+		return cs[b], true
+	}
+	for i := b - 1; i >= 0; i-- {
+		if cs[i] == 0 {
+			continue
+		}
+		if p == procCPU {
+			return cs[i], 1<<i >= cpuSaturation*r.workers
+		}
+		// The GPU: close enough when measured at half the size or more,
+		// or at gpuSaturation; flat if a measurement at least 4× smaller
+		// was at most gpuFlat slower.
+		if i >= b-1 || 1<<i >= gpuSaturation {
+			return cs[i], true
+		}
+		for j := i - 2; j >= 0; j-- {
+			if cs[j] > 0 {
+				return cs[i], cs[i] >= (1-gpuFlat)*cs[j]
+			}
+		}
+		return cs[i], false
+	}
+	return 0, false
+}
+
+// routing describes the measurements and the queries each processor
+// answered, per mode.
+func (r *router) routing() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var parts []string
+	for key := range r.modes {
+		m := &r.modes[key]
+		if m.queries[0]+m.queries[1] == 0 {
+			continue
+		}
+		name := "mixed"
+		if key > 0 {
+			name = engine.Mode(key).String()
+		}
+		s := fmt.Sprintf("%s: %s %d queries in %d batches, %s %d in %d", name,
+			r.cpu.Name(), m.queries[procCPU], m.batches[procCPU], r.gpu.Name(), m.queries[procGPU], m.batches[procGPU])
+		for p, pn := range []string{r.cpu.Name(), r.gpu.Name()} {
+			var ms []string
+			for b, c := range m.cost[p] {
+				if c > 0 {
+					ms = append(ms, fmt.Sprintf("%d:%.3gµs", 1<<b, c*1e6))
+				}
+			}
+			if len(ms) > 0 {
+				s += fmt.Sprintf("; %s per query by batch size %s", pn, strings.Join(ms, " "))
+			}
+		}
+		parts = append(parts, s)
+	}
+	if len(parts) == 0 {
+		return "no queries yet"
+	}
+	return strings.Join(parts, "\n")
+}
+
+var _ engine.Backend = (*router)(nil)
