@@ -2,12 +2,13 @@
 # scripts/device/mmap-build.sh — on the Go machine, after scripts/device/build.sh:
 # adds what scripts/device/mmap.sh needs to bin/dev:
 #   bin/dev/openbench             scripts/openbench of this checkout
-#   bin/dev/data/qp-base.xz       qp of BASE (default main's merge base with this branch,
-#   bin/dev/data/openbench-base.xz  the heap-reading index.Open) and its openbench
+#   bin/dev/data/qp-base.xz         qp of BASE, a commit whose index.Open still reads the
+#   bin/dev/data/openbench-base.xz  file into the heap (default 3c8c5f7, main before issue
+#                                   21's mmap), and scripts/openbench built against it
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=${BIN:-bin/dev}
-base=${BASE:-$(git merge-base HEAD main)}
+base=${BASE:-3c8c5f7}
 export CGO_ENABLED=0
 go build -o "$out/openbench" ./scripts/openbench
 tmp=$(mktemp -d)
