@@ -90,6 +90,8 @@ type Engine struct {
 	be    engine.Backend
 	gpu   *gpu.Backend // nil when the CPU answers
 	route *router      // Device Auto with a GPU: picks the processor per batch
+
+	ownsIndex bool // Open opened x: Close closes it
 }
 
 // Open loads the index at path and opens the processor that Options names.
@@ -103,8 +105,10 @@ func Open(path string, o Options) (*Engine, error) {
 	}
 	e, err := New(x, o)
 	if err != nil {
+		x.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	e.ownsIndex = true
 	return e, nil
 }
 
@@ -212,12 +216,19 @@ func (e *Engine) Routing() string {
 	return e.route.routing()
 }
 
-// Close releases the GPU (if any). The Engine must not be used after.
+// Close releases the GPU (if any) and, when Open opened the index, the
+// index's file mapping (index.Index.Close). The Engine, its Index, and the
+// results' external ids and stored fields (they point into the mapping)
+// must not be used after; copy what must outlive the Engine.
 func (e *Engine) Close() error {
+	var err error
 	if e.gpu != nil {
-		return e.gpu.Close()
+		err = e.gpu.Close()
 	}
-	return nil
+	if e.ownsIndex {
+		err = errors.Join(err, e.x.Close())
+	}
+	return err
 }
 
 // Request is one query as text.

@@ -254,3 +254,34 @@ func must[T any](v T, err error) T {
 	}
 	return v
 }
+
+// TestCloseReleasesIndex: Close of an Engine that Open made closes its
+// index (a later List is a BUG panic); an Engine made by New over an index
+// the caller opened leaves that index open.
+func TestCloseReleasesIndex(t *testing.T) {
+	path := writeIndex(t)
+	e, err := qp.Open(path, qp.Options{Device: qp.CPU})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := e.Index()
+	f, err := qp.New(x, qp.Options{Device: qp.CPU})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := x.List(0); err != nil {
+		t.Fatalf("index closed by an Engine that did not open it: %v", err)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "used after Close") {
+			t.Errorf("List after Engine.Close: recovered %v", r)
+		}
+	}()
+	x.List(0)
+}

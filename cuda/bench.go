@@ -3,6 +3,7 @@ package cuda
 import (
 	"errors"
 	"fmt"
+	"github.com/qpengine/qp/report"
 	"io"
 	"math"
 	"math/rand"
@@ -491,19 +492,17 @@ func benchOne(c *Context, k *Kernels, f *Function, kname string, baseline bool, 
 
 // WriteDecodeCSV writes results as CSV with a header line.
 func WriteDecodeCSV(w io.Writer, rs []DecodeResult) error {
-	if _, err := fmt.Fprintln(w, "device,codec,kernel,mode,length,lists,ints,blocks,encoded_bytes,bits_per_int,"+
-		"seconds,gints_per_s,single_seconds,single_gints_per_s,bytes_moved,copy_gbps,bw_fraction"); err != nil {
-		return err
+	header := []string{"device", "codec", "kernel", "mode", "length", "lists", "ints", "blocks", "encoded_bytes", "bits_per_int",
+		"seconds", "gints_per_s", "single_seconds", "single_gints_per_s", "bytes_moved", "copy_gbps", "bw_fraction"}
+	rows := make([][]string, len(rs))
+	for i, r := range rs {
+		f := fmt.Sprintf
+		rows[i] = []string{r.Device, r.Codec, r.Kernel, fmt.Sprint(r.Mode), f("%d", r.Length), f("%d", r.Lists), f("%d", r.Ints),
+			f("%d", r.Blocks), f("%d", r.EncodedBytes), f("%.4f", r.BitsPerInt), f("%.6e", r.Seconds), f("%.3f", r.IntsPerSec/1e9),
+			f("%.6e", r.SingleSeconds), f("%.3f", r.SingleIntsPerSec/1e9), f("%d", r.BytesMoved), f("%.1f", r.CopyBW/1e9),
+			f("%.4f", r.BandwidthFrac)}
 	}
-	for _, r := range rs {
-		if _, err := fmt.Fprintf(w, "%q,%s,%s,%v,%d,%d,%d,%d,%d,%.4f,%.6e,%.3f,%.6e,%.3f,%d,%.1f,%.4f\n",
-			r.Device, r.Codec, r.Kernel, r.Mode, r.Length, r.Lists, r.Ints, r.Blocks, r.EncodedBytes, r.BitsPerInt,
-			r.Seconds, r.IntsPerSec/1e9, r.SingleSeconds, r.SingleIntsPerSec/1e9, r.BytesMoved, r.CopyBW/1e9,
-			r.BandwidthFrac); err != nil {
-			return err
-		}
-	}
-	return nil
+	return report.WriteCSV(w, header, rows)
 }
 
 // String is a one-line summary of a result.

@@ -62,7 +62,7 @@ func TestWriteDecodeSVG(t *testing.T) {
 		}
 		if se, ok := tok.(xml.StartElement); ok {
 			switch se.Name.Local {
-			case "polyline":
+			case "path": // report.Plot draws each series as one path
 				lines++
 			case "text":
 				texts++
@@ -70,7 +70,7 @@ func TestWriteDecodeSVG(t *testing.T) {
 		}
 	}
 	if lines != 4 {
-		t.Errorf("%d polylines, want 4", lines)
+		t.Errorf("%d lines, want 4", lines)
 	}
 	for _, want := range []string{"bp128, GPU", "bp128, CPU", "eliasfano, GPU", "eliasfano, CPU", "test &lt;plot&gt;"} {
 		if !strings.Contains(b.String(), want) {

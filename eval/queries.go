@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 )
 
@@ -79,4 +80,26 @@ func clip(s string) string {
 		return s[:80] + "..."
 	}
 	return s
+}
+
+// ReadQueryFile reads a query file (ReadQueries' formats), checks that its
+// query ids are unique, and keeps the first limit queries (limit <= 0: all).
+// Errors name the file.
+func ReadQueryFile(path string, limit int) ([]Query, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	qs, err := ReadQueries(f)
+	if err == nil {
+		err = UniqueIDs(qs)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if limit > 0 && len(qs) > limit {
+		qs = qs[:limit]
+	}
+	return qs, nil
 }

@@ -19,6 +19,7 @@ import (
 	"runtime"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/RoaringBitmap/roaring"
@@ -30,8 +31,8 @@ import (
 // ErrCorrupt is wrapped by every error about a damaged index file.
 var ErrCorrupt = errors.New("corrupt index")
 
-// Index is a loaded index, entirely in memory. It is safe for concurrent
-// readers.
+// Index is an open index, its file memory-mapped (Open). It is safe for
+// concurrent readers; Close must not run concurrently with them.
 type Index struct {
 	Meta Meta
 	path string
@@ -58,6 +59,9 @@ type Index struct {
 	bcMu    sync.RWMutex
 	bcDocs  map[int][]byte // BlockCodedList's docID blocks of bitmap lists
 
+	release func() error // unmaps the file (nil: nothing to release)
+	closed  atomic.Bool
+
 	lookOnce sync.Once
 	lookSeed maphash.Seed
 	lookTab  []uint32 // Lookup's hash table (buildLookup)
@@ -67,16 +71,74 @@ func corruptf(path, format string, args ...any) error {
 	return fmt.Errorf("index %s: %w: %s", path, ErrCorrupt, fmt.Sprintf(format, args...))
 }
 
-// Open reads and verifies an index file: header, trailer, table of
-// contents, the CRC-32C of every section, and the structure of the
-// dictionary and of every skip table. Damage is reported as an error
-// wrapping ErrCorrupt that names the section.
+// Open maps an index file into memory (mmap, copy-on-write: the pages are
+// the page cache's, shared by every process that opens the same file, see
+// mapFile; where mmap is unavailable the file is read into the heap) and
+// verifies it before returning, all eagerly: header, trailer, table of
+// contents, the CRC-32C of every section (computed on all cores, see
+// checksum), and the structure of the dictionary, of every skip table and
+// of every docID bitmap. Damage is reported as an error wrapping ErrCorrupt
+// that names the section. Posting lists, skip tables, terms and external
+// ids are used in place in the mapping; what is decoded at open is small
+// (the BM25 norms, N floats; the docID bitmaps of bitmap lists; Lookup's hash
+// table on first use) — DOCLENS is used in place too where it is aligned.
+//
+// The caller must Close the Index when done with it (see Close).
 func Open(path string) (*Index, error) {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("index: %w", err)
 	}
-	return load(path, data)
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("index: %w", err)
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("index %s: not a regular file", path)
+	}
+	data, release, err := mapFile(f, st.Size())
+	if err != nil {
+		return nil, fmt.Errorf("index %s: mapping the file: %w", path, err)
+	}
+	x, err := load(path, data)
+	if err != nil {
+		release()
+		return nil, err
+	}
+	x.release = release
+	return x, nil
+}
+
+// Close releases the file mapping. It must be called only once every use
+// of the Index has finished: searches, and any List, Cursor, DocLens,
+// ExternalID string or Stored bytes obtained from it (they point into the
+// mapping). After Close, the Index's methods panic ("BUG: index ... used
+// after Close") or with a nil-slice index error, and on Linux a slice kept
+// from before faults at once (the range stays reserved without access;
+// the Go runtime stops with "unexpected fault address") rather than reading
+// other memory. Close is idempotent; an Index from load (tests) has
+// nothing to release.
+func (x *Index) Close() error {
+	if x.closed.Swap(true) {
+		return nil
+	}
+	x.post, x.termOffs, x.termBytes, x.recs = nil, nil, nil, nil
+	x.lens, x.idOffs, x.idBytes, x.stOffs, x.stBytes = nil, nil, nil, nil, nil
+	if x.release == nil {
+		return nil
+	}
+	if err := x.release(); err != nil {
+		return fmt.Errorf("index %s: unmapping: %w", x.path, err)
+	}
+	return nil
+}
+
+// mustOpen panics when the Index has been closed (a programmer's bug).
+func (x *Index) mustOpen() {
+	if x.closed.Load() {
+		panic("BUG: index " + x.path + " used after Close")
+	}
 }
 
 func load(path string, data []byte) (*Index, error) {
@@ -119,7 +181,7 @@ func load(path string, data []byte) (*Index, error) {
 			return nil, corruptf(path, "section %s out of range", name)
 		}
 		b := data[off : off+ln]
-		if crc32.Checksum(b, castagnoli) != crc {
+		if checksum(b) != crc {
 			return nil, corruptf(path, "section %s checksum mismatch", name)
 		}
 		secs[kind] = b
@@ -141,10 +203,7 @@ func load(path string, data []byte) (*Index, error) {
 	if uint64(len(dl)) != 4*m.Docs {
 		return nil, corruptf(path, "DOCLENS holds %d bytes for %d documents", len(dl), m.Docs)
 	}
-	x.lens = make([]uint32, m.Docs)
-	for i := range x.lens {
-		x.lens[i] = le.Uint32(dl[4*i:])
-	}
+	x.lens = uint32s(dl)
 	// DOCIDS and STORED.
 	var err error
 	if x.idOffs, x.idBytes, err = splitStrings(secs[secDocIDs], m.Docs); err != nil {
@@ -210,50 +269,115 @@ func splitStrings(b []byte, n uint64) (offs, bytes []byte, err error) {
 }
 
 // verifyLists checks term order, that every list lies inside POSTINGS in
-// order, that its codecs exist, and that its skip table is consistent.
+// order, that its codecs exist, and that its skip table (and docID bitmap)
+// is consistent. The terms are checked in ranges on all cores (the bitmaps'
+// verification is most of the cost of opening an index that has them); the
+// error reported is the one of the first damaged term, as sequentially.
 func (x *Index) verifyLists() error {
+	nt := x.NumTerms()
+	workers := min(runtime.GOMAXPROCS(0), max(1, nt/verifyGrain))
+	res := make([]listsVerified, workers)
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res[w], errs[w] = x.verifyRange(w*nt/workers, (w+1)*nt/workers)
+		}()
+	}
+	wg.Wait()
+	var total uint64
+	for w := range workers {
+		if errs[w] != nil {
+			return errs[w]
+		}
+		total += res[w].postings
+		for _, b := range res[w].bitmaps {
+			if x.bitmaps == nil {
+				x.bitmaps = make([]*roaring.Bitmap, nt)
+			}
+			x.bitmaps[b.term] = b.bm
+		}
+	}
+	if nt == 0 && len(x.post) != 0 { // else the last list ends where POSTINGS does
+		return corruptf(x.path, "POSTINGS: %d trailing bytes", len(x.post))
+	}
+	if total != x.Meta.Postings {
+		return corruptf(x.path, "META says %d postings, lists hold %d", x.Meta.Postings, total)
+	}
+	return nil
+}
+
+// verifyGrain is the fewest terms per verifyLists range (a variable for
+// tests).
+var verifyGrain = 4096
+
+// listsVerified is what verifyRange found in its terms.
+type listsVerified struct {
+	postings uint64
+	bitmaps  []termBitmap
+}
+
+type termBitmap struct {
+	term int
+	bm   *roaring.Bitmap
+}
+
+func le64(b []byte) uint64 { return binary.LittleEndian.Uint64(b) }
+
+// verifyRange verifies terms [lo, hi) (verifyLists). The term before lo is
+// compared with lo's for order when its bytes are in range (if they are
+// not, the range holding it reports that).
+func (x *Index) verifyRange(lo, hi int) (v listsVerified, err error) {
 	le := binary.LittleEndian
 	nt := x.NumTerms()
 	prevOff := uint64(0)
 	var prevTerm []byte
-	var total uint64
-	for t := 0; t < nt; t++ {
+	if lo > 0 {
+		prevOff = le64(x.recs[termRecSize*lo:])
+		a, b := le64(x.termOffs[8*(lo-1):]), le64(x.termOffs[8*lo:])
+		if a <= b && b <= uint64(len(x.termBytes)) {
+			prevTerm = x.termBytes[a:b]
+		}
+	}
+	for t := lo; t < hi; t++ {
 		a, b := le.Uint64(x.termOffs[8*t:]), le.Uint64(x.termOffs[8*t+8:])
 		if a > b || b > uint64(len(x.termBytes)) {
-			return corruptf(x.path, "TERMS: term %d bytes out of range", t)
+			return v, corruptf(x.path, "TERMS: term %d bytes out of range", t)
 		}
 		term := x.termBytes[a:b]
 		if t > 0 && bytes.Compare(prevTerm, term) >= 0 {
-			return corruptf(x.path, "TERMS: term %d %q not after %q", t, term, prevTerm)
+			return v, corruptf(x.path, "TERMS: term %d %q not after %q", t, term, prevTerm)
 		}
 		prevTerm = term
 		r := readTermRecord(x.recs[termRecSize*t:])
 		if r.Offset != prevOff {
-			return corruptf(x.path, "TERMS: list of term %q at %d, expected %d", term, r.Offset, prevOff)
+			return v, corruptf(x.path, "TERMS: list of term %q at %d, expected %d", term, r.Offset, prevOff)
 		}
 		if r.DF == 0 || uint64(r.DF) > x.Meta.Docs {
-			return corruptf(x.path, "TERMS: term %q has df %d (N=%d)", term, r.DF, x.Meta.Docs)
+			return v, corruptf(x.path, "TERMS: term %q has df %d (N=%d)", term, r.DF, x.Meta.Docs)
 		}
 		if _, err := compress.ByID(r.DocCodec); err != nil {
-			return corruptf(x.path, "term %q: %v", term, err)
+			return v, corruptf(x.path, "term %q: %v", term, err)
 		}
 		if _, err := compress.ByID(r.FreqCodec); err != nil {
-			return corruptf(x.path, "term %q: %v", term, err)
+			return v, corruptf(x.path, "term %q: %v", term, err)
 		}
 		if r.Flags&^knownFlags != 0 || (x.version < 2 && r.Flags != 0) || (r.Flags&flagBitmap == 0 && r.BitmapBytes != 0) {
-			return corruptf(x.path, "TERMS: term %q has flags %#x and bitmap length %d (format version %d)", term, r.Flags, r.BitmapBytes, x.version)
+			return v, corruptf(x.path, "TERMS: term %q has flags %#x and bitmap length %d (format version %d)", term, r.Flags, r.BitmapBytes, x.version)
 		}
 		end := uint64(len(x.post))
 		if t+1 < nt {
 			end = le.Uint64(x.recs[termRecSize*(t+1):])
 		}
 		if end < r.Offset || end > uint64(len(x.post)) {
-			return corruptf(x.path, "POSTINGS: list of term %q out of range", term)
+			return v, corruptf(x.path, "POSTINGS: list of term %q out of range", term)
 		}
 		lb := x.post[r.Offset:end]
 		nb := (uint64(r.DF) + uint64(x.Meta.BlockSize) - 1) / uint64(x.Meta.BlockSize)
 		if uint64(len(lb)) < skipEntrySize*nb {
-			return corruptf(x.path, "POSTINGS: skip table of term %q truncated", term)
+			return v, corruptf(x.path, "POSTINGS: skip table of term %q truncated", term)
 		}
 		var pd, pf uint32
 		var bmax float32
@@ -263,42 +387,33 @@ func (x *Index) verifyLists() error {
 			last, de, fe := le.Uint32(e), le.Uint32(e[4:]), le.Uint32(e[8:])
 			bm := math.Float32frombits(le.Uint32(e[12:]))
 			if int64(last) <= prevLast || uint64(last) >= x.Meta.Docs || de < pd || fe < pf || !(bm >= 0) || math.IsInf(float64(bm), 0) {
-				return corruptf(x.path, "POSTINGS: skip entry %d of term %q inconsistent", i, term)
+				return v, corruptf(x.path, "POSTINGS: skip entry %d of term %q inconsistent", i, term)
 			}
 			prevLast, pd, pf = int64(last), de, fe
 			bmax = max(bmax, bm)
 		}
 		if r.MaxScore != bmax {
 			// Pruning (MaxScore, BlockMax-WAND) is exact only with true maxima.
-			return corruptf(x.path, "TERMS: max score of term %q is %v, its blocks say %v", term, r.MaxScore, bmax)
+			return v, corruptf(x.path, "TERMS: max score of term %q is %v, its blocks say %v", term, r.MaxScore, bmax)
 		}
 		docArea := uint64(pd)
 		if r.Flags&flagBitmap != 0 {
 			docArea = uint64(r.BitmapBytes)
 		}
 		if skipEntrySize*nb+docArea+uint64(pf) != uint64(len(lb)) {
-			return corruptf(x.path, "POSTINGS: list of term %q has %d bytes, skip table accounts for %d", term, len(lb), skipEntrySize*nb+docArea+uint64(pf))
+			return v, corruptf(x.path, "POSTINGS: list of term %q has %d bytes, skip table accounts for %d", term, len(lb), skipEntrySize*nb+docArea+uint64(pf))
 		}
 		if r.Flags&flagBitmap != 0 {
 			bm, err := x.verifyBitmap(term, lb[skipEntrySize*nb:skipEntrySize*nb+docArea], lb[:skipEntrySize*nb], r.DF)
 			if err != nil {
-				return err
+				return v, err
 			}
-			if x.bitmaps == nil {
-				x.bitmaps = make([]*roaring.Bitmap, nt)
-			}
-			x.bitmaps[t] = bm
+			v.bitmaps = append(v.bitmaps, termBitmap{t, bm})
 		}
 		prevOff = end
-		total += uint64(r.DF)
+		v.postings += uint64(r.DF)
 	}
-	if prevOff != uint64(len(x.post)) {
-		return corruptf(x.path, "POSTINGS: %d trailing bytes", uint64(len(x.post))-prevOff)
-	}
-	if total != x.Meta.Postings {
-		return corruptf(x.path, "META says %d postings, lists hold %d", x.Meta.Postings, total)
-	}
-	return nil
+	return v, nil
 }
 
 // verifyBitmap deserializes the docID bitmap of a list and checks it
@@ -544,6 +659,7 @@ func (x *Index) IDF(df uint32) float32 { return score.IDF(uint64(len(x.lens)), u
 
 // List returns the posting list of term t.
 func (x *Index) List(t int) (List, error) {
+	x.mustOpen()
 	var bm []float32
 	var ms *float32
 	if x.blockMax != nil {
@@ -624,3 +740,27 @@ func (x *Index) Analyzer() (*analysis.Analyzer, error) {
 	}
 	return an, nil
 }
+
+// uint32s is b read as little-endian uint32s: b itself where the host is
+// little-endian and b 4-byte aligned (the mapping, used in place), else a
+// decoded copy.
+func uint32s(b []byte) []uint32 {
+	n := len(b) / 4
+	if n == 0 {
+		return []uint32{}
+	}
+	p := unsafe.Pointer(unsafe.SliceData(b))
+	if hostLittleEndian && uintptr(p)%4 == 0 {
+		return unsafe.Slice((*uint32)(p), n)
+	}
+	v := make([]uint32, n)
+	for i := range v {
+		v[i] = binary.LittleEndian.Uint32(b[4*i:])
+	}
+	return v
+}
+
+var hostLittleEndian = func() bool {
+	x := uint16(1)
+	return *(*byte)(unsafe.Pointer(&x)) == 1
+}()

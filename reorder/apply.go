@@ -161,6 +161,7 @@ func Run(ctx context.Context, in, out string, cfg Config) (Stats, error) {
 	if err != nil {
 		return st, err
 	}
+	defer x.Close()
 	st.Docs, st.Terms, st.Postings = x.Meta.Docs, x.Meta.Terms, x.Meta.Postings
 	t1 := time.Now()
 	st.Load = t1.Sub(t0)

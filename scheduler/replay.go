@@ -16,6 +16,7 @@ import (
 
 	"github.com/qpengine/qp/engine"
 	"github.com/qpengine/qp/index"
+	"github.com/qpengine/qp/report"
 )
 
 // Arrivals returns the arrival times, as offsets from the start of a run,
@@ -322,11 +323,9 @@ func growing(rs []*Result, deadline time.Duration) bool {
 	return late > 2*early && late > deadline/4
 }
 
-// quantile is the nearest-rank q-quantile of sorted d.
-func quantile(d []time.Duration, q float64) time.Duration {
-	i := int(math.Ceil(q*float64(len(d)))) - 1
-	return d[min(max(i, 0), len(d)-1)]
-}
+// quantile is the nearest-rank q-quantile of sorted d (report.Percentile,
+// qp's one definition).
+func quantile(d []time.Duration, q float64) time.Duration { return report.Percentile(d, q) }
 
 // RateSearch configures the search for the highest sustained arrival rate.
 type RateSearch struct {

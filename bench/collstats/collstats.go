@@ -40,6 +40,7 @@ import (
 	"github.com/qpengine/qp/compress"
 	"github.com/qpengine/qp/eval"
 	"github.com/qpengine/qp/index"
+	"github.com/qpengine/qp/report"
 )
 
 // QuerySet is a named list of queries (from eval.ReadQueries).
@@ -256,19 +257,14 @@ func quantileU32(s []uint32, q float64) float64 {
 	if len(s) == 0 {
 		return math.NaN()
 	}
-	return float64(s[rank(len(s), q)])
+	return float64(report.Percentile(s, q))
 }
 
 func quantileF64(s []float64, q float64) float64 {
 	if len(s) == 0 {
 		return math.NaN()
 	}
-	return s[rank(len(s), q)]
-}
-
-func rank(n int, q float64) int {
-	r := int(math.Ceil(q*float64(n))) - 1
-	return min(max(r, 0), n-1)
+	return report.Percentile(s, q)
 }
 
 func pct(a, b float64) float64 { return 100 * div(a, b) }

@@ -6,17 +6,17 @@ import (
 	"github.com/qpengine/qp"
 	"math"
 	"math/bits"
-	"math/rand"
 	"os"
 	"os/signal"
 	"runtime"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"text/tabwriter"
 	"time"
 
+	benchdecode "github.com/qpengine/qp/bench/decode"
+	benchquery "github.com/qpengine/qp/bench/query"
 	"github.com/qpengine/qp/compress"
 	"github.com/qpengine/qp/cuda"
 	"github.com/qpengine/qp/engine"
@@ -141,6 +141,7 @@ all cores. Lists are sampled up to --postings postings in total.`)
 	if err != nil {
 		return err
 	}
+	defer x.Close()
 	list, err := parseCodecs(*codecs)
 	if err != nil {
 		return err
@@ -380,123 +381,25 @@ func parseLengths(s string) ([]int, error) {
 	return ls, nil
 }
 
-// benchDecodeIndex is part 2 of benchDecode: the index's own lists.
+// benchDecodeIndex prints part 2 of benchDecode (bench/decode): the
+// index's own lists re-encoded with each codec.
 func benchDecodeIndex(x *index.Index, path string, list []compress.Codec, budget int, minTime time.Duration) error {
-	// Sample terms at random until the postings budget is reached.
-	rng := rand.New(rand.NewSource(1))
-	perm := rng.Perm(x.NumTerms())
-	var docs, freqs [][]uint32
-	total := 0
-	for _, t := range perm {
-		if total >= budget {
-			break
-		}
-		l, err := x.List(t)
-		if err != nil {
-			return err
-		}
-		d, f, err := l.Decode(nil, nil)
-		if err != nil {
-			return err
-		}
-		docs, freqs = append(docs, d), append(freqs, f)
-		total += len(d)
+	docs, freqs, total, err := benchdecode.Sample(x, budget)
+	if err != nil {
+		return err
 	}
 	fmt.Printf("index %s: %d lists sampled, %d postings; GOMAXPROCS %d\n\n", path, len(docs), total, runtime.GOMAXPROCS(0))
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "codec\tbits/docID\tbits/freq\tdocIDs/s 1 core\tdocIDs+freqs/s 1 core\tdocIDs+freqs/s %d cores\t\n", runtime.GOMAXPROCS(0))
 	for _, cd := range list {
-		dir, err := os.MkdirTemp("", "qp-bench-")
+		rows, err := benchdecode.Run(x, docs, freqs, []compress.Codec{cd}, minTime)
 		if err != nil {
 			return err
 		}
-		path := dir + "/x.qp"
-		w, err := index.NewWriter(path, index.WriterOptions{BlockSize: x.Meta.BlockSize, DocCodec: cd, DocLens: x.DocLens()})
-		if err != nil {
-			return err
-		}
-		for i := range docs {
-			if err := w.AddList(fmt.Sprintf("t%08d", i), docs[i], freqs[i]); err != nil {
-				w.Abort()
-				return err
-			}
-		}
-		if err := w.Close(); err != nil {
-			return err
-		}
-		y, err := index.Open(path)
-		os.RemoveAll(dir)
-		if err != nil {
-			return err
-		}
-		lists := make([]index.List, y.NumTerms())
-		var db, fb int
-		for i := range lists {
-			if lists[i], err = y.List(i); err != nil {
-				return err
-			}
-			db += len(lists[i].DocBytes())
-			fb += len(lists[i].FreqBytes())
-		}
-		d1, err := decodeRate(lists, 1, false, minTime)
-		if err != nil {
-			return err
-		}
-		b1, err := decodeRate(lists, 1, true, minTime)
-		if err != nil {
-			return err
-		}
-		bn, err := decodeRate(lists, runtime.GOMAXPROCS(0), true, minTime)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(tw, "%s\t%.3f\t%.3f\t%s\t%s\t%s\t\n", cd.Name(), 8*float64(db)/float64(total), 8*float64(fb)/float64(total),
-			humanRate(d1), humanRate(b1), humanRate(bn))
+		r := rows[0]
+		fmt.Fprintf(tw, "%s\t%.3f\t%.3f\t%s\t%s\t%s\t\n", r.Codec, r.BitsDoc, r.BitsTF, humanRate(r.Docs1), humanRate(r.Both1), humanRate(r.BothN))
 	}
 	return tw.Flush()
-}
-
-// decodeRate decodes every block of lists repeatedly on `threads`
-// goroutines for at least minTime and returns integers per second.
-func decodeRate(lists []index.List, threads int, withFreqs bool, minTime time.Duration) (float64, error) {
-	var mu sync.Mutex
-	var firstErr error
-	var ints int64
-	start := time.Now()
-	var wg sync.WaitGroup
-	for t := 0; t < threads; t++ {
-		wg.Add(1)
-		go func(t int) {
-			defer wg.Done()
-			buf := make([]uint32, 1<<16)
-			fbuf := make([]uint32, 1<<16)
-			var n int64
-			for round := 0; time.Since(start) < minTime || round == 0; round++ {
-				for i := t; i < len(lists); i += threads {
-					l := &lists[i]
-					for b := 0; b < l.NBlocks; b++ {
-						m, err := l.DecodeDocs(b, buf)
-						if err == nil && withFreqs {
-							_, err = l.DecodeFreqs(b, fbuf)
-							m *= 2
-						}
-						if err != nil {
-							mu.Lock()
-							firstErr = err
-							mu.Unlock()
-							return
-						}
-						n += int64(m)
-					}
-				}
-			}
-			mu.Lock()
-			ints += n
-			mu.Unlock()
-		}(t)
-	}
-	wg.Wait()
-	return float64(ints) / time.Since(start).Seconds(), firstErr
 }
 
 func humanRate(v float64) string {
@@ -544,6 +447,7 @@ algorithm are checked to be identical.`)
 	if err != nil {
 		return err
 	}
+	defer ce.Close()
 	x, an := ce.Index(), ce.Analyzer()
 	// With --device gpu or auto (and a usable GPU), GPU rows follow the CPU
 	// rows of each mode, checked identical to them.
@@ -570,10 +474,6 @@ algorithm are checked to be identical.`)
 	if err != nil {
 		return err
 	}
-	cs, err := parseThresholds("thresholds", *thresholds)
-	if err != nil {
-		return err
-	}
 	gb, _ := gpuBe.(*gpu.Backend)
 	if *gpuOnly && gb == nil {
 		return fmt.Errorf("--gpu-only: no GPU to run on (--device gpu)")
@@ -584,43 +484,27 @@ algorithm are checked to be identical.`)
 	if *plotOut != "" && gb == nil {
 		return fmt.Errorf("--plot draws the GPU rows against the threshold: it needs a GPU (--device gpu)")
 	}
-	if gb != nil && len(cs) == 0 {
-		cs = []int{gb.Threshold()}
-	}
-	ots, err := parseThresholds("gpu-or-threshold", *qf.gpuOrThreshold)
-	if err != nil {
-		return err
-	}
-	if gb != nil && len(ots) == 0 {
-		ots = []int{int(gb.OrThreshold())}
-	}
-	if _, err := parseDensities("gpu-bitmaps", *qf.gpuBitmaps); err != nil {
-		return err
-	}
-	bms := splitComma(*qf.gpuBitmaps)
-	if gb != nil && len(bms) == 0 {
-		bms = []string{""} // the backend's density
-	}
-	if _, err := parseDensities("gpu-or-bitmaps", *qf.gpuOrBitmaps); err != nil {
-		return err
-	}
-	obms := splitComma(*qf.gpuOrBitmaps)
-	if gb != nil && len(obms) == 0 {
-		obms = []string{""} // the backend's OR density
-	}
-	counts := []int{1, runtime.GOMAXPROCS(0)}
-	if *threadsList != "" {
-		counts = nil
-		for _, s := range splitComma(*threadsList) {
-			var n int
-			if _, err := fmt.Sscan(s, &n); err != nil || n < 1 {
-				return fmt.Errorf("--thread-counts: bad count %q", s)
-			}
-			counts = append(counts, n)
+	var counts []int
+	for _, s := range splitComma(*threadsList) {
+		var n int
+		if _, err := fmt.Sscan(s, &n); err != nil || n < 1 {
+			return fmt.Errorf("--thread-counts: bad count %q", s)
 		}
+		counts = append(counts, n)
 	}
-	if counts[0] == counts[len(counts)-1] && len(counts) == 2 {
-		counts = counts[:1]
+	var modeList []engine.Mode
+	for _, s := range splitComma(*modes) {
+		mode, err := engine.ParseMode(s)
+		if err != nil {
+			return err
+		}
+		modeList = append(modeList, mode)
+	}
+	cfg := benchquery.Config{Modes: modeList, AndAlgos: pickNames(*ands, engine.AndAlgorithms),
+		OrAlgos: pickNames(*ors, engine.OrStrategies), ThreadCounts: counts, GPUOnly: *gpuOnly, Profile: *profile,
+		Queries: func(m engine.Mode) []engine.Query { return qf.analyzeQueries(an, fq, m) }}
+	if err := qf.gpuRows(&cfg, gb, *thresholds); err != nil {
+		return err
 	}
 	if *cpuProfile != "" {
 		stop, err := startCPUProfile(*cpuProfile)
@@ -635,364 +519,137 @@ algorithm are checked to be identical.`)
 	// Rows are printed as they are measured (fixed widths, no tabwriter).
 	row := "%-6s %-22s %7s %10s %9s %9s %9s %9s %13s %6s\n"
 	fmt.Printf(row, "mode", "algorithm", "threads", "queries/s", "mean ms", "p50 ms", "p95 ms", "p99 ms", "results/query", "failed")
-	var rows []queryRow
-	for _, ms_ := range splitComma(*modes) {
-		mode, err := engine.ParseMode(ms_)
-		if err != nil {
-			return err
-		}
-		qs := qf.analyzeQueries(an, fq, mode)
-		var algos []engine.Options
-		if mode != engine.Or {
-			for _, a := range pickNames(*ands, engine.AndAlgorithms) {
-				algos = append(algos, engine.Options{AndAlgo: a})
-			}
-		}
-		if mode != engine.And {
-			for _, o := range pickNames(*ors, engine.OrStrategies) {
-				algos = append(algos, engine.Options{OrAlgo: o})
-			}
-		}
-		var ref []engine.Response
-		type run struct {
-			opt       engine.Options
-			be        engine.Backend
-			c         int    // GPU PARA threshold
-			ot        int    // GPU OR threshold (0: the backend's)
-			and, orst string // GPU AND search and OR strategy
-			bm        string // GPU bitmap density ("": the backend's)
-			obm       string // GPU OR bitmap density ("": the backend's)
-		}
-		var runs []run
-		for _, opt := range algos {
-			for _, th := range counts {
-				if !*gpuOnly {
-					runs = append(runs, run{opt: opt, be: engine.NewCPU(x, th)})
-				}
-			}
-		}
-		gands, gors := splitComma(*qf.gpuAnd), splitComma(*qf.gpuOr)
-		if mode == engine.Or {
-			gands = gands[:min(1, len(gands))]
-		}
-		if mode == engine.And {
-			gors = gors[:min(1, len(gors))]
-		}
-		ots, bms, obms := ots, bms, obms
-		if mode == engine.And {
-			ots = ots[:min(1, len(ots))]
-			obms = obms[:min(1, len(obms))]
-		}
-		for _, c := range cs {
-			for _, ot := range ots {
-				for _, ga := range gands {
-					for _, gor := range gors {
-						for _, bm := range bms {
-							for _, obm := range obms {
-								runs = append(runs, run{be: gpuBe, c: c, ot: ot, and: ga, orst: gor, bm: bm, obm: obm})
-							}
-						}
-					}
-				}
-			}
-		}
-		var splits []string
-		for _, r := range runs {
-			opt := r.opt
-			name := string(opt.AndAlgo) + string(opt.OrAlgo)
-			if mode == engine.AndOr && opt.OrAlgo != "" {
-				name = "and+" + name
-			} else if mode == engine.AndOr {
-				name += "+or"
-			}
-			{
-				be := r.be
-				th := "gpu"
-				if c, ok := be.(*engine.CPU); ok {
-					th = fmt.Sprint(c.Workers())
-				} else {
-					name = "gpu"
-					if len(cs) > 1 {
-						name += " c=" + siCount(r.c)
-					}
-					if len(gands) > 1 {
-						name += " " + r.and
-					}
-					if len(gors) > 1 {
-						name += " " + r.orst
-					}
-					if len(ots) > 1 {
-						name += " or<" + siCount(r.ot)
-					}
-					if len(bms) > 1 {
-						name += " bm " + r.bm
-					}
-					if len(obms) > 1 {
-						name += " orbm " + r.obm
-					}
-					if r.obm != "" {
-						d, err := parseDensity("gpu-or-bitmaps", r.obm)
-						if err != nil {
-							return err
-						}
-						gb.SetOrBitmapDensity(d)
-					}
-					if r.bm != "" {
-						d, err := parseDensity("gpu-bitmaps", r.bm)
-						if err != nil {
-							return err
-						}
-						if err := gb.SetBitmapDensity(d); err != nil {
-							return err
-						}
-					}
-					gb.SetThreshold(r.c)
-					gb.SetOrThreshold(int64(r.ot))
-					if err := gb.SetAndSearch(r.and); err != nil {
-						return fmt.Errorf("--gpu-and: %w", err)
-					}
-					if err := gb.SetOr(r.orst); err != nil {
-						return fmt.Errorf("--gpu-or: %w", err)
-					}
-				}
-				out := make([]engine.Response, len(qs))
-				if err := be.SearchBatch(ctx, qs, opt, out); err != nil { // warm-up
-					return err
-				}
-				// Collect the earlier rows' garbage now, not during this
-				// row's batches (a GC pause inside a GPU launch set is
-				// that set's latency).
-				runtime.GC()
-				start := time.Now()
-				if err := be.SearchBatch(ctx, qs, opt, out); err != nil {
-					return err
-				}
-				wall := time.Since(start)
-				var lat []time.Duration
-				failed, results := 0, 0
-				for i := range out {
-					if out[i].Err != nil {
-						failed++
-						continue
-					}
-					lat = append(lat, out[i].Stats.Time)
-					results += len(out[i].Results)
-				}
-				if ref == nil {
-					ref = out
-				} else if msg := sameResults(ref, out); msg != "" {
-					return fmt.Errorf("%s %s: results differ from the first algorithm: %s", mode, name, msg)
-				}
-				sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
-				var sum time.Duration
-				for _, l := range lat {
-					sum += l
-				}
-				mean := time.Duration(0)
-				if len(lat) > 0 {
-					mean = sum / time.Duration(len(lat))
-				}
-				qr := queryRow{mode: mode, name: name, threads: th, c: r.c, ot: r.ot, bm: r.bm, qps: float64(len(qs)) / wall.Seconds(),
-					mean: ms(mean), p50: ms(pctl(lat, .5)), p95: ms(pctl(lat, .95)), p99: ms(pctl(lat, .99)),
-					results: float64(results) / float64(max(1, len(lat))), failed: failed}
-				rows = append(rows, qr)
-				fmt.Printf(row, mode, name, th, fmt.Sprintf("%.0f", qr.qps), fmt.Sprintf("%.3f", qr.mean),
-					fmt.Sprintf("%.3f", qr.p50), fmt.Sprintf("%.3f", qr.p95), fmt.Sprintf("%.3f", qr.p99),
-					fmt.Sprintf("%.2f", qr.results), fmt.Sprint(failed))
-				if *profile && be == gpuBe {
-					sp, err := profileBatch(ctx, gb, qs, opt)
-					if err != nil {
-						return err
-					}
-					splits = append(splits, fmt.Sprintf(splitRow, mode, name, sp.Sets, sp.Launches, ms(sp.Wall), ms(sp.Decode),
-						ms(sp.Intersect), ms(sp.Score), ms(sp.TopK), ms(sp.Transfer)))
-					if sp.OrTiles > 0 {
-						splits = append(splits, fmt.Sprintf("%-6s %-22s OR tiles accumulated: %d of %d (%.1f%%), %d of them selected a k-th key, %d emitted; blocks decoded by tiles: %d, skipped by their maxima: %d; documents completed from device bitmaps: %d\n",
-							"", "", sp.OrTilesRun, sp.OrTiles, 100*float64(sp.OrTilesRun)/float64(sp.OrTiles), sp.OrSelected, sp.OrEmitted, sp.OrBlocks, sp.OrSkipped, sp.OrLookups))
-						splits = append(splits, fmt.Sprintf("%-6s %-22s OR pruning: blocks decoded %.1f%% of the lists' %d (gated %d, by rank %d), postings decoded %.1f%% of %d\n",
-							"", "", 100*float64(sp.OrBlocks)/float64(max(1, sp.OrListBlocks)), sp.OrListBlocks, sp.OrGated, sp.OrRanked,
-							100*float64(sp.OrPostings)/float64(max(1, sp.OrListPostings)), sp.OrListPostings))
-					}
-				}
-			}
-		}
-		if len(splits) > 0 {
-			fmt.Printf("\nGPU time split per batch of %d queries (ms; CUDA events; spans include time the GPU waits for launches):\n", len(qs))
-			fmt.Printf(strings.ReplaceAll(splitRow, ".2f", "s"), "mode", "config", "sets", "launches", "wall", "decode", "intersect", "score", "top-k", "transfer")
-			for _, l := range splits {
-				fmt.Print(l)
-			}
-			fmt.Println()
-		}
+	pr := &queryRowPrinter{format: row, nq: len(fq)}
+	cfg.OnRow = pr.row
+	rows, err := benchquery.Run(ctx, x, cfg)
+	pr.flush()
+	if err != nil {
+		return err
 	}
 	if *csvOut != "" {
-		if err := writeQueryCSV(*csvOut, rows); err != nil {
+		if err := report.WriteCSVFile(*csvOut, benchquery.CSVHeader, benchquery.CSVRows(rows)); err != nil {
 			return err
 		}
 	}
 	if *plotBM != "" {
-		if err := writeBitmapPlot(*plotBM, rows, x.NumDocs(), len(fq), *qf.k); err != nil {
+		if err := writePlot(*plotBM)(benchquery.BitmapPlot(rows, x.NumDocs(), len(fq), *qf.k)); err != nil {
 			return err
 		}
 	}
 	if *plotOut != "" {
-		if err := writeQueryPlot(*plotOut, rows, x.NumDocs(), len(fq), *qf.k); err != nil {
+		if err := writePlot(*plotOut)(benchquery.ThresholdPlot(rows, x.NumDocs(), len(fq), *qf.k)); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// queryRow is one measured row of bench query.
-type queryRow struct {
-	mode                     engine.Mode
-	name, threads            string
-	c                        int    // GPU PARA threshold (0: CPU)
-	ot                       int    // GPU OR threshold (0: CPU)
-	bm                       string // GPU bitmap density (--gpu-bitmaps; "": the default or CPU)
-	qps, mean, p50, p95, p99 float64
-	results                  float64
-	failed                   int
+// gpuRows fills cfg's GPU settings from the flags (--thresholds and the
+// GPU query flags, each a list: one row per combination) when gb is a GPU.
+// The lists are validated even without a GPU.
+func (qf *queryFlags) gpuRows(cfg *benchquery.Config, gb *gpu.Backend, thresholds string) error {
+	cs, err := parseThresholds("thresholds", thresholds)
+	if err != nil {
+		return err
+	}
+	ots, err := parseThresholds("gpu-or-threshold", *qf.gpuOrThreshold)
+	if err != nil {
+		return err
+	}
+	bms, err := densitySettings("gpu-bitmaps", splitComma(*qf.gpuBitmaps))
+	if err != nil {
+		return err
+	}
+	obms, err := densitySettings("gpu-or-bitmaps", splitComma(*qf.gpuOrBitmaps))
+	if err != nil || gb == nil {
+		return err
+	}
+	cfg.GPU, cfg.Thresholds, cfg.OrThresholds, cfg.Bitmaps, cfg.OrBitmaps = gb, cs, ots, bms, obms
+	cfg.AndSearch, cfg.OrStrategy = splitComma(*qf.gpuAnd), splitComma(*qf.gpuOr)
+	return nil // empty lists: the backend's settings (benchquery.Config)
 }
 
-func writeQueryCSV(path string, rows []queryRow) error {
-	var b strings.Builder
-	b.WriteString("mode,algorithm,threads,gpu_threshold,gpu_or_threshold,gpu_bitmaps,queries_per_s,mean_ms,p50_ms,p95_ms,p99_ms,results_per_query,failed\n")
-	for _, r := range rows {
-		fmt.Fprintf(&b, "%s,%s,%s,%d,%d,%s,%.1f,%.4f,%.4f,%.4f,%.4f,%.3f,%d\n", r.mode, strings.ReplaceAll(r.name, ",", ";"),
-			r.threads, r.c, r.ot, r.bm, r.qps, r.mean, r.p50, r.p95, r.p99, r.results, r.failed)
-	}
-	return os.WriteFile(path, []byte(b.String()), 0o644)
+// queryRowPrinter prints bench query's rows as they are measured and, with
+// --profile, each mode's GPU time split after its rows.
+type queryRowPrinter struct {
+	format   string
+	nq       int
+	splits   []string
+	lastMode engine.Mode
 }
 
-// writeBitmapPlot draws the GPU rows' queries/s against their bitmap
-// density (--gpu-bitmaps), one line per mode and threshold c; the rows
-// without bitmaps (off) and the best CPU row of each mode are dashed
-// horizontal lines.
-func writeBitmapPlot(path string, rows []queryRow, docs, nq, k int) error {
-	p := report.Plot{Title: fmt.Sprintf("qp bench query: GPU AND with list bitmaps, %d queries, %d documents, top-%d", nq, docs, k),
-		XLabel: "bitmap density (lists of df/N at least this use their device bitmap)", YLabel: "queries/s", LogX: true}
-	type key struct {
-		mode engine.Mode
-		c    int
+func (p *queryRowPrinter) row(qr benchquery.Row) {
+	if qr.Mode != p.lastMode {
+		p.flush()
+		p.lastMode = qr.Mode
 	}
-	var keys []key
-	on, off := map[key]*report.Series{}, map[key]float64{}
-	best := map[engine.Mode]float64{}
-	lo, hi := math.Inf(1), math.Inf(-1)
-	for _, r := range rows {
-		if r.c == 0 {
-			best[r.mode] = max(best[r.mode], r.qps)
+	fmt.Printf(p.format, qr.Mode, qr.Name, qr.Threads, fmt.Sprintf("%.0f", qr.QPS), fmt.Sprintf("%.3f", qr.Mean),
+		fmt.Sprintf("%.3f", qr.P50), fmt.Sprintf("%.3f", qr.P95), fmt.Sprintf("%.3f", qr.P99),
+		fmt.Sprintf("%.2f", qr.Results), fmt.Sprint(qr.Failed))
+	if sp := qr.Profile; sp != nil {
+		p.splits = append(p.splits, fmt.Sprintf(splitRow, qr.Mode, qr.Name, sp.Sets, sp.Launches, ms(sp.Wall), ms(sp.Decode),
+			ms(sp.Intersect), ms(sp.Score), ms(sp.TopK), ms(sp.Transfer)))
+		if sp.OrTiles > 0 {
+			p.splits = append(p.splits, fmt.Sprintf("%-6s %-22s OR tiles accumulated: %d of %d (%.1f%%), %d of them selected a k-th key, %d emitted; blocks decoded by tiles: %d, skipped by their maxima: %d; documents completed from device bitmaps: %d\n",
+				"", "", sp.OrTilesRun, sp.OrTiles, 100*float64(sp.OrTilesRun)/float64(sp.OrTiles), sp.OrSelected, sp.OrEmitted, sp.OrBlocks, sp.OrSkipped, sp.OrLookups))
+			p.splits = append(p.splits, fmt.Sprintf("%-6s %-22s OR pruning: blocks decoded %.1f%% of the lists' %d (gated %d, by rank %d), postings decoded %.1f%% of %d\n",
+				"", "", 100*float64(sp.OrBlocks)/float64(max(1, sp.OrListBlocks)), sp.OrListBlocks, sp.OrGated, sp.OrRanked,
+				100*float64(sp.OrPostings)/float64(max(1, sp.OrListPostings)), sp.OrListPostings))
+		}
+	}
+}
+
+// flush prints the splits collected for the last mode.
+func (p *queryRowPrinter) flush() {
+	if len(p.splits) > 0 {
+		printSplits(p.splits, p.nq)
+		p.splits = nil
+	}
+}
+
+// printSplits prints the GPU time split of a mode's rows (--profile).
+func printSplits(splits []string, nq int) {
+	fmt.Printf("\nGPU time split per batch of %d queries (ms; CUDA events; spans include time the GPU waits for launches):\n", nq)
+	fmt.Printf(strings.ReplaceAll(splitRow, ".2f", "s"), "mode", "config", "sets", "launches", "wall", "decode", "intersect", "score", "top-k", "transfer")
+	for _, l := range splits {
+		fmt.Print(l)
+	}
+	fmt.Println()
+}
+
+// densitySettings parses --gpu-bitmaps values ("" keeps the backend's).
+func densitySettings(flag string, names []string) ([]benchquery.Density, error) {
+	out := make([]benchquery.Density, len(names))
+	for i, n := range names {
+		out[i].Name = n
+		if n == "" {
 			continue
 		}
-		if r.bm == "" {
-			continue
+		d, err := parseDensity(flag, n)
+		if err != nil {
+			return nil, err
 		}
-		d, err := parseDensity("gpu-bitmaps", r.bm)
+		out[i].D = d
+	}
+	return out, nil
+}
+
+// writePlot returns a function that writes a plot's SVG to path, or
+// returns the error of building the plot.
+func writePlot(path string) func(p *report.Plot, err error) error {
+	return func(p *report.Plot, err error) error {
 		if err != nil {
 			return err
 		}
-		kk := key{r.mode, r.c}
-		if on[kk] == nil {
-			on[kk] = &report.Series{Name: fmt.Sprintf("%s GPU c=%s", r.mode, siCount(r.c))}
-			keys = append(keys, kk)
+		svg, err := p.SVG()
+		if err != nil {
+			return err
 		}
-		if d < 0 {
-			off[kk] = r.qps
-			continue
-		}
-		on[kk].X, on[kk].Y = append(on[kk].X, d), append(on[kk].Y, r.qps)
-		lo, hi = min(lo, d), max(hi, d)
+		return os.WriteFile(path, svg, 0o644)
 	}
-	if lo > hi {
-		return fmt.Errorf("--plot-bitmaps: no GPU rows with a bitmap density (use --device gpu --gpu-bitmaps off,1/64,1/256,...)")
-	}
-	for i, kk := range keys {
-		s := on[kk]
-		s.Color = report.Color(i)
-		p.Series = append(p.Series, *s)
-		if v, ok := off[kk]; ok {
-			p.Series = append(p.Series, report.Series{Name: s.Name + ", no bitmaps", X: []float64{lo, hi}, Y: []float64{v, v},
-				Dashed: true, Color: s.Color})
-		}
-	}
-	for i, mode := range []engine.Mode{engine.And, engine.Or, engine.AndOr} {
-		if v := best[mode]; v > 0 {
-			p.Series = append(p.Series, report.Series{Name: mode.String() + " CPU (best row)", X: []float64{lo, hi},
-				Y: []float64{v, v}, Dashed: true, Color: report.Color(len(keys) + i)})
-		}
-	}
-	svg, err := p.SVG()
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(path, svg, 0o644)
-}
-
-// writeQueryPlot draws queries/s against the GPU threshold c per mode, the
-// best CPU row of each mode as a dashed horizontal line.
-func writeQueryPlot(path string, rows []queryRow, docs, nq, k int) error {
-	p := report.Plot{Title: fmt.Sprintf("qp bench query: %d queries, %d documents, top-%d", nq, docs, k),
-		XLabel: "GPU PARA threshold c (shortest-list postings per launch set)", YLabel: "queries/s", LogX: true, LogY: true}
-	var cs []float64
-	for _, r := range rows {
-		if r.c > 0 {
-			cs = append(cs, float64(r.c))
-		}
-	}
-	if len(cs) == 0 {
-		return fmt.Errorf("--plot: no GPU rows to plot (use --device gpu)")
-	}
-	lo, hi := cs[0], cs[0]
-	for _, c := range cs {
-		lo, hi = min(lo, c), max(hi, c)
-	}
-	if lo == hi {
-		lo, hi = lo/2, hi*2
-	}
-	for i, mode := range []engine.Mode{engine.And, engine.Or, engine.AndOr} {
-		g := report.Series{Name: mode.String() + " GPU", Color: report.Color(i)}
-		var best float64
-		var bestName string
-		for _, r := range rows {
-			if r.mode != mode {
-				continue
-			}
-			if r.c > 0 {
-				g.X, g.Y = append(g.X, float64(r.c)), append(g.Y, r.qps)
-			} else if r.qps > best {
-				best, bestName = r.qps, r.name+" "+r.threads+" threads"
-			}
-		}
-		if len(g.X) > 0 {
-			p.Series = append(p.Series, g)
-		}
-		if best > 0 {
-			p.Series = append(p.Series, report.Series{Name: mode.String() + " CPU (" + bestName + ")", X: []float64{lo, hi},
-				Y: []float64{best, best}, Dashed: true, Color: report.Color(i)})
-		}
-	}
-	svg, err := p.SVG()
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(path, svg, 0o644)
 }
 
 const splitRow = "%-6s %-22s %5v %8v %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f\n"
-
-// profileBatch runs one more batch with the GPU's CUDA-event profile on and
-// returns it (the timed rows run without events).
-func profileBatch(ctx context.Context, b *gpu.Backend, qs []engine.Query, opt engine.Options) (gpu.Profile, error) {
-	b.SetProfile(true)
-	defer b.SetProfile(false)
-	b.ResetProfile()
-	out := make([]engine.Response, len(qs))
-	if err := b.SearchBatch(ctx, qs, opt, out); err != nil {
-		return gpu.Profile{}, err
-	}
-	return b.Profile(), nil
-}
 
 // parseCount reads a count with an optional binary suffix: 64K = 65536,
 // 1M = 1<<20, 1G = 1<<30.
@@ -1074,17 +731,6 @@ func parseDensity(flag, s string) (float64, error) {
 // parseDensities parses a comma-separated list of densities.
 func parseDensities(flag, list string) ([]float64, error) { return parseList(flag, list, parseDensity) }
 
-// siCount writes n as 64K, 1M, ... when it is a multiple of a power of 1024.
-func siCount(n int) string {
-	switch {
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%dM", n>>20)
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return fmt.Sprintf("%dK", n>>10)
-	}
-	return fmt.Sprint(n)
-}
-
 func pickNames[T ~string](spec string, all []T) []T {
 	if spec == "all" || spec == "" {
 		return all
@@ -1094,23 +740,4 @@ func pickNames[T ~string](spec string, all []T) []T {
 		out = append(out, T(s))
 	}
 	return out
-}
-
-// sameResults compares two batches' results exactly.
-func sameResults(a, b []engine.Response) string {
-	for i := range a {
-		if (a[i].Err == nil) != (b[i].Err == nil) {
-			return fmt.Sprintf("query %d: error %v vs %v", i, a[i].Err, b[i].Err)
-		}
-		ra, rb := a[i].Results, b[i].Results
-		if len(ra) != len(rb) {
-			return fmt.Sprintf("query %d: %d vs %d results", i, len(ra), len(rb))
-		}
-		for j := range ra {
-			if ra[j] != rb[j] {
-				return fmt.Sprintf("query %d rank %d: %v vs %v", i, j+1, ra[j], rb[j])
-			}
-		}
-	}
-	return ""
 }

@@ -2,16 +2,13 @@ package main
 
 import (
 	"fmt"
-	"math"
 	"os"
-	"slices"
-	"sort"
-	"strings"
 	"time"
 
+	benchwah "github.com/qpengine/qp/bench/wah"
 	"github.com/qpengine/qp/bitmap/wah"
 	"github.com/qpengine/qp/cuda"
-	"github.com/qpengine/qp/intersect"
+	"github.com/qpengine/qp/report"
 )
 
 func init() {
@@ -21,16 +18,9 @@ hybrid and ideal-hybrid reductions vs the CPU list path
 (decode + merge), and the density crossover; CSV + SVG`, benchWAH)
 }
 
-// wahQuery is one query as term indexes into the bench's term table.
-type wahQuery struct {
-	cols []uint32
-	dens float64 // mean document frequency of its terms / N
-}
-
-// benchWAH encodes the lists of the query log's terms (or of the most
-// frequent terms, paired into queries) as WAH bitmaps and measures the
-// list path on the CPU, the compressed-domain WAH reduction on the CPU and,
-// when a GPU is usable, the GPU decompression and reduction patterns.
+// benchWAH parses bench wah's flags, runs the stages of bench/wah (queries,
+// encoding, density buckets, CPU paths, GPU patterns and buckets) and
+// prints their tables, CSV and plot.
 func benchWAH(c command, args []string) error {
 	c.name = "bench wah"
 	c.args = "INDEX [QUERIES] [flags]"
@@ -67,292 +57,112 @@ CPU's. Without a usable GPU only the CPU part runs.`)
 		return err
 	}
 	x, an := e.Index(), e.Analyzer()
-	N := uint32(x.NumDocs())
-	// Terms and queries.
-	termIdx := map[int]uint32{}
-	var terms []int
-	col := func(t int) uint32 {
-		if i, ok := termIdx[t]; ok {
-			return i
-		}
-		termIdx[t] = uint32(len(terms))
-		terms = append(terms, t)
-		return termIdx[t]
-	}
-	var queries []wahQuery
+	var d *benchwah.Data
 	if len(pos) == 2 {
 		fq, err := readQueryFile(pos[1], 0)
 		if err != nil {
 			return err
 		}
-		for _, q := range fq {
-			if len(queries) == *limit {
-				break
-			}
-			var cols []uint32
-			seen := map[int]bool{}
-			for _, tok := range an.Tokens(q.Text) {
-				if t, ok := x.Lookup(tok); ok && !seen[t] {
-					seen[t] = true
-					cols = append(cols, col(t))
-				}
-			}
-			if len(cols) > 0 && len(cols) <= cuda.WAHMaxColumns {
-				queries = append(queries, wahQuery{cols: cols})
-			}
+		texts := make([]string, len(fq))
+		for i, q := range fq {
+			texts[i] = q.Text
 		}
+		d = benchwah.FromLog(x, an, texts, *limit)
 	} else {
-		ts := make([]int, x.NumTerms())
-		for i := range ts {
-			ts[i] = i
-		}
-		sort.SliceStable(ts, func(a, b int) bool { return x.Record(ts[a]).DF > x.Record(ts[b]).DF })
-		ts = ts[:min(len(ts), *nterms)]
-		seed := uint64(1)
-		for len(queries) < *limit && len(ts) > 0 {
-			seed = seed*6364136223846793005 + 1442695040888963407
-			m := 2 + int(seed>>33)%5
-			var cols []uint32
-			for j := 0; j < m; j++ {
-				seed = seed*6364136223846793005 + 1442695040888963407
-				cols = append(cols, col(ts[int(seed>>33)%len(ts)]))
-			}
-			slices.Sort(cols)
-			queries = append(queries, wahQuery{cols: slices.Compact(cols)})
-		}
+		d = benchwah.FromFrequentTerms(x, *nterms, *limit)
 	}
-	if len(queries) == 0 {
-		return fmt.Errorf("bench wah: no query has a term of the index")
+	if err := d.Encode(x); err != nil {
+		return err
 	}
-	// Lists and bitmaps.
-	lists := make([][]uint32, len(terms))
-	bms := make([]wah.Bitmap, len(terms))
-	var postings, words int
-	for i, t := range terms {
-		l, err := x.List(t)
-		if err != nil {
-			return err
-		}
-		if lists[i], _, err = l.Decode(nil, nil); err != nil {
-			return err
-		}
-		if bms[i], err = wah.Encode(nil, lists[i], N); err != nil {
-			return err
-		}
-		postings += len(lists[i])
-		words += len(bms[i].Words)
-	}
-	for i := range queries {
-		s := 0.0
-		for _, c := range queries[i].cols {
-			s += float64(len(lists[c]))
-		}
-		queries[i].dens = s / float64(len(queries[i].cols)) / float64(N)
-	}
-	D := wah.Groups(N)
-	fmt.Printf("index %s: %d docs; %d queries, %d distinct terms, %d postings\n", pos[0], N, len(queries), len(terms), postings)
-	fmt.Printf("WAH: %d words (%.2f bits/posting; uncompressed %d words per bitmap)\n\n", words,
-		32*float64(words)/float64(max(postings, 1)), D)
-
-	// Density buckets: powers of ten of the queries' mean term density.
-	type bucket struct {
-		lo      float64
-		qs      []int
-		cpuList [2]time.Duration // OR, AND for the bucket's queries
-		cpuWAH  [2]time.Duration
-		gpu     [2]time.Duration // ideal hybrid reduce (+ candidates for OR), decompressed resident
-		gpuAll  [2]time.Duration // + decompression of the bucket's terms
-		ok      bool
-	}
-	var buckets []*bucket
-	byLo := map[float64]*bucket{}
-	for i, q := range queries {
-		lo := math.Pow(10, math.Floor(math.Log10(max(q.dens, 1e-9))))
-		b := byLo[lo]
-		if b == nil {
-			b = &bucket{lo: lo}
-			byLo[lo] = b
-			buckets = append(buckets, b)
-		}
-		b.qs = append(b.qs, i)
-	}
-	sort.Slice(buckets, func(i, j int) bool { return buckets[i].lo < buckets[j].lo })
-
-	// CPU: the list path (lists decoded from the index each time) and WAH.
+	D := wah.Groups(d.N)
+	fmt.Printf("index %s: %d docs; %d queries, %d distinct terms, %d postings\n", pos[0], d.N, len(d.Queries), len(d.Terms), d.Postings)
+	fmt.Printf("WAH: %d words (%.2f bits/posting; uncompressed %d words per bitmap)\n\n", d.Words,
+		32*float64(d.Words)/float64(max(d.Postings, 1)), D)
+	buckets := d.Buckets()
 	t0 := time.Now()
-	ops := []wah.Op{wah.OpOr, wah.OpAnd}
-	listRef := make([][2][]uint32, len(queries))
-	var tmp []uint32
-	for _, b := range buckets {
-		for oi, op := range ops {
-			start := time.Now()
-			for _, qi := range b.qs {
-				ls := make([][]uint32, 0, len(queries[qi].cols))
-				for _, c := range queries[qi].cols {
-					l, err := x.List(terms[c])
-					if err != nil {
-						return err
-					}
-					d, _, err := l.Decode(nil, nil)
-					if err != nil {
-						return err
-					}
-					ls = append(ls, d)
-				}
-				var r []uint32
-				if op == wah.OpOr {
-					r = unionAll(ls)
-				} else {
-					r = intersect.SvS(tmp, ls)
-					r = append([]uint32(nil), r...)
-				}
-				listRef[qi][oi] = r
-			}
-			b.cpuList[oi] = time.Since(start)
-			start = time.Now()
-			for _, qi := range b.qs {
-				in := make([]wah.Bitmap, len(queries[qi].cols))
-				for j, c := range queries[qi].cols {
-					in[j] = bms[c]
-				}
-				r, err := wah.Reduce(op, in...)
-				if err != nil {
-					return err
-				}
-				if qi == b.qs[0] { // spot check against the list path
-					d, err := r.DecodeDocs(nil)
-					if err != nil {
-						return err
-					}
-					if !slices.Equal(d, listRef[qi][oi]) && len(d)+len(listRef[qi][oi]) > 0 {
-						return fmt.Errorf("bench wah: CPU WAH %v of query %d differs from the list path", op, qi)
-					}
-				}
-			}
-			b.cpuWAH[oi] = time.Since(start)
-		}
+	ref, err := d.RunCPU(x, buckets)
+	if err != nil {
+		return err
 	}
-	perQ := func(d time.Duration, n int) float64 { return float64(d.Microseconds()) / float64(max(n, 1)) }
-
 	tCPU := time.Since(t0)
 	fmt.Fprintf(os.Stderr, "bench wah: CPU list + WAH paths done in %.1f s\n", tCPU.Seconds())
 	gpuOK, why := cuda.Available()
-	var g wahGPUResult
-	var tPat, tBuckets time.Duration
+	g := &benchwah.GPUResult{Reps: *reps, MaxCand: *maxCand, ROAN: *roaN}
+	var tGPU time.Duration
 	if gpuOK {
 		t0 = time.Now()
-		g = wahGPUResult{reps: *reps, maxCand: *maxCand, roaN: *roaN}
-		if err := benchWAHGPU(bms, queries, listRef, &g); err != nil {
+		if err := d.RunGPU(buckets, ref, g); err != nil {
 			return err
 		}
-		tPat = time.Since(t0)
-		fmt.Fprintf(os.Stderr, "bench wah: GPU patterns done in %.1f s\n", tPat.Seconds())
-		t0 = time.Now()
-		for _, b := range buckets {
-			if err := benchWAHBucket(bms, queries, b.qs, listRef, &g, &b.gpu, &b.gpuAll); err != nil {
-				return err
-			}
-			b.ok = true
-		}
-		tBuckets = time.Since(t0)
+		tGPU = time.Since(t0)
+		printWAHPatterns(d, g, D)
 	} else {
 		fmt.Printf("GPU: absent (%s); CPU part only\n\n", why)
 	}
-	pat, decomp := g.pat, g.decomp
-	gpuN := func(qs []int) int { // queries run on the GPU
-		n := len(qs)
-		for _, qi := range qs {
-			if g.skip[qi] {
-				n--
-			}
-		}
-		return n
-	}
-	if gpuOK {
-		fmt.Printf("GPU decompression (Algorithm 2, %d bitmaps, one batch): %.3f ms, %.2f G compressed words/s, %.2f G groups/s\n",
-			len(bms), ms(decomp), float64(words)/decomp.Seconds()/1e9, float64(len(bms)*D)/decomp.Seconds()/1e9)
-		nRun := len(queries) - len(g.skipped)
-		fmt.Printf("\nGPU reductions of %d queries in %d plans of at most %d candidates (decompressed bitmaps resident; OR includes candidate docIDs; times summed over the plans):\n",
-			nRun, g.plans, *maxCand)
-		fmt.Printf("%-14s %8s %12s %12s %14s %14s\n", "pattern", "queries", "OR ms", "AND ms", "OR us/query", "AND us/query")
-		for i, p := range cuda.WAHPatterns {
-			n := nRun
-			if p == cuda.WAHROA {
-				n = g.nROA
-			}
-			fmt.Printf("%-14s %8d %12.3f %12.3f %14.2f %14.2f\n", p, n, ms(pat[i][0]), ms(pat[i][1]),
-				perQ(pat[i][0], n), perQ(pat[i][1], n))
-		}
-		if g.nROA < nRun {
-			fmt.Printf("roa: timed on the first %d queries only (--roa-queries; one CTA per row is the slowest pattern): compare its us/query, not its ms\n", g.nROA)
-		}
-		if g.alone > 0 {
-			fmt.Printf("%d queries have a candidate bound above --max-candidates %d and ran in plans of their own\n", g.alone, *maxCand)
-		}
-		if len(g.skipped) > 0 {
-			fmt.Printf("%d queries skipped on the GPU (candidate bound above %d, the most one plan holds): %v\n", len(g.skipped), cuda.WAHMaxCandidates, g.skipped)
-		}
-		fmt.Println()
-	}
-	fmt.Printf("Per density bucket (mean df/N of the query's terms), us/query; gpu = ideal hybrid, gpu+dec adds decompression of the bucket's bitmaps:\n")
-	fmt.Printf("%-10s %7s %10s %10s %10s %10s %10s %10s %10s %10s  %s\n", "density", "queries", "list OR", "wah OR", "gpu OR",
-		"gpu+dec OR", "list AND", "wah AND", "gpu AND", "gpu+dec AND", "winner OR")
-	var csv strings.Builder
-	csv.WriteString("density_lo,queries,cpu_list_or_us,cpu_wah_or_us,gpu_or_us,gpu_dec_or_us,cpu_list_and_us,cpu_wah_and_us,gpu_and_us,gpu_dec_and_us\n")
-	for _, b := range buckets {
-		n, gn := len(b.qs), gpuN(b.qs)
-		v := []float64{perQ(b.cpuList[0], n), perQ(b.cpuWAH[0], n), perQ(b.gpu[0], gn), perQ(b.gpuAll[0], gn),
-			perQ(b.cpuList[1], n), perQ(b.cpuWAH[1], n), perQ(b.gpu[1], gn), perQ(b.gpuAll[1], gn)}
-		b.ok = b.ok && gn > 0
-		win := "cpu list"
-		if b.ok && v[3] < v[0] {
-			win = "gpu bitmaps (incl. decompression)"
-		} else if b.ok && v[2] < v[0] {
-			win = "gpu bitmaps (resident)"
-		}
-		if !b.ok {
-			win = "-"
-		}
-		fmt.Printf("%-10.0e %7d %10.1f %10.1f %10s %10s %10.1f %10.1f %10s %10s  %s\n", b.lo, n, v[0], v[1], gpuCell(b.ok, v[2]),
-			gpuCell(b.ok, v[3]), v[4], v[5], gpuCell(b.ok, v[6]), gpuCell(b.ok, v[7]), win)
-		fmt.Fprintf(&csv, "%g,%d", b.lo, n)
-		for i, f := range v {
-			if !b.ok && (i == 2 || i == 3 || i == 6 || i == 7) {
-				csv.WriteString(",")
-				continue
-			}
-			fmt.Fprintf(&csv, ",%.3f", f)
-		}
-		csv.WriteString("\n")
-	}
-	if err := os.WriteFile(*csvPath, []byte(csv.String()), 0o644); err != nil {
+	printWAHBuckets(buckets, g)
+	if err := report.WriteCSVFile(*csvPath, benchwah.CSVHeader, benchwah.CSVRows(buckets, g)); err != nil {
 		return err
 	}
-	var series []svgSeries
-	names := []string{"CPU list OR", "CPU WAH OR", "GPU OR (resident)", "GPU OR (+decompress)"}
-	colors := []string{"#1f77b4", "#2ca02c", "#d62728", "#ff7f0e"}
-	for si := range names {
-		if si >= 2 && !gpuOK {
-			break
-		}
-		s := svgSeries{name: names[si], color: colors[si]}
-		for _, b := range buckets {
-			n := len(b.qs)
-			if si >= 2 {
-				n = gpuN(b.qs)
-			}
-			t := []time.Duration{b.cpuList[0], b.cpuWAH[0], b.gpu[0], b.gpuAll[0]}[si]
-			s.x = append(s.x, b.lo)
-			s.y = append(s.y, max(perQ(t, n), 0.01))
-		}
-		series = append(series, s)
+	svg, err := benchwah.Plot(buckets, g, gpuOK).SVG()
+	if err != nil {
+		return err
 	}
-	if err := os.WriteFile(*svgPath, []byte(svgLogLog("qp bench wah: OR time per query by term density", "mean df/N of the query terms (bucket start)", "us per query", series)), 0o644); err != nil {
+	if err := os.WriteFile(*svgPath, svg, 0o644); err != nil {
 		return err
 	}
 	fmt.Printf("\nwrote %s and %s\n", *csvPath, *svgPath)
-	fmt.Printf("bench time: cpu %.1f s, gpu patterns %.1f s, gpu buckets %.1f s\n", tCPU.Seconds(), tPat.Seconds(), tBuckets.Seconds())
+	fmt.Printf("bench time: cpu %.1f s, gpu %.1f s\n", tCPU.Seconds(), tGPU.Seconds())
 	return nil
+}
+
+// printWAHPatterns prints the GPU decompression and reduction patterns.
+func printWAHPatterns(d *benchwah.Data, g *benchwah.GPUResult, D int) {
+	fmt.Printf("GPU decompression (Algorithm 2, %d bitmaps, one batch): %.3f ms, %.2f G compressed words/s, %.2f G groups/s\n",
+		len(d.Bitmaps), ms(g.Decomp), float64(d.Words)/g.Decomp.Seconds()/1e9, float64(len(d.Bitmaps)*D)/g.Decomp.Seconds()/1e9)
+	nRun := len(d.Queries) - len(g.Skipped)
+	fmt.Printf("\nGPU reductions of %d queries in %d plans of at most %d candidates (decompressed bitmaps resident; OR includes candidate docIDs; times summed over the plans):\n",
+		nRun, g.Plans, g.MaxCand)
+	fmt.Printf("%-14s %8s %12s %12s %14s %14s\n", "pattern", "queries", "OR ms", "AND ms", "OR us/query", "AND us/query")
+	for i, p := range cuda.WAHPatterns {
+		n := nRun
+		if p == cuda.WAHROA {
+			n = g.NROA
+		}
+		fmt.Printf("%-14s %8d %12.3f %12.3f %14.2f %14.2f\n", p, n, ms(g.Pat[i][0]), ms(g.Pat[i][1]),
+			benchwah.PerQuery(g.Pat[i][0], n), benchwah.PerQuery(g.Pat[i][1], n))
+	}
+	if g.NROA < nRun {
+		fmt.Printf("roa: timed on the first %d queries only (--roa-queries; one CTA per row is the slowest pattern): compare its us/query, not its ms\n", g.NROA)
+	}
+	if g.Alone > 0 {
+		fmt.Printf("%d queries have a candidate bound above --max-candidates %d and ran in plans of their own\n", g.Alone, g.MaxCand)
+	}
+	if len(g.Skipped) > 0 {
+		fmt.Printf("%d queries skipped on the GPU (candidate bound above %d, the most one plan holds): %v\n", len(g.Skipped), cuda.WAHMaxCandidates, g.Skipped)
+	}
+	fmt.Println()
+}
+
+// printWAHBuckets prints the per-density table and each bucket's winner.
+func printWAHBuckets(buckets []*benchwah.Bucket, g *benchwah.GPUResult) {
+	fmt.Printf("Per density bucket (mean df/N of the query's terms), us/query; gpu = ideal hybrid, gpu+dec adds decompression of the bucket's bitmaps:\n")
+	fmt.Printf("%-10s %7s %10s %10s %10s %10s %10s %10s %10s %10s  %s\n", "density", "queries", "list OR", "wah OR", "gpu OR",
+		"gpu+dec OR", "list AND", "wah AND", "gpu AND", "gpu+dec AND", "winner OR")
+	for _, b := range buckets {
+		v := benchwah.BucketTimes(b, g)
+		ok := b.OK
+		win := "cpu list"
+		if ok && v[3] < v[0] {
+			win = "gpu bitmaps (incl. decompression)"
+		} else if ok && v[2] < v[0] {
+			win = "gpu bitmaps (resident)"
+		}
+		if !ok {
+			win = "-"
+		}
+		fmt.Printf("%-10.0e %7d %10.1f %10.1f %10s %10s %10.1f %10.1f %10s %10s  %s\n", b.Lo, len(b.Qs), v[0], v[1], gpuCell(ok, v[2]),
+			gpuCell(ok, v[3]), v[4], v[5], gpuCell(ok, v[6]), gpuCell(ok, v[7]), win)
+	}
 }
 
 func gpuCell(ok bool, v float64) string {
@@ -360,363 +170,4 @@ func gpuCell(ok bool, v float64) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.1f", v)
-}
-
-// unionAll merges sorted lists pairwise (a balanced tree of two-way merges).
-func unionAll(ls [][]uint32) []uint32 {
-	if len(ls) == 0 {
-		return nil
-	}
-	for len(ls) > 1 {
-		var next [][]uint32
-		for i := 0; i+1 < len(ls); i += 2 {
-			next = append(next, union2(ls[i], ls[i+1]))
-		}
-		if len(ls)%2 == 1 {
-			next = append(next, ls[len(ls)-1])
-		}
-		ls = next
-	}
-	return ls[0]
-}
-
-func union2(a, b []uint32) []uint32 {
-	out := make([]uint32, 0, len(a)+len(b))
-	i, j := 0, 0
-	for i < len(a) && j < len(b) {
-		switch {
-		case a[i] < b[j]:
-			out = append(out, a[i])
-			i++
-		case a[i] > b[j]:
-			out = append(out, b[j])
-			j++
-		default:
-			out = append(out, a[i])
-			i++
-			j++
-		}
-	}
-	out = append(out, a[i:]...)
-	return append(out, b[j:]...)
-}
-
-// gpuTime runs f reps times on the default stream and returns the best
-// wall time between two synchronizations.
-func gpuTime(ctx *cuda.Context, reps int, f func() error) (time.Duration, error) {
-	best := time.Duration(math.MaxInt64)
-	for r := 0; r < max(reps, 1); r++ {
-		if err := ctx.Synchronize(); err != nil {
-			return 0, err
-		}
-		start := time.Now()
-		if err := f(); err != nil {
-			return 0, err
-		}
-		if err := ctx.Synchronize(); err != nil {
-			return 0, err
-		}
-		best = min(best, time.Since(start))
-	}
-	return best, nil
-}
-
-var wahGPU struct {
-	ctx *cuda.Context
-	k   *cuda.WAHKernels
-}
-
-func wahOpen() (*cuda.Context, *cuda.WAHKernels, error) {
-	if wahGPU.ctx == nil {
-		ctx, err := cuda.Open(0)
-		if err != nil {
-			return nil, nil, err
-		}
-		k, err := cuda.LoadWAHKernels(ctx)
-		if err != nil {
-			return nil, nil, err
-		}
-		wahGPU.ctx, wahGPU.k = ctx, k
-	}
-	return wahGPU.ctx, wahGPU.k, nil
-}
-
-// checkWAH compares a plan's candidates with the list path's results.
-func checkWAH(p *cuda.WAHPlan, qs []int, ref [][2][]uint32, oi int, what string) error {
-	got, err := p.ReadDocs(nil)
-	if err != nil {
-		return err
-	}
-	for i, qi := range qs {
-		if !slices.Equal(got[i], ref[qi][oi]) && len(got[i])+len(ref[qi][oi]) > 0 {
-			return fmt.Errorf("bench wah: GPU %s of query %d: %d docs, the CPU list path %d", what, qi, len(got[i]), len(ref[qi][oi]))
-		}
-	}
-	return nil
-}
-
-// wahGPUResult holds the settings and results of the GPU part.
-type wahGPUResult struct {
-	reps, maxCand, roaN int
-	decomp              time.Duration
-	pat                 [4][2]time.Duration // per pattern, OR and AND, summed over the plans
-	plans               int                 // plans of all queries (the patterns other than ROA)
-	nROA                int                 // queries ROA was timed on
-	alone               int                 // queries above maxCand, in plans of their own
-	skipped             []int               // queries above cuda.WAHMaxCandidates: not run on the GPU
-	skip                map[int]bool
-}
-
-// wahSplit splits the query indexes qs into plan batches of at most
-// maxCand candidates each (cuda.SplitWAHQueries; a query above maxCand is
-// a batch of its own). It returns the batches (indexes into queries), the
-// queries too large for any plan, and how many ran alone over maxCand.
-func wahSplit(bms []wah.Bitmap, queries []wahQuery, qs []int, N uint32, maxCand int) (batches [][]int, skipped []int, alone int) {
-	bounds := make([]int, len(qs))
-	for i, qi := range qs {
-		b := 0
-		for _, c := range queries[qi].cols {
-			b += bms[c].Count()
-		}
-		bounds[i] = min(b, int(N)) // = cuda.WAHColumns.Bound
-		if bounds[i] > maxCand && bounds[i] <= cuda.WAHMaxCandidates {
-			alone++
-		}
-	}
-	bs, sk := cuda.SplitWAHQueries(bounds, wah.Groups(N), maxCand, 0)
-	for _, b := range bs {
-		for i := range b {
-			b[i] = qs[b[i]]
-		}
-	}
-	for i := range sk {
-		sk[i] = qs[sk[i]]
-	}
-	return bs, sk, alone
-}
-
-// wahPlan makes the plan of a batch of queries over cols, mapping their
-// columns through local (nil: identity).
-func wahPlan(cols *cuda.WAHColumns, queries []wahQuery, batch []int, local map[uint32]uint32) (*cuda.WAHPlan, error) {
-	qcols := make([][]uint32, len(batch))
-	for i, qi := range batch {
-		if local == nil {
-			qcols[i] = queries[qi].cols
-			continue
-		}
-		for _, c := range queries[qi].cols {
-			qcols[i] = append(qcols[i], local[c])
-		}
-	}
-	return cols.NewPlan(qcols)
-}
-
-// benchWAHGPU times the batch decompression of every bitmap and each
-// pattern over all queries (ROA over the first g.roaN), split into plans of
-// at most g.maxCand candidates, checking every pattern's OR and AND
-// results.
-func benchWAHGPU(bms []wah.Bitmap, queries []wahQuery, ref [][2][]uint32, g *wahGPUResult) error {
-	ctx, k, err := wahOpen()
-	if err != nil {
-		return err
-	}
-	cols, err := k.Upload(bms)
-	if err != nil {
-		return err
-	}
-	defer cols.Free()
-	if g.decomp, err = gpuTime(ctx, g.reps, func() error { return cols.Decompress(nil) }); err != nil {
-		return err
-	}
-	if err := cols.Check(nil); err != nil {
-		return err
-	}
-	all := make([]int, len(queries))
-	for i := range all {
-		all[i] = i
-	}
-	batches, skipped, alone := wahSplit(bms, queries, all, cols.N, g.maxCand)
-	g.plans, g.skipped, g.alone = len(batches), skipped, alone
-	g.skip = map[int]bool{}
-	for _, qi := range skipped {
-		g.skip[qi] = true
-	}
-	roa := all
-	if g.roaN > 0 && g.roaN < len(all) {
-		roa = all[:g.roaN]
-	}
-	roaBatches, _, _ := wahSplit(bms, queries, roa, cols.N, g.maxCand)
-	for _, b := range roaBatches {
-		g.nROA += len(b)
-	}
-	run := func(batches [][]int, pats []cuda.WAHPattern) error {
-		for _, batch := range batches {
-			p, err := wahPlan(cols, queries, batch, nil)
-			if err != nil {
-				return err
-			}
-			for _, pt := range pats {
-				for oi, op := range []wah.Op{wah.OpOr, wah.OpAnd} {
-					t, err := gpuTime(ctx, g.reps, func() error {
-						if err := p.Reduce(nil, pt, op, 4); err != nil {
-							return err
-						}
-						if op == wah.OpOr {
-							return p.Candidates(nil)
-						}
-						return nil
-					})
-					if err == nil {
-						g.pat[pt][oi] += t
-						err = p.Candidates(nil)
-					}
-					if err == nil {
-						err = checkWAH(p, batch, ref, oi, fmt.Sprintf("%v %v", pt, op))
-					}
-					if err != nil {
-						p.Free()
-						return err
-					}
-				}
-			}
-			p.Free()
-		}
-		return nil
-	}
-	if err := run(batches, []cuda.WAHPattern{cuda.WAHCOA, cuda.WAHHybrid, cuda.WAHIdealHybrid}); err != nil {
-		return err
-	}
-	return run(roaBatches, []cuda.WAHPattern{cuda.WAHROA})
-}
-
-// benchWAHBucket times one density bucket's queries on the GPU with the
-// ideal hybrid: reduce (+ candidates for OR, + the filter bitset for AND)
-// with the bucket's bitmaps decompressed (res, summed over the bucket's
-// plans), and that plus one decompression of the bucket's bitmaps (all).
-// Queries in g.skip are left out of both.
-func benchWAHBucket(bms []wah.Bitmap, queries []wahQuery, qs []int, ref [][2][]uint32, g *wahGPUResult, res, all *[2]time.Duration) error {
-	ctx, k, err := wahOpen()
-	if err != nil {
-		return err
-	}
-	local := map[uint32]uint32{}
-	var sub []wah.Bitmap
-	var run []int
-	for _, qi := range qs {
-		if g.skip[qi] {
-			continue
-		}
-		run = append(run, qi)
-		for _, c := range queries[qi].cols {
-			if _, ok := local[c]; !ok {
-				local[c] = uint32(len(sub))
-				sub = append(sub, bms[c])
-			}
-		}
-	}
-	if len(run) == 0 {
-		return nil
-	}
-	cols, err := k.Upload(sub)
-	if err != nil {
-		return err
-	}
-	defer cols.Free()
-	dec, err := gpuTime(ctx, g.reps, func() error { return cols.Decompress(nil) })
-	if err != nil {
-		return err
-	}
-	if err := cols.Check(nil); err != nil {
-		return err
-	}
-	batches, _, _ := wahSplit(bms, queries, run, cols.N, g.maxCand)
-	for _, batch := range batches {
-		p, err := wahPlan(cols, queries, batch, local)
-		if err != nil {
-			return err
-		}
-		for oi, op := range []wah.Op{wah.OpOr, wah.OpAnd} {
-			t, err := gpuTime(ctx, g.reps, func() error {
-				if err := p.Reduce(nil, cuda.WAHIdealHybrid, op, 0); err != nil {
-					return err
-				}
-				if op == wah.OpOr {
-					return p.Candidates(nil)
-				}
-				return p.Bitset(nil)
-			})
-			if err == nil {
-				res[oi] += t
-				err = p.Candidates(nil)
-			}
-			if err == nil {
-				err = checkWAH(p, batch, ref, oi, "ideal-hybrid "+op.String())
-			}
-			if err != nil {
-				p.Free()
-				return err
-			}
-		}
-		p.Free()
-	}
-	for oi := range all {
-		all[oi] = res[oi] + dec
-	}
-	return nil
-}
-
-type svgSeries struct {
-	name, color string
-	x, y        []float64
-}
-
-// svgLogLog draws the series as lines with markers on log-log axes.
-func svgLogLog(title, xl, yl string, ss []svgSeries) string {
-	const W, H, L, R, T, B = 760.0, 460.0, 80.0, 200.0, 40.0, 60.0
-	x0, x1, y0, y1 := math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
-	for _, s := range ss {
-		for i := range s.x {
-			x0, x1 = min(x0, s.x[i]), max(x1, s.x[i])
-			y0, y1 = min(y0, s.y[i]), max(y1, s.y[i])
-		}
-	}
-	if math.IsInf(x0, 1) {
-		x0, x1, y0, y1 = 1e-6, 1, 1, 10
-	}
-	lx0, lx1 := math.Floor(math.Log10(x0)), math.Ceil(math.Log10(x1))
-	ly0, ly1 := math.Floor(math.Log10(y0)), math.Ceil(math.Log10(y1))
-	if lx1 == lx0 {
-		lx1++
-	}
-	if ly1 == ly0 {
-		ly1++
-	}
-	px := func(v float64) float64 { return L + (math.Log10(v)-lx0)/(lx1-lx0)*(W-L-R) }
-	py := func(v float64) float64 { return H - B - (math.Log10(v)-ly0)/(ly1-ly0)*(H-T-B) }
-	var b strings.Builder
-	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%g" height="%g" font-family="sans-serif" font-size="12">`+"\n", W, H)
-	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="white"/><text x="%g" y="22" font-size="15">%s</text>`+"\n", L, title)
-	for e := lx0; e <= lx1; e++ {
-		x := px(math.Pow(10, e))
-		fmt.Fprintf(&b, `<line x1="%.1f" y1="%g" x2="%.1f" y2="%g" stroke="#ddd"/><text x="%.1f" y="%g" text-anchor="middle">1e%g</text>`+"\n", x, T, x, H-B, x, H-B+16, e)
-	}
-	for e := ly0; e <= ly1; e++ {
-		y := py(math.Pow(10, e))
-		fmt.Fprintf(&b, `<line x1="%g" y1="%.1f" x2="%g" y2="%.1f" stroke="#ddd"/><text x="%g" y="%.1f" text-anchor="end">1e%g</text>`+"\n", L, y, W-R, y, L-6, y+4, e)
-	}
-	fmt.Fprintf(&b, `<text x="%g" y="%g" text-anchor="middle">%s</text>`+"\n", (L+W-R)/2, H-16, xl)
-	fmt.Fprintf(&b, `<text x="18" y="%g" transform="rotate(-90 18 %g)" text-anchor="middle">%s</text>`+"\n", (T+H-B)/2, (T+H-B)/2, yl)
-	for i, s := range ss {
-		var pts []string
-		for j := range s.x {
-			pts = append(pts, fmt.Sprintf("%.1f,%.1f", px(s.x[j]), py(s.y[j])))
-			fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="3" fill="%s"/>`+"\n", px(s.x[j]), py(s.y[j]), s.color)
-		}
-		fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="2" points="%s"/>`+"\n", s.color, strings.Join(pts, " "))
-		ly := T + 20 + 20*float64(i)
-		fmt.Fprintf(&b, `<line x1="%g" y1="%g" x2="%g" y2="%g" stroke="%s" stroke-width="2"/><text x="%g" y="%g">%s</text>`+"\n",
-			W-R+10, ly, W-R+30, ly, s.color, W-R+35, ly+4, s.name)
-	}
-	b.WriteString("</svg>\n")
-	return b.String()
 }

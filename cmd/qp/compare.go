@@ -106,10 +106,12 @@ Example:
 		if err != nil {
 			return err
 		}
+		defer a.Close()
 		b, err := index.Open(pos[1])
 		if err != nil {
 			return err
 		}
+		defer b.Close()
 		t, err := collstats.Compare(a, b, "a="+filepath.Base(pos[0]), "b="+filepath.Base(pos[1]), sets, opt)
 		if err != nil {
 			return err

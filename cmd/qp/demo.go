@@ -114,6 +114,7 @@ func demoQueries(path, out string, n int) error {
 	if err != nil {
 		return err
 	}
+	defer x.Close()
 	ids := make([]int, x.NumTerms())
 	for t := range ids {
 		ids[t] = t

@@ -156,6 +156,7 @@ generated term by term, documents uniform samples, no text.`)
 			if err != nil {
 				return err
 			}
+			defer x.Close()
 			var fl *gen.QueryLog
 			if len(qfiles) > 0 {
 				if fl, err = gen.LoadQueryLog(qfiles...); err != nil {

@@ -98,33 +98,6 @@ func TestParseDensity(t *testing.T) {
 	}
 }
 
-// TestBitmapPlot draws bench query rows against the bitmap density.
-func TestBitmapPlot(t *testing.T) {
-	rows := []queryRow{
-		{mode: engine.And, name: "skip", threads: "16", qps: 5000},
-		{mode: engine.And, name: "gpu bm off", c: 12 << 20, bm: "off", qps: 100000},
-		{mode: engine.And, name: "gpu bm 2^-6", c: 12 << 20, bm: "2^-6", qps: 130000},
-		{mode: engine.And, name: "gpu bm 1/256", c: 12 << 20, bm: "1/256", qps: 140000},
-		{mode: engine.And, name: "gpu bm 2^-10", c: 1 << 20, bm: "2^-10", qps: 70000},
-	}
-	path := filepath.Join(t.TempDir(), "bm.svg")
-	if err := writeBitmapPlot(path, rows, 1000, 10, 10); err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{"and GPU c=12M", "and GPU c=12M, no bitmaps", "and GPU c=1M", "and CPU (best row)", "<svg"} {
-		if !strings.Contains(string(b), want) {
-			t.Errorf("plot lacks %q", want)
-		}
-	}
-	if err := writeBitmapPlot(path, rows[:1], 1000, 10, 10); err == nil {
-		t.Error("a plot of CPU rows only: no error")
-	}
-}
-
 // TestDemoQueries checks the demo's query log for a synthetic index without
 // a TREC log: queries of 2-4 distinct terms of the index, which OR always
 // and AND often answer (the terms are the most frequent ones). The demo

@@ -77,6 +77,7 @@ Example:
 		if err != nil {
 			return err
 		}
+		defer x.Close()
 		an, err := x.Analyzer()
 		if err != nil {
 			return err

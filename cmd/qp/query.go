@@ -24,6 +24,7 @@ import (
 	"github.com/qpengine/qp/index/analysis"
 	"github.com/qpengine/qp/internal/fileguard"
 	"github.com/qpengine/qp/internal/progress"
+	"github.com/qpengine/qp/report"
 	"github.com/qpengine/qp/score"
 	"github.com/qpengine/qp/topk"
 )
@@ -210,23 +211,10 @@ func (qf *queryFlags) analyzeQueries(an *analysis.Analyzer, qs []eval.Query, mod
 	return out
 }
 
+// readQueryFile is eval.ReadQueryFile (kept for the callers in cmd/qp,
+// sched.go among them).
 func readQueryFile(path string, limit int) ([]eval.Query, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	qs, err := eval.ReadQueries(f)
-	if err == nil {
-		err = eval.UniqueIDs(qs)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if limit > 0 && len(qs) > limit {
-		qs = qs[:limit]
-	}
-	return qs, nil
+	return eval.ReadQueryFile(path, limit)
 }
 
 // batchSummary accumulates per-query latencies and outcomes.
@@ -300,12 +288,8 @@ func (s *batchSummary) failure(n int) error {
 	return fmt.Errorf("%d of %d queries failed (qids %s); the run lacks them (--allow-partial accepts a partial run)", s.nfailed, n, ids)
 }
 
-func pctl(sorted []time.Duration, p float64) time.Duration {
-	if len(sorted) == 0 {
-		return 0
-	}
-	return sorted[min(len(sorted)-1, int(p*float64(len(sorted))))]
-}
+// pctl is report.Percentile (nearest rank), the one definition.
+func pctl(sorted []time.Duration, p float64) time.Duration { return report.Percentile(sorted, p) }
 
 func (s *batchSummary) print(n int, wall time.Duration) { s.printTo(os.Stdout, n, wall) }
 

@@ -31,6 +31,7 @@ cores, to compare sizes on the same data.`)
 		if err != nil {
 			return err
 		}
+		defer x.Close()
 		m := x.Meta
 		tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
 		fmt.Fprintf(tw, "index\t%s\n", pos[0])

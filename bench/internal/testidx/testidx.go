@@ -81,6 +81,7 @@ func Build(t testing.TB, name string, opt analysis.Options) *index.Index {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { x.Close() })
 	return x
 }
 

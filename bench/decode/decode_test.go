@@ -1,0 +1,80 @@
+package decode
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/qpengine/qp/compress"
+	"github.com/qpengine/qp/internal/ref"
+)
+
+// TestSampleAndRun: the sample stops at the budget with whole lists that
+// are the index's; each codec's row has its bits per docID and frequency
+// (checked against the re-encoded sizes' bounds) and positive rates.
+func TestSampleAndRun(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	n := 3000
+	c := &ref.Collection{Lens: make([]uint32, n)}
+	for i := range 20 {
+		perm := rng.Perm(n)[:max(1, n/(2+i))]
+		slices.Sort(perm)
+		var docs, freqs []uint32
+		for _, d := range perm {
+			docs, freqs = append(docs, uint32(d)), append(freqs, uint32(1+rng.IntN(3)))
+			c.Lens[d]++
+		}
+		c.Terms = append(c.Terms, fmt.Sprintf("w%02d", i))
+		c.Docs, c.Freqs = append(c.Docs, docs), append(c.Freqs, freqs)
+	}
+	for d := range c.Lens {
+		c.Lens[d] = max(c.Lens[d], 1)
+	}
+	bp, err := compress.ByName("bp128")
+	if err != nil {
+		t.Skip(err)
+	}
+	x, err := c.WriteIndex(filepath.Join(t.TempDir(), "x.qp"), bp, 128)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	docs, freqs, total, err := Sample(x, 2000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := 0
+	for i, d := range docs {
+		sum += len(d)
+		k := slices.IndexFunc(c.Docs, func(l []uint32) bool { return slices.Equal(l, d) })
+		if k < 0 || !slices.Equal(c.Freqs[k], freqs[i]) {
+			t.Fatalf("sampled list %d is not one of the collection's", i)
+		}
+	}
+	if sum != total || total < 2000 || total-len(docs[len(docs)-1]) >= 2000 {
+		t.Fatalf("sampled %d postings in %d lists for a budget of 2000", total, len(docs))
+	}
+	vb, err := compress.ByName("vbyte")
+	if err != nil {
+		t.Skip(err)
+	}
+	rows, err := Run(x, docs, freqs, []compress.Codec{bp, vb}, time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 2 || rows[0].Codec != "bp128" || rows[1].Codec != "vbyte" {
+		t.Fatalf("rows %+v", rows)
+	}
+	for _, r := range rows {
+		// vbyte: at least 8 bits per value; bp128: at most 33 (32 + headers).
+		if r.BitsDoc <= 0 || r.BitsDoc > 40 || r.BitsTF <= 0 || r.Docs1 <= 0 || r.Both1 <= 0 || r.BothN <= 0 || r.Threads < 1 {
+			t.Errorf("row %+v", r)
+		}
+	}
+	if rows[1].BitsDoc < 8 {
+		t.Errorf("vbyte %.2f bits per docID, below one byte", rows[1].BitsDoc)
+	}
+}
