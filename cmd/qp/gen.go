@@ -96,8 +96,16 @@ generated term by term, documents uniform samples, no text.`)
 		bgShare := fs.Float64("background", 0, "topics: share of fresh words from the background (0 = default 0.5)")
 		mem := fs.String("mem", "1G", "topics: memory for in-memory postings before the builder spills")
 		tmp := fs.String("tmp", "", "topics: directory for spilled runs")
+		cpuProfile := fs.String("cpuprofile", "", "write a Go CPU profile of the generation and build to this new file (go tool pprof)")
 		if _, err := parse(fs, args); err != nil {
 			return err
+		}
+		if *cpuProfile != "" {
+			stop, err := startCPUProfile(*cpuProfile)
+			if err != nil {
+				return err
+			}
+			defer stop()
 		}
 		set := map[string]bool{}
 		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
