@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/bits"
 	"os"
 	"path/filepath"
 	"slices"
@@ -50,10 +51,14 @@ type idInverter struct {
 // idShard is one shard of an idInverter.
 type idShard struct {
 	dir, prefix string
+	w           uint32 // shards
 	in          chan []idPosting
 	free        chan []idPosting // drained buckets, for the tokenizers to reuse
-	limit       int              // postings in buf before a spill
-	buf, tmp    []idPosting
+	limit       int              // postings in chunks before a spill
+	chunks      [][]idPosting    // the postings since the last spill, in arrival order
+	n           int              // postings in chunks
+	spare       [][]idPosting    // emptied chunks
+	a, b        []idPosting      // the radix sort's arrays
 	runs        []*idRun
 	err         error
 	terms       []idTerm // after finish: distinct ids, by name
@@ -62,10 +67,12 @@ type idShard struct {
 
 // idRun is one spilled run of a shard: lists in id order.
 type idRun struct {
-	f    *os.File
-	ids  []uint32 // ascending
-	offs []uint64 // offs[i]..offs[i+1]: the bytes of ids[i]'s list
-	ns   []uint32 // postings of ids[i]
+	f     *os.File
+	data  []byte // the file, mapped (or read) after the last spill
+	unmap func()
+	ids   []uint32 // ascending
+	offs  []uint64 // offs[i]..offs[i+1]: the bytes of ids[i]'s list
+	ns    []uint32 // postings of ids[i]
 }
 
 // idTerm is a distinct term id of a shard, its name and its df.
@@ -78,11 +85,11 @@ type idTerm struct {
 // budget/w bytes of buffered postings.
 func newIDInverter(dir string, w int, budget int64) *idInverter {
 	v := &idInverter{}
-	// A shard's memory: buf (capacity up to twice its length by append
-	// growth) and the radix sort's tmp: 3 × limit × 12 bytes.
+	// A shard's memory: its chunks and the radix sort's two arrays, 3 ×
+	// limit × 12 bytes.
 	limit := int(max(budget/int64(w)/36, 64))
 	for s := range w {
-		sh := &idShard{dir: dir, prefix: fmt.Sprintf("id%03d-", s), in: make(chan []idPosting, 64),
+		sh := &idShard{dir: dir, w: uint32(w), prefix: fmt.Sprintf("id%03d-", s), in: make(chan []idPosting, 64),
 			free: make(chan []idPosting, 128), limit: limit, postings: &v.postings}
 		v.shards = append(v.shards, sh)
 		v.wg.Add(1)
@@ -158,9 +165,9 @@ func (v *idInverter) runCount() int {
 func (sh *idShard) loop(failed *atomic.Bool) {
 	for b := range sh.in {
 		if sh.err == nil {
-			sh.buf = append(sh.buf, b...)
+			sh.append(b)
 			sh.postings.Add(uint64(len(b)))
-			if len(sh.buf) >= sh.limit {
+			if sh.n >= sh.limit {
 				if sh.err = sh.spill(); sh.err != nil {
 					failed.Store(true)
 				}
@@ -171,58 +178,116 @@ func (sh *idShard) loop(failed *atomic.Bool) {
 		default:
 		}
 	}
-	if sh.err == nil && len(sh.buf) > 0 {
+	if sh.err == nil && sh.n > 0 {
 		if sh.err = sh.spill(); sh.err != nil {
 			failed.Store(true)
 		}
 	}
-	sh.buf, sh.tmp = nil, nil
+	sh.chunks, sh.spare, sh.a, sh.b = nil, nil, nil, nil
 }
 
-// radixSortByID sorts a by id, stably (LSD radix sort, 11-bit digits),
-// using tmp (grown to len(a)) as scratch; it returns the sorted slice (a or
-// tmp) and the other.
-func radixSortByID(a, tmp []idPosting) (sorted, other []idPosting) {
-	if cap(tmp) < len(a) {
-		tmp = make([]idPosting, len(a))
+// idChunk is the number of postings of a chunk: the buffer grows by
+// chunks, never copied, until the spill's radix sort reads them.
+const idChunk = 1 << 14
+
+// append copies b into the chunks.
+func (sh *idShard) append(b []idPosting) {
+	for len(b) > 0 {
+		if len(sh.chunks) == 0 || len(sh.chunks[len(sh.chunks)-1]) == idChunk {
+			var c []idPosting
+			if k := len(sh.spare); k > 0 {
+				c, sh.spare = sh.spare[k-1], sh.spare[:k-1]
+			} else {
+				c = make([]idPosting, 0, idChunk)
+			}
+			sh.chunks = append(sh.chunks, c)
+		}
+		last := &sh.chunks[len(sh.chunks)-1]
+		k := min(len(b), idChunk-len(*last))
+		*last = append(*last, b[:k]...)
+		b = b[k:]
+		sh.n += k
 	}
-	tmp = tmp[:len(a)]
-	var all uint32
-	for _, p := range a {
-		all |= p.id
+}
+
+// radixSortByID sorts the postings of chunks by id, stably, and returns
+// the sorted array and the other (a and b are grown to n). An LSD radix
+// sort on the shard key id/w (the shard's ids are ≡ s mod w): digits of
+// at most 13 bits (a 64 KiB count table), as few passes as the largest key
+// needs (two up to 2^26 keys: GOV2's 285M-id space on 16 shards); the first
+// pass reads the chunks, the others go between a and b.
+func radixSortByID(chunks [][]idPosting, n int, w uint32, a, b []idPosting) (sorted, other []idPosting) {
+	if cap(a) < n {
+		a = make([]idPosting, n)
 	}
-	const bits = 11
-	var cnt [1 << bits]int
-	for shift := uint(0); shift < 32 && all>>shift != 0; shift += bits {
-		clear(cnt[:])
-		for _, p := range a {
-			cnt[(p.id>>shift)&(1<<bits-1)]++
+	if cap(b) < n {
+		b = make([]idPosting, n)
+	}
+	a, b = a[:n], b[:n]
+	var maxKey uint32
+	for _, c := range chunks {
+		for _, p := range c {
+			maxKey = max(maxKey, p.id/w)
+		}
+	}
+	nb := max(bits.Len32(maxKey), 1)
+	passes := (nb + 12) / 13
+	digit := uint((nb + passes - 1) / passes)
+	mask := uint32(1)<<digit - 1
+	cnt := make([]int, 1<<digit)
+	for pass := range passes {
+		shift := uint(pass) * digit
+		clear(cnt)
+		var src [][]idPosting
+		if pass == 0 {
+			src = chunks
+		} else {
+			src = [][]idPosting{a}
+		}
+		for _, c := range src {
+			for _, p := range c {
+				cnt[(p.id/w>>shift)&mask]++
+			}
 		}
 		sum := 0
 		for i, c := range cnt {
 			cnt[i] = sum
 			sum += c
 		}
-		for _, p := range a {
-			d := (p.id >> shift) & (1<<bits - 1)
-			tmp[cnt[d]] = p
-			cnt[d]++
+		dst := b
+		if pass == 0 {
+			dst = a
 		}
-		a, tmp = tmp, a
+		for _, c := range src {
+			for _, p := range c {
+				d := (p.id / w >> shift) & mask
+				dst[cnt[d]] = p
+				cnt[d]++
+			}
+		}
+		if pass > 0 {
+			a, b = b, a
+		}
 	}
-	return a, tmp
+	return a, b
 }
 
-// spill sorts the buffer by id and writes it as a run; the file stays open
-// for the merge's reads.
+// spill sorts the chunks by id and writes them as a run; the file stays
+// open for the merge.
 func (sh *idShard) spill() error {
-	sorted, other := radixSortByID(sh.buf, sh.tmp)
+	sorted, other := radixSortByID(sh.chunks, sh.n, sh.w, sh.a, sh.b)
+	sh.a, sh.b = sorted, other
+	for _, c := range sh.chunks {
+		sh.spare = append(sh.spare, c[:0])
+	}
+	sh.chunks, sh.n = sh.chunks[:0], 0
 	path := filepath.Join(sh.dir, fmt.Sprintf("run-%s%05d", sh.prefix, len(sh.runs)))
 	f, err := os.Create(path)
 	if err != nil {
 		return fmt.Errorf("index: spilling run: %w", err)
 	}
-	run := &idRun{f: f}
+	run := &idRun{f: f, unmap: func() {}}
+	sh.runs = append(sh.runs, run)
 	bw := bufio.NewWriterSize(f, 1<<20)
 	var b []byte
 	var off uint64
@@ -245,15 +310,7 @@ func (sh *idShard) spill() error {
 	}
 	run.offs = append(run.offs, off)
 	if err := bw.Flush(); err != nil {
-		f.Close()
 		return fmt.Errorf("index: spilling run: %w", err)
-	}
-	sh.runs = append(sh.runs, run)
-	// The sorted postings are dropped; keep the larger array as the next
-	// buffer and the other as the next scratch.
-	sh.buf, sh.tmp = sorted[:0], other[:0]
-	if cap(sh.tmp) > cap(sh.buf) {
-		sh.buf, sh.tmp = sh.tmp, sh.buf
 	}
 	return nil
 }
@@ -275,6 +332,14 @@ func (v *idInverter) finish(name func(uint32) string) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			for _, r := range sh.runs {
+				data, unmap, err := mapRun(r.f, int64(r.offs[len(r.offs)-1]))
+				if err != nil {
+					errs[s] = err
+					return
+				}
+				r.data, r.unmap = data, unmap
+			}
 			errs[s] = sh.nameTerms(name)
 		}()
 	}
@@ -294,6 +359,8 @@ func (v *idInverter) stop() {
 	}
 	for _, sh := range v.shards {
 		for _, r := range sh.runs {
+			r.unmap()
+			r.unmap = func() {}
 			r.f.Close()
 		}
 	}
@@ -352,31 +419,24 @@ func (sh *idShard) nameTerms(name func(uint32) string) error {
 }
 
 // read appends the postings of id (from every run of the shard that holds
-// it, in run order, i.e. docID order) to docs and tfs; buf is scratch.
-func (sh *idShard) read(id uint32, docs, tfs []uint32, buf []byte) ([]uint32, []uint32, []byte, error) {
+// it, in run order, i.e. docID order) to docs and tfs.
+func (sh *idShard) read(id uint32, docs, tfs []uint32) ([]uint32, []uint32, error) {
 	for _, r := range sh.runs {
 		i, ok := slices.BinarySearch(r.ids, id)
 		if !ok {
 			continue
 		}
-		n := int(r.offs[i+1] - r.offs[i])
-		if cap(buf) < n {
-			buf = make([]byte, n)
-		}
-		buf = buf[:n]
-		if _, err := r.f.ReadAt(buf, int64(r.offs[i])); err != nil {
-			return docs, tfs, buf, fmt.Errorf("index: run %s: %w", r.f.Name(), err)
-		}
+		buf := r.data[r.offs[i]:r.offs[i+1]]
 		prev := uint32(0)
 		for k := uint32(0); k < r.ns[i]; k++ {
 			g, m := binary.Uvarint(buf)
 			if m <= 0 {
-				return docs, tfs, buf, fmt.Errorf("index: run %s: corrupt list of term id %d", r.f.Name(), id)
+				return docs, tfs, fmt.Errorf("index: run %s: corrupt list of term id %d", r.f.Name(), id)
 			}
 			buf = buf[m:]
 			tf, m := binary.Uvarint(buf)
 			if m <= 0 {
-				return docs, tfs, buf, fmt.Errorf("index: run %s: corrupt list of term id %d", r.f.Name(), id)
+				return docs, tfs, fmt.Errorf("index: run %s: corrupt list of term id %d", r.f.Name(), id)
 			}
 			buf = buf[m:]
 			prev += uint32(g)
@@ -384,7 +444,7 @@ func (sh *idShard) read(id uint32, docs, tfs []uint32, buf []byte) ([]uint32, []
 			tfs = append(tfs, uint32(tf))
 		}
 	}
-	return docs, tfs, buf, nil
+	return docs, tfs, nil
 }
 
 // idMerge merges the shards' runs in name order, by name ranges (parts)
@@ -457,7 +517,6 @@ func newIDMerge(shards []*idShard, perm []uint32, parts int) *idMerge {
 // idScratch is one merging goroutine's reusable buffers.
 type idScratch struct {
 	docs, tfs []uint32
-	buf       []byte
 	heads     [][2]int
 }
 
@@ -486,7 +545,7 @@ func (m *idMerge) part(p int, sc *idScratch, emit func(term string, docs, tfs []
 		}
 		prev = bt.name
 		var err error
-		sc.docs, sc.tfs, sc.buf, err = m.shards[best].read(bt.id, sc.docs[:0], sc.tfs[:0], sc.buf)
+		sc.docs, sc.tfs, err = m.shards[best].read(bt.id, sc.docs[:0], sc.tfs[:0])
 		if err != nil {
 			return err
 		}
@@ -513,18 +572,22 @@ type encodedPart struct {
 	freqBytes int64
 	postings  uint64
 	err       error
-	done      chan struct{}
 }
 
-// writeAll merges and encodes the parts on workers goroutines, at most
-// 2·workers parts ahead of the writer, and writes them in order.
+// writeAll merges and encodes the parts on workers goroutines and writes
+// them in order. 2·workers part buffers circulate (reused: no growth after
+// the first parts), which bounds how far the workers run ahead of the
+// writer.
 func (m *idMerge) writeAll(ctx context.Context, w *Writer, workers int, st *BuildStats) error {
 	np := len(m.ranges)
-	parts := make([]*encodedPart, np)
-	for i := range parts {
-		parts[i] = &encodedPart{done: make(chan struct{})}
+	slots := make([]chan *encodedPart, np)
+	for i := range slots {
+		slots[i] = make(chan *encodedPart, 1)
 	}
-	window := make(chan struct{}, 2*workers)
+	pool := make(chan *encodedPart, 2*workers)
+	for range cap(pool) {
+		pool <- &encodedPart{}
+	}
 	var next atomic.Int64
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -537,8 +600,9 @@ func (m *idMerge) writeAll(ctx context.Context, w *Writer, workers int, st *Buil
 			e.SetBitmaps(w.opt.Bitmaps)
 			var sc idScratch
 			for {
+				var ep *encodedPart
 				select {
-				case window <- struct{}{}:
+				case ep = <-pool:
 				case <-ctx.Done():
 					return
 				}
@@ -546,7 +610,6 @@ func (m *idMerge) writeAll(ctx context.Context, w *Writer, workers int, st *Buil
 				if p >= np {
 					return
 				}
-				ep := parts[p]
 				ep.err = m.part(p, &sc, func(term string, docs, tfs []uint32) error {
 					var err error
 					if ep.enc, err = e.Encode(ep.enc, docs, tfs); err != nil {
@@ -561,14 +624,15 @@ func (m *idMerge) writeAll(ctx context.Context, w *Writer, workers int, st *Buil
 					ep.postings += uint64(len(docs))
 					return nil
 				})
-				close(ep.done)
+				slots[p] <- ep
 			}
 		}()
 	}
-	defer wg.Wait()
-	for _, ep := range parts {
+	defer func() { cancel(); wg.Wait() }()
+	for _, slot := range slots {
+		var ep *encodedPart
 		select {
-		case <-ep.done:
+		case ep = <-slot:
 		case <-ctx.Done():
 			return ctx.Err()
 		}
@@ -586,8 +650,9 @@ func (m *idMerge) writeAll(ctx context.Context, w *Writer, workers int, st *Buil
 		st.FreqBytes += ep.freqBytes
 		st.Postings += ep.postings
 		st.Terms += uint64(len(ep.terms))
-		*ep = encodedPart{done: ep.done}
-		<-window
+		clear(ep.terms) // the names, for the collector
+		*ep = encodedPart{terms: ep.terms[:0], recs: ep.recs[:0], ends: ep.ends[:0], enc: ep.enc[:0]}
+		pool <- ep
 	}
 	return nil
 }
