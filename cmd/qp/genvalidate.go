@@ -56,7 +56,7 @@ func within(r collstats.Row, f float64) (ok, defined bool) {
 // writeTargets prints, per target, every row it applies to, met or not,
 // and a summary; it returns the counts.
 func writeTargets(w io.Writer, t *collstats.Table) (met, total int) {
-	fmt.Fprintf(w, "\nissue 20 targets (%s real, %s generated):\n", t.NameA, t.NameB)
+	fmt.Fprintf(w, "\nissue 20 targets (%s against %s):\n", t.NameB, t.NameA)
 	for _, vt := range validateTargets {
 		n, m := 0, 0
 		var miss []string
