@@ -27,6 +27,6 @@ echo "gen locality: $(( $(date +%s) - t ))s"
 for v in random bp locality; do
   [ -s /tmp/bp-$v.qp ] || continue
   "$bin/qp" stats /tmp/bp-$v.qp --codecs bp128,pfordelta >"$OUT/stats-$v.txt" 2>&1
-  echo "== $v"; grep -iE 'bits|docid' "$OUT/stats-$v.txt" | head -6
+  echo "== $v"; grep -E 'docid order|bits/docID|bp128  |pfordelta  ' "$OUT/stats-$v.txt"
 done
 rm -f /tmp/bp-random.qp /tmp/bp-bp.qp /tmp/bp-locality.qp
