@@ -3,7 +3,7 @@
 # at GOV2's size (DOCS, default 25M documents) on the GPU machine's 16 cores,
 # with the peak memory of the process (VmHWM, sampled every 2 s) and the
 # spill folder's size, then `qp stats` of the index. One call (≤ 10 min):
-# gen is cut at GENLIMIT seconds (default 480).
+# gen is cut at GENLIMIT seconds (default 450).
 #
 # Prepare here: bash scripts/device/build.sh (bin/dev/qp and the TREC logs
 # in bin/dev/data); if the binaries exceed what a call carries, xz them
@@ -20,7 +20,7 @@ rm -f "$idx"
 df -h /tmp >"$OUT/df.txt"
 grep -E 'MemTotal|MemAvailable' /proc/meminfo >>"$OUT/df.txt"
 t=$(date +%s)
-timeout "${GENLIMIT:-480}" "$bin/qp" gen --model topics --docs "$DOCS" --out "$idx" --mem "${MEM:-40G}" \
+timeout "${GENLIMIT:-450}" "$bin/qp" gen --model topics --docs "$DOCS" --out "$idx" --mem "${MEM:-40G}" \
   --queries "$bin/data/05.efficiency_topics.txt" --queries "$bin/data/06.efficiency_topics.txt" >"$OUT/gen.log" 2>&1 &
 pid=$!
 sleep 1
