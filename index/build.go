@@ -149,7 +149,8 @@ func Build(ctx context.Context, src DocSource, opt BuildOptions) (BuildStats, er
 
 	// Stage 1: read documents in order, in batches.
 	type batch struct {
-		docs []tokDoc
+		docs    []tokDoc
+		buckets [][]idPosting // postings of the term-id documents by shard
 	}
 	in := make(chan *batch, opt.Workers*2)
 	out := make(chan *batch, opt.Workers*2)
@@ -183,6 +184,18 @@ func Build(ctx context.Context, src DocSource, opt BuildOptions) (BuildStats, er
 			}
 		}
 	}()
+	// Documents pre-tokenized by term ids are inverted by idInv (sort-based,
+	// opt.Workers shards; build_ids.go); the tokenizers bucket their
+	// postings by shard.
+	var idInv *idInverter
+	if opt.TermName != nil {
+		idInv = newIDInverter(tmpDir, opt.Workers, opt.MemBudget)
+		defer func() {
+			if idInv != nil {
+				idInv.stop()
+			}
+		}()
+	}
 	// Stage 2: tokenize and count term frequencies on all cores.
 	var wg sync.WaitGroup
 	for w := 0; w < opt.Workers; w++ {
@@ -220,6 +233,9 @@ func Build(ctx context.Context, src DocSource, opt BuildOptions) (BuildStats, er
 					}
 					td.doc.Text = nil
 				}
+				if idInv != nil {
+					b.buckets = idInv.idBuckets(b.docs)
+				}
 				select {
 				case out <- b:
 				case <-ctx.Done():
@@ -232,20 +248,6 @@ func Build(ctx context.Context, src DocSource, opt BuildOptions) (BuildStats, er
 
 	// Stage 3: invert in input order.
 	inv := newInverter(tmpDir, opt.MemBudget)
-	inv.name = opt.TermName
-	// Documents pre-tokenized by term id are inverted by opt.Workers shards,
-	// shard s holding the ids ≡ s (mod shards), each in document order and
-	// spilling its own runs past its share of the budget; their terms are
-	// disjoint, so the merge takes their runs as it takes inv's.
-	var shards []*inverter
-	if opt.TermName != nil {
-		for s := range opt.Workers {
-			sh := newInverter(tmpDir, max(opt.MemBudget/int64(opt.Workers), 1))
-			sh.name, sh.prefix = opt.TermName, fmt.Sprintf("s%03d-", s)
-			shards = append(shards, sh)
-		}
-		inv.shards = shards
-	}
 	var lens []uint32
 	var ids []string
 	var stored [][]byte
@@ -295,16 +297,17 @@ func Build(ctx context.Context, src DocSource, opt BuildOptions) (BuildStats, er
 					return st, err
 				}
 			}
-			if err := invertIDs(shards, pb.docs); err != nil {
-				return st, err
+			if pb.buckets != nil {
+				if err := idInv.send(ctx, pb.buckets); err != nil {
+					return st, idInv.failure(err)
+				}
 			}
 			next += uint64(len(pb.docs))
 			st.Docs = next
 			if opt.Progress != nil {
 				st.Postings, st.Runs = inv.postings, len(inv.runs)
-				for _, sh := range shards {
-					st.Postings += sh.postings
-					st.Runs += len(sh.runs)
+				if idInv != nil {
+					st.Postings += idInv.postings.Load()
 				}
 				opt.Progress(st)
 			}
@@ -347,10 +350,22 @@ func Build(ctx context.Context, src DocSource, opt BuildOptions) (BuildStats, er
 		return st, err
 	}
 	st.Runs = len(inv.runs)
-	for _, sh := range shards {
-		st.Runs += len(sh.runs)
+	var idm *idMerge
+	if idInv != nil {
+		if err := idInv.finish(opt.TermName); err != nil {
+			w.Abort()
+			return st, err
+		}
+		st.Runs += idInv.runCount()
+		idm = newIDMerge(idInv.shards, perm, 8*opt.Workers)
 	}
-	if err := inv.merge(ctx, w, perm, opt.Workers, &st); err != nil {
+	if idm != nil && inv.postings == 0 {
+		// Term ids alone (qp gen): merged and encoded on all cores.
+		err = idm.writeAll(ctx, w, opt.Workers, &st)
+	} else {
+		err = inv.merge(ctx, w, perm, idm, opt.Workers, &st)
+	}
+	if err != nil {
 		w.Abort()
 		return st, err
 	}
@@ -436,43 +451,6 @@ func pretokLength[T string | uint32](terms []T, tfs []uint32, kind string) (uint
 	return uint32(length), nil
 }
 
-// invertIDs adds the term-id postings of docs to the shards, one goroutine
-// per shard, each spilling when past its budget.
-func invertIDs(shards []*inverter, docs []tokDoc) error {
-	has := false
-	for i := range docs {
-		has = has || docs[i].ids != nil
-	}
-	if !has {
-		return nil
-	}
-	n := uint32(len(shards))
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for s, sh := range shards {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range docs {
-				td := &docs[i]
-				for j, t := range td.ids {
-					if t%n == uint32(s) {
-						sh.addID(t, uint32(td.seq), td.tfs[j])
-					}
-				}
-			}
-			errs[s] = sh.maybeSpill()
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // pretokenizedIDs checks a document pre-tokenized by term ids.
 func pretokenizedIDs(td *tokDoc, named bool) error {
 	d := td.doc
@@ -533,63 +511,13 @@ type inverter struct {
 	dir      string
 	budget   int64
 	lists    map[string]*postBuf
-	byID     map[uint32]*postBuf // lists of term ids, named at spill and merge
-	name     func(uint32) string
-	prefix   string      // of run file names
-	shards   []*inverter // term-id shards (merge reads their runs and lists too)
 	mem      int64
 	postings uint64
 	runs     []string
 }
 
 func newInverter(dir string, budget int64) *inverter {
-	return &inverter{dir: dir, budget: budget, lists: map[string]*postBuf{}, byID: map[uint32]*postBuf{}}
-}
-
-func (v *inverter) addID(term, doc, tf uint32) {
-	p := v.byID[term]
-	if p == nil {
-		p = &postBuf{}
-		v.byID[term] = p
-		v.mem += 96
-	}
-	if len(p.docs) == cap(p.docs) {
-		v.mem += int64(cap(p.docs)+1) * 8
-	}
-	p.docs = append(p.docs, doc)
-	p.tfs = append(p.tfs, tf)
-	v.postings++
-}
-
-// nameIDs moves the lists of term ids into lists under their names (a
-// name that also came from text has its two lists merged in docID order).
-func (v *inverter) nameIDs() {
-	for id, p := range v.byID {
-		t := v.name(id)
-		if q := v.lists[t]; q != nil {
-			p = mergePostBufs(q, p)
-		} else {
-			v.mem += int64(len(t))
-		}
-		v.lists[t] = p
-	}
-	clear(v.byID)
-}
-
-// mergePostBufs merges two lists of distinct docIDs in docID order.
-func mergePostBufs(a, b *postBuf) *postBuf {
-	out := &postBuf{docs: make([]uint32, 0, len(a.docs)+len(b.docs)), tfs: make([]uint32, 0, len(a.docs)+len(b.docs))}
-	i, j := 0, 0
-	for i < len(a.docs) || j < len(b.docs) {
-		if j == len(b.docs) || (i < len(a.docs) && a.docs[i] < b.docs[j]) {
-			out.docs, out.tfs = append(out.docs, a.docs[i]), append(out.tfs, a.tfs[i])
-			i++
-		} else {
-			out.docs, out.tfs = append(out.docs, b.docs[j]), append(out.tfs, b.tfs[j])
-			j++
-		}
-	}
-	return out
+	return &inverter{dir: dir, budget: budget, lists: map[string]*postBuf{}}
 }
 
 func (v *inverter) add(term string, doc, tf uint32) {
@@ -629,8 +557,7 @@ func (v *inverter) maybeSpill() error {
 // per term: uvarint len(term), term, uvarint n, n × (uvarint doc gap, uvarint tf);
 // a zero length ends the run.
 func (v *inverter) spill() error {
-	v.nameIDs()
-	path := filepath.Join(v.dir, fmt.Sprintf("run-%s%05d", v.prefix, len(v.runs)))
+	path := filepath.Join(v.dir, fmt.Sprintf("run-%05d", len(v.runs)))
 	f, err := os.Create(path)
 	if err != nil {
 		return fmt.Errorf("index: spilling run: %w", err)
@@ -732,9 +659,10 @@ type mergedList struct {
 	err       error
 }
 
-// merge combines the runs and the in-memory lists term by term, remaps
+// merge combines the runs, the in-memory lists and the lists of ids (if
+// not nil: documents pre-tokenized by term ids) term by term, remaps
 // docIDs through perm, encodes lists on all cores and writes them in order.
-func (v *inverter) merge(ctx context.Context, w *Writer, perm []uint32, workers int, st *BuildStats) error {
+func (v *inverter) merge(ctx context.Context, w *Writer, perm []uint32, ids *idMerge, workers int, st *BuildStats) error {
 	var readers []*runReader
 	defer func() {
 		for _, r := range readers {
@@ -742,17 +670,14 @@ func (v *inverter) merge(ctx context.Context, w *Writer, perm []uint32, workers 
 		}
 	}()
 	runs := v.runs
-	v.nameIDs()
-	for _, sh := range v.shards {
-		runs = append(runs, sh.runs...)
-		sh.nameIDs()
-		for t, p := range sh.lists { // a term also fed as text: merged
-			if q := v.lists[t]; q != nil {
-				p = mergePostBufs(q, p)
-			}
-			v.lists[t] = p
+	var idSrc *idStream
+	if ids != nil {
+		// Its lists are in docID order already: perm is applied below.
+		ids.perm = nil
+		var err error
+		if idSrc, err = newIDStream(ids); err != nil {
+			return err
 		}
-		sh.lists = nil
 	}
 	for _, p := range runs {
 		r, err := openRun(p)
@@ -775,6 +700,9 @@ func (v *inverter) merge(ctx context.Context, w *Writer, perm []uint32, workers 
 		if mi < len(memTerms) && (!found || memTerms[mi] < term) {
 			term, found = memTerms[mi], true
 		}
+		if idSrc != nil && idSrc.head != nil && (!found || idSrc.head.term < term) {
+			term, found = idSrc.head.term, true
+		}
 		if !found {
 			return nil, nil
 		}
@@ -793,6 +721,13 @@ func (v *inverter) merge(ctx context.Context, w *Writer, perm []uint32, workers 
 			ml.tfs = append(ml.tfs, p.tfs...)
 			delete(v.lists, term)
 			mi++
+		}
+		if idSrc != nil && idSrc.head != nil && idSrc.head.term == term {
+			ml.docs = append(ml.docs, idSrc.head.docs...)
+			ml.tfs = append(ml.tfs, idSrc.head.tfs...)
+			if err := idSrc.advance(); err != nil {
+				return nil, err
+			}
 		}
 		if perm != nil {
 			for i, d := range ml.docs {

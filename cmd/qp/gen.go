@@ -96,8 +96,18 @@ generated term by term, documents uniform samples, no text.`)
 		bgShare := fs.Float64("background", 0, "topics: share of fresh words from the background (0 = default 0.5)")
 		mem := fs.String("mem", "1G", "topics: memory for in-memory postings before the builder spills")
 		tmp := fs.String("tmp", "", "topics: directory for spilled runs")
+		validate := fs.Bool("validate", false, "topics, with --fit: compare the stand-in with the fitted index (qp compare's table on the TREC 2006 log and\ngenerated and/known sets) and mark issue 20's targets met or not; without --out the stand-in is a temporary file")
+		valLimit := fs.Int("validate-queries", 10000, "with --validate: the first N queries of the TREC 2006 log")
+		cpuProfile := fs.String("cpuprofile", "", "write a Go CPU profile of the generation and build to this new file (go tool pprof)")
 		if _, err := parse(fs, args); err != nil {
 			return err
+		}
+		if *cpuProfile != "" {
+			stop, err := startCPUProfile(*cpuProfile)
+			if err != nil {
+				return err
+			}
+			defer stop()
 		}
 		set := map[string]bool{}
 		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
@@ -136,6 +146,22 @@ generated term by term, documents uniform samples, no text.`)
 		case "topics":
 		default:
 			return fmt.Errorf("--model %q: want topics or independent", *model)
+		}
+		if *validate {
+			if *fitIdx == "" {
+				return fmt.Errorf("--validate needs --fit INDEX (the real collection to compare with)")
+			}
+			if set["docs"] {
+				return fmt.Errorf("--validate compares a stand-in of the fitted index's size: drop --docs")
+			}
+			if *out == "" {
+				dir, err := os.MkdirTemp(*tmp, "qp-validate-")
+				if err != nil {
+					return fmt.Errorf("--validate: %w", err)
+				}
+				defer os.RemoveAll(dir)
+				*out = filepath.Join(dir, "standin.qp")
+			}
 		}
 		if *out == "" && *text == "" && *paramsOut == "" {
 			fs.Usage()
@@ -251,6 +277,9 @@ generated term by term, documents uniform samples, no text.`)
 			fmt.Printf("; wrote %s", *text)
 		}
 		fmt.Println()
+		if *validate {
+			return validateStandIn(os.Stdout, *fitIdx, *out, qfiles, *valLimit, *threads)
+		}
 		return nil
 	}
 	register(c)

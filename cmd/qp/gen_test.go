@@ -1,10 +1,13 @@
 package main
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/qpengine/qp/bench/collstats"
 )
 
 // TestGenTopicsCLI: --save-params then --params regenerates the identical
@@ -50,6 +53,8 @@ func TestGenTopicsCLI(t *testing.T) {
 		{[]string{"--params", params, "--fit", a, "--out", filepath.Join(dir, "x")}, "use one"},
 		{[]string{"--docs", "10", "--save-params", params}, "exists"},
 		{[]string{"--docs", "10", "--mem", "lots", "--out", filepath.Join(dir, "x")}, "--mem"},
+		{[]string{"--docs", "10", "--validate", "--out", filepath.Join(dir, "x")}, "--validate needs --fit"},
+		{[]string{"--fit", a, "--docs", "10", "--validate", "--out", filepath.Join(dir, "x")}, "drop --docs"},
 	} {
 		err := run(c.args...)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -60,3 +65,48 @@ func TestGenTopicsCLI(t *testing.T) {
 		t.Error("a failed qp gen left an output file")
 	}
 }
+
+// TestGenValidateCLI: --fit --validate writes the stand-in and prints the
+// comparison table and the targets, each row counted once.
+func TestGenValidateCLI(t *testing.T) {
+	dir := t.TempDir()
+	qlog := filepath.Join(dir, "06.queries.txt")
+	if err := os.WriteFile(qlog, []byte("1:alpha beta\n2:beta gamma delta\n3:alpha\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a := filepath.Join(dir, "a.idx")
+	if err := commands["gen"].run([]string{"--quiet", "--queries", qlog, "--docs", "600", "--out", a}); err != nil {
+		t.Fatal(err)
+	}
+	out, err := captureStdout(func() error {
+		return commands["gen"].run([]string{"--quiet", "--queries", qlog, "--fit", a, "--validate"})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"bp128 bits/docID", "AND results median", "issue 20 targets", "bits per docID within 15%", "rows within their targets"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("--validate output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// TestValidateWithin: the target test of one row.
+func TestValidateWithin(t *testing.T) {
+	nan := math.NaN()
+	for _, c := range []struct {
+		a, b, f     float64
+		ok, defined bool
+	}{
+		{10, 11.4, 1.15, true, true}, {10, 11.6, 1.15, false, true}, {10, 8.6, 1.15, true, true},
+		{2, 2.9, 1.5, true, true}, {2, 3.1, 1.5, false, true}, {3, 2.1, 1.5, true, true}, {3, 1.9, 1.5, false, true},
+		{0, 0, 1.5, true, true}, {0, 1, 1.5, false, true}, {nan, nan, 1.5, false, false}, {nan, 1, 1.5, false, true},
+	} {
+		ok, defined := within(collstatsRow(c.a, c.b), c.f)
+		if ok != c.ok || defined != c.defined {
+			t.Errorf("within(%g, %g, %g) = %v, %v; want %v, %v", c.a, c.b, c.f, ok, defined, c.ok, c.defined)
+		}
+	}
+}
+
+func collstatsRow(a, b float64) collstats.Row { return collstats.Row{A: a, B: b} }

@@ -1,0 +1,138 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"path/filepath"
+	"strings"
+
+	"github.com/qpengine/qp/bench/collstats"
+	"github.com/qpengine/qp/bench/queryset"
+	"github.com/qpengine/qp/index"
+)
+
+// validateTarget is one of issue 20's targets for a fitted stand-in
+// against its real collection: the rows it applies to and the largest
+// factor (b/a or a/b) it allows.
+type validateTarget struct {
+	what   string
+	match  func(r collstats.Row) bool
+	factor float64
+}
+
+var validateTargets = []validateTarget{
+	{"bits per docID within 15%", func(r collstats.Row) bool {
+		return r.Section == "compression" && strings.HasPrefix(r.Name, "bp128 bits/docID")
+	}, 1.15},
+	{"AND result-count median within 1.5x", func(r collstats.Row) bool {
+		return strings.HasPrefix(r.Section, "queries ") && strings.HasPrefix(r.Name, "AND results median")
+	}, 1.5},
+	{"R ratios within 1.5x", func(r collstats.Row) bool {
+		return strings.HasPrefix(r.Section, "queries ") && strings.HasPrefix(r.Name, "R k=")
+	}, 1.5},
+	{"pruning shares (MaxScore, BMW) within 1.5x", func(r collstats.Row) bool {
+		return strings.HasPrefix(r.Section, "queries ") && (strings.Contains(r.Name, "postings decoded") || strings.Contains(r.Name, "blocks decoded"))
+	}, 1.5},
+}
+
+// within tells whether r's ratio b/a lies within [1/f, f]; defined is
+// false when both values are undefined (no query of that length).
+func within(r collstats.Row, f float64) (ok, defined bool) {
+	if math.IsNaN(r.A) && math.IsNaN(r.B) {
+		return false, false
+	}
+	q := r.Ratio()
+	if math.IsNaN(q) {
+		return false, true
+	}
+	// Bits per docID: 15% either way means b/a in [0.85, 1.15].
+	if f < 1.2 {
+		return math.Abs(q-1) <= f-1, true
+	}
+	return q >= 1/f && q <= f, true
+}
+
+// writeTargets prints, per target, every row it applies to, met or not,
+// and a summary; it returns the counts.
+func writeTargets(w io.Writer, t *collstats.Table) (met, total int) {
+	fmt.Fprintf(w, "\nissue 20 targets (%s against %s):\n", t.NameB, t.NameA)
+	for _, vt := range validateTargets {
+		n, m := 0, 0
+		var miss []string
+		for _, r := range t.Rows {
+			if !vt.match(r) {
+				continue
+			}
+			ok, defined := within(r, vt.factor)
+			if !defined {
+				continue
+			}
+			n++
+			if ok {
+				m++
+			} else {
+				miss = append(miss, fmt.Sprintf("%s / %s: %s vs %s", strings.TrimPrefix(r.Section, "queries "), r.Name, collstats.Format(r.A), collstats.Format(r.B)))
+			}
+		}
+		state := "met"
+		if m < n {
+			state = "NOT met"
+		}
+		fmt.Fprintf(w, "  %-45s %s (%d of %d rows)\n", vt.what, state, m, n)
+		for _, s := range miss {
+			fmt.Fprintf(w, "      not met: %s\n", s)
+		}
+		met += m
+		total += n
+	}
+	fmt.Fprintf(w, "  %d of %d rows within their targets\n", met, total)
+	return met, total
+}
+
+// validateStandIn compares the real index with its generated stand-in
+// (collstats.Compare) on the TREC 2006 efficiency log (the first limit
+// queries of the query logs whose name holds "06", else of all of them)
+// and on 'and' and 'known' sets drawn from each index, and prints the
+// table and the targets.
+func validateStandIn(w io.Writer, realPath, genPath string, qfiles []string, limit, threads int) error {
+	var sets []collstats.QuerySet
+	var chosen []string
+	for _, f := range qfiles {
+		if strings.Contains(filepath.Base(f), "06") {
+			chosen = append(chosen, f)
+		}
+	}
+	if len(chosen) == 0 {
+		chosen = qfiles
+	}
+	for _, f := range chosen {
+		qs, err := readQueryFile(f, limit)
+		if err != nil {
+			return err
+		}
+		sets = append(sets, collstats.QuerySet{Name: filepath.Base(f), Queries: qs})
+	}
+	kinds, err := queryset.ParseKinds("and,known")
+	if err != nil {
+		return err
+	}
+	a, err := index.Open(realPath)
+	if err != nil {
+		return err
+	}
+	b, err := index.Open(genPath)
+	if err != nil {
+		return err
+	}
+	t, err := collstats.Compare(a, b, "real="+filepath.Base(realPath), "gen="+filepath.Base(genPath), sets,
+		collstats.Options{Generate: kinds, GenN: 1000, GenSeed: 1, MaxTerms: 4, Workers: threads})
+	if err != nil {
+		return err
+	}
+	if err := t.Write(w); err != nil {
+		return err
+	}
+	writeTargets(w, t)
+	return nil
+}
