@@ -237,7 +237,6 @@ type batchSummary struct {
 	failed  []string // the first maxFailedIDs qids that failed
 	nfailed int
 	results int
-	andOnly int
 	orRan   int
 }
 
