@@ -58,15 +58,21 @@ test-emu: emu
 
 # The race detector on the packages that run goroutines. It needs cgo (and
 # gcc), for this step only: the shipped binary stays CGO_ENABLED=0. -short:
-# the race detector slows code 5-10 times. The GPU packages run on the
-# emulator (built by the emu target); cmd/qp only its streaming and batch
-# tests (RACE_CMD_RUN: query batches, bench query), the rest is serial CLI code.
+# the race detector slows Go code 5-10 times. cmd/qp runs only its query
+# batch and bench tests (RACE_CMD_RUN), the rest is serial CLI code. The
+# GPU packages run on the emulator (whose C++ the detector does not slow)
+# only the tests of their concurrent code (RACE_GPU_RUN): the context's
+# worker goroutine, and the engine's parallel query preparation and result
+# conversion in differential batches; test-emu runs the rest.
 RACE_PKGS    = . ./cache ./scheduler ./engine ./index ./index/analysis ./reorder \
-               ./gen ./bench/collstats ./bench/queryset ./cuda ./engine/gpu
+               ./gen ./bench/collstats ./bench/queryset
 RACE_CMD_RUN = ^(TestQuer|TestBenchQueryCPU|TestDemoQueries|TestCPUFallbackNotice)
+RACE_GPU_RUN = ^(TestContextDo|TestMemory|TestAvailable|TestDevices|TestDecodeAPI|TestQueryTopK|TestDifferentialRandom|TestCacheDifferential|TestErrors)$$
+RACE         = CGO_ENABLED=1 $(GO) test -race -short -count=1 -timeout 40m
 test-race: emu
-	LD_LIBRARY_PATH=$(EMU_LIB) CGO_ENABLED=1 $(GO) test -race -short -count=1 -timeout 40m $(RACE_PKGS)
-	CGO_ENABLED=1 $(GO) test -race -short -count=1 -timeout 20m -run '$(RACE_CMD_RUN)' ./cmd/qp/
+	$(RACE) $(RACE_PKGS)
+	$(RACE) -run '$(RACE_CMD_RUN)' ./cmd/qp/
+	LD_LIBRARY_PATH=$(EMU_LIB) $(RACE) -run '$(RACE_GPU_RUN)' ./cuda/ ./engine/gpu/
 
 # The main job on the built-in default (see README).
 demo: build
