@@ -2,7 +2,7 @@
 GO      ?= go
 export CGO_ENABLED = 0
 
-.PHONY: all build test vet fmt-check demo fuzz bench clean ci
+.PHONY: all build test vet fmt-check demo fuzz bench clean ci lint tools emu test-emu test-race
 
 all: build
 
@@ -27,12 +27,52 @@ vet:
 test: fmt-check vet
 	$(GO) test -count=1 ./...
 
-# What CI runs (.ci/run): install nvcc 11.8 if missing, check that the
-# committed fatbin matches a fresh build, then the whole test suite.
+# What CI runs: .ci/run, which installs what it needs (nvcc 11.8, gcc; root
+# or sudo), checks the committed fatbin, then runs test, lint, test-emu and
+# test-race, timing each step.
 ci:
-	bash scripts/install-cuda.sh
-	$(MAKE) kernels-check
-	$(MAKE) test
+	bash .ci/run
+
+# staticcheck at the version pinned in scripts/install-tools.sh, installed
+# into bin/tools (no root). Disabled checks and their reasons: staticcheck.conf.
+STATICCHECK = bin/tools/staticcheck
+tools:
+	bash scripts/install-tools.sh
+
+lint: tools
+	$(STATICCHECK) ./...
+
+# The GPU tests on the CUDA emulator (cuda/emu: the driver API and every
+# kernel compiled for the CPU by g++; see docs/GPU-TESTS.md). -short keeps
+# every kernel family, query mode, differential and corrupt-input test with
+# smaller inputs (the emulator runs a CTA's threads on one core), about
+# 10 minutes on 2 cores; without -short (EMU_SHORT=) it takes about 15.
+# -count=1: the test cache does not see the library.
+EMU_LIB   = $(CURDIR)/cuda/emu/lib
+EMU_SHORT ?= -short
+emu:
+	bash cuda/emu/build.sh
+
+test-emu: emu
+	LD_LIBRARY_PATH=$(EMU_LIB) $(GO) test -count=1 $(EMU_SHORT) -timeout 40m ./cuda/ ./engine/gpu/
+
+# The race detector on the packages that run goroutines. It needs cgo (and
+# gcc), for this step only: the shipped binary stays CGO_ENABLED=0. -short:
+# the race detector slows Go code 5-10 times. cmd/qp runs only its query
+# batch and bench tests (RACE_CMD_RUN), the rest is serial CLI code. The
+# GPU packages run on the emulator (whose C++ the detector does not slow)
+# only the tests of their concurrent code (RACE_GPU_RUN): the context's
+# worker goroutine, and the engine's parallel query preparation and result
+# conversion in differential batches; test-emu runs the rest.
+RACE_PKGS    = . ./cache ./scheduler ./engine ./index ./index/analysis ./reorder \
+               ./gen ./bench/collstats ./bench/queryset ./serve ./client
+RACE_CMD_RUN = ^(TestQuer|TestBenchQueryCPU|TestDemoQueries|TestCPUFallbackNotice)
+RACE_GPU_RUN = ^(TestContextDo|TestMemory|TestAvailable|TestDevices|TestDecodeAPI|TestQueryTopK|TestDifferentialRandom|TestCacheDifferential|TestErrors)$$
+RACE         = CGO_ENABLED=1 $(GO) test -race -short -count=1 -timeout 40m
+test-race: emu
+	$(RACE) $(RACE_PKGS)
+	$(RACE) -run '$(RACE_CMD_RUN)' ./cmd/qp/
+	LD_LIBRARY_PATH=$(EMU_LIB) $(RACE) -run '$(RACE_GPU_RUN)' ./cuda/ ./engine/gpu/
 
 # The main job on the built-in default (see README).
 demo: build

@@ -22,7 +22,7 @@ import (
 	"unsafe"
 	"weak"
 
-	"github.com/dgraph-io/ristretto"
+	"github.com/dgraph-io/ristretto/v2"
 	"github.com/qpengine/qp/engine"
 	"github.com/qpengine/qp/index"
 	"github.com/qpengine/qp/topk"
@@ -53,7 +53,7 @@ const entryOverhead = 96
 // to Get a little after Set returns, or not at all if the buffer was full
 // or the admission policy rejected it; Wait applies every buffered Set.
 type Cache struct {
-	rc           *ristretto.Cache
+	rc           *ristretto.Cache[string, *entry]
 	hits, misses atomic.Uint64
 
 	mu     sync.Mutex
@@ -80,7 +80,7 @@ func New(cfg Config) (*Cache, error) {
 	if cfg.NumCounters == 0 {
 		cfg.NumCounters = max(10*cfg.MaxBytes/256, 1000)
 	}
-	rc, err := ristretto.NewCache(&ristretto.Config{
+	rc, err := ristretto.NewCache(&ristretto.Config[string, *entry]{
 		NumCounters:        cfg.NumCounters,
 		MaxCost:            cfg.MaxBytes,
 		BufferItems:        64, // ristretto's recommended Get buffer size
@@ -173,8 +173,8 @@ func (c *Cache) Get(dst []topk.Result, x *index.Index, q engine.Query) ([]topk.R
 }
 
 func (c *Cache) get(dst []topk.Result, key string) ([]topk.Result, bool) {
-	if v, ok := c.rc.Get(key); ok {
-		if e, _ := v.(*entry); e != nil && e.key == key {
+	if e, ok := c.rc.Get(key); ok {
+		if e != nil && e.key == key {
 			c.hits.Add(1)
 			return append(dst[:0], e.results...), true
 		}

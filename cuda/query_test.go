@@ -23,6 +23,11 @@ func qkLoad(t *testing.T) (*Context, *QueryKernels) {
 
 func qkEmulated(c *Context) bool { return strings.Contains(c.Device().Name, "emulator") }
 
+// emuShort reports whether the tests run on the CUDA emulator in short mode
+// (`make test-emu`: go test -short), where the slowest tests take smaller
+// inputs. Each keeps its boundary cases; on a GPU -short changes nothing.
+func emuShort(c *Context) bool { return testing.Short() && qkEmulated(c) }
+
 func qkU32(t *testing.T, c *Context, v []uint32, extra int) *Buffer {
 	t.Helper()
 	b, err := c.Alloc(4*(len(v)+extra) + 16)

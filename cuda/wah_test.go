@@ -133,7 +133,11 @@ func TestWAHDecompressCorrupt(t *testing.T) {
 func TestWAHReduce(t *testing.T) {
 	k := wahLoad(t)
 	rng := rand.New(rand.NewSource(2))
-	for _, n := range []uint32{1, 31, 62, 1000, 4099} {
+	ns := []uint32{1, 31, 62, 1000, 4099}
+	if emuShort(gpu(t)) {
+		ns = []uint32{1, 62, 4099} // one row, two 31-bit groups, the largest
+	}
+	for _, n := range ns {
 		bms, _ := wahRandom(t, rng, 40, n)
 		cols, err := k.Upload(bms)
 		if err != nil {

@@ -326,29 +326,6 @@ func TestTopicsBurstiness(t *testing.T) {
 	}
 }
 
-// lift is |A∩B|·N / (|A|·|B|) of two terms' document sets.
-func lift(sets map[string]map[int]bool, a, b string, n int) (float64, bool) {
-	sa, sb := sets[a], sets[b]
-	if len(sa) < 5 || len(sb) < 5 {
-		return 0, false
-	}
-	both := 0
-	for d := range sa {
-		if sb[d] {
-			both++
-		}
-	}
-	return float64(both) * float64(n) / (float64(len(sa)) * float64(len(sb))), true
-}
-
-func meanOf(x []float64) float64 {
-	var s float64
-	for _, v := range x {
-		s += v
-	}
-	return s / float64(len(x))
-}
-
 // TestTopicsLocality: under Locality, consecutive documents share their
 // main topic (site runs), so the postings of content words (df < 5%)
 // cluster: the mean log gap between consecutive postings falls.

@@ -225,7 +225,6 @@ type batchSummary struct {
 	failed  []string // the first maxFailedIDs qids that failed
 	nfailed int
 	results int
-	andOnly int
 	orRan   int
 }
 

@@ -87,12 +87,6 @@ func pow2(n int) int {
 	return p
 }
 
-// queryTables are the per-query uploads of a phase.
-type queryTables struct {
-	meta, terms, segs, scratchOff cuda.DevicePtr
-	nres, scratchWords            int
-}
-
 // fillQueries writes QMeta, QTerm and the top-k scratch offsets of qs into
 // the upload arena at the given offsets.
 func (b *Backend) fillQueries(qs []*prep, oMeta, oTerms, oScr int) (nres, scratchWords int) {
@@ -161,22 +155,6 @@ func (b *Backend) fetch(mem *devMem, parts []*download) error {
 		}
 	}
 	b.tm.stop(s, t, phTransfer)
-	if err := s.Synchronize(); err != nil {
-		return err
-	}
-	return mem.synced()
-}
-
-// total reads n bytes from the end of src (an exclusive scan's total) with a
-// synchronization.
-func (b *Backend) total(mem *devMem, src *cuda.Buffer, off, n int) error {
-	if err := b.small.reset(64); err != nil {
-		return err
-	}
-	s := b.stream
-	if err := s.CopyFromDevice(b.small.h, 0, src, off, n); err != nil {
-		return err
-	}
 	if err := s.Synchronize(); err != nil {
 		return err
 	}

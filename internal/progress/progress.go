@@ -25,7 +25,6 @@ type Bar struct {
 	last     time.Time
 	every    time.Duration
 	disabled bool
-	drawn    bool
 }
 
 // New starts a bar writing to stderr. total <= 0 means unknown.
