@@ -16,7 +16,8 @@ t=$(date +%s)
 echo "gen10m: $(( $(date +%s) - t ))s"
 head -10000 "$bin/data/06.efficiency_topics.txt" >/tmp/q06.txt
 res=$OUT/orab.txt
-for c in gcide rfc-pages g10m; do
+for c in ${COLLS:-gcide rfc-pages g10m}; do
+  [ -s /tmp/$c.qp ] || { echo "no /tmp/$c.qp"; continue; }
   for r in $(seq "${ROUNDS:-2}"); do
     for v in new ng; do
       b=$bin/qp; [ $v = ng ] && b=/tmp/qp-ng
