@@ -29,14 +29,7 @@ const (
 	// OrCntLookups counts the documents whose bitmap terms the fused
 	// tiles added by rank (AccumulateBP128 with bitmaps).
 	OrCntLookups = 7
-	// OrCntGated counts the blocks of the gated phase's terms (those
-	// whose tile maxima cannot reach the threshold without a posting of
-	// an earlier term) that the fused tiles did not decode, no candidate
-	// lying in them; OrCntRanked the blocks of the terms added by rank
-	// from device bitmaps (not decoded); OrCntPostings (two words, a
-	// little-endian uint64) the postings the fused tiles decoded.
-	OrCntGated, OrCntRanked, OrCntPostings = 8, 9, 10
-	OrCounters                             = 12
+	OrCounters   = 8
 	// OQueryWords is the size of one OQuery in 32-bit words.
 	OQueryWords = 4
 )
@@ -97,12 +90,9 @@ func (o *OrTileKernels) Check(s *Stream, segs DevicePtr, nseg int, docs DevicePt
 // + t] = the first block of the list whose last docID is >= t*tile, with
 // bit 31 set when the block before it ends at document t*tile-1
 // (ntiles+1 entries per term: the blocks AccumulateBP128 decodes), and
-// qtm[s] = the TermMeta of Seg s's term (TermMetaWords words each), and,
-// when tmx is not 0, tmx[s*ntiles + t] = the query weight times the
-// largest blockMax of term s's blocks in tile t (0: none there; FLT_MAX
-// without useBM), the bound AccumulateBP128's pruning uses per term.
+// qtm[s] = the TermMeta of Seg s's term (TermMetaWords words each).
 func (o *OrTileKernels) Bounds(s *Stream, nq int, qmeta, oq, segs, qterms, terms, post DevicePtr, useBM bool,
-	tile, ntiles int, ub, order, rng, qtm, tmx DevicePtr) error {
+	tile, ntiles int, ub, order, rng, qtm DevicePtr) error {
 	if nq == 0 {
 		return nil
 	}
@@ -114,7 +104,7 @@ func (o *OrTileKernels) Bounds(s *Stream, nq int, qmeta, oq, segs, qterms, terms
 		bm = 1
 	}
 	return o.bounds.Launch(Dim3{uint32(min(nq, 65535)), 1, 1}, block256, 0, s, count32("queries", nq), qmeta, oq, segs,
-		qterms, terms, post, bm, uint32(tile), uint32(ntiles), ub, order, rng, qtm, tmx)
+		qterms, terms, post, bm, uint32(tile), uint32(ntiles), ub, order, rng, qtm)
 }
 
 // OrPass is one accumulation pass of the tiled OR kernels: the tile ranks
@@ -168,15 +158,9 @@ func (o *OrTileKernels) Accumulate(s *Stream, p OrPass, qmeta, oq, segs, qterms,
 // query's canonical terms that all have a column in use (term 0
 // excepted) decodes only the terms before it; the documents that can
 // still reach the threshold get the suffix's scores by rank (frequencies
-// by slot), counted in errs[OrCntLookups]. With tmx (Bounds' per-tile
-// term maxima; 0: the global maxima of QTerm, no gated phase), the
-// bounds are the tile's, and the terms after the first whose tile maxima
-// sum below the threshold (MaxScore's non-essential lists) are decoded
-// only in the blocks where a document with a posting of an earlier term
-// can still reach the threshold (errs[OrCntGated] counts the others).
-// The results are the same.
+// by slot), counted in errs[OrCntLookups]. The results are the same.
 func (o *OrTileKernels) AccumulateBP128(s *Stream, p OrPass, qmeta, oq, segs, qterms, terms, norms DevicePtr,
-	ndocs uint32, k1p1 float32, post DevicePtr, bs int, rng, qtm, tmx DevicePtr, bm AndBitmaps,
+	ndocs uint32, k1p1 float32, post DevicePtr, bs int, rng, qtm DevicePtr, bm AndBitmaps,
 	errs, ub, theta, cnt, cdoc, cscore DevicePtr) error {
 	n := p.items()
 	if n == 0 {
@@ -187,7 +171,7 @@ func (o *OrTileKernels) AccumulateBP128(s *Stream, p OrPass, qmeta, oq, segs, qt
 	}
 	return o.accBP128.Launch(p.grid(n), block256, 0, s, count32("queries", p.NQ), count32("tile items", n),
 		uint32(p.NTiles), uint32(p.Tile), p.Order, uint32(p.R0), uint32(p.R1), uint32(p.Per), qmeta, oq, segs, qterms,
-		terms, norms, ndocs, k1p1, post, uint32(bs), rng, qtm, tmx, bm.Col, bm.Mat, bm.Rank, count32("bitmap groups", bm.D),
+		terms, norms, ndocs, k1p1, post, uint32(bs), rng, qtm, bm.Col, bm.Mat, bm.Rank, count32("bitmap groups", bm.D),
 		count32("rank entries", AndRankEntries(bm.D)), errs, ub, theta, cnt, cdoc, cscore)
 }
 

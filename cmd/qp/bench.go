@@ -592,9 +592,6 @@ func (p *queryRowPrinter) row(qr benchquery.Row) {
 		if sp.OrTiles > 0 {
 			p.splits = append(p.splits, fmt.Sprintf("%-6s %-22s OR tiles accumulated: %d of %d (%.1f%%), %d of them selected a k-th key, %d emitted; blocks decoded by tiles: %d, skipped by their maxima: %d; documents completed from device bitmaps: %d\n",
 				"", "", sp.OrTilesRun, sp.OrTiles, 100*float64(sp.OrTilesRun)/float64(sp.OrTiles), sp.OrSelected, sp.OrEmitted, sp.OrBlocks, sp.OrSkipped, sp.OrLookups))
-			p.splits = append(p.splits, fmt.Sprintf("%-6s %-22s OR pruning: blocks decoded %.1f%% of the lists' %d (gated %d, by rank %d), postings decoded %.1f%% of %d\n",
-				"", "", 100*float64(sp.OrBlocks)/float64(max(1, sp.OrListBlocks)), sp.OrListBlocks, sp.OrGated, sp.OrRanked,
-				100*float64(sp.OrPostings)/float64(max(1, sp.OrListPostings)), sp.OrListPostings))
 		}
 	}
 }

@@ -119,11 +119,6 @@ constexpr u32 kCntSelect = 5, kCntEmit = 6;
 // err[kCntLookups]: documents whose bitmap terms the fused tiles added by
 // rank (cuda.OrCntLookups; see Bp128Src's split).
 constexpr u32 kCntLookups = 7;
-// err[kCntGated]: blocks of the gated phase's terms not decoded, no
-// candidate lying in them; err[kCntRanked]: blocks of the terms added by
-// rank (not decoded); err[kCntPostings..+1]: the postings the fused tiles
-// decoded, a u64 (cuda.OrCntGated, OrCntRanked, OrCntPostings).
-constexpr u32 kCntGated = 8, kCntRanked = 9, kCntPostings = 10;
 constexpr u32 kGather = 128; // candidates ranked directly by the selection
 // The verdicts of pair_header and pair_sum.
 constexpr u32 kBadDocs = 1, kBadFreqs = 2;
@@ -208,7 +203,7 @@ __device__ __forceinline__ void bounds(u32 nq, const qp_q::QMeta *__restrict__ q
                                        const qp_q::TermMeta *__restrict__ terms, const uint8_t *__restrict__ post,
                                        u32 use_bm, u32 tile, u32 ntiles, float *__restrict__ ub,
                                        u32 *__restrict__ order, u32 *__restrict__ rng,
-                                       qp_q::TermMeta *__restrict__ qtm, float *__restrict__ tmx) {
+                                       qp_q::TermMeta *__restrict__ qtm) {
 	__shared__ u32 start[kMaxTiles + 1];
 	__shared__ float sub[kMaxTiles];
 	const u32 tid = threadIdx.x;
@@ -242,13 +237,9 @@ __device__ __forceinline__ void bounds(u32 nq, const qp_q::QMeta *__restrict__ q
 				}
 				if (tid == 0) qtm[o.seg0 + j] = tm;
 			}
-			float *tm_ = tmx != nullptr ? tmx + static_cast<u64>(o.seg0 + j) * ntiles : nullptr;
 			for (u32 t = tid; t < ntiles; t += kThreads) {
 				const u32 bl = start[t];
-				if (bl >= nb) {
-					if (tm_ != nullptr) tm_[t] = 0.0f; // no block in the tile: the term scores 0 there
-					continue;
-				}
+				if (bl >= nb) continue;
 				u32 bh = start[t + 1];
 				bh = bh < nb - 1 ? bh : nb - 1;
 				float mx = 0.0f;
@@ -257,12 +248,9 @@ __device__ __forceinline__ void bounds(u32 nq, const qp_q::QMeta *__restrict__ q
 						const float v = bits_float(sk[4 * b + 3]);
 						mx = v > mx ? v : mx;
 					}
-					const float tw = qp_q::fmul(w, mx);
-					sub[t] = qp_q::fadd(sub[t], tw);
-					if (tm_ != nullptr) tm_[t] = tw;
+					sub[t] = qp_q::fadd(sub[t], qp_q::fmul(w, mx));
 				} else {
 					sub[t] = kFltMax;
-					if (tm_ != nullptr) tm_[t] = kFltMax;
 				}
 			}
 			__syncthreads();
@@ -380,7 +368,7 @@ struct DecodedSrc {
 struct PairRec {
 	u32 ds, fs, prev, last, pk, jj;
 };
-constexpr u32 kPairOK = 0, kPairSkip = 3, kPairGate = 4;
+constexpr u32 kPairOK = 0, kPairSkip = 3;
 
 __device__ __forceinline__ PairRec pair_header(const uint8_t *__restrict__ post, const qp_q::TermMeta &tm,
                                                const u32 *__restrict__ sk, u32 b, u32 m, u32 jj) {
@@ -531,43 +519,11 @@ __device__ __forceinline__ bool below(float bound, float ths) { return qp_q::fmu
 //    (docs/GPU-QUERY.md). Without bitmaps in use (col == nullptr) every
 //    term is decoded.
 //
-//  - Tile maxima (issue #20 part 4): the bound of term j in tile t is
-//    tmx[j][t], w times the largest blockMax of j's blocks that overlap
-//    the tile (qp_ortile_bounds; 0 where j has no block), not the list's
-//    global maximum: the block-max skipping's "other terms", the split and
-//    complete()'s bounds use it. A tile is a window of the docID space, so
-//    this is Ding & Suel's block-max bound (SIGIR'11 §4) taken per window
-//    for all terms at once, where BMW takes it per pivot for the lists'
-//    current blocks.
-//  - The gated phase (MaxScore's non-essential lists, Turtle & Flood 1995,
-//    as the CPU's engine/maxscore.go; with ths > 0 and one chunk):
-//    e1 = the smallest e1 >= 1 whose terms e1..m-1 have tile maxima summing
-//    (in canonical order) below ths. A document with no posting in terms
-//    [0, e1) cannot reach the threshold. Terms [0, e1) are decoded first;
-//    then candidates() marks, one bit per 8 documents (s.cb, 128 bytes),
-//    the documents whose sum so far plus the maxima of terms e1..m-1
-//    reaches ths; terms [e1, e) are decoded only in the blocks whose docID
-//    range (the skip table's lastDocs) holds a marked bit (no_cand), in
-//    canonical order, so a marked document gets its exact float32 sum. An
-//    unmarked document's sum stays below ths (rounding is monotone, a
-//    missing term adds 0 where the bound added its maximum), and so does
-//    that of a document with no posting before e1 (its bound is the
-//    maxima's sum). The terms [e, m) added by rank (the split above) come
-//    after. Where the CPU's MaxScore moves through the essential lists and
-//    probes the others per candidate, a tile has all its essential
-//    candidates at once (its accumulators), so it probes the non-essential
-//    lists per block: one bit test per 8 documents instead of a cursor per
-//    document. The candidate bits use the threshold the tile started with;
-//    the count pass's (higher or equal) still finds every document that
-//    can beat it complete.
-//
 // Only tiles above the threshold are decoded at all. (A MaxScore variant
 // without bitmaps, candidates from the lists whose maxima reach ths and
 // exact rescoring of the survivors by decoding the other lists' blocks,
 // was tried: on the gen collection, whose top scores tie at the lists'
 // maxima, it decoded more blocks than this, docs/GPU-QUERY.md.)
-constexpr u32 kCandWords = kTileMax / 8 / 32; // Bp128Src's candidate bits (one per 8 documents)
-
 struct Bp128Src {
 	const uint8_t *post;
 	u32 bs;
@@ -575,11 +531,6 @@ struct Bp128Src {
 	const u32 *rng;
 	u32 ntiles;
 	const qp_q::TermMeta *qtm; // per query term (qp_ortile_bounds' copies)
-	// tmx: per query term and tile, w times the largest blockMax of the
-	// term's blocks in the tile (qp_ortile_bounds; 0: no block there);
-	// nullptr: the terms' global maxima (QTerm.mx) bound every tile, and
-	// there is no gated phase (the previous pruning, for comparisons).
-	const float *tmx;
 	// The device bitmaps (query.cuh): col[x] is query term x's column
 	// (kNoCol: none in use; col == nullptr: no bitmaps).
 	const u32 *col, *mat, *rk;
@@ -590,10 +541,8 @@ struct Bp128Src {
 		u32 col[kChunk];
 		qp_q::TermMeta tm[kChunk];
 		PairRec rec[kThreads / 32][32]; // warp w, lane l: item g0 + 8l + w
-		u32 nblk, nskip, ngate, nrank, npost;
+		u32 nblk, nskip;
 		u32 e;                   // the split: terms e.. are added by rank (complete)
-		u32 e1;                  // terms e1..e-1 are decoded only where candidates lie (the gated phase)
-		u32 cb[kCandWords];      // the gated phase's candidates: bit i = documents 8i..8i+7 of the tile
 		u32 wsum[kThreads / 32]; // complete's per-warp candidate counts
 	};
 
@@ -621,7 +570,7 @@ struct Bp128Src {
 			s.hi[tid] = hi < lo ? lo : hi;
 			s.idf[tid] = qt.idf;
 			s.w[tid] = qt.w;
-			s.mx[tid] = tmx != nullptr && qt.mx < kFltMax ? tmx[static_cast<u64>(x) * ntiles + t] : qt.mx;
+			s.mx[tid] = qt.mx;
 			s.col[tid] = col != nullptr ? col[x] : qp_q::kNoCol;
 			s.tm[tid] = tm;
 		}
@@ -636,39 +585,16 @@ struct Bp128Src {
 		return 31 - __clz(static_cast<int>(bal));
 	}
 
-	// no_cand reports whether block b (skip table sk) holds no document of
-	// the gated phase's candidates s.cb inside the tile [t0, t0+span): none
-	// of the candidate bits of its docID range [lastDoc(b-1)+1, lastDoc(b)]
-	// is set. A range outside the tile (a corrupt skip table) is decoded,
-	// so that the block's checks report it.
-	__device__ __forceinline__ static bool no_cand(const Shared &s, const u32 *sk, u32 b, u32 t0, u32 span) {
-		const u32 first = b ? qp_q::last_doc(sk, b - 1) + 1 : 0, last = qp_q::last_doc(sk, b);
-		if (last < t0 || first > last) return false;
-		const u32 lo = first > t0 ? first - t0 : 0;
-		if (lo >= span) return false;
-		const u32 hi = last - t0 < span - 1 ? last - t0 : span - 1;
-		const u32 a = lo >> 3, z = hi >> 3;
-		for (u32 w = a >> 5; w <= z >> 5; w++) {
-			u32 bits = s.cb[w];
-			if (w == a >> 5) bits &= ~0u << (a & 31);
-			if (w == z >> 5 && (z & 31) != 31) bits &= (2u << (z & 31)) - 1;
-			if (bits) return false;
-		}
-		return true;
-	}
-
 	// header is phase 1 for item i (term jj), on one lane: the record of
-	// its block, kPairSkip when its blockMax plus the other terms' (tile)
-	// maxima is below ths, or kPairGate when gate is set and no_cand.
-	__device__ __forceinline__ PairRec header(const Shared &s, u32 jj, u32 i, float ths, bool gate, u32 t0,
-	                                          u32 span) const {
+	// its block, or kPairSkip when its blockMax plus the other terms'
+	// maxima is below ths.
+	__device__ __forceinline__ PairRec header(const Shared &s, u32 jj, u32 i, float ths) const {
 		const qp_q::TermMeta &tm = s.tm[jj];
 		const u32 *sk = qp_q::skips(post, tm);
 		const u32 b = s.lo[jj] + (i - s.pre[jj]);
 		if (ths > 0.0f && s.mx[jj] < kFltMax &&
 		    below(qp_q::fadd(qp_q::fmul(s.w[jj], bits_float(sk[4 * b + 3])), s.rest[jj]), ths))
 			return PairRec{0, 0, 0, 0, kPairSkip << 24, jj};
-		if (gate && no_cand(s, sk, b, t0, span)) return PairRec{0, 0, 0, 0, kPairGate << 24, jj};
 		return pair_header(post, tm, sk, b, qp_q::block_len(tm, b, bs), jj);
 	}
 
@@ -679,7 +605,7 @@ struct Bp128Src {
 	                                     u32 t0, u32 span, float (&sc)[4], u32 (&x)[4]) const {
 		const u32 lane = threadIdx.x & 31;
 		u32 st = r.pk >> 24 & 7;
-		if (st == kPairSkip || st == kPairGate) return;
+		if (st == kPairSkip) return;
 		const qp_q::TermMeta &tm = s.tm[r.jj];
 		u32 d[4], f[4];
 		if (st == kPairOK) st = pair_values(post, tm, r, lane, d, f);
@@ -689,7 +615,6 @@ struct Bp128Src {
 			return;
 		}
 		const u32 m = r.pk >> 16 & 255;
-		if (lane == 0) atomicAdd(&s.npost, m);
 		const float idf = s.idf[r.jj], w = s.w[r.jj];
 #pragma unroll
 		for (int j = 0; j < 4; j++) {
@@ -701,93 +626,6 @@ struct Bp128Src {
 		}
 	}
 
-	// number numbers the blocks in the tile of terms [a, b) of the chunk
-	// (nc terms) consecutively in canonical order (s.pre), on warp 0.
-	__device__ __forceinline__ static void number(Shared &s, u32 a, u32 b) {
-		const u32 lane = threadIdx.x & 31;
-		const u32 n = lane >= a && lane < b ? s.hi[lane] - s.lo[lane] : 0;
-		const u32 incl = qp_dec::incl_sum(n);
-		s.pre[lane] = incl - n;
-		if (lane == 31) s.pre[kChunk] = incl;
-	}
-
-	// run decodes and adds the items numbered in s.pre (nc terms of the
-	// chunk): groups of up to 32 waves, phase 1 (lane l of warp w: the
-	// record of item g0 + 8l + w, header), then the waves (item, then the
-	// adds term by term). gate: the items' blocks are decoded only where
-	// candidates lie (no_cand). Called by every thread after a barrier
-	// that follows the numbering.
-	__device__ __forceinline__ void run(float *acc, Shared &s, u32 nc, float ths, bool gate,
-	                                   const float *__restrict__ norms, float k1p1, u32 t0, u32 span) const {
-		constexpr u32 kWarps = kThreads / 32;
-		const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-		const u32 total = s.pre[kChunk];
-		u32 prev = kNone; // the term of the last add phase (the same on every thread)
-		for (u32 g0 = 0; g0 < total; g0 += 32 * kWarps) {
-			{
-				const u32 i = g0 + kWarps * lane + warp;
-				u32 st = kPairOK;
-				if (i < total) {
-					u32 jj = 0;
-					while (jj + 1 < nc && s.pre[jj + 1] <= i) jj++;
-					const PairRec r = header(s, jj, i, ths, gate, t0, span);
-					s.rec[warp][lane] = r;
-					st = r.pk >> 24 & 7;
-				}
-				const u32 sk = __ballot_sync(0xffffffffu, st == kPairSkip);
-				const u32 gk = __ballot_sync(0xffffffffu, st == kPairGate);
-				if (sk && lane == 0) atomicAdd(&s.nskip, static_cast<u32>(__popc(sk)));
-				if (gk && lane == 0) atomicAdd(&s.ngate, static_cast<u32>(__popc(gk)));
-				__syncwarp();
-			}
-			const u32 g1 = total - g0 < 32 * kWarps ? total : g0 + 32 * kWarps;
-			for (u32 w0 = g0; w0 < g1; w0 += kWarps) {
-				const u32 i = w0 + warp;
-				float sc[4];
-				u32 x[4] = {kNone, kNone, kNone, kNone};
-				u32 jj = kNone;
-				if (i < g1) {
-					const PairRec r = s.rec[warp][(w0 - g0) / kWarps];
-					jj = r.jj;
-					item(s, r, norms, k1p1, t0, span, sc, x);
-				}
-				const u32 ja = term_of(s, nc, w0);
-				const u32 jb = term_of(s, nc, w0 + kWarps - 1 < g1 ? w0 + kWarps - 1 : g1 - 1);
-				for (u32 jt = ja; jt <= jb; jt++) {
-					if (s.pre[jt] == s.pre[jt + 1]) continue; // no blocks in the tile
-					if (prev != kNone && prev != jt) __syncthreads();
-					prev = jt;
-					if (jj == jt) {
-#pragma unroll
-						for (int j = 0; j < 4; j++)
-							if (x[j] != kNone) acc[x[j]] = qp_q::fadd(acc[x[j]], sc[j]);
-					}
-				}
-			}
-			__syncwarp(); // the records are rewritten by the next group
-		}
-	}
-
-	// candidates sets s.cb (zeroed by add) for the gated phase: bit i when
-	// one of the tile's documents 8i..8i+7 has acc > 0 (a posting of terms
-	// [0, e1)) and acc plus the maxima of terms e1..m-1 reaches ths. Every
-	// thread, after the barrier that completes the adds of terms [0, e1);
-	// the bits are complete after the next barrier.
-	__device__ __forceinline__ void candidates(const float *acc, Shared &s, u32 e1, u32 m, u32 span,
-	                                          float ths) const {
-		const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-		for (u32 i0 = 32 * warp; i0 < span; i0 += kThreads) {
-			const u32 i = i0 + lane;
-			const float v = i < span ? acc[i] : 0.0f;
-			const u32 bal = __ballot_sync(0xffffffffu, v > 0.0f && !(bound(s, e1, m, v) < ths));
-			if (lane == 0 && bal) {
-				u32 bits = 0;
-				for (u32 g = 0; g < 4; g++) bits |= ((bal >> (8 * g)) & 0xffu) ? 1u << g : 0u;
-				atomicOr(&s.cb[i0 >> 8], bits << ((i0 >> 3) & 31));
-			}
-		}
-	}
-
 	// add adds the tile's postings (see above). It passes a __syncthreads
 	// before it touches acc (accumulate zeroes acc just before the call);
 	// its adds are complete after the next __syncthreads (accumulate's).
@@ -795,9 +633,9 @@ struct Bp128Src {
 	                                   const qp_q::Seg *__restrict__ segs, const qp_q::QTerm *__restrict__ qterms,
 	                                   const qp_q::TermMeta *__restrict__ terms, const float *__restrict__ norms,
 	                                   float k1p1, u32 t, u32 t0, u32 t1, float ths) const {
+		constexpr u32 kWarps = kThreads / 32;
 		const u32 tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, span = t1 - t0;
-		if (tid == 0) s.nblk = s.nskip = s.ngate = s.nrank = s.npost = 0;
-		if (tid < kCandWords) s.cb[tid] = 0;
+		if (tid == 0) s.nblk = s.nskip = 0;
 		if (m.m > kChunk) ths = 0.0f; // the other terms' maxima span chunks: no skipping
 		for (u32 c0 = 0; c0 < m.m; c0 += kChunk) {
 			const u32 nc = m.m - c0 < kChunk ? m.m - c0 : kChunk;
@@ -806,33 +644,24 @@ struct Bp128Src {
 			ranges(s, o, qterms, c0, nc, t);
 			if (warp == 0) {
 				__syncwarp();
-				// The splits (then m.m <= kChunk: one chunk): terms [0, e1)
-				// are decoded whole, terms [e1, e) only where candidates
-				// lie (the gated phase), terms [e, m) are added by rank for
-				// the candidates that remain (complete).
-				u32 e = nc, e1 = nc;
-				if (ths > 0.0f) {
+				// The split: the first e terms are decoded here, the rest
+				// are added by rank for the documents that need them.
+				u32 e = nc;
+				if (col != nullptr && ths > 0.0f) { // then m.m <= kChunk: one chunk
 					float sj = 0.0f; // the maxima of terms lane.. in canonical order
-					bool all = col != nullptr;
+					bool all = true;
 					for (u32 i = lane; i < nc; i++) {
 						sj = qp_q::fadd(sj, s.mx[i]);
 						all = all && s.col[i] != qp_q::kNoCol;
 					}
-					const bool low = lane >= 1 && lane < nc && sj < ths;
-					const u32 ok = __ballot_sync(0xffffffffu, low && all);
+					const u32 ok = __ballot_sync(0xffffffffu, lane >= 1 && lane < nc && all && sj < ths);
 					if (ok) e = __ffs(static_cast<int>(ok)) - 1;
-					const u32 lw = __ballot_sync(0xffffffffu, low);
-					e1 = e;
-					if (lw && tmx != nullptr) e1 = __ffs(static_cast<int>(lw)) - 1;
-					e1 = e1 < e ? e1 : e;
 				}
-				if (lane == 0) {
-					s.e = c0 + e;
-					s.e1 = c0 + e1;
-				}
-				const u32 nr = qp_dec::incl_sum(lane >= e && lane < nc ? s.hi[lane] - s.lo[lane] : 0);
-				if (lane == 31) s.nrank = nr;
-				number(s, 0, e1);
+				if (lane == 0) s.e = c0 + e;
+				const u32 n = lane < e ? s.hi[lane] - s.lo[lane] : 0;
+				const u32 incl = qp_dec::incl_sum(n);
+				s.pre[lane] = incl - n;
+				if (lane == 31) s.pre[kChunk] = incl;
 				if (ths > 0.0f && lane < nc) {
 					float r = 0.0f; // the other terms' maxima
 					for (u32 i = 0; i < nc; i++)
@@ -841,15 +670,50 @@ struct Bp128Src {
 				}
 			}
 			__syncthreads();
-			run(acc, s, nc, ths, false, norms, k1p1, t0, span);
-			const u32 e1 = s.e1, e = s.e;
-			if (e1 < e) { // the gated phase (one chunk)
-				__syncthreads(); // the adds of terms [0, e1) are complete
-				candidates(acc, s, e1, nc, span, ths);
-				__syncthreads();
-				if (warp == 0) number(s, e1, e);
-				__syncthreads();
-				run(acc, s, nc, ths, true, norms, k1p1, t0, span);
+			const u32 total = s.pre[kChunk];
+			u32 prev = kNone; // the term of the last add phase (the same on every thread)
+			// Groups of up to 32 waves: phase 1 (lane l of warp w: the
+			// record of item g0 + 8l + w), then the waves.
+			for (u32 g0 = 0; g0 < total; g0 += 32 * kWarps) {
+				{
+					const u32 i = g0 + kWarps * lane + warp;
+					bool skip = false;
+					if (i < total) {
+						u32 jj = 0;
+						while (jj + 1 < nc && s.pre[jj + 1] <= i) jj++;
+						const PairRec r = header(s, jj, i, ths);
+						s.rec[warp][lane] = r;
+						skip = (r.pk >> 24 & 7) == kPairSkip;
+					}
+					const u32 sk = __ballot_sync(0xffffffffu, skip);
+					if (sk && lane == 0) atomicAdd(&s.nskip, static_cast<u32>(__popc(sk)));
+					__syncwarp();
+				}
+				const u32 g1 = total - g0 < 32 * kWarps ? total : g0 + 32 * kWarps;
+				for (u32 w0 = g0; w0 < g1; w0 += kWarps) {
+					const u32 i = w0 + warp;
+					float sc[4];
+					u32 x[4] = {kNone, kNone, kNone, kNone};
+					u32 jj = kNone;
+					if (i < g1) {
+						const PairRec r = s.rec[warp][(w0 - g0) / kWarps];
+						jj = r.jj;
+						item(s, r, norms, k1p1, t0, span, sc, x);
+					}
+					const u32 ja = term_of(s, nc, w0);
+					const u32 jb = term_of(s, nc, w0 + kWarps - 1 < g1 ? w0 + kWarps - 1 : g1 - 1);
+					for (u32 jt = ja; jt <= jb; jt++) {
+						if (s.pre[jt] == s.pre[jt + 1]) continue; // no blocks in the tile
+						if (prev != kNone && prev != jt) __syncthreads();
+						prev = jt;
+						if (jj == jt) {
+#pragma unroll
+							for (int j = 0; j < 4; j++)
+								if (x[j] != kNone) acc[x[j]] = qp_q::fadd(acc[x[j]], sc[j]);
+						}
+					}
+				}
+				__syncwarp(); // the records are rewritten by the next group
 			}
 		}
 	}
@@ -951,9 +815,6 @@ struct Bp128Src {
 	// skipped.
 	__device__ __forceinline__ u32 done(const Shared &s) const {
 		if (s.nskip) atomicAdd(&err[kCntSkipped], s.nskip);
-		if (s.ngate) atomicAdd(&err[kCntGated], s.ngate);
-		if (s.nrank) atomicAdd(&err[kCntRanked], s.nrank);
-		if (s.npost) atomicAdd(reinterpret_cast<unsigned long long *>(&err[kCntPostings]), static_cast<u64>(s.npost));
 		return s.nblk;
 	}
 };
@@ -1414,9 +1275,8 @@ QP_EMU_REGISTER(qp_ortile_check)
 extern "C" __global__ void __launch_bounds__(256)
 qp_ortile_bounds(uint32_t nq, const qp_q::QMeta *qmeta, const qp_ot::OQuery *oq, const qp_q::Seg *segs,
                  const qp_q::QTerm *qterms, const qp_q::TermMeta *terms, const uint8_t *post, uint32_t use_bm,
-                 uint32_t tile, uint32_t ntiles, float *ub, uint32_t *order, uint32_t *rng, qp_q::TermMeta *qtm,
-                 float *tmx) {
-	qp_ot::bounds(nq, qmeta, oq, segs, qterms, terms, post, use_bm, tile, ntiles, ub, order, rng, qtm, tmx);
+                 uint32_t tile, uint32_t ntiles, float *ub, uint32_t *order, uint32_t *rng, qp_q::TermMeta *qtm) {
+	qp_ot::bounds(nq, qmeta, oq, segs, qterms, terms, post, use_bm, tile, ntiles, ub, order, rng, qtm);
 }
 QP_EMU_REGISTER(qp_ortile_bounds)
 
@@ -1445,11 +1305,11 @@ qp_ortile_accumulate_bp128(uint32_t nq, uint32_t nitems, uint32_t ntiles, uint32
                            uint32_t r0, uint32_t r1, uint32_t per, const qp_q::QMeta *qmeta, const qp_ot::OQuery *oq,
                            const qp_q::Seg *segs, const qp_q::QTerm *qterms, const qp_q::TermMeta *terms,
                            const float *norms, uint32_t ndocs, float k1p1, const uint8_t *post, uint32_t bs,
-                           const uint32_t *rng, const qp_q::TermMeta *qtm, const float *tmx, const uint32_t *col,
+                           const uint32_t *rng, const qp_q::TermMeta *qtm, const uint32_t *col,
                            const uint32_t *mat, const uint32_t *rk, uint32_t D, uint32_t S, uint32_t *err,
                            const float *ub, unsigned long long *theta, uint32_t *cnt, uint32_t *cdoc,
                            float *cscore) {
-	const qp_ot::Bp128Src src{post, bs, err, rng, ntiles, qtm, tmx, col, mat, rk, D, S};
+	const qp_ot::Bp128Src src{post, bs, err, rng, ntiles, qtm, col, mat, rk, D, S};
 	qp_ot::accumulate(src, nq, nitems, ntiles, tile, order, r0, r1, per, qmeta, oq, segs, qterms, terms, norms, ndocs,
 	                  k1p1, ub, theta, cnt, cdoc, cscore);
 }

@@ -159,7 +159,6 @@ type Options struct {
 	orSelect  string // tests: "tree" or "radix" forces the top-k selector
 	orDecoded bool   // tests: bp128 indexes take the decoded path, not the fused one
 	orNoPrune bool   // tests: no block-max skipping in the fused tiles (no term maxima)
-	orGlobal  bool   // tests, measurements: the fused tiles bound terms by their global maxima, no gated phase (the pruning before issue #20 part 4)
 	orPer     int    // tests: tile ranks per work item of the second pass (orPer when 0)
 }
 
@@ -551,16 +550,6 @@ type Profile struct {
 	// selection) and OrEmitted emitted candidates. OrLookups counts the
 	// documents whose terms with device bitmaps the tiles added by rank.
 	OrTiles, OrTilesRun, OrBlocks, OrSkipped, OrSelected, OrEmitted, OrLookups int64
-	// The pruning of the fused tiles (issue #20 part 4): OrGated counts
-	// the blocks of non-essential terms (tile maxima below the threshold)
-	// not decoded because no candidate lies in them, OrRanked the blocks of
-	// the terms added by rank (not decoded), OrPostings the postings the
-	// tiles decoded. OrListBlocks and OrListPostings are the blocks and
-	// postings of the OR queries' lists (what a tile-less evaluation
-	// decodes): OrBlocks/OrListBlocks is the decoded share (a block that
-	// straddles a tile edge is decoded by both tiles, so the share can
-	// exceed 1 slightly), OrPostings/OrListPostings the postings' share.
-	OrGated, OrRanked, OrPostings, OrListBlocks, OrListPostings int64
 	// Cache is the list cache's traffic (zero when the index is resident).
 	Cache CacheStats
 }

@@ -116,7 +116,7 @@ func (b *Backend) orQueryBytes(p *prep) int64 {
 	_, ntiles, _ := b.tiling()
 	n := int64(8*ntiles+32) + 32*int64(b.orCap(p))
 	if b.orFused() {
-		n += int64(len(p.terms)) * (4*int64(ntiles+1) + 4*int64(ntiles) + 4*cuda.TermMetaWords) // block ranges, tile maxima, TermMeta copies
+		n += int64(len(p.terms)) * (4*int64(ntiles+1) + 4*cuda.TermMetaWords) // block ranges, TermMeta copies
 	}
 	return n
 }
@@ -229,17 +229,13 @@ func (b *Backend) runOrTiled(mem *devMem, qs []*prep, out []engine.Response) err
 		4*(cuda.ScanParts(nq)+1)); err != nil {
 		return err
 	}
-	var rng, qtm, tmx *cuda.Buffer
-	var pRng, pQtm, pTmx cuda.DevicePtr
+	var rng, qtm *cuda.Buffer
+	var pRng, pQtm cuda.DevicePtr
 	if fused {
-		if err := mem.gets([]**cuda.Buffer{&rng, &qtm, &tmx}, 4*nterms*(ntiles+1), 4*cuda.TermMetaWords*nterms,
-			4*nterms*ntiles); err != nil {
+		if err := mem.gets([]**cuda.Buffer{&rng, &qtm}, 4*nterms*(ntiles+1), 4*cuda.TermMetaWords*nterms); err != nil {
 			return err
 		}
 		pRng, pQtm = rng.Ptr(), qtm.Ptr()
-		if !b.opt.orGlobal {
-			pTmx = tmx.Ptr()
-		}
 	}
 	t := b.tm.start(s)
 	for _, f := range []struct {
@@ -271,7 +267,7 @@ func (b *Backend) runOrTiled(mem *devMem, qs []*prep, out []engine.Response) err
 		b.prof.Launches++
 	}
 	if err := ok.Bounds(s, nq, pMeta, pOq, pSegs, pTerms, terms, post, b.bmExact(), tile, ntiles, ub.Ptr(),
-		order.Ptr(), pRng, pQtm, pTmx); err != nil {
+		order.Ptr(), pRng, pQtm); err != nil {
 		return err
 	}
 	var bm cuda.AndBitmaps
@@ -285,7 +281,7 @@ func (b *Backend) runOrTiled(mem *devMem, qs []*prep, out []engine.Response) err
 		{NQ: nq, NTiles: ntiles, Tile: tile, Order: order.Ptr(), R0: seeds, R1: ntiles, Per: b.orPerItem(nq, ntiles-seeds)},
 	} {
 		if fused {
-			err = ok.AccumulateBP128(s, ps, pMeta, pOq, pSegs, pTerms, terms, norms, b.n, b.k1p1, post, b.bs, pRng, pQtm, pTmx, bm,
+			err = ok.AccumulateBP128(s, ps, pMeta, pOq, pSegs, pTerms, terms, norms, b.n, b.k1p1, post, b.bs, pRng, pQtm, bm,
 				ctr.Ptr(), ub.Ptr(), theta.Ptr(), cnt.Ptr(), cdoc.Ptr(), cscore.Ptr())
 		} else {
 			err = ok.Accumulate(s, ps, pMeta, pOq, pSegs, pTerms, terms, norms, b.n, b.k1p1, d.docs.Ptr(), d.freqs.Ptr(),
@@ -354,11 +350,6 @@ func (b *Backend) runOrTiled(mem *devMem, qs []*prep, out []engine.Response) err
 	b.prof.OrSelected += int64(ctrs[cuda.OrCntSelect])
 	b.prof.OrEmitted += int64(ctrs[cuda.OrCntEmit])
 	b.prof.OrLookups += int64(ctrs[cuda.OrCntLookups])
-	b.prof.OrGated += int64(ctrs[cuda.OrCntGated])
-	b.prof.OrRanked += int64(ctrs[cuda.OrCntRanked])
-	b.prof.OrPostings += int64(ctrs[cuda.OrCntPostings]) | int64(ctrs[cuda.OrCntPostings+1])<<32
-	b.prof.OrListBlocks += int64(nblk)
-	b.prof.OrListPostings += int64(nval)
 	keys := b.down.u64(dl[4].at, nres)
 	offs, err := resultOffsets(qs, cnts)
 	if err != nil {

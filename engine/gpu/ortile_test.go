@@ -223,64 +223,6 @@ func TestOrPruning(t *testing.T) {
 	}
 }
 
-// TestOrGated checks the fused tiles' per-tile term maxima and gated
-// MaxScore phase (issue #20 part 4: non-essential terms decoded only in
-// the blocks where a candidate lies) against the CPU engine, without
-// device bitmaps (every non-essential term gated), with them (gated terms
-// before the ones added by rank) and with the previous global bounds; on
-// a collection whose scores rarely tie and on one where equal term sets
-// tie (ties at the k-th score, little to prune), k from 1 (most pruning)
-// to 1000. Without bitmaps on the first collection, the gated phase must
-// leave blocks undecoded and the new bounds decode no more postings than
-// the global ones.
-func TestOrGated(t *testing.T) {
-	c := testContext(t)
-	nq := 20
-	if emulated(c) {
-		nq = 6
-	}
-	for _, ties := range []bool{false, true} {
-		t.Run(fmt.Sprint("ties=", ties), func(t *testing.T) {
-			rng := rand.New(rand.NewSource(33))
-			col := genCollection(rng, 20000, 30, 32, ties)
-			x := col.bp128(t)
-			// Rare terms first in the log's lists (Zipfian: low ranks are
-			// dense), so that the dense ones are non-essential.
-			terms := randomQueries(rng, col.terms, nq, [][]string{{col.terms[29], col.terms[0], col.terms[1]},
-				{col.terms[20], col.terms[2]}, {col.terms[25], col.terms[26], col.terms[0], col.terms[3], col.terms[4]}})
-			qs := orQueries(terms, []int{1, 10, 1000})
-			posts := map[string]int64{}
-			for _, v := range []struct {
-				name string
-				opt  Options
-			}{
-				{"global", Options{orTile: 1024, OrBitmapDensity: -1, orGlobal: true}},
-				{"gated", Options{orTile: 1024, OrBitmapDensity: -1}},
-				{"gated+rank", Options{orTile: 1024}},
-			} {
-				g := newBackend(t, x, v.opt)
-				compare(t, x, g, qs)
-				p := g.Profile()
-				if p.OrTilesRun == 0 || p.OrPostings == 0 || p.OrListPostings == 0 {
-					t.Fatalf("%s: no tiles or postings counted: %+v", v.name, p)
-				}
-				if v.opt.orGlobal && p.OrGated != 0 {
-					t.Errorf("global bounds: %d blocks gated, want 0", p.OrGated)
-				}
-				posts[v.name] = p.OrPostings
-				t.Logf("%s: %s", v.name, pruneShares(p))
-				if !ties && v.name == "gated" && p.OrGated == 0 {
-					t.Errorf("gated: no block gated")
-				}
-			}
-			if posts["gated"] > posts["global"] {
-				t.Errorf("tile maxima and the gated phase decoded %d postings, more than the %d with global bounds",
-					posts["gated"], posts["global"])
-			}
-		})
-	}
-}
-
 // TestOrCorruptBlocks damages one block of a list in the loaded index (as
 // if the section checksums had missed it) before the backend uploads the
 // postings: the fused bp128 tiles (and AND+OR's OR part) must report the
