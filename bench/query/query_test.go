@@ -5,14 +5,12 @@ import (
 	"context"
 	"encoding/csv"
 	"fmt"
-	"math/rand/v2"
-	"path/filepath"
+	"github.com/qpengine/qp/bench/internal/testidx"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/qpengine/qp/compress"
 	"github.com/qpengine/qp/engine"
 	"github.com/qpengine/qp/index"
 	"github.com/qpengine/qp/internal/ref"
@@ -20,38 +18,9 @@ import (
 	"github.com/qpengine/qp/topk"
 )
 
-// tinyIndex writes a random collection of n documents (term i has df
-// about n/(2+3i); uniform docIDs, unlike real text's clustered ones) and
-// opens it.
+// tinyIndex is the random collection of this package's tests.
 func tinyIndex(t *testing.T, n, terms int) (*index.Index, *ref.Collection) {
-	t.Helper()
-	rng := rand.New(rand.NewPCG(1, 2))
-	c := &ref.Collection{Lens: make([]uint32, n)}
-	for i := range terms {
-		perm := rng.Perm(n)[:max(1, n/(2+3*i))]
-		slices.Sort(perm)
-		var docs, freqs []uint32
-		for _, d := range perm {
-			f := uint32(1 + rng.IntN(4))
-			docs, freqs = append(docs, uint32(d)), append(freqs, f)
-			c.Lens[d] += f
-		}
-		c.Terms = append(c.Terms, fmt.Sprintf("w%02d", i))
-		c.Docs, c.Freqs = append(c.Docs, docs), append(c.Freqs, freqs)
-	}
-	for d := range c.Lens {
-		c.Lens[d] = max(c.Lens[d], 1)
-	}
-	bp, err := compress.ByName("bp128")
-	if err != nil {
-		t.Skip(err)
-	}
-	x, err := c.WriteIndex(filepath.Join(t.TempDir(), "x.qp"), bp, 16)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { x.Close() })
-	return x, c
+	return testidx.Random{Seed: 1, N: n, Terms: terms, MaxFreq: 4}.Build(t)
 }
 
 // TestRunTable: CPU rows for every mode × algorithm × worker count, in

@@ -3,50 +3,20 @@ package wah
 import (
 	"bytes"
 	"encoding/csv"
-	"fmt"
-	"math/rand/v2"
-	"path/filepath"
+	"github.com/qpengine/qp/bench/internal/testidx"
 	"slices"
 	"testing"
 	"time"
 
-	"github.com/qpengine/qp/compress"
 	"github.com/qpengine/qp/index"
 	"github.com/qpengine/qp/index/analysis"
 	"github.com/qpengine/qp/internal/ref"
 	"github.com/qpengine/qp/report"
 )
 
-// tinyIndex writes a random collection (term i has df about n/(2+3i),
-// uniform docIDs, unlike real text) and opens it.
+// tinyIndex is the random collection of this package's tests.
 func tinyIndex(t *testing.T, n, terms int) (*index.Index, *ref.Collection) {
-	t.Helper()
-	rng := rand.New(rand.NewPCG(7, 8))
-	c := &ref.Collection{Lens: make([]uint32, n)}
-	for i := range terms {
-		perm := rng.Perm(n)[:max(1, n/(2+30*i))]
-		slices.Sort(perm)
-		var docs, freqs []uint32
-		for _, d := range perm {
-			docs, freqs = append(docs, uint32(d)), append(freqs, 1)
-			c.Lens[d]++
-		}
-		c.Terms = append(c.Terms, fmt.Sprintf("w%02d", i))
-		c.Docs, c.Freqs = append(c.Docs, docs), append(c.Freqs, freqs)
-	}
-	for d := range c.Lens {
-		c.Lens[d] = max(c.Lens[d], 1)
-	}
-	bp, err := compress.ByName("bp128")
-	if err != nil {
-		t.Skip(err)
-	}
-	x, err := c.WriteIndex(filepath.Join(t.TempDir(), "x.qp"), bp, 16)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { x.Close() })
-	return x, c
+	return testidx.Random{Seed: 7, N: n, Terms: terms, DFStep: 30}.Build(t)
 }
 
 // TestStagesCPU: queries from a log (unknown terms dropped, columns
