@@ -28,7 +28,7 @@ import (
 //   - the CPU's per-query time stops changing once a batch gives each of
 //     its workers a few queries (cpuSaturation queries per worker), and
 //     the GPU's is taken to have stopped when a batch 4× larger improved it
-//     by less than gpuFlat.
+//     by less than flatGain.
 //
 // So a processor's per-query time for a batch of n is known ("exact") when
 // it was measured at n's bucket, or at a smaller saturated size; otherwise
@@ -71,14 +71,17 @@ const (
 	procCPU = 0
 	procGPU = 1
 	buckets = 32
+	// cpuStart is the CPU's first calibration slice, in queries per worker.
+	cpuStart = 4
 	// cpuSaturation is the number of queries per CPU worker from which the
-	// CPU's per-query time is taken as constant.
-	cpuSaturation = 4
+	// CPU's per-query time is taken as constant (before, a 4× larger slice
+	// that improved it by less than flatGain ends its calibration).
+	cpuSaturation = 256
 	// calibrationStart is the first GPU calibration slice.
 	calibrationStart = 64
-	// gpuFlat: a GPU per-query time that a 4× larger batch improved by
-	// less than this fraction has saturated.
-	gpuFlat = 0.15
+	// flatGain: a per-query time that a 4× larger batch improved by less
+	// than this fraction has saturated (either processor).
+	flatGain = 0.15
 	// gpuSaturation is a batch size from which the GPU's per-query time
 	// is taken as constant (PARA launch sets are full long before).
 	gpuSaturation = 4096
@@ -176,9 +179,10 @@ func (r *router) plan(key, rest int) (proc, n int) {
 	g, gExact := r.estimate(m, procGPU, b)
 	switch {
 	case !cExact:
-		// The CPU's time first: one saturating slice (or the whole batch,
-		// when it is smaller, which measures its bucket).
-		return procCPU, min(rest, cpuSaturation*r.workers)
+		// The CPU's time first: slices growing 4× from a few queries per
+		// worker until its time per query is flat (or the whole batch,
+		// which measures its bucket).
+		return procCPU, calibration(m, procCPU, b, rest, cpuStart*r.workers)
 	case g > 0 && g <= c:
 		// An upper bound of the GPU's time is below the CPU's.
 		return procGPU, rest
@@ -194,17 +198,7 @@ func (r *router) plan(key, rest int) (proc, n int) {
 	// The GPU may still win at this size: calibrate it on a slice 4× its
 	// largest measured size below b (at least calibrationStart: single
 	// queries measured before say little about batches).
-	s := calibrationStart
-	for i := b; i >= 0; i-- {
-		if m.cost[procGPU][i] > 0 {
-			s = max(s, 4<<i)
-			break
-		}
-	}
-	if s >= rest/2 {
-		s = rest // the last step: the whole rest measures the bucket itself
-	}
-	return procGPU, s
+	return procGPU, calibration(m, procGPU, b, rest, calibrationStart)
 }
 
 // marginal is the GPU's marginal time per query, (T₂-T₁)/(n₂-n₁), from its
@@ -243,23 +237,50 @@ func (r *router) estimate(m *modeCosts, p, b int) (float64, bool) {
 		if cs[i] == 0 {
 			continue
 		}
-		if p == procCPU {
-			return cs[i], 1<<i >= cpuSaturation*r.workers
-		}
-		// The GPU: close enough when measured at half the size or more,
-		// or at gpuSaturation; flat if a measurement at least 4× smaller
-		// was at most gpuFlat slower.
-		if i >= b-1 || 1<<i >= gpuSaturation {
+		// Close enough when measured at half the size or more, or at the
+		// processor's saturation size; flat if a measurement at least 4×
+		// smaller was at most flatGain slower. The CPU too: a slice of a
+		// few queries per worker is dominated by the batch's start (H200,
+		// GCIDE AND, 16 workers: 6.8 µs a query at 64 queries, 0.33 µs at
+		// 16,384), so a small CPU slice is not its time at a larger size.
+		if i >= b-1 || 1<<i >= r.saturation(p) {
 			return cs[i], true
 		}
 		for j := i - 2; j >= 0; j-- {
 			if cs[j] > 0 {
-				return cs[i], cs[i] >= (1-gpuFlat)*cs[j]
+				return cs[i], cs[i] >= (1-flatGain)*cs[j]
 			}
 		}
 		return cs[i], false
 	}
 	return 0, false
+}
+
+// saturation is the batch size from which processor p's per-query time is
+// taken as constant.
+func (r *router) saturation(p int) int {
+	if p == procCPU {
+		return cpuSaturation * r.workers
+	}
+	return gpuSaturation
+}
+
+// calibration returns the size of p's next calibration slice for a batch
+// in bucket b with rest queries left: 4× p's largest measurement below b,
+// at least start; the whole rest once that reaches half of it (the last
+// step measures the bucket itself).
+func calibration(m *modeCosts, p, b, rest, start int) int {
+	s := start
+	for i := b; i >= 0; i-- {
+		if m.cost[p][i] > 0 {
+			s = max(s, 4<<i)
+			break
+		}
+	}
+	if s >= rest/2 {
+		s = rest
+	}
+	return s
 }
 
 // routing describes the measurements and the queries each processor

@@ -28,8 +28,8 @@ func (c *vclock) now() time.Time { return c.t }
 type fakeProc struct {
 	name    string
 	clk     *vclock
-	workers int                         // > 0: a CPU, batch time ⌈n/workers⌉·per
-	fixed   time.Duration               // the GPU's per-batch time
+	workers int                         // > 0: a CPU, batch time fixed + ⌈n/workers⌉·per
+	fixed   time.Duration               // per-batch time (the GPU's launches, the CPU's start)
 	per     [4]time.Duration            // per-query time by mode
 	slow    float64                     // multiplier of every time (0: 1)
 	busy    time.Duration               // total simulated time
@@ -41,7 +41,7 @@ func (f *fakeProc) Name() string { return f.name }
 func (f *fakeProc) cost(m engine.Mode, n int) time.Duration {
 	var t time.Duration
 	if f.workers > 0 {
-		t = time.Duration((n+f.workers-1)/f.workers) * f.per[m]
+		t = f.fixed + time.Duration((n+f.workers-1)/f.workers)*f.per[m]
 	} else {
 		t = f.fixed + time.Duration(n)*f.per[m]
 	}
@@ -122,7 +122,7 @@ func streamTime(t *testing.T, clk *vclock, be engine.Backend, qs []engine.Query,
 }
 
 // TestRouterNeverSlower: on 100,000 queries in chunks of 16384 (qp query's
-// default), Auto takes at most 5% longer than the faster processor alone,
+// default), Auto takes at most 6% longer than the faster processor alone,
 // in every mode, whichever that is, calibration included.
 func TestRouterNeverSlower(t *testing.T) {
 	for _, m := range []engine.Mode{engine.And, engine.Or, engine.AndOr} {
@@ -136,8 +136,10 @@ func TestRouterNeverSlower(t *testing.T) {
 			ta := streamTime(t, clk, r, qs, DefaultChunk)
 			best := min(tc, tg)
 			t.Logf("cpu %v gpu %v auto %v (%.3f× the faster)\n%s", tc, tg, ta, float64(ta)/float64(best), r.routing())
-			if float64(ta) > 1.05*float64(best) {
-				t.Errorf("auto %v, more than 5%% over the faster processor's %v (cpu %v, gpu %v)", ta, best, tc, tg)
+			// 6%: both processors are calibrated on growing slices (the
+			// CPU on two sizes at least, see TestRouterCPUBatchStart).
+			if float64(ta) > 1.06*float64(best) {
+				t.Errorf("auto %v, more than 6%% over the faster processor's %v (cpu %v, gpu %v)", ta, best, tc, tg)
 			}
 			// The bulk went to the faster processor.
 			mc := &r.modes[m]
@@ -248,5 +250,38 @@ func TestRouterMixedAndEmpty(t *testing.T) {
 	}
 	if err := r.SearchBatch(context.Background(), qs[:2], engine.Options{}, out[:1]); err == nil {
 		t.Error("mismatched lengths accepted")
+	}
+}
+
+// TestRouterCPUBatchStart: a CPU whose batch has a fixed start (the shape
+// measured on an H200 host, GCIDE AND, 16 workers: 6.8 µs a query in a
+// batch of 64, 0.33 µs in chunks of 16,384) against a GPU that is 20×
+// faster than the CPU's small batches but slower than its large ones
+// (46.7 µs a query at 64, 0.62 µs at 16,384). The router must not judge the
+// CPU by its first slice: the bulk goes to the CPU, and Auto is faster
+// than the GPU alone. (Calibration is not free here: the whole run is 36 ms
+// of very cheap queries and the GPU, close to the CPU in marginal cost, is
+// measured up to 4,096-query slices: Auto takes about 1.4× the CPU's time.)
+func TestRouterCPUBatchStart(t *testing.T) {
+	qs := queriesOf(100000, engine.And)
+	clk := &vclock{t: time.Unix(0, 0)}
+	cpu := &fakeProc{name: "cpu", clk: clk, workers: 16, fixed: 420 * time.Microsecond}
+	gpu := &fakeProc{name: "gpu", clk: clk, fixed: 2900 * time.Microsecond}
+	cpu.per[engine.And], gpu.per[engine.And] = 5300*time.Nanosecond, 440*time.Nanosecond
+	tc := streamTime(t, clk, cpu, qs, DefaultChunk)
+	tg := streamTime(t, clk, gpu, qs, DefaultChunk)
+	if tc >= tg {
+		t.Fatalf("BUG: the fakes: cpu %v not faster than gpu %v", tc, tg)
+	}
+	r := newRouter(cpu, gpu, 16)
+	r.now = clk.now
+	ta := streamTime(t, clk, r, qs, DefaultChunk)
+	t.Logf("cpu %v gpu %v auto %v (%.3f× the faster)\n%s", tc, tg, ta, float64(ta)/float64(tc), r.routing())
+	m := &r.modes[engine.And]
+	if m.queries[procCPU] < 90000 {
+		t.Errorf("the CPU answered %d of 100,000 queries, want the bulk", m.queries[procCPU])
+	}
+	if ta >= tg {
+		t.Errorf("auto %v, not faster than the GPU alone (%v; cpu %v)", ta, tg, tc)
 	}
 }
