@@ -25,27 +25,29 @@ import (
 //
 //   - the per-query time of a batch does not grow with its size (a larger
 //     batch only amortizes more fixed cost and fills more of the device);
-//   - the CPU's per-query time stops changing once a batch gives each of
-//     its workers a few queries (cpuSaturation queries per worker), and
-//     the GPU's is taken to have stopped when a batch 4× larger improved it
-//     by less than flatGain.
+//   - a processor's per-query time is taken to have stopped changing when
+//     a batch 4× larger improved it by less than flatGain, or at its
+//     saturation size (cpuSaturation queries per CPU worker, gpuSaturation
+//     for the GPU). The CPU is not saturated by a few queries per worker:
+//     its batch has a start (H200, GCIDE AND, 16 workers: 6.8 µs a query
+//     at 64 queries, 0.33 µs at 16,384).
 //
 // So a processor's per-query time for a batch of n is known ("exact") when
 // it was measured at n's bucket, or at a smaller saturated size; otherwise
-// the nearest smaller measurement is an upper bound. A batch whose
-// processor is not decided yet is answered in slices that calibrate:
-// first a CPU slice (a few queries per worker), then GPU slices growing 4×
-// from calibrationStart, until the GPU's upper bound is below the CPU's
-// time (the GPU wins, and only gets better with size), or the GPU has
-// flattened (or reached gpuSaturation, or half the batch) above it, or its
-// marginal time per query between two slices exceeds the CPU's per-query
-// time by gpuMargin (the CPU wins: a larger batch only amortizes the GPU's
-// fixed part); the rest of the batch goes to the winner. Every batch refreshes its processor's measurement, so a
-// processor that slows down (a cold cache, a shared machine) loses its
-// batches to the other once it is measured slower than the other's last
-// time. Calibration answers real queries — nothing is run twice — and its
-// cost is bounded by the slices run on the slower processor: geometric
-// sizes up to the GPU's saturation, a few thousand queries per mode.
+// the nearest smaller measurement is an upper bound and its marginal time
+// per query between two sizes 4× apart a lower bound (batch time = fixed
+// part + per-query part). A batch whose processor is not decided yet is
+// answered in slices that calibrate (plan): CPU slices of 4 then 16
+// queries per worker (its marginal time), then GPU slices growing 4× from
+// calibrationStart, until one processor's upper bound is below the other's
+// lower bound; where the GPU's exact time falls between the CPU's bounds,
+// the CPU gets a larger slice. The rest of the batch goes to the winner.
+// Every batch refreshes its processor's measurement, so a processor that
+// slows down (a cold cache, a shared machine) loses its batches to the
+// other once it is measured slower than the other's last time. Calibration
+// answers real queries — nothing is run twice — and its cost is bounded by
+// the slices run on the slower processor: geometric sizes, a few thousand
+// queries per mode at most.
 //
 // A batch of several modes is classified as "mixed". Options (algorithms)
 // are not part of the key: an Engine is expected to serve one
@@ -169,7 +171,15 @@ func (r *router) run(ctx context.Context, key, p int, qs []engine.Query, opt eng
 }
 
 // plan picks the processor for the next slice of a batch with rest queries
-// left, and the slice's size.
+// left, and the slice's size. Each processor's per-query time at the
+// batch's size lies between a lower bound (its exact time, or its marginal
+// time per query: batch time is a fixed part plus a per-query part, so the
+// marginal cost is below the average at any size) and an upper bound (its
+// exact time, or its time at the nearest smaller measured size: larger
+// batches only amortize more). A processor wins once its upper bound is
+// below the other's lower bound; until then the one whose bound is
+// missing is calibrated, the CPU first (two sizes give its marginal time),
+// so a processor that clearly loses is measured on few queries.
 func (r *router) plan(key, rest int) (proc, n int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -177,23 +187,34 @@ func (r *router) plan(key, rest int) (proc, n int) {
 	b := bucketOf(rest)
 	c, cExact := r.estimate(m, procCPU, b)
 	g, gExact := r.estimate(m, procGPU, b)
-	switch {
-	case !cExact:
-		// The CPU's time first: slices growing 4× from a few queries per
-		// worker until its time per query is flat (or the whole batch,
-		// which measures its bucket).
+	cLo, gLo := c, g
+	if !cExact {
+		cLo = marginal(m, procCPU, b)
+	}
+	if !gExact {
+		gLo = marginal(m, procGPU, b)
+	}
+	calCPU := func() (int, int) {
 		return procCPU, calibration(m, procCPU, b, rest, cpuStart*r.workers)
-	case g > 0 && g <= c:
-		// An upper bound of the GPU's time is below the CPU's.
+	}
+	switch {
+	case c == 0 || cLo == 0:
+		// The CPU's time first: slices growing 4× from a few queries per
+		// worker until it is exact or has a marginal time (or the whole
+		// batch, which measures its bucket).
+		return calCPU()
+	case g > 0 && g <= cLo:
+		// The GPU's upper bound is below the CPU's lower bound.
 		return procGPU, rest
-	case g > 0 && gExact:
-		// The GPU is known slower at this size (g > c).
+	case gExact && g > c, gLo > gpuMargin*c:
+		// The GPU is slower at this size than the CPU's upper bound, or
+		// each further GPU query costs more than a CPU query: larger
+		// batches only amortize the GPU's fixed part.
 		return procCPU, rest
-	case marginal(m, b) > gpuMargin*c:
-		// Each further GPU query costs more than a CPU query: larger
-		// batches only amortize the GPU's fixed part, and cannot make it
-		// cheaper per query than its marginal cost.
-		return procCPU, rest
+	case gExact:
+		// The GPU's time lies between the CPU's bounds: measure the CPU
+		// on a larger slice.
+		return calCPU()
 	}
 	// The GPU may still win at this size: calibrate it on a slice 4× its
 	// largest measured size below b (at least calibrationStart: single
@@ -201,14 +222,15 @@ func (r *router) plan(key, rest int) (proc, n int) {
 	return procGPU, calibration(m, procGPU, b, rest, calibrationStart)
 }
 
-// marginal is the GPU's marginal time per query, (T₂-T₁)/(n₂-n₁), from its
-// two largest measured batch sizes below bucket b at least 4× apart (0:
-// not measured). The GPU's batch time grows at least as fast beyond its
-// measurements as between them while the device fills (a batch too small
-// to fill it costs little more than its fixed part), so this is a lower
-// bound of its per-query time at any larger size, in the model T = a + b·n.
-func marginal(m *modeCosts, b int) float64 {
-	cs, ns := &m.cost[procGPU], &m.size[procGPU]
+// marginal is processor p's marginal time per query, (T₂-T₁)/(n₂-n₁),
+// from its two largest measured batch sizes below bucket b at least 4×
+// apart (0: not measured). In the model T = a + b·n (a fixed part per
+// batch: the GPU's launches and transfers, the CPU's start of its
+// workers) it is a lower bound of the per-query time at any size; the GPU's
+// batch time grows at least that fast beyond its measurements while the
+// device fills.
+func marginal(m *modeCosts, p, b int) float64 {
+	cs, ns := &m.cost[p], &m.size[p]
 	for i := b - 1; i >= 2; i-- {
 		if cs[i] == 0 {
 			continue

@@ -285,3 +285,29 @@ func TestRouterCPUBatchStart(t *testing.T) {
 		t.Errorf("auto %v, not faster than the GPU alone (%v; cpu %v)", ta, tg, tc)
 	}
 }
+
+// TestRouterCPUBatchStartGPUWins: the same CPU shape on OR (H200, GCIDE:
+// 14.4 µs a query at 64 queries, about 4.2 µs in large chunks) against a
+// GPU three times faster on large batches: the CPU is measured on two
+// small slices only (its marginal time bounds it from below) and the bulk
+// goes to the GPU, within 10% of the GPU alone.
+func TestRouterCPUBatchStartGPUWins(t *testing.T) {
+	qs := queriesOf(100000, engine.Or)
+	clk := &vclock{t: time.Unix(0, 0)}
+	cpu := &fakeProc{name: "cpu", clk: clk, workers: 16, fixed: 420 * time.Microsecond}
+	gpu := &fakeProc{name: "gpu", clk: clk, fixed: 1900 * time.Microsecond}
+	cpu.per[engine.Or], gpu.per[engine.Or] = 67*time.Microsecond, 1300*time.Nanosecond
+	tc := streamTime(t, clk, cpu, qs, DefaultChunk)
+	tg := streamTime(t, clk, gpu, qs, DefaultChunk)
+	r := newRouter(cpu, gpu, 16)
+	r.now = clk.now
+	ta := streamTime(t, clk, r, qs, DefaultChunk)
+	t.Logf("cpu %v gpu %v auto %v (%.3f× the faster)\n%s", tc, tg, ta, float64(ta)/float64(tg), r.routing())
+	m := &r.modes[engine.Or]
+	if m.queries[procCPU] > 1000 {
+		t.Errorf("the CPU answered %d queries, want at most its two calibration slices", m.queries[procCPU])
+	}
+	if float64(ta) > 1.10*float64(tg) {
+		t.Errorf("auto %v, more than 10%% over the GPU's %v (cpu %v)", ta, tg, tc)
+	}
+}
