@@ -137,6 +137,9 @@ all cores. Lists are sampled up to --postings postings in total.`)
 		fs.Usage()
 		return errUsage
 	}
+	if err := guardOutputs(pos, *csvPath, *plotPath); err != nil {
+		return err
+	}
 	x, err := index.Open(pos[0])
 	if err != nil {
 		return err
@@ -440,6 +443,9 @@ algorithm are checked to be identical.`)
 	if len(pos) != 2 {
 		fs.Usage()
 		return errUsage
+	}
+	if err := guardOutputs(pos, *csvOut, *plotOut, *plotBM, *cpuProfile); err != nil {
+		return err
 	}
 	dev := *qf.device
 	*qf.device = "cpu"

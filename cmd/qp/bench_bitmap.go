@@ -55,6 +55,9 @@ index must hold bitmap lists (qp index --bitmaps auto|always).`)
 		fs.Usage()
 		return errUsage
 	}
+	if err := guardOutputs(pos, *csvPath); err != nil {
+		return err
+	}
 	codec, err := compress.ByName(*codecName)
 	if err != nil {
 		return err

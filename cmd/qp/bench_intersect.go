@@ -48,6 +48,9 @@ algorithm's results must equal merge's, or the command fails.`)
 		fs.Usage()
 		return errUsage
 	}
+	if err := guardOutputs(pos, *csvPath); err != nil {
+		return err
+	}
 	var cs []int
 	for _, s := range splitComma(*thr) {
 		v, err := parseCount(s)

@@ -51,6 +51,9 @@ CPU's. Without a usable GPU only the CPU part runs.`)
 		fs.Usage()
 		return errUsage
 	}
+	if err := guardOutputs(pos, *csvPath); err != nil {
+		return err
+	}
 	*qf.device = "cpu"
 	e, _, _, err := qf.openEngine(pos[0])
 	if err != nil {

@@ -60,6 +60,9 @@ Example:
 			fs.Usage()
 			return errUsage
 		}
+		if err := guardOutputs(pos, *csvOut); err != nil {
+			return err
+		}
 		if *limit < 0 {
 			return fmt.Errorf("--limit %d: want >= 0", *limit)
 		}

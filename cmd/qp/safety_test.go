@@ -265,3 +265,24 @@ func TestCPUFallbackNotice(t *testing.T) {
 		t.Errorf("%d notices in one process", n)
 	}
 }
+
+// A bench's outputs (--csv, --plot, --cpuprofile) are never written over
+// its index or query log.
+func TestBenchRefusesToOverwriteInputs(t *testing.T) {
+	dir, _, idx := fixture(t)
+	q := writeString(t, filepath.Join(dir, "q.txt"), "1:parallel\n")
+	before, _ := os.ReadFile(idx)
+	for _, c := range [][]string{
+		{"bench", "query", idx, q, "--csv", q},
+		{"bench", "query", idx, q, "--plot", idx},
+		{"bench", "query", idx, q, "--cpuprofile", q},
+		{"bench", "intersect", idx, q, "--csv", q},
+		{"bench", "decode", idx, "--csv", idx},
+		{"bench", "decode", idx, "--plot", idx},
+		{"compare", idx, idx, "--csv", idx},
+	} {
+		expectFail(t, []string{"refusing to write", "input"}, c...)
+		unchanged(t, idx, before)
+		unchanged(t, q, []byte("1:parallel\n"))
+	}
+}

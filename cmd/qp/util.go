@@ -1,6 +1,10 @@
 package main
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/qpengine/qp/internal/fileguard"
+)
 
 func splitComma(s string) []string {
 	var out []string
@@ -10,4 +14,18 @@ func splitComma(s string) []string {
 		}
 	}
 	return out
+}
+
+// guardOutputs refuses an output (the non-empty paths of outs: a bench's
+// --csv, --plot or --cpuprofile) that is one of the command's inputs ins
+// (its positional arguments: the index, the query log), under any name
+// (fileguard.Same): nothing is written before the check.
+func guardOutputs(ins []string, outs ...string) error {
+	var os []fileguard.Output
+	for _, o := range outs {
+		if o != "" {
+			os = append(os, fileguard.Output{Path: o})
+		}
+	}
+	return fileguard.Check(os, "input", ins...)
 }
