@@ -296,8 +296,8 @@ func Summarize(setup Setup, rate float64, results []*Result) Run {
 		}
 		run.Mean = sum / time.Duration(len(delays))
 		run.Late = late / time.Duration(len(delays))
-		run.P50 = quantile(delays, 0.50)
-		run.P99 = quantile(delays, 0.99)
+		run.P50 = report.Percentile(delays, 0.50)
+		run.P99 = report.Percentile(delays, 0.99)
 		run.Max = delays[len(delays)-1]
 		run.Elapsed = last.Sub(first)
 		run.Growing = growing(byArrival, run.Deadline)
@@ -322,10 +322,6 @@ func growing(rs []*Result, deadline time.Duration) bool {
 	early, late := mean(n/5, 2*n/5), mean(4*n/5, n)
 	return late > 2*early && late > deadline/4
 }
-
-// quantile is the nearest-rank q-quantile of sorted d (report.Percentile,
-// qp's one definition).
-func quantile(d []time.Duration, q float64) time.Duration { return report.Percentile(d, q) }
 
 // RateSearch configures the search for the highest sustained arrival rate.
 type RateSearch struct {

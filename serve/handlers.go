@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"math"
+	"github.com/qpengine/qp/scheduler"
 	"net/http"
 	"strconv"
 	"time"
@@ -231,17 +231,13 @@ func (s *Server) prepare(req *SearchRequest) (engine.Query, *Error) {
 }
 
 // cost is q's share of the PARA threshold: the length of its shortest
-// list (0 when a term is not in the index).
+// list (0 when a term is not in the index), from the scheduler's features.
 func (s *Server) cost(q engine.Query) int64 {
-	c := int64(math.MaxInt64)
-	for _, t := range q.Terms {
-		id, ok := s.x.Lookup(t)
-		if !ok {
-			return 0
-		}
-		c = min(c, int64(s.x.Record(id).DF))
+	f := scheduler.QueryFeatures(s.x, q)
+	if f.Missing > 0 {
+		return 0
 	}
-	return c
+	return int64(f.Min)
 }
 
 // answer runs reqs (valid or not) and answers each; a request-wide error

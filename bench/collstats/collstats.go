@@ -174,9 +174,9 @@ func collectionMetrics(x *index.Index) []Metric {
 		{sec, "length mean", x.AvgDL()},
 	}
 	for _, q := range []float64{0.10, 0.50, 0.90, 0.99} {
-		ms = append(ms, Metric{sec, fmt.Sprintf("length p%g", 100*q), quantileU32(lens, q)})
+		ms = append(ms, Metric{sec, fmt.Sprintf("length p%g", 100*q), quantile(lens, q)})
 	}
-	return append(ms, Metric{sec, "length max", quantileU32(lens, 1)})
+	return append(ms, Metric{sec, "length max", quantile(lens, 1)})
 }
 
 func dfMetrics(x *index.Index) []Metric {
@@ -200,10 +200,10 @@ func dfMetrics(x *index.Index) []Metric {
 	sec := "df"
 	ms := []Metric{}
 	for _, q := range []float64{0.50, 0.90, 0.99, 0.999} {
-		ms = append(ms, Metric{sec, fmt.Sprintf("df p%g", 100*q), quantileU32(dfs, q)})
+		ms = append(ms, Metric{sec, fmt.Sprintf("df p%g", 100*q), quantile(dfs, q)})
 	}
 	return append(ms,
-		Metric{sec, "df max", quantileU32(dfs, 1)},
+		Metric{sec, "df max", quantile(dfs, 1)},
 		Metric{sec, "terms with df 1 (%)", pct(float64(hapax), float64(nt))},
 		Metric{sec, "lists with df > 4096", float64(nlong)},
 		Metric{sec, "postings in lists > 4096 (%)", pct(float64(long), float64(total))})
@@ -240,7 +240,7 @@ func blockMaxMetrics(x *index.Index) ([]Metric, error) {
 		slices.Sort(bms)
 		w := float64(l.DF)
 		wsum += w
-		p90sum += w * quantileF64(bms, 0.90) / float64(l.MaxScore)
+		p90sum += w * quantile(bms, 0.90) / float64(l.MaxScore)
 		cvsum += w * sd / mean
 	}
 	sec := "block maxima"
@@ -251,20 +251,13 @@ func blockMaxMetrics(x *index.Index) ([]Metric, error) {
 	}, nil
 }
 
-// quantileU32 is the nearest-rank quantile q of sorted s (NaN when empty):
+// quantile is the nearest-rank quantile q of sorted s (NaN when empty):
 // the element at rank ceil(q·n), so q = 1 is the maximum.
-func quantileU32(s []uint32, q float64) float64 {
+func quantile[T uint32 | float64](s []T, q float64) float64 {
 	if len(s) == 0 {
 		return math.NaN()
 	}
 	return float64(report.Percentile(s, q))
-}
-
-func quantileF64(s []float64, q float64) float64 {
-	if len(s) == 0 {
-		return math.NaN()
-	}
-	return report.Percentile(s, q)
 }
 
 func pct(a, b float64) float64 { return 100 * div(a, b) }

@@ -226,10 +226,10 @@ func aggregate(name string, res []qres, opt Options) []Metric {
 		{sec, "queries (non-empty after analysis)", n},
 		{sec, "all terms in the index (%)", pct(known, n)},
 		{sec, "distinct known terms, mean", div(terms, n)},
-		{sec, "AND results median", quantileF64(ands, 0.5)},
+		{sec, "AND results median", quantile(ands, 0.5)},
 		{sec, "AND results mean", div(sum, n)},
 		{sec, "AND empty (%)", pct(empty, n)},
-		{sec, "AND results median (all terms known)", quantileF64(kands, 0.5)},
+		{sec, "AND results median (all terms known)", quantile(kands, 0.5)},
 		{sec, "AND empty (% of all-known)", pct(kempty, known)},
 	}
 	for k := 2; k <= opt.MaxTerms; k++ {

@@ -1,47 +1,19 @@
 package decode
 
 import (
-	"fmt"
-	"math/rand/v2"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/qpengine/qp/bench/internal/testidx"
 	"github.com/qpengine/qp/compress"
-	"github.com/qpengine/qp/internal/ref"
 )
 
 // TestSampleAndRun: the sample stops at the budget with whole lists that
 // are the index's; each codec's row has its bits per docID and frequency
 // (checked against the re-encoded sizes' bounds) and positive rates.
 func TestSampleAndRun(t *testing.T) {
-	rng := rand.New(rand.NewPCG(9, 9))
-	n := 3000
-	c := &ref.Collection{Lens: make([]uint32, n)}
-	for i := range 20 {
-		perm := rng.Perm(n)[:max(1, n/(2+i))]
-		slices.Sort(perm)
-		var docs, freqs []uint32
-		for _, d := range perm {
-			docs, freqs = append(docs, uint32(d)), append(freqs, uint32(1+rng.IntN(3)))
-			c.Lens[d]++
-		}
-		c.Terms = append(c.Terms, fmt.Sprintf("w%02d", i))
-		c.Docs, c.Freqs = append(c.Docs, docs), append(c.Freqs, freqs)
-	}
-	for d := range c.Lens {
-		c.Lens[d] = max(c.Lens[d], 1)
-	}
-	bp, err := compress.ByName("bp128")
-	if err != nil {
-		t.Skip(err)
-	}
-	x, err := c.WriteIndex(filepath.Join(t.TempDir(), "x.qp"), bp, 128)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer x.Close()
+	x, c := testidx.Random{Seed: 9, N: 3000, Terms: 20, DFStep: 1, MaxFreq: 3, Block: 128}.Build(t)
 	docs, freqs, total, err := Sample(x, 2000)
 	if err != nil {
 		t.Fatal(err)
@@ -56,6 +28,10 @@ func TestSampleAndRun(t *testing.T) {
 	}
 	if sum != total || total < 2000 || total-len(docs[len(docs)-1]) >= 2000 {
 		t.Fatalf("sampled %d postings in %d lists for a budget of 2000", total, len(docs))
+	}
+	bp, err := compress.ByName("bp128")
+	if err != nil {
+		t.Skip(err)
 	}
 	vb, err := compress.ByName("vbyte")
 	if err != nil {

@@ -287,9 +287,6 @@ func (s *batchSummary) failure(n int) error {
 	return fmt.Errorf("%d of %d queries failed (qids %s); the run lacks them (--allow-partial accepts a partial run)", s.nfailed, n, ids)
 }
 
-// pctl is report.Percentile (nearest rank), the one definition.
-func pctl(sorted []time.Duration, p float64) time.Duration { return report.Percentile(sorted, p) }
-
 func (s *batchSummary) print(n int, wall time.Duration) { s.printTo(os.Stdout, n, wall) }
 
 func (s *batchSummary) printTo(w *os.File, n int, wall time.Duration) {
@@ -305,7 +302,7 @@ func (s *batchSummary) printTo(w *os.File, n int, wall time.Duration) {
 	}
 	fmt.Fprintf(w, "queries %d (ok %d, failed %d) in %.3fs: %.1f queries/s\n", n, ok, n-ok, wall.Seconds(), float64(n)/wall.Seconds())
 	fmt.Fprintf(w, "latency ms: mean %.3f  p50 %.3f  p95 %.3f  p99 %.3f  max %.3f\n",
-		ms(mean), ms(pctl(s.lat, .50)), ms(pctl(s.lat, .95)), ms(pctl(s.lat, .99)), ms(pctl(s.lat, 1)))
+		ms(mean), ms(report.Percentile(s.lat, .50)), ms(report.Percentile(s.lat, .95)), ms(report.Percentile(s.lat, .99)), ms(report.Percentile(s.lat, 1)))
 	fmt.Fprintf(w, "results %d (%.2f per query)", s.results, float64(s.results)/float64(max(ok, 1)))
 	if s.orRan > 0 {
 		fmt.Fprintf(w, "; OR ran for %d queries", s.orRan)

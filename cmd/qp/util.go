@@ -21,11 +21,11 @@ func splitComma(s string) []string {
 // (its positional arguments: the index, the query log), under any name
 // (fileguard.Same): nothing is written before the check.
 func guardOutputs(ins []string, outs ...string) error {
-	var os []fileguard.Output
+	var guarded []fileguard.Output
 	for _, o := range outs {
 		if o != "" {
-			os = append(os, fileguard.Output{Path: o})
+			guarded = append(guarded, fileguard.Output{Path: o})
 		}
 	}
-	return fileguard.Check(os, "input", ins...)
+	return fileguard.Check(guarded, "input", ins...)
 }

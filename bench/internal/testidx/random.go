@@ -33,11 +33,11 @@ type Random struct {
 // reference collection.
 func (r Random) Build(t testing.TB) (*index.Index, *ref.Collection) {
 	t.Helper()
-	step, block := max(r.DFStep, 0), r.Block
-	if step == 0 {
+	step, block := r.DFStep, r.Block
+	if step <= 0 {
 		step = 3
 	}
-	if block == 0 {
+	if block <= 0 {
 		block = 16
 	}
 	rng := rand.New(rand.NewPCG(r.Seed, r.Seed+1))
