@@ -18,9 +18,10 @@
 // faster of Device CPU and Device GPU: on real text the CPU's cores can
 // beat the GPU at AND while the GPU wins OR several times over. The
 // measurements are made on the caller's own queries: the first batches of
-// a mode are answered in slices, one on the CPU and GPU slices growing 4×
-// until the two are told apart (each query is answered once; the cost is
-// the slices run on the slower processor), and every batch refreshes its
+// a mode are answered in slices growing 4× on each processor until one's
+// upper bound is below the other's lower bound (each query is answered
+// once; the cost is the slices run on the slower processor), and every
+// batch refreshes its
 // processor's measurement. Results are identical whichever answers.
 // Engine.Routing says what was measured and chosen.
 //
