@@ -21,8 +21,8 @@
 // a mode are answered in slices growing 4× on each processor until one's
 // upper bound is below the other's lower bound (each query is answered
 // once; the cost is the slices run on the slower processor), and every
-// batch refreshes its
-// processor's measurement. Results are identical whichever answers.
+// batch refreshes its processor's measurement. Results are identical
+// whichever answers.
 // Engine.Routing says what was measured and chosen.
 //
 // For throughput, Stream runs a whole query set through the backend in large
