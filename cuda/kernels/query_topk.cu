@@ -49,6 +49,7 @@ constexpr u32 kSortShared = 4096;
 // sort buffer), from kOnePassItems items of one query.
 constexpr u32 kLocalK = kSortShared / kThreads;
 constexpr u64 kOnePassItems = 16384;
+constexpr u32 kOnePassUnroll = 8;
 static_assert(kThreads * kLocalK <= kSortShared, "one-pass survivors must fit the sort buffer");
 
 struct Items {
@@ -97,9 +98,7 @@ __device__ __forceinline__ void topk_onepass(const Items &it, u64 n, u32 k, u64 
 #pragma unroll
 	for (u32 j = 0; j < kLocalK; j++) best[j] = ~0ull;
 	u64 worst = ~0ull; // best[k - 1]: the thread's k-th smallest so far
-	for (u64 i = tid; i < n; i += kThreads) {
-		u64 x;
-		it.get(i, x);
+	const auto insert = [&](u64 x) {
 		if (x < worst) {
 #pragma unroll
 			for (u32 j = 0; j < kLocalK; j++) {
@@ -111,6 +110,21 @@ __device__ __forceinline__ void topk_onepass(const Items &it, u64 n, u32 k, u64 
 			for (u32 j = 0; j < kLocalK; j++)
 				if (j + 1 == k) worst = best[j];
 		}
+	};
+	// kOnePassUnroll loads in flight per thread (one CTA streams the whole
+	// query: latency, not bandwidth, bounds it), then the rest one by one.
+	u64 i = tid;
+	for (; i + (kOnePassUnroll - 1) * kThreads < n; i += kOnePassUnroll * kThreads) {
+		u64 xs[kOnePassUnroll];
+#pragma unroll
+		for (u32 u = 0; u < kOnePassUnroll; u++) it.get(i + u * kThreads, xs[u]);
+#pragma unroll
+		for (u32 u = 0; u < kOnePassUnroll; u++) insert(xs[u]);
+	}
+	for (; i < n; i += kThreads) {
+		u64 x;
+		it.get(i, x);
+		insert(x);
 	}
 	const u32 m = kThreads * k;
 	u32 p = 1;
