@@ -10,10 +10,13 @@
 # On the device: bash scripts/device/unpack.sh; bash scripts/device/abq.sh
 # Output: gen25m.sh's files, $OUT/ab-{old,new}-R.log, a summary on stdout.
 source scripts/device/lib.sh
+if [ -s /tmp/g25m.qp ] && [ "${REGEN:-0}" != 1 ]; then echo "reusing /tmp/g25m.qp (warm machine)"; else
 GENLIMIT=${GENLIMIT:-360} bash scripts/device/gen25m.sh >"$OUT/gen-summary.txt" 2>&1
+fi
 [ -s /tmp/g25m.qp ] || { echo "no index"; cat "$OUT/gen-summary.txt"; exit 1; }
 head -3 "$OUT/gen-summary.txt"
 head -10000 "$bin/data/06.efficiency_topics.txt" >/tmp/q06.txt
+chmod +x /tmp/qp-old 2>/dev/null || { echo "no /tmp/qp-old (carry bin/dev/data/qp-old.xz)"; exit 1; }
 for r in $(seq 1 "${ROUNDS:-2}"); do
   for v in old new; do
     b=$bin/qp; [ $v = old ] && b=/tmp/qp-old
