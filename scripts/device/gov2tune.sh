@@ -22,7 +22,7 @@ fi
 head -10000 "$bin/data/06.efficiency_topics.txt" >/tmp/q06.txt
 q() { timeout "$1" "$bin/qp" bench query /tmp/g25m.qp /tmp/q06.txt --device gpu "${@:2}"; }
 if [ "${TUNE:-1}" = 1 ]; then
-  q 90 --gpu-only --profile --modes and --gpu-and binsearch,lr,pmf2 --gpu-threshold 12M,48M >"$OUT/tune-and.log" 2>&1
+  q 90 --gpu-only --profile --modes and --gpu-and binsearch,lr,pmf2 --thresholds 12M,48M >"$OUT/tune-and.log" 2>&1
   echo "== tune and (rc $?)"; grep -E '^(mode|and) ' "$OUT/tune-and.log"
   q 120 --gpu-only --profile --modes or,andor --gpu-or-threshold 1G,4G >"$OUT/tune-or.log" 2>&1
   echo "== tune or (rc $?)"; grep -E '^(mode|or|andor) ' "$OUT/tune-or.log"
