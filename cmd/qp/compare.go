@@ -48,13 +48,9 @@ func init() {
 		fs := newFlags(c, compareHelp)
 		var f compareFlags
 		f.define(fs)
-		pos, err := parse(fs, args)
+		pos, err := parseArgs(fs, args, 2)
 		if err != nil {
 			return err
-		}
-		if len(pos) != 2 {
-			fs.Usage()
-			return errUsage
 		}
 		return f.run(pos[0], pos[1])
 	}
