@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -609,15 +610,7 @@ func (e *Experiment) search(setup Setup, procs [2]Processor, models [2]*CostMode
 		}
 		step = 1.25
 	}
-	slices.SortStableFunc(reps, func(a, b SearchResult) int {
-		switch {
-		case a.MaxRate < b.MaxRate:
-			return -1
-		case a.MaxRate > b.MaxRate:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(reps, func(a, b SearchResult) int { return cmp.Compare(a.MaxRate, b.MaxRate) })
 	med := reps[len(reps)/2]
 	out.MaxRate, out.Failed, out.Best = med.MaxRate, med.Failed, med.Best
 	return out, nil

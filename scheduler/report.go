@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"math"
@@ -155,15 +156,7 @@ func (r *Report) DelayPlot() *report.Plot {
 		YLabel: "delay (ms)", LogX: true, LogY: true}
 	for i, st := range order {
 		runs := by[st]
-		slices.SortStableFunc(runs, func(a, b Run) int {
-			switch {
-			case a.Rate < b.Rate:
-				return -1
-			case a.Rate > b.Rate:
-				return 1
-			}
-			return 0
-		})
+		slices.SortStableFunc(runs, func(a, b Run) int { return cmp.Compare(a.Rate, b.Rate) })
 		runs = slices.CompactFunc(runs, func(a, b Run) bool { return a.Rate == b.Rate })
 		var mean, p99 report.Series
 		mean.Name, p99.Name, p99.Dashed = st.String()+" mean", st.String()+" p99", true
