@@ -436,17 +436,8 @@ type Report struct {
 // e.Rates under every setup, and searches each setup's highest sustained
 // rate.
 func (e *Experiment) Run(ctx context.Context) (*Report, error) {
-	if e.Index == nil {
-		return nil, errors.New("scheduler: experiment without an index")
-	}
-	if e.CPU.Backend == nil || e.GPU.Backend == nil {
-		return nil, errors.New("scheduler: experiment needs a CPU and a GPU backend")
-	}
-	if len(e.Queries) == 0 {
-		return nil, errors.New("scheduler: experiment without queries")
-	}
-	if _, err := e.Options.Resolve(); err != nil {
-		return nil, fmt.Errorf("scheduler: %w", err)
+	if err := e.check(); err != nil {
+		return nil, err
 	}
 	setups := e.Setups
 	if len(setups) == 0 {
@@ -520,15 +511,7 @@ func (e *Experiment) Run(ctx context.Context) (*Report, error) {
 		if err != nil {
 			return Run{}, err
 		}
-		qs := e.Queries
-		if minDur > 0 {
-			if n := min(int(math.Ceil(rate*minDur.Seconds())), 1<<20); n > len(qs) {
-				qs = make([]engine.Query, n)
-				for i := range qs {
-					qs[i] = e.Queries[i%len(e.Queries)]
-				}
-			}
-		}
+		qs := cycled(e.Queries, rate, minDur)
 		maxMiss := -1
 		if stopOnMiss {
 			maxMiss = len(qs) / 100 // more fail the p99 criterion
@@ -543,17 +526,60 @@ func (e *Experiment) Run(ctx context.Context) (*Report, error) {
 		}
 		return r, nil
 	}
+	return rep, e.runAll(rep, setups, procs, single, run)
+}
+
+// check reports what the experiment lacks (index, backends, queries) and
+// invalid query options.
+func (e *Experiment) check() error {
+	if e.Index == nil {
+		return errors.New("scheduler: experiment without an index")
+	}
+	if e.CPU.Backend == nil || e.GPU.Backend == nil {
+		return errors.New("scheduler: experiment needs a CPU and a GPU backend")
+	}
+	if len(e.Queries) == 0 {
+		return errors.New("scheduler: experiment without queries")
+	}
+	if _, err := e.Options.Resolve(); err != nil {
+		return fmt.Errorf("scheduler: %w", err)
+	}
+	return nil
+}
+
+// cycled is the log replayed at rate: qs itself, or qs repeated cyclically
+// to span at least minDur of arrivals (at most 2^20 queries).
+func cycled(qs []engine.Query, rate float64, minDur time.Duration) []engine.Query {
+	if minDur <= 0 {
+		return qs
+	}
+	n := min(int(math.Ceil(rate*minDur.Seconds())), 1<<20)
+	if n <= len(qs) {
+		return qs
+	}
+	out := make([]engine.Query, n)
+	for i := range out {
+		out[i] = qs[i%len(qs)]
+	}
+	return out
+}
+
+// runAll runs the table (every setup at every rate of e.Rates) and then,
+// unless e.Search.Off, the rate search of every setup (best-serial with the
+// models of queries run alone, single), appending to rep; it stops at the
+// first error.
+func (e *Experiment) runAll(rep *Report, setups []Setup, procs [2]Processor, single [2]*CostModel, run func(Setup, float64, bool, uint64) (Run, error)) error {
 	for _, setup := range setups {
 		for _, rate := range e.Rates {
 			r, err := run(setup, rate, e.StopOnMiss, e.Seed)
 			if err != nil {
-				return rep, err
+				return err
 			}
 			rep.Runs = append(rep.Runs, r)
 		}
 	}
 	if e.Search.Off {
-		return rep, nil
+		return nil
 	}
 	for _, setup := range setups {
 		models := [2]*CostModel{procs[CPU].Model, procs[GPU].Model}
@@ -562,11 +588,11 @@ func (e *Experiment) Run(ctx context.Context) (*Report, error) {
 		}
 		sr, err := e.search(setup, procs, models, run)
 		if err != nil {
-			return rep, err
+			return err
 		}
 		rep.Searches = append(rep.Searches, sr)
 	}
-	return rep, nil
+	return nil
 }
 
 // search finds setup's highest sustained rate, RateSearch.Repeats times
