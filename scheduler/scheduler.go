@@ -288,6 +288,10 @@ type Scheduler struct {
 	closing  bool
 	aborted  bool
 	scratch  []*job
+	// visits counts the queued jobs the dispatcher's scans have looked at
+	// (the simulation charges dispatcher time for them: a scan's cost grows
+	// with the queues, unlike the per-query bookkeeping).
+	visits int64
 }
 
 type proc struct {
@@ -318,9 +322,11 @@ type batch struct {
 	urgency []bool // per job: taken as urgent
 }
 
-// New returns a running scheduler over x (the index the backends search;
-// its dictionary gives the features). Stop it with Shutdown or Close.
-func New(x *index.Index, cfg Config) (*Scheduler, error) {
+// newScheduler validates cfg and returns a scheduler with its queues and
+// processors set up but no goroutine started: New starts them; the
+// discrete-event simulation of the tests drives the dispatcher's methods
+// (enqueue, dispatch, finished) itself, in virtual time.
+func newScheduler(x *index.Index, cfg Config) (*Scheduler, error) {
 	if x == nil {
 		return nil, errors.New("scheduler: nil index")
 	}
@@ -384,6 +390,16 @@ func New(x *index.Index, cfg Config) (*Scheduler, error) {
 		total += p.slots
 	}
 	s.done = make(chan *batch, total)
+	return s, nil
+}
+
+// New returns a running scheduler over x (the index the backends search;
+// its dictionary gives the features). Stop it with Shutdown or Close.
+func New(x *index.Index, cfg Config) (*Scheduler, error) {
+	s, err := newScheduler(x, cfg)
+	if err != nil {
+		return nil, err
+	}
 	for _, p := range s.procs {
 		if p == nil {
 			continue
@@ -412,6 +428,21 @@ func (s *Scheduler) Submit(r Request, done func(*Result)) error {
 	if r.Deadline < 0 {
 		panic(fmt.Sprintf("BUG: scheduler: negative deadline %v", r.Deadline))
 	}
+	j := s.newJob(r, done)
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return ErrClosed
+	}
+	j.seq = s.seq.Add(1)
+	s.submitted.Add(1)
+	s.arrive <- j
+	return nil
+}
+
+// newJob prepares r for the dispatcher: its features, predicted costs,
+// preferred processor, deadline and urgency time.
+func (s *Scheduler) newJob(r Request, done func(*Result)) *job {
 	j := &job{q: r.Query, done: done, arrival: r.Arrival, submitted: s.clock.Now()}
 	j.f = QueryFeatures(s.x, r.Query)
 	for _, p := range s.procs {
@@ -439,16 +470,7 @@ func (s *Scheduler) Submit(r Request, done func(*Result)) error {
 	}
 	j.deadline = j.arrival.Add(dl)
 	j.urgentAt = j.arrival.Add(time.Duration(float64(dl) * s.cfg.UrgentFraction))
-
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.closed {
-		return ErrClosed
-	}
-	j.seq = s.seq.Add(1)
-	s.submitted.Add(1)
-	s.arrive <- j
-	return nil
+	return j
 }
 
 // Search submits r and waits for its result. When ctx ends first it
@@ -807,6 +829,7 @@ func (s *Scheduler) pickOwn(p *proc, now time.Time) (*batch, time.Time) {
 	}
 	// 2. Its own queue, oldest first.
 	for j := own.head; j != nil && !bb.full(); j = j.next {
+		s.visits++
 		if !j.picked {
 			bb.add(j, false)
 		}
@@ -815,6 +838,7 @@ func (s *Scheduler) pickOwn(p *proc, now time.Time) (*batch, time.Time) {
 	// executes the oldest job from the third group"); a query preferring
 	// the other processor is left to it while it has a free slot.
 	for j := either.head; j != nil && !bb.full(); j = j.next {
+		s.visits++
 		if !j.picked && (j.pref == p.id || o == nil || o.free == 0) {
 			bb.add(j, false)
 		}
@@ -840,6 +864,7 @@ func (s *Scheduler) pickOwn(p *proc, now time.Time) (*batch, time.Time) {
 // unless pref is NoProc).
 func (s *Scheduler) urgent(dst []*job, l *jobList, now time.Time, pref ProcID) []*job {
 	for j := l.head; j != nil; j = j.next {
+		s.visits++
 		if !now.Before(j.urgentAt) && (pref == NoProc || j.pref == pref) {
 			dst = append(dst, j)
 		}
@@ -895,6 +920,7 @@ func (s *Scheduler) pickSteal(p *proc, now time.Time) *batch {
 	scanned := 0
 	inReserve := reserved == nil // o's next batch takes the whole queue
 	for j := q.tail; j != nil && !bb.full(); j = j.prev {
+		s.visits++
 		ahead -= j.cost[o.id] // the work ahead of j there
 		if j.next == reserved && reserved != nil {
 			inReserve = true
@@ -943,6 +969,7 @@ func (s *Scheduler) nextBatchEnd(o *proc) *job {
 	var postings uint64
 	j := q.head
 	for ; j != nil && !o.fullAt(n, cost, postings); j = j.next {
+		s.visits++
 		n++
 		cost += j.cost[o.id]
 		if !j.f.Empty() {
