@@ -58,15 +58,15 @@ type simMachine struct {
 // simSetup is a simulated experiment: processors, their true costs and
 // the scheduler's view of them (models, slots, batching).
 type simSetup struct {
-	x        *index.Index
-	queries  []engine.Query
-	cost     [2]simCost
-	machine  simMachine
-	procs    [2]Processor // Backend is ignored (nopBackend)
-	hybridCPUSlots int    // CPU slots with both processors (0: procs[CPU].Slots)
-	deadline time.Duration
-	ratio    float64
-	seed     uint64
+	x              *index.Index
+	queries        []engine.Query
+	cost           [2]simCost
+	machine        simMachine
+	procs          [2]Processor // Backend is ignored (nopBackend)
+	hybridCPUSlots int          // CPU slots with both processors (0: procs[CPU].Slots)
+	deadline       time.Duration
+	ratio          float64
+	seed           uint64
 	// minDuration of arrivals per run (default 10 deadlines).
 	minDuration time.Duration
 	visits      float64 // of the last run: dispatcher scan visits per query

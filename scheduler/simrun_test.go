@@ -100,11 +100,11 @@ func TestSimExplore(t *testing.T) {
 	}
 	switch os.Getenv("SIMX") {
 	case "contention":
-		e.machine = simMachine{Cores: 16, HostCores: 16}
+		e.machine = simMachine{Cores: 16, HostCores: 6}
 	case "visit":
 		e.machine = simMachine{DispVisit: 50 * time.Nanosecond}
 	case "disp":
-		e.machine = simMachine{DispArrival: 40 * time.Microsecond, DispBatch: 40 * time.Microsecond}
+		e.machine = simMachine{DispArrival: 5 * time.Microsecond, DispBatch: 60 * time.Microsecond}
 	}
 	r := simRates(t, e, CPUOnly, GPUOnly, Parallel, ParallelNoSteal)
 	c, g := r[CPUOnly], r[GPUOnly]
