@@ -395,6 +395,12 @@ type Experiment struct {
 	Warmup int
 	Model  ModelOptions // options of trained models
 	Setups []Setup      // default AllSetups
+	// HybridCPUSlots is the number of CPU slots of the cpu+gpu setups:
+	// 0, the CPU's slots less the cores the GPU's host side was measured
+	// to use while its training batches ran (see HybridCPUSlots; all of
+	// the CPU's slots when the GPU was not measured); -1, all of the CPU's
+	// slots; > 0, that many. With none left, cpu+gpu runs the GPU alone.
+	HybridCPUSlots int
 	// Rates are the arrival rates of the table (queries/s). A run at a
 	// rate beyond a setup's capacity lasts until its backlog drains
 	// (about the whole log's processing time) unless StopOnMiss is set.
@@ -429,8 +435,13 @@ type Report struct {
 	BatchTraining [2]TrainResult
 	BatchTrained  [2]bool
 	Names         [2]string
-	Runs          []Run // the table: setups × rates, in that order
-	Searches      []SearchResult
+	// HostCores is the mean number of cores the process used while a
+	// batching processor's training batches ran (-1: not measured), and
+	// HybridCPUSlots the CPU slots the cpu+gpu setups ran with.
+	HostCores      [2]float64
+	HybridCPUSlots int
+	Runs           []Run // the table: setups × rates, in that order
+	Searches       []SearchResult
 }
 
 // Run trains the missing cost models, replays the log at every rate of
@@ -453,7 +464,7 @@ func (e *Experiment) Run(ctx context.Context) (*Report, error) {
 	if len(setups) == 0 {
 		setups = AllSetups
 	}
-	rep := &Report{Deadline: e.Deadline, Queries: len(e.Queries), Seed: e.Seed}
+	rep := &Report{Deadline: e.Deadline, Queries: len(e.Queries), Seed: e.Seed, HostCores: [2]float64{-1, -1}}
 	if rep.Deadline == 0 {
 		rep.Deadline = DefaultDeadline
 	}
@@ -484,10 +495,17 @@ func (e *Experiment) Run(ctx context.Context) (*Report, error) {
 		single[i], rep.Training[i] = Train(samples, e.Model)
 		rep.Trained[i] = true
 		p.Model = single[i]
-		if p.Batch.maxQueries() > 1 {
-			bs, err := MeasureBatches(ctx, e.Index, p.Backend, e.Options, e.Train, p.Batch, single[i], 0)
+		if p.Batch.maxQueries() > 1 && !p.Sequential {
+			var bs []Sample
+			cores, ok, err := HostCores(func() (err error) {
+				bs, err = MeasureBatches(ctx, e.Index, p.Backend, e.Options, e.Train, p.Batch, single[i], 0)
+				return err
+			})
 			if err != nil {
 				return nil, err
+			}
+			if ok {
+				rep.HostCores[i] = cores
 			}
 			if len(bs) > 0 {
 				p.Model, rep.BatchTraining[i] = Train(bs, e.Model)
@@ -501,6 +519,7 @@ func (e *Experiment) Run(ctx context.Context) (*Report, error) {
 		minDur = 10 * deadline
 	}
 	rep.MinDuration = max(minDur, 0)
+	rep.HybridCPUSlots = e.hybridCPUSlots(rep.HostCores[GPU])
 	run := func(setup Setup, rate float64, stopOnMiss bool, seed uint64) (Run, error) {
 		cfg := Config{
 			Options: e.Options, Deadline: e.Deadline, UrgentFraction: e.UrgentFraction,
@@ -516,6 +535,12 @@ func (e *Experiment) Run(ctx context.Context) (*Report, error) {
 		}
 		if setup != CPUOnly {
 			cfg.GPU = &gpu
+		}
+		if setup == Parallel || setup == ParallelNoSteal {
+			cpu.Slots = rep.HybridCPUSlots
+			if cpu.Slots == 0 {
+				cfg.CPU = nil // no core left for the CPU: the GPU alone
+			}
 		}
 		s, err := New(e.Index, cfg)
 		if err != nil {
@@ -723,6 +748,10 @@ func (r *Report) WriteTable(w io.Writer) error {
 				r.Names[i], pct(t.HeldOutError), t.HeldOut, t.Samples, pct(t.FitError))
 		}
 	}
+	if r.HostCores[GPU] >= 0 {
+		fmt.Fprintf(w, "%s host side: %.2f cores busy while its training batches ran; ", r.Names[GPU], r.HostCores[GPU])
+	}
+	fmt.Fprintf(w, "CPU+GPU runs %d %s slots\n", r.HybridCPUSlots, r.Names[CPU])
 	if len(r.Runs) > 0 {
 		fmt.Fprintln(w)
 		fmt.Fprintf(tw, "setup\trate q/s\tanswered\tmissed\tmean ms\tp50 ms\tp99 ms\tmax ms\tlate ms\t%s q\t%s q\tstolen\turgent\t%s batches\t%s err\t%s err\t\n",

@@ -177,6 +177,12 @@ func TestExperiment(t *testing.T) {
 	if rep.BatchTrained[CPU] || !rep.BatchTrained[GPU] || rep.BatchTraining[GPU].Samples != rep.Training[GPU].Samples {
 		t.Fatalf("batch training %v %+v", rep.BatchTrained, rep.BatchTraining)
 	}
+	if rep.HostCores[CPU] != -1 || (rep.HostCores[GPU] < 0 && runtime.GOOS == "linux") {
+		t.Fatalf("host cores %v: want the GPU's measured (its training batches), the CPU's not", rep.HostCores)
+	}
+	if want := HybridCPUSlots(2, rep.HostCores[GPU]); rep.HybridCPUSlots != want || want > 1 {
+		t.Fatalf("CPU+GPU ran %d CPU slots, want %d (2 less the GPU's host cores and the dispatcher's)", rep.HybridCPUSlots, want)
+	}
 	if len(rep.Runs) != 2*len(AllSetups) || len(rep.Searches) != len(AllSetups) {
 		t.Fatalf("%d runs, %d searches", len(rep.Runs), len(rep.Searches))
 	}
@@ -198,6 +204,10 @@ func TestExperiment(t *testing.T) {
 		case CPUOnly:
 			if r.Procs[GPU].Queries != 0 {
 				t.Fatal("cpu-only used the GPU")
+			}
+		case Parallel, ParallelNoSteal:
+			if rep.HybridCPUSlots == 0 && r.Procs[CPU].Queries != 0 {
+				t.Fatalf("%v with no CPU slot left ran %d queries on the CPU", r.Setup, r.Procs[CPU].Queries)
 			}
 		case GPUOnly:
 			if r.Procs[CPU].Queries != 0 {

@@ -120,6 +120,16 @@ type Processor struct {
 	// (engine.NewCPU(x, 1)); a GPU has one slot per stream it overlaps.
 	Slots int
 	Batch BatchPolicy
+	// Sequential says the backend runs one query at a time anyway (a CPU
+	// core: engine.NewCPU(x, 1)). A slot then runs its batch as
+	// consecutive one-query calls, each timed (its own Cost, the cost
+	// model's exact sample) and delivered as soon as it finishes. Batching
+	// such a processor (a BatchPolicy with MaxQueries or MaxCost and no
+	// MaxWait: take what is queued, up to the limit) only saves the
+	// dispatcher's per-batch hand-offs, a few microseconds each: as much
+	// as a whole query on a small collection, where one-query slots make
+	// the dispatcher, not the cores, the CPU's limit.
+	Sequential bool
 	// Model predicts this processor's costs and is refitted from its
 	// measured times (unless frozen). nil: a new untrained model. The
 	// scheduler uses the model in place, so share one between schedulers
@@ -416,7 +426,8 @@ func New(x *index.Index, cfg Config) (*Scheduler, error) {
 
 // Submit hands r to the scheduler. done is called exactly once with the
 // query's Result, from a scheduler goroutine (the slot's, after its slot has
-// been released, or the dispatcher's for an abandoned query): it should
+// been released or, in a Sequential processor's batch, while the slot runs
+// the batch's next queries; or the dispatcher's for an abandoned query): it should
 // return quickly, may Submit, but must not wait for another query's result
 // (every slot's goroutine could end up waiting) nor call Shutdown or Close.
 // The Result is the callee's to keep. Submit returns ErrClosed, and does not
@@ -1082,6 +1093,10 @@ func (s *Scheduler) worker(p *proc) {
 // would cost more than it saves.
 func (s *Scheduler) run(p *proc, b *batch) {
 	n := len(b.jobs)
+	if p.spec.Sequential && n > 1 {
+		s.runSequential(p, b)
+		return
+	}
 	qs := make([]engine.Query, n)
 	for i, j := range b.jobs {
 		qs[i] = j.q
@@ -1115,6 +1130,52 @@ func (s *Scheduler) run(p *proc, b *batch) {
 		defer s.wg.Done()
 		s.deliver(p, b, out, start, finish)
 	}()
+}
+
+// runSequential runs b's queries one at a time on p (Processor.Sequential),
+// timing and delivering each as it finishes; the slot is released after
+// the last.
+func (s *Scheduler) runSequential(p *proc, b *batch) {
+	n := len(b.jobs)
+	var out [1]engine.Response
+	var busy time.Duration
+	for i, j := range b.jobs {
+		out[0] = engine.Response{}
+		start := s.clock.Now()
+		err := p.spec.Backend.SearchBatch(s.ctx, []engine.Query{j.q}, s.cfg.Options, out[:])
+		finish := s.clock.Now()
+		if err != nil && out[0].Err == nil {
+			out[0].Err = fmt.Errorf("scheduler: %s batch: %w", p.name, err)
+		}
+		cost := finish.Sub(start)
+		busy += cost
+		if out[0].Err == nil {
+			p.model.Observe(j.f, cost)
+		}
+		r := &Result{
+			Response: out[0], Query: j.q, Features: j.f, Predicted: j.cost, Cost: cost,
+			Arrival: j.arrival, Submitted: j.submitted, Start: start, Finish: finish, Deadline: j.deadline,
+			MetDeadline: !finish.After(j.deadline), Proc: p.id, ProcName: p.name, Queue: j.queue,
+			Stolen: j.stolen, Urgent: b.urgency[i], BatchSize: n,
+		}
+		if r.Urgent {
+			p.st.urgent.Add(1)
+		}
+		if !r.MetDeadline {
+			s.missed.Add(1)
+		}
+		s.completed.Add(1)
+		if i == n-1 {
+			p.st.queries.Add(uint64(n))
+			p.st.batches.Add(1)
+			if b.steal {
+				p.st.stolen.Add(uint64(n))
+			}
+			p.st.busy.Add(int64(busy))
+			s.done <- b // the slot is free
+		}
+		j.done(r)
+	}
 }
 
 // deliver refits p's model on b's measured times and calls the done

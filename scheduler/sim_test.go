@@ -185,15 +185,23 @@ func (e *simSetup) run(t testing.TB, setup Setup, rate float64, seed uint64) Run
 				for _, x := range costs {
 					total += x
 				}
+				qfin := at
 				for i, j := range b.jobs {
 					share := wall
 					if len(b.jobs) > 1 && total > 0 {
 						share = time.Duration(float64(wall) * float64(costs[i]) / float64(total))
 					}
+					// A batch ends (its results arrive) at fin; a
+					// Sequential processor's queries each at their own end.
+					qfin = qfin.Add(share)
+					qf := fin
+					if p.spec.Sequential {
+						qf = qfin
+					}
 					p.model.Observe(j.f, share)
 					rs[i] = &Result{Query: j.q, Features: j.f, Predicted: j.cost, Cost: share,
-						Arrival: j.arrival, Submitted: j.submitted, Start: at, Finish: fin, Deadline: j.deadline,
-						MetDeadline: !fin.After(j.deadline), Proc: p.id, ProcName: p.id.String(), Queue: j.queue,
+						Arrival: j.arrival, Submitted: j.submitted, Start: at, Finish: qf, Deadline: j.deadline,
+						MetDeadline: !qf.After(j.deadline), Proc: p.id, ProcName: p.id.String(), Queue: j.queue,
 						Stolen: j.stolen, Urgent: j.urgent, BatchSize: len(b.jobs)}
 				}
 				heap.Push(&events, simEvent{at: fin, b: b, rs: rs})
@@ -277,10 +285,10 @@ func later(a, b time.Time) time.Time {
 	return b
 }
 
-// search is the highest rate the setup sustains (bisection to 2%).
+// search is the highest rate the setup sustains (bisection to 3%).
 func (e *simSetup) search(t testing.TB, setup Setup, start float64) SearchResult {
 	t.Helper()
-	sr, err := bracket(setup, start, 2, RateSearch{Precision: 0.02, MaxRuns: 16, Max: 1e7}, func(r float64) (Run, error) {
+	sr, err := bracket(setup, start, 2, RateSearch{Precision: 0.03, MaxRuns: 16, Max: 1e7}, func(r float64) (Run, error) {
 		return e.run(t, setup, r, e.seed), nil
 	})
 	if err != nil {

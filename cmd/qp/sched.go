@@ -35,7 +35,11 @@ least --min-duration. Cost models are fitted on --train queries of the log
 (not replayed) and refitted online. --mode and, or or andor selects the
 query mode; --report DIR also writes DIR/README.md with the tables and the
 delay-vs-rate plot (DIR/delay-MODE.svg: mean and p99 delay per
-configuration). Needs a usable GPU.`)
+configuration). The CPU has one slot per core (--threads, default GOMAXPROCS),
+each running one query at a time and taking up to --cpu-batch of predicted
+work from its queue at once; in CPU+GPU it gets only the cores the GPU's
+host side leaves (measured while the GPU's training batches run; see
+--hybrid-cpu-slots). Needs a usable GPU.`)
 	qf := addQueryFlags(fs)
 	train := fs.Int("train", 3000, "training queries (taken from the start of the log)")
 	n := fs.Int("replay", 2000, "replayed queries (after the training slice)")
@@ -48,6 +52,8 @@ configuration). Needs a usable GPU.`)
 	minDur := fs.Duration("min-duration", 0, "shortest span of arrivals of a run (0: 10 deadlines)")
 	reportDir := fs.String("report", "", "also write a Markdown report with the delay-vs-rate plot to this directory")
 	wait := fs.Duration("batch-wait", 2*time.Millisecond, "GPU batch time limit")
+	cpuBatch := fs.Duration("cpu-batch", time.Millisecond, "a CPU slot takes up to this much predicted work of the queued queries at once, running them one by one (0: one query per slot)")
+	hybridSlots := fs.Int("hybrid-cpu-slots", 0, "CPU slots of cpu+gpu (0: the CPU's slots less the cores the GPU's host side was measured to use, and one; -1: all of them)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -70,6 +76,12 @@ configuration). Needs a usable GPU.`)
 	}
 	if *minDur < 0 {
 		return fmt.Errorf("--min-duration %v: want >= 0", *minDur)
+	}
+	if *cpuBatch < 0 {
+		return fmt.Errorf("--cpu-batch %v: want >= 0", *cpuBatch)
+	}
+	if *hybridSlots < -1 {
+		return fmt.Errorf("--hybrid-cpu-slots %d: want -1, 0 or a slot count", *hybridSlots)
 	}
 	*qf.device = "gpu"
 	qe, mode, opt, err := qf.openEngine(pos[0])
@@ -110,13 +122,15 @@ configuration). Needs a usable GPU.`)
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer cancel()
 	e := &scheduler.Experiment{
-		Index:   x,
-		CPU:     scheduler.Processor{Backend: engine.NewCPU(x, 1), Slots: cpuSlots},
-		GPU:     scheduler.Processor{Backend: gpuBe, Slots: 1, Batch: scheduler.BatchPolicy{MaxPostings: *c0, MaxWait: *wait}},
-		Options: opt,
-		Train:   qs[:*train],
-		Queries: qs[*train:],
-		Rates:   rs,
+		Index: x,
+		CPU: scheduler.Processor{Backend: engine.NewCPU(x, 1), Slots: cpuSlots, Sequential: true,
+			Batch: scheduler.BatchPolicy{MaxCost: *cpuBatch}},
+		HybridCPUSlots: *hybridSlots,
+		GPU:            scheduler.Processor{Backend: gpuBe, Slots: 1, Batch: scheduler.BatchPolicy{MaxPostings: *c0, MaxWait: *wait}},
+		Options:        opt,
+		Train:          qs[:*train],
+		Queries:        qs[*train:],
+		Rates:          rs,
 		// A table run past capacity stops once it has failed, instead of
 		// draining a backlog of many seconds.
 		StopOnMiss:  true,
@@ -141,8 +155,9 @@ configuration). Needs a usable GPU.`)
 	title := fmt.Sprintf("Scheduler, %v queries: delay vs arrival rate", mode)
 	add := func(r *report.Report) {
 		s := r.Section(title)
-		s.Para("%s; index %s: %d documents, %d terms, %d postings; GPU batches of c = %d postings, wait %v; %d training and %d replayed queries; ran %v.",
-			describeDevice(gpuBe), pos[0], x.NumDocs(), x.NumTerms(), x.Meta.Postings, *c0, *wait, *train, len(qs)-*train,
+		s.Para("%s; index %s: %d documents, %d terms, %d postings; GPU batches of c = %d postings, wait %v; CPU %d slots, batches of up to %v predicted, %d slots in CPU+GPU (GPU host side %.2f cores); %d training and %d replayed queries; ran %v.",
+			describeDevice(gpuBe), pos[0], x.NumDocs(), x.NumTerms(), x.Meta.Postings, *c0, *wait,
+			cpuSlots, *cpuBatch, rep.HybridCPUSlots, rep.HostCores[scheduler.GPU], *train, len(qs)-*train,
 			time.Since(start).Round(time.Second))
 		rep.AddTo(s, fmt.Sprintf("delay-%v", mode))
 	}
