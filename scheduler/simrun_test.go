@@ -43,9 +43,9 @@ func simTrain(e *simSetup, id ProcID, batch int) *CostModel {
 }
 
 // simWorkload is the base simulated pair: a 16-slot CPU and a batching GPU
-// of about twice its capacity at 200 ms deadlines (the ratio of GCIDE OR
-// on the H200, with costs scaled up ~100× so that runs are short; virtual
-// time, so the scale does not matter).
+// of about its capacity, 200 ms deadlines. Costs are ~100× GCIDE's on the
+// H200 host; in virtual time that only scales the rates, and the number of
+// queries a run simulates (4 deadlines of arrivals) stays small.
 func simWorkload(t testing.TB) *simSetup {
 	x := testIndex(t)
 	e := &simSetup{
