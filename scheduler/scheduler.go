@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -301,7 +302,8 @@ type Scheduler struct {
 	// visits counts the queued jobs the dispatcher's scans have looked at
 	// (the simulation charges dispatcher time for them: a scan's cost grows
 	// with the queues, unlike the per-query bookkeeping).
-	visits int64
+	visits   int64
+	stealBuf []stealCand
 }
 
 type proc struct {
@@ -910,9 +912,11 @@ func urgentHead(j *job, now time.Time, pref ProcID) *job {
 // amortization that makes it fast. So the head queries that the other's
 // next batch would take are reserved (stolen only once urgent), and the
 // queries behind them — those that wait at least a batch time there — are
-// the thief's. A thief that runs one query at a time (a CPU core) takes,
-// among the last stealScan candidates, the one it is relatively best at
-// (the highest ratio of its cost there to its cost here).
+// the thief's. A thief that runs its queries one at a time (a CPU core:
+// a one-query slot, or a Sequential processor's batch) takes, among the
+// last stealScan candidates, those it is relatively best at (the highest
+// ratio of their cost there to their cost here) first, as many as its
+// batch holds.
 func (s *Scheduler) pickSteal(p *proc, now time.Time) *batch {
 	o := s.other(p)
 	if s.cfg.NoSteal || o == nil || s.queues[o.id].n == 0 {
@@ -926,9 +930,7 @@ func (s *Scheduler) pickSteal(p *proc, now time.Time) *batch {
 	reserved := s.nextBatchEnd(o) // the first query behind o's next batch
 	ahead := s.runningLeft(o, now) + q.cost[o.id]
 	bb := builder{p: p}
-	var best *job
-	var bestRatio float64
-	scanned := 0
+	cands := s.stealBuf[:0]
 	inReserve := reserved == nil // o's next batch takes the whole queue
 	for j := q.tail; j != nil && !bb.full(); j = j.prev {
 		s.visits++
@@ -940,31 +942,50 @@ func (s *Scheduler) pickSteal(p *proc, now time.Time) *batch {
 			continue
 		}
 		there := base + ahead/time.Duration(o.slots) + j.cost[o.id]
-		if bb.cost+j.cost[p.id] >= there {
+		if p.maxQ > 1 && !p.spec.Sequential {
+			if bb.cost+j.cost[p.id] < there {
+				bb.add(j, false)
+			}
 			continue
 		}
-		if p.maxQ > 1 {
-			bb.add(j, false)
+		if j.cost[p.id] >= there {
 			continue
 		}
-		r := float64(j.cost[o.id]) / float64(max(j.cost[p.id], MinTime))
-		if best == nil || r > bestRatio {
-			best, bestRatio = j, r
-		}
-		if scanned++; scanned >= stealScan {
+		cands = append(cands, stealCand{j, there, float64(j.cost[o.id]) / float64(max(j.cost[p.id], MinTime))})
+		if len(cands) >= stealScan {
 			break
 		}
 	}
-	if best != nil {
-		bb.add(best, false)
+	// A thief that runs its queries one at a time takes the candidates it
+	// is relatively best at first, each only if it still finishes here,
+	// behind those taken before it, earlier than it would there.
+	slices.SortStableFunc(cands, func(a, b stealCand) int { return cmp.Compare(b.ratio, a.ratio) })
+	for _, c := range cands {
+		if bb.full() {
+			break
+		}
+		if bb.cost+c.j.cost[p.id] < c.there {
+			bb.add(c.j, false)
+		}
 	}
+	clear(cands)
+	s.stealBuf = cands[:0]
 	if len(bb.jobs) == 0 {
 		return nil
 	}
 	return s.newBatch(&bb, true)
 }
 
-// stealScan is how many stealable queries a one-query thief compares.
+// stealCand is a query pickSteal may take: where it would finish on its
+// processor, and its cost there over its cost on the thief.
+type stealCand struct {
+	j     *job
+	there time.Duration
+	ratio float64
+}
+
+// stealScan is how many stealable queries a thief that runs one query at
+// a time (one-query slots, Sequential processors) compares.
 const stealScan = 64
 
 // nextBatchEnd returns the first query of o's queue that o's next batch

@@ -483,17 +483,28 @@ func TestNewErrors(t *testing.T) {
 	}
 }
 
-// TestStealBestRatio: an idle one-query thief (the GPU here) takes, of the
-// stuck CPU's queue, first the query it is relatively best at (the highest
-// CPU/GPU cost ratio; the CPU's predicted cost grows with the shortest
-// list, the GPU's is flat), then the next best, not the oldest first.
+// TestStealBestRatio: an idle thief that runs one query at a time (the
+// GPU here: one-query slots, or Sequential batches of 3) takes, of the
+// stuck CPU's queue, first the queries it is relatively best at (the
+// highest CPU/GPU cost ratio; the CPU's predicted cost grows with the
+// shortest list, the GPU's is flat), not the oldest first.
 func TestStealBestRatio(t *testing.T) {
+	for _, seq := range []bool{false, true} {
+		t.Run(map[bool]string{false: "one-query", true: "sequential"}[seq], func(t *testing.T) { testStealBestRatio(t, seq) })
+	}
+}
+
+func testStealBestRatio(t *testing.T, seq bool) {
 	x := testIndex(t)
 	clk := newManualClock()
 	cg, gg := newGate(engine.NewCPU(x, 1)), newGate(engine.NewCPU(x, 1))
+	gpu := &Processor{Backend: gg, Model: constModel(100 * time.Millisecond)}
+	if seq {
+		gpu.Sequential, gpu.Batch = true, BatchPolicy{MaxQueries: 3}
+	}
 	s, err := New(x, Config{
 		CPU:   &Processor{Backend: cg, Model: FixedCostModel([NumBasis]float64{lnSeconds(time.Microsecond), 1})},
-		GPU:   &Processor{Backend: gg, Model: constModel(100 * time.Millisecond)},
+		GPU:   gpu,
 		Clock: clk, Deadline: time.Hour,
 	})
 	if err != nil {
@@ -532,6 +543,9 @@ func TestStealBestRatio(t *testing.T) {
 	for i, id := range order {
 		if want := fmt.Sprintf("p%d", i); id != want {
 			t.Fatalf("steal order %v, want p0 (the longest shortest list) to p8", order)
+		}
+		if r := c.get(t, id); !r.Stolen || (seq && r.BatchSize != 3) {
+			t.Fatalf("%s: stolen %v in a batch of %d", id, r.Stolen, r.BatchSize)
 		}
 	}
 }
