@@ -586,7 +586,11 @@ func (e *Experiment) Run(ctx context.Context) (*Report, error) {
 		if setup == BestSerial {
 			models = single
 		}
-		sr, err := e.search(setup, procs, models, run)
+		pr := procs // the capacity estimate that starts the search counts the slots the setup has
+		if setup == Parallel || setup == ParallelNoSteal {
+			pr[CPU].Slots = rep.HybridCPUSlots
+		}
+		sr, err := e.search(setup, pr, models, run)
 		if err != nil {
 			return rep, err
 		}
