@@ -18,7 +18,9 @@
 #     gets the cores the GPU's host side leaves (--hybrid-cpu-slots 0; the
 #     log's "host side: N cores busy ...; CPU+GPU runs K cpu slots" line);
 #     SCHED_FLAGS adds flags (e.g. "--cpu-batch 0 --hybrid-cpu-slots -1":
-#     the scheduler before issue 24's placement changes, for an A/B);
+#     the scheduler before issue 24's placement changes, for an A/B), and
+#     SETUPS replaces the setups (e.g. SETUPS=cpu+gpu SCHED_FLAGS="--hybrid-cpu-slots 8":
+#     the hybrid alone with another core split, ~40 s a mode);
 #  3. `qp query --device cpu|gpu|auto` on each of COLLS (default gcide; any
 #     carried as NAME.jsonl.xz or NAME.qp.xz in bin/dev/data) with the first
 #     QN (default 10,000) TREC'06 queries × REPS (default 10), top-10, AND, OR, AND+OR,
@@ -72,7 +74,7 @@ if [ "$part" = all ] || [ "$part" = sched ]; then
   for m in ${MODES:-and or andor}; do
     timeout "${SCHEDLIMIT:-120}" "$bin/qp" bench sched "$idx" "$d/06.efficiency_topics.txt" --device gpu --mode "$m" \
       --train 1500 --replay 3000 --rates "${RATES:-2000,200000}" --deadline 200ms --min-duration 1s \
-      --search-runs 7 --search-repeats 3 --setups cpu-only,gpu-only,cpu+gpu,cpu+gpu-nosteal ${SCHED_FLAGS:-} \
+      --search-runs 7 --search-repeats 3 --setups "${SETUPS:-cpu-only,gpu-only,cpu+gpu,cpu+gpu-nosteal}" ${SCHED_FLAGS:-} \
       --report "$OUT/sched-$m" >"$OUT/sched-$m.log" 2>&1
     echo "== sched $m rc=$? at $(elapsed)"
     grep -m1 'CPU+GPU runs' "$OUT/sched-$m.log"
