@@ -31,8 +31,9 @@
 // searches each one's highest sustained rate (p99 delay within the
 // deadline, no growing queue) to within 5%, repeated with different
 // arrivals (RateSearch, Run.Sustained). Its CPU+GPU setups give the CPU
-// only the cores the GPU's host side leaves (HostCores, HybridCPUSlots),
-// so that the hybrid does not slow the GPU by taking its host's cores.
+// only the cores the GPU's host side leaves (ProbeSplit, HostCores,
+// HybridCPUSlots), so that the hybrid does not slow the GPU by taking its
+// host's cores.
 package scheduler
 
 import (

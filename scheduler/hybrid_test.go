@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"runtime"
+	"slices"
 	"testing"
 	"time"
 )
@@ -67,3 +68,39 @@ func TestHostCores(t *testing.T) {
 }
 
 var errTest = errors.New("test error")
+
+func TestSplitCandidates(t *testing.T) {
+	for _, c := range []struct {
+		n, avg int
+		want   []int
+	}{
+		{16, 11, []int{0, 3, 7, 11, 15}},
+		{16, 9, []int{0, 3, 7, 9, 11, 15}},
+		{16, 0, []int{0, 3, 7, 11, 15}},
+		{2, 0, []int{0, 1}},
+		{1, 0, []int{0}},
+	} {
+		if got := splitCandidates(c.n, c.avg); !slices.Equal(got, c.want) {
+			t.Errorf("splitCandidates(%d, %d) = %v, want %v", c.n, c.avg, got, c.want)
+		}
+	}
+}
+
+// TestBestSplit: the highest rate wins, but more CPU slots must beat
+// fewer by 2%.
+func TestBestSplit(t *testing.T) {
+	p := func(k, q int) SplitProbe { return SplitProbe{CPUSlots: k, GPUQueries: q, Elapsed: time.Second} }
+	for _, c := range []struct {
+		ps   []SplitProbe
+		want int
+	}{
+		{[]SplitProbe{p(0, 1000), p(4, 1100), p(8, 1050)}, 4},
+		{[]SplitProbe{p(0, 1000), p(4, 1010), p(8, 1015)}, 0}, // within the noise
+		{[]SplitProbe{p(0, 1000), p(4, 900), p(8, 1030)}, 8},
+		{[]SplitProbe{p(0, 1000)}, 0},
+	} {
+		if got := bestSplit(c.ps).CPUSlots; got != c.want {
+			t.Errorf("bestSplit(%v) = %d CPU slots, want %d", c.ps, got, c.want)
+		}
+	}
+}

@@ -396,11 +396,15 @@ type Experiment struct {
 	Model  ModelOptions // options of trained models
 	Setups []Setup      // default AllSetups
 	// HybridCPUSlots is the number of CPU slots of the cpu+gpu setups:
-	// 0, the CPU's slots less the cores the GPU's host side was measured
-	// to use while its training batches ran (see HybridCPUSlots; all of
-	// the CPU's slots when the GPU was not measured); -1, all of the CPU's
-	// slots; > 0, that many. With none left, cpu+gpu runs the GPU alone.
+	// 0, measured: with SplitProbe > 0 the candidate of the highest
+	// throughput in ProbeSplit (each candidate probed for SplitProbe on
+	// the training queries), otherwise the CPU's slots less the cores the
+	// GPU's host side was measured to use while its training batches ran
+	// (see HybridCPUSlots; all of the CPU's slots when the GPU was not
+	// measured); -1, all of the CPU's slots; > 0, that many. With none
+	// left, cpu+gpu runs the GPU alone.
 	HybridCPUSlots int
+	SplitProbe     time.Duration
 	// Rates are the arrival rates of the table (queries/s). A run at a
 	// rate beyond a setup's capacity lasts until its backlog drains
 	// (about the whole log's processing time) unless StopOnMiss is set.
@@ -440,7 +444,8 @@ type Report struct {
 	// HybridCPUSlots the CPU slots the cpu+gpu setups ran with.
 	HostCores      [2]float64
 	HybridCPUSlots int
-	Runs           []Run // the table: setups × rates, in that order
+	Split          []SplitProbe // the core split probes (none: not probed)
+	Runs           []Run        // the table: setups × rates, in that order
 	Searches       []SearchResult
 }
 
@@ -520,6 +525,15 @@ func (e *Experiment) Run(ctx context.Context) (*Report, error) {
 	}
 	rep.MinDuration = max(minDur, 0)
 	rep.HybridCPUSlots = e.hybridCPUSlots(rep.HostCores[GPU])
+	if e.HybridCPUSlots == 0 && e.SplitProbe > 0 && (slices.Contains(setups, Parallel) || slices.Contains(setups, ParallelNoSteal)) {
+		ks := splitCandidates(max(e.CPU.Slots, 1), rep.HybridCPUSlots)
+		ps, err := ProbeSplit(ctx, e.Index, procs[CPU].Backend, procs[GPU].Backend, procs[GPU].Batch, procs[GPU].Model, e.Options, e.Train, ks, e.SplitProbe)
+		if err != nil {
+			return nil, err
+		}
+		rep.Split = ps
+		rep.HybridCPUSlots = bestSplit(ps).CPUSlots
+	}
 	run := func(setup Setup, rate float64, stopOnMiss bool, seed uint64) (Run, error) {
 		cfg := Config{
 			Options: e.Options, Deadline: e.Deadline, UrgentFraction: e.UrgentFraction,
@@ -754,6 +768,13 @@ func (r *Report) WriteTable(w io.Writer) error {
 	}
 	if r.HostCores[GPU] >= 0 {
 		fmt.Fprintf(w, "%s host side: %.2f cores busy while its training batches ran; ", r.Names[GPU], r.HostCores[GPU])
+	}
+	if len(r.Split) > 0 {
+		fmt.Fprintf(w, "core split probe (q/s, %s+%s, with N %s slots busy):", r.Names[CPU], r.Names[GPU], r.Names[CPU])
+		for _, p := range r.Split {
+			fmt.Fprintf(w, " %d: %.0f+%.0f", p.CPUSlots, float64(p.CPUQueries)/p.Elapsed.Seconds(), float64(p.GPUQueries)/p.Elapsed.Seconds())
+		}
+		fmt.Fprintln(w)
 	}
 	fmt.Fprintf(w, "CPU+GPU runs %d %s slots\n", r.HybridCPUSlots, r.Names[CPU])
 	if len(r.Runs) > 0 {

@@ -38,8 +38,9 @@ delay-vs-rate plot (DIR/delay-MODE.svg: mean and p99 delay per
 configuration). The CPU has one slot per core (--threads, default GOMAXPROCS),
 each running one query at a time and taking up to --cpu-batch of predicted
 work from its queue at once; in CPU+GPU it gets only the cores the GPU's
-host side leaves (measured while the GPU's training batches run; see
---hybrid-cpu-slots). Needs a usable GPU.`)
+host side leaves (measured before the runs, --split-probe: the number of
+busy CPU slots at which the GPU's batches and the CPU's queries together
+complete the most queries). Needs a usable GPU.`)
 	qf := addQueryFlags(fs)
 	train := fs.Int("train", 3000, "training queries (taken from the start of the log)")
 	n := fs.Int("replay", 2000, "replayed queries (after the training slice)")
@@ -53,7 +54,8 @@ host side leaves (measured while the GPU's training batches run; see
 	reportDir := fs.String("report", "", "also write a Markdown report with the delay-vs-rate plot to this directory")
 	wait := fs.Duration("batch-wait", 2*time.Millisecond, "GPU batch time limit")
 	cpuBatch := fs.Duration("cpu-batch", time.Millisecond, "a CPU slot takes up to this much predicted work of the queued queries at once, running them one by one (0: one query per slot)")
-	hybridSlots := fs.Int("hybrid-cpu-slots", 0, "CPU slots of cpu+gpu (0: the CPU's slots less the cores the GPU's host side was measured to use, and one; -1: all of them)")
+	hybridSlots := fs.Int("hybrid-cpu-slots", 0, "CPU slots of cpu+gpu (0: measured, see --split-probe; -1: all of them)")
+	splitProbe := fs.Duration("split-probe", 300*time.Millisecond, "with --hybrid-cpu-slots 0: run the GPU's batches with 0, 1/4, 1/2, 3/4 of the cores less one busy with CPU queries, and with the cores the GPU's host side leaves, this long each, and give cpu+gpu the CPU slots of the highest throughput (0: the cores the GPU's host side leaves, less one)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -79,6 +81,9 @@ host side leaves (measured while the GPU's training batches run; see
 	}
 	if *cpuBatch < 0 {
 		return fmt.Errorf("--cpu-batch %v: want >= 0", *cpuBatch)
+	}
+	if *splitProbe < 0 {
+		return fmt.Errorf("--split-probe %v: want >= 0", *splitProbe)
 	}
 	if *hybridSlots < -1 {
 		return fmt.Errorf("--hybrid-cpu-slots %d: want -1, 0 or a slot count", *hybridSlots)
@@ -126,6 +131,7 @@ host side leaves (measured while the GPU's training batches run; see
 		CPU: scheduler.Processor{Backend: engine.NewCPU(x, 1), Slots: cpuSlots, Sequential: true,
 			Batch: scheduler.BatchPolicy{MaxCost: *cpuBatch}},
 		HybridCPUSlots: *hybridSlots,
+		SplitProbe:     *splitProbe,
 		GPU:            scheduler.Processor{Backend: gpuBe, Slots: 1, Batch: scheduler.BatchPolicy{MaxPostings: *c0, MaxWait: *wait}},
 		Options:        opt,
 		Train:          qs[:*train],
@@ -155,9 +161,9 @@ host side leaves (measured while the GPU's training batches run; see
 	title := fmt.Sprintf("Scheduler, %v queries: delay vs arrival rate", mode)
 	add := func(r *report.Report) {
 		s := r.Section(title)
-		s.Para("%s; index %s: %d documents, %d terms, %d postings; GPU batches of c = %d postings, wait %v; CPU %d slots, batches of up to %v predicted, %d slots in CPU+GPU (GPU host side %.2f cores); %d training and %d replayed queries; ran %v.",
+		s.Para("%s; index %s: %d documents, %d terms, %d postings; GPU batches of c = %d postings, wait %v; CPU %d slots, batches of up to %v predicted, %d slots in CPU+GPU (GPU host side %.2f cores; %d core splits probed); %d training and %d replayed queries; ran %v.",
 			describeDevice(gpuBe), pos[0], x.NumDocs(), x.NumTerms(), x.Meta.Postings, *c0, *wait,
-			cpuSlots, *cpuBatch, rep.HybridCPUSlots, rep.HostCores[scheduler.GPU], *train, len(qs)-*train,
+			cpuSlots, *cpuBatch, rep.HybridCPUSlots, rep.HostCores[scheduler.GPU], len(rep.Split), *train, len(qs)-*train,
 			time.Since(start).Round(time.Second))
 		rep.AddTo(s, fmt.Sprintf("delay-%v", mode))
 	}

@@ -15,8 +15,8 @@
 #     mode; table + delay-vs-rate plot in $OUT/sched-MODE/ (README.md,
 #     delay-MODE.svg) and the log in $OUT/sched-MODE.log. The CPU takes up
 #     to 1 ms of predicted work per slot hand-off (--cpu-batch) and CPU+GPU
-#     gets the cores the GPU's host side leaves (--hybrid-cpu-slots 0; the
-#     log's "host side: N cores busy ...; CPU+GPU runs K cpu slots" line);
+#     gets the CPU slots of the best probed core split (--split-probe, ~2 s;
+#     the log's "core split probe" and "CPU+GPU runs K cpu slots" lines);
 #     SCHED_FLAGS adds flags (e.g. "--cpu-batch 0 --hybrid-cpu-slots -1":
 #     the scheduler before issue 24's placement changes, for an A/B), and
 #     SETUPS replaces the setups (e.g. SETUPS=cpu+gpu SCHED_FLAGS="--hybrid-cpu-slots 8":
@@ -77,7 +77,7 @@ if [ "$part" = all ] || [ "$part" = sched ]; then
       --search-runs 7 --search-repeats 3 --setups "${SETUPS:-cpu-only,gpu-only,cpu+gpu,cpu+gpu-nosteal}" ${SCHED_FLAGS:-} \
       --report "$OUT/sched-$m" >"$OUT/sched-$m.log" 2>&1
     echo "== sched $m rc=$? at $(elapsed)"
-    grep -m1 'CPU+GPU runs' "$OUT/sched-$m.log"
+    grep -E -m3 'host side|core split|CPU\+GPU runs' "$OUT/sched-$m.log"
     sed -n '/highest sustained/,$p' "$OUT/sched-$m.log"
   done
 fi
