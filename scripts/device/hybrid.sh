@@ -29,9 +29,12 @@
 # PART=sched or PART=auto runs only step 2 or 3 (step 1 belongs to sched).
 # The default (GCIDE, all three modes, both parts) takes about 7-8 minutes;
 # with SCHED_COLL=gen run PART=sched and PART=auto as two calls. At 10M
-# documents PART=sched needs two calls (gen ~2 min + 3 modes × ~2.5 min is
-# over 10 minutes): MODES="and or" SCHEDLIMIT=150, then MODES=andor on the
-# warm machine (the index is reused; a cold one generates it again).
+# documents (estimates: gen ~2 min; a mode ~2 min with 3 repeats, of which
+# ~10 s training, ~2 s split probe, 84 runs of ~1.2 s) PART=sched takes two
+# calls: MODES="and or" SCHEDLIMIT=150, then MODES=andor SCHEDLIMIT=200 on
+# the warm machine (the index is reused; a cold one generates it again) —
+# or one call with REPEATS=2 SCHEDLIMIT=110 (2 repeats per setup, RUNS
+# caps the runs per repeat).
 #
 # Build first (on the Go machine, repository root; ~14 MB to carry):
 #   mkdir -p bin/dev/data && cp ../shared/data/queries/0[56].efficiency_topics.txt bin/dev/data/
@@ -74,7 +77,7 @@ if [ "$part" = all ] || [ "$part" = sched ]; then
   for m in ${MODES:-and or andor}; do
     timeout "${SCHEDLIMIT:-120}" "$bin/qp" bench sched "$idx" "$d/06.efficiency_topics.txt" --device gpu --mode "$m" \
       --train 1500 --replay 3000 --rates "${RATES:-2000,200000}" --deadline 200ms --min-duration 1s \
-      --search-runs 7 --search-repeats 3 --setups "${SETUPS:-cpu-only,gpu-only,cpu+gpu,cpu+gpu-nosteal}" ${SCHED_FLAGS:-} \
+      --search-runs "${RUNS:-7}" --search-repeats "${REPEATS:-3}" --setups "${SETUPS:-cpu-only,gpu-only,cpu+gpu,cpu+gpu-nosteal}" ${SCHED_FLAGS:-} \
       --report "$OUT/sched-$m" >"$OUT/sched-$m.log" 2>&1
     echo "== sched $m rc=$? at $(elapsed)"
     grep -E -m3 'host side|core split|CPU\+GPU runs' "$OUT/sched-$m.log"
