@@ -156,7 +156,7 @@ func TestSimHostContention(t *testing.T) {
 
 // TestSimDispatcherBound: a dispatcher that spends much more on starting a
 // batch than on an arrival (a goroutine hand-off each way against a queue
-// insertion), with queries cheap enough that 16 one-query CPU slots are
+// insertion; 50 ns per queued query its scans look at), with queries cheap enough that 16 one-query CPU slots are
 // limited by it, not by their cores (GCIDE on 16 cores). Sequential CPU
 // slots that take up to 2 ms of queued work per batch amortize the
 // hand-offs: CPU+GPU then sustains at least the better processor alone
@@ -167,7 +167,7 @@ func TestSimDispatcherBound(t *testing.T) {
 	}
 	e := simWorkload(t)
 	fastGPU(e)
-	e.machine = simMachine{DispArrival: 2 * time.Microsecond, DispBatch: 150 * time.Microsecond}
+	e.machine = simMachine{DispArrival: 2 * time.Microsecond, DispBatch: 150 * time.Microsecond, DispVisit: 50 * time.Nanosecond}
 	one := simRates(t, e, Parallel)[Parallel]
 	e.procs[CPU].Sequential = true
 	e.procs[CPU].Batch = BatchPolicy{MaxCost: 2 * time.Millisecond}
