@@ -394,6 +394,16 @@ type Experiment struct {
 	Warmup int
 	Model  ModelOptions // options of trained models
 	Setups []Setup      // default AllSetups
+	// HybridCPUSlots is the number of CPU slots of the cpu+gpu setups:
+	// 0, measured: with SplitProbe > 0 the candidate of the highest
+	// throughput in ProbeSplit (each candidate probed for SplitProbe on
+	// the training queries), otherwise the CPU's slots less the cores the
+	// GPU's host side was measured to use while its training batches ran
+	// (see HybridCPUSlots; all of the CPU's slots when the GPU was not
+	// measured); -1, all of the CPU's slots; > 0, that many. With none
+	// left, cpu+gpu runs the GPU alone.
+	HybridCPUSlots int
+	SplitProbe     time.Duration
 	// Rates are the arrival rates of the table (queries/s). A run at a
 	// rate beyond a setup's capacity lasts until its backlog drains
 	// (about the whole log's processing time) unless StopOnMiss is set.
@@ -428,8 +438,14 @@ type Report struct {
 	BatchTraining [2]TrainResult
 	BatchTrained  [2]bool
 	Names         [2]string
-	Runs          []Run // the table: setups × rates, in that order
-	Searches      []SearchResult
+	// HostCores is the mean number of cores the process used while a
+	// batching processor's training batches ran (-1: not measured), and
+	// HybridCPUSlots the CPU slots the cpu+gpu setups ran with.
+	HostCores      [2]float64
+	HybridCPUSlots int
+	Split          []SplitProbe // the core split probes (none: not probed)
+	Runs           []Run        // the table: setups × rates, in that order
+	Searches       []SearchResult
 }
 
 // Run trains the missing cost models, replays the log at every rate of
@@ -443,7 +459,7 @@ func (e *Experiment) Run(ctx context.Context) (*Report, error) {
 	if len(setups) == 0 {
 		setups = AllSetups
 	}
-	rep := &Report{Deadline: e.Deadline, Queries: len(e.Queries), Seed: e.Seed}
+	rep := &Report{Deadline: e.Deadline, Queries: len(e.Queries), Seed: e.Seed, HostCores: [2]float64{-1, -1}}
 	if rep.Deadline == 0 {
 		rep.Deadline = DefaultDeadline
 	}
@@ -474,10 +490,17 @@ func (e *Experiment) Run(ctx context.Context) (*Report, error) {
 		single[i], rep.Training[i] = Train(samples, e.Model)
 		rep.Trained[i] = true
 		p.Model = single[i]
-		if p.Batch.maxQueries() > 1 {
-			bs, err := MeasureBatches(ctx, e.Index, p.Backend, e.Options, e.Train, p.Batch, single[i], 0)
+		if p.Batch.maxQueries() > 1 && !p.Sequential {
+			var bs []Sample
+			cores, ok, err := HostCores(func() (err error) {
+				bs, err = MeasureBatches(ctx, e.Index, p.Backend, e.Options, e.Train, p.Batch, single[i], 0)
+				return err
+			})
 			if err != nil {
 				return nil, err
+			}
+			if ok {
+				rep.HostCores[i] = cores
 			}
 			if len(bs) > 0 {
 				p.Model, rep.BatchTraining[i] = Train(bs, e.Model)
@@ -491,6 +514,16 @@ func (e *Experiment) Run(ctx context.Context) (*Report, error) {
 		minDur = 10 * deadline
 	}
 	rep.MinDuration = max(minDur, 0)
+	rep.HybridCPUSlots = e.hybridCPUSlots(rep.HostCores[GPU])
+	if e.HybridCPUSlots == 0 && e.SplitProbe > 0 && (slices.Contains(setups, Parallel) || slices.Contains(setups, ParallelNoSteal)) {
+		ks := splitCandidates(max(e.CPU.Slots, 1), rep.HybridCPUSlots)
+		ps, err := ProbeSplit(ctx, e.Index, procs[CPU].Backend, procs[GPU].Backend, procs[GPU].Batch, procs[GPU].Model, e.Options, e.Train, ks, e.SplitProbe)
+		if err != nil {
+			return nil, err
+		}
+		rep.Split = ps
+		rep.HybridCPUSlots = bestSplit(ps).CPUSlots
+	}
 	run := func(setup Setup, rate float64, stopOnMiss bool, seed uint64) (Run, error) {
 		cfg := Config{
 			Options: e.Options, Deadline: e.Deadline, UrgentFraction: e.UrgentFraction,
@@ -506,6 +539,12 @@ func (e *Experiment) Run(ctx context.Context) (*Report, error) {
 		}
 		if setup != CPUOnly {
 			cfg.GPU = &gpu
+		}
+		if setup == Parallel || setup == ParallelNoSteal {
+			cpu.Slots = rep.HybridCPUSlots
+			if cpu.Slots == 0 {
+				cfg.CPU = nil // no core left for the CPU: the GPU alone
+			}
 		}
 		s, err := New(e.Index, cfg)
 		if err != nil {
@@ -586,7 +625,11 @@ func (e *Experiment) runAll(rep *Report, setups []Setup, procs [2]Processor, sin
 		if setup == BestSerial {
 			models = single
 		}
-		sr, err := e.search(setup, procs, models, run)
+		pr := procs // the capacity estimate that starts the search counts the slots the setup has
+		if setup == Parallel || setup == ParallelNoSteal {
+			pr[CPU].Slots = rep.HybridCPUSlots
+		}
+		sr, err := e.search(setup, pr, models, run)
 		if err != nil {
 			return err
 		}

@@ -21,7 +21,18 @@ func (r *Report) intro() string {
 	if r.MinDuration > 0 {
 		s += fmt.Sprintf(", replayed cyclically for at least %v per run", r.MinDuration)
 	}
-	return s + "."
+	s += "."
+	if r.HostCores[GPU] >= 0 {
+		s += fmt.Sprintf(" %s host side: %.2f cores busy while its training batches ran.", r.Names[GPU], r.HostCores[GPU])
+	}
+	if len(r.Split) > 0 {
+		s += fmt.Sprintf(" Core split probe (q/s, %s+%s, with N %s slots busy):", r.Names[CPU], r.Names[GPU], r.Names[CPU])
+		for _, p := range r.Split {
+			s += fmt.Sprintf(" %d: %.0f+%.0f", p.CPUSlots, float64(p.CPUQueries)/p.Elapsed.Seconds(), float64(p.GPUQueries)/p.Elapsed.Seconds())
+		}
+		s += "."
+	}
+	return s + fmt.Sprintf(" CPU+GPU runs %d %s slots.", r.HybridCPUSlots, r.Names[CPU])
 }
 
 // trainingTable has a row per trained cost model (each processor alone
