@@ -185,11 +185,28 @@ func newBatcher(cfg BatchConfig, run runFunc, onBatch func(int, time.Duration)) 
 // errOverloaded when the last of them is expected to wait longer than
 // MaxQueueWait or than until deadline (zero: none), errClosed after close.
 // wait is the expected wait (0 when unknown).
+//
+// A lone job that would be a batch of its own at once (nothing queued, and
+// the processor idle, or batches of one query) runs in the caller's
+// goroutine, if a slot is free, before submit returns: the same batch the
+// loop would form, without the three goroutine hand-offs (caller to loop
+// to batch and back) that cost more CPU than a short query.
 func (b *batcher) submit(js []*job, deadline time.Time) (wait time.Duration, err error) {
 	b.mu.Lock()
 	if b.closed {
 		b.mu.Unlock()
 		return 0, errClosed
+	}
+	if len(js) == 1 && len(b.pending) == 0 && ((!b.cfg.Lazy && b.active == 0) || b.cfg.MaxBatch == 1) {
+		select {
+		case b.sem <- struct{}{}:
+			b.active++
+			b.running.Add(1)
+			b.mu.Unlock()
+			b.runBatch(js)
+			return 0, nil
+		default: // every slot taken: queue it
+		}
 	}
 	depth := len(b.pending) + len(js)
 	if depth > b.cfg.QueueSize {

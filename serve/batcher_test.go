@@ -58,6 +58,16 @@ func (f *fakeRun) releaseAll() {
 	})
 }
 
+// goSubmit submits js from another goroutine (a lone job may run inline,
+// held by the fake processor).
+func goSubmit(t *testing.T, b *batcher, js []*job) {
+	go func() {
+		if _, err := b.submit(js, time.Time{}); err != nil {
+			t.Errorf("submit: %v", err)
+		}
+	}()
+}
+
 func newJobs(n int) []*job {
 	js := make([]*job, n)
 	for i := range js {
@@ -85,9 +95,7 @@ func TestBatcherIdleCloses(t *testing.T) {
 	f := &fakeRun{entered: make(chan int, 16), release: make(chan struct{}, 16)}
 	b := f.start(t, BatchConfig{MaxWait: time.Hour, Threshold: 1 << 40, Inflight: 1, MaxBatch: 1000, Budget: -1, QueueSize: 100})
 	first := newJobs(1)
-	if _, err := b.submit(first, time.Time{}); err != nil {
-		t.Fatal(err)
-	}
+	goSubmit(t, b, first)
 	if n := <-f.entered; n != 1 {
 		t.Fatalf("lone query ran in a batch of %d", n)
 	}
@@ -150,9 +158,7 @@ func TestBatcherBudgetCaps(t *testing.T) {
 	// slope.
 	for _, n := range []int{1, 3, 1, 3} {
 		js := newJobs(n)
-		if _, err := b.submit(js, time.Time{}); err != nil {
-			t.Fatal(err)
-		}
+		goSubmit(t, b, js)
 		<-f.entered
 		f.release <- struct{}{}
 		waitJobs(t, js)
@@ -165,7 +171,7 @@ func TestBatcherBudgetCaps(t *testing.T) {
 		t.Fatalf("limit %d, want 8 (1 ms + 8 x 1 ms = 9 ms)", got)
 	}
 	hold := newJobs(1)
-	b.submit(hold, time.Time{})
+	goSubmit(t, b, hold)
 	<-f.entered // running; the 30 below queue behind it
 	many := newJobs(30)
 	if _, err := b.submit(many, time.Time{}); err != nil {
@@ -227,7 +233,7 @@ func TestBatcherSheds(t *testing.T) {
 	b.model.observe(10, time.Millisecond, t0, 1)
 	b.model.observe(10, time.Millisecond, t0.Add(100*time.Millisecond), 1) // 100 queries/s
 	hold := newJobs(1)
-	b.submit(hold, time.Time{})
+	goSubmit(t, b, hold)
 	<-f.entered
 	queued := newJobs(49)
 	if _, err := b.submit(queued, time.Time{}); err != nil { // 0.49 s expected: no bound
@@ -240,10 +246,47 @@ func TestBatcherSheds(t *testing.T) {
 	if _, err := b.submit(newJobs(200), time.Time{}); !errors.Is(err, errOverloaded) {
 		t.Fatalf("2.49 s expected with MaxQueueWait 2 s: %v, want overloaded", err)
 	}
-	ok := newJobs(1)
+	// (2 jobs below: 0.51 s expected, within a minute)
+	ok := newJobs(2)
 	if _, err := b.submit(ok, time.Now().Add(time.Minute)); err != nil {
 		t.Fatalf("deadline in a minute: %v", err)
 	}
 	f.releaseAll()
 	waitJobs(t, append(append(hold, queued...), ok...))
+}
+
+// TestBatcherInline: a lone job that would be a batch of its own at once
+// (idle processor, or one query per batch with a slot free) has run when
+// submit returns: it ran in the caller's goroutine, not through the loop.
+func TestBatcherInline(t *testing.T) {
+	for _, cfg := range []BatchConfig{
+		{MaxWait: time.Hour, Threshold: 1 << 40, MaxBatch: 1000}, // idle: a batch of one at once
+		{MaxBatch: 1, Inflight: 2, Lazy: true},                   // worker pool: even when lazy
+	} {
+		f := &fakeRun{}
+		b := f.start(t, cfg)
+		for range 3 {
+			js := newJobs(1)
+			if _, err := b.submit(js, time.Time{}); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case <-js[0].done:
+			default:
+				t.Fatalf("%+v: a lone job on an idle batcher was not answered by submit", cfg)
+			}
+		}
+	}
+	// Not when lazy with room to grow: the batch waits for its window.
+	f := &fakeRun{}
+	b := f.start(t, BatchConfig{Lazy: true, MaxWait: time.Hour, Threshold: 1 << 40, MaxBatch: 2})
+	js := newJobs(1)
+	b.submit(js, time.Time{})
+	select {
+	case <-js[0].done:
+		t.Fatal("a lazy batcher ran a batch of one before its window closed")
+	default:
+	}
+	b.submit(newJobs(1), time.Time{}) // MaxBatch 2 closes it
+	waitJobs(t, js)
 }

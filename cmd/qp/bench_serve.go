@@ -55,6 +55,12 @@ type loadRow struct {
 	HeapMB      float64       `json:"peak_heap_mb"`
 	RSSMB       float64       `json:"rss_mb"`
 	Goroutines  int           `json:"peak_goroutines"`
+	// ListenOverflows counts the connections the kernel dropped because
+	// the listen queue was full (Linux TcpExt ListenOverflows, the whole
+	// machine's, during the level): a client whose handshake is dropped
+	// retries after 1, 3, 7 s... and may time out without the server ever
+	// seeing its request.
+	ListenOverflows int64 `json:"listen_overflows"`
 }
 
 func benchServe(c command, args []string) error {
@@ -193,7 +199,7 @@ much of the machine each query takes end to end.`)
 		bestBatch = r.QPS
 	}
 	for _, x := range fracs {
-		r, err := lg.level(fmt.Sprintf("%.0f%% of saturation", 100*x), 1, x*best, 10*slices.Max(connList))
+		r, err := lg.level(fmt.Sprintf("%.0f%% of saturation", 100*x), 1, x*best, min(10000, 10*slices.Max(connList)))
 		if err != nil {
 			return err
 		}
@@ -259,6 +265,9 @@ func printRows(rows []loadRow) {
 		for _, e := range r.Errors {
 			fmt.Printf("    client error: %s\n", e)
 		}
+		if r.ListenOverflows > 0 {
+			fmt.Printf("    listen queue overflowed %d times (connections dropped by the kernel before accept)\n", r.ListenOverflows)
+		}
 	}
 	fmt.Println("(srv cpu, gen cpu: cores used by the server process and by a separate generator; cpu/q: server CPU per answered query;\n batch: mean queries per batch on the processor; queue: mean wait from arrival to batch start)")
 }
@@ -278,7 +287,7 @@ type loader struct {
 // level runs one load level and adds the server's side: its CPU seconds,
 // batches, queueing and peak memory.
 func (l *loader) level(name string, per int, rate float64, conns int) (loadRow, error) {
-	st0, cpu0, t0 := l.s.Stats(), cpuSeconds(), time.Now()
+	st0, cpu0, t0, lo0 := l.s.Stats(), cpuSeconds(), time.Now(), listenOverflows()
 	peak := startPeakSampler()
 	var row loadRow
 	var err error
@@ -294,6 +303,7 @@ func (l *loader) level(name string, per int, rate float64, conns int) (loadRow, 
 	st1 := l.s.Stats()
 	row.ServerCPU, row.Wall = cpuSeconds()-cpu0, time.Since(t0).Seconds()
 	row.HeapMB, row.Goroutines, row.RSSMB = float64(heap)/(1<<20), gor, rssMB()
+	row.ListenOverflows = listenOverflows() - lo0
 	if nb := st1.Batches - st0.Batches; nb > 0 {
 		nq := st1.Queries - st0.Queries
 		row.BatchMean = float64(nq) / float64(nb)
@@ -504,6 +514,34 @@ func attack(name string, tr vegeta.Targeter, rate float64, per, conns int, du ti
 	return loadRow{Name: name, Rate: rate, PerReq: per, Conns: conns, QPS: qps, P50: m.Latencies.P50,
 		P99: m.Latencies.P99, Max: m.Latencies.Max, Success: m.Success, Codes: strings.Join(codes, " "),
 		Requests: m.Requests, Errors: m.Errors[:min(3, len(m.Errors))]}
+}
+
+// listenOverflows is the machine's count of connections dropped on a
+// full listen queue (/proc/net/netstat TcpExt ListenOverflows; 0 where
+// there is none).
+func listenOverflows() int64 {
+	b, err := os.ReadFile("/proc/net/netstat")
+	if err != nil {
+		return 0
+	}
+	var keys []string
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 || f[0] != "TcpExt:" {
+			continue
+		}
+		if keys == nil {
+			keys = f
+			continue
+		}
+		for i, k := range keys {
+			if k == "ListenOverflows" && i < len(f) {
+				n, _ := strconv.ParseInt(f[i], 10, 64)
+				return n
+			}
+		}
+	}
+	return 0
 }
 
 // rssMB is the process's resident set (Linux /proc/self/statm), 0 elsewhere.
