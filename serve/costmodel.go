@@ -29,9 +29,12 @@ type costModel struct {
 	mu sync.Mutex
 	// Weighted sums of 1, n, t, n², n·t over the batches (t in seconds).
 	w, sn, st, snn, snt float64
-	// Saturated throughput: EWMA of queries/second.
-	rate     float64
-	lastDone time.Time // the previous completion that found queries waiting
+	// Saturated throughput: weighted sums of the queries answered and the
+	// seconds they took over saturated intervals; the rate is their ratio
+	// (not a mean of per-interval rates, which the near-simultaneous
+	// completions of parallel slots would inflate).
+	rateN, rateT float64
+	lastDone     time.Time // the previous completion that found queries waiting
 	lastBusy bool
 }
 
@@ -53,13 +56,9 @@ func (m *costModel) observe(n int, d time.Duration, end time.Time, waiting int) 
 	m.snt = costDecay*m.snt + x*t
 	busy := waiting > 0
 	if busy && m.lastBusy {
-		if dt := end.Sub(m.lastDone).Seconds(); dt > 0 {
-			r := x / dt
-			if m.rate == 0 {
-				m.rate = r
-			} else {
-				m.rate = 0.9*m.rate + 0.1*r
-			}
+		if dt := end.Sub(m.lastDone).Seconds(); dt >= 0 {
+			m.rateN = costDecay*m.rateN + x
+			m.rateT = costDecay*m.rateT + dt
 		}
 	}
 	m.lastDone, m.lastBusy = end, busy
@@ -114,7 +113,10 @@ func (m *costModel) maxBatch(budget time.Duration, limit int) int {
 func (m *costModel) capacity() float64 {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.rate
+	if m.rateT <= 0 {
+		return 0
+	}
+	return m.rateN / m.rateT
 }
 
 // expectedWait is how long a query joining a queue of depth queries can

@@ -24,10 +24,14 @@
 #   gpu-and-inproc  the same backend, one-query saturation only, generator
 #                   in the server's process (vegeta as a library, the old
 #                   way): how much the in-process generator costs
-#   gpu-or, cpu-and, cpu-or (CPU runs on the first 20,000 queries: CPU OR
-#                   answers about 2,000 q/s)
-# Budget: gen 10M 100-200 s when cold (0 warm), then about 60 + 30 + 60 +
-# 50 + 70 s of runs: 6-8 minutes cold, under 5 warm.
+#   gpu-or, cpu-and (CPU runs on the first 20,000 queries)
+#   cpu-and-batched the CPU as the server batched it before (2 batches of
+#                   up to 4096 in flight, no budget): the A/B of the CPU's
+#                   one-query-per-worker default, saturation only
+#   cpu-or          (CPU OR answers about 2,000 q/s)
+# Budget: gen 10M 100-200 s when cold (0 warm), then about 70 + 40 + 70 +
+# 50 + 30 + 70 s of runs: 7-9 minutes cold (cpu-or may be skipped), about
+# 5.5 warm.
 #
 # Run (after scripts/device/build.sh here; carry bin/dev):
 #   bash scripts/device/unpack.sh; bash scripts/device/serve.sh
@@ -58,5 +62,7 @@ run gpu-and-inproc --device gpu --mode and --limit 50000 --gen-procs 0 --conns-o
   --per-request 0 --fractions "" --many 0
 run gpu-or --device gpu --mode or --limit 50000 --gen-procs "$GEN" --conns-one "${CONNS_GPU:-64,1024,4096}"
 run cpu-and --device cpu --mode and --limit 20000 --gen-procs "$GEN" --conns-one "${CONNS_CPU:-64,1024}"
+run cpu-and-batched --device cpu --mode and --limit 20000 --gen-procs "$GEN" --conns-one "${CONNS_CPU:-64,1024}" \
+  --inflight 2 --batch-max 4096 --batch-budget -1ns --per-request 0 --fractions "" --many 0
 run cpu-or --device cpu --mode or --limit 20000 --gen-procs "$GEN" --conns-one "${CONNS_CPU:-64,1024}"
 cat /proc/net/netstat >"$OUT/netstat-after.txt" 2>/dev/null
