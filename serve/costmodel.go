@@ -22,9 +22,10 @@ import (
 //     a request arriving now can expect; the server sheds requests that
 //     would wait past their deadline instead of letting them time out.
 //
-// Weights decay by decay per batch (0.95: the last ~20 batches count), so
-// the model follows a change of query mix within a few dozen batches. All
-// methods are safe for concurrent use.
+// The fit's weights decay by costDecay per batch (0.95: the last ~20
+// batches count), so it follows a change of query mix within a few dozen
+// batches; the throughput's decay with time (rateWindow). All methods are
+// safe for concurrent use.
 type costModel struct {
 	mu sync.Mutex
 	// Weighted sums of 1, n, t, n², n·t over the batches (t in seconds).
@@ -39,6 +40,13 @@ type costModel struct {
 }
 
 const costDecay = 0.95
+
+// rateWindow is the time constant of the saturated throughput's average:
+// intervals weigh exp(-age/rateWindow), so the rate covers about the last
+// second of saturated work whatever the batch size (a per-batch weight
+// would cover 20 single-query batches, a few milliseconds, and swing with
+// every pause of the process).
+const rateWindow = time.Second
 
 // observe records a batch of n queries that took d, finishing at end, and
 // whether queries were waiting when it finished (waiting > 0).
@@ -57,8 +65,9 @@ func (m *costModel) observe(n int, d time.Duration, end time.Time, waiting int) 
 	busy := waiting > 0
 	if busy && m.lastBusy {
 		if dt := end.Sub(m.lastDone).Seconds(); dt >= 0 {
-			m.rateN = costDecay*m.rateN + x
-			m.rateT = costDecay*m.rateT + dt
+			f := math.Exp(-dt / rateWindow.Seconds())
+			m.rateN = f*m.rateN + x
+			m.rateT = f*m.rateT + dt
 		}
 	}
 	m.lastDone, m.lastBusy = end, busy
