@@ -36,7 +36,7 @@ type costModel struct {
 	// completions of parallel slots would inflate).
 	rateN, rateT float64
 	lastDone     time.Time // the previous completion that found queries waiting
-	lastBusy bool
+	lastBusy     bool
 }
 
 const costDecay = 0.95
