@@ -315,14 +315,13 @@ func (l *loader) level(name string, per int, rate float64, conns int) (loadRow, 
 // child runs the level in a separate process: qp bench load, GOMAXPROCS
 // bounded, one JSON row on its standard output.
 func (l *loader) child(name string, per int, rate float64, conns int) (loadRow, error) {
-	exe, err := os.Executable()
+	cmd, err := loadCommand("bench", "load", l.url, l.textFile, "--name", name, "--per-request", strconv.Itoa(per),
+		"--rate", strconv.FormatFloat(rate, 'f', 0, 64), "--conns", strconv.Itoa(conns), "--duration", l.du.String(),
+		"--mode", l.mode.String(), "-k", strconv.Itoa(l.k))
 	if err != nil {
 		return loadRow{}, err
 	}
-	cmd := exec.Command(exe, "bench", "load", l.url, l.textFile, "--name", name, "--per-request", strconv.Itoa(per),
-		"--rate", strconv.FormatFloat(rate, 'f', 0, 64), "--conns", strconv.Itoa(conns), "--duration", l.du.String(),
-		"--mode", l.mode.String(), "-k", strconv.Itoa(l.k))
-	cmd.Env = append(os.Environ(), fmt.Sprintf("GOMAXPROCS=%d", l.procs))
+	cmd.Env = append(cmd.Environ(), fmt.Sprintf("GOMAXPROCS=%d", l.procs))
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
 	if err != nil {
@@ -330,9 +329,19 @@ func (l *loader) child(name string, per int, rate float64, conns int) (loadRow, 
 	}
 	var row loadRow
 	if err := json.Unmarshal(out, &row); err != nil {
-		return loadRow{}, fmt.Errorf("load generator (%s): its output: %w", name, err)
+		return loadRow{}, fmt.Errorf("load generator (%s): its output %.200q: %w", name, out, err)
 	}
 	return row, nil
+}
+
+// loadCommand is the command that runs qp with args: this executable
+// (tests replace it with their re-executed test binary).
+var loadCommand = func(args ...string) (*exec.Cmd, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	return exec.Command(exe, args...), nil
 }
 
 // writeTexts writes texts as a query file (qid:text lines) for a separate
