@@ -56,9 +56,13 @@ type BatchConfig struct {
 	// DefaultBudget; negative: no cap): the batcher takes at most the
 	// queries the processor's measured cost model answers within it.
 	Budget time.Duration
-	// Inflight is the number of batches that may run at once (default 2:
-	// one runs while the next forms and is handed over without a gap; on
-	// the CPU, its workers).
+	// Inflight is the number of batches that may run at once. Default:
+	// on the CPU, its workers; on a GPU, 1: the GPU backend holds the
+	// device for a whole SearchBatch (engine/gpu: one mutex, preparation
+	// included), so a second batch in flight would only wait behind the
+	// first, closed small after MaxWait, while with one in flight the
+	// next batch is whatever queued meanwhile (up to its cap); for other
+	// backends 2 (one runs while the next forms).
 	Inflight int
 	// Lazy keeps a batch open until its threshold, size or wait closes it
 	// even when no batch is running. By default (false) a batch also
@@ -88,9 +92,9 @@ const (
 )
 
 // withDefaults fills the zero fields. gpuThreshold is the GPU's PARA
-// threshold (0: no GPU); cpuWorkers > 0 says the primary is the CPU
-// backend with that many workers (its defaults: one query per batch, one
-// batch per worker).
+// threshold (0: no GPU; > 0: one batch in flight); cpuWorkers > 0 says the
+// primary is the CPU backend with that many workers (its defaults: one
+// query per batch, one batch per worker).
 func (c BatchConfig) withDefaults(gpuThreshold int64, cpuWorkers int) BatchConfig {
 	if c.Threshold <= 0 {
 		c.Threshold = gpuThreshold
@@ -111,9 +115,13 @@ func (c BatchConfig) withDefaults(gpuThreshold int64, cpuWorkers int) BatchConfi
 		c.Budget = DefaultBudget
 	}
 	if c.Inflight <= 0 {
-		c.Inflight = 2
-		if cpuWorkers > 0 {
+		switch {
+		case cpuWorkers > 0:
 			c.Inflight = cpuWorkers
+		case gpuThreshold > 0:
+			c.Inflight = 1
+		default:
+			c.Inflight = 2
 		}
 	}
 	if c.QueueSize <= 0 {

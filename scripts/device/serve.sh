@@ -29,9 +29,9 @@
 #                   up to 4096 in flight, no budget): the A/B of the CPU's
 #                   one-query-per-worker default, saturation only
 #   cpu-or          (CPU OR answers about 2,000 q/s)
-#   gpu-and-nobudget  GPU AND without --batch-budget (batches up to 4096 at
-#                   once, as before): the budget's cost in throughput and
-#                   its gain in p99, when time is left
+#   gpu-and-before  GPU AND batched as before (no --batch-budget, 2 batches
+#                   in flight) at 4096 connections, 100/request and 80%:
+#                   the A/B of the GPU's batching changes, when time is left
 # Budget: gen 10M 100-200 s when cold (0 warm), then about 70 + 40 + 70 +
 # 50 + 30 + 70 s of runs: 7-9 minutes cold (cpu-or may be skipped), about
 # 5.5 warm.
@@ -68,6 +68,6 @@ run cpu-and --device cpu --mode and --limit 20000 --gen-procs "$GEN" --conns-one
 run cpu-and-batched --device cpu --mode and --limit 20000 --gen-procs "$GEN" --conns-one "${CONNS_CPU:-64,1024}" \
   --inflight 2 --batch-max 4096 --batch-budget -1ns --per-request 0 --fractions "" --many 0
 run cpu-or --device cpu --mode or --limit 20000 --gen-procs "$GEN" --conns-one "${CONNS_CPU:-64,1024}"
-run gpu-and-nobudget --device gpu --mode and --limit 50000 --gen-procs "$GEN" --conns-one 4096 --batch-budget -1ns \
-  --many 0 --fractions 0.8
+run gpu-and-before --device gpu --mode and --limit 50000 --gen-procs "$GEN" --conns-one 4096 --batch-budget -1ns \
+  --inflight 2 --many 0 --fractions 0.8
 cat /proc/net/netstat >"$OUT/netstat-after.txt" 2>/dev/null
