@@ -585,8 +585,8 @@ func TestOverloadedSheds(t *testing.T) {
 }
 
 // TestCPUDefaults: on the CPU the batcher is a worker pool (one query per
-// batch, one batch per worker); elsewhere batches of up to
-// DefaultMaxBatch, two in flight.
+// batch, one batch per worker); on a GPU batches of up to DefaultMaxBatch,
+// one in flight; for other backends two.
 func TestCPUDefaults(t *testing.T) {
 	e := testEngine(t)
 	s, _ := newTestServer(t, e, Config{})
@@ -596,5 +596,9 @@ func TestCPUDefaults(t *testing.T) {
 	s, _ = newTestServer(t, e, Config{Primary: newGate(e)})
 	if c := s.Batch(); c.MaxBatch != DefaultMaxBatch || c.Inflight != 2 || c.Budget != DefaultBudget {
 		t.Errorf("other primary: batch max %d, inflight %d, budget %v", c.MaxBatch, c.Inflight, c.Budget)
+	}
+	// A GPU (its PARA threshold known) runs one batch at a time.
+	if c := (BatchConfig{}).withDefaults(12<<20, 0); c.Inflight != 1 || c.MaxBatch != DefaultMaxBatch || c.Threshold != 12<<20 {
+		t.Errorf("GPU: inflight %d, batch max %d, threshold %d", c.Inflight, c.MaxBatch, c.Threshold)
 	}
 }
