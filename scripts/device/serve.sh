@@ -18,23 +18,24 @@
 #     "listen queue overflowed" line counts handshakes the kernel dropped);
 #   plus the in-process batch throughput (qp.Stream, best of 3) and its CPU
 #   per query, the figures HTTP is compared with (target >= 80%).
-# Runs, in order (each cut at 150 s; later ones skipped after 480 s so the
-# call stays under 10 minutes):
+# Runs, in order of importance (each cut at 150 s; none starts after 420 s
+# of the script, gen included, so the call ends within 10 minutes):
 #   gpu-and         --device gpu --mode and, all levels
-#   gpu-and-inproc  the same backend, one-query saturation only, generator
-#                   in the server's process (vegeta as a library, the old
-#                   way): how much the in-process generator costs
-#   gpu-or, cpu-and (CPU runs on the first 20,000 queries)
-#   cpu-and-batched the CPU as the server batched it before (2 batches of
-#                   up to 4096 in flight, no budget): the A/B of the CPU's
-#                   one-query-per-worker default, saturation only
-#   cpu-or          (CPU OR answers about 2,000 q/s)
+#   gpu-or          the same in OR
+#   cpu-and         --device cpu (first 20,000 queries)
+#   gpu-and-inproc  GPU AND, one-query saturation only, the generator in
+#                   the server's process (vegeta as a library, the old way):
+#                   how much the in-process generator costs
 #   gpu-and-before  GPU AND batched as before (no --batch-budget, 2 batches
 #                   in flight) at 4096 connections, 100/request and 80%:
-#                   the A/B of the GPU's batching changes, when time is left
-# Budget: gen 10M 100-200 s when cold (0 warm), then about 70 + 40 + 70 +
-# 50 + 30 + 70 s of runs: 7-9 minutes cold (cpu-or may be skipped), about
-# 5.5 warm.
+#                   the A/B of the GPU's batching changes
+#   cpu-and-batched the CPU as the server batched it before (2 batches of
+#                   up to 4096 in flight, no budget), saturation only: the
+#                   A/B of the CPU's one-query-per-worker default
+#   cpu-or          (CPU OR answers about 2,000 q/s)
+# Budget: gen 10M 100-200 s when cold (0 warm), then about 70 + 70 + 50 +
+# 40 + 40 + 30 + 70 s: 6.5-9.5 minutes cold (the last runs skipped if
+# late), about 6 warm.
 #
 # Run (after scripts/device/build.sh here; carry bin/dev):
 #   bash scripts/device/unpack.sh; bash scripts/device/serve.sh
@@ -50,24 +51,26 @@ q=$bin/data/06.efficiency_topics.txt
 DUR=${DUR:-5s}
 GEN=${GEN:-6}
 cat /proc/net/netstat >"$OUT/netstat-before.txt" 2>/dev/null
-start=$SECONDS
+# A run starts only while SECONDS (since the script began, gen included)
+# is at most 420: with its 150 s cut the call ends within 10 minutes.
 run() {
   local name=$1
   shift
-  if [ $((SECONDS - start)) -gt 480 ]; then echo "== $name skipped (time)"; return; fi
+  if [ "$SECONDS" -gt 420 ]; then echo "== $name skipped (time: ${SECONDS}s)"; return; fi
   timeout 150 "$bin/qp" bench serve /tmp/g10m.qp "$q" --duration "$DUR" --json "$OUT/serve-$name.json" "$@" \
     >"$OUT/serve-$name.txt" 2>&1
-  echo "== $name (exit $?, $((SECONDS - start)) s)"
+  echo "== $name (exit $?, ${SECONDS}s)"
   grep -E "^in-process|^server:|^saturation|^[0-9]+% of|connections  |^HTTP|^server CPU|overflowed" "$OUT/serve-$name.txt"
 }
-run gpu-and --device gpu --mode and --limit 50000 --gen-procs "$GEN" --conns-one "${CONNS_GPU:-64,1024,4096}"
-run gpu-and-inproc --device gpu --mode and --limit 50000 --gen-procs 0 --conns-one "${CONNS_GPU:-64,1024,4096}" \
-  --per-request 0 --fractions "" --many 0
-run gpu-or --device gpu --mode or --limit 50000 --gen-procs "$GEN" --conns-one "${CONNS_GPU:-64,1024,4096}"
-run cpu-and --device cpu --mode and --limit 20000 --gen-procs "$GEN" --conns-one "${CONNS_CPU:-64,1024}"
-run cpu-and-batched --device cpu --mode and --limit 20000 --gen-procs "$GEN" --conns-one "${CONNS_CPU:-64,1024}" \
-  --inflight 2 --batch-max 4096 --batch-budget -1ns --per-request 0 --fractions "" --many 0
-run cpu-or --device cpu --mode or --limit 20000 --gen-procs "$GEN" --conns-one "${CONNS_CPU:-64,1024}"
+G=${CONNS_GPU:-64,1024,4096}
+C=${CONNS_CPU:-64,1024}
+run gpu-and --device gpu --mode and --limit 50000 --gen-procs "$GEN" --conns-one "$G"
+run gpu-or --device gpu --mode or --limit 50000 --gen-procs "$GEN" --conns-one "$G"
+run cpu-and --device cpu --mode and --limit 20000 --gen-procs "$GEN" --conns-one "$C"
+run gpu-and-inproc --device gpu --mode and --limit 50000 --gen-procs 0 --conns-one "$G" --per-request 0 --fractions "" --many 0
 run gpu-and-before --device gpu --mode and --limit 50000 --gen-procs "$GEN" --conns-one 4096 --batch-budget -1ns \
   --inflight 2 --many 0 --fractions 0.8
+run cpu-and-batched --device cpu --mode and --limit 20000 --gen-procs "$GEN" --conns-one "$C" \
+  --inflight 2 --batch-max 4096 --batch-budget -1ns --per-request 0 --fractions "" --many 0
+run cpu-or --device cpu --mode or --limit 20000 --gen-procs "$GEN" --conns-one "$C"
 cat /proc/net/netstat >"$OUT/netstat-after.txt" 2>/dev/null
