@@ -60,7 +60,14 @@ func newMetrics(reg *prometheus.Registry, s *Server) *metrics {
 		queueWait: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "qp_serve_queue_wait_seconds",
 			Help: "Time from a query's arrival to the start of its batch (queueing).", Buckets: latencyBuckets}),
 	}
-	m.resolve(s.pname)
+	procs := []string{s.pname}
+	if s.cfg.Cache != nil {
+		procs = append(procs, "cache")
+	}
+	if s.fallback != nil {
+		procs = append(procs, "cpu-fallback")
+	}
+	m.resolve(procs)
 	reg.MustRegister(m.requests, m.reqDuration, m.queries, m.qDuration, m.batchSize, m.batchDuration,
 		m.rejected, m.fallbacks, m.backendErrors, m.queueWait,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -101,15 +108,16 @@ func (m *metrics) observeBatch(n int, d time.Duration) {
 
 // resolve pre-resolves the children of the hot path's label sets: the
 // endpoints' 200s and durations, and ok queries of each mode on the
-// processors that answer (primary, cache, cpu-fallback).
-func (m *metrics) resolve(primary string) {
+// processors that can answer (the primary; cache and cpu-fallback when
+// there are). Their series are exported from the start, at 0.
+func (m *metrics) resolve(procs []string) {
 	m.reqOK, m.reqDur = map[string]prometheus.Counter{}, map[string]prometheus.Observer{}
 	for _, ep := range []string{"search", "batch"} {
 		m.reqOK[ep] = m.requests.WithLabelValues(ep, "200")
 		m.reqDur[ep] = m.reqDuration.WithLabelValues(ep)
 	}
 	m.queryOK, m.queryDur = map[[2]string]prometheus.Counter{}, map[string]prometheus.Observer{}
-	for _, proc := range []string{primary, "cache", "cpu-fallback"} {
+	for _, proc := range procs {
 		m.queryDur[proc] = m.qDuration.WithLabelValues(proc)
 		for _, mode := range []string{"and", "or", "andor"} {
 			m.queryOK[[2]string{mode, proc}] = m.queries.WithLabelValues(mode, "ok", proc)
