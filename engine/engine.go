@@ -169,7 +169,27 @@ type Options struct {
 	// through their cursors (0: DefaultAndBitmapMaxDensity; NoBitmaps: no
 	// maximum).
 	AndBitmapMaxDensity float64
+	// OrTAATPostings: an OR query run by MaxScore or BlockMax-WAND whose
+	// lists hold at most this many postings in all runs OrTAAT instead
+	// (short lists: scoring every posting into a dense accumulator costs
+	// less than DAAT's per-candidate work; docs/CPU-ENGINE.md). 0 selects
+	// DefaultOrTAATPostings; a negative value (NoTAAT) never switches. It
+	// applies only to collections of at most TAATMaxDocs documents.
+	// Results are identical either way; Stats.OrAlgo says what ran.
+	OrTAATPostings int
 }
+
+// NoTAAT as Options.OrTAATPostings keeps MaxScore and BlockMax-WAND on
+// every query.
+const NoTAAT = -1
+
+// DefaultOrTAATPostings is the crossover measured on GCIDE and RFC pages
+// (docs/CPU-ENGINE.md, step 10); TAATMaxDocs bounds the dense accumulator
+// (4 bytes a document, per Engine) that the switch may allocate.
+const (
+	DefaultOrTAATPostings = 12288
+	TAATMaxDocs           = 1 << 22
+)
 
 // NoBitmaps as a bitmap density turns the roaring paths off.
 const NoBitmaps = 2.0
@@ -190,6 +210,9 @@ func (o Options) Resolve() (Options, error) {
 	}
 	if o.OrBitmapDensity == 0 {
 		o.OrBitmapDensity = DefaultOrBitmapDensity
+	}
+	if o.OrTAATPostings == 0 {
+		o.OrTAATPostings = DefaultOrTAATPostings
 	}
 	if !(o.AndBitmapDensity > 0) || !(o.OrBitmapDensity > 0) {
 		return o, fmt.Errorf("%w: bitmap densities %v, %v (want > 0)", ErrBadStrategy, o.AndBitmapDensity, o.OrBitmapDensity)
@@ -332,7 +355,7 @@ func (e *Engine) search(dst []topk.Result, q Query, opt Options) ([]topk.Result,
 		}
 	}
 	e.st.OrAlgo = opt.OrAlgo
-	if dst, err = e.runOr(dst, q.K, opt.OrAlgo, opt.OrBitmapDensity); err != nil {
+	if dst, err = e.runOr(dst, q.K, opt); err != nil {
 		return dst, e.wrap(q, err)
 	}
 	return dst, nil
@@ -420,23 +443,31 @@ func (e *Engine) ensureCursors() error {
 	}
 	e.curs = e.curs[:m]
 	for i := range e.curs {
-		l := e.terms[i].list
-		if l.IsBitmap() {
-			// A cursor reads a bitmap list through its docIDs encoded as
-			// blocks (encoded on first use and kept by the index, as for
-			// the GPU): decoding a block is several times faster than
-			// iterating the bitmap, and NextGEQ then searches decoded
-			// blocks. The frequencies, skip table and maxima are the same.
-			bl, err := e.x.BlockCodedList(l.Term)
-			if err != nil {
-				return err
-			}
-			bl.IDF, bl.MaxScore = l.IDF, l.MaxScore
-			l = bl
+		l, err := e.blockList(i)
+		if err != nil {
+			return err
 		}
 		e.curs[i].reset(l)
 	}
 	return nil
+}
+
+// blockList is canonical term i's list as blocks. A bitmap list is read
+// through its docIDs encoded as blocks (encoded on first use and kept by
+// the index, as for the GPU): decoding a block is several times faster than
+// iterating the bitmap, and a cursor's NextGEQ then searches decoded
+// blocks. The frequencies, skip table and maxima are the same.
+func (e *Engine) blockList(i int) (index.List, error) {
+	l := e.terms[i].list
+	if !l.IsBitmap() {
+		return l, nil
+	}
+	bl, err := e.x.BlockCodedList(l.Term)
+	if err != nil {
+		return index.List{}, err
+	}
+	bl.IDF, bl.MaxScore = l.IDF, l.MaxScore
+	return bl, nil
 }
 
 // finishCursors adds the cursors' decode counts to the stats and returns

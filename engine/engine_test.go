@@ -156,6 +156,42 @@ func TestStats(t *testing.T) {
 	}
 }
 
+// TestShortOrRunsTAAT checks the switch of MaxScore and BlockMax-WAND to
+// TAAT at Options.OrTAATPostings postings, the stats saying what ran and
+// the results staying identical.
+func TestShortOrRunsTAAT(t *testing.T) {
+	x, col := smallIndex(t, "bp128", 3000, 64, 5)
+	e := New(x)
+	terms := []string{col.Terms[len(col.Terms)/2], col.Terms[6], col.Terms[1]}
+	sum := 0
+	for _, s := range terms {
+		id, _ := x.Lookup(s)
+		sum += int(x.Record(id).DF)
+	}
+	q := Query{Terms: terms, Mode: Or, K: 10}
+	want, _, err := e.SearchInto(nil, q, Options{OrAlgo: OrTAAT})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, algo := range []OrStrategy{OrMaxScore, OrBMW} {
+		for _, c := range []struct {
+			limit int
+			ran   OrStrategy
+		}{{sum, OrTAAT}, {sum - 1, algo}, {NoTAAT, algo}, {0, OrTAAT}} {
+			got, st, err := e.SearchInto(nil, q, Options{OrAlgo: algo, OrTAATPostings: c.limit})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.OrAlgo != c.ran {
+				t.Errorf("%s with OrTAATPostings %d (query: %d postings): ran %q, want %q", algo, c.limit, sum, st.OrAlgo, c.ran)
+			}
+			if i, ok := sameResults(got, want); !ok {
+				t.Errorf("%s with OrTAATPostings %d: results differ from TAAT at rank %d", algo, c.limit, i)
+			}
+		}
+	}
+}
+
 func TestBackendBatch(t *testing.T) {
 	x, col := smallIndex(t, "bp128", 2000, 32, 6)
 	rng := rand.New(rand.NewSource(7))
