@@ -149,14 +149,17 @@ func sameResults(got, want []topk.Result) (int, bool) {
 
 // allOptions is every (AND algorithm, OR strategy) pair, MaxScore and
 // BlockMax-WAND kept from switching to TAAT on short queries (NoTAAT: the
-// test collections' lists are all short), plus the default switch.
+// test collections' lists are all short), plus the switch at three limits.
 func allOptions() []Options {
 	var out []Options
 	for _, a := range AndAlgorithms {
 		for _, o := range OrStrategies {
 			out = append(out, Options{AndAlgo: a, OrAlgo: o, OrTAATPostings: NoTAAT})
 		}
-		out = append(out, Options{AndAlgo: a, OrAlgo: OrMaxScore})
+		// The default switch, and TAAT-then-MaxScore over the lists of
+		// up to 40 and 400 postings.
+		out = append(out, Options{AndAlgo: a, OrAlgo: OrMaxScore}, Options{AndAlgo: a, OrAlgo: OrMaxScore, OrTAATPostings: 40},
+			Options{AndAlgo: a, OrAlgo: OrBMW, OrTAATPostings: 400})
 	}
 	return out
 }

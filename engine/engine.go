@@ -146,6 +146,11 @@ const (
 	DefaultOr  = OrMaxScore
 )
 
+// OrTAATMaxScore is not selectable: Stats.OrAlgo names it when MaxScore or
+// BlockMax-WAND ran a query with short and long lists as a TAAT prefix
+// followed by MaxScore probes (Options.OrTAATPostings, orTAATMaxScore).
+const OrTAATMaxScore OrStrategy = "taat+maxscore"
+
 // AndAlgorithms and OrStrategies list every selectable name.
 var (
 	AndAlgorithms = []AndAlgorithm{AndMerge, AndGalloping, AndSkip}
@@ -284,6 +289,9 @@ type Engine struct {
 	// TAAT.
 	acc     []float32
 	touched []uint32
+	bits    []uint64      // orTAATMaxScore's touched documents, as a bitset
+	sel     []topk.Result // orTAATMaxScore's prefix top k
+	rem     []float64     // orTAATMaxScore's suffix sums of list maxima
 	dbuf    []uint32
 	fbuf    []uint32
 	// Decoded lists (merge, galloping).
@@ -470,11 +478,11 @@ func (e *Engine) blockList(i int) (index.List, error) {
 	return bl, nil
 }
 
-// finishCursors adds the cursors' decode counts to the stats and returns
-// the first decoding error.
-func (e *Engine) finishCursors() error {
+// finishCursors adds the decode counts of the cursors of canonical
+// positions from on to the stats and returns their first decoding error.
+func (e *Engine) finishCursors(from int) error {
 	var first error
-	for i := range e.curs {
+	for i := from; i < len(e.curs); i++ {
 		c := &e.curs[i]
 		e.st.BlocksDecoded += c.BlocksDecoded()
 		e.st.PostingsDecoded += c.PostingsDecoded()

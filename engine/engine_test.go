@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand"
 	"path/filepath"
 	"strings"
@@ -157,16 +158,17 @@ func TestStats(t *testing.T) {
 }
 
 // TestShortOrRunsTAAT checks the switch of MaxScore and BlockMax-WAND to
-// TAAT at Options.OrTAATPostings postings, the stats saying what ran and
-// the results staying identical.
+// TAAT, or to a TAAT prefix then MaxScore, at Options.OrTAATPostings
+// postings, the stats saying what ran and the results staying identical.
 func TestShortOrRunsTAAT(t *testing.T) {
 	x, col := smallIndex(t, "bp128", 3000, 64, 5)
 	e := New(x)
 	terms := []string{col.Terms[len(col.Terms)/2], col.Terms[6], col.Terms[1]}
-	sum := 0
+	sum, minDF := 0, math.MaxInt
 	for _, s := range terms {
 		id, _ := x.Lookup(s)
 		sum += int(x.Record(id).DF)
+		minDF = min(minDF, int(x.Record(id).DF))
 	}
 	q := Query{Terms: terms, Mode: Or, K: 10}
 	want, _, err := e.SearchInto(nil, q, Options{OrAlgo: OrTAAT})
@@ -177,7 +179,7 @@ func TestShortOrRunsTAAT(t *testing.T) {
 		for _, c := range []struct {
 			limit int
 			ran   OrStrategy
-		}{{sum, OrTAAT}, {sum - 1, algo}, {NoTAAT, algo}, {0, OrTAAT}} {
+		}{{sum, OrTAAT}, {sum - 1, OrTAATMaxScore}, {minDF, OrTAATMaxScore}, {minDF - 1, algo}, {NoTAAT, algo}, {0, OrTAAT}} {
 			got, st, err := e.SearchInto(nil, q, Options{OrAlgo: algo, OrTAATPostings: c.limit})
 			if err != nil {
 				t.Fatal(err)

@@ -8,8 +8,9 @@ import (
 )
 
 // runOr evaluates the disjunction of e.terms and writes the top K to dst.
-// opt is resolved; a short query (shortOr) runs OrTAAT whatever
-// opt.OrAlgo says, and e.st.OrAlgo records it.
+// opt is resolved. MaxScore and BlockMax-WAND run a query whose lists are
+// all short (Options.OrTAATPostings) by OrTAAT, and one whose shortest
+// lists are short by orTAATMaxScore; e.st.OrAlgo records what ran.
 func (e *Engine) runOr(dst []topk.Result, k int, opt Options) ([]topk.Result, error) {
 	e.heap.Reset(k)
 	if len(e.terms) == 0 {
@@ -20,9 +21,18 @@ func (e *Engine) runOr(dst []topk.Result, k int, opt Options) ([]topk.Result, er
 	if e.bitmapTerms(opt.OrBitmapDensity, NoBitmaps) > 0 {
 		e.st.OrBitmaps = len(e.bidx)
 		algo = "bitmap"
-	} else if (algo == OrMaxScore || algo == OrBMW) && e.shortOr(opt.OrTAATPostings) {
-		algo = OrTAAT
-		e.st.OrAlgo = OrTAAT
+	} else if algo == OrMaxScore || algo == OrBMW {
+		switch p := e.taatPrefix(opt.OrTAATPostings); {
+		case p == len(e.terms):
+			algo = OrTAAT
+		case p > 0:
+			e.st.OrAlgo = OrTAATMaxScore
+			if err := e.orTAATMaxScore(p); err != nil {
+				return dst[:0], err
+			}
+			return e.heap.Results(dst), nil
+		}
+		e.st.OrAlgo = algo
 	}
 	switch algo {
 	case "bitmap":
@@ -71,19 +81,5 @@ func (e *Engine) orDAAT() error {
 		h.Push(d, s)
 		d = nd
 	}
-	return e.finishCursors()
-}
-
-// shortOr reports whether the query's lists hold at most limit postings in
-// all (limit < 0: never) and the collection is small enough for orTAAT's
-// dense accumulator.
-func (e *Engine) shortOr(limit int) bool {
-	if limit < 0 || e.n > TAATMaxDocs {
-		return false
-	}
-	sum := 0
-	for i := range e.terms {
-		sum += int(e.terms[i].df)
-	}
-	return sum <= limit
+	return e.finishCursors(0)
 }
