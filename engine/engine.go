@@ -133,7 +133,8 @@ const (
 	// OrDAAT is exhaustive document-at-a-time over all lists.
 	OrDAAT OrStrategy = "daat"
 	// OrMaxScore is MaxScore (Turtle & Flood 1995) with essential and
-	// non-essential lists.
+	// non-essential lists. Like OrBMW it hands queries with short lists to
+	// TAAT plans (Options.OrTAATPostings; Stats.OrAlgo says what ran).
 	OrMaxScore OrStrategy = "maxscore"
 	// OrBMW is BlockMax-WAND (Ding & Suel SIGIR'11) with the block maxima
 	// of the skip table.
