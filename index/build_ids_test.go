@@ -7,6 +7,7 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -46,8 +47,9 @@ func idDocs(texts []Document) (docs []Document, names []string) {
 // TestBuildTermIDsParallelMerge: a build of documents pre-tokenized by term
 // ids (the sort-based shards and the name-range merge of build_ids.go)
 // writes byte-identical index files whatever the number of workers and
-// the memory budget (one run per shard or many), and the same lists as the
-// text build, in input and in random docID order.
+// the memory budget (one run per shard or many), and whether the merge
+// releases the runs' pages at every read (runPages) or never, and the same
+// lists as the text build, in input and in random docID order.
 func TestBuildTermIDsParallelMerge(t *testing.T) {
 	c, err := compress.ByName("bp128")
 	if err != nil {
@@ -77,8 +79,19 @@ func TestBuildTermIDsParallelMerge(t *testing.T) {
 		for _, cfg := range []struct {
 			workers int
 			budget  int64
-		}{{1, 1 << 30}, {3, 20000}, {8, 1 << 30}, {8, 5000}} {
-			path, st := build(docs, cfg.workers, cfg.budget, order, fmt.Sprintf("%s-%d-%d.qp", order, cfg.workers, cfg.budget))
+			release bool // release the runs' pages at every read (runPages)
+		}{{1, 1 << 30, false}, {3, 20000, false}, {8, 1 << 30, false}, {8, 5000, false}, {3, 20000, true}} {
+			var pages *runPages
+			r, l := minRelease, minLimit
+			if cfg.release {
+				minRelease, minLimit = pageSize, 0
+				onRunPages = func(p *runPages) { pages = p }
+			}
+			path, st := build(docs, cfg.workers, cfg.budget, order, fmt.Sprintf("%s-%d-%d-%v.qp", order, cfg.workers, cfg.budget, cfg.release))
+			minRelease, minLimit, onRunPages = r, l, nil
+			if cfg.release && runtime.GOOS == "linux" && (pages == nil || pages.full.Load() == 0 || pages.released.Load() == 0) {
+				t.Errorf("budget %d, pages released at every read: %+v", cfg.budget, pages)
+			}
 			if cfg.budget < 1<<20 && st.Runs < 2*cfg.workers {
 				t.Errorf("%d workers, budget %d: %d runs, want several per shard", cfg.workers, cfg.budget, st.Runs)
 			}

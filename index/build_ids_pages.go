@@ -1,0 +1,92 @@
+package index
+
+import (
+	"os"
+	"sync"
+	"sync/atomic"
+)
+
+// runPages bounds the pages of the mapped runs that the id merge keeps in
+// its address space (RssFile: the kernel counts mapped file pages in the
+// process's resident set, on top of the heap). The merge reads each list
+// of a run once, in name order, which is not the runs' id order, so there
+// is no window that slides over a run. Instead:
+//
+//   - after a list is read, the pages wholly inside it are released at once
+//     (madvise MADV_DONTNEED: no other list shares them, so they are never
+//     touched again); that is most of the bytes, as long lists hold most
+//     postings;
+//   - the rest (pages shared by several short lists, and the two edge
+//     pages of each long one) is counted, and past limit bytes every run is
+//     released whole; a page still needed is faulted back from the page
+//     cache (or the file) by the next read of it, with the same bytes.
+//
+// So the mapped runs stay under about limit + (pages one read touches) ×
+// readers. MADV_DONTNEED on a read-only shared file mapping only drops the
+// process's page-table entries: the page cache keeps the pages for other
+// readers, and concurrent readers of a released page fault it back.
+type runPages struct {
+	limit   int64
+	pending atomic.Int64 // bytes read and not released since the last full release
+	mu      sync.Mutex   // one full release at a time
+	runs    []*idRun
+	// released counts the bytes given back (statistics and tests).
+	released atomic.Int64
+	full     atomic.Int64 // full releases
+}
+
+// minRelease is the smallest whole-page span released after one list
+// (smaller spans are left to the full release: one system call per short
+// list would cost more than the pages); minLimit is the smallest limit.
+// Variables so that tests can release at every read.
+var (
+	minRelease int64 = 64 << 10
+	minLimit   int64 = 1 << 20
+)
+
+// onRunPages, when not nil, receives each build's runPages after the
+// merge (tests read its counters).
+var onRunPages func(*runPages)
+
+var pageSize = int64(os.Getpagesize())
+
+func newRunPages(limit int64, runs []*idRun) *runPages {
+	return &runPages{limit: max(limit, minLimit), runs: runs}
+}
+
+// read accounts for the bytes [lo, hi) of r just read: releases the pages
+// wholly inside, counts the rest, and releases every run past the limit.
+func (p *runPages) read(r *idRun, lo, hi uint64) {
+	if p == nil || r.data == nil {
+		return
+	}
+	a := (int64(lo) + pageSize - 1) &^ (pageSize - 1)
+	b := int64(hi) &^ (pageSize - 1)
+	kept := int64(hi - lo)
+	if b-a >= minRelease && releasePages(r.data[a:b]) {
+		kept -= b - a
+		p.released.Add(b - a)
+	}
+	if p.pending.Add(kept) > p.limit {
+		p.releaseAll()
+	}
+}
+
+// releaseAll releases every run's pages (the one caller past the limit
+// does it; the others go on reading).
+func (p *runPages) releaseAll() {
+	if !p.mu.TryLock() {
+		return
+	}
+	defer p.mu.Unlock()
+	if p.pending.Load() <= p.limit {
+		return
+	}
+	p.pending.Store(0)
+	for _, r := range p.runs {
+		if r.data != nil && releasePages(r.data) {
+			p.released.Add(int64(len(r.data)))
+		}
+	}
+	p.full.Add(1)
+}
