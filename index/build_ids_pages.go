@@ -16,23 +16,29 @@ import (
 //     (madvise MADV_DONTNEED: no other list shares them, so they are never
 //     touched again); that is most of the bytes, as long lists hold most
 //     postings;
-//   - the rest (pages shared by several short lists, and the two edge
-//     pages of each long one) is counted, and past limit bytes every run is
-//     released whole; a page still needed is faulted back from the page
-//     cache (or the file) by the next read of it, with the same bytes.
+//   - the rest (pages shared by several short lists, the edge pages of long
+//     ones, and the neighbours the kernel maps with each fault: its
+//     "fault-around", up to 64 KiB) is measured: every limit/64 bytes read,
+//     the process's resident file pages (/proc/self/statm) are compared
+//     with limit (above those resident when the merge began), and past it
+//     every run is released whole. A page still needed is faulted back from
+//     the page cache (or the file) by the next read of it, with the same
+//     bytes.
 //
-// So the mapped runs stay under about limit + (pages one read touches) ×
-// readers. MADV_DONTNEED on a read-only shared file mapping only drops the
-// process's page-table entries: the page cache keeps the pages for other
-// readers, and concurrent readers of a released page fault it back.
+// So the mapped runs stay under about limit plus what fault-around can map
+// between two checks (16 × limit/64). MADV_DONTNEED on a read-only shared
+// file mapping only drops the process's page-table entries: the page cache
+// keeps the pages, and concurrent readers of a released page fault it back.
 type runPages struct {
 	limit   int64
-	pending atomic.Int64 // bytes read and not released since the last full release
-	mu      sync.Mutex   // one full release at a time
+	base    int64        // resident file bytes when the merge began (the binary, ...)
+	pending atomic.Int64 // bytes read and not released since the last check
+	mu      sync.Mutex   // one check at a time
 	runs    []*idRun
-	// released counts the bytes given back (statistics and tests).
+	// released counts the bytes given back, full the full releases
+	// (statistics and tests).
 	released atomic.Int64
-	full     atomic.Int64 // full releases
+	full     atomic.Int64
 }
 
 // minRelease is the smallest whole-page span released after one list
@@ -51,7 +57,7 @@ var onRunPages func(*runPages)
 var pageSize = int64(os.Getpagesize())
 
 func newRunPages(limit int64, runs []*idRun) *runPages {
-	return &runPages{limit: max(limit, minLimit), runs: runs}
+	return &runPages{limit: max(limit, minLimit), base: residentFile(), runs: runs}
 }
 
 // read accounts for the bytes [lo, hi) of r just read: releases the pages
@@ -67,22 +73,29 @@ func (p *runPages) read(r *idRun, lo, hi uint64) {
 		kept -= b - a
 		p.released.Add(b - a)
 	}
-	if p.pending.Add(kept) > p.limit {
-		p.releaseAll()
+	if p.pending.Add(kept) > p.every() {
+		p.check()
 	}
 }
 
-// releaseAll releases every run's pages (the one caller past the limit
-// does it; the others go on reading).
-func (p *runPages) releaseAll() {
+// every is the bytes read between two checks.
+func (p *runPages) every() int64 { return max(p.limit/64, minRelease) }
+
+// check releases every run's pages when the resident file pages exceed the
+// limit (the one reader past limit/64 bytes checks; the others go on
+// reading).
+func (p *runPages) check() {
 	if !p.mu.TryLock() {
 		return
 	}
 	defer p.mu.Unlock()
-	if p.pending.Load() <= p.limit {
+	if p.pending.Load() <= p.every() {
 		return
 	}
 	p.pending.Store(0)
+	if residentFile()-p.base <= p.limit {
+		return
+	}
 	for _, r := range p.runs {
 		if r.data != nil && releasePages(r.data) {
 			p.released.Add(int64(len(r.data)))

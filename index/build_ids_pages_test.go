@@ -80,8 +80,8 @@ func TestRunPagesRelease(t *testing.T) {
 		t.Errorf("released %d bytes in %d full releases", p.released.Load(), p.full.Load())
 	}
 	// Short lists: kept until the limit, then all released.
-	sink += touch(0, size)
 	p = newRunPages(minLimit, []*idRun{r})
+	sink += touch(0, size)
 	for lo := int64(0); lo+1000 <= size; lo += 1000 {
 		p.read(r, uint64(lo), uint64(lo+1000))
 	}
