@@ -18,15 +18,17 @@ import (
 //     postings;
 //   - the rest (pages shared by several short lists, the edge pages of long
 //     ones, and the neighbours the kernel maps with each fault: its
-//     "fault-around", up to 64 KiB) is measured: every limit/64 bytes read,
-//     the process's resident file pages (/proc/self/statm) are compared
-//     with limit (above those resident when the merge began), and past it
-//     every run is released whole. A page still needed is faulted back from
-//     the page cache (or the file) by the next read of it, with the same
-//     bytes.
+//     "fault-around", up to 64 KiB, so that a read of a few bytes can map
+//     64 KiB) is measured: every `every` bytes read (a page charged per
+//     read, besides its bytes kept), the process's resident file pages
+//     (/proc/self/statm) are compared with limit (above those resident when
+//     the merge began), and past it every run is released whole. A page
+//     still needed is faulted back from the page cache (or the file) by the
+//     next read of it, with the same bytes.
 //
 // So the mapped runs stay under about limit plus what fault-around can map
-// between two checks (16 × limit/64). MADV_DONTNEED on a read-only shared
+// between two checks (16 × every: at most 256 MiB, limit/4 below 1 GiB;
+// measured in docs/GEN.md). MADV_DONTNEED on a read-only shared
 // file mapping only drops the process's page-table entries: the page cache
 // keeps the pages, and concurrent readers of a released page fault it back.
 type runPages struct {
@@ -68,7 +70,7 @@ func (p *runPages) read(r *idRun, lo, hi uint64) {
 	}
 	a := (int64(lo) + pageSize - 1) &^ (pageSize - 1)
 	b := int64(hi) &^ (pageSize - 1)
-	kept := int64(hi - lo)
+	kept := int64(hi-lo) + pageSize
 	if b-a >= minRelease && releasePages(r.data[a:b]) {
 		kept -= b - a
 		p.released.Add(b - a)
@@ -78,8 +80,9 @@ func (p *runPages) read(r *idRun, lo, hi uint64) {
 	}
 }
 
-// every is the bytes read between two checks.
-func (p *runPages) every() int64 { return max(p.limit/64, minRelease) }
+// every is the bytes read between two checks: limit/64, between minRelease
+// and 16 MiB (a check reads /proc: about 10 µs).
+func (p *runPages) every() int64 { return min(max(p.limit/64, minRelease), 16<<20) }
 
 // check releases every run's pages when the resident file pages exceed the
 // limit (the one reader past limit/64 bytes checks; the others go on
