@@ -54,7 +54,8 @@ func referenceRun(t *testing.T, idx, queries string, mode engine.Mode, k int) []
 // chunks searched two at a time on the CPU, runs formatted on all cores)
 // writes byte for byte the run of the queries answered one by one, in
 // every mode, whatever the chunk size and the number of workers; its
-// summary reports the cold total and the steady state.
+// summary reports the cold total and the steady state; without --run the
+// same run goes to standard output.
 func TestQueryRunMatchesSingleQueries(t *testing.T) {
 	idx, queries := serveTestIndex(t)
 	dir := t.TempDir()
@@ -63,51 +64,53 @@ func TestQueryRunMatchesSingleQueries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	type variant struct {
+		chunk   int
+		threads string
+	}
 	for _, mode := range []engine.Mode{engine.And, engine.Or, engine.AndOr} {
 		want := referenceRun(t, idx, queries, mode, 20)
 		if len(want) == 0 {
 			t.Fatalf("%s: the reference run is empty", mode)
 		}
-		for _, chunk := range []int{1, 7, 64, qp.DefaultChunk} {
-			for _, threads := range []string{"1", "3"} {
-				run := filepath.Join(dir, mode.String()+"-"+strconv.Itoa(chunk)+"-"+threads)
-				out, errOut, code := runQP(t, "query", idx, "--device", "cpu", "--threads", threads, "--mode", mode.String(), "-k", "20",
-					"--queries", queries, "--run", run, "--chunk", strconv.Itoa(chunk), "--quiet", "--allow-partial")
-				if code != 0 {
-					t.Fatalf("%s chunk %d threads %s: exit %d: %s", mode, chunk, threads, code, errOut)
-				}
-				got, err := os.ReadFile(run)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !bytes.Equal(got, want) {
-					t.Fatalf("%s chunk %d threads %s: the run (%d bytes) differs from the single queries' (%d bytes)", mode, chunk, threads, len(got), len(want))
-				}
-				m := timeLine.FindStringSubmatch(out)
-				if m == nil {
-					t.Fatalf("%s chunk %d: no time line in\n%s", mode, chunk, out)
-				}
-				if n, _ := strconv.Atoi(m[1]); n != min(chunk, qp.FirstChunk, len(fq)) {
-					t.Errorf("%s chunk %d: first chunk of %d queries, want %d", mode, chunk, n, min(chunk, qp.FirstChunk, len(fq)))
-				}
+		vs := []variant{{qp.DefaultChunk, "3"}}
+		if mode == engine.Or { // the chunk plans and worker counts, in one mode (each run is a process)
+			vs = append(vs, variant{1, "1"}, variant{7, "3"}, variant{64, "1"}, variant{64, "3"})
+		}
+		for _, v := range vs {
+			chunk, threads := v.chunk, v.threads
+			run := filepath.Join(dir, mode.String()+"-"+strconv.Itoa(chunk)+"-"+threads)
+			out, errOut, code := runQP(t, "query", idx, "--device", "cpu", "--threads", threads, "--mode", mode.String(), "-k", "20",
+				"--queries", queries, "--run", run, "--chunk", strconv.Itoa(chunk), "--quiet", "--allow-partial")
+			if code != 0 {
+				t.Fatalf("%s chunk %d threads %s: exit %d: %s", mode, chunk, threads, code, errOut)
+			}
+			got, err := os.ReadFile(run)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Fatalf("%s chunk %d threads %s: the run (%d bytes) differs from the single queries' (%d bytes)", mode, chunk, threads, len(got), len(want))
+			}
+			m := timeLine.FindStringSubmatch(out)
+			if m == nil {
+				t.Fatalf("%s chunk %d: no time line in\n%s", mode, chunk, out)
+			}
+			if n, _ := strconv.Atoi(m[1]); n != min(chunk, qp.FirstChunk, len(fq)) {
+				t.Errorf("%s chunk %d: first chunk of %d queries, want %d", mode, chunk, n, min(chunk, qp.FirstChunk, len(fq)))
 			}
 		}
 	}
-}
-
-// TestQueryRunToStdout: without --run the run goes to standard output and
-// the summary to standard error; the run is the one --run writes.
-func TestQueryRunToStdout(t *testing.T) {
-	idx, queries := serveTestIndex(t)
-	run := filepath.Join(t.TempDir(), "r")
-	_, _, code1 := runQP(t, "query", idx, "--device", "cpu", "--mode", "or", "--queries", queries, "--run", run, "--quiet", "--allow-partial")
-	out, errOut, code2 := runQP(t, "query", idx, "--device", "cpu", "--mode", "or", "--queries", queries, "--allow-partial")
-	want, err := os.ReadFile(run)
+	// Without --run the run goes to standard output and the summary to
+	// standard error.
+	want, err := os.ReadFile(filepath.Join(dir, "or-64-3"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if code1 != 0 || code2 != 0 || len(want) == 0 || out != string(want) {
-		t.Fatalf("exit %d/%d; stdout (%d bytes) differs from the run file (%d bytes)", code1, code2, len(out), len(want))
+	out, errOut, code := runQP(t, "query", idx, "--device", "cpu", "--threads", "3", "--mode", "or", "-k", "20", "--chunk", "64",
+		"--queries", queries, "--allow-partial")
+	if code != 0 || out != string(want) {
+		t.Fatalf("exit %d; standard output (%d bytes) differs from the run file (%d bytes)", code, len(out), len(want))
 	}
 	if !regexp.MustCompile(`(?m)^queries \d+ \(ok \d+, failed \d+\) in .*\n(.*\n)*time: total `).MatchString(errOut) {
 		t.Errorf("standard error lacks the summary:\n%s", errOut)
