@@ -88,3 +88,38 @@ func FuzzReadQueries(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkReadQueries reads 100,000 lines shaped like the TREC 2006
+// efficiency log ×10 ("r3-1234:two to five words"; synthetic words, the
+// lines' lengths about the log's): the whole-file reader (new) against the
+// line scanner it replaced (scanner).
+func BenchmarkReadQueries(b *testing.B) {
+	var sb strings.Builder
+	words := []string{"parallel", "sorting", "of", "inverted", "index", "compression", "gpu", "query", "top", "k"}
+	for i := range 100000 {
+		fmt.Fprintf(&sb, "r%d-%d:", i/10000, i%10000)
+		for w := range 2 + i%4 {
+			if w > 0 {
+				sb.WriteByte(' ')
+			}
+			sb.WriteString(words[(i+w*7)%len(words)])
+		}
+		sb.WriteByte('\n')
+	}
+	in := sb.String()
+	for _, c := range []struct {
+		name string
+		read func(io.Reader) ([]Query, error)
+	}{{"new", ReadQueries}, {"scanner", scanQueries}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(in)))
+			b.ReportAllocs()
+			for b.Loop() {
+				qs, err := c.read(strings.NewReader(in))
+				if err != nil || len(qs) != 100000 {
+					b.Fatalf("%d queries, %v", len(qs), err)
+				}
+			}
+		})
+	}
+}
