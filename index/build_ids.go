@@ -339,11 +339,13 @@ func (v *idInverter) finish(name func(uint32) string) error {
 	// minutes while the merge maps the runs, and the process would hold
 	// both.
 	debug.FreeOSMemory()
-	var runs []*idRun
+	var sizes []int64
 	for _, sh := range v.shards {
-		runs = append(runs, sh.runs...)
+		for _, r := range sh.runs {
+			sizes = append(sizes, int64(r.offs[len(r.offs)-1]))
+		}
 	}
-	v.pages = newRunPages(v.budget, runs)
+	v.pages = newRunPages(v.budget, sizes)
 	errs := make([]error, len(v.shards))
 	var wg sync.WaitGroup
 	for s, sh := range v.shards {
@@ -441,14 +443,18 @@ func (sh *idShard) nameTerms(name func(uint32) string) error {
 }
 
 // read appends the postings of id (from every run of the shard that holds
-// it, in run order, i.e. docID order) to docs and tfs.
-func (sh *idShard) read(id uint32, docs, tfs []uint32) ([]uint32, []uint32, error) {
+// it, in run order, i.e. docID order) to docs and tfs; raw is the caller's
+// buffer for lists read from the file (runPages).
+func (sh *idShard) read(id uint32, docs, tfs []uint32, raw *[]byte) ([]uint32, []uint32, error) {
 	for _, r := range sh.runs {
 		i, ok := slices.BinarySearch(r.ids, id)
 		if !ok {
 			continue
 		}
-		buf := r.data[r.offs[i]:r.offs[i+1]]
+		buf, err := sh.pages.list(r, r.offs[i], r.offs[i+1], raw)
+		if err != nil {
+			return docs, tfs, err
+		}
 		prev := uint32(0)
 		for k := uint32(0); k < r.ns[i]; k++ {
 			g, m := binary.Uvarint(buf)
@@ -465,7 +471,7 @@ func (sh *idShard) read(id uint32, docs, tfs []uint32) ([]uint32, []uint32, erro
 			docs = append(docs, prev)
 			tfs = append(tfs, uint32(tf))
 		}
-		sh.pages.read(r, r.offs[i], r.offs[i+1]) // read once: its pages can go
+		sh.pages.done(r, r.offs[i], r.offs[i+1]) // read once: its pages can go
 	}
 	return docs, tfs, nil
 }
@@ -541,6 +547,7 @@ func newIDMerge(shards []*idShard, perm []uint32, parts int) *idMerge {
 type idScratch struct {
 	docs, tfs []uint32
 	heads     [][2]int
+	raw       []byte // a short list read from its run (runPages)
 }
 
 // part merges part p, calling emit for each term in name order with its
@@ -568,7 +575,7 @@ func (m *idMerge) part(p int, sc *idScratch, emit func(term string, docs, tfs []
 		}
 		prev = bt.name
 		var err error
-		sc.docs, sc.tfs, err = m.shards[best].read(bt.id, sc.docs[:0], sc.tfs[:0])
+		sc.docs, sc.tfs, err = m.shards[best].read(bt.id, sc.docs[:0], sc.tfs[:0], &sc.raw)
 		if err != nil {
 			return err
 		}

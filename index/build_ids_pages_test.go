@@ -37,9 +37,10 @@ func rssFile(t *testing.T) int64 {
 var sink byte
 
 // TestRunPagesRelease: reading a mapped run counts its pages in the
-// process's RssFile; runPages releases the pages wholly inside a list as
-// soon as it is read, and all of a run past its limit, and the bytes read
-// again after a release are the file's.
+// process's RssFile. Runs within the limit are read from the mapping as
+// they are; bounded runs read a long list from the mapping and release its
+// pages once read, and read short lists with pread, never mapping them;
+// every read gives the file's bytes.
 func TestRunPagesRelease(t *testing.T) {
 	const size = 16 << 20
 	data := make([]byte, size)
@@ -59,36 +60,52 @@ func TestRunPagesRelease(t *testing.T) {
 	}
 	defer unmap()
 	r := &idRun{f: f, data: m}
-	touch := func(lo, hi int) (sum byte) {
-		for i := lo; i < hi; i += int(pageSize) {
-			sum += m[i]
+	touch := func(b []byte) (sum byte) {
+		for i := 0; i < len(b); i += int(pageSize) {
+			sum += b[i]
 		}
 		return sum
 	}
+	var raw []byte
+	read := func(p *runPages, lo, hi uint64) []byte {
+		b, err := p.list(r, lo, hi, &raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(b, data[lo:hi]) {
+			t.Fatalf("bytes %d..%d differ from the file's", lo, hi)
+		}
+		sink += touch(b)
+		return b
+	}
 	base := rssFile(t)
-	sink += touch(0, size)
+	// Within the limit: the mapping, kept.
+	p := newRunPages(1<<30, []int64{size})
+	read(p, 100, size-100)
+	p.done(r, 100, size-100)
 	if got := rssFile(t) - base; got < size/2 {
-		t.Skipf("touching %d mapped bytes raised RssFile by %d only", size, got)
+		t.Skipf("reading %d mapped bytes raised RssFile by %d only", size, got)
 	}
-	// One long list: its whole pages go at once.
-	p := newRunPages(1<<30, []*idRun{r})
-	p.read(r, 100, size-100)
+	if p.released.Load() != 0 || p.preads.Load() != 0 {
+		t.Errorf("runs within the limit: %d bytes released, %d preads", p.released.Load(), p.preads.Load())
+	}
+	// Bounded: a long list's pages go once it is read.
+	p = newRunPages(size-1, []int64{size})
+	read(p, 100, size-100)
+	p.done(r, 100, size-100)
 	if got := rssFile(t) - base; got > size/8 {
-		t.Errorf("after a long list: %d bytes still resident, want at most the edges", got)
+		t.Errorf("after a long list: %d bytes still resident", got)
 	}
-	if p.released.Load() < size-2*pageSize || p.full.Load() != 0 {
-		t.Errorf("released %d bytes in %d full releases", p.released.Load(), p.full.Load())
+	if p.released.Load() < size-2*pageSize {
+		t.Errorf("released %d bytes of a %d-byte list", p.released.Load(), size-200)
 	}
-	// Short lists: kept until the limit, then all released.
-	p = newRunPages(minLimit, []*idRun{r})
-	sink += touch(0, size)
-	for lo := int64(0); lo+1000 <= size; lo += 1000 {
-		p.read(r, uint64(lo), uint64(lo+1000))
+	// Bounded: short lists are read without the mapping.
+	before := rssFile(t)
+	for lo := uint64(0); lo+1000 <= size; lo += 1000 {
+		read(p, lo, lo+1000)
+		p.done(r, lo, lo+1000)
 	}
-	if p.full.Load() == 0 || rssFile(t)-base > size/2 {
-		t.Errorf("short lists: %d full releases, %d bytes resident (limit %d)", p.full.Load(), rssFile(t)-base, p.limit)
-	}
-	if !bytes.Equal(m, data) {
-		t.Fatal("the run reads back different bytes after its pages were released")
+	if got := rssFile(t) - before; got > size/8 || p.preads.Load() != size/1000 {
+		t.Errorf("short lists: RssFile grew by %d bytes, %d preads", got, p.preads.Load())
 	}
 }
