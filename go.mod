@@ -3,7 +3,7 @@ module github.com/qpengine/qp
 go 1.26.8
 
 require (
-	github.com/RoaringBitmap/roaring v1.9.4
+	github.com/RoaringBitmap/roaring/v2 v2.30.0
 	github.com/blevesearch/segment v0.9.1
 	github.com/chromedp/chromedp v0.23.0
 	github.com/dgraph-io/ristretto/v2 v2.4.2

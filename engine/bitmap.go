@@ -3,7 +3,7 @@ package engine
 import (
 	"fmt"
 
-	"github.com/RoaringBitmap/roaring"
+	"github.com/RoaringBitmap/roaring/v2"
 
 	"github.com/qpengine/qp/index"
 )

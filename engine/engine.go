@@ -29,7 +29,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/RoaringBitmap/roaring"
+	"github.com/RoaringBitmap/roaring/v2"
 
 	"github.com/qpengine/qp/index"
 	"github.com/qpengine/qp/score"

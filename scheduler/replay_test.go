@@ -210,7 +210,7 @@ func TestExperiment(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := buf.String()
-	for _, want := range []string{"cpu-only", "gpu-only", "best-serial", "cpu+gpu", "cpu+gpu-nosteal", "highest sustained", "fake-gpu cost model, in batches"} {
+	for _, want := range []string{"cpu-only", "gpu-only", "best-serial", "cpu+gpu", "cpu+gpu-nosteal", "highest sustained", "held-out error", "fake-gpu", "in batches"} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("table lacks %q:\n%s", want, out)
 		}

@@ -99,13 +99,9 @@ configuration). Needs a usable GPU.`)
 			*c0 = 8 << 20
 		}
 	}
-	var rs []float64
-	for _, s := range splitComma(*rates) {
-		var r float64
-		if _, err := fmt.Sscan(s, &r); err != nil || r <= 0 {
-			return fmt.Errorf("--rates: bad rate %q", s)
-		}
-		rs = append(rs, r)
+	rs, err := parseRates(*rates)
+	if err != nil {
+		return err
 	}
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer cancel()
@@ -170,4 +166,18 @@ func describeDevice(b engine.Backend) string {
 		return fmt.Sprintf("GPU %s (%d SMs, %d GiB), %s", d.Name, d.SMs, d.TotalMemory>>30, cpu)
 	}
 	return cpu
+}
+
+// parseRates parses --rates: comma-separated arrival rates (queries/s),
+// each positive.
+func parseRates(list string) ([]float64, error) {
+	var rs []float64
+	for _, s := range splitComma(list) {
+		var r float64
+		if _, err := fmt.Sscan(s, &r); err != nil || r <= 0 {
+			return nil, fmt.Errorf("--rates: bad rate %q", s)
+		}
+		rs = append(rs, r)
+	}
+	return rs, nil
 }

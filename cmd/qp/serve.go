@@ -52,13 +52,9 @@ exits. --mode and -k are the defaults of requests that name none.`)
 		grace := fs.Duration("shutdown-timeout", 30*time.Second, "on SIGTERM, how long to wait for accepted requests")
 		logLevel := fs.String("log-level", "info", "debug, info, warn or error")
 		logFormat := fs.String("log-format", "text", "text or json (log/slog, on standard error)")
-		pos, err := parse(fs, args)
+		pos, err := parseArgs(fs, args, 1)
 		if err != nil {
 			return err
-		}
-		if len(pos) != 1 {
-			fs.Usage()
-			return errUsage
 		}
 		log, err := newLogger(*logLevel, *logFormat)
 		if err != nil {
