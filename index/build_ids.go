@@ -9,6 +9,7 @@ import (
 	"math/bits"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"sort"
 	"strings"
@@ -45,7 +46,9 @@ type idInverter struct {
 	wg       sync.WaitGroup
 	failed   atomic.Bool
 	postings atomic.Uint64
-	finished bool // the inputs are closed
+	finished bool  // the inputs are closed
+	budget   int64 // BuildOptions.MemBudget: the postings buffers, then the mapped runs
+	pages    *runPages
 }
 
 // idShard is one shard of an idInverter.
@@ -63,6 +66,7 @@ type idShard struct {
 	err         error
 	terms       []idTerm // after finish: distinct ids, by name
 	postings    *atomic.Uint64
+	pages       *runPages // after finish: bounds the mapped runs' resident pages
 }
 
 // idRun is one spilled run of a shard: lists in id order.
@@ -84,7 +88,7 @@ type idTerm struct {
 // newIDInverter starts w shard goroutines spilling runs to dir, each past
 // budget/w bytes of buffered postings.
 func newIDInverter(dir string, w int, budget int64) *idInverter {
-	v := &idInverter{}
+	v := &idInverter{budget: budget}
 	// A shard's memory: its chunks and the radix sort's two arrays, 3 ×
 	// limit × 12 bytes.
 	limit := int(max(budget/int64(w)/36, 64))
@@ -315,20 +319,37 @@ func (sh *idShard) spill() error {
 	return nil
 }
 
-// finish closes the shards' inputs, waits for their last spills, and
-// names and sorts each shard's distinct ids (all shards in parallel).
+// finish closes the shards' inputs, waits for their last spills, returns
+// the freed postings buffers to the operating system, maps the runs (their
+// resident pages bounded by the memory budget: runPages) and names and
+// sorts each shard's distinct ids (all shards in parallel).
 func (v *idInverter) finish(name func(uint32) string) error {
 	v.finished = true
 	for _, sh := range v.shards {
 		close(sh.in)
 	}
 	v.wg.Wait()
-	errs := make([]error, len(v.shards))
-	var wg sync.WaitGroup
-	for s, sh := range v.shards {
+	for _, sh := range v.shards {
 		if sh.err != nil {
 			return sh.err
 		}
+	}
+	// The shards' chunks and radix arrays (up to the budget) are garbage
+	// now; without this the runtime would keep their pages resident for
+	// minutes while the merge maps the runs, and the process would hold
+	// both.
+	debug.FreeOSMemory()
+	var sizes []int64
+	for _, sh := range v.shards {
+		for _, r := range sh.runs {
+			sizes = append(sizes, int64(r.offs[len(r.offs)-1]))
+		}
+	}
+	v.pages = newRunPages(v.budget, sizes)
+	errs := make([]error, len(v.shards))
+	var wg sync.WaitGroup
+	for s, sh := range v.shards {
+		sh.pages = v.pages
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -356,6 +377,9 @@ func (v *idInverter) stop() {
 			close(sh.in)
 		}
 		v.wg.Wait()
+	}
+	if onRunPages != nil && v.pages != nil {
+		onRunPages(v.pages)
 	}
 	for _, sh := range v.shards {
 		for _, r := range sh.runs {
@@ -419,14 +443,18 @@ func (sh *idShard) nameTerms(name func(uint32) string) error {
 }
 
 // read appends the postings of id (from every run of the shard that holds
-// it, in run order, i.e. docID order) to docs and tfs.
-func (sh *idShard) read(id uint32, docs, tfs []uint32) ([]uint32, []uint32, error) {
+// it, in run order, i.e. docID order) to docs and tfs; raw is the caller's
+// buffer for lists read from the file (runPages).
+func (sh *idShard) read(id uint32, docs, tfs []uint32, raw *[]byte) ([]uint32, []uint32, error) {
 	for _, r := range sh.runs {
 		i, ok := slices.BinarySearch(r.ids, id)
 		if !ok {
 			continue
 		}
-		buf := r.data[r.offs[i]:r.offs[i+1]]
+		buf, err := sh.pages.list(r, r.offs[i], r.offs[i+1], raw)
+		if err != nil {
+			return docs, tfs, err
+		}
 		prev := uint32(0)
 		for k := uint32(0); k < r.ns[i]; k++ {
 			g, m := binary.Uvarint(buf)
@@ -443,6 +471,7 @@ func (sh *idShard) read(id uint32, docs, tfs []uint32) ([]uint32, []uint32, erro
 			docs = append(docs, prev)
 			tfs = append(tfs, uint32(tf))
 		}
+		sh.pages.done(r, r.offs[i], r.offs[i+1]) // read once: its pages can go
 	}
 	return docs, tfs, nil
 }
@@ -518,6 +547,7 @@ func newIDMerge(shards []*idShard, perm []uint32, parts int) *idMerge {
 type idScratch struct {
 	docs, tfs []uint32
 	heads     [][2]int
+	raw       []byte // a short list read from its run (runPages)
 }
 
 // part merges part p, calling emit for each term in name order with its
@@ -545,7 +575,7 @@ func (m *idMerge) part(p int, sc *idScratch, emit func(term string, docs, tfs []
 		}
 		prev = bt.name
 		var err error
-		sc.docs, sc.tfs, err = m.shards[best].read(bt.id, sc.docs[:0], sc.tfs[:0])
+		sc.docs, sc.tfs, err = m.shards[best].read(bt.id, sc.docs[:0], sc.tfs[:0], &sc.raw)
 		if err != nil {
 			return err
 		}

@@ -7,6 +7,7 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -46,8 +47,10 @@ func idDocs(texts []Document) (docs []Document, names []string) {
 // TestBuildTermIDsParallelMerge: a build of documents pre-tokenized by term
 // ids (the sort-based shards and the name-range merge of build_ids.go)
 // writes byte-identical index files whatever the number of workers and
-// the memory budget (one run per shard or many), and the same lists as the
-// text build, in input and in random docID order.
+// the memory budget (one run per shard or many), and whether the merge
+// reads the runs as mapped or bounded (runPages: short lists read, long
+// ones released from the mapping once read), and the same
+// lists as the text build, in input and in random docID order.
 func TestBuildTermIDsParallelMerge(t *testing.T) {
 	c, err := compress.ByName("bp128")
 	if err != nil {
@@ -77,8 +80,20 @@ func TestBuildTermIDsParallelMerge(t *testing.T) {
 		for _, cfg := range []struct {
 			workers int
 			budget  int64
-		}{{1, 1 << 30}, {3, 20000}, {8, 1 << 30}, {8, 5000}} {
-			path, st := build(docs, cfg.workers, cfg.budget, order, fmt.Sprintf("%s-%d-%d.qp", order, cfg.workers, cfg.budget))
+			release bool // release the runs' pages at every read (runPages)
+		}{{1, 1 << 30, false}, {3, 20000, false}, {8, 1 << 30, false}, {8, 5000, false}, {3, 20000, true}} {
+			var pages *runPages
+			r := minRelease
+			if cfg.release {
+				minRelease = 16 // long lists from the mapping, short ones read
+				onRunPages = func(p *runPages) { pages = p }
+			}
+			path, st := build(docs, cfg.workers, cfg.budget, order, fmt.Sprintf("%s-%d-%d-%v.qp", order, cfg.workers, cfg.budget, cfg.release))
+			minRelease, onRunPages = r, nil
+			if cfg.release && (pages == nil || !pages.bounded || pages.preads.Load() == 0 ||
+				(runtime.GOOS == "linux" && pages.released.Load() == 0)) {
+				t.Errorf("budget %d, runs bounded: %+v", cfg.budget, pages)
+			}
 			if cfg.budget < 1<<20 && st.Runs < 2*cfg.workers {
 				t.Errorf("%d workers, budget %d: %d runs, want several per shard", cfg.workers, cfg.budget, st.Runs)
 			}

@@ -122,7 +122,7 @@ func (f *genFlags) define(fs *flag.FlagSet) {
 	fs.StringVar(&f.fitIdx, "fit", "", "topics: fit the parameters to this index")
 	fs.IntVar(&f.topics, "topics", 0, "topics: number of topics (0 = default 8192)")
 	fs.Float64Var(&f.bgShare, "background", 0, "topics: share of fresh words from the background (0 = default 0.5)")
-	fs.StringVar(&f.mem, "mem", "1G", "topics: memory for in-memory postings before the builder spills")
+	fs.StringVar(&f.mem, "mem", "1G", "topics: the builder's memory budget: in-memory postings before it spills\na run, then, in the merge, the runs' pages it keeps mapped (never both at\nonce; the model, term names and per-document arrays come on top:\ndocs/GEN.md)")
 	fs.StringVar(&f.tmp, "tmp", "", "topics: directory for spilled runs")
 	fs.BoolVar(&f.validate, "validate", false, "topics, with --fit: compare the stand-in with the fitted index (qp compare's table on the TREC 2006 log and\ngenerated and/known sets) and mark issue 20's targets met or not; without --out the stand-in is a temporary file")
 	fs.IntVar(&f.valLimit, "validate-queries", 10000, "with --validate: the first N queries of the TREC 2006 log")

@@ -10,7 +10,7 @@
 # into bin/dev/data (scripts/device/unpack.sh). On the device, carry bin/dev:
 #   bash scripts/device/unpack.sh; bash scripts/device/gen25m.sh
 # Writes under $OUT: gen.log (qp gen's output and progress), mem.txt (the
-# VmHWM/VmRSS samples), stats.txt (qp stats of the index), df.txt, and
+# VmHWM/VmRSS/RssAnon/RssFile samples: RssFile is the mapped runs), stats.txt (qp stats of the index), df.txt, and
 # prints the summary. The index stays in /tmp/g25m.qp for a follow-up call
 # on the same warm machine (KEEP=0 removes it).
 source scripts/device/lib.sh
@@ -26,7 +26,7 @@ pid=$!
 sleep 1
 qpid=$(pgrep -P $pid qp || echo $pid)
 while kill -0 $pid 2>/dev/null; do
-  { echo "$(date +%s) $(grep -E 'VmHWM|VmRSS' /proc/$qpid/status 2>/dev/null | tr -s ' \n' ' ') spill=$(du -sh /tmp/qp-build-* 2>/dev/null | cut -f1 | tr '\n' ' ')"; } >>"$OUT/mem.txt"
+  { echo "$(date +%s) $(grep -E 'VmHWM|VmRSS|RssAnon|RssFile' /proc/$qpid/status 2>/dev/null | tr -s ' \n' ' ') spill=$(du -sh /tmp/qp-build-* 2>/dev/null | cut -f1 | tr '\n' ' ')"; } >>"$OUT/mem.txt"
   sleep 2
 done
 wait $pid

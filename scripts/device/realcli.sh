@@ -12,7 +12,15 @@
 # Queries: the first 10,000 TREC 2006 efficiency queries, repeated REPS
 # times (default 10) with qids made unique (rep-qid), so that each run lasts
 # long enough to time; all queries top-10. Collections: COLLS (default
-# "gcide rfc-pages"). Output: $OUT/realcli.txt, one line per measurement.
+# "gcide rfc-pages"), modes MODES (default "and or andor"), ROUNDS rounds
+# (default 2) of old and new alternating. Output: $OUT/realcli.txt, one line
+# per measurement: `qp query`'s queries/s (first query to last run line,
+# cold: the first chunk pays the warm-up) for old and new, and for new its
+# summary's `time:` line: the cold total from process start (open, with the
+# query file read and analyzed meanwhile) and the steady state after the
+# first chunk, the figure to set against bench query's warm batch; `new16k`
+# is new with --chunk 16384 (the old chunk size) on the GPU, to separate the
+# chunk size from the rest.
 source scripts/device/lib.sh
 cd "$OUT" || exit 1
 d=$bin/data
@@ -40,19 +48,29 @@ for c in ${COLLS:-gcide rfc-pages}; do
   for extra in "$d/$c".*.tsv; do [ -e "$extra" ] && sets="$sets $extra"; done
   for qf in $sets; do
     n=$(wc -l <"$qf")
-    for m in and or andor; do
+    for m in ${MODES:-and or andor}; do
       # The engine's own throughput: one warm batch of all queries.
       g=$("$new" bench query "$idx" "$qf" --limit "$n" --device gpu --gpu-only --modes $m 2>/dev/null | awk -v m=$m '$1==m{print $4; exit}')
       cpu=$("$new" bench query "$idx" "$qf" --limit "$n" --device cpu --modes $m --thread-counts 16 --and-algos skip --or-algos maxscore 2>/dev/null | awk -v m=$m '$1==m && $3==16{print $4; exit}')
-      for round in 1 2; do
-        for b in old new; do
-          eval bb=\$$b
-          gq=$("$bb" query "$idx" --device gpu --mode $m --queries "$qf" --run /tmp/run.$b.$m --quiet 2>&1 | qps)
-          cq=$("$bb" query "$idx" --device cpu --threads 16 --mode $m --queries "$qf" --run /tmp/crun.$b.$m --quiet 2>&1 | qps)
-          log "$c $(basename "$qf") n=$n $m round$round $b: query gpu $gq, query cpu16 $cq | bench gpu $g q/s, bench cpu16 $cpu q/s"
+      for round in $(seq 1 "${ROUNDS:-2}"); do
+        for b in old new new16k; do
+          bb=$new extra=
+          [ $b = old ] && bb=$old
+          [ $b = new16k ] && extra="--chunk 16384"
+          "$bb" query "$idx" --device gpu --mode $m --queries "$qf" --run /tmp/run.$b.$m --quiet $extra >/tmp/g.out 2>&1
+          gq=$(qps </tmp/g.out)
+          line="$c $(basename "$qf") n=$n $m round$round $b: query gpu $gq"
+          [ $b != old ] && line="$line [$(grep -o 'total.*' /tmp/g.out)]"
+          if [ $b != new16k ]; then
+            "$bb" query "$idx" --device cpu --threads 16 --mode $m --queries "$qf" --run /tmp/crun.$b.$m --quiet >/tmp/c.out 2>&1
+            line="$line; query cpu16 $(qps </tmp/c.out)"
+            [ $b = new ] && line="$line [$(grep -o 'total.*' /tmp/c.out)]"
+          fi
+          log "$line | bench gpu $g q/s, bench cpu16 $cpu q/s"
         done
       done
-      cmp -s /tmp/run.old.$m /tmp/run.new.$m && cmp -s /tmp/run.new.$m /tmp/crun.new.$m && log "  runs identical (old/new, gpu/cpu)" || log "  RUNS DIFFER"
+      cmp -s /tmp/run.old.$m /tmp/run.new.$m && cmp -s /tmp/run.new.$m /tmp/crun.new.$m && cmp -s /tmp/run.new.$m /tmp/run.new16k.$m &&
+        cmp -s /tmp/crun.old.$m /tmp/crun.new.$m && log "  runs identical (old/new/new16k, gpu/cpu)" || log "  RUNS DIFFER"
     done
   done
 done
