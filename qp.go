@@ -36,6 +36,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/qpengine/qp/cuda"
 	"github.com/qpengine/qp/engine"
@@ -297,166 +298,71 @@ func (e *Engine) SearchBatch(ctx context.Context, qs []engine.Query, opt engine.
 	return e.be.SearchBatch(ctx, qs, opt, out)
 }
 
-// DefaultChunk is the largest number of queries Stream hands to the
-// backend at once: gpu.MaxSetQueries, so that a chunk can fill the GPU's
-// largest launch set (PARA batching forms them within a chunk; an AND set
-// takes as many launches as its longest query has terms, whatever its size,
-// so fewer, fuller sets are faster), and the CPU's workers rarely wait for
-// the last query of a chunk.
-const DefaultChunk = gpu.MaxSetQueries
-
-// FirstChunk is the size of StreamOptions.Ramp's first and last chunks.
-const FirstChunk = 1024
-
-// StreamOptions configure StreamWith.
-type StreamOptions struct {
-	// Chunk is the largest number of queries handed to the backend at
-	// once (DefaultChunk when <= 0).
-	Chunk int
-	// Ramp makes the first chunks smaller (FirstChunk, growing 4× up to
-	// Chunk) and the last ones too (shrinking 4× down to FirstChunk): the
-	// processor's warm-up (the GPU's first launches, pools, the workers'
-	// engines) is paid on few queries, the first answers come early, and
-	// the last chunk's emit, which no search overlaps, is short.
-	Ramp bool
-	// Depth is the number of chunks searched at once (at least 1). 0
-	// picks 2 for the CPU backend, whose workers would otherwise idle
-	// while the slowest queries of a chunk finish (the next chunk's queries
-	// fill those cores), and 1 for the others (the GPU runs one batch at a
-	// time; the router's measurements assume its batches run alone).
-	Depth int
-}
+// DefaultChunk is the number of queries Stream hands to the backend at once:
+// large enough that the GPU's launch sets fill up (PARA batching forms them
+// within a chunk) and the CPU's workers rarely wait for the last query of a
+// chunk, small enough that the caller sees progress.
+const DefaultChunk = 16384
 
 // Stream evaluates qs on be in chunks of chunk queries (DefaultChunk when
 // <= 0) and calls emit(lo, out) with each chunk's responses in order, out[i]
 // answering qs[lo+i]. Chunk i+1 runs while emit handles chunk i, so emit's
 // work (writing a run, say) overlaps the processor's; out is only valid
 // during the call. The first error, of the backend or of emit, stops the
-// stream and is returned. It is StreamWith with fixed chunks, one searched
-// at a time.
+// stream and is returned.
 func Stream(ctx context.Context, be engine.Backend, qs []engine.Query, opt engine.Options, chunk int,
 	emit func(lo int, out []engine.Response) error) error {
-	return StreamWith(ctx, be, qs, opt, StreamOptions{Chunk: chunk, Depth: 1}, emit)
-}
-
-// StreamWith is Stream with the chunk plan and the search depth of so:
-// up to so.Depth chunks are searched at once while emit handles the
-// previous one, and emit still sees the chunks in order.
-func StreamWith(ctx context.Context, be engine.Backend, qs []engine.Query, opt engine.Options, so StreamOptions,
-	emit func(lo int, out []engine.Response) error) error {
-	chunk := so.Chunk
 	if chunk <= 0 {
 		chunk = DefaultChunk
 	}
-	first := chunk
-	if so.Ramp {
-		first = min(FirstChunk, chunk)
-	}
-	depth := so.Depth
-	if depth <= 0 {
-		depth = 1
-		if _, ok := be.(*engine.CPU); ok {
-			depth = 2
-		}
-	}
-	plan := chunkPlan(len(qs), first, chunk)
-	if len(plan) == 0 {
-		return nil
-	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	// depth+1 response buffers: depth chunks being searched, one being
-	// emitted; a buffer goes back to free once emitted.
-	free := make(chan []engine.Response, depth+1)
-	for range depth + 1 {
-		free <- nil
+	// Two response buffers: the backend fills one while emit reads the
+	// other. free hands a buffer back to the backend once emitted.
+	type done struct {
+		lo  int
+		out []engine.Response
 	}
-	sem := make(chan struct{}, depth)
-	jobs := make(chan *streamJob, depth+1)
-	go dispatch(ctx, be, qs, opt, plan, free, sem, jobs)
-	var err error
-	emitted := 0
-	for j := range jobs {
-		jerr := <-j.done
-		if err == nil {
-			if err = jerr; err == nil {
-				err = emit(j.lo, j.out)
-				emitted += len(j.out)
+	free := make(chan []engine.Response, 2)
+	n := min(chunk, len(qs))
+	free <- make([]engine.Response, n)
+	free <- make([]engine.Response, n)
+	ready := make(chan done, 1)
+	var searchErr error
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer close(ready)
+		for lo := 0; lo < len(qs); lo += chunk {
+			var out []engine.Response
+			select {
+			case out = <-free:
+			case <-ctx.Done():
+				searchErr = ctx.Err()
+				return
 			}
-			if err != nil {
+			hi := min(lo+chunk, len(qs))
+			out = out[:hi-lo]
+			if err := be.SearchBatch(ctx, qs[lo:hi], opt, out); err != nil {
+				searchErr = err
+				return
+			}
+			ready <- done{lo, out}
+		}
+	}()
+	var emitErr error
+	for d := range ready {
+		if emitErr == nil {
+			if emitErr = emit(d.lo, d.out); emitErr != nil {
 				cancel()
 			}
 		}
-		free <- j.out[:0]
+		free <- d.out[:cap(d.out)]
 	}
-	if err == nil && emitted < len(qs) {
-		err = ctx.Err() // the caller's: the dispatch stopped early
+	wg.Wait()
+	if emitErr != nil {
+		return emitErr
 	}
-	return err
-}
-
-// streamJob is one chunk of a stream: qs[lo:lo+len(out)] answered into out;
-// done receives SearchBatch's error once out is filled.
-type streamJob struct {
-	lo   int
-	out  []engine.Response
-	done chan error
-}
-
-// dispatch starts the search of each chunk of plan in order, as soon as a
-// response buffer is free and fewer than cap(sem) searches run, and queues
-// it on jobs (closed at the end, or when ctx ends).
-func dispatch(ctx context.Context, be engine.Backend, qs []engine.Query, opt engine.Options, plan []int,
-	free chan []engine.Response, sem chan struct{}, jobs chan<- *streamJob) {
-	defer close(jobs)
-	lo := 0
-	for _, n := range plan {
-		var out []engine.Response
-		select {
-		case out = <-free:
-		case <-ctx.Done():
-			return
-		}
-		select {
-		case sem <- struct{}{}:
-		case <-ctx.Done():
-			return
-		}
-		if cap(out) < n {
-			out = append(out[:cap(out)], make([]engine.Response, n-cap(out))...)
-		}
-		j := &streamJob{lo: lo, out: out[:n], done: make(chan error, 1)}
-		jobs <- j // never blocks: at most depth+1 jobs hold buffers
-		go func(qs []engine.Query) {
-			err := be.SearchBatch(ctx, qs, opt, j.out)
-			<-sem
-			j.done <- err
-		}(qs[lo : lo+n])
-		lo += n
-	}
-}
-
-// chunkPlan cuts n queries into chunks of at most max: chunks of first,
-// 4·first, 16·first, ... (below max) alternately at the front and the back,
-// and chunks of max in between; the back ones in reverse, so the sizes rise
-// and fall. With first >= max, every chunk but the last is max.
-func chunkPlan(n, first, max int) []int {
-	var front, back []int
-	rem := n
-	for s := first; rem > 0 && s < max; s *= 4 {
-		k := min(s, rem)
-		front, rem = append(front, k), rem-k
-		if rem > 0 {
-			k = min(s, rem)
-			back, rem = append(back, k), rem-k
-		}
-	}
-	for rem > 0 {
-		k := min(max, rem)
-		front, rem = append(front, k), rem-k
-	}
-	for i := len(back) - 1; i >= 0; i-- {
-		front = append(front, back[i])
-	}
-	return front
+	return searchErr
 }

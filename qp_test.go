@@ -161,11 +161,9 @@ func TestParams(t *testing.T) {
 	}
 }
 
-// TestStream checks that Stream and StreamWith (rising and falling chunks,
-// one to three chunks searched at once) answer every query once, in order,
-// with the results of one SearchBatch, for chunk sizes that divide the
-// batch and that do not, and that emit's error and a cancelled context stop
-// them.
+// TestStream checks that Stream answers every query once, in order, with
+// the results of one SearchBatch, for chunk sizes that divide the batch and
+// that do not, and that emit's error stops it.
 func TestStream(t *testing.T) {
 	path := writeIndex(t)
 	e, err := qp.Open(path, qp.Options{Device: qp.CPU, Threads: 2})
@@ -182,27 +180,9 @@ func TestStream(t *testing.T) {
 	if err := e.SearchBatch(ctx, qs, engine.Options{}, want); err != nil {
 		t.Fatal(err)
 	}
-	type variant struct {
-		chunk int
-		so    *qp.StreamOptions // nil: Stream
-	}
-	var vs []variant
 	for _, chunk := range []int{1, 7, 50, 64, 0} {
-		vs = append(vs, variant{chunk, nil})
-		for _, depth := range []int{0, 1, 2, 3} {
-			vs = append(vs, variant{chunk, &qp.StreamOptions{Chunk: chunk, Ramp: depth%2 == 0, Depth: depth}})
-		}
-	}
-	for _, v := range vs {
-		chunk := v.chunk
 		next := 0
-		stream := func(emit func(int, []engine.Response) error) error {
-			if v.so == nil {
-				return qp.Stream(ctx, e.Backend(), qs, engine.Options{}, chunk, emit)
-			}
-			return qp.StreamWith(ctx, e.Backend(), qs, engine.Options{}, *v.so, emit)
-		}
-		err := stream(func(lo int, out []engine.Response) error {
+		err := qp.Stream(ctx, e.Backend(), qs, engine.Options{}, chunk, func(lo int, out []engine.Response) error {
 			if lo != next || len(out) == 0 || (chunk > 0 && len(out) > chunk) {
 				return fmt.Errorf("chunk at %d of %d responses, want at %d", lo, len(out), next)
 			}
@@ -216,7 +196,7 @@ func TestStream(t *testing.T) {
 			return nil
 		})
 		if err != nil || next != len(qs) {
-			t.Fatalf("chunk %d %+v: %v after %d of %d queries", chunk, v.so, err, next, len(qs))
+			t.Fatalf("chunk %d: %v after %d of %d queries", chunk, err, next, len(qs))
 		}
 	}
 	stop := errors.New("stop")
@@ -232,19 +212,6 @@ func TestStream(t *testing.T) {
 	cancel()
 	if err := qp.Stream(cctx, e.Backend(), qs, engine.Options{}, 5, func(int, []engine.Response) error { return nil }); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled context: %v", err)
-	}
-	for _, depth := range []int{1, 2, 3} {
-		calls = 0
-		err = qp.StreamWith(ctx, e.Backend(), qs, engine.Options{}, qp.StreamOptions{Chunk: 5, Depth: depth}, func(int, []engine.Response) error {
-			calls++
-			return stop
-		})
-		if !errors.Is(err, stop) || calls != 1 {
-			t.Fatalf("depth %d: emit error: %v after %d calls, want stop after 1", depth, err, calls)
-		}
-		if err := qp.StreamWith(cctx, e.Backend(), qs, engine.Options{}, qp.StreamOptions{Chunk: 5, Depth: depth}, func(int, []engine.Response) error { return nil }); !errors.Is(err, context.Canceled) {
-			t.Fatalf("depth %d: cancelled context: %v", depth, err)
-		}
 	}
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"math"
 	"os"
 	"os/signal"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -15,12 +17,13 @@ import (
 	"time"
 
 	"github.com/qpengine/qp"
+	"github.com/qpengine/qp/cache"
 	"github.com/qpengine/qp/engine"
 	"github.com/qpengine/qp/engine/gpu"
 	"github.com/qpengine/qp/eval"
-	"github.com/qpengine/qp/index"
 	"github.com/qpengine/qp/index/analysis"
 	"github.com/qpengine/qp/internal/fileguard"
+	"github.com/qpengine/qp/internal/progress"
 	"github.com/qpengine/qp/report"
 	"github.com/qpengine/qp/score"
 	"github.com/qpengine/qp/topk"
@@ -84,58 +87,34 @@ func (qf *queryFlags) validate() error {
 // analyzer from the index, BM25 parameters, device choice and CPU fallback)
 // and resolves the query mode and algorithms.
 func (qf *queryFlags) openEngine(path string) (*qp.Engine, engine.Mode, engine.Options, error) {
-	mode, opt, o, err := qf.resolve()
-	if err != nil {
-		return nil, 0, opt, err
-	}
-	e, err := qp.Open(path, o)
-	if err != nil {
-		return nil, 0, opt, err
-	}
-	if err := qf.applyBitmaps(e.GPU()); err != nil {
-		e.Close()
-		return nil, 0, opt, err
-	}
-	return e, mode, opt, nil
-}
-
-// newEngine opens the processor the flags name (o, from resolve) over an
-// index already open (the caller closes it after the engine).
-func (qf *queryFlags) newEngine(x *index.Index, o qp.Options) (*qp.Engine, error) {
-	e, err := qp.New(x, o)
-	if err != nil {
-		return nil, err
-	}
-	if err := qf.applyBitmaps(e.GPU()); err != nil {
-		e.Close()
-		return nil, err
-	}
-	return e, nil
-}
-
-// resolve checks the flags and resolves the query mode, the algorithms and
-// the engine's options.
-func (qf *queryFlags) resolve() (engine.Mode, engine.Options, qp.Options, error) {
 	var zero engine.Options
 	mode, err := engine.ParseMode(*qf.mode)
 	if err != nil {
-		return 0, zero, qp.Options{}, err
+		return nil, 0, zero, err
 	}
 	opt, err := engine.Options{AndAlgo: engine.AndAlgorithm(*qf.andAlgo), OrAlgo: engine.OrStrategy(*qf.orAlgo)}.Resolve()
 	if err != nil {
-		return 0, zero, qp.Options{}, err
+		return nil, 0, zero, err
 	}
 	if *qf.k < 1 || *qf.k > topk.MaxK {
-		return 0, zero, qp.Options{}, fmt.Errorf("-k %d out of range 1..%d", *qf.k, topk.MaxK)
+		return nil, 0, zero, fmt.Errorf("-k %d out of range 1..%d", *qf.k, topk.MaxK)
 	}
 	if err := qf.validate(); err != nil {
-		return 0, zero, qp.Options{}, err
+		return nil, 0, zero, err
 	}
 	o, err := qf.options()
 	if err != nil {
-		return 0, zero, qp.Options{}, err
+		return nil, 0, zero, err
 	}
-	return mode, opt, o, nil
+	e, err := qp.Open(path, o)
+	if err != nil {
+		return nil, 0, zero, err
+	}
+	if err := qf.applyBitmaps(e.GPU()); err != nil {
+		e.Close()
+		return nil, 0, zero, err
+	}
+	return e, mode, opt, nil
 }
 
 // options translates the flags into qp.Options. The GPU's bitmap density is
@@ -390,29 +369,106 @@ func init() {
 				return err
 			}
 		}
-		ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		defer cancel()
-		if *queries != "" {
-			return qf.runBatch(ctx, batchRun{index: pos[0], queries: *queries, run: *run, tag: *tag, cacheSize: *cacheSize,
-				limit: *limit, chunk: *chunk, quiet: *quiet, allowPartial: *allowPartial, start: processStart})
-		}
 		e, mode, opt, err := qf.openEngine(pos[0])
 		if err != nil {
 			return err
 		}
 		defer e.Close()
-		text := strings.Join(pos[1:], " ")
-		res, err := e.SearchWith(ctx, qp.Request{ID: "1", Text: text, Mode: mode, K: *qf.k, QTF: *qf.qtf}, opt)
+		x, be := e.Index(), e.Backend()
+		ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer cancel()
+		if *queries == "" {
+			text := strings.Join(pos[1:], " ")
+			res, err := e.SearchWith(ctx, qp.Request{ID: "1", Text: text, Mode: mode, K: *qf.k, QTF: *qf.qtf}, opt)
+			if err != nil {
+				return err
+			}
+			for i, h := range res.Hits {
+				fmt.Printf("%4d  %-24s %s\n", i+1, h.DocID, eval.FormatScore(float64(h.Score)))
+			}
+			st := res.Stats
+			fmt.Fprintf(os.Stderr, "%d results in %.3f ms (terms %d, blocks decoded %d, candidates %d, and=%s or=%s, bitmap terms %d)\n",
+				len(res.Hits), ms(st.Time), st.Terms, st.BlocksDecoded, st.Candidates, st.AndAlgo, st.OrAlgo,
+				st.AndBitmaps+st.OrBitmaps)
+			return nil
+		}
+		if *chunk < 1 {
+			return fmt.Errorf("--chunk %d: want at least 1 query", *chunk)
+		}
+		fq, err := readQueryFile(*queries, *limit)
 		if err != nil {
 			return err
 		}
-		for i, h := range res.Hits {
-			fmt.Printf("%4d  %-24s %s\n", i+1, h.DocID, eval.FormatScore(float64(h.Score)))
+		qs := qf.analyzeQueries(e.Analyzer(), fq, mode)
+		var rc *cache.Cache
+		if *cacheSize != "" {
+			n, err := parseSize(*cacheSize)
+			if err != nil || n <= 0 {
+				return fmt.Errorf("--cache %q: want a size such as 64M", *cacheSize)
+			}
+			if rc, err = cache.New(cache.Config{MaxBytes: n}); err != nil {
+				return err
+			}
+			defer rc.Close()
+			be = cache.NewBackend(rc, x, be)
 		}
-		st := res.Stats
-		fmt.Fprintf(os.Stderr, "%d results in %.3f ms (terms %d, blocks decoded %d, candidates %d, and=%s or=%s, bitmap terms %d)\n",
-			len(res.Hits), ms(st.Time), st.Terms, st.BlocksDecoded, st.Candidates, st.AndAlgo, st.OrAlgo,
-			st.AndBitmaps+st.OrBitmaps)
+		w := bufio.NewWriterSize(os.Stdout, 1<<20)
+		if *run != "" {
+			f, err := os.Create(*run)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			w = bufio.NewWriterSize(f, 1<<20)
+		}
+		bar := progress.New("querying", "queries", int64(len(qs)))
+		if *quiet || *run == "" {
+			bar.Quiet()
+		}
+		var sum batchSummary
+		rw := newRunWriter(w, x, *tag)
+		// Collect the garbage of loading and analysis now, as bench query
+		// does before its timed batch: the cycle it owes would otherwise
+		// run inside the stream and be counted as query time.
+		runtime.GC()
+		start := time.Now()
+		// One stream through the backend: large chunks fill the GPU's
+		// launch sets, and each chunk's run is written while the next runs.
+		err = qp.Stream(ctx, be, qs, opt, *chunk, func(lo int, out []engine.Response) error {
+			for i := range out {
+				sum.add(qs[lo+i], &out[i])
+			}
+			if err := rw.write(qs[lo:lo+len(out)], out); err != nil {
+				return err
+			}
+			bar.Set(int64(lo+len(out)), "")
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		wall := time.Since(start)
+		if err := w.Flush(); err != nil {
+			return err
+		}
+		bar.Done("")
+		if *run != "" {
+			sum.print(len(qs), wall)
+		} else {
+			sum.printTo(os.Stderr, len(qs), wall)
+		}
+		if rc != nil {
+			fmt.Fprintf(os.Stderr, "result cache (%s): %s\n", *cacheSize, rc.Stats())
+		}
+		if r := e.Routing(); r != "" && !*quiet {
+			fmt.Fprintf(os.Stderr, "device auto: %s\n", r)
+		}
+		if err := sum.failure(len(qs)); err != nil {
+			if !*allowPartial {
+				return err
+			}
+			fmt.Fprintf(os.Stderr, "qp query: %v\n", err)
+		}
 		return nil
 	}
 	register(c)
