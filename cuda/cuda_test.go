@@ -307,22 +307,3 @@ func TestMemory(t *testing.T) {
 		t.Error(err)
 	}
 }
-
-func TestKernelAttrs(t *testing.T) {
-	c := gpu(t)
-	k, err := c.Kernels()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range k.Functions() {
-		a, err := f.Attrs()
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("kernel %s on %s: %d registers, %d B static shared, %d B local, max %d threads/block",
-			f.Name(), c.Device().Name, a.Registers, a.StaticSharedBytes, a.LocalBytes, a.MaxThreadsPerBlock)
-		if a.LocalBytes != 0 {
-			t.Errorf("kernel %s uses %d bytes of local memory (spills)", f.Name(), a.LocalBytes)
-		}
-	}
-}

@@ -2,8 +2,6 @@ package cuda
 
 import (
 	"fmt"
-
-	"github.com/qpengine/qp/compress"
 	"math"
 	"runtime"
 	"sync"
@@ -146,12 +144,6 @@ func packParams(args []any) []uint64 {
 // They are unpinned after the call returns, when the driver is done with
 // them.
 func (f *Function) Launch(grid, block Dim3, sharedMem int, s *Stream, args ...any) error {
-	if grid.X == 0 || grid.Y == 0 || grid.Z == 0 || block.X == 0 || block.Y == 0 || block.Z == 0 {
-		panic(fmt.Sprintf("BUG: cuda launch of %s with empty shape grid %v block %v", f.name, grid, block))
-	}
-	if sharedMem < 0 || sharedMem > math.MaxUint32 {
-		panic(fmt.Sprintf("BUG: cuda launch of %s with %d bytes of shared memory", f.name, sharedMem))
-	}
 	slots := packParams(args)
 	var pinner runtime.Pinner
 	defer pinner.Unpin()
@@ -165,6 +157,18 @@ func (f *Function) Launch(grid, block Dim3, sharedMem int, s *Stream, args ...an
 		pinner.Pin(&ptrs[0])
 		params = unsafe.Pointer(&ptrs[0])
 	}
+	return f.launch(grid, block, sharedMem, s, params)
+}
+
+// launch checks the shapes and calls cuLaunchKernel with the (pinned)
+// kernelParams array params.
+func (f *Function) launch(grid, block Dim3, sharedMem int, s *Stream, params unsafe.Pointer) error {
+	if grid.X == 0 || grid.Y == 0 || grid.Z == 0 || block.X == 0 || block.Y == 0 || block.Z == 0 {
+		panic(fmt.Sprintf("BUG: cuda launch of %s with empty shape grid %v block %v", f.name, grid, block))
+	}
+	if sharedMem < 0 || sharedMem > math.MaxUint32 {
+		panic(fmt.Sprintf("BUG: cuda launch of %s with %d bytes of shared memory", f.name, sharedMem))
+	}
 	err := f.mod.ctx.Do(func() error {
 		return check("cuLaunchKernel", drv.cuLaunchKernel(f.h, grid.X, grid.Y, grid.Z, block.X, block.Y, block.Z,
 			uint32(sharedMem), s.handle(), params, nil))
@@ -175,75 +179,86 @@ func (f *Function) Launch(grid, block Dim3, sharedMem int, s *Stream, args ...an
 	return nil
 }
 
-// Kernels are the kernels of the embedded fatbin, loaded into one Context.
-type Kernels struct {
-	mod   *Module
-	ctx   *Context
+// Fatbin is the embedded fatbin (kernels.fatbin, fatbin.go) loaded into
+// one Context. Its kernels are looked up by name on first use and kept;
+// the typed launchers of package cuda/kern are built on it. Safe for
+// concurrent use.
+type Fatbin struct {
+	mod *Module
+	ctx *Context
+
+	mu    sync.Mutex
 	fns   map[string]*Function
 	order []*Function
-
-	occMu sync.Mutex
-	occ   map[*Function]int // resident CTAs per SM, by block size 32*decodeWarps
+	occ   map[occKey]int // resident CTAs per SM
 }
 
-// kernelNames lists every kernel of the fatbin: the BP128 baseline and the
-// batch decoders of decode.go.
-func kernelNames() []string {
-	names := []string{"qp_bp128_docs"}
-	seen := map[string]bool{}
-	add := func(k decodeKernel) {
-		if !seen[k.name] {
-			seen[k.name] = true
-			names = append(names, k.name)
-		}
-	}
-	for _, id := range compress.All() {
-		if k, ok := decodeKernels[id.ID()]; ok {
-			add(k)
-		}
-	}
-	return names
+type occKey struct {
+	f         *Function
+	blockSize int
 }
 
-// Kernels loads the embedded fatbin into c on first use and returns its
-// kernels.
-func (c *Context) Kernels() (*Kernels, error) {
-	c.kernelsOnce.Do(func() { c.kernels, c.kernelsErr = loadKernels(c) })
-	return c.kernels, c.kernelsErr
+// Fatbin loads the embedded fatbin into c on first use and returns it.
+func (c *Context) Fatbin() (*Fatbin, error) {
+	c.fatbinOnce.Do(func() { c.fatbin, c.fatbinErr = loadFatbin(c) })
+	return c.fatbin, c.fatbinErr
 }
 
-func loadKernels(c *Context) (*Kernels, error) {
+func loadFatbin(c *Context) (*Fatbin, error) {
 	m, err := c.LoadModule(fatbinImage)
 	if err != nil {
 		return nil, fmt.Errorf("cuda: loading the embedded kernels (sm_80, sm_90, compute_90 PTX) on %s (compute capability %d.%d, driver %d): %w",
 			c.dev.Name, c.dev.Major, c.dev.Minor, drv.ver, err)
 	}
-	k := &Kernels{mod: m, ctx: c, fns: map[string]*Function{}, occ: map[*Function]int{}}
-	for _, name := range kernelNames() {
-		f, err := m.Function(name)
-		if err != nil {
-			_ = m.Unload()
-			return nil, err
-		}
-		k.fns[name] = f
-		k.order = append(k.order, f)
-	}
-	return k, nil
+	return &Fatbin{mod: m, ctx: c, fns: map[string]*Function{}, occ: map[occKey]int{}}, nil
 }
 
-// Function returns the loaded kernel of that name, or nil.
-func (k *Kernels) Function(name string) *Function { return k.fns[name] }
+// Context is the Context the fatbin is loaded into.
+func (k *Fatbin) Context() *Context { return k.ctx }
 
-// Functions lists the loaded kernels (for resource reports).
-func (k *Kernels) Functions() []*Function { return append([]*Function(nil), k.order...) }
+// Function returns the kernel of that (extern "C") name, looked up on the
+// first call. A name the fatbin lacks is an error that says to rebuild it.
+func (k *Fatbin) Function(name string) (*Function, error) {
+	k.mu.Lock()
+	f, ok := k.fns[name]
+	k.mu.Unlock()
+	if ok {
+		return f, nil
+	}
+	// The driver call runs without the lock: a Do closure on the owner
+	// goroutine may look kernels up while another goroutine waits here.
+	f, err := k.mod.Function(name)
+	if err != nil {
+		return nil, fmt.Errorf("cuda: the embedded fatbin lacks a kernel (rebuild it with `make kernels`): %w", err)
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if g, ok := k.fns[name]; ok {
+		return g, nil
+	}
+	k.fns[name] = f
+	k.order = append(k.order, f)
+	return f, nil
+}
 
-// residentCTAs returns how many CTAs of blockSize threads of f fit on one
-// SM at once (cuOccupancyMaxActiveBlocksPerMultiprocessor), at least 1.
-func (k *Kernels) residentCTAs(f *Function, blockSize int) int {
-	k.occMu.Lock()
-	defer k.occMu.Unlock()
-	if n, ok := k.occ[f]; ok {
-		return n
+// Functions lists the kernels looked up so far, in lookup order (for
+// resource reports).
+func (k *Fatbin) Functions() []*Function {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return append([]*Function(nil), k.order...)
+}
+
+// ResidentCTAs returns how many CTAs of blockSize threads of f fit on one
+// SM at once (cuOccupancyMaxActiveBlocksPerMultiprocessor, no dynamic
+// shared memory), at least 1; cached per kernel and block size.
+func (k *Fatbin) ResidentCTAs(f *Function, blockSize int) int {
+	key := occKey{f, blockSize}
+	k.mu.Lock()
+	c, ok := k.occ[key]
+	k.mu.Unlock()
+	if ok {
+		return c
 	}
 	var n int32
 	err := k.ctx.Do(func() error {
@@ -253,6 +268,8 @@ func (k *Kernels) residentCTAs(f *Function, blockSize int) int {
 	if err != nil || n < 1 {
 		n = 1
 	}
-	k.occ[f] = int(n)
+	k.mu.Lock()
+	k.occ[key] = int(n)
+	k.mu.Unlock()
 	return int(n)
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/qpengine/qp/compress"
 	"github.com/qpengine/qp/cuda"
+	"github.com/qpengine/qp/cuda/kern"
 	"github.com/qpengine/qp/engine"
 	"github.com/qpengine/qp/index"
 )
@@ -37,7 +38,7 @@ func (b *Backend) runAnd(mem *devMem, qs []*prep, out []engine.Response) error {
 	qk := b.qk
 	st8 := &b.and
 	if st8.k == nil {
-		k, err := cuda.LoadAndKernels(qk)
+		k, err := kern.LoadAndKernels(qk)
 		if err != nil {
 			return fmt.Errorf("gpu: %w", err)
 		}
@@ -91,7 +92,7 @@ func (b *Backend) runAnd(mem *devMem, qs []*prep, out []engine.Response) error {
 	oMeta, oTerms, oSegs, oScr := lay.add(16*nq), lay.add(16*nterms), lay.add(40*nq), lay.add(8*nq)
 	oLR := 0
 	if useLR {
-		oLR = lay.add(4 * cuda.AndLRWords * nterms)
+		oLR = lay.add(4 * kern.AndLRWords * nterms)
 	}
 	if err := b.up.reset(lay.size); err != nil {
 		return err
@@ -99,7 +100,7 @@ func (b *Backend) runAnd(mem *devMem, qs []*prep, out []engine.Response) error {
 	b.up.take(lay.size)
 	nres, scratchWords := b.fillQueries(qs, oMeta, oTerms, oScr)
 	if useLR {
-		lr := b.up.u32(oLR, cuda.AndLRWords*nterms)
+		lr := b.up.u32(oLR, kern.AndLRWords*nterms)
 		i := 0
 		for _, p := range qs {
 			for j, t := range p.terms {
@@ -108,18 +109,18 @@ func (b *Backend) runAnd(mem *devMem, qs []*prep, out []engine.Response) error {
 					if err != nil {
 						return err
 					}
-					copy(lr[cuda.AndLRWords*i:], m[:])
+					copy(lr[kern.AndLRWords*i:], m[:])
 				}
 				i++
 			}
 		}
 	}
-	segs := b.up.u32(oSegs, cuda.SegWords*nq)
+	segs := b.up.u32(oSegs, kern.SegWords*nq)
 	var d0, f0, v0, blk0, toff int
 	for a, p := range qs {
 		t := p.terms[0]
 		ti := b.info[t.id]
-		cuda.PutSeg(segs[cuda.SegWords*a:], uint64(d0), uint64(f0), uint64(v0), uint32(t.id), uint32(blk0), uint32(a), uint32(toff))
+		kern.PutSeg(segs[kern.SegWords*a:], uint64(d0), uint64(f0), uint64(v0), uint32(t.id), uint32(blk0), uint32(a), uint32(toff))
 		d0, f0, v0, blk0 = d0+int(ti.dlen), f0+int(ti.flen), v0+int(ti.df), blk0+int(ti.nb)
 		toff += len(p.terms)
 	}
@@ -176,7 +177,7 @@ func (b *Backend) runAnd(mem *devMem, qs []*prep, out []engine.Response) error {
 	var flag *cuda.Buffer
 	if anyBM {
 		var part *cuda.Buffer
-		if err := mem.gets([]**cuda.Buffer{&flag, &part}, 4*(n+1), 4*(cuda.ScanParts(n)+1)); err != nil {
+		if err := mem.gets([]**cuda.Buffer{&flag, &part}, 4*(n+1), 4*(kern.ScanParts(n)+1)); err != nil {
 			return err
 		}
 		t = b.tm.start(s)
@@ -194,7 +195,7 @@ func (b *Backend) runAnd(mem *devMem, qs []*prep, out []engine.Response) error {
 	// of this one's).
 	for j := 1; j < maxM && n > 0; j++ {
 		var blk, sel, part *cuda.Buffer
-		if err := mem.gets([]**cuda.Buffer{&blk, &sel, &part}, 4*n, 32*(n+1), 32*(cuda.ScanParts(n)+1)); err != nil {
+		if err := mem.gets([]**cuda.Buffer{&blk, &sel, &part}, 4*n, 32*(n+1), 32*(kern.ScanParts(n)+1)); err != nil {
 			return err
 		}
 		t = b.tm.start(s)
@@ -262,7 +263,7 @@ func (b *Backend) runAnd(mem *devMem, qs []*prep, out []engine.Response) error {
 			}
 		}
 		var partU *cuda.Buffer
-		if err := mem.gets([]**cuda.Buffer{&flag, &partU}, 4*(n+1), 4*(cuda.ScanParts(n)+1)); err != nil {
+		if err := mem.gets([]**cuda.Buffer{&flag, &partU}, 4*(n+1), 4*(kern.ScanParts(n)+1)); err != nil {
 			return err
 		}
 		t = b.tm.start(s)
@@ -310,10 +311,10 @@ func (b *Backend) runAnd(mem *devMem, qs []*prep, out []engine.Response) error {
 	b.prof.Syncs++
 	cnts, tots := b.down.u32(dl[0].at, nq), b.down.u32(dl[1].at, nq)
 	ctrs := b.down.u32(dl[2].at, 4+2*nq)
-	if err := b.corruptError(ctrs[cuda.QueryErrDocs], b.down.u64(dl[3].at, st.n), st.codecs); err != nil {
+	if err := b.corruptError(ctrs[kern.QueryErrDocs], b.down.u64(dl[3].at, st.n), st.codecs); err != nil {
 		return err
 	}
-	if c := ctrs[cuda.AndErrFreqs]; c != 0 {
+	if c := ctrs[kern.AndErrFreqs]; c != 0 {
 		return fmt.Errorf("%w: %d bp128 frequency blocks read by slot are corrupt", index.ErrCorrupt, c)
 	}
 	keys := b.down.u64(dl[4].at, nres)

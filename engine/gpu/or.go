@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/qpengine/qp/cuda"
+	"github.com/qpengine/qp/cuda/kern"
 	"github.com/qpengine/qp/engine"
 )
 
@@ -37,7 +38,7 @@ func (b *Backend) runOrDense(mem *devMem, qs []*prep, out []engine.Response) err
 	}
 	b.up.take(lay.size)
 	nres, scratchWords := b.fillQueries(qs, oMeta, oTerms, oScr)
-	segs := b.up.u32(oSegs, cuda.SegWords*nterms)
+	segs := b.up.u32(oSegs, kern.SegWords*nterms)
 	toff := make([]int, nq)
 	for a := 1; a < nq; a++ {
 		toff[a] = toff[a-1] + len(qs[a-1].terms)
@@ -53,7 +54,7 @@ func (b *Backend) runOrDense(mem *devMem, qs []*prep, out []engine.Response) err
 			}
 			t := p.terms[j]
 			ti := b.info[t.id]
-			cuda.PutSeg(segs[cuda.SegWords*ns:], uint64(st.dbytes), uint64(st.fbytes), uint64(st.nval), uint32(t.id),
+			kern.PutSeg(segs[kern.SegWords*ns:], uint64(st.dbytes), uint64(st.fbytes), uint64(st.nval), uint32(t.id),
 				uint32(st.nblk), uint32(a), uint32(toff[a]+j))
 			st.nblk += int(ti.nb)
 			st.dbytes += int(ti.dlen)
@@ -122,7 +123,7 @@ func (b *Backend) runOrDense(mem *devMem, qs []*prep, out []engine.Response) err
 		return err
 	}
 	cnts, tots := b.down.u32(dl[0].at, nq), b.down.u32(dl[1].at, nq)
-	if err := b.corruptError(b.down.u32(dl[2].at, 4)[cuda.QueryErrDocs], b.down.u64(dl[3].at, st.n), st.codecs); err != nil {
+	if err := b.corruptError(b.down.u32(dl[2].at, 4)[kern.QueryErrDocs], b.down.u64(dl[3].at, st.n), st.codecs); err != nil {
 		return err
 	}
 	keys := b.down.u64(dl[4].at, nres)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/qpengine/qp/compress"
 	"github.com/qpengine/qp/cuda"
+	"github.com/qpengine/qp/cuda/kern"
 	"github.com/qpengine/qp/engine"
 	"github.com/qpengine/qp/index"
 	"github.com/qpengine/qp/score"
@@ -49,30 +50,30 @@ var orCapMin = 1 << 16
 // orTileKernels caches the tiled OR kernels per context.
 var orTileKernels sync.Map // *cuda.Context -> *cuda.OrTileKernels
 
-func (b *Backend) tileKernels() (*cuda.OrTileKernels, error) {
+func (b *Backend) tileKernels() (*kern.OrTileKernels, error) {
 	if v, ok := orTileKernels.Load(b.ctx); ok {
-		return v.(*cuda.OrTileKernels), nil
+		return v.(*kern.OrTileKernels), nil
 	}
-	k, err := cuda.LoadOrTileKernels(b.ctx)
+	k, err := kern.LoadOrTileKernels(b.ctx)
 	if err != nil {
 		return nil, err
 	}
 	v, _ := orTileKernels.LoadOrStore(b.ctx, k)
-	return v.(*cuda.OrTileKernels), nil
+	return v.(*kern.OrTileKernels), nil
 }
 
 // tiling returns the tile size and number of tiles for the index (ok false
 // when N needs more than cuda.OrMaxTiles tiles of cuda.OrTileMax).
 func (b *Backend) tiling() (tile, ntiles int, ok bool) {
 	n := int(b.n)
-	if n == 0 || n > cuda.OrTileMax*cuda.OrMaxTiles {
+	if n == 0 || n > kern.OrTileMax*kern.OrMaxTiles {
 		return 0, 0, false
 	}
-	tile = cuda.OrTileMax
+	tile = kern.OrTileMax
 	if b.opt.orTile > 0 {
-		tile = min(b.opt.orTile, cuda.OrTileMax)
+		tile = min(b.opt.orTile, kern.OrTileMax)
 	}
-	tile = max(tile, (n+cuda.OrMaxTiles-1)/cuda.OrMaxTiles)
+	tile = max(tile, (n+kern.OrMaxTiles-1)/kern.OrMaxTiles)
 	return tile, (n + tile - 1) / tile, true
 }
 
@@ -116,7 +117,7 @@ func (b *Backend) orQueryBytes(p *prep) int64 {
 	_, ntiles, _ := b.tiling()
 	n := int64(8*ntiles+32) + 32*int64(b.orCap(p))
 	if b.orFused() {
-		n += int64(len(p.terms)) * (4*int64(ntiles+1) + 4*cuda.TermMetaWords) // block ranges, TermMeta copies
+		n += int64(len(p.terms)) * (4*int64(ntiles+1) + 4*kern.TermMetaWords) // block ranges, TermMeta copies
 	}
 	return n
 }
@@ -168,7 +169,7 @@ func (b *Backend) runOrTiled(mem *devMem, qs []*prep, out []engine.Response) err
 		}
 		c := b.orCap(p)
 		sumCap += c
-		if b.opt.orSelect != "tree" && (p.q.K > orTreeK || c > cuda.OrTreeItems) {
+		if b.opt.orSelect != "tree" && (p.q.K > orTreeK || c > kern.OrTreeItems) {
 			tree = false
 		}
 	}
@@ -192,8 +193,8 @@ func (b *Backend) runOrTiled(mem *devMem, qs []*prep, out []engine.Response) err
 	}
 	b.up.take(lay.size)
 	nres, scratchWords := b.fillQueries(qs, oMeta, oTerms, oScr)
-	segs := b.up.u32(oSegs, cuda.SegWords*nterms)
-	oqs := b.up.u32(oOq, cuda.OQueryWords*nq)
+	segs := b.up.u32(oSegs, kern.SegWords*nterms)
+	oqs := b.up.u32(oOq, kern.OQueryWords*nq)
 	caps := make([]int, nq)
 	var cols []uint32
 	var orDF uint32 // the OR tiles' bitmap df (b.orMinDF)
@@ -203,11 +204,11 @@ func (b *Backend) runOrTiled(mem *devMem, qs []*prep, out []engine.Response) err
 	var d0, f0, v0, blk0, toff, coff int
 	for a, p := range qs {
 		caps[a] = b.orCap(p)
-		cuda.PutOQuery(oqs[cuda.OQueryWords*a:], uint32(toff), uint32(caps[a]), uint32(coff))
+		kern.PutOQuery(oqs[kern.OQueryWords*a:], uint32(toff), uint32(caps[a]), uint32(coff))
 		coff += caps[a]
 		for j, t := range p.terms {
 			ti := b.info[t.id]
-			cuda.PutSeg(segs[cuda.SegWords*(toff+j):], uint64(d0), uint64(f0), uint64(v0), uint32(t.id), uint32(blk0),
+			kern.PutSeg(segs[kern.SegWords*(toff+j):], uint64(d0), uint64(f0), uint64(v0), uint32(t.id), uint32(blk0),
 				uint32(a), uint32(toff+j))
 			if useBm {
 				cols[toff+j] = b.column(t.id, orDF)
@@ -225,14 +226,14 @@ func (b *Backend) runOrTiled(mem *devMem, qs []*prep, out []engine.Response) err
 
 	var ctr, stBuf, ub, order, theta, cnt, cdoc, cscore, ccnt, part *cuda.Buffer
 	if err := mem.gets([]**cuda.Buffer{&ctr, &stBuf, &ub, &order, &theta, &cnt, &cdoc, &cscore, &ccnt, &part},
-		4*cuda.OrCounters, 16, 4*nq*ntiles, 4*nq*ntiles, 8*nq, 4*nq, 4*sumCap, 4*sumCap, 4*(nq+1),
-		4*(cuda.ScanParts(nq)+1)); err != nil {
+		4*kern.OrCounters, 16, 4*nq*ntiles, 4*nq*ntiles, 8*nq, 4*nq, 4*sumCap, 4*sumCap, 4*(nq+1),
+		4*(kern.ScanParts(nq)+1)); err != nil {
 		return err
 	}
 	var rng, qtm *cuda.Buffer
 	var pRng, pQtm cuda.DevicePtr
 	if fused {
-		if err := mem.gets([]**cuda.Buffer{&rng, &qtm}, 4*nterms*(ntiles+1), 4*cuda.TermMetaWords*nterms); err != nil {
+		if err := mem.gets([]**cuda.Buffer{&rng, &qtm}, 4*nterms*(ntiles+1), 4*kern.TermMetaWords*nterms); err != nil {
 			return err
 		}
 		pRng, pQtm = rng.Ptr(), qtm.Ptr()
@@ -242,7 +243,7 @@ func (b *Backend) runOrTiled(mem *devMem, qs []*prep, out []engine.Response) err
 		buf *cuda.Buffer
 		v   uint32
 		n   int
-	}{{ctr, 0, cuda.OrCounters}, {theta, math.MaxUint32, 2 * nq}, {cnt, 0, nq}} {
+	}{{ctr, 0, kern.OrCounters}, {theta, math.MaxUint32, 2 * nq}, {cnt, 0, nq}} {
 		if err := s.Fill32(f.buf, 0, f.v, f.n); err != nil {
 			return err
 		}
@@ -270,13 +271,13 @@ func (b *Backend) runOrTiled(mem *devMem, qs []*prep, out []engine.Response) err
 		order.Ptr(), pRng, pQtm); err != nil {
 		return err
 	}
-	var bm cuda.AndBitmaps
+	var bm kern.AndBitmaps
 	if useBm {
 		bm = b.bm.dev
 		bm.Col = at(oCol)
 	}
 	seeds := min(orSeeds, ntiles)
-	for _, ps := range []cuda.OrPass{
+	for _, ps := range []kern.OrPass{
 		{NQ: nq, NTiles: ntiles, Tile: tile, Order: order.Ptr(), R0: 0, R1: seeds, Per: 1},
 		{NQ: nq, NTiles: ntiles, Tile: tile, Order: order.Ptr(), R0: seeds, R1: ntiles, Per: b.orPerItem(nq, ntiles-seeds)},
 	} {
@@ -330,26 +331,26 @@ func (b *Backend) runOrTiled(mem *devMem, qs []*prep, out []engine.Response) err
 	}
 	b.tm.stop(s, t, phTopK)
 	b.prof.Launches += 7
-	dl := []*download{{src: cntOut, n: 4 * nq}, {src: cnt, n: 4 * nq}, {src: ctr, n: 4 * cuda.OrCounters},
+	dl := []*download{{src: cntOut, n: 4 * nq}, {src: cnt, n: 4 * nq}, {src: ctr, n: 4 * kern.OrCounters},
 		{src: st.buf, n: 8 * st.n}, {src: res, n: 8 * nres}}
 	if err := b.fetch(mem, dl); err != nil {
 		return err
 	}
 	cnts, emitted := b.down.u32(dl[0].at, nq), b.down.u32(dl[1].at, nq)
-	ctrs := b.down.u32(dl[2].at, cuda.OrCounters)
-	if err := b.corruptError(ctrs[cuda.QueryErrDocs], b.down.u64(dl[3].at, st.n), st.codecs); err != nil {
+	ctrs := b.down.u32(dl[2].at, kern.OrCounters)
+	if err := b.corruptError(ctrs[kern.QueryErrDocs], b.down.u64(dl[3].at, st.n), st.codecs); err != nil {
 		return err
 	}
-	if c := ctrs[cuda.AndErrFreqs]; c != 0 {
+	if c := ctrs[kern.AndErrFreqs]; c != 0 {
 		return fmt.Errorf("%w: %d bp128 frequency blocks are corrupt", index.ErrCorrupt, c)
 	}
 	b.prof.OrTiles += int64(nq) * int64(ntiles)
-	b.prof.OrTilesRun += int64(ctrs[cuda.OrCntTiles])
-	b.prof.OrBlocks += int64(ctrs[cuda.OrCntBlocks])
-	b.prof.OrSkipped += int64(ctrs[cuda.OrCntSkipped])
-	b.prof.OrSelected += int64(ctrs[cuda.OrCntSelect])
-	b.prof.OrEmitted += int64(ctrs[cuda.OrCntEmit])
-	b.prof.OrLookups += int64(ctrs[cuda.OrCntLookups])
+	b.prof.OrTilesRun += int64(ctrs[kern.OrCntTiles])
+	b.prof.OrBlocks += int64(ctrs[kern.OrCntBlocks])
+	b.prof.OrSkipped += int64(ctrs[kern.OrCntSkipped])
+	b.prof.OrSelected += int64(ctrs[kern.OrCntSelect])
+	b.prof.OrEmitted += int64(ctrs[kern.OrCntEmit])
+	b.prof.OrLookups += int64(ctrs[kern.OrCntLookups])
 	keys := b.down.u64(dl[4].at, nres)
 	offs, err := resultOffsets(qs, cnts)
 	if err != nil {

@@ -1,6 +1,10 @@
-package cuda
+package kern
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/qpengine/qp/cuda"
+)
 
 // Tiled OR kernels (kernels/query_ortile.cu): shared-memory accumulators
 // per document tile, block-max tile bounds, a running per-query threshold
@@ -40,24 +44,24 @@ func PutOQuery(w []uint32, seg0, cap, coff uint32) { w[0], w[1], w[2], w[3] = se
 
 // OrTileKernels are the loaded tiled OR kernels of one Context.
 type OrTileKernels struct {
-	check, bounds, accumulate, accBP128, clamp, compact, maxtree *Function
+	check, bounds, accumulate, accBP128, clamp, compact, maxtree *cuda.Function
 }
 
 // LoadOrTileKernels looks the tiled OR kernels up in c's embedded kernels.
-func LoadOrTileKernels(c *Context) (*OrTileKernels, error) {
-	k, err := c.Kernels()
+func LoadOrTileKernels(c *cuda.Context) (*OrTileKernels, error) {
+	k, err := Load(c)
 	if err != nil {
 		return nil, err
 	}
 	o := &OrTileKernels{}
 	for _, f := range []struct {
-		dst  **Function
+		dst  **cuda.Function
 		name string
 	}{
 		{&o.check, "qp_ortile_check"}, {&o.bounds, "qp_ortile_bounds"}, {&o.accumulate, "qp_ortile_accumulate"},
 		{&o.accBP128, "qp_ortile_accumulate_bp128"}, {&o.clamp, "qp_ortile_clamp"}, {&o.compact, "qp_ortile_compact"}, {&o.maxtree, "qp_ortile_maxtree"},
 	} {
-		fn, err := k.mod.Function(f.name)
+		fn, err := k.fb.Function(f.name)
 		if err != nil {
 			return nil, fmt.Errorf("cuda: the embedded fatbin lacks the tiled OR kernels (rebuild it with `make kernels`): %w", err)
 		}
@@ -67,13 +71,13 @@ func LoadOrTileKernels(c *Context) (*OrTileKernels, error) {
 }
 
 // Functions lists the kernels (for resource reports).
-func (o *OrTileKernels) Functions() []*Function {
-	return []*Function{o.check, o.bounds, o.accumulate, o.accBP128, o.clamp, o.compact, o.maxtree}
+func (o *OrTileKernels) Functions() []*cuda.Function {
+	return []*cuda.Function{o.check, o.bounds, o.accumulate, o.accBP128, o.clamp, o.compact, o.maxtree}
 }
 
 // Check counts in errs[QueryErrDocs] the decoded docIDs (nval, in nseg
 // Segs by v0) that are >= ndocs or not increasing within their Seg.
-func (o *OrTileKernels) Check(s *Stream, segs DevicePtr, nseg int, docs DevicePtr, nval int, ndocs uint32, errs DevicePtr) error {
+func (o *OrTileKernels) Check(s *cuda.Stream, segs cuda.DevicePtr, nseg int, docs cuda.DevicePtr, nval int, ndocs uint32, errs cuda.DevicePtr) error {
 	n := count32("values", nval)
 	if n == 0 {
 		return nil
@@ -91,8 +95,8 @@ func (o *OrTileKernels) Check(s *Stream, segs DevicePtr, nseg int, docs DevicePt
 // bit 31 set when the block before it ends at document t*tile-1
 // (ntiles+1 entries per term: the blocks AccumulateBP128 decodes), and
 // qtm[s] = the TermMeta of Seg s's term (TermMetaWords words each).
-func (o *OrTileKernels) Bounds(s *Stream, nq int, qmeta, oq, segs, qterms, terms, post DevicePtr, useBM bool,
-	tile, ntiles int, ub, order, rng, qtm DevicePtr) error {
+func (o *OrTileKernels) Bounds(s *cuda.Stream, nq int, qmeta, oq, segs, qterms, terms, post cuda.DevicePtr, useBM bool,
+	tile, ntiles int, ub, order, rng, qtm cuda.DevicePtr) error {
 	if nq == 0 {
 		return nil
 	}
@@ -103,8 +107,7 @@ func (o *OrTileKernels) Bounds(s *Stream, nq int, qmeta, oq, segs, qterms, terms
 	if useBM {
 		bm = 1
 	}
-	return o.bounds.Launch(Dim3{uint32(min(nq, 65535)), 1, 1}, block256, 0, s, count32("queries", nq), qmeta, oq, segs,
-		qterms, terms, post, bm, uint32(tile), uint32(ntiles), ub, order, rng, qtm)
+	return o.bounds.Launch(cuda.Dim3{X: uint32(min(nq, 65535)), Y: 1, Z: 1}, block256, 0, s, count32("queries", nq), qmeta, oq, segs, qterms, terms, post, bm, uint32(tile), uint32(ntiles), ub, order, rng, qtm)
 }
 
 // OrPass is one accumulation pass of the tiled OR kernels: the tile ranks
@@ -112,7 +115,7 @@ func (o *OrTileKernels) Bounds(s *Stream, nq int, qmeta, oq, segs, qterms, terms
 // ranks per work item, queries interleaved.
 type OrPass struct {
 	NQ, NTiles, Tile int
-	Order            DevicePtr
+	Order            cuda.DevicePtr
 	R0, R1, Per      int
 }
 
@@ -126,15 +129,15 @@ func (p OrPass) items() int {
 	return p.NQ * ((p.R1 - p.R0 + p.Per - 1) / p.Per)
 }
 
-func (p OrPass) grid(n int) Dim3 { return Dim3{uint32(min(n, 1<<16)), 1, 1} }
+func (p OrPass) grid(n int) cuda.Dim3 { return cuda.Dim3{X: uint32(min(n, 1<<16)), Y: 1, Z: 1} }
 
 // Accumulate runs pass p over lists decoded whole (docs/freqs at each
 // Seg's v0): per tile, accumulation, selection against theta (uint64 per
 // query, ^0 = none) and emission of at most k candidates to
 // cdoc/cscore[OQuery.coff + ...], counted in cnt (uint32 per query).
 // errs[OrCntTiles] counts the tiles accumulated.
-func (o *OrTileKernels) Accumulate(s *Stream, p OrPass, qmeta, oq, segs, qterms, terms, norms DevicePtr, ndocs uint32,
-	k1p1 float32, docs, freqs, errs, ub, theta, cnt, cdoc, cscore DevicePtr) error {
+func (o *OrTileKernels) Accumulate(s *cuda.Stream, p OrPass, qmeta, oq, segs, qterms, terms, norms cuda.DevicePtr, ndocs uint32,
+	k1p1 float32, docs, freqs, errs, ub, theta, cnt, cdoc, cscore cuda.DevicePtr) error {
 	n := p.items()
 	if n == 0 {
 		return nil
@@ -159,9 +162,8 @@ func (o *OrTileKernels) Accumulate(s *Stream, p OrPass, qmeta, oq, segs, qterms,
 // excepted) decodes only the terms before it; the documents that can
 // still reach the threshold get the suffix's scores by rank (frequencies
 // by slot), counted in errs[OrCntLookups]. The results are the same.
-func (o *OrTileKernels) AccumulateBP128(s *Stream, p OrPass, qmeta, oq, segs, qterms, terms, norms DevicePtr,
-	ndocs uint32, k1p1 float32, post DevicePtr, bs int, rng, qtm DevicePtr, bm AndBitmaps,
-	errs, ub, theta, cnt, cdoc, cscore DevicePtr) error {
+func (o *OrTileKernels) AccumulateBP128(s *cuda.Stream, p OrPass, qmeta, oq, segs, qterms, terms, norms cuda.DevicePtr, ndocs uint32, k1p1 float32, post cuda.DevicePtr, bs int, rng, qtm cuda.DevicePtr, bm AndBitmaps,
+	errs, ub, theta, cnt, cdoc, cscore cuda.DevicePtr) error {
 	n := p.items()
 	if n == 0 {
 		return nil
@@ -176,7 +178,7 @@ func (o *OrTileKernels) AccumulateBP128(s *Stream, p OrPass, qmeta, oq, segs, qt
 }
 
 // Clamp writes out[q] = min(cnt[q], OQuery.cap).
-func (o *OrTileKernels) Clamp(s *Stream, nq int, oq, cnt, out DevicePtr) error {
+func (o *OrTileKernels) Clamp(s *cuda.Stream, nq int, oq, cnt, out cuda.DevicePtr) error {
 	if nq == 0 {
 		return nil
 	}
@@ -185,12 +187,11 @@ func (o *OrTileKernels) Clamp(s *Stream, nq int, oq, cnt, out DevicePtr) error {
 
 // Compact packs each query's ex[q+1]-ex[q] candidates (ex: exclusive scan
 // of the clamped counts) to ndoc/nscore/ncq at ex[q].
-func (o *OrTileKernels) Compact(s *Stream, nq int, oq, ex, cdoc, cscore, ndoc, nscore, ncq DevicePtr) error {
+func (o *OrTileKernels) Compact(s *cuda.Stream, nq int, oq, ex, cdoc, cscore, ndoc, nscore, ncq cuda.DevicePtr) error {
 	if nq == 0 {
 		return nil
 	}
-	return o.compact.Launch(Dim3{uint32(min(nq, 65535)), 1, 1}, block256, 0, s, count32("queries", nq), oq, ex,
-		cdoc, cscore, ndoc, nscore, ncq)
+	return o.compact.Launch(cuda.Dim3{X: uint32(min(nq, 65535)), Y: 1, Z: 1}, block256, 0, s, count32("queries", nq), oq, ex, cdoc, cscore, ndoc, nscore, ncq)
 }
 
 // MaxTree selects each query's k best packed candidates (cdoc/cscore/cq,
@@ -198,11 +199,10 @@ func (o *OrTileKernels) Compact(s *Stream, nq int, oq, ex, cdoc, cscore, ndoc, n
 // multi-level max tree, like QueryKernels.TopK: keys at res[QMeta.res...],
 // cnt[q] kept, total[q] items. keys is scratch of OQuery.cap words per
 // query at OQuery.coff.
-func (o *OrTileKernels) MaxTree(s *Stream, nq int, qmeta, cdoc, cscore, cq DevicePtr, ncand int, oq, keys, res,
-	cnt, total DevicePtr) error {
+func (o *OrTileKernels) MaxTree(s *cuda.Stream, nq int, qmeta, cdoc, cscore, cq cuda.DevicePtr, ncand int, oq, keys, res,
+	cnt, total cuda.DevicePtr) error {
 	if nq == 0 {
 		return nil
 	}
-	return o.maxtree.Launch(Dim3{uint32(min(nq, 65535)), 1, 1}, block256, 0, s, count32("queries", nq), qmeta, cdoc,
-		cscore, cq, count32("candidates", ncand), oq, keys, res, cnt, total)
+	return o.maxtree.Launch(cuda.Dim3{X: uint32(min(nq, 65535)), Y: 1, Z: 1}, block256, 0, s, count32("queries", nq), qmeta, cdoc, cscore, cq, count32("candidates", ncand), oq, keys, res, cnt, total)
 }
