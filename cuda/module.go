@@ -3,6 +3,7 @@ package cuda
 import (
 	"fmt"
 	"math"
+	"reflect"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -177,6 +178,78 @@ func (f *Function) launch(grid, block Dim3, sharedMem int, s *Stream, params uns
 		return fmt.Errorf("kernel %s: %w", f.name, err)
 	}
 	return nil
+}
+
+// MaxParamBytes is the driver's limit on a kernel's parameters (4 KiB
+// before CUDA 12.1 and Volta; qp's kernels stay under it).
+const MaxParamBytes = 4096
+
+// LaunchParams enqueues f, a kernel whose one parameter is a struct passed
+// by value (`__global__ void k(const __grid_constant__ P p)`), with *p as
+// that parameter: the typed alternative to Launch's argument list. P must
+// mirror the kernel's struct exactly (cuda/kern/layout.go, checked by its
+// TestLayout) and hold no Go pointers (device addresses are DevicePtr);
+// one of more than MaxParamBytes is a programmer bug. Shapes as Launch.
+//
+// Pointer safety as Launch: the driver reads *p during the call through
+// the one-entry pointer array; both are pinned for the call.
+func LaunchParams[P any](f *Function, grid, block Dim3, sharedMem int, s *Stream, p *P) error {
+	if n := unsafe.Sizeof(*p); n == 0 || n > MaxParamBytes {
+		panic(fmt.Sprintf("BUG: cuda launch of %s with a %d-byte parameter struct", f.name, n))
+	}
+	var pinner runtime.Pinner
+	defer pinner.Unpin()
+	pinner.Pin(p)
+	ptrs := []unsafe.Pointer{unsafe.Pointer(p)}
+	pinner.Pin(&ptrs[0])
+	return f.launch(grid, block, sharedMem, s, unsafe.Pointer(&ptrs[0]))
+}
+
+// LaunchFields enqueues f, a kernel with positional parameters, with the
+// fields of *p as its parameters, in order: the typed alternative to
+// Launch's argument list where a kernel keeps positional parameters (a
+// struct parameter can change the kernel's register allocation). Every
+// field must be a 4- or 8-byte number (uint32, int32, float32, uint64,
+// DevicePtr, ...) matching the kernel's parameter of the same position
+// (cuda/kern checks the list at compile time); anything else, or more than
+// MaxParamBytes, is a programmer bug. Shapes and pointer safety as Launch:
+// the pointers into *p and their array are pinned for the call.
+func LaunchFields[P any](f *Function, grid, block Dim3, sharedMem int, s *Stream, p *P) error {
+	offs := fieldOffsets(reflect.TypeFor[P]())
+	var pinner runtime.Pinner
+	defer pinner.Unpin()
+	pinner.Pin(p)
+	ptrs := make([]unsafe.Pointer, len(offs))
+	for i, off := range offs {
+		ptrs[i] = unsafe.Add(unsafe.Pointer(p), off)
+	}
+	pinner.Pin(&ptrs[0])
+	return f.launch(grid, block, sharedMem, s, unsafe.Pointer(&ptrs[0]))
+}
+
+var fieldOffsetCache sync.Map // reflect.Type -> []uintptr
+
+// fieldOffsets returns the offsets of t's fields, checking that t is a
+// struct of 4- and 8-byte numbers no larger than MaxParamBytes.
+func fieldOffsets(t reflect.Type) []uintptr {
+	if v, ok := fieldOffsetCache.Load(t); ok {
+		return v.([]uintptr)
+	}
+	if t.Kind() != reflect.Struct || t.NumField() == 0 || t.Size() > MaxParamBytes {
+		panic(fmt.Sprintf("BUG: cuda.LaunchFields of %v: not a struct of 1..%d bytes", t, MaxParamBytes))
+	}
+	offs := make([]uintptr, t.NumField())
+	for i := range offs {
+		fl := t.Field(i)
+		switch fl.Type.Kind() {
+		case reflect.Uint32, reflect.Int32, reflect.Float32, reflect.Uint64, reflect.Int64, reflect.Float64:
+		default:
+			panic(fmt.Sprintf("BUG: cuda.LaunchFields of %v: field %s is a %v", t, fl.Name, fl.Type))
+		}
+		offs[i] = fl.Offset
+	}
+	fieldOffsetCache.Store(t, offs)
+	return offs
 }
 
 // Fatbin is the embedded fatbin (kernels.fatbin, fatbin.go) loaded into

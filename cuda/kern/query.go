@@ -3,6 +3,7 @@ package kern
 import (
 	"fmt"
 	"math"
+	"unsafe"
 
 	"github.com/qpengine/qp/cuda"
 )
@@ -15,13 +16,26 @@ import (
 // helpers. See the .cu files for each kernel's launch shape and memory
 // traffic.
 
-// Layout sizes, in 32-bit words, of the structures of kernels/query.cuh.
+// Layout sizes, in 32-bit words, of the structures of kernels/query.cuh
+// (their Go mirrors in layout.go; the Put* helpers write them into word
+// staging buffers).
 const (
 	TermMetaWords = 8  // {skip, doc, freq uint64; nblocks, df uint32}
 	QMetaWords    = 4  // {terms, first QTerm, k, first result slot uint32}
 	QTermWords    = 4  // {term uint32; weight, idf, max float32}
 	SegWords      = 10 // {d0, f0, v0 uint64; term, blk0, query, qterm uint32}
 	S4Words       = 8  // {blocks, postings, doc bytes, freq bytes uint64}
+)
+
+// The word sizes are the mirrors' (a constant index out of range, a
+// compile error, otherwise).
+var (
+	_ = [1]int{}[TermMetaWords*4-unsafe.Sizeof(TermMeta{})]
+	_ = [1]int{}[QMetaWords*4-unsafe.Sizeof(QMeta{})]
+	_ = [1]int{}[QTermWords*4-unsafe.Sizeof(QTerm{})]
+	_ = [1]int{}[SegWords*4-unsafe.Sizeof(Seg{})]
+	_ = [1]int{}[S4Words*4-unsafe.Sizeof(S4{})]
+	_ = [1]int{}[OQueryWords*4-unsafe.Sizeof(OQuery{})]
 )
 
 // Block markers of qp_and_locate (query.cuh kPass, kDead).
@@ -150,7 +164,9 @@ func (q *QueryKernels) FullDesc(s *cuda.Stream, segs cuda.DevicePtr, nseg int, t
 	if n == 0 {
 		return nil
 	}
-	return q.fullDesc.Launch(gridFor(nblk, queryThreads), block256, 0, s, segs, count32("segments", nseg), terms, post, n, uint32(bs), blkTerm, blkIdx, dOff, fOff, oOff)
+	return launch(q.fullDesc, gridFor(nblk, queryThreads), s, &FullDescParams{
+		Segs: segs, NSeg: count32("segments", nseg), Terms: terms, Post: post, NBlk: n, BS: uint32(bs), BlkTerm: blkTerm,
+		BlkIdx: blkIdx, DOff: dOff, FOff: fOff, OOff: oOff})
 }
 
 // Gather copies the listed blocks' encoded docIDs to gdocs at dOff (and,
@@ -162,7 +178,9 @@ func (q *QueryKernels) Gather(s *cuda.Stream, terms, post cuda.DevicePtr, nblk i
 	if n == 0 {
 		return nil
 	}
-	return q.gather.Launch(gridFor(nblk, queryThreads/32), block256, 0, s, terms, post, n, blkTerm, blkIdx, dOff, fOff, gdocs, gfreqs, base, last)
+	return launch(q.gather, gridFor(nblk, queryThreads/32), s, &GatherParams{
+		Terms: terms, Post: post, NBlk: n, BlkTerm: blkTerm, BlkIdx: blkIdx, DOff: dOff, FOff: fOff, GDocs: gdocs,
+		GFreqs: gfreqs, Base: base, Last: last})
 }
 
 // AndInit makes the AND candidates (cdoc, cscore, cq: nval each) of the
@@ -174,7 +192,9 @@ func (q *QueryKernels) AndInit(s *cuda.Stream, segs cuda.DevicePtr, nseg int, qt
 	if n == 0 {
 		return nil
 	}
-	return q.andInit.Launch(gridFor(nval, queryThreads), block256, 0, s, segs, count32("segments", nseg), qterms, norms, ndocs, k1p1, docs, freqs, n, cdoc, cscore, cq, errs)
+	return launch(q.andInit, gridFor(nval, queryThreads), s, &AndInitParams{
+		Segs: segs, NSeg: count32("segments", nseg), QTerms: qterms, Norms: norms, NDocs: ndocs, K1p1: k1p1, Docs: docs,
+		Freqs: freqs, NVal: n, CDoc: cdoc, CScore: cscore, CQ: cq, Errs: errs})
 }
 
 // AndDesc lists the selected blocks (ex: exclusive scan of
@@ -184,7 +204,9 @@ func (q *QueryKernels) AndDesc(s *cuda.Stream, qmeta, qterms cuda.DevicePtr, j, 
 	if n == 0 {
 		return nil
 	}
-	return q.andDesc.Launch(gridFor(n, queryThreads), block256, 0, s, qmeta, qterms, uint32(j), count32("candidates", n), cq, blk, ex, blkTerm, blkIdx, dOff, fOff, oOff)
+	return launch(q.andDesc, gridFor(n, queryThreads), s, &AndDescParams{
+		QMeta: qmeta, QTerms: qterms, J: uint32(j), N: count32("candidates", n), CQ: cq, Blk: blk, Ex: ex,
+		BlkTerm: blkTerm, BlkIdx: blkIdx, DOff: dOff, FOff: fOff, OOff: oOff})
 }
 
 // OrAccumulate adds the decoded lists (one Seg each, at most one per query)
@@ -195,7 +217,9 @@ func (q *QueryKernels) OrAccumulate(s *cuda.Stream, segs cuda.DevicePtr, nseg in
 	if n == 0 {
 		return nil
 	}
-	return q.orAccumulate.Launch(gridFor(nval, queryThreads), block256, 0, s, segs, count32("segments", nseg), qterms, norms, ndocs, k1p1, docs, freqs, n, acc, errs)
+	return launch(q.orAccumulate, gridFor(nval, queryThreads), s, &OrAccumulateParams{
+		Segs: segs, NSeg: count32("segments", nseg), QTerms: qterms, Norms: norms, NDocs: ndocs, K1p1: k1p1, Docs: docs,
+		Freqs: freqs, NVal: n, Acc: acc, Errs: errs})
 }
 
 // TopK selects each query's k best items in rank order as 64-bit keys
@@ -215,7 +239,10 @@ func (q *QueryKernels) TopK(s *cuda.Stream, dense bool, nq int, qmeta, cdoc, csc
 		d = 1
 	}
 	g := cuda.Dim3{X: uint32(min(nq, 65535)), Y: 1, Z: 1}
-	return q.topk.Launch(g, block256, 0, s, d, count32("queries", nq), qmeta, cdoc, cscore, cq, count32("candidates", ncand), acc, ndocs, res, cnt, total, scratch, scratchOff)
+	return launch(q.topk, g, s, &TopKParams{
+		Dense: d, NQ: count32("queries", nq), QMeta: qmeta, CDoc: cdoc, CScore: cscore, CQ: cq,
+		NCand: count32("candidates", ncand), Acc: acc, NDocs: ndocs, Res: res, Cnt: cnt, Total: total, Scratch: scratch,
+		ScratchOff: scratchOff})
 }
 
 // ScanU32 writes the exclusive prefix sums of in[0..n) (uint32) to out
@@ -244,4 +271,10 @@ func (q *QueryKernels) scan(t int, s *cuda.Stream, in, out, part cuda.DevicePtr,
 		return err
 	}
 	return q.scanApply[t].Launch(g, block256, 0, s, in, out, part, nn)
+}
+
+// launch enqueues f, whose one parameter is the struct *p (query_params.cuh),
+// with blocks of 256 threads.
+func launch[P any](f *cuda.Function, grid cuda.Dim3, s *cuda.Stream, p *P) error {
+	return cuda.LaunchParams(f, grid, block256, 0, s, p)
 }

@@ -81,7 +81,10 @@ func (a *AndKernels) Locate(s *cuda.Stream, terms, post, qmeta, qterms, qlr cuda
 	if n == 0 {
 		return nil
 	}
-	return a.locate.Launch(tiles(n), block256, 0, s, terms, post, qmeta, qterms, qlr, uint32(j), count32("active queries", qactive), count32("candidates", n), uint32(bs), uint32(levels), cdoc, cq, blk, sel, part, qblocks, qpost)
+	return launch(a.locate, tiles(n), s, &AndLocateParams{
+		Terms: terms, Post: post, QMeta: qmeta, QTerms: qterms, QLR: qlr, J: uint32(j),
+		QActive: count32("active queries", qactive), N: count32("candidates", n), BS: uint32(bs), Levels: uint32(levels),
+		CDoc: cdoc, CQ: cq, Blk: blk, Sel: sel, Part: part, QBlocks: qblocks, QPost: qpost})
 }
 
 // AndLRWords is the size of one Linear Regression model of a skip table in
@@ -107,7 +110,10 @@ func (a *AndKernels) Match(s *cuda.Stream, terms, post, qmeta, qterms cuda.Devic
 	if n == 0 {
 		return nil
 	}
-	return a.match.Launch(tiles(n), block256, 0, s, terms, post, qmeta, qterms, uint32(j), count32("candidates", n), uint32(bs), norms, k1p1, cdoc, cscore, cq, blk, ex, oOff, docs, freqs, flag, part, errs)
+	return launch(a.match, tiles(n), s, &AndMatchParams{
+		Terms: terms, Post: post, QMeta: qmeta, QTerms: qterms, J: uint32(j), N: count32("candidates", n),
+		BS: uint32(bs), Norms: norms, K1p1: k1p1, CDoc: cdoc, CScore: cscore, CQ: cq, Blk: blk, Ex: ex, OOff: oOff,
+		Docs: docs, Freqs: freqs, Flag: flag, Part: part, Errs: errs})
 }
 
 // Compact keeps candidate i at pos[i] when pos[i+1] > pos[i] (pos: the
@@ -116,7 +122,8 @@ func (a *AndKernels) Compact(s *cuda.Stream, n int, pos, cdoc, cscore, cq, ndoc,
 	if n == 0 {
 		return nil
 	}
-	return a.compact.Launch(gridFor(n, queryThreads), block256, 0, s, count32("candidates", n), pos, cdoc, cscore, cq, ndoc, nscore, nq)
+	return launch(a.compact, gridFor(n, queryThreads), s, &AndCompactParams{
+		N: count32("candidates", n), Pos: pos, CDoc: cdoc, CScore: cscore, CQ: cq, NDoc: ndoc, NScore: nscore, NQ: nq})
 }
 
 // AndNoColumn marks a term without a bitmap column in the col table of
@@ -148,7 +155,9 @@ func (a *AndKernels) Filter(s *cuda.Stream, qmeta, qterms cuda.DevicePtr, bm And
 	if n == 0 {
 		return nil
 	}
-	return a.filter.Launch(tiles(n), block256, 0, s, qmeta, qterms, bm.Col, bm.Mat, count32("bitmap groups", bm.D), count32("candidates", n), cdoc, cq, flag, part)
+	return launch(a.filter, tiles(n), s, &AndFilterParams{
+		QMeta: qmeta, QTerms: qterms, Col: bm.Col, Mat: bm.Mat, D: count32("bitmap groups", bm.D),
+		N: count32("candidates", n), CDoc: cdoc, CQ: cq, Flag: flag, Part: part})
 }
 
 // BitmapScore adds to cscore the scores of every candidate's bitmap terms
@@ -161,7 +170,10 @@ func (a *AndKernels) BitmapScore(s *cuda.Stream, terms, post, qmeta, qterms cuda
 	if n == 0 {
 		return nil
 	}
-	return a.bmscore.Launch(gridFor(n, queryThreads), block256, 0, s, terms, post, qmeta, qterms, bm.Col, bm.Mat, bm.Rank, count32("bitmap groups", bm.D), count32("rank entries", AndRankEntries(bm.D)), count32("candidates", n), uint32(bs), norms, k1p1, cdoc, cscore, cq, errs)
+	return launch(a.bmscore, gridFor(n, queryThreads), s, &AndBMScoreParams{
+		Terms: terms, Post: post, QMeta: qmeta, QTerms: qterms, Col: bm.Col, Mat: bm.Mat, Rank: bm.Rank,
+		D: count32("bitmap groups", bm.D), S: count32("rank entries", AndRankEntries(bm.D)), N: count32("candidates", n),
+		BS: uint32(bs), Norms: norms, K1p1: k1p1, CDoc: cdoc, CScore: cscore, CQ: cq, Errs: errs})
 }
 
 // ScanFromPartsU32 is ScanU32 after its reduce launch: part holds the sums

@@ -82,7 +82,8 @@ func (o *OrTileKernels) Check(s *cuda.Stream, segs cuda.DevicePtr, nseg int, doc
 	if n == 0 {
 		return nil
 	}
-	return o.check.Launch(gridFor(nval, queryThreads), block256, 0, s, segs, count32("segments", nseg), docs, n, ndocs, errs)
+	return launch(o.check, gridFor(nval, queryThreads), s, &OrTileCheckParams{
+		Segs: segs, NSeg: count32("segments", nseg), Docs: docs, NVal: n, NDocs: ndocs, Errs: errs})
 }
 
 // Bounds writes order (nq x ntiles uint32), each query's tiles by
@@ -107,7 +108,9 @@ func (o *OrTileKernels) Bounds(s *cuda.Stream, nq int, qmeta, oq, segs, qterms, 
 	if useBM {
 		bm = 1
 	}
-	return o.bounds.Launch(cuda.Dim3{X: uint32(min(nq, 65535)), Y: 1, Z: 1}, block256, 0, s, count32("queries", nq), qmeta, oq, segs, qterms, terms, post, bm, uint32(tile), uint32(ntiles), ub, order, rng, qtm)
+	return launch(o.bounds, cuda.Dim3{X: uint32(min(nq, 65535)), Y: 1, Z: 1}, s, &OrTileBoundsParams{
+		NQ: count32("queries", nq), QMeta: qmeta, OQ: oq, Segs: segs, QTerms: qterms, Terms: terms, Post: post,
+		UseBM: bm, Tile: uint32(tile), NTiles: uint32(ntiles), UB: ub, Order: order, Rng: rng, QTM: qtm})
 }
 
 // OrPass is one accumulation pass of the tiled OR kernels: the tile ranks
@@ -129,6 +132,15 @@ func (p OrPass) items() int {
 	return p.NQ * ((p.R1 - p.R0 + p.Per - 1) / p.Per)
 }
 
+// passCounts are a pass's counts as the accumulation kernels take them.
+type passCounts struct{ NQ, NItems, NTiles, Tile, R0, R1, Per uint32 }
+
+// params checks the pass's counts for n work items (items).
+func (p OrPass) params(n int) passCounts {
+	return passCounts{NQ: count32("queries", p.NQ), NItems: count32("tile items", n), NTiles: uint32(p.NTiles),
+		Tile: uint32(p.Tile), R0: uint32(p.R0), R1: uint32(p.R1), Per: uint32(p.Per)}
+}
+
 func (p OrPass) grid(n int) cuda.Dim3 { return cuda.Dim3{X: uint32(min(n, 1<<16)), Y: 1, Z: 1} }
 
 // Accumulate runs pass p over lists decoded whole (docs/freqs at each
@@ -142,9 +154,11 @@ func (o *OrTileKernels) Accumulate(s *cuda.Stream, p OrPass, qmeta, oq, segs, qt
 	if n == 0 {
 		return nil
 	}
-	return o.accumulate.Launch(p.grid(n), block256, 0, s, count32("queries", p.NQ), count32("tile items", n),
-		uint32(p.NTiles), uint32(p.Tile), p.Order, uint32(p.R0), uint32(p.R1), uint32(p.Per), qmeta, oq, segs, qterms,
-		terms, norms, ndocs, k1p1, docs, freqs, errs, ub, theta, cnt, cdoc, cscore)
+	pp := p.params(n)
+	return cuda.LaunchFields(o.accumulate, p.grid(n), block256, 0, s, &OrTileAccumulateParams{
+		NQ: pp.NQ, NItems: pp.NItems, NTiles: pp.NTiles, Tile: pp.Tile, Order: p.Order, R0: pp.R0, R1: pp.R1, Per: pp.Per,
+		QMeta: qmeta, OQ: oq, Segs: segs, QTerms: qterms, Terms: terms, Norms: norms, NDocs: ndocs, K1p1: k1p1,
+		Docs: docs, Freqs: freqs, Errs: errs, UB: ub, Theta: theta, Cnt: cnt, CDoc: cdoc, CScore: cscore})
 }
 
 // AccumulateBP128 is Accumulate for indexes whose docID and frequency
@@ -171,10 +185,13 @@ func (o *OrTileKernels) AccumulateBP128(s *cuda.Stream, p OrPass, qmeta, oq, seg
 	if bs < 1 || bs > MaxBlockValues {
 		panic(fmt.Sprintf("BUG: cuda: fused bp128 OR with blocks of %d", bs))
 	}
-	return o.accBP128.Launch(p.grid(n), block256, 0, s, count32("queries", p.NQ), count32("tile items", n),
-		uint32(p.NTiles), uint32(p.Tile), p.Order, uint32(p.R0), uint32(p.R1), uint32(p.Per), qmeta, oq, segs, qterms,
-		terms, norms, ndocs, k1p1, post, uint32(bs), rng, qtm, bm.Col, bm.Mat, bm.Rank, count32("bitmap groups", bm.D),
-		count32("rank entries", AndRankEntries(bm.D)), errs, ub, theta, cnt, cdoc, cscore)
+	pp := p.params(n)
+	return cuda.LaunchFields(o.accBP128, p.grid(n), block256, 0, s, &OrTileAccumulateBP128Params{
+		NQ: pp.NQ, NItems: pp.NItems, NTiles: pp.NTiles, Tile: pp.Tile, Order: p.Order, R0: pp.R0, R1: pp.R1, Per: pp.Per,
+		QMeta: qmeta, OQ: oq, Segs: segs, QTerms: qterms, Terms: terms, Norms: norms, NDocs: ndocs, K1p1: k1p1,
+		Post: post, BS: uint32(bs), Rng: rng, QTM: qtm, Col: bm.Col, Mat: bm.Mat, Rank: bm.Rank,
+		D: count32("bitmap groups", bm.D), S: count32("rank entries", AndRankEntries(bm.D)), Errs: errs, UB: ub,
+		Theta: theta, Cnt: cnt, CDoc: cdoc, CScore: cscore})
 }
 
 // Clamp writes out[q] = min(cnt[q], OQuery.cap).
@@ -182,7 +199,8 @@ func (o *OrTileKernels) Clamp(s *cuda.Stream, nq int, oq, cnt, out cuda.DevicePt
 	if nq == 0 {
 		return nil
 	}
-	return o.clamp.Launch(gridFor(nq, queryThreads), block256, 0, s, count32("queries", nq), oq, cnt, out)
+	return launch(o.clamp, gridFor(nq, queryThreads), s, &OrTileClampParams{
+		NQ: count32("queries", nq), OQ: oq, Cnt: cnt, Out: out})
 }
 
 // Compact packs each query's ex[q+1]-ex[q] candidates (ex: exclusive scan
@@ -191,7 +209,8 @@ func (o *OrTileKernels) Compact(s *cuda.Stream, nq int, oq, ex, cdoc, cscore, nd
 	if nq == 0 {
 		return nil
 	}
-	return o.compact.Launch(cuda.Dim3{X: uint32(min(nq, 65535)), Y: 1, Z: 1}, block256, 0, s, count32("queries", nq), oq, ex, cdoc, cscore, ndoc, nscore, ncq)
+	return launch(o.compact, cuda.Dim3{X: uint32(min(nq, 65535)), Y: 1, Z: 1}, s, &OrTileCompactParams{
+		NQ: count32("queries", nq), OQ: oq, Ex: ex, CDoc: cdoc, CScore: cscore, NDoc: ndoc, NScore: nscore, NCQ: ncq})
 }
 
 // MaxTree selects each query's k best packed candidates (cdoc/cscore/cq,
@@ -204,5 +223,7 @@ func (o *OrTileKernels) MaxTree(s *cuda.Stream, nq int, qmeta, cdoc, cscore, cq 
 	if nq == 0 {
 		return nil
 	}
-	return o.maxtree.Launch(cuda.Dim3{X: uint32(min(nq, 65535)), Y: 1, Z: 1}, block256, 0, s, count32("queries", nq), qmeta, cdoc, cscore, cq, count32("candidates", ncand), oq, keys, res, cnt, total)
+	return launch(o.maxtree, cuda.Dim3{X: uint32(min(nq, 65535)), Y: 1, Z: 1}, s, &OrTileMaxTreeParams{
+		NQ: count32("queries", nq), QMeta: qmeta, CDoc: cdoc, CScore: cscore, CQ: cq,
+		NCand: count32("candidates", ncand), OQ: oq, Keys: keys, Res: res, Cnt: cnt, Total: total})
 }
