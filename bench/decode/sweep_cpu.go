@@ -43,115 +43,155 @@ func BenchDecodeCPU(codec compress.Codec, lengths []int, threads int, minTime ti
 	return out, nil
 }
 
+// cpuLaunch is one "launch" of the CPU sweep: copies of the encoded pool
+// (materialized in src, unlike the GPU's rotated sets) decoded into dst.
+type cpuLaunch struct {
+	codec            compress.Codec
+	pool             benchPool
+	P, tiles, nb, pb int
+	src              []byte
+	dst              []uint32
+	mode             kern.Mode
+}
+
+// decode decodes blocks [b0, b1) of the launch into dst as
+// index.List.DecodeDocs / DecodeFreqs do, checking each block's count and
+// (docIDs) last docID.
+func (l *cpuLaunch) decode(b0, b1 int) error {
+	sorted := l.codec.Kind() == compress.Sorted
+	pool, P := &l.pool, l.P
+	for i := b0; i < b1; i++ {
+		cp, b := i/pool.blocks, i%pool.blocks
+		s := l.src[cp*l.pb+int(pool.off[b]) : cp*l.pb+int(pool.off[b+1])]
+		o := cp*P + b*kern.MaxBlockValues
+		m := min(kern.MaxBlockValues, P-b*kern.MaxBlockValues)
+		out := l.dst[o : o+m]
+		n, err := l.codec.Decode(out, s)
+		if err != nil {
+			return err
+		}
+		if n != m {
+			return fmt.Errorf("block %d: %d values, want %d", i, n, m)
+		}
+		if l.mode != kern.Docs {
+			freqsOf(out, sorted)
+			continue
+		}
+		base := pool.base[b] + uint32(cp%l.tiles)*pool.span
+		docsOf(out, base, sorted)
+		want := pool.vals[b*kern.MaxBlockValues+m-1] + uint32(cp%l.tiles)*pool.span
+		if out[m-1] != want {
+			return fmt.Errorf("block %d: last docID %d, want %d", i, out[m-1], want)
+		}
+	}
+	return nil
+}
+
+// docsOf turns a decoded docID block into absolute docIDs from base.
+func docsOf(out []uint32, base uint32, sorted bool) {
+	if sorted {
+		for j := range out {
+			out[j] += base
+		}
+		return
+	}
+	d := base - 1
+	for j, v := range out {
+		d += v + 1
+		out[j] = d
+	}
+}
+
+// freqsOf turns a decoded frequency block into frequencies.
+func freqsOf(out []uint32, sorted bool) {
+	if sorted {
+		prev := uint32(0)
+		for j, v := range out {
+			out[j] = v - prev + 1
+			prev = v
+		}
+		return
+	}
+	for j := range out {
+		out[j]++
+	}
+}
+
+// pass decodes the whole launch once on threads goroutines, each taking a
+// contiguous share of the blocks, and returns its wall time in seconds.
+func (l *cpuLaunch) pass(threads int) (float64, error) {
+	start := time.Now()
+	var wg sync.WaitGroup
+	errs := make([]error, threads)
+	for t := 0; t < threads; t++ {
+		wg.Add(1)
+		go func(t int) {
+			defer wg.Done()
+			errs[t] = l.decode(l.nb*t/threads, l.nb*(t+1)/threads)
+		}(t)
+	}
+	wg.Wait()
+	return time.Since(start).Seconds(), errors.Join(errs...)
+}
+
+// verify checks the first and last copies of dst against the pool.
+func (l *cpuLaunch) verify(copies int) error {
+	for _, cp := range []int{0, copies - 1} {
+		shift := uint32(0)
+		if l.mode == kern.Docs {
+			shift = uint32(cp%l.tiles) * l.pool.span
+		}
+		for i, v := range l.pool.vals {
+			if got := l.dst[cp*l.P+i]; got != v+shift {
+				return fmt.Errorf("CPU: value %d of copy %d is %d, want %d", i, cp, got, v+shift)
+			}
+		}
+	}
+	return nil
+}
+
+// benchOneCPU measures one list length on the CPU (see BenchDecodeCPU); dst
+// is reused across lengths.
 func benchOneCPU(codec compress.Codec, L, threads int, minTime time.Duration, opt BenchOptions, dst []uint32) (DecodeResult, []uint32, error) {
 	rng := rand.New(rand.NewSource(opt.Seed + int64(L)))
 	P := min(L, opt.PoolInts)
 	if L > P {
 		L = (L + P - 1) / P * P
 	}
-	pool := makePool(codec, rng, P, L, opt.Docs, opt.Mode)
-	tiles := L / P
+	l := &cpuLaunch{codec: codec, pool: makePool(codec, rng, P, L, opt.Docs, opt.Mode), P: P, mode: opt.Mode}
+	l.tiles = L / P
 	lists := max(1, opt.BatchInts/L)
-	copies := tiles * lists
-	nb := copies * pool.blocks
+	copies := l.tiles * lists
+	l.nb = copies * l.pool.blocks
 	ints := int64(copies) * int64(P)
-	pb := len(pool.enc)
-	src := make([]byte, 0, copies*pb)
+	l.pb = len(l.pool.enc)
+	l.src = make([]byte, 0, copies*l.pb)
 	for cp := 0; cp < copies; cp++ {
-		src = append(src, pool.enc...)
+		l.src = append(l.src, l.pool.enc...)
 	}
 	if int64(cap(dst)) < ints {
 		dst = make([]uint32, ints)
 	}
-	dst = dst[:ints]
-	sorted := codec.Kind() == compress.Sorted
-	// decode decodes blocks [b0, b1) of the launch into dst.
-	decode := func(b0, b1 int) error {
-		for i := b0; i < b1; i++ {
-			cp, b := i/pool.blocks, i%pool.blocks
-			s := src[cp*pb+int(pool.off[b]) : cp*pb+int(pool.off[b+1])]
-			o := cp*P + b*kern.MaxBlockValues
-			m := min(kern.MaxBlockValues, P-b*kern.MaxBlockValues)
-			out := dst[o : o+m]
-			n, err := codec.Decode(out, s)
-			if err != nil {
-				return err
-			}
-			if n != m {
-				return fmt.Errorf("block %d: %d values, want %d", i, n, m)
-			}
-			if opt.Mode == kern.Docs {
-				base := pool.base[b] + uint32(cp%tiles)*pool.span
-				if sorted {
-					for j := range out {
-						out[j] += base
-					}
-				} else {
-					d := base - 1
-					for j, v := range out {
-						d += v + 1
-						out[j] = d
-					}
-				}
-				want := pool.vals[b*kern.MaxBlockValues+m-1] + uint32(cp%tiles)*pool.span
-				if out[m-1] != want {
-					return fmt.Errorf("block %d: last docID %d, want %d", i, out[m-1], want)
-				}
-			} else if sorted {
-				prev := uint32(0)
-				for j, v := range out {
-					out[j] = v - prev + 1
-					prev = v
-				}
-			} else {
-				for j := range out {
-					out[j]++
-				}
-			}
-		}
-		return nil
-	}
-	pass := func() (float64, error) {
-		start := time.Now()
-		var wg sync.WaitGroup
-		errs := make([]error, threads)
-		for t := 0; t < threads; t++ {
-			wg.Add(1)
-			go func(t int) {
-				defer wg.Done()
-				errs[t] = decode(nb*t/threads, nb*(t+1)/threads)
-			}(t)
-		}
-		wg.Wait()
-		return time.Since(start).Seconds(), errors.Join(errs...)
-	}
+	l.dst = dst[:ints]
 	var times []float64
 	for start := time.Now(); len(times) < 3 || time.Since(start) < minTime; {
-		s, err := pass()
+		s, err := l.pass(threads)
 		if err != nil {
-			return DecodeResult{}, dst, err
+			return DecodeResult{}, l.dst, err
 		}
 		times = append(times, s)
 	}
 	if !opt.NoVerify {
-		for _, cp := range []int{0, copies - 1} {
-			shift := uint32(0)
-			if opt.Mode == kern.Docs {
-				shift = uint32(cp%tiles) * pool.span
-			}
-			for i, v := range pool.vals {
-				if got := dst[cp*P+i]; got != v+shift {
-					return DecodeResult{}, dst, fmt.Errorf("CPU: value %d of copy %d is %d, want %d", i, cp, got, v+shift)
-				}
-			}
+		if err := l.verify(copies); err != nil {
+			return DecodeResult{}, l.dst, err
 		}
 	}
 	r := DecodeResult{
 		Device: fmt.Sprintf("CPU (%d threads)", threads), Codec: codec.Name(), Kernel: "cpu", Mode: opt.Mode,
-		Length: L, Lists: lists, Ints: ints, Blocks: nb, EncodedBytes: int64(pb) * int64(copies), Seconds: median(times),
+		Length: L, Lists: lists, Ints: ints, Blocks: l.nb, EncodedBytes: int64(l.pb) * int64(copies), Seconds: median(times),
 	}
 	r.BitsPerInt = 8 * float64(r.EncodedBytes) / float64(ints)
 	r.IntsPerSec = float64(ints) / r.Seconds
-	r.BytesMoved = r.EncodedBytes + 20*int64(nb) + 4*ints
-	return r, dst, nil
+	r.BytesMoved = r.EncodedBytes + 20*int64(l.nb) + 4*ints
+	return r, l.dst, nil
 }

@@ -2,7 +2,7 @@
 // intersection only (docIDs, no scoring) of a query log's AND queries, on
 // the CPU (one thread: merge, galloping, binsearch, PMF1-4 of Ding et al.
 // WWW'09 §7, LR and HS of Ao et al. PVLDB'11 §4.3-4.4) and on the GPU in
-// PARA batches per threshold c (Ao et al. §4.1, cuda.IsectBatch), every
+// PARA batches per threshold c (Ao et al. §4.1, kern.IsectBatch), every
 // result checked against merge's.
 //
 // Stages: prepare (queries → list slots, lists decoded, LR models and HS

@@ -112,12 +112,12 @@ type GPUResult struct {
 	Plans               int                 // plans of all queries (the patterns other than ROA)
 	NROA                int                 // queries ROA was timed on
 	Alone               int                 // queries above MaxCand, in plans of their own
-	Skipped             []int               // queries above cuda.WAHMaxCandidates: not run on the GPU
+	Skipped             []int               // queries above kern.WAHMaxCandidates: not run on the GPU
 	Skip                map[int]bool
 }
 
 // split splits the query indexes qs into plan batches of at most
-// maxCand candidates each (cuda.SplitWAHQueries; a query above maxCand is
+// maxCand candidates each (kern.SplitWAHQueries; a query above maxCand is
 // a batch of its own). It returns the batches (indexes into queries), the
 // queries too large for any plan, and how many ran alone over maxCand.
 func split(bms []wahbm.Bitmap, queries []Query, qs []int, N uint32, maxCand int) (batches [][]int, skipped []int, alone int) {
@@ -127,7 +127,7 @@ func split(bms []wahbm.Bitmap, queries []Query, qs []int, N uint32, maxCand int)
 		for _, c := range queries[qi].Cols {
 			b += bms[c].Count()
 		}
-		bounds[i] = min(b, int(N)) // = cuda.WAHColumns.Bound
+		bounds[i] = min(b, int(N)) // = kern.WAHColumns.Bound
 		if bounds[i] > maxCand && bounds[i] <= kern.WAHMaxCandidates {
 			alone++
 		}

@@ -62,7 +62,7 @@ func (d *Data) column(t int) uint32 {
 }
 
 // FromLog takes the first limit queries of a log that have between one and
-// cuda.WAHMaxColumns distinct indexed terms.
+// kern.WAHMaxColumns distinct indexed terms.
 func FromLog(x *index.Index, an *analysis.Analyzer, texts []string, limit int) *Data {
 	d := &Data{N: uint32(x.NumDocs())}
 	for _, text := range texts {

@@ -437,62 +437,10 @@ func decodeBlocks(c *cuda.Context, kname, codec string, b *Batch, mode Mode, out
 	var status [1]uint64
 	err = c.Do(func() error {
 		a := DecodeArgs{NBlocks: n, Mode: mode, Chunk: o.chunk}
-		var bufs []*cuda.Buffer
-		defer func() {
-			for _, x := range bufs {
-				_ = x.Free()
-			}
-		}()
-		get := func(dst **cuda.Buffer, bytes int) error {
-			x, err := c.Pool().Get(bytes)
-			if err != nil {
-				return err
-			}
-			bufs = append(bufs, x)
-			*dst = x
-			return nil
-		}
-		srcEnd := int(b.SrcOff[n])
-		for _, g := range []struct {
-			dst   **cuda.Buffer
-			bytes int
-		}{
-			{&a.Src, srcEnd}, {&a.SrcOff, 8 * (n + 1)}, {&a.OutOff, 8 * (n + 1)},
-			{&a.Out, 4 * int(total)}, {&a.Status, 8},
-		} {
-			if err := get(g.dst, g.bytes); err != nil {
-				return err
-			}
-		}
-		for _, err := range []error{
-			cuda.CopyToDevice(a.Src, 0, b.Src[:srcEnd]),
-			cuda.CopyToDevice(a.SrcOff, 0, b.SrcOff),
-			cuda.CopyToDevice(a.OutOff, 0, outOff),
-		} {
-			if err != nil {
-				return err
-			}
-		}
-		if mode == Docs {
-			if err := get(&a.Base, 4*n); err != nil {
-				return err
-			}
-			if err := cuda.CopyToDevice(a.Base, 0, b.Base); err != nil {
-				return err
-			}
-			if b.Last != nil {
-				if err := get(&a.Last, 4*n); err != nil {
-					return err
-				}
-				if err := cuda.CopyToDevice(a.Last, 0, b.Last); err != nil {
-					return err
-				}
-			}
-		}
-		if codes != nil {
-			if err := get(&a.Codes, 4*n); err != nil {
-				return err
-			}
+		var bufs pooled
+		defer bufs.free()
+		if err := bufs.stage(c, &a, b, outOff, int(total), codes != nil); err != nil {
+			return err
 		}
 		if poison != 0 {
 			if err := (*cuda.Stream)(nil).Fill32(a.Out, 0, poison, int(total)); err != nil {
@@ -520,4 +468,72 @@ func decodeBlocks(c *cuda.Context, kname, codec string, b *Batch, mode Mode, out
 		return err
 	}
 	return DecodeStatusError(codec, status[0])
+}
+
+// pooled are the pool buffers of one DecodeBlocks call.
+type pooled []*cuda.Buffer
+
+func (p *pooled) free() {
+	for _, x := range *p {
+		_ = x.Free()
+	}
+}
+
+// get takes a buffer of bytes from c's pool into *dst.
+func (p *pooled) get(c *cuda.Context, dst **cuda.Buffer, bytes int) error {
+	x, err := c.Pool().Get(bytes)
+	if err != nil {
+		return err
+	}
+	*p = append(*p, x)
+	*dst = x
+	return nil
+}
+
+// stage allocates a's buffers for batch b (total values, outOff relative
+// to the first; Base and Last in Docs mode, Codes when withCodes) and
+// uploads the encoded blocks, offsets, bases and last docIDs.
+func (p *pooled) stage(c *cuda.Context, a *DecodeArgs, b *Batch, outOff []uint64, total int, withCodes bool) error {
+	n := a.NBlocks
+	srcEnd := int(b.SrcOff[n])
+	for _, g := range []struct {
+		dst   **cuda.Buffer
+		bytes int
+	}{
+		{&a.Src, srcEnd}, {&a.SrcOff, 8 * (n + 1)}, {&a.OutOff, 8 * (n + 1)},
+		{&a.Out, 4 * total}, {&a.Status, 8},
+	} {
+		if err := p.get(c, g.dst, g.bytes); err != nil {
+			return err
+		}
+	}
+	for _, err := range []error{
+		cuda.CopyToDevice(a.Src, 0, b.Src[:srcEnd]),
+		cuda.CopyToDevice(a.SrcOff, 0, b.SrcOff),
+		cuda.CopyToDevice(a.OutOff, 0, outOff),
+	} {
+		if err != nil {
+			return err
+		}
+	}
+	if a.Mode == Docs {
+		if err := p.get(c, &a.Base, 4*n); err != nil {
+			return err
+		}
+		if err := cuda.CopyToDevice(a.Base, 0, b.Base); err != nil {
+			return err
+		}
+		if b.Last != nil {
+			if err := p.get(c, &a.Last, 4*n); err != nil {
+				return err
+			}
+			if err := cuda.CopyToDevice(a.Last, 0, b.Last); err != nil {
+				return err
+			}
+		}
+	}
+	if withCodes {
+		return p.get(c, &a.Codes, 4*n)
+	}
+	return nil
 }

@@ -276,8 +276,9 @@ type OrTileBoundsParams struct {
 	QTM    cuda.DevicePtr `c:"qtm"`
 }
 
-// OrTileAccumulateParams are the parameters of qp_ortile_accumulate (OrTileKernels.Accumulate; the pass fields as in OrTileAccumulateBP128Params), passed field by field (cuda.LaunchFields):
-// a struct parameter made ptxas spill more in this hot kernel.
+// OrTileAccumulateParams are the parameters of qp_ortile_accumulate (OrTileKernels.Accumulate),
+// passed field by field (cuda.LaunchFields): a struct parameter made ptxas
+// spill more in this hot kernel.
 type OrTileAccumulateParams struct {
 	NQ     uint32         `c:"nq"`
 	NItems uint32         `c:"nitems"`
@@ -305,8 +306,9 @@ type OrTileAccumulateParams struct {
 	CScore cuda.DevicePtr `c:"cscore"`
 }
 
-// OrTileAccumulateBP128Params are the parameters of qp_ortile_accumulate_bp128 (OrTileKernels.AccumulateBP128), passed field by field (cuda.LaunchFields):
-// a struct parameter made ptxas spill more in this hot kernel.
+// OrTileAccumulateBP128Params are the parameters of qp_ortile_accumulate_bp128 (OrTileKernels.AccumulateBP128),
+// passed field by field (cuda.LaunchFields): a struct parameter made ptxas
+// spill more in this hot kernel.
 type OrTileAccumulateBP128Params struct {
 	NQ     uint32         `c:"nq"`
 	NItems uint32         `c:"nitems"`

@@ -62,7 +62,7 @@ LAYOUTS = [
      "segs:*Seg nseg:u32 docs:*u32 nval:u32 ndocs:u32 err:*!u32"),
     ("OrTileBoundsParams", False, "qp_ortile_bounds (OrTileKernels.Bounds)",
      "nq:u32 qmeta:*QMeta oq:*OQuery segs:*Seg qterms:*QTerm terms:*TermMeta post:*uint8_t use_bm:u32 tile:u32 ntiles:u32 ub:*!float order:*!u32 rng:*!u32 qtm:*!TermMeta"),
-    ("OrTileAccumulateParams", "positional", "qp_ortile_accumulate (OrTileKernels.Accumulate; the pass fields as in OrTileAccumulateBP128Params)",
+    ("OrTileAccumulateParams", "positional", "qp_ortile_accumulate (OrTileKernels.Accumulate)",
      "nq:u32 nitems:u32 ntiles:u32 tile:u32 order:*u32 r0:u32 r1:u32 per:u32 qmeta:*QMeta oq:*OQuery segs:*Seg qterms:*QTerm terms:*TermMeta norms:*float ndocs:u32 k1p1:f32 "
      "docs:*u32 freqs:*u32 err:*!u32 ub:*float theta:*!u64 cnt:*!u32 cdoc:*!u32 cscore:*!float"),
     ("OrTileAccumulateBP128Params", "positional", "qp_ortile_accumulate_bp128 (OrTileKernels.AccumulateBP128)",
@@ -196,8 +196,9 @@ def gofile(L, order):
     for n in order:
         s = L[n]
         if s["existing"] == "positional":
-            o.append("// %s are the parameters of %s, passed field by field (cuda.LaunchFields):" % (n, s["comment"]))
-            o.append("// a struct parameter made ptxas spill more in this hot kernel.")
+            o.append("// %s are the parameters of %s," % (n, s["comment"]))
+            o.append("// passed field by field (cuda.LaunchFields): a struct parameter made ptxas")
+            o.append("// spill more in this hot kernel.")
         else:
             o.append("// %s mirrors qp_q::%s (%d bytes): %s." % (n, n, s["size"], s["comment"]))
         o.append("type %s struct {" % n)

@@ -114,7 +114,7 @@ func (b *Backend) andTotals(mem *devMem, sel *cuda.Buffer, selOff int, flag *cud
 // ones are searched whole (a binary search of at most 3 steps).
 const lrMinBlocks = 8
 
-// lrModel returns the LR model (cuda.PutAndLR's words) of term t's skip
+// lrModel returns the LR model (kern.PutAndLR's words) of term t's skip
 // table, lrFit of its blocks' lastDocs. The models of lists of at least
 // lrMinBlocks blocks are fitted on first use and kept (the host reads the
 // term's skip table once; at most one entry per such term); shorter lists

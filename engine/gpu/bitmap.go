@@ -16,7 +16,7 @@ import (
 // Bitmap lists in the GPU AND (issue #6; docs/BITMAPS.md "GPU"). The
 // densest lists also live on the device as bitmaps: New encodes their
 // docIDs as WAH bitmaps (bitmap/wah) and decompresses them on the GPU with
-// Algorithm 2 of the WAH range-query paper (cuda.WAHColumns) into 31-row
+// Algorithm 2 of the WAH range-query paper (kern.WAHColumns) into 31-row
 // group bitsets, with a rank directory built on the host. An AND query's
 // bitmap terms are the longest suffix of its canonical order (ascending
 // df, so its densest terms), term 0 excepted, whose lists have a bitmap in
@@ -71,7 +71,7 @@ const (
 // bitmaps are the device bitmaps of the AND planner and the OR tiles.
 type bitmaps struct {
 	col    []int32      // term -> column, -1 without one
-	use    []uint32     // host copy of the device col table (cuda.AndNoColumn: not in use)
+	use    []uint32     // host copy of the device col table (kern.AndNoColumn: not in use)
 	colBuf *cuda.Buffer // device col table
 	mat    *cuda.Buffer // group bitsets, column c at 4*c*D bytes
 	rank   *cuda.Buffer // rank directories, column c at 4*c*S bytes
@@ -327,7 +327,7 @@ func (b *Backend) SetOrBitmapDensity(d float64) {
 }
 
 // column is term t's column when it has a bitmap and df >= minDF, else
-// cuda.AndNoColumn: the rule of the AND planner (useBitmaps) and of the
+// kern.AndNoColumn: the rule of the AND planner (useBitmaps) and of the
 // OR tiles (orMinDF).
 func (b *Backend) column(t int, minDF uint32) uint32 {
 	if c := b.bm.col[t]; c >= 0 && b.info[t].df >= minDF {

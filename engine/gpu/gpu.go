@@ -156,7 +156,7 @@ type Options struct {
 	// a bitmap (BitmapDensity at New) have one to use.
 	OrBitmapDensity float64
 
-	orTile    int    // tests: documents per tile (cuda.OrTileMax when 0)
+	orTile    int    // tests: documents per tile (kern.OrTileMax when 0)
 	orSelect  string // tests: "tree" or "radix" forces the top-k selector
 	orDecoded bool   // tests: bp128 indexes take the decoded path, not the fused one
 	orNoPrune bool   // tests: no block-max skipping in the fused tiles (no term maxima)
@@ -209,7 +209,7 @@ var _ engine.Backend = (*Backend)(nil)
 // New uploads x's postings and norms to a GPU and returns the backend. It
 // fails with an error wrapping cuda.ErrUnavailable when no GPU can be used,
 // ErrUnsupported when x's codecs have no GPU decoder or its blocks are
-// larger than cuda.MaxBlockValues, and cuda.ErrOutOfMemory when the index
+// larger than kern.MaxBlockValues, and cuda.ErrOutOfMemory when the index
 // does not fit on the device.
 func New(x *index.Index, opts ...Options) (*Backend, error) {
 	var opt Options

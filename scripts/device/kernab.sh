@@ -10,13 +10,12 @@
 # (one line per run: q/s and p99 per mode), the bench and test logs. About
 # 5-7 minutes (tests 3, gen 1-2, benches 1-2): one call.
 #
-# Build on the Go machine first (see scripts/device/build.sh):
-#   bash scripts/device/build.sh                       # bin/dev: qp, cuda/kern/gpu tests
-#   git worktree add /tmp/qp-old 881909d               # main at the branch point
-#   (cd /tmp/qp-old && CGO_ENABLED=0 go build -o /tmp/qp-old.bin ./cmd/qp)
+# Build on the Go machine first (about 50 MiB in all, under a call's 64):
+#   bash scripts/device/build.sh                       # bin/dev: qp, cuda/kern/gpu tests, query logs
+#   git worktree add --detach /tmp/qp-old-src 881909d  # main at the branch point
+#   (cd /tmp/qp-old-src && CGO_ENABLED=0 go build -o /tmp/qp-old.bin ./cmd/qp)
 #   xz -T0 -c /tmp/qp-old.bin >bin/dev/data/qp-old.xz
-#   for b in cuda.test kern.test gpu.test; do xz -T0 -c bin/dev/$b >bin/dev/data/$b.xz; rm bin/dev/$b; done
-# and carry bin/dev; run `bash scripts/device/unpack.sh && bash scripts/device/kernab.sh`.
+# carry bin/dev, and run: bash scripts/device/unpack.sh && bash scripts/device/kernab.sh
 source scripts/device/lib.sh
 old=/tmp/qp-old
 [ -s "$old" ] || { echo "no $old (bin/dev/data/qp-old.xz, then scripts/device/unpack.sh)"; exit 1; }
