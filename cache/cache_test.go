@@ -14,6 +14,7 @@ import (
 
 	"github.com/qpengine/qp/engine"
 	"github.com/qpengine/qp/index"
+	"github.com/qpengine/qp/internal/ref"
 	"github.com/qpengine/qp/score"
 )
 
@@ -40,20 +41,11 @@ func buildIndex(t testing.TB, seed uint64) *index.Index {
 			lens[d] += f
 		}
 	}
-	path := filepath.Join(t.TempDir(), "x.qp")
-	w, err := index.NewWriter(path, index.WriterOptions{DocLens: lens, BlockSize: 32})
-	if err != nil {
-		t.Fatal(err)
-	}
+	col := &ref.Collection{Docs: docs, Freqs: freqs, Lens: lens}
 	for i := range terms {
-		if err := w.AddList(fmt.Sprintf("w%02d", i), docs[i], freqs[i]); err != nil {
-			t.Fatal(err)
-		}
+		col.Terms = append(col.Terms, fmt.Sprintf("w%02d", i))
 	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	x, err := index.Open(path)
+	x, err := col.WriteIndexWith(filepath.Join(t.TempDir(), "x.qp"), index.WriterOptions{BlockSize: 32})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,8 +27,8 @@ type Client struct {
 	base *url.URL
 	hc   *http.Client
 	// Retries is how many times a request answered 429 (queue full) or
-	// 503 (shutting down) is sent again, after the answer's Retry-After
-	// (at most MaxRetryWait); default 3.
+	// 503 (overloaded, shutting down) is sent again, after the answer's
+	// Retry-After (at most MaxRetryWait); default 3.
 	Retries      int
 	MaxRetryWait time.Duration
 	// MaxResponseBytes bounds an answer's body (default 256 MiB).

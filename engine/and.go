@@ -91,7 +91,7 @@ func (e *Engine) andSkip() error {
 		h.Push(d, s)
 		d = lead.next()
 	}
-	return e.finishCursors()
+	return e.finishCursors(0)
 }
 
 // andDecoded decodes every list completely, intersects the docID arrays with

@@ -3,7 +3,7 @@ package engine
 import (
 	"fmt"
 
-	"github.com/RoaringBitmap/roaring"
+	"github.com/RoaringBitmap/roaring/v2"
 
 	"github.com/qpengine/qp/index"
 )
@@ -133,7 +133,7 @@ func (e *Engine) andBitmap() error {
 				return err
 			}
 		}
-		return e.finishCursors()
+		return e.finishCursors(0)
 	}
 	cs := e.curs
 	d := cs[lead].DocID()
@@ -165,7 +165,7 @@ outer:
 		}
 		d = cs[lead].next()
 	}
-	return e.finishCursors()
+	return e.finishCursors(0)
 }
 
 // orBitmap is exhaustive DAAT OR whose candidates for the terms at e.bidx
@@ -225,7 +225,7 @@ func (e *Engine) orBitmap() error {
 		e.st.Candidates++
 		h.Push(d, s)
 	}
-	return e.finishCursors()
+	return e.finishCursors(0)
 }
 
 func (e *Engine) orBitmapCorrupt(c *cursor, d uint32) error {

@@ -108,7 +108,7 @@ func (e *Engine) orBMW() error {
 		cs[ord[best]].nextGEQ(pd)
 		bubble(cs, ord, best)
 	}
-	return e.finishCursors()
+	return e.finishCursors(0)
 }
 
 // sortByDoc insertion-sorts ord by the cursors' docIDs (nearly sorted after

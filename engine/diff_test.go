@@ -147,22 +147,29 @@ func sameResults(got, want []topk.Result) (int, bool) {
 	return 0, true
 }
 
-// allOptions is every (AND algorithm, OR strategy) pair.
+// allOptions is every (AND algorithm, OR strategy) pair, MaxScore and
+// BlockMax-WAND kept from switching to TAAT on short queries (NoTAAT: the
+// test collections' lists are all short), plus the switch at three limits.
 func allOptions() []Options {
 	var out []Options
 	for _, a := range AndAlgorithms {
 		for _, o := range OrStrategies {
-			out = append(out, Options{AndAlgo: a, OrAlgo: o})
+			out = append(out, Options{AndAlgo: a, OrAlgo: o, OrTAATPostings: NoTAAT})
 		}
+		// The default switch, and TAAT-then-MaxScore over the lists of
+		// up to 40 and 400 postings.
+		out = append(out, Options{AndAlgo: a, OrAlgo: OrMaxScore}, Options{AndAlgo: a, OrAlgo: OrMaxScore, OrTAATPostings: 40},
+			Options{AndAlgo: a, OrAlgo: OrBMW, OrTAATPostings: 400})
 	}
 	return out
 }
 
-// pairedOptions covers every AND algorithm and every OR strategy with four
+// pairedOptions covers every AND algorithm and every OR strategy with five
 // pairs (for AND+OR, where the AND algorithm only decides whether OR runs).
 func pairedOptions() []Options {
 	return []Options{{AndAlgo: AndMerge, OrAlgo: OrTAAT}, {AndAlgo: AndGalloping, OrAlgo: OrDAAT},
-		{AndAlgo: AndSkip, OrAlgo: OrMaxScore}, {AndAlgo: AndSkip, OrAlgo: OrBMW}}
+		{AndAlgo: AndSkip, OrAlgo: OrMaxScore, OrTAATPostings: NoTAAT}, {AndAlgo: AndSkip, OrAlgo: OrBMW, OrTAATPostings: NoTAAT},
+		{AndAlgo: AndSkip, OrAlgo: OrBMW}}
 }
 
 // checkQuery runs terms in every mode, algorithm and k and compares with the

@@ -29,7 +29,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/RoaringBitmap/roaring"
+	"github.com/RoaringBitmap/roaring/v2"
 
 	"github.com/qpengine/qp/index"
 	"github.com/qpengine/qp/score"
@@ -133,7 +133,8 @@ const (
 	// OrDAAT is exhaustive document-at-a-time over all lists.
 	OrDAAT OrStrategy = "daat"
 	// OrMaxScore is MaxScore (Turtle & Flood 1995) with essential and
-	// non-essential lists.
+	// non-essential lists. Like OrBMW it hands queries with short lists to
+	// TAAT plans (Options.OrTAATPostings; Stats.OrAlgo says what ran).
 	OrMaxScore OrStrategy = "maxscore"
 	// OrBMW is BlockMax-WAND (Ding & Suel SIGIR'11) with the block maxima
 	// of the skip table.
@@ -145,6 +146,11 @@ const (
 	DefaultAnd = AndSkip
 	DefaultOr  = OrMaxScore
 )
+
+// OrTAATMaxScore is not selectable: Stats.OrAlgo names it when MaxScore or
+// BlockMax-WAND ran a query with short and long lists as a TAAT prefix
+// followed by MaxScore probes (Options.OrTAATPostings, orTAATMaxScore).
+const OrTAATMaxScore OrStrategy = "taat+maxscore"
 
 // AndAlgorithms and OrStrategies list every selectable name.
 var (
@@ -169,7 +175,27 @@ type Options struct {
 	// through their cursors (0: DefaultAndBitmapMaxDensity; NoBitmaps: no
 	// maximum).
 	AndBitmapMaxDensity float64
+	// OrTAATPostings: an OR query run by MaxScore or BlockMax-WAND whose
+	// lists hold at most this many postings in all runs OrTAAT instead
+	// (short lists: scoring every posting into a dense accumulator costs
+	// less than DAAT's per-candidate work; docs/CPU-ENGINE.md). 0 selects
+	// DefaultOrTAATPostings; a negative value (NoTAAT) never switches. It
+	// applies only to collections of at most TAATMaxDocs documents.
+	// Results are identical either way; Stats.OrAlgo says what ran.
+	OrTAATPostings int
 }
+
+// NoTAAT as Options.OrTAATPostings keeps MaxScore and BlockMax-WAND on
+// every query.
+const NoTAAT = -1
+
+// DefaultOrTAATPostings is the crossover measured on GCIDE and RFC pages
+// (docs/CPU-ENGINE.md, step 10); TAATMaxDocs bounds the dense accumulator
+// (4 bytes a document, per Engine) that the switch may allocate.
+const (
+	DefaultOrTAATPostings = 12288
+	TAATMaxDocs           = 1 << 22
+)
 
 // NoBitmaps as a bitmap density turns the roaring paths off.
 const NoBitmaps = 2.0
@@ -190,6 +216,9 @@ func (o Options) Resolve() (Options, error) {
 	}
 	if o.OrBitmapDensity == 0 {
 		o.OrBitmapDensity = DefaultOrBitmapDensity
+	}
+	if o.OrTAATPostings == 0 {
+		o.OrTAATPostings = DefaultOrTAATPostings
 	}
 	if !(o.AndBitmapDensity > 0) || !(o.OrBitmapDensity > 0) {
 		return o, fmt.Errorf("%w: bitmap densities %v, %v (want > 0)", ErrBadStrategy, o.AndBitmapDensity, o.OrBitmapDensity)
@@ -261,6 +290,9 @@ type Engine struct {
 	// TAAT.
 	acc     []float32
 	touched []uint32
+	bits    []uint64      // orTAATMaxScore's touched documents, as a bitset
+	sel     []topk.Result // orTAATMaxScore's prefix top k
+	rem     []float64     // orTAATMaxScore's suffix sums of list maxima
 	dbuf    []uint32
 	fbuf    []uint32
 	// Decoded lists (merge, galloping).
@@ -277,10 +309,14 @@ type Engine struct {
 	pruneBound float64
 	pruneEnd   int64
 	infl       float64
+	// epoch (with its monotonic reading) times SearchInto by two
+	// time.Since calls, one monotonic clock read each, where time.Now
+	// reads the wall clock too.
+	epoch time.Time
 }
 
 // New returns an Engine over x.
-func New(x *index.Index) *Engine { return &Engine{x: x} }
+func New(x *index.Index) *Engine { return &Engine{x: x, epoch: time.Now()} }
 
 // Index is the index e searches.
 func (e *Engine) Index() *index.Index { return e.x }
@@ -304,10 +340,10 @@ func (e *Engine) Search(q Query, opt Options) ([]topk.Result, Stats, error) {
 // SearchInto is Search writing the results to dst[:0] (grown only when its
 // capacity is below the number of results).
 func (e *Engine) SearchInto(dst []topk.Result, q Query, opt Options) ([]topk.Result, Stats, error) {
-	start := time.Now()
+	start := time.Since(e.epoch)
 	e.st = Stats{}
 	dst, err := e.search(dst[:0], q, opt)
-	e.st.Time = time.Since(start)
+	e.st.Time = time.Since(e.epoch) - start
 	if err != nil {
 		dst = dst[:0]
 	}
@@ -332,7 +368,7 @@ func (e *Engine) search(dst []topk.Result, q Query, opt Options) ([]topk.Result,
 		}
 	}
 	e.st.OrAlgo = opt.OrAlgo
-	if dst, err = e.runOr(dst, q.K, opt.OrAlgo, opt.OrBitmapDensity); err != nil {
+	if dst, err = e.runOr(dst, q.K, opt); err != nil {
 		return dst, e.wrap(q, err)
 	}
 	return dst, nil
@@ -420,30 +456,38 @@ func (e *Engine) ensureCursors() error {
 	}
 	e.curs = e.curs[:m]
 	for i := range e.curs {
-		l := e.terms[i].list
-		if l.IsBitmap() {
-			// A cursor reads a bitmap list through its docIDs encoded as
-			// blocks (encoded on first use and kept by the index, as for
-			// the GPU): decoding a block is several times faster than
-			// iterating the bitmap, and NextGEQ then searches decoded
-			// blocks. The frequencies, skip table and maxima are the same.
-			bl, err := e.x.BlockCodedList(l.Term)
-			if err != nil {
-				return err
-			}
-			bl.IDF, bl.MaxScore = l.IDF, l.MaxScore
-			l = bl
+		l, err := e.blockList(i)
+		if err != nil {
+			return err
 		}
 		e.curs[i].reset(l)
 	}
 	return nil
 }
 
-// finishCursors adds the cursors' decode counts to the stats and returns
-// the first decoding error.
-func (e *Engine) finishCursors() error {
+// blockList is canonical term i's list as blocks. A bitmap list is read
+// through its docIDs encoded as blocks (encoded on first use and kept by
+// the index, as for the GPU): decoding a block is several times faster than
+// iterating the bitmap, and a cursor's NextGEQ then searches decoded
+// blocks. The frequencies, skip table and maxima are the same.
+func (e *Engine) blockList(i int) (index.List, error) {
+	l := e.terms[i].list
+	if !l.IsBitmap() {
+		return l, nil
+	}
+	bl, err := e.x.BlockCodedList(l.Term)
+	if err != nil {
+		return index.List{}, err
+	}
+	bl.IDF, bl.MaxScore = l.IDF, l.MaxScore
+	return bl, nil
+}
+
+// finishCursors adds the decode counts of the cursors of canonical
+// positions from on to the stats and returns their first decoding error.
+func (e *Engine) finishCursors(from int) error {
 	var first error
-	for i := range e.curs {
+	for i := from; i < len(e.curs); i++ {
 		c := &e.curs[i]
 		e.st.BlocksDecoded += c.BlocksDecoded()
 		e.st.PostingsDecoded += c.PostingsDecoded()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand"
 	"path/filepath"
 	"strings"
@@ -153,6 +154,43 @@ func TestStats(t *testing.T) {
 	}
 	if st.BlocksDecoded > 3 || st.OrAlgo != "" || st.AndAlgo != AndSkip {
 		t.Errorf("skip AND of a 1-posting list decoded %d blocks (stats %+v)", st.BlocksDecoded, st)
+	}
+}
+
+// TestShortOrRunsTAAT checks the switch of MaxScore and BlockMax-WAND to
+// TAAT, or to a TAAT prefix then MaxScore, at Options.OrTAATPostings
+// postings, the stats saying what ran and the results staying identical.
+func TestShortOrRunsTAAT(t *testing.T) {
+	x, col := smallIndex(t, "bp128", 3000, 64, 5)
+	e := New(x)
+	terms := []string{col.Terms[len(col.Terms)/2], col.Terms[6], col.Terms[1]}
+	sum, minDF := 0, math.MaxInt
+	for _, s := range terms {
+		id, _ := x.Lookup(s)
+		sum += int(x.Record(id).DF)
+		minDF = min(minDF, int(x.Record(id).DF))
+	}
+	q := Query{Terms: terms, Mode: Or, K: 10}
+	want, _, err := e.SearchInto(nil, q, Options{OrAlgo: OrTAAT})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, algo := range []OrStrategy{OrMaxScore, OrBMW} {
+		for _, c := range []struct {
+			limit int
+			ran   OrStrategy
+		}{{sum, OrTAAT}, {sum - 1, OrTAATMaxScore}, {minDF, OrTAATMaxScore}, {minDF - 1, algo}, {NoTAAT, algo}, {0, OrTAAT}} {
+			got, st, err := e.SearchInto(nil, q, Options{OrAlgo: algo, OrTAATPostings: c.limit})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.OrAlgo != c.ran {
+				t.Errorf("%s with OrTAATPostings %d (query: %d postings): ran %q, want %q", algo, c.limit, sum, st.OrAlgo, c.ran)
+			}
+			if i, ok := sameResults(got, want); !ok {
+				t.Errorf("%s with OrTAATPostings %d: results differ from TAAT at rank %d", algo, c.limit, i)
+			}
+		}
 	}
 }
 

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"math"
+
 	"github.com/qpengine/qp/index"
 	"github.com/qpengine/qp/score"
 )
@@ -23,12 +25,28 @@ func (e *Engine) orMaxScore() error {
 	if err := e.ensureCursors(); err != nil {
 		return err
 	}
+	e.maxScore(0, math.Inf(-1), nil)
+	return e.finishCursors(0)
+}
+
+// maxScore is MaxScore over the lists of canonical positions lo..m-1, whose
+// cursors are reset, adding to e.heap. th0 is a threshold known in advance
+// (-Inf for none): a lower bound of the k-th best score, which lets the
+// lists whose bounds sum below it start non-essential (every document
+// scoring th0 or more is still found: its bound is at least its score). A
+// document whose bit is set in skip (nil: none) is not scored (the caller
+// has already pushed it).
+func (e *Engine) maxScore(lo int, th0 float64, skip []uint64) {
 	cs := e.curs
 	m := len(cs)
-	ord := e.order(m)
+	ord := e.order(m - lo)
+	for j := range ord {
+		ord[j] += lo
+	}
+	n := len(ord)
 	terms := e.terms
 	// Ascending upper bound, ties by canonical position.
-	for i := 1; i < m; i++ {
+	for i := 1; i < n; i++ {
 		x := ord[i]
 		j := i
 		for j > 0 && terms[ord[j-1]].max > terms[x].max {
@@ -37,11 +55,11 @@ func (e *Engine) orMaxScore() error {
 		}
 		ord[j] = x
 	}
-	if cap(e.ub) < m {
-		e.ub = make([]float64, m)
-		e.bub = make([]float64, m)
+	if cap(e.ub) < n {
+		e.ub = make([]float64, n)
+		e.bub = make([]float64, n)
 	}
-	ub := e.ub[:m] // ub[j] = Σ_{l<=j} max of ord[l]
+	ub := e.ub[:n] // ub[j] = Σ_{l<=j} max of ord[l]
 	sum := 0.0
 	for j, i := range ord {
 		sum += float64(terms[i].max)
@@ -49,22 +67,29 @@ func (e *Engine) orMaxScore() error {
 	}
 	infl := inflate(m)
 	h := &e.heap
-	th := float64(h.Threshold())
+	th := max(th0, float64(h.Threshold()))
 	contrib := e.contrib
 	norms := e.norms
 	k1p1 := e.k1p1
 	fe := 0 // first essential position in ord
-	d := index.Terminated
-	for _, i := range ord {
-		d = min(d, cs[i].DocID())
+	for fe < n-1 && ub[fe]*infl < th {
+		fe++
 	}
-	ess := e.essential(ord)
+	ess := e.essential(ord[fe:])
+	d := index.Terminated
+	for k := range ess {
+		d = min(d, ess[k].c.DocID())
+	}
 	for d != index.Terminated {
-		if fe == m-1 && m > 1 {
+		if fe == n-1 && n > 1 {
 			// One essential list left: it stays the only one until the
 			// end (fe only grows), so a dedicated loop takes over.
-			e.maxScoreOne(fe, th, infl)
+			e.maxScoreOne(fe, th, infl, skip)
 			break
+		}
+		if skip != nil && skip[d>>6]&(1<<(d&63)) != 0 {
+			d = e.passEssential(ess, d)
+			continue
 		}
 		// Essential lists: score the ones on d, move them on, and find the
 		// next candidate. Contributions go to contrib by canonical
@@ -93,7 +118,7 @@ func (e *Engine) orMaxScore() error {
 		if h.Push(d, s) && h.Full() {
 			th = float64(h.Threshold())
 			old := fe
-			for fe < m && ub[fe]*infl < th {
+			for fe < n && ub[fe]*infl < th {
 				fe++
 			}
 			if fe != old {
@@ -106,7 +131,20 @@ func (e *Engine) orMaxScore() error {
 		}
 		d = nd
 	}
-	return e.finishCursors()
+}
+
+// passEssential moves the essential cursors on d past it and returns the
+// next candidate.
+func (e *Engine) passEssential(ess []msTerm, d uint32) uint32 {
+	nd := index.Terminated
+	for k := range ess {
+		c := ess[k].c
+		if c.DocID() == d {
+			c.Next()
+		}
+		nd = min(nd, c.DocID())
+	}
+	return nd
 }
 
 // msTerm is the hot state of one essential list in MaxScore's loop.
@@ -132,7 +170,7 @@ func (e *Engine) essential(ord []int) []msTerm {
 // below the k-th score (the block-max skipping of the essential list in
 // block_max_maxscore), and a posting whose contribution plus ub[fe-1] is
 // below it is dropped before the non-essential lists are probed.
-func (e *Engine) maxScoreOne(fe int, th, infl float64) {
+func (e *Engine) maxScoreOne(fe int, th, infl float64, skip []uint64) {
 	cs, terms, ord, ub := e.curs, e.terms, e.ord, e.ub
 	m := len(cs)
 	i := ord[fe]
@@ -153,6 +191,10 @@ func (e *Engine) maxScoreOne(fe int, th, infl float64) {
 				continue
 			}
 			bb = b
+		}
+		if skip != nil && skip[d>>6]&(1<<(d&63)) != 0 {
+			d = c.Next()
+			continue
 		}
 		s := float32(t.w * score.Term(t.idf, k1p1, c.Freq(), norms[d]))
 		if (float64(s)+rest)*infl < th {

@@ -119,6 +119,11 @@ type postBuf struct {
 // leftovers of a killed build into the same output are removed by the next
 // one. An input without documents is an error (ErrNoDocuments) and writes
 // nothing.
+//
+// The phases: readBatches (one goroutine, input order) → tokenizeBatches
+// (opt.Workers goroutines, any order) → invertInOrder (this goroutine, back in
+// input order; spills) → writeBuilt (docID order, merge, encode on all
+// cores).
 func Build(ctx context.Context, src DocSource, opt BuildOptions) (BuildStats, error) {
 	if opt.NewAnalyzer == nil {
 		panic("BUG: BuildOptions.NewAnalyzer is nil")
@@ -126,15 +131,7 @@ func Build(ctx context.Context, src DocSource, opt BuildOptions) (BuildStats, er
 	if err := opt.validate(); err != nil {
 		return BuildStats{}, err
 	}
-	if opt.Workers == 0 {
-		opt.Workers = runtime.GOMAXPROCS(0)
-	}
-	if opt.MemBudget == 0 {
-		opt.MemBudget = 1 << 30
-	}
-	if opt.BlockSize == 0 {
-		opt.BlockSize = DefaultBlockSize
-	}
+	opt.setDefaults()
 	if err := fileguard.Creatable(opt.Out); err != nil {
 		return BuildStats{}, fmt.Errorf("index: %w", err)
 	}
@@ -146,44 +143,6 @@ func Build(ctx context.Context, src DocSource, opt BuildOptions) (BuildStats, er
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-
-	// Stage 1: read documents in order, in batches.
-	type batch struct {
-		docs    []tokDoc
-		buckets [][]idPosting // postings of the term-id documents by shard
-	}
-	in := make(chan *batch, opt.Workers*2)
-	out := make(chan *batch, opt.Workers*2)
-	var readErr error
-	go func() {
-		defer close(in)
-		var seq uint64
-		for {
-			b := &batch{}
-			for len(b.docs) < 64 {
-				d, err := src.Next()
-				if err == io.EOF {
-					break
-				}
-				if err != nil {
-					readErr = err
-					break
-				}
-				b.docs = append(b.docs, tokDoc{seq: seq, doc: d})
-				seq++
-			}
-			if len(b.docs) > 0 {
-				select {
-				case in <- b:
-				case <-ctx.Done():
-					return
-				}
-			}
-			if len(b.docs) < 64 {
-				return
-			}
-		}
-	}()
 	// Documents pre-tokenized by term ids are inverted by idInv (sort-based,
 	// opt.Workers shards; build_ids.go); the tokenizers bucket their
 	// postings by shard.
@@ -196,42 +155,111 @@ func Build(ctx context.Context, src DocSource, opt BuildOptions) (BuildStats, er
 			}
 		}()
 	}
-	// Stage 2: tokenize and count term frequencies on all cores.
+	in, readErr := readBatches(ctx, src, opt.Workers)
+	out := tokenizeBatches(ctx, in, &opt, idInv)
+	inv := newInverter(tmpDir, opt.MemBudget)
+	cols, st, err := invertInOrder(ctx, out, inv, idInv, &opt)
+	if err != nil {
+		return st, err
+	}
+	if *readErr != nil { // out is closed, so the reader has returned
+		return st, *readErr
+	}
+	if err := ctx.Err(); err != nil {
+		return st, err
+	}
+	if st.Docs == 0 {
+		return st, ErrNoDocuments
+	}
+	return writeBuilt(ctx, &opt, cols, inv, idInv, st)
+}
+
+// setDefaults fills the zero Workers, MemBudget and BlockSize.
+func (opt *BuildOptions) setDefaults() {
+	if opt.Workers == 0 {
+		opt.Workers = runtime.GOMAXPROCS(0)
+	}
+	if opt.MemBudget == 0 {
+		opt.MemBudget = 1 << 30
+	}
+	if opt.BlockSize == 0 {
+		opt.BlockSize = DefaultBlockSize
+	}
+}
+
+// buildBatch is up to batchDocs consecutive documents of the input; the
+// first one's seq orders the batches.
+type buildBatch struct {
+	docs    []tokDoc
+	buckets [][]idPosting // postings of the term-id documents by shard
+}
+
+// batchDocs is the number of documents the reader hands over at once.
+const batchDocs = 64
+
+// readBatches reads src in order on one goroutine and sends its documents
+// in batches until src ends, fails or ctx is done; it closes the channel then.
+// *err holds src's error (nil at its end): read it only after everything
+// downstream of the channel has seen it closed.
+func readBatches(ctx context.Context, src DocSource, workers int) (<-chan *buildBatch, *error) {
+	in := make(chan *buildBatch, workers*2)
+	readErr := new(error)
+	go func() {
+		defer close(in)
+		var seq uint64
+		for {
+			b := &buildBatch{}
+			for len(b.docs) < batchDocs {
+				d, err := src.Next()
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					*readErr = err
+					break
+				}
+				b.docs = append(b.docs, tokDoc{seq: seq, doc: d})
+				seq++
+			}
+			if len(b.docs) > 0 {
+				select {
+				case in <- b:
+				case <-ctx.Done():
+					return
+				}
+			}
+			if len(b.docs) < batchDocs {
+				return
+			}
+		}
+	}()
+	return in, readErr
+}
+
+// tokenizeBatches tokenizes the documents of every batch on opt.Workers
+// goroutines (each with its own analyzer; batches leave in any order) and
+// closes the returned channel when in is drained or ctx is done. A
+// document's error is left in its tokDoc for invertInOrder to report in
+// input order.
+func tokenizeBatches(ctx context.Context, in <-chan *buildBatch, opt *BuildOptions, idInv *idInverter) <-chan *buildBatch {
+	out := make(chan *buildBatch, opt.Workers*2)
 	var wg sync.WaitGroup
 	for w := 0; w < opt.Workers; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			an := opt.NewAnalyzer()
-			var toks []string
-			counts := map[string]uint32{}
+			tk := tokenizer{an: opt.NewAnalyzer(), counts: map[string]uint32{}}
 			for b := range in {
 				for i := range b.docs {
 					td := &b.docs[i]
-					if td.doc.TermIDs != nil {
+					switch {
+					case td.doc.TermIDs != nil:
 						td.err = pretokenizedIDs(td, opt.TermName != nil)
-						continue
-					}
-					if td.doc.Terms != nil {
+					case td.doc.Terms != nil:
 						td.err = pretokenized(td)
-						continue
+					default:
+						tk.tokenize(td)
 					}
-					toks = an(toks[:0], td.doc.Text)
-					td.length = uint32(len(toks))
-					clear(counts)
-					for _, t := range toks {
-						counts[t]++
-					}
-					td.terms = make([]string, 0, len(counts))
-					for t := range counts {
-						td.terms = append(td.terms, t)
-					}
-					sort.Strings(td.terms)
-					td.tfs = make([]uint32, len(td.terms))
-					for j, t := range td.terms {
-						td.tfs[j] = counts[t]
-					}
-					td.doc.Text = nil
 				}
 				if idInv != nil {
 					b.buckets = idInv.idBuckets(b.docs)
@@ -245,26 +273,66 @@ func Build(ctx context.Context, src DocSource, opt BuildOptions) (BuildStats, er
 		}()
 	}
 	go func() { wg.Wait(); close(out) }()
+	return out
+}
 
-	// Stage 3: invert in input order.
-	inv := newInverter(tmpDir, opt.MemBudget)
-	var lens []uint32
-	var ids []string
-	var stored [][]byte
-	var keys []string
-	anyStored := false
-	pending := map[uint64]*batch{}
-	var next uint64
+// tokenizer is one tokenizing goroutine's analyzer and scratch.
+type tokenizer struct {
+	an     Analyzer
+	toks   []string
+	counts map[string]uint32
+}
+
+// tokenize analyzes td's text into its distinct terms (sorted) with their
+// frequencies and its length in tokens, and drops the text.
+func (tk *tokenizer) tokenize(td *tokDoc) {
+	tk.toks = tk.an(tk.toks[:0], td.doc.Text)
+	td.length = uint32(len(tk.toks))
+	clear(tk.counts)
+	for _, t := range tk.toks {
+		tk.counts[t]++
+	}
+	td.terms = make([]string, 0, len(tk.counts))
+	for t := range tk.counts {
+		td.terms = append(td.terms, t)
+	}
+	sort.Strings(td.terms)
+	td.tfs = make([]uint32, len(td.terms))
+	for j, t := range td.terms {
+		td.tfs[j] = tk.counts[t]
+	}
+	td.doc.Text = nil
+}
+
+// docColumns are the per-document data gathered in input order (docID =
+// input position until writeBuilt applies the docID order).
+type docColumns struct {
+	lens      []uint32
+	ids       []string
+	stored    [][]byte
+	keys      []string // DocIDOrder "field" only
+	anyStored bool
+}
+
+// invertInOrder takes the tokenized batches back into input order and adds
+// their postings to inv (spilling past the budget) or, bucketed, to idInv;
+// it gathers the documents' columns and calls opt.Progress after each
+// batch. It returns when out is closed; the first document error, spill
+// error or cancellation stops it.
+func invertInOrder(ctx context.Context, out <-chan *buildBatch, inv *inverter, idInv *idInverter, opt *BuildOptions) (docColumns, BuildStats, error) {
+	var cols docColumns
 	var st BuildStats
+	pending := map[uint64]*buildBatch{}
+	var next uint64
 	for {
-		var b *batch
+		var b *buildBatch
 		select {
 		case b = <-out:
 		case <-ctx.Done(): // also while the reader waits for input
-			return st, ctx.Err()
+			return cols, st, ctx.Err()
 		}
 		if b == nil {
-			break
+			return cols, st, nil
 		}
 		pending[b.docs[0].seq] = b
 		for {
@@ -273,33 +341,12 @@ func Build(ctx context.Context, src DocSource, opt BuildOptions) (BuildStats, er
 				break
 			}
 			delete(pending, next)
-			for i := range pb.docs {
-				td := &pb.docs[i]
-				if td.err != nil {
-					return st, fmt.Errorf("index: document %d (%q): %w", td.seq, td.doc.ID, td.err)
-				}
-				id := uint32(td.seq)
-				if uint64(td.seq) >= uint64(Terminated) {
-					return st, fmt.Errorf("index: more than %d documents", Terminated-1)
-				}
-				lens = append(lens, td.length)
-				ids = append(ids, td.doc.ID)
-				stored = append(stored, td.doc.Stored)
-				anyStored = anyStored || td.doc.Stored != nil
-				if opt.DocIDOrder == "field" {
-					keys = append(keys, td.doc.Key)
-				}
-				st.Tokens += uint64(td.length)
-				for j, t := range td.terms {
-					inv.add(t, id, td.tfs[j])
-				}
-				if err := inv.maybeSpill(); err != nil {
-					return st, err
-				}
+			if err := cols.invertBatch(pb, inv, opt.DocIDOrder == "field", &st); err != nil {
+				return cols, st, err
 			}
 			if pb.buckets != nil {
 				if err := idInv.send(ctx, pb.buckets); err != nil {
-					return st, idInv.failure(err)
+					return cols, st, idInv.failure(err)
 				}
 			}
 			next += uint64(len(pb.docs))
@@ -313,29 +360,57 @@ func Build(ctx context.Context, src DocSource, opt BuildOptions) (BuildStats, er
 			}
 		}
 		if ctx.Err() != nil {
-			return st, ctx.Err()
+			return cols, st, ctx.Err()
 		}
 	}
-	if readErr != nil {
-		return st, readErr
-	}
-	if err := ctx.Err(); err != nil {
-		return st, err
-	}
-	if st.Docs == 0 {
-		return st, ErrNoDocuments
-	}
+}
 
-	// DocID order: a permutation applied at merge time.
+// invertBatch appends the batch's documents (the next ones in input order)
+// to the columns and their term-string postings to inv, spilling when the
+// budget is reached; a document's tokenizing error is returned naming it.
+func (cols *docColumns) invertBatch(b *buildBatch, inv *inverter, keys bool, st *BuildStats) error {
+	for i := range b.docs {
+		td := &b.docs[i]
+		if td.err != nil {
+			return fmt.Errorf("index: document %d (%q): %w", td.seq, td.doc.ID, td.err)
+		}
+		id := uint32(td.seq)
+		if uint64(td.seq) >= uint64(Terminated) {
+			return fmt.Errorf("index: more than %d documents", Terminated-1)
+		}
+		cols.lens = append(cols.lens, td.length)
+		cols.ids = append(cols.ids, td.doc.ID)
+		cols.stored = append(cols.stored, td.doc.Stored)
+		cols.anyStored = cols.anyStored || td.doc.Stored != nil
+		if keys {
+			cols.keys = append(cols.keys, td.doc.Key)
+		}
+		st.Tokens += uint64(td.length)
+		for j, t := range td.terms {
+			inv.add(t, id, td.tfs[j])
+		}
+		if err := inv.maybeSpill(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeBuilt applies the docID order (a permutation of the columns, and of
+// the postings at merge time), opens the writer, merges the spilled runs
+// and in-memory lists of inv and idInv term by term into it (encoding on
+// opt.Workers cores) and closes it. On an error the output is not written
+// (Writer.Abort).
+func writeBuilt(ctx context.Context, opt *BuildOptions, cols docColumns, inv *inverter, idInv *idInverter, st BuildStats) (BuildStats, error) {
 	var perm []uint32 // old docID -> new docID
 	if opt.DocIDOrder == "random" || opt.DocIDOrder == "field" {
-		perm = docPermutation(ids, keys, opt.DocIDOrder, opt.Seed)
-		lens = permute(lens, perm)
-		ids = permute(ids, perm)
-		stored = permute(stored, perm)
+		perm = docPermutation(cols.ids, cols.keys, opt.DocIDOrder, opt.Seed)
+		cols.lens = permute(cols.lens, perm)
+		cols.ids = permute(cols.ids, perm)
+		cols.stored = permute(cols.stored, perm)
 	}
-	if !anyStored {
-		stored = nil
+	if !cols.anyStored {
+		cols.stored = nil
 	}
 	meta := opt.Meta
 	meta.DocIDOrder = opt.DocIDOrder
@@ -344,7 +419,7 @@ func Build(ctx context.Context, src DocSource, opt BuildOptions) (BuildStats, er
 	}
 	w, err := NewWriter(opt.Out, WriterOptions{
 		BlockSize: opt.BlockSize, DocCodec: opt.DocCodec, FreqCodec: opt.FreqCodec,
-		Params: opt.Params, DocLens: lens, DocIDs: ids, Stored: stored, Meta: meta, Bitmaps: opt.Bitmaps,
+		Params: opt.Params, DocLens: cols.lens, DocIDs: cols.ids, Stored: cols.stored, Meta: meta, Bitmaps: opt.Bitmaps,
 	})
 	if err != nil {
 		return st, err

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/RoaringBitmap/roaring"
+	"github.com/RoaringBitmap/roaring/v2"
 
 	"github.com/qpengine/qp/compress"
 )

@@ -50,11 +50,13 @@ package index
 // i/B), and the skip table is exactly the one of the block-coded list,
 // docEnd included: docEnd then refers to the docID blocks the list would have
 // with its doc codec (Index.BlockCodedList rebuilds them, for the GPU), not
-// to bytes in the file. A bitmap must be canonical: the serialization of the
-// bitmap holding the same docIDs after RunOptimize (roaring v1.9); Open
-// verifies that, its cardinality (= df), its docIDs (< N) and every block's
-// last docID against the skip table, so that a damaged bitmap is an error
-// wrapping ErrCorrupt and never reaches roaring's operations.
+// to bytes in the file. A bitmap is any valid encoding of the list's docIDs
+// in the portable format (RoaringFormatSpec; which containers the writer
+// chose is not part of the format: roaring v1 and v2 choose differently);
+// Open verifies the encoding (roaring_format.go), its cardinality (= df), its
+// docIDs (< N) and every block's last docID against the skip table, so that a
+// damaged bitmap is an error wrapping ErrCorrupt and never reaches roaring's
+// operations.
 //
 // Version 1 files (no bitmap lists; flags and bitmapBytes were reserved,
 // zero) are read unchanged; this version writes version 2.

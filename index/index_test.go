@@ -41,20 +41,10 @@ func randomLists(rng *rand.Rand, n int, bs int) (terms []string, docs, freqs [][
 	return
 }
 
+// writeIndex writes block-coded lists (writeIndexMode, bitmaps off).
 func writeIndex(t *testing.T, path string, c compress.Codec, bs int, terms []string, docs, freqs [][]uint32, lens []uint32) {
 	t.Helper()
-	w, err := NewWriter(path, WriterOptions{BlockSize: bs, DocCodec: c, DocLens: lens})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, term := range terms {
-		if err := w.AddList(term, docs[i], freqs[i]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	writeIndexMode(t, path, c, bs, BitmapsOff, terms, docs, freqs, lens)
 }
 
 func TestIndexRoundTripAllCodecs(t *testing.T) {

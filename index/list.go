@@ -6,7 +6,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/RoaringBitmap/roaring"
+	"github.com/RoaringBitmap/roaring/v2"
 
 	"github.com/qpengine/qp/compress"
 )

@@ -11,11 +11,8 @@ package intersect
 // reordered by length.
 func BinarySearch(dst []uint32, lists [][]uint32) []uint32 {
 	orderByLength(lists)
-	switch len(lists) {
-	case 0:
-		return dst[:0]
-	case 1:
-		return single(dst, lists[0])
+	if d, done := fewLists(dst, lists); done {
+		return d
 	}
 	dst = dst[:0]
 	// One search start per longer list; a few terms fit on the stack.

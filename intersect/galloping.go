@@ -28,21 +28,7 @@ func Gallop2(dst, a, b []uint32) []uint32 {
 // result with each longer list in turn (Ding et al. WWW'09 §7 order). lists
 // is reordered by length.
 func SvS(dst []uint32, lists [][]uint32) []uint32 {
-	orderByLength(lists)
-	switch len(lists) {
-	case 0:
-		return dst[:0]
-	case 1:
-		return single(dst, lists[0])
-	}
-	dst = Gallop2(dst, lists[0], lists[1])
-	for _, l := range lists[2:] {
-		if len(dst) == 0 {
-			break
-		}
-		dst = gallopInPlace(dst, l)
-	}
-	return dst
+	return smallVsSmall(dst, lists, Gallop2, gallopInPlace)
 }
 
 // gallopInPlace keeps the elements of a (the shorter, running result) that

@@ -67,10 +67,7 @@ func (t *HS) Bucket(x uint32) (lo, hi int) {
 // Contains reports whether x is in list (the list t was built from).
 func (t *HS) Contains(list []uint32, x uint32) bool {
 	lo, hi := t.Bucket(x)
-	hi = min(hi, len(list)) // a table of another list gives a wrong answer, never a panic
-	lo = min(lo, hi)
-	p := lo + lowerBound(list[lo:hi], x)
-	return p < hi && list[p] == x
+	return containsIn(list, x, lo, hi)
 }
 
 // HSSearch appends the intersection of lists to dst[:0]: every element of
@@ -82,11 +79,8 @@ func HSSearch(dst []uint32, lists [][]uint32, tables []HS) []uint32 {
 		panic("BUG: intersect.HSSearch: one table per list")
 	}
 	orderWith(lists, tables)
-	switch len(lists) {
-	case 0:
-		return dst[:0]
-	case 1:
-		return single(dst, lists[0])
+	if d, done := fewLists(dst, lists); done {
+		return d
 	}
 	dst = append(dst[:0], lists[0]...)
 	for j := 1; j < len(lists) && len(dst) > 0; j++ {

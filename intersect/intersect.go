@@ -65,3 +65,45 @@ func lowerBound(a []uint32, x uint32) int {
 
 // single copies the only list into dst.
 func single(dst, a []uint32) []uint32 { return append(dst[:0], a...) }
+
+// fewLists answers the intersection of no list (empty) and of one list (a
+// copy of it) in dst[:0]; done is false for two or more lists, which the
+// caller intersects itself.
+func fewLists(dst []uint32, lists [][]uint32) (out []uint32, done bool) {
+	switch len(lists) {
+	case 0:
+		return dst[:0], true
+	case 1:
+		return single(dst, lists[0]), true
+	}
+	return dst, false
+}
+
+// smallVsSmall is the order Merge and SvS share (Ding et al. WWW'09 §7):
+// lists are reordered by length, the two shortest intersected by pair into
+// dst[:0], and the result filtered in place by each longer list in turn
+// (filter), until it is empty. pair and filter are the method's own steps.
+func smallVsSmall(dst []uint32, lists [][]uint32, pair func(dst, a, b []uint32) []uint32, filter func(res, l []uint32) []uint32) []uint32 {
+	orderByLength(lists)
+	if d, done := fewLists(dst, lists); done {
+		return d
+	}
+	dst = pair(dst, lists[0], lists[1])
+	for _, l := range lists[2:] {
+		if len(dst) == 0 {
+			break
+		}
+		dst = filter(dst, l)
+	}
+	return dst
+}
+
+// containsIn reports whether x is in list[lo:hi], the range a model or
+// hash table says x can only be in (clamped to the list: a model of another
+// list gives a wrong answer, never a panic).
+func containsIn(list []uint32, x uint32, lo, hi int) bool {
+	hi = min(hi, len(list))
+	lo = min(lo, hi)
+	p := lo + lowerBound(list[lo:hi], x)
+	return p < hi && list[p] == x
+}

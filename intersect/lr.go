@@ -148,10 +148,7 @@ func (m *LR) Contraction() float64 {
 // binary search restricted to the safe range.
 func (m *LR) Contains(list []uint32, x uint32) bool {
 	lo, hi := m.Range(x)
-	hi = min(hi, len(list)) // a model of another list gives a wrong answer, never a panic
-	lo = min(lo, hi)
-	p := lo + lowerBound(list[lo:hi], x)
-	return p < hi && list[p] == x
+	return containsIn(list, x, lo, hi)
 }
 
 // LRSearch appends the intersection of lists to dst[:0]: every element of
@@ -165,11 +162,8 @@ func LRSearch(dst []uint32, lists [][]uint32, models []LR) []uint32 {
 		panic("BUG: intersect.LRSearch: one model per list")
 	}
 	orderWith(lists, models)
-	switch len(lists) {
-	case 0:
-		return dst[:0]
-	case 1:
-		return single(dst, lists[0])
+	if d, done := fewLists(dst, lists); done {
+		return d
 	}
 	dst = append(dst[:0], lists[0]...)
 	for j := 1; j < len(lists) && len(dst) > 0; j++ {

@@ -44,21 +44,7 @@ func mergeLoop(out, a, b []uint32) int {
 // Merge appends the intersection of lists to dst[:0] by linear merges,
 // shortest list first (Ding et al. WWW'09 §7). lists is reordered by length.
 func Merge(dst []uint32, lists [][]uint32) []uint32 {
-	orderByLength(lists)
-	switch len(lists) {
-	case 0:
-		return dst[:0]
-	case 1:
-		return single(dst, lists[0])
-	}
-	dst = Merge2(dst, lists[0], lists[1])
-	for _, l := range lists[2:] {
-		if len(dst) == 0 {
-			break
-		}
-		dst = mergeInPlace(dst, l)
-	}
-	return dst
+	return smallVsSmall(dst, lists, Merge2, mergeInPlace)
 }
 
 // mergeInPlace keeps the elements of a that occur in b (writing never passes

@@ -32,11 +32,8 @@ func PMF(dst []uint32, lists [][]uint32, levels int) []uint32 {
 		panic("BUG: intersect.PMF: levels outside 1..4")
 	}
 	orderByLength(lists)
-	switch len(lists) {
-	case 0:
-		return dst[:0]
-	case 1:
-		return single(dst, lists[0])
+	if d, done := fewLists(dst, lists); done {
+		return d
 	}
 	a := lists[0]
 	if cap(dst) < len(a) {

@@ -13,6 +13,7 @@ import (
 	"github.com/qpengine/qp/compress"
 	"github.com/qpengine/qp/engine"
 	"github.com/qpengine/qp/index"
+	"github.com/qpengine/qp/internal/ref"
 	"github.com/qpengine/qp/topk"
 )
 
@@ -54,34 +55,8 @@ func testCollection(t *testing.T, path string, n int, codec string, bitmaps inde
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := index.NewWriter(path, index.WriterOptions{BlockSize: 32, DocCodec: dc, DocLens: lens, DocIDs: ids, Stored: stored,
-		Bitmaps: bitmaps, Meta: index.Meta{Stem: "english", Source: "test"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	terms := make([]string, 0, len(lists))
-	for term := range lists {
-		terms = append(terms, term)
-	}
-	slices.Sort(terms)
-	for _, term := range terms {
-		docs := make([]uint32, 0, len(lists[term]))
-		for d := range lists[term] {
-			docs = append(docs, d)
-		}
-		slices.Sort(docs)
-		freqs := make([]uint32, len(docs))
-		for i, d := range docs {
-			freqs[i] = lists[term][d]
-		}
-		if err := w.AddList(term, docs, freqs); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	x, err := index.Open(path)
+	x, err := ref.Postings(lists).Collection(lens).WriteIndexWith(path, index.WriterOptions{BlockSize: 32, DocCodec: dc, DocIDs: ids,
+		Stored: stored, Bitmaps: bitmaps, Meta: index.Meta{Stem: "english", Source: "test"}})
 	if err != nil {
 		t.Fatal(err)
 	}

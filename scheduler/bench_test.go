@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/qpengine/qp/engine"
 )
@@ -33,6 +34,12 @@ func BenchmarkOverhead(b *testing.B) {
 		cfg  func() Config
 	}{
 		{"cpu-only", func() Config { return Config{CPU: &Processor{Backend: nopBackend{}, Slots: 2}} }},
+		// The same CPU taking up to 1 ms of predicted work per slot
+		// hand-off (Processor.Sequential): the dispatcher's per-batch cost
+		// is shared by the queries queued at once.
+		{"cpu-seq", func() Config {
+			return Config{CPU: &Processor{Backend: nopBackend{}, Slots: 2, Sequential: true, Batch: BatchPolicy{MaxCost: time.Millisecond}}}
+		}},
 		{"cpu+gpu", func() Config {
 			return Config{
 				CPU: &Processor{Backend: nopBackend{}, Slots: 2},

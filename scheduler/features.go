@@ -18,7 +18,10 @@
 //   - GPU work is batched as in Ao et al. (VLDB'11) §4.1, PARA: a batch
 //     grows until the sum of its predicted costs or of its shortest-list
 //     lengths reaches a threshold c, or its oldest query has waited a time
-//     limit.
+//     limit; a CPU slot (Processor.Sequential) takes the queued queries up
+//     to a cost budget per hand-off and runs them one at a time, so that
+//     the single dispatcher is not what limits a CPU whose queries take a
+//     few microseconds.
 //
 // The scheduler never changes results: every Result carries exactly the
 // engine.Response its backend wrote. The replay driver (Experiment) compares
@@ -27,7 +30,10 @@
 // CPU and GPU without stealing, on a query log with Poisson arrivals, and
 // searches each one's highest sustained rate (p99 delay within the
 // deadline, no growing queue) to within 5%, repeated with different
-// arrivals (RateSearch, Run.Sustained).
+// arrivals (RateSearch, Run.Sustained). Its CPU+GPU setups give the CPU
+// only the cores the GPU's host side leaves (ProbeSplit, HostCores,
+// HybridCPUSlots), so that the hybrid does not slow the GPU by taking its
+// host's cores.
 package scheduler
 
 import (

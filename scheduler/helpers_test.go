@@ -19,6 +19,7 @@ import (
 
 	"github.com/qpengine/qp/engine"
 	"github.com/qpengine/qp/index"
+	"github.com/qpengine/qp/internal/ref"
 )
 
 const testDocs = 3000
@@ -48,20 +49,11 @@ func testIndex(t testing.TB) *index.Index {
 			lens[d] += freqs[i][j]
 		}
 	}
-	path := filepath.Join(t.TempDir(), "x.qp")
-	w, err := index.NewWriter(path, index.WriterOptions{DocLens: lens, BlockSize: 32})
-	if err != nil {
-		t.Fatal(err)
-	}
+	col := &ref.Collection{Docs: docs, Freqs: freqs, Lens: lens}
 	for i := range terms {
-		if err := w.AddList(termName(i), docs[i], freqs[i]); err != nil {
-			t.Fatal(err)
-		}
+		col.Terms = append(col.Terms, termName(i))
 	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	x, err := index.Open(path)
+	x, err := col.WriteIndexWith(filepath.Join(t.TempDir(), "x.qp"), index.WriterOptions{BlockSize: 32})
 	if err != nil {
 		t.Fatal(err)
 	}

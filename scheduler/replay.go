@@ -1,17 +1,16 @@
 package scheduler
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"text/tabwriter"
 	"time"
 
 	"github.com/qpengine/qp/engine"
@@ -395,6 +394,16 @@ type Experiment struct {
 	Warmup int
 	Model  ModelOptions // options of trained models
 	Setups []Setup      // default AllSetups
+	// HybridCPUSlots is the number of CPU slots of the cpu+gpu setups:
+	// 0, measured: with SplitProbe > 0 the candidate of the highest
+	// throughput in ProbeSplit (each candidate probed for SplitProbe on
+	// the training queries), otherwise the CPU's slots less the cores the
+	// GPU's host side was measured to use while its training batches ran
+	// (see HybridCPUSlots; all of the CPU's slots when the GPU was not
+	// measured); -1, all of the CPU's slots; > 0, that many. With none
+	// left, cpu+gpu runs the GPU alone.
+	HybridCPUSlots int
+	SplitProbe     time.Duration
 	// Rates are the arrival rates of the table (queries/s). A run at a
 	// rate beyond a setup's capacity lasts until its backlog drains
 	// (about the whole log's processing time) unless StopOnMiss is set.
@@ -429,31 +438,28 @@ type Report struct {
 	BatchTraining [2]TrainResult
 	BatchTrained  [2]bool
 	Names         [2]string
-	Runs          []Run // the table: setups × rates, in that order
-	Searches      []SearchResult
+	// HostCores is the mean number of cores the process used while a
+	// batching processor's training batches ran (-1: not measured), and
+	// HybridCPUSlots the CPU slots the cpu+gpu setups ran with.
+	HostCores      [2]float64
+	HybridCPUSlots int
+	Split          []SplitProbe // the core split probes (none: not probed)
+	Runs           []Run        // the table: setups × rates, in that order
+	Searches       []SearchResult
 }
 
 // Run trains the missing cost models, replays the log at every rate of
 // e.Rates under every setup, and searches each setup's highest sustained
 // rate.
 func (e *Experiment) Run(ctx context.Context) (*Report, error) {
-	if e.Index == nil {
-		return nil, errors.New("scheduler: experiment without an index")
-	}
-	if e.CPU.Backend == nil || e.GPU.Backend == nil {
-		return nil, errors.New("scheduler: experiment needs a CPU and a GPU backend")
-	}
-	if len(e.Queries) == 0 {
-		return nil, errors.New("scheduler: experiment without queries")
-	}
-	if _, err := e.Options.Resolve(); err != nil {
-		return nil, fmt.Errorf("scheduler: %w", err)
+	if err := e.check(); err != nil {
+		return nil, err
 	}
 	setups := e.Setups
 	if len(setups) == 0 {
 		setups = AllSetups
 	}
-	rep := &Report{Deadline: e.Deadline, Queries: len(e.Queries), Seed: e.Seed}
+	rep := &Report{Deadline: e.Deadline, Queries: len(e.Queries), Seed: e.Seed, HostCores: [2]float64{-1, -1}}
 	if rep.Deadline == 0 {
 		rep.Deadline = DefaultDeadline
 	}
@@ -484,10 +490,17 @@ func (e *Experiment) Run(ctx context.Context) (*Report, error) {
 		single[i], rep.Training[i] = Train(samples, e.Model)
 		rep.Trained[i] = true
 		p.Model = single[i]
-		if p.Batch.maxQueries() > 1 {
-			bs, err := MeasureBatches(ctx, e.Index, p.Backend, e.Options, e.Train, p.Batch, single[i], 0)
+		if p.Batch.maxQueries() > 1 && !p.Sequential {
+			var bs []Sample
+			cores, ok, err := HostCores(func() (err error) {
+				bs, err = MeasureBatches(ctx, e.Index, p.Backend, e.Options, e.Train, p.Batch, single[i], 0)
+				return err
+			})
 			if err != nil {
 				return nil, err
+			}
+			if ok {
+				rep.HostCores[i] = cores
 			}
 			if len(bs) > 0 {
 				p.Model, rep.BatchTraining[i] = Train(bs, e.Model)
@@ -501,6 +514,16 @@ func (e *Experiment) Run(ctx context.Context) (*Report, error) {
 		minDur = 10 * deadline
 	}
 	rep.MinDuration = max(minDur, 0)
+	rep.HybridCPUSlots = e.hybridCPUSlots(rep.HostCores[GPU])
+	if e.HybridCPUSlots == 0 && e.SplitProbe > 0 && (slices.Contains(setups, Parallel) || slices.Contains(setups, ParallelNoSteal)) {
+		ks := splitCandidates(max(e.CPU.Slots, 1), rep.HybridCPUSlots)
+		ps, err := ProbeSplit(ctx, e.Index, procs[CPU].Backend, procs[GPU].Backend, procs[GPU].Batch, procs[GPU].Model, e.Options, e.Train, ks, e.SplitProbe)
+		if err != nil {
+			return nil, err
+		}
+		rep.Split = ps
+		rep.HybridCPUSlots = bestSplit(ps).CPUSlots
+	}
 	run := func(setup Setup, rate float64, stopOnMiss bool, seed uint64) (Run, error) {
 		cfg := Config{
 			Options: e.Options, Deadline: e.Deadline, UrgentFraction: e.UrgentFraction,
@@ -517,19 +540,17 @@ func (e *Experiment) Run(ctx context.Context) (*Report, error) {
 		if setup != CPUOnly {
 			cfg.GPU = &gpu
 		}
+		if setup == Parallel || setup == ParallelNoSteal {
+			cpu.Slots = rep.HybridCPUSlots
+			if cpu.Slots == 0 {
+				cfg.CPU = nil // no core left for the CPU: the GPU alone
+			}
+		}
 		s, err := New(e.Index, cfg)
 		if err != nil {
 			return Run{}, err
 		}
-		qs := e.Queries
-		if minDur > 0 {
-			if n := min(int(math.Ceil(rate*minDur.Seconds())), 1<<20); n > len(qs) {
-				qs = make([]engine.Query, n)
-				for i := range qs {
-					qs[i] = e.Queries[i%len(e.Queries)]
-				}
-			}
-		}
+		qs := cycled(e.Queries, rate, minDur)
 		maxMiss := -1
 		if stopOnMiss {
 			maxMiss = len(qs) / 100 // more fail the p99 criterion
@@ -544,30 +565,77 @@ func (e *Experiment) Run(ctx context.Context) (*Report, error) {
 		}
 		return r, nil
 	}
+	return rep, e.runAll(rep, setups, procs, single, run)
+}
+
+// check reports what the experiment lacks (index, backends, queries) and
+// invalid query options.
+func (e *Experiment) check() error {
+	if e.Index == nil {
+		return errors.New("scheduler: experiment without an index")
+	}
+	if e.CPU.Backend == nil || e.GPU.Backend == nil {
+		return errors.New("scheduler: experiment needs a CPU and a GPU backend")
+	}
+	if len(e.Queries) == 0 {
+		return errors.New("scheduler: experiment without queries")
+	}
+	if _, err := e.Options.Resolve(); err != nil {
+		return fmt.Errorf("scheduler: %w", err)
+	}
+	return nil
+}
+
+// cycled is the log replayed at rate: qs itself, or qs repeated cyclically
+// to span at least minDur of arrivals (at most 2^20 queries).
+func cycled(qs []engine.Query, rate float64, minDur time.Duration) []engine.Query {
+	if minDur <= 0 {
+		return qs
+	}
+	n := min(int(math.Ceil(rate*minDur.Seconds())), 1<<20)
+	if n <= len(qs) {
+		return qs
+	}
+	out := make([]engine.Query, n)
+	for i := range out {
+		out[i] = qs[i%len(qs)]
+	}
+	return out
+}
+
+// runAll runs the table (every setup at every rate of e.Rates) and then,
+// unless e.Search.Off, the rate search of every setup (best-serial with the
+// models of queries run alone, single), appending to rep; it stops at the
+// first error.
+func (e *Experiment) runAll(rep *Report, setups []Setup, procs [2]Processor, single [2]*CostModel, run func(Setup, float64, bool, uint64) (Run, error)) error {
 	for _, setup := range setups {
 		for _, rate := range e.Rates {
 			r, err := run(setup, rate, e.StopOnMiss, e.Seed)
 			if err != nil {
-				return rep, err
+				return err
 			}
 			rep.Runs = append(rep.Runs, r)
 		}
 	}
 	if e.Search.Off {
-		return rep, nil
+		return nil
 	}
 	for _, setup := range setups {
 		models := [2]*CostModel{procs[CPU].Model, procs[GPU].Model}
 		if setup == BestSerial {
 			models = single
 		}
-		sr, err := e.search(setup, procs, models, run)
+		pr := procs // the capacity estimate that starts the search counts the slots the setup has
+		if setup == Parallel || setup == ParallelNoSteal {
+			pr[CPU].Slots = rep.HybridCPUSlots
+		}
+		sr, err := e.search(setup, pr, models, run)
 		if err != nil {
-			return rep, err
+			return err
 		}
 		rep.Searches = append(rep.Searches, sr)
 	}
-	return rep, nil
+	return nil
 }
 
 // search finds setup's highest sustained rate, RateSearch.Repeats times
@@ -611,15 +679,7 @@ func (e *Experiment) search(setup Setup, procs [2]Processor, models [2]*CostMode
 		}
 		step = 1.25
 	}
-	slices.SortStableFunc(reps, func(a, b SearchResult) int {
-		switch {
-		case a.MaxRate < b.MaxRate:
-			return -1
-		case a.MaxRate > b.MaxRate:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(reps, func(a, b SearchResult) int { return cmp.Compare(a.MaxRate, b.MaxRate) })
 	med := reps[len(reps)/2]
 	out.MaxRate, out.Failed, out.Best = med.MaxRate, med.Failed, med.Best
 	return out, nil
@@ -699,116 +759,4 @@ func pct(x float64) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.1f%%", 100*x)
-}
-
-// WriteTable writes the report as aligned text: the training errors, one
-// row per run of the table (delays in milliseconds; "late" is the mean
-// submission lateness included in them, "err" the mean relative error of
-// the cost predictions in the run), and the highest sustained rate per
-// setup.
-func (r *Report) WriteTable(w io.Writer) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(w, "deadline %v, log of %d queries", r.Deadline, r.Queries)
-	if r.MinDuration > 0 {
-		fmt.Fprintf(w, " replayed cyclically for at least %v per run", r.MinDuration)
-	}
-	fmt.Fprintf(w, ", Poisson arrivals (seed %d)\n", r.Seed)
-	for i, t := range r.Training {
-		if r.Trained[i] {
-			fmt.Fprintf(w, "%s cost model, queries alone: mean relative error %s held out (%d of %d samples), %s in-sample\n",
-				r.Names[i], pct(t.HeldOutError), t.HeldOut, t.Samples, pct(t.FitError))
-		}
-		if t := r.BatchTraining[i]; r.BatchTrained[i] {
-			fmt.Fprintf(w, "%s cost model, in batches: mean relative error %s held out (%d of %d samples), %s in-sample\n",
-				r.Names[i], pct(t.HeldOutError), t.HeldOut, t.Samples, pct(t.FitError))
-		}
-	}
-	if len(r.Runs) > 0 {
-		fmt.Fprintln(w)
-		fmt.Fprintf(tw, "setup\trate q/s\tanswered\tmissed\tmean ms\tp50 ms\tp99 ms\tmax ms\tlate ms\t%s q\t%s q\tstolen\turgent\t%s batches\t%s err\t%s err\t\n",
-			r.Names[0], r.Names[1], r.Names[1], r.Names[0], r.Names[1])
-		for _, x := range r.Runs {
-			writeRun(tw, x)
-		}
-		if err := tw.Flush(); err != nil {
-			return err
-		}
-	}
-	if len(r.Searches) > 0 {
-		fmt.Fprintln(w)
-		fmt.Fprintf(tw, "setup\thighest sustained q/s\tlowest failed q/s\trepeats min-max q/s\tspread\truns\tmean ms\tp99 ms\t\n")
-		for _, row := range r.searchRows() {
-			for _, c := range row {
-				fmt.Fprintf(tw, "%s\t", c)
-			}
-			fmt.Fprintln(tw)
-		}
-		if err := tw.Flush(); err != nil {
-			return err
-		}
-		for _, l := range r.Ratios() {
-			fmt.Fprintln(w, l)
-		}
-	}
-	return nil
-}
-
-// searchRows are the rows of the rate-search table: setup, median highest
-// sustained rate, its lowest failed rate, the lowest and highest sustained
-// rate over the repeats, their spread relative to the median, the number of
-// runs, and the mean and p99 delay of the median's best run.
-func (r *Report) searchRows() [][]string {
-	var rows [][]string
-	for _, x := range r.Searches {
-		failed := "-"
-		if !math.IsInf(x.Failed, 1) {
-			failed = fmt.Sprintf("%.0f", x.Failed)
-		}
-		mean, p99 := "-", "-"
-		if x.MaxRate > 0 {
-			mean, p99 = ms(x.Best.Mean), ms(x.Best.P99)
-		}
-		lo, hi := x.Spread()
-		spread := "-"
-		if x.MaxRate > 0 {
-			spread = pct((hi - lo) / x.MaxRate)
-		}
-		rows = append(rows, []string{x.Setup.String(), fmt.Sprintf("%.0f", x.MaxRate), failed,
-			fmt.Sprintf("%.0f-%.0f", lo, hi), spread, fmt.Sprint(len(x.Runs)), mean, p99})
-	}
-	return rows
-}
-
-// Ratios compares the hybrid setups' highest sustained rates with the
-// processors alone (issue #24's targets: at least the better one, and 90%
-// of the sum), one line per hybrid setup searched; none unless both
-// processors alone were searched.
-func (r *Report) Ratios() []string {
-	rate := map[Setup]float64{}
-	for _, x := range r.Searches {
-		rate[x.Setup] = x.MaxRate
-	}
-	c, okc := rate[CPUOnly]
-	g, okg := rate[GPUOnly]
-	if !okc || !okg || c+g == 0 {
-		return nil
-	}
-	var out []string
-	for _, st := range []Setup{Parallel, ParallelNoSteal, BestSerial} {
-		h, ok := rate[st]
-		if !ok {
-			continue
-		}
-		out = append(out, fmt.Sprintf("%s: %.2f× the better processor alone, %.2f of %s + %s alone (%.0f q/s of %.0f)",
-			st, h/max(c, g), h/(c+g), r.Names[CPU], r.Names[GPU], h, c+g))
-	}
-	return out
-}
-
-func writeRun(w io.Writer, x Run) {
-	fmt.Fprintf(w, "%s\t%.1f\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t\n",
-		x.Setup, x.Rate, x.Answered, x.Missed, ms(x.Mean), ms(x.P50), ms(x.P99), ms(x.Max), ms(x.Late),
-		x.Procs[CPU].Queries, x.Procs[GPU].Queries,
-		x.Procs[CPU].Stolen+x.Procs[GPU].Stolen, x.Procs[CPU].Urgent+x.Procs[GPU].Urgent,
-		x.Procs[GPU].Batches, pct(x.Procs[CPU].ModelError), pct(x.Procs[GPU].ModelError))
 }

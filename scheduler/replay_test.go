@@ -160,6 +160,8 @@ func TestExperiment(t *testing.T) {
 		Rates:   []float64{500, 2000},
 		Search:  RateSearch{Start: 1000, Max: 4000, MaxRuns: 3, Repeats: 2},
 		Seed:    3,
+		// Probe the core split briefly (2 CPU slots: candidates 0 and 1).
+		SplitProbe: 20 * time.Millisecond,
 		// Replay the log once per run (this test checks bookkeeping).
 		MinDuration: -1,
 		Progress: func(Run) {
@@ -176,6 +178,20 @@ func TestExperiment(t *testing.T) {
 	}
 	if rep.BatchTrained[CPU] || !rep.BatchTrained[GPU] || rep.BatchTraining[GPU].Samples != rep.Training[GPU].Samples {
 		t.Fatalf("batch training %v %+v", rep.BatchTrained, rep.BatchTraining)
+	}
+	if rep.HostCores[CPU] != -1 || (rep.HostCores[GPU] < 0 && runtime.GOOS == "linux") {
+		t.Fatalf("host cores %v: want the GPU's measured (its training batches), the CPU's not", rep.HostCores)
+	}
+	if len(rep.Split) != 2 || rep.Split[0].CPUSlots != 0 || rep.Split[1].CPUSlots != 1 {
+		t.Fatalf("core split probes %+v, want 0 and 1 CPU slots", rep.Split)
+	}
+	for _, p := range rep.Split {
+		if p.GPUQueries == 0 || p.Elapsed < e.SplitProbe || (p.CPUSlots == 0 && p.CPUQueries != 0) {
+			t.Fatalf("core split probe %+v", p)
+		}
+	}
+	if want := bestSplit(rep.Split).CPUSlots; rep.HybridCPUSlots != want {
+		t.Fatalf("CPU+GPU ran %d CPU slots, want the best probe's %d", rep.HybridCPUSlots, want)
 	}
 	if len(rep.Runs) != 2*len(AllSetups) || len(rep.Searches) != len(AllSetups) {
 		t.Fatalf("%d runs, %d searches", len(rep.Runs), len(rep.Searches))
@@ -199,6 +215,10 @@ func TestExperiment(t *testing.T) {
 			if r.Procs[GPU].Queries != 0 {
 				t.Fatal("cpu-only used the GPU")
 			}
+		case Parallel, ParallelNoSteal:
+			if rep.HybridCPUSlots == 0 && r.Procs[CPU].Queries != 0 {
+				t.Fatalf("%v with no CPU slot left ran %d queries on the CPU", r.Setup, r.Procs[CPU].Queries)
+			}
 		case GPUOnly:
 			if r.Procs[CPU].Queries != 0 {
 				t.Fatal("gpu-only used the CPU")
@@ -210,7 +230,7 @@ func TestExperiment(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := buf.String()
-	for _, want := range []string{"cpu-only", "gpu-only", "best-serial", "cpu+gpu", "cpu+gpu-nosteal", "highest sustained", "fake-gpu cost model, in batches"} {
+	for _, want := range []string{"cpu-only", "gpu-only", "best-serial", "cpu+gpu", "cpu+gpu-nosteal", "highest sustained", "held-out error", "fake-gpu", "in batches"} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("table lacks %q:\n%s", want, out)
 		}

@@ -33,10 +33,27 @@ func TestReportAddTo(t *testing.T) {
 	rep := report.New("t")
 	r.AddTo(rep.Section("sched"), "delay")
 	md := rep.Markdown()
-	for _, want := range []string{"| cpu-only | 100 | 5 | 0 | 0.10 |", "| cpu-only | 3000 | - | 2900-3100 | 6.7% | 2 | 1.00 | 4.00 |",
+	for _, want := range []string{"| cpu-only | 100.0 | 5 | 0 | 0.10 |", "| cpu-only | 3000 | - | 2900-3100 | 6.7% | 2 | 1.00 | 4.00 |",
 		"cpu+gpu: 1.40× the better processor alone, 0.93 of cpu + gpu alone (8400 q/s of 9000)", "![", "(delay.svg)", "held-out error"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("Markdown lacks %q:\n%s", want, md)
+		}
+	}
+	// One table builder: the text of WriteTable and the Markdown of AddTo
+	// hold the same rows.
+	var text strings.Builder
+	if err := r.WriteTable(&text); err != nil {
+		t.Fatal(err)
+	}
+	for _, table := range []func() ([]string, [][]string){r.trainingTable, r.runTable, r.searchTable} {
+		h, rows := table()
+		for _, row := range append([][]string{h}, rows...) {
+			if !strings.Contains(md, "| "+strings.Join(row, " | ")+" |") {
+				t.Errorf("Markdown lacks row %q", row)
+			}
+			if !strings.Contains(text.String(), row[len(row)-1]) || !strings.Contains(text.String(), row[0]) {
+				t.Errorf("text lacks row %q:\n%s", row, text.String())
+			}
 		}
 	}
 	p := r.DelayPlot()

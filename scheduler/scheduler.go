@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -120,6 +121,16 @@ type Processor struct {
 	// (engine.NewCPU(x, 1)); a GPU has one slot per stream it overlaps.
 	Slots int
 	Batch BatchPolicy
+	// Sequential says the backend runs one query at a time anyway (a CPU
+	// core: engine.NewCPU(x, 1)). A slot then runs its batch as
+	// consecutive one-query calls, each timed (its own Cost, the cost
+	// model's exact sample) and delivered as soon as it finishes. Batching
+	// such a processor (a BatchPolicy with MaxQueries or MaxCost and no
+	// MaxWait: take what is queued, up to the limit) only saves the
+	// dispatcher's per-batch hand-offs, a few microseconds each: as much
+	// as a whole query on a small collection, where one-query slots make
+	// the dispatcher, not the cores, the CPU's limit.
+	Sequential bool
 	// Model predicts this processor's costs and is refitted from its
 	// measured times (unless frozen). nil: a new untrained model. The
 	// scheduler uses the model in place, so share one between schedulers
@@ -288,6 +299,11 @@ type Scheduler struct {
 	closing  bool
 	aborted  bool
 	scratch  []*job
+	// visits counts the queued jobs the dispatcher's scans have looked at
+	// (the simulation charges dispatcher time for them: a scan's cost grows
+	// with the queues, unlike the per-query bookkeeping).
+	visits   int64
+	stealBuf []stealCand
 }
 
 type proc struct {
@@ -318,9 +334,11 @@ type batch struct {
 	urgency []bool // per job: taken as urgent
 }
 
-// New returns a running scheduler over x (the index the backends search;
-// its dictionary gives the features). Stop it with Shutdown or Close.
-func New(x *index.Index, cfg Config) (*Scheduler, error) {
+// newScheduler validates cfg and returns a scheduler with its queues and
+// processors set up but no goroutine started: New starts them; the
+// discrete-event simulation of the tests drives the dispatcher's methods
+// (enqueue, dispatch, finished) itself, in virtual time.
+func newScheduler(x *index.Index, cfg Config) (*Scheduler, error) {
 	if x == nil {
 		return nil, errors.New("scheduler: nil index")
 	}
@@ -384,6 +402,16 @@ func New(x *index.Index, cfg Config) (*Scheduler, error) {
 		total += p.slots
 	}
 	s.done = make(chan *batch, total)
+	return s, nil
+}
+
+// New returns a running scheduler over x (the index the backends search;
+// its dictionary gives the features). Stop it with Shutdown or Close.
+func New(x *index.Index, cfg Config) (*Scheduler, error) {
+	s, err := newScheduler(x, cfg)
+	if err != nil {
+		return nil, err
+	}
 	for _, p := range s.procs {
 		if p == nil {
 			continue
@@ -400,7 +428,8 @@ func New(x *index.Index, cfg Config) (*Scheduler, error) {
 
 // Submit hands r to the scheduler. done is called exactly once with the
 // query's Result, from a scheduler goroutine (the slot's, after its slot has
-// been released, or the dispatcher's for an abandoned query): it should
+// been released or, in a Sequential processor's batch, while the slot runs
+// the batch's next queries; or the dispatcher's for an abandoned query): it should
 // return quickly, may Submit, but must not wait for another query's result
 // (every slot's goroutine could end up waiting) nor call Shutdown or Close.
 // The Result is the callee's to keep. Submit returns ErrClosed, and does not
@@ -412,6 +441,21 @@ func (s *Scheduler) Submit(r Request, done func(*Result)) error {
 	if r.Deadline < 0 {
 		panic(fmt.Sprintf("BUG: scheduler: negative deadline %v", r.Deadline))
 	}
+	j := s.newJob(r, done)
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return ErrClosed
+	}
+	j.seq = s.seq.Add(1)
+	s.submitted.Add(1)
+	s.arrive <- j
+	return nil
+}
+
+// newJob prepares r for the dispatcher: its features, predicted costs,
+// preferred processor, deadline and urgency time.
+func (s *Scheduler) newJob(r Request, done func(*Result)) *job {
 	j := &job{q: r.Query, done: done, arrival: r.Arrival, submitted: s.clock.Now()}
 	j.f = QueryFeatures(s.x, r.Query)
 	for _, p := range s.procs {
@@ -439,16 +483,7 @@ func (s *Scheduler) Submit(r Request, done func(*Result)) error {
 	}
 	j.deadline = j.arrival.Add(dl)
 	j.urgentAt = j.arrival.Add(time.Duration(float64(dl) * s.cfg.UrgentFraction))
-
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.closed {
-		return ErrClosed
-	}
-	j.seq = s.seq.Add(1)
-	s.submitted.Add(1)
-	s.arrive <- j
-	return nil
+	return j
 }
 
 // Search submits r and waits for its result. When ctx ends first it
@@ -807,6 +842,7 @@ func (s *Scheduler) pickOwn(p *proc, now time.Time) (*batch, time.Time) {
 	}
 	// 2. Its own queue, oldest first.
 	for j := own.head; j != nil && !bb.full(); j = j.next {
+		s.visits++
 		if !j.picked {
 			bb.add(j, false)
 		}
@@ -815,6 +851,7 @@ func (s *Scheduler) pickOwn(p *proc, now time.Time) (*batch, time.Time) {
 	// executes the oldest job from the third group"); a query preferring
 	// the other processor is left to it while it has a free slot.
 	for j := either.head; j != nil && !bb.full(); j = j.next {
+		s.visits++
 		if !j.picked && (j.pref == p.id || o == nil || o.free == 0) {
 			bb.add(j, false)
 		}
@@ -840,6 +877,7 @@ func (s *Scheduler) pickOwn(p *proc, now time.Time) (*batch, time.Time) {
 // unless pref is NoProc).
 func (s *Scheduler) urgent(dst []*job, l *jobList, now time.Time, pref ProcID) []*job {
 	for j := l.head; j != nil; j = j.next {
+		s.visits++
 		if !now.Before(j.urgentAt) && (pref == NoProc || j.pref == pref) {
 			dst = append(dst, j)
 		}
@@ -874,9 +912,11 @@ func urgentHead(j *job, now time.Time, pref ProcID) *job {
 // amortization that makes it fast. So the head queries that the other's
 // next batch would take are reserved (stolen only once urgent), and the
 // queries behind them — those that wait at least a batch time there — are
-// the thief's. A thief that runs one query at a time (a CPU core) takes,
-// among the last stealScan candidates, the one it is relatively best at
-// (the highest ratio of its cost there to its cost here).
+// the thief's. A thief that runs its queries one at a time (a CPU core:
+// a one-query slot, or a Sequential processor's batch) takes, among the
+// last stealScan candidates, those it is relatively best at (the highest
+// ratio of their cost there to their cost here) first, as many as its
+// batch holds.
 func (s *Scheduler) pickSteal(p *proc, now time.Time) *batch {
 	o := s.other(p)
 	if s.cfg.NoSteal || o == nil || s.queues[o.id].n == 0 {
@@ -890,11 +930,10 @@ func (s *Scheduler) pickSteal(p *proc, now time.Time) *batch {
 	reserved := s.nextBatchEnd(o) // the first query behind o's next batch
 	ahead := s.runningLeft(o, now) + q.cost[o.id]
 	bb := builder{p: p}
-	var best *job
-	var bestRatio float64
-	scanned := 0
+	cands := s.stealBuf[:0]
 	inReserve := reserved == nil // o's next batch takes the whole queue
 	for j := q.tail; j != nil && !bb.full(); j = j.prev {
+		s.visits++
 		ahead -= j.cost[o.id] // the work ahead of j there
 		if j.next == reserved && reserved != nil {
 			inReserve = true
@@ -903,31 +942,50 @@ func (s *Scheduler) pickSteal(p *proc, now time.Time) *batch {
 			continue
 		}
 		there := base + ahead/time.Duration(o.slots) + j.cost[o.id]
-		if bb.cost+j.cost[p.id] >= there {
+		if p.maxQ > 1 && !p.spec.Sequential {
+			if bb.cost+j.cost[p.id] < there {
+				bb.add(j, false)
+			}
 			continue
 		}
-		if p.maxQ > 1 {
-			bb.add(j, false)
+		if j.cost[p.id] >= there {
 			continue
 		}
-		r := float64(j.cost[o.id]) / float64(max(j.cost[p.id], MinTime))
-		if best == nil || r > bestRatio {
-			best, bestRatio = j, r
-		}
-		if scanned++; scanned >= stealScan {
+		cands = append(cands, stealCand{j, there, float64(j.cost[o.id]) / float64(max(j.cost[p.id], MinTime))})
+		if len(cands) >= stealScan {
 			break
 		}
 	}
-	if best != nil {
-		bb.add(best, false)
+	// A thief that runs its queries one at a time takes the candidates it
+	// is relatively best at first, each only if it still finishes here,
+	// behind those taken before it, earlier than it would there.
+	slices.SortStableFunc(cands, func(a, b stealCand) int { return cmp.Compare(b.ratio, a.ratio) })
+	for _, c := range cands {
+		if bb.full() {
+			break
+		}
+		if bb.cost+c.j.cost[p.id] < c.there {
+			bb.add(c.j, false)
+		}
 	}
+	clear(cands)
+	s.stealBuf = cands[:0]
 	if len(bb.jobs) == 0 {
 		return nil
 	}
 	return s.newBatch(&bb, true)
 }
 
-// stealScan is how many stealable queries a one-query thief compares.
+// stealCand is a query pickSteal may take: where it would finish on its
+// processor, and its cost there over its cost on the thief.
+type stealCand struct {
+	j     *job
+	there time.Duration
+	ratio float64
+}
+
+// stealScan is how many stealable queries a thief that runs one query at
+// a time (one-query slots, Sequential processors) compares.
 const stealScan = 64
 
 // nextBatchEnd returns the first query of o's queue that o's next batch
@@ -943,6 +1001,7 @@ func (s *Scheduler) nextBatchEnd(o *proc) *job {
 	var postings uint64
 	j := q.head
 	for ; j != nil && !o.fullAt(n, cost, postings); j = j.next {
+		s.visits++
 		n++
 		cost += j.cost[o.id]
 		if !j.f.Empty() {
@@ -1045,9 +1104,20 @@ func (s *Scheduler) worker(p *proc) {
 	}
 }
 
-// run executes one batch and delivers its results.
+// run executes one batch and delivers its results. The slot is free again
+// as soon as the backend returns: the bookkeeping of a batch of several
+// queries (one cost-model update and one done call per query: about a
+// microsecond a query, a millisecond for a GPU batch of a thousand) runs
+// on a goroutine of its own, so that the slot's goroutine starts its next
+// batch at once instead of keeping a one-slot GPU idle through it; a
+// batch of one (a CPU core) is delivered in place, where a goroutine
+// would cost more than it saves.
 func (s *Scheduler) run(p *proc, b *batch) {
 	n := len(b.jobs)
+	if p.spec.Sequential && n > 1 {
+		s.runSequential(p, b)
+		return
+	}
 	qs := make([]engine.Query, n)
 	for i, j := range b.jobs {
 		qs[i] = j.q
@@ -1064,6 +1134,76 @@ func (s *Scheduler) run(p *proc, b *batch) {
 			}
 		}
 	}
+	p.st.queries.Add(uint64(n))
+	p.st.batches.Add(1)
+	if b.steal {
+		p.st.stolen.Add(uint64(n))
+	}
+	p.st.busy.Add(int64(wall))
+	if n == 1 {
+		s.done <- b // the slot is free
+		s.deliver(p, b, out, start, finish)
+		return
+	}
+	s.wg.Add(1) // before the slot is released: Shutdown waits for the delivery
+	s.done <- b
+	go func() {
+		defer s.wg.Done()
+		s.deliver(p, b, out, start, finish)
+	}()
+}
+
+// runSequential runs b's queries one at a time on p (Processor.Sequential),
+// timing and delivering each as it finishes; the slot is released after
+// the last.
+func (s *Scheduler) runSequential(p *proc, b *batch) {
+	n := len(b.jobs)
+	var out [1]engine.Response
+	var busy time.Duration
+	for i, j := range b.jobs {
+		out[0] = engine.Response{}
+		start := s.clock.Now()
+		err := p.spec.Backend.SearchBatch(s.ctx, []engine.Query{j.q}, s.cfg.Options, out[:])
+		finish := s.clock.Now()
+		if err != nil && out[0].Err == nil {
+			out[0].Err = fmt.Errorf("scheduler: %s batch: %w", p.name, err)
+		}
+		cost := finish.Sub(start)
+		busy += cost
+		if out[0].Err == nil {
+			p.model.Observe(j.f, cost)
+		}
+		r := &Result{
+			Response: out[0], Query: j.q, Features: j.f, Predicted: j.cost, Cost: cost,
+			Arrival: j.arrival, Submitted: j.submitted, Start: start, Finish: finish, Deadline: j.deadline,
+			MetDeadline: !finish.After(j.deadline), Proc: p.id, ProcName: p.name, Queue: j.queue,
+			Stolen: j.stolen, Urgent: b.urgency[i], BatchSize: n,
+		}
+		if r.Urgent {
+			p.st.urgent.Add(1)
+		}
+		if !r.MetDeadline {
+			s.missed.Add(1)
+		}
+		s.completed.Add(1)
+		if i == n-1 {
+			p.st.queries.Add(uint64(n))
+			p.st.batches.Add(1)
+			if b.steal {
+				p.st.stolen.Add(uint64(n))
+			}
+			p.st.busy.Add(int64(busy))
+			s.done <- b // the slot is free
+		}
+		j.done(r)
+	}
+}
+
+// deliver refits p's model on b's measured times and calls the done
+// functions of b's queries (after b's slot has been released).
+func (s *Scheduler) deliver(p *proc, b *batch, out []engine.Response, start, finish time.Time) {
+	n := len(b.jobs)
+	wall := finish.Sub(start)
 	res := make([]Result, n)
 	var missed uint64
 	for i, j := range b.jobs {
@@ -1091,15 +1231,8 @@ func (s *Scheduler) run(p *proc, b *batch) {
 			p.st.urgent.Add(1)
 		}
 	}
-	p.st.queries.Add(uint64(n))
-	p.st.batches.Add(1)
-	if b.steal {
-		p.st.stolen.Add(uint64(n))
-	}
-	p.st.busy.Add(int64(wall))
 	s.missed.Add(missed)
 	s.completed.Add(uint64(n))
-	s.done <- b // the slot is free
 	for i, j := range b.jobs {
 		j.done(&res[i])
 	}

@@ -40,6 +40,11 @@ func TestResultsUnchanged(t *testing.T) {
 		{"serial", func() Config { return Config{CPU: cpuProc(), GPU: gpuProc(), Serialize: true} }},
 		{"parallel", func() Config { return Config{CPU: cpuProc(), GPU: gpuProc()} }},
 		{"parallel-greedy", func() Config { return Config{CPU: cpuProc(), GPU: gpuProc(), Ratio: 1} }},
+		{"parallel-sequential-cpu", func() Config {
+			c := cpuProc()
+			c.Sequential, c.Batch = true, BatchPolicy{MaxQueries: 4}
+			return Config{CPU: c, GPU: gpuProc()}
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := runtime.NumGoroutine()
@@ -478,17 +483,28 @@ func TestNewErrors(t *testing.T) {
 	}
 }
 
-// TestStealBestRatio: an idle one-query thief (the GPU here) takes, of the
-// stuck CPU's queue, first the query it is relatively best at (the highest
-// CPU/GPU cost ratio; the CPU's predicted cost grows with the shortest
-// list, the GPU's is flat), then the next best, not the oldest first.
+// TestStealBestRatio: an idle thief that runs one query at a time (the
+// GPU here: one-query slots, or Sequential batches of 3) takes, of the
+// stuck CPU's queue, first the queries it is relatively best at (the
+// highest CPU/GPU cost ratio; the CPU's predicted cost grows with the
+// shortest list, the GPU's is flat), not the oldest first.
 func TestStealBestRatio(t *testing.T) {
+	for _, seq := range []bool{false, true} {
+		t.Run(map[bool]string{false: "one-query", true: "sequential"}[seq], func(t *testing.T) { testStealBestRatio(t, seq) })
+	}
+}
+
+func testStealBestRatio(t *testing.T, seq bool) {
 	x := testIndex(t)
 	clk := newManualClock()
 	cg, gg := newGate(engine.NewCPU(x, 1)), newGate(engine.NewCPU(x, 1))
+	gpu := &Processor{Backend: gg, Model: constModel(100 * time.Millisecond)}
+	if seq {
+		gpu.Sequential, gpu.Batch = true, BatchPolicy{MaxQueries: 3}
+	}
 	s, err := New(x, Config{
 		CPU:   &Processor{Backend: cg, Model: FixedCostModel([NumBasis]float64{lnSeconds(time.Microsecond), 1})},
-		GPU:   &Processor{Backend: gg, Model: constModel(100 * time.Millisecond)},
+		GPU:   gpu,
 		Clock: clk, Deadline: time.Hour,
 	})
 	if err != nil {
@@ -527,6 +543,9 @@ func TestStealBestRatio(t *testing.T) {
 	for i, id := range order {
 		if want := fmt.Sprintf("p%d", i); id != want {
 			t.Fatalf("steal order %v, want p0 (the longest shortest list) to p8", order)
+		}
+		if r := c.get(t, id); !r.Stolen || (seq && r.BatchSize != 3) {
+			t.Fatalf("%s: stolen %v in a batch of %d", id, r.Stolen, r.BatchSize)
 		}
 	}
 }
@@ -582,5 +601,66 @@ func TestStealSparesNextBatch(t *testing.T) {
 		if r := c.get(t, id); r.Proc != CPU || !r.Stolen {
 			t.Fatalf("%s ran on %v, stolen %v", id, r.Proc, r.Stolen)
 		}
+	}
+}
+
+// TestSequentialBatch: a Sequential processor's slot takes several queued
+// queries at once (MaxQueries 4, no threshold: what is queued) but runs
+// them one per backend call, each with its own times and cost.
+func TestSequentialBatch(t *testing.T) {
+	x := testIndex(t)
+	cg := newGate(engine.NewCPU(x, 1))
+	s, err := New(x, Config{
+		CPU: &Processor{Backend: cg, Sequential: true, Batch: BatchPolicy{MaxQueries: 4}, Model: constModel(time.Millisecond)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	qs := make([]engine.Query, 6)
+	for i := range qs {
+		qs[i] = engine.Query{ID: fmt.Sprintf("q%d", i), Terms: []string{termName(10 + i)}, Mode: engine.Or, K: 10}
+	}
+	want := direct(t, x, qs)
+	c := newCollector()
+	c.submit(t, s, Request{Query: qs[0]})
+	if ids := cg.next(t); !slices.Equal(ids, []string{"q0"}) {
+		t.Fatalf("first call %v", ids)
+	}
+	for _, q := range qs[1:] {
+		c.submit(t, s, Request{Query: q})
+	}
+	waitFor(t, "five queued queries", func() bool { return s.Stats().Queued[QueueCPU] == 5 })
+	cg.release <- struct{}{}
+	var calls [][]string
+	for range 5 {
+		calls = append(calls, cg.next(t))
+		cg.release <- struct{}{}
+	}
+	c.wg.Wait()
+	s.Close()
+	if want := [][]string{{"q1"}, {"q2"}, {"q3"}, {"q4"}, {"q5"}}; !slices.EqualFunc(calls, want, slices.Equal) {
+		t.Fatalf("backend calls %v, want one query each, in order", calls)
+	}
+	st := s.Stats()
+	if st.Procs[CPU].Batches != 3 || st.Procs[CPU].Queries != 6 {
+		t.Fatalf("%d batches of %d queries, want 3 (q0, q1-q4, q5)", st.Procs[CPU].Batches, st.Procs[CPU].Queries)
+	}
+	var prev time.Time
+	for i, q := range qs {
+		r := c.get(t, q.ID)
+		if err := sameResponse(r.Response, want[i]); err != nil {
+			t.Fatalf("%s: %v", q.ID, err)
+		}
+		wantSize := map[int]int{0: 1, 5: 1}[i]
+		if wantSize == 0 {
+			wantSize = 4
+		}
+		if r.BatchSize != wantSize {
+			t.Fatalf("%s: batch size %d, want %d", q.ID, r.BatchSize, wantSize)
+		}
+		if r.Cost != r.Finish.Sub(r.Start) || r.Start.Before(prev) {
+			t.Fatalf("%s: cost %v, start %v finish %v (previous finish %v): not its own call's times", q.ID, r.Cost, r.Start, r.Finish, prev)
+		}
+		prev = r.Finish
 	}
 }

@@ -81,24 +81,7 @@ func MeasureBatches(ctx context.Context, x *index.Index, b engine.Backend, opt e
 	if m == nil {
 		panic("BUG: scheduler: MeasureBatches without a cost model")
 	}
-	p := &proc{spec: Processor{Batch: pol}, maxQ: pol.maxQueries()}
-	// Form the batches.
-	type span struct{ lo, hi int }
-	var batches []span
-	feats := make([]Features, len(qs))
-	costs := make([]time.Duration, len(qs))
-	for lo := 0; lo < len(qs); {
-		bb := builder{p: p}
-		hi := lo
-		for hi < len(qs) && !bb.full() {
-			feats[hi] = QueryFeatures(x, qs[hi])
-			costs[hi] = m.Predict(feats[hi])
-			bb.add(&job{f: feats[hi], cost: [2]time.Duration{costs[hi], costs[hi]}}, false)
-			hi++
-		}
-		batches = append(batches, span{lo, hi})
-		lo = hi
-	}
+	batches, feats, costs := formBatches(x, qs, pol, m)
 	var out []engine.Response
 	run := func(s span) (time.Duration, error) {
 		out = append(out[:0], make([]engine.Response, s.hi-s.lo)...)
@@ -136,4 +119,31 @@ func MeasureBatches(ctx context.Context, x *index.Index, b engine.Backend, opt e
 		}
 	}
 	return samples, nil
+}
+
+// span is the batch qs[lo:hi].
+type span struct{ lo, hi int }
+
+// formBatches splits qs, in order, into the batches a processor with policy
+// pol forms under load (each as full as the policy allows, the costs
+// predicted by m), and returns them with the queries' features and
+// predicted costs.
+func formBatches(x *index.Index, qs []engine.Query, pol BatchPolicy, m *CostModel) ([]span, []Features, []time.Duration) {
+	p := &proc{spec: Processor{Batch: pol}, maxQ: pol.maxQueries()}
+	var batches []span
+	feats := make([]Features, len(qs))
+	costs := make([]time.Duration, len(qs))
+	for lo := 0; lo < len(qs); {
+		bb := builder{p: p}
+		hi := lo
+		for hi < len(qs) && !bb.full() {
+			feats[hi] = QueryFeatures(x, qs[hi])
+			costs[hi] = m.Predict(feats[hi])
+			bb.add(&job{f: feats[hi], cost: [2]time.Duration{costs[hi], costs[hi]}}, false)
+			hi++
+		}
+		batches = append(batches, span{lo, hi})
+		lo = hi
+	}
+	return batches, feats, costs
 }

@@ -16,18 +16,9 @@ want_release="11.8"
 src_file=/etc/apt/sources.list.d/qp-nonfree.sources
 packages=(nvidia-cuda-toolkit)
 
-log() { echo "install-cuda: $*" >&2; }
-
-as_root() {
-	if [ "$(id -u)" -eq 0 ]; then
-		"$@"
-	elif command -v sudo >/dev/null 2>&1; then
-		sudo "$@"
-	else
-		log "need root (or sudo) to run: $*"
-		exit 1
-	fi
-}
+name=install-cuda
+# shellcheck source=install-lib.sh
+source "$(dirname "$0")/install-lib.sh"
 
 # nvcc_ok succeeds when nvcc reports release $want_release and compiles a
 # translation unit that includes CUB for both target architectures' front end.

@@ -9,18 +9,9 @@
 # Exit status 0 means gcc and g++ run afterwards.
 set -euo pipefail
 
-log() { echo "install-gcc: $*" >&2; }
-
-as_root() {
-	if [ "$(id -u)" -eq 0 ]; then
-		"$@"
-	elif command -v sudo >/dev/null 2>&1; then
-		sudo "$@"
-	else
-		log "need root (or sudo) to run: $*"
-		exit 1
-	fi
-}
+name=install-gcc
+# shellcheck source=install-lib.sh
+source "$(dirname "$0")/install-lib.sh"
 
 ok() { command -v gcc >/dev/null 2>&1 && command -v g++ >/dev/null 2>&1; }
 

@@ -72,9 +72,10 @@ type BatchResponse struct {
 // Error is an API error: a stable machine-readable code and a message for
 // people. Codes and their HTTP statuses are listed in docs/API.md.
 type Error struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
-	status  int
+	Code       string `json:"code"`
+	Message    string `json:"message"`
+	status     int
+	retryAfter int // seconds, for 429 and 503 (0: 1)
 }
 
 func (e *Error) Error() string { return e.Code + ": " + e.Message }
@@ -94,6 +95,7 @@ const (
 	CodeTooManyQs    = "too_many_queries"   // 400: a batch larger than Limits.MaxBatch
 	CodeQueueFull    = "queue_full"         // 429: the queue is full; retry after Retry-After
 	CodeShuttingDown = "shutting_down"      // 503: the server is stopping; retry elsewhere
+	CodeOverloaded   = "overloaded"         // 503: the expected queue wait exceeds the deadline or --max-queue-wait
 	CodeDeadline     = "deadline_exceeded"  // 504: the request's deadline passed first
 	CodeCanceled     = "canceled"           // 499: the client went away
 	CodeBackend      = "backend_error"      // 500: the processor failed (no CPU could answer)
@@ -111,8 +113,16 @@ func (e *Error) Status() int { return e.status }
 // decodeJSON decodes exactly one JSON value from r into v: unknown fields,
 // trailing data and bodies over max bytes are errors.
 func decodeJSON(r io.Reader, max int64, v any) *Error {
-	lr := &io.LimitedReader{R: r, N: max + 1}
-	data, err := io.ReadAll(lr)
+	var buf bytes.Buffer
+	if e := readBody(&buf, r, max); e != nil {
+		return e
+	}
+	return unmarshalStrict(buf.Bytes(), v)
+}
+
+// readBody reads r, at most max bytes, into buf.
+func readBody(buf *bytes.Buffer, r io.Reader, max int64) *Error {
+	_, err := buf.ReadFrom(&io.LimitedReader{R: r, N: max + 1})
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
@@ -120,10 +130,10 @@ func decodeJSON(r io.Reader, max int64, v any) *Error {
 		}
 		return apiErr(400, CodeBadJSON, "reading the body: %v", err)
 	}
-	if int64(len(data)) > max {
+	if int64(buf.Len()) > max {
 		return apiErr(413, CodeBodyTooLarge, "request body larger than %d bytes", max)
 	}
-	return unmarshalStrict(data, v)
+	return nil
 }
 
 // unmarshalStrict decodes data, one JSON value and nothing else, into v,

@@ -4,20 +4,41 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/qpengine/qp/engine"
 )
 
 // Live batching (Ding et al. WWW'09 §4, Ao et al. VLDB'11 §4.1 "PARA"):
-// requests join the batch being formed until the sum of their costs (the
-// postings of each query's shortest list, the work the GPU's PARA threshold
-// c counts) reaches the threshold, the batch holds MaxBatch queries, or the
-// oldest waiting request has waited MaxWait. A closed batch goes to the
-// backend as one SearchBatch call; up to Inflight batches run at once, and
-// while every slot is busy the next batch keeps growing, so that batches are
-// large under load and requests wait at most MaxWait when the server is
-// idle.
+// requests join the batch being formed; the batch closes, and goes to the
+// backend as one SearchBatch call, when
+//
+//   - no batch is running (unless Lazy): the batch is whatever is queued
+//     when the processor becomes free, and a lone request on an idle
+//     server runs at once (no Nagle-like wait);
+//   - the sum of its costs (the postings of each query's shortest list,
+//     the work the GPU's PARA threshold c counts) reaches Threshold;
+//   - it holds its size cap: MaxBatch, lowered to the most queries the
+//     processor is expected to answer within Budget (costModel: t(n) = a +
+//     b·n fitted on the recent batches), so that a batch's time, and with
+//     it the wait of the requests queued behind it, stays bounded however
+//     long the queue;
+//   - its oldest request has waited MaxWait.
+//
+// Up to Inflight batches run at once; while every slot is busy the next
+// batch keeps growing (up to its cap), so batches are large under load.
+// On the CPU the defaults are Inflight = the CPU's workers and MaxBatch 1:
+// the CPU gains nothing from batching, and a batch answers all its queries
+// only when its slowest ends (AND queries' times are heavy-tailed), which
+// left cores idle behind stragglers; one query per slot is a worker pool
+// in which every query is answered as soon as it ends.
+//
+// Admission: a request whose queries would wait, at the saturated
+// throughput the costModel measured, longer than MaxQueueWait or its
+// deadline is refused at once (503 overloaded, with Retry-After), and one
+// that does not fit QueueSize with 429: over capacity the server answers
+// quickly instead of letting requests time out at the client.
 
 // BatchConfig tunes live batching. Zero fields take the defaults.
 type BatchConfig struct {
@@ -28,10 +49,20 @@ type BatchConfig struct {
 	// MaxWait is the longest a request waits for its batch to close
 	// (default DefaultMaxWait).
 	MaxWait time.Duration
-	// MaxBatch caps the queries of one batch (default DefaultMaxBatch).
+	// MaxBatch caps the queries of one batch (default DefaultMaxBatch; 1
+	// on the CPU).
 	MaxBatch int
-	// Inflight is the number of batches that may run at once (default 2:
-	// one runs while the next forms and is handed over without a gap).
+	// Budget caps a batch's expected time on the processor (default
+	// DefaultBudget; negative: no cap): the batcher takes at most the
+	// queries the processor's measured cost model answers within it.
+	Budget time.Duration
+	// Inflight is the number of batches that may run at once. Default:
+	// on the CPU, its workers; on a GPU, 1: the GPU backend holds the
+	// device for a whole SearchBatch (engine/gpu: one mutex, preparation
+	// included), so a second batch in flight would only wait behind the
+	// first, closed small after MaxWait, while with one in flight the
+	// next batch is whatever queued meanwhile (up to its cap); for other
+	// backends 2 (one runs while the next forms).
 	Inflight int
 	// Lazy keeps a batch open until its threshold, size or wait closes it
 	// even when no batch is running. By default (false) a batch also
@@ -43,17 +74,28 @@ type BatchConfig struct {
 	// QueueSize bounds the queries waiting for a batch; a request that
 	// does not fit is refused with 429 (default DefaultQueueSize).
 	QueueSize int
+	// MaxQueueWait refuses (503 overloaded) a request whose queries are
+	// expected to wait longer than this for their batch (zero or
+	// negative: no such bound; the request's deadline always bounds it). The expectation is the queue's depth over the throughput
+	// measured while the processor was saturated; until it has been
+	// saturated nothing is refused this way.
+	MaxQueueWait time.Duration
 }
 
 // Batching defaults.
 const (
 	DefaultMaxWait      = 2 * time.Millisecond
 	DefaultMaxBatch     = 4096
+	DefaultBudget       = 8 * time.Millisecond
 	DefaultQueueSize    = 65536
 	DefaultCPUThreshold = 1 << 20
 )
 
-func (c BatchConfig) withDefaults(gpuThreshold int64) BatchConfig {
+// withDefaults fills the zero fields. gpuThreshold is the GPU's PARA
+// threshold (0: no GPU; > 0: one batch in flight); cpuWorkers > 0 says the
+// primary is the CPU backend with that many workers (its defaults: one
+// query per batch, one batch per worker).
+func (c BatchConfig) withDefaults(gpuThreshold int64, cpuWorkers int) BatchConfig {
 	if c.Threshold <= 0 {
 		c.Threshold = gpuThreshold
 		if c.Threshold <= 0 {
@@ -65,9 +107,22 @@ func (c BatchConfig) withDefaults(gpuThreshold int64) BatchConfig {
 	}
 	if c.MaxBatch <= 0 {
 		c.MaxBatch = DefaultMaxBatch
+		if cpuWorkers > 0 {
+			c.MaxBatch = 1
+		}
+	}
+	if c.Budget == 0 {
+		c.Budget = DefaultBudget
 	}
 	if c.Inflight <= 0 {
-		c.Inflight = 2
+		switch {
+		case cpuWorkers > 0:
+			c.Inflight = cpuWorkers
+		case gpuThreshold > 0:
+			c.Inflight = 1
+		default:
+			c.Inflight = 2
+		}
 	}
 	if c.QueueSize <= 0 {
 		c.QueueSize = DefaultQueueSize
@@ -91,13 +146,19 @@ type job struct {
 	start, end time.Time
 }
 
+// batchStats are cumulative counts of the batches run (Server.Stats).
+type batchStats struct {
+	batches, queries, queueNanos atomic.Int64
+}
+
 // runFunc evaluates a batch: qs[i] into out[i], naming in procs[i] the
 // processor that answered it.
 type runFunc func(ctx context.Context, qs []engine.Query, out []engine.Response, procs []string) error
 
 var (
-	errQueueFull = errors.New("queue full")
-	errClosed    = errors.New("server shutting down")
+	errQueueFull  = errors.New("queue full")
+	errOverloaded = errors.New("overloaded")
+	errClosed     = errors.New("server shutting down")
 )
 
 // batcher forms and runs batches.
@@ -105,6 +166,9 @@ type batcher struct {
 	cfg     BatchConfig
 	run     runFunc
 	onBatch func(n int, d time.Duration) // metrics hook
+	model   costModel
+	stats   batchStats
+	now     func() time.Time // the batches' clock: time.Now (tests give a fake one)
 
 	mu      sync.Mutex
 	pending []*job
@@ -119,23 +183,49 @@ type batcher struct {
 }
 
 func newBatcher(cfg BatchConfig, run runFunc, onBatch func(int, time.Duration)) *batcher {
-	b := &batcher{cfg: cfg, run: run, onBatch: onBatch,
+	b := &batcher{cfg: cfg, run: run, onBatch: onBatch, now: time.Now,
 		wake: make(chan struct{}, 1), sem: make(chan struct{}, cfg.Inflight), stopped: make(chan struct{})}
 	go b.loop()
 	return b
 }
 
 // submit queues js, all or none: errQueueFull when they do not fit,
-// errClosed after close.
-func (b *batcher) submit(js []*job) error {
+// errOverloaded when the last of them is expected to wait longer than
+// MaxQueueWait or than until deadline (zero: none), errClosed after close.
+// wait is the expected wait (0 when unknown).
+//
+// A lone job that would be a batch of its own at once (nothing queued, and
+// the processor idle, or batches of one query) runs in the caller's
+// goroutine, if a slot is free, before submit returns: the same batch the
+// loop would form, without the three goroutine hand-offs (caller to loop
+// to batch and back) that cost more CPU than a short query.
+func (b *batcher) submit(js []*job, deadline time.Time) (wait time.Duration, err error) {
 	b.mu.Lock()
 	if b.closed {
 		b.mu.Unlock()
-		return errClosed
+		return 0, errClosed
 	}
-	if len(b.pending)+len(js) > b.cfg.QueueSize {
+	if len(js) == 1 && len(b.pending) == 0 && ((!b.cfg.Lazy && b.active == 0) || b.cfg.MaxBatch == 1) {
+		select {
+		case b.sem <- struct{}{}:
+			b.active++
+			b.running.Add(1)
+			b.mu.Unlock()
+			b.runBatch(js)
+			return 0, nil
+		default: // every slot taken: queue it
+		}
+	}
+	depth := len(b.pending) + len(js)
+	if depth > b.cfg.QueueSize {
 		b.mu.Unlock()
-		return errQueueFull
+		return 0, errQueueFull
+	}
+	wait = b.model.expectedWait(depth)
+	if wait > 0 && ((b.cfg.MaxQueueWait > 0 && wait > b.cfg.MaxQueueWait) ||
+		(!deadline.IsZero() && time.Now().Add(wait).After(deadline))) {
+		b.mu.Unlock()
+		return wait, errOverloaded
 	}
 	for _, j := range js {
 		b.pending = append(b.pending, j)
@@ -143,7 +233,7 @@ func (b *batcher) submit(js []*job) error {
 	}
 	b.mu.Unlock()
 	b.signal()
-	return nil
+	return wait, nil
 }
 
 func (b *batcher) signal() {
@@ -181,7 +271,7 @@ func (b *batcher) loop() {
 		if n > 0 {
 			first = b.pending[0].arrive
 		}
-		full := b.cost >= b.cfg.Threshold || n >= b.cfg.MaxBatch ||
+		full := b.cost >= b.cfg.Threshold || n >= b.limit() ||
 			(!b.cfg.Lazy && b.active == 0)
 		b.mu.Unlock()
 		if n == 0 {
@@ -211,11 +301,17 @@ func (b *batcher) loop() {
 	}
 }
 
-// take removes the next batch (up to MaxBatch jobs) from pending.
+// limit is the size cap of the next batch: MaxBatch, or fewer when the
+// cost model expects more to take longer than Budget.
+func (b *batcher) limit() int {
+	return b.model.maxBatch(b.cfg.Budget, b.cfg.MaxBatch)
+}
+
+// take removes the next batch (up to limit jobs) from pending.
 func (b *batcher) take() []*job {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	n := min(len(b.pending), b.cfg.MaxBatch)
+	n := min(len(b.pending), b.limit())
 	batch := make([]*job, n)
 	copy(batch, b.pending)
 	for _, j := range batch {
@@ -238,7 +334,7 @@ func (b *batcher) runBatch(batch []*job) {
 		<-b.sem
 		b.signal() // an idle processor closes the forming batch
 	}()
-	start := time.Now()
+	start := b.now()
 	live := batch[:0:0]
 	for _, j := range batch {
 		if err := j.ctx.Err(); err != nil {
@@ -258,7 +354,13 @@ func (b *batcher) runBatch(batch []*job) {
 		qs[i] = j.q
 	}
 	err := b.run(context.Background(), qs, out, procs)
-	end := time.Now()
+	end := b.now()
+	b.model.observe(len(live), end.Sub(start), end, b.depth())
+	b.stats.batches.Add(1)
+	b.stats.queries.Add(int64(len(live)))
+	for _, j := range live {
+		b.stats.queueNanos.Add(int64(start.Sub(j.arrive)))
+	}
 	if b.onBatch != nil {
 		b.onBatch(len(live), end.Sub(start))
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"testing"
 )
 
@@ -30,4 +31,25 @@ func BenchmarkSearchHTTP(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkHandleSearch: one POST /v1/search through the handler, no
+// network (the server's own per-request cost: decoding, analysis,
+// batching hand-off, the engine on the tiny test collection, encoding,
+// metrics). allocs/op is the number to watch.
+func BenchmarkHandleSearch(b *testing.B) {
+	e := testEngine(b)
+	s, _ := newTestServer(b, e, Config{})
+	h := s.Handler()
+	body := []byte(`{"q":"parallel sorting","mode":"or"}`)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		w := httptest.NewRecorder()
+		r := httptest.NewRequest("POST", "/v1/search", bytes.NewReader(body))
+		h.ServeHTTP(w, r)
+		if w.Code != 200 {
+			b.Fatal(w.Code, w.Body.String())
+		}
+	}
 }

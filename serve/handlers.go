@@ -1,17 +1,20 @@
 package serve
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/qpengine/qp/scheduler"
 	"net/http"
+	"net/http/pprof"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/qpengine/qp/engine"
+	"github.com/qpengine/qp/scheduler"
 	"github.com/qpengine/qp/topk"
 )
 
@@ -31,6 +34,13 @@ func (s *Server) routes() *http.ServeMux {
 	})
 	mux.Handle("/metrics", promhttp.HandlerFor(s.m.reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("/", s.handlePage)
+	if s.cfg.Pprof {
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
 	return mux
 }
 
@@ -50,7 +60,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // writeError answers e, with Retry-After on 429 and 503.
 func (s *Server) writeError(w http.ResponseWriter, e *Error) {
 	if e.status == http.StatusTooManyRequests || e.status == http.StatusServiceUnavailable {
-		w.Header().Set("Retry-After", "1")
+		w.Header().Set("Retry-After", strconv.Itoa(max(1, e.retryAfter)))
 	}
 	if e.status == 499 { // the client is gone: nobody reads the answer
 		return
@@ -94,7 +104,7 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, e)
 		return
 	}
-	writeJSON(w, status, &resp[0])
+	writeSearch(w, &resp[0])
 }
 
 // handleBatch serves POST /v1/search/batch.
@@ -136,22 +146,30 @@ func (s *Server) handleBatch(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, e)
 		return
 	}
-	writeJSON(w, status, BatchResponse{Results: resp})
+	writeBatch(w, resp)
 }
 
-// decodeBody reads a JSON body of at most MaxBodyBytes and decodes it.
+// decodeBody reads a JSON body of at most MaxBodyBytes and decodes it with
+// dec (one pass over the bytes: the body is read into a pooled buffer,
+// which dec must not keep).
 func decodeBody[T any](s *Server, w http.ResponseWriter, r *http.Request, dec func([]byte) (T, *Error)) (T, *Error) {
 	var zero T
 	if r.ContentLength > s.lim.MaxBodyBytes {
 		return zero, apiErr(http.StatusRequestEntityTooLarge, CodeBodyTooLarge, "request body of %d bytes: at most %d", r.ContentLength, s.lim.MaxBodyBytes)
 	}
-	body := http.MaxBytesReader(w, r.Body, s.lim.MaxBodyBytes)
-	var raw json.RawMessage
-	if e := decodeJSON(body, s.lim.MaxBodyBytes, &raw); e != nil {
+	buf := bodyPool.Get().(*bytes.Buffer)
+	defer bodyPool.Put(buf)
+	buf.Reset()
+	if e := readBody(buf, http.MaxBytesReader(w, r.Body, s.lim.MaxBodyBytes), s.lim.MaxBodyBytes); e != nil {
 		return zero, e
 	}
-	return dec(raw)
+	return dec(buf.Bytes())
 }
+
+// bodyPool holds the buffers request bodies are read into. Buffers that
+// grew past 64 KiB (batch requests) are still reused: the pool drops them
+// under memory pressure (at each GC).
+var bodyPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // searchFromQuery reads GET /v1/search?q=&mode=&k=&qtf=&stored=&timeout_ms=.
 func searchFromQuery(r *http.Request) (SearchRequest, *Error) {
@@ -231,8 +249,13 @@ func (s *Server) prepare(req *SearchRequest) (engine.Query, *Error) {
 }
 
 // cost is q's share of the PARA threshold: the length of its shortest
-// list (0 when a term is not in the index), from the scheduler's features.
+// list (0 when a term is not in the index), from the scheduler's features;
+// 0 without looking when batches hold one query (the CPU's default), where
+// no threshold can close a batch earlier.
 func (s *Server) cost(q engine.Query) int64 {
+	if s.b.cfg.MaxBatch == 1 {
+		return 0
+	}
 	f := scheduler.QueryFeatures(s.x, q)
 	if f.Missing > 0 {
 		return 0
@@ -271,10 +294,16 @@ func (s *Server) answer(ctx context.Context, reqs []SearchRequest, arrive time.T
 	if s.draining.Load() {
 		return nil, apiErr(http.StatusServiceUnavailable, CodeShuttingDown, "the server is shutting down")
 	}
-	switch err := s.b.submit(queued); {
+	dl, _ := ctx.Deadline()
+	switch wait, err := s.b.submit(queued, dl); {
 	case errors.Is(err, errQueueFull):
 		s.m.rejected.WithLabelValues(CodeQueueFull).Inc()
 		return nil, apiErr(http.StatusTooManyRequests, CodeQueueFull, "the queue is full (%d queries waiting); retry later", s.b.cfg.QueueSize)
+	case errors.Is(err, errOverloaded):
+		s.m.rejected.WithLabelValues(CodeOverloaded).Inc()
+		e := apiErr(http.StatusServiceUnavailable, CodeOverloaded, "over capacity: the queue's expected wait is %v, past this request's deadline or --max-queue-wait; retry later", wait.Round(time.Millisecond))
+		e.retryAfter = max(1, int(wait.Round(time.Second)/time.Second))
+		return nil, e
 	case errors.Is(err, errClosed):
 		s.m.rejected.WithLabelValues(CodeShuttingDown).Inc()
 		return nil, apiErr(http.StatusServiceUnavailable, CodeShuttingDown, "the server is shutting down")
@@ -299,6 +328,7 @@ func (s *Server) answer(ctx context.Context, reqs []SearchRequest, arrive time.T
 			s.m.observeQuery(req.Mode, resp[i].Error.Code, j.proc, time.Since(arrive))
 			continue
 		}
+		s.m.queueWait.Observe(j.start.Sub(arrive).Seconds())
 		s.fill(&resp[i], req, j.resp.Results, j.proc, j.batchN)
 		resp[i].Timing = Timing{QueueMS: ms(j.start.Sub(arrive)), BatchMS: ms(j.end.Sub(j.start)),
 			EngineMS: ms(j.resp.Stats.Time), TotalMS: msSince(arrive)}

@@ -22,6 +22,14 @@ type metrics struct {
 	rejected      *prometheus.CounterVec // code
 	fallbacks     prometheus.Counter
 	backendErrors prometheus.Counter
+	queueWait     prometheus.Histogram
+
+	// Children resolved once (WithLabelValues hashes its labels and takes
+	// a lock on every call): the hot path's label sets.
+	reqOK    map[string]prometheus.Counter    // endpoint -> requests{endpoint, 200}
+	reqDur   map[string]prometheus.Observer   // endpoint
+	queryOK  map[[2]string]prometheus.Counter // {mode, processor} -> queries{mode, ok, processor}
+	queryDur map[string]prometheus.Observer   // processor
 }
 
 // latencyBuckets span 0.1 ms to 10 s.
@@ -44,17 +52,36 @@ func newMetrics(reg *prometheus.Registry, s *Server) *metrics {
 		batchDuration: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "qp_serve_batch_duration_seconds",
 			Help: "Time of one batch on the processor.", Buckets: latencyBuckets}),
 		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "qp_serve_rejected_total",
-			Help: "Requests refused or abandoned after validation: queue_full, shutting_down, deadline_exceeded, canceled."}, []string{"code"}),
+			Help: "Requests refused or abandoned after validation: queue_full, overloaded, shutting_down, deadline_exceeded, canceled."}, []string{"code"}),
 		fallbacks: prometheus.NewCounter(prometheus.CounterOpts{Name: "qp_serve_fallback_queries_total",
 			Help: "Queries answered by the CPU after the primary processor (the GPU) failed them."}),
 		backendErrors: prometheus.NewCounter(prometheus.CounterOpts{Name: "qp_serve_backend_errors_total",
 			Help: "Batches in which the primary processor failed."}),
+		queueWait: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "qp_serve_queue_wait_seconds",
+			Help: "Time from a query's arrival to the start of its batch (queueing).", Buckets: latencyBuckets}),
 	}
+	procs := []string{s.pname}
+	if s.cfg.Cache != nil {
+		procs = append(procs, "cache")
+	}
+	if s.fallback != nil {
+		procs = append(procs, "cpu-fallback")
+	}
+	m.resolve(procs)
 	reg.MustRegister(m.requests, m.reqDuration, m.queries, m.qDuration, m.batchSize, m.batchDuration,
-		m.rejected, m.fallbacks, m.backendErrors,
+		m.rejected, m.fallbacks, m.backendErrors, m.queueWait,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "qp_serve_queue_depth",
 		Help: "Queries waiting for a batch."}, func() float64 { return float64(s.b.depth()) }))
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "qp_serve_expected_wait_seconds",
+		Help: "The wait a query arriving now can expect: queue depth over the saturated throughput (0 until the processor has been saturated)."},
+		func() float64 { return s.b.model.expectedWait(s.b.depth()).Seconds() }))
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "qp_serve_capacity_queries_per_second",
+		Help: "The processor's throughput measured while queries were waiting (0 until then)."},
+		func() float64 { return s.b.model.capacity() }))
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "qp_serve_batch_limit",
+		Help: "The size cap of the next batch: --batch-max, or fewer when the cost model expects more to exceed --batch-budget."},
+		func() float64 { return float64(s.b.limit()) }))
 	if c := s.cfg.Cache; c != nil {
 		reg.MustRegister(
 			prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "qp_serve_cache_hits_total", Help: "Result cache hits."},
@@ -79,9 +106,36 @@ func (m *metrics) observeBatch(n int, d time.Duration) {
 	m.batchDuration.Observe(d.Seconds())
 }
 
+// resolve pre-resolves the children of the hot path's label sets: the
+// endpoints' 200s and durations, and ok queries of each mode on the
+// processors that can answer (the primary; cache and cpu-fallback when
+// there are). Their series are exported from the start, at 0.
+func (m *metrics) resolve(procs []string) {
+	m.reqOK, m.reqDur = map[string]prometheus.Counter{}, map[string]prometheus.Observer{}
+	for _, ep := range []string{"search", "batch"} {
+		m.reqOK[ep] = m.requests.WithLabelValues(ep, "200")
+		m.reqDur[ep] = m.reqDuration.WithLabelValues(ep)
+	}
+	m.queryOK, m.queryDur = map[[2]string]prometheus.Counter{}, map[string]prometheus.Observer{}
+	for _, proc := range procs {
+		m.queryDur[proc] = m.qDuration.WithLabelValues(proc)
+		for _, mode := range []string{"and", "or", "andor"} {
+			m.queryOK[[2]string{mode, proc}] = m.queries.WithLabelValues(mode, "ok", proc)
+		}
+	}
+}
+
 func (m *metrics) observeRequest(endpoint string, status int, arrive time.Time) {
-	m.requests.WithLabelValues(endpoint, strconv.Itoa(status)).Inc()
-	m.reqDuration.WithLabelValues(endpoint).Observe(time.Since(arrive).Seconds())
+	if c, ok := m.reqOK[endpoint]; ok && status == 200 {
+		c.Inc()
+	} else {
+		m.requests.WithLabelValues(endpoint, strconv.Itoa(status)).Inc()
+	}
+	if o, ok := m.reqDur[endpoint]; ok {
+		o.Observe(time.Since(arrive).Seconds())
+	} else {
+		m.reqDuration.WithLabelValues(endpoint).Observe(time.Since(arrive).Seconds())
+	}
 }
 
 // observeQuery counts one query. mode is the request's (any string: it is
@@ -99,8 +153,16 @@ func (m *metrics) observeQuery(mode, code, proc string, d time.Duration) {
 			mode = "invalid"
 		}
 	}
-	m.queries.WithLabelValues(mode, code, proc).Inc()
+	if c, ok := m.queryOK[[2]string{mode, proc}]; ok && code == "ok" {
+		c.Inc()
+	} else {
+		m.queries.WithLabelValues(mode, code, proc).Inc()
+	}
 	if code == "ok" {
-		m.qDuration.WithLabelValues(proc).Observe(d.Seconds())
+		if o, ok := m.queryDur[proc]; ok {
+			o.Observe(d.Seconds())
+		} else {
+			m.qDuration.WithLabelValues(proc).Observe(d.Seconds())
+		}
 	}
 }

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
 	"github.com/qpengine/qp/cache"
 	"github.com/qpengine/qp/engine"
 )
@@ -336,7 +338,7 @@ func TestBatching(t *testing.T) {
 		}
 	}
 	// Threshold: "gpu" and "compression" have lists of 2 and 4 postings.
-	s, hs := newTestServer(t, e, Config{Batch: BatchConfig{Lazy: true, MaxWait: time.Hour, Threshold: 6}})
+	s, hs := newTestServer(t, e, Config{Batch: BatchConfig{Lazy: true, MaxWait: time.Hour, Threshold: 6, MaxBatch: 100}})
 	if c := s.cost(e.Query(qpReq("gpu"))) + s.cost(e.Query(qpReq("compress"))); c != 6 {
 		t.Fatalf("test collection changed: costs %d", c)
 	}
@@ -353,7 +355,7 @@ func TestBatching(t *testing.T) {
 		}
 	}
 	// MaxWait: a lone request waits for it.
-	_, hs = newTestServer(t, e, Config{Batch: BatchConfig{Lazy: true, MaxWait: 30 * time.Millisecond}})
+	_, hs = newTestServer(t, e, Config{Batch: BatchConfig{Lazy: true, MaxWait: 30 * time.Millisecond, MaxBatch: 100}})
 	var r SearchResponse
 	post(t, hs.URL+"/v1/search", `{"q":"gpu"}`, &r)
 	if r.BatchSize != 1 || r.Timing.QueueMS < 29 {
@@ -541,4 +543,62 @@ func grep(s, sub string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// TestOverloadedSheds: over capacity (the measured saturated throughput
+// says the queue ahead would outlast the request's deadline) a request is
+// refused at once with 503 overloaded and a Retry-After, counted in
+// qp_serve_rejected_total; one with a deadline the queue can meet waits
+// and is answered.
+func TestOverloadedSheds(t *testing.T) {
+	e := testEngine(t)
+	g := newGate(e)
+	s, hs := newTestServer(t, e, Config{Primary: g, Batch: BatchConfig{Inflight: 1, MaxBatch: 100}})
+	t0 := time.Now()
+	s.b.model.observe(1, time.Millisecond, t0, 1)
+	s.b.model.observe(1, time.Millisecond, t0.Add(time.Second), 1) // 1 query/s
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); post(t, hs.URL+"/v1/search", `{"q":"gpu"}`, nil) }()
+	<-g.entered // running, held; the next one queues (depth 1: 1 s expected)
+	go func() { defer wg.Done(); post(t, hs.URL+"/v1/search", `{"q":"gpu","timeout_ms":30000}`, nil) }()
+	waitFor(t, func() bool { return s.b.depth() == 1 })
+	st, h, b := post(t, hs.URL+"/v1/search", `{"q":"parallel","timeout_ms":500}`, nil)
+	if st != 503 || errCode(t, b) != CodeOverloaded || h.Get("Retry-After") != "2" {
+		t.Fatalf("over capacity: %d %s, Retry-After %q (want 503 overloaded, 2 s for 2 queued at 1 q/s)", st, b, h.Get("Retry-After"))
+	}
+	var r SearchResponse
+	done := make(chan int)
+	go func() {
+		st, _, _ := post(t, hs.URL+"/v1/search", `{"q":"parallel","timeout_ms":20000}`, &r)
+		done <- st
+	}()
+	waitFor(t, func() bool { return s.b.depth() == 2 })
+	g.open()
+	if st := <-done; st != 200 || len(r.Hits) == 0 {
+		t.Fatalf("a deadline the queue can meet: %d, %d hits", st, len(r.Hits))
+	}
+	wg.Wait()
+	if n := testutil.ToFloat64(s.m.rejected.WithLabelValues(CodeOverloaded)); n != 1 {
+		t.Errorf("qp_serve_rejected_total{code=overloaded} = %v, want 1", n)
+	}
+}
+
+// TestCPUDefaults: on the CPU the batcher is a worker pool (one query per
+// batch, one batch per worker); on a GPU batches of up to DefaultMaxBatch,
+// one in flight; for other backends two.
+func TestCPUDefaults(t *testing.T) {
+	e := testEngine(t)
+	s, _ := newTestServer(t, e, Config{})
+	if c := s.Batch(); c.MaxBatch != 1 || c.Inflight != 2 { // testEngine: 2 threads
+		t.Errorf("CPU engine: batch max %d, inflight %d; want 1 and the 2 workers", c.MaxBatch, c.Inflight)
+	}
+	s, _ = newTestServer(t, e, Config{Primary: newGate(e)})
+	if c := s.Batch(); c.MaxBatch != DefaultMaxBatch || c.Inflight != 2 || c.Budget != DefaultBudget {
+		t.Errorf("other primary: batch max %d, inflight %d, budget %v", c.MaxBatch, c.Inflight, c.Budget)
+	}
+	// A GPU (its PARA threshold known) runs one batch at a time.
+	if c := (BatchConfig{}).withDefaults(12<<20, 0); c.Inflight != 1 || c.MaxBatch != DefaultMaxBatch || c.Threshold != 12<<20 {
+		t.Errorf("GPU: inflight %d, batch max %d, threshold %d", c.Inflight, c.MaxBatch, c.Threshold)
+	}
 }

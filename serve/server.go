@@ -100,6 +100,10 @@ type Config struct {
 	// idle 120 s).
 	ReadHeaderTimeout, ReadTimeout, WriteTimeout, IdleTimeout time.Duration
 
+	// Pprof serves the Go runtime's profiles at /debug/pprof/
+	// (net/http/pprof): for diagnosis under load, off by default.
+	Pprof bool
+
 	Logger   *slog.Logger         // nil: discard
 	Registry *prometheus.Registry // nil: a new one (see Server.Registry)
 }
@@ -142,6 +146,12 @@ func New(e *qp.Engine, cfg Config) (*Server, error) {
 		s.pname = e.Backend().Name()
 	}
 	var gpuThreshold int64
+	cpuWorkers := 0
+	if c, ok := s.primary.(*qp.Engine); ok && c == e {
+		if cb, ok := e.Backend().(*engine.CPU); ok {
+			cpuWorkers = cb.Workers()
+		}
+	}
 	if g := e.GPU(); g != nil {
 		gpuThreshold = int64(g.Threshold())
 		if s.fallback == nil {
@@ -153,7 +163,7 @@ func New(e *qp.Engine, cfg Config) (*Server, error) {
 		reg = prometheus.NewRegistry()
 	}
 	s.m = newMetrics(reg, s)
-	s.b = newBatcher(cfg.Batch.withDefaults(gpuThreshold), s.runBatch, s.m.observeBatch)
+	s.b = newBatcher(cfg.Batch.withDefaults(gpuThreshold, cpuWorkers), s.runBatch, s.m.observeBatch)
 	s.mux = s.routes()
 	s.hs = &http.Server{
 		Handler:           s.mux,
@@ -185,6 +195,20 @@ func (s *Server) Limits() Limits { return s.lim }
 
 // Batch is the batching configuration in force (defaults filled in).
 func (s *Server) Batch() BatchConfig { return s.b.cfg }
+
+// Stats are cumulative counts since the server started (for load tests:
+// differences between two calls describe the interval).
+type Stats struct {
+	Batches   int64         // batches run on the processor
+	Queries   int64         // queries in them
+	QueueWait time.Duration // the sum over those queries of arrival to batch start
+}
+
+// Stats returns the counts so far.
+func (s *Server) Stats() Stats {
+	return Stats{Batches: s.b.stats.batches.Load(), Queries: s.b.stats.queries.Load(),
+		QueueWait: time.Duration(s.b.stats.queueNanos.Load())}
+}
 
 // Serve accepts connections on ln until Shutdown; it returns nil after a
 // Shutdown, else the listener's error.

@@ -12,6 +12,7 @@ import (
 	"github.com/qpengine/qp/compress"
 	"github.com/qpengine/qp/engine"
 	"github.com/qpengine/qp/index"
+	"github.com/qpengine/qp/internal/ref"
 	"github.com/qpengine/qp/report"
 )
 
@@ -45,31 +46,19 @@ func TestRunIndex(t *testing.T) {
 	for i := range lens {
 		lens[i] = 10
 	}
-	every := func(step int) (d, f []uint32) {
-		for i := 0; i < n; i += step {
-			d, f = append(d, uint32(i)), append(f, 1)
-		}
-		return
-	}
-	bp, _ := compress.ByName("bp128")
-	path := filepath.Join(t.TempDir(), "x.qp")
-	w, err := index.NewWriter(path, index.WriterOptions{DocCodec: bp, DocLens: lens, Bitmaps: index.BitmapsAlways})
-	if err != nil {
-		t.Fatal(err)
-	}
+	col := &ref.Collection{Lens: lens}
 	for _, term := range []struct {
 		name string
 		step int
 	}{{"a", 2}, {"b", 3}, {"c", 5}, {"z", 997}} {
-		d, f := every(term.step)
-		if err := w.AddList(term.name, d, f); err != nil {
-			t.Fatal(err)
+		var d, f []uint32
+		for i := 0; i < n; i += term.step {
+			d, f = append(d, uint32(i)), append(f, 1)
 		}
+		col.Terms, col.Docs, col.Freqs = append(col.Terms, term.name), append(col.Docs, d), append(col.Freqs, f)
 	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	x, err := index.Open(path)
+	bp, _ := compress.ByName("bp128")
+	x, err := col.WriteIndexWith(filepath.Join(t.TempDir(), "x.qp"), index.WriterOptions{DocCodec: bp, Bitmaps: index.BitmapsAlways})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -103,7 +103,9 @@ func (w *worker) run(id, text string) (qres, error) {
 	}
 	r.measured = true
 	for i, s := range orStrategies {
-		_, st, err := w.eng.Search(q, engine.Options{OrAlgo: s, OrBitmapDensity: engine.NoBitmaps})
+		// NoTAAT: the work of the strategy itself, not of the TAAT plans
+		// MaxScore and BMW switch to on short queries.
+		_, st, err := w.eng.Search(q, engine.Options{OrAlgo: s, OrBitmapDensity: engine.NoBitmaps, OrTAATPostings: engine.NoTAAT})
 		if err != nil {
 			return r, err
 		}

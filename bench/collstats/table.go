@@ -1,17 +1,16 @@
 package collstats
 
 import (
-	"encoding/csv"
 	"fmt"
 	"io"
 	"math"
 	"runtime"
 	"strconv"
 	"sync"
-	"text/tabwriter"
 
 	"github.com/qpengine/qp/compress"
 	"github.com/qpengine/qp/index"
+	"github.com/qpengine/qp/report"
 )
 
 // Row is one metric of both indexes.
@@ -76,31 +75,29 @@ func Format(v float64) string {
 	return strconv.FormatFloat(v, 'g', 4, 64)
 }
 
-// Write prints t as an aligned table: a line per section, then its
-// metrics with both values and the ratio b/a.
+// Write prints t as an aligned table (report.WriteText): a line per
+// section, then its metrics with both values and the ratio b/a.
 func (t *Table) Write(w io.Writer) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "metric\t%s\t%s\tb/a\t\n", t.NameA, t.NameB)
+	var rows [][]string
 	sec := ""
 	for _, r := range t.Rows {
 		if r.Section != sec {
 			sec = r.Section
-			fmt.Fprintf(tw, "[%s]\t\t\t\t\n", sec)
+			rows = append(rows, []string{"[" + sec + "]"})
 		}
 		ratio := r.Ratio()
 		rs := "-"
 		if !math.IsNaN(ratio) {
 			rs = strconv.FormatFloat(ratio, 'f', 3, 64)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\n", r.Name, Format(r.A), Format(r.B), rs)
+		rows = append(rows, []string{r.Name, Format(r.A), Format(r.B), rs})
 	}
-	return tw.Flush()
+	return report.WriteText(w, []string{"metric", t.NameA, t.NameB, "b/a"}, rows)
 }
 
-// WriteCSV writes t with encoding/csv: section, metric, a, b, ratio (full
-// precision; empty where undefined).
+// WriteCSV writes t with report.WriteCSV: section, metric, a, b, ratio
+// (full precision; empty where undefined).
 func (t *Table) WriteCSV(w io.Writer) error {
-	cw := csv.NewWriter(w)
 	num := func(v float64) string {
 		switch {
 		case math.IsNaN(v):
@@ -110,16 +107,11 @@ func (t *Table) WriteCSV(w io.Writer) error {
 		}
 		return strconv.FormatFloat(v, 'g', -1, 64)
 	}
-	if err := cw.Write([]string{"section", "metric", t.NameA, t.NameB, "ratio"}); err != nil {
-		return err
+	rows := make([][]string, len(t.Rows))
+	for i, r := range t.Rows {
+		rows[i] = []string{r.Section, r.Name, num(r.A), num(r.B), num(r.Ratio())}
 	}
-	for _, r := range t.Rows {
-		if err := cw.Write([]string{r.Section, r.Name, num(r.A), num(r.B), num(r.Ratio())}); err != nil {
-			return err
-		}
-	}
-	cw.Flush()
-	return cw.Error()
+	return report.WriteCSV(w, []string{"section", "metric", t.NameA, t.NameB, "ratio"}, rows)
 }
 
 // ReencodeSizes re-encodes every block of every list of x with c (as the

@@ -40,13 +40,9 @@ algorithm's results must equal merge's, or the command fails.`)
 	limit := fs.Int("limit", 10000, "use the first N queries of the file (0: all)")
 	div := fs.Int("hs-div", 16, "HS<div>: buckets of about div elements (16, 32, 256, ...)")
 	csvPath := fs.String("csv", "", "also write the table as CSV to this file")
-	pos, err := parse(fs, args)
+	pos, err := parseArgs(fs, args, 2)
 	if err != nil {
 		return err
-	}
-	if len(pos) != 2 {
-		fs.Usage()
-		return errUsage
 	}
 	if err := guardOutputs(pos, *csvPath); err != nil {
 		return err

@@ -1,13 +1,17 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -22,42 +26,74 @@ func init() {
 	registerBench("serve", "INDEX QUERIES", `qp serve under load on loopback (vegeta): q/s and p50/p99
 at saturation and fixed rates, against the in-process
 batch throughput of the same backend; 10,000 connections`, benchServe)
+	registerBench("load", "URL QUERIES", `one level of HTTP load (vegeta) on a running qp serve;
+prints one JSON row (the load generator of bench serve
+--gen-procs, usable alone)`, benchLoad)
 }
 
-// loadRow is one load level's outcome.
+// loadRow is one load level's outcome. The client fields come from the
+// load generator; the server fields from the serving process.
 type loadRow struct {
-	name             string
-	rate             float64 // offered requests/s (0: as fast as possible)
-	perReq           int     // queries per request
-	qps              float64 // queries answered per second
-	p50, p99, max    time.Duration
-	success          float64
-	codes            string
-	heapMB, rssMB    float64
-	goroutines       int
-	requests, errors uint64
+	Name        string        `json:"level"`
+	Rate        float64       `json:"offered_rps"`         // offered requests/s (0: as fast as possible)
+	PerReq      int           `json:"queries_per_request"` // queries per request
+	Conns       int           `json:"connections"`
+	QPS         float64       `json:"qps"` // queries answered (2xx) per second
+	P50         time.Duration `json:"p50_ns"`
+	P99         time.Duration `json:"p99_ns"`
+	Max         time.Duration `json:"max_ns"`
+	Success     float64       `json:"success"`
+	Codes       string        `json:"codes"`
+	Requests    uint64        `json:"requests"`
+	Errors      []string      `json:"errors,omitempty"` // the first few distinct client errors
+	ClientCPU   float64       `json:"client_cpu_s"`     // the generator's CPU seconds (separate process only)
+	Wall        float64       `json:"wall_s"`
+	ServerCPU   float64       `json:"server_cpu_s"` // the serving process's CPU seconds (the generator's too when in-process)
+	BatchMean   float64       `json:"mean_batch"`   // queries per batch on the processor
+	QueueMeanMS float64       `json:"mean_queue_ms"`
+	HeapMB      float64       `json:"peak_heap_mb"`
+	RSSMB       float64       `json:"rss_mb"`
+	Goroutines  int           `json:"peak_goroutines"`
+	// ListenOverflows counts the connections the kernel dropped because
+	// the listen queue was full (Linux TcpExt ListenOverflows, the whole
+	// machine's, during the level): a client whose handshake is dropped
+	// retries after 1, 3, 7 s... and may time out without the server ever
+	// seeing its request.
+	ListenOverflows int64 `json:"listen_overflows"`
 }
 
 func benchServe(c command, args []string) error {
 	c.name = "bench serve"
 	c.args = "INDEX QUERIES [flags]"
-	fs := newFlags(c, `Measures qp serve end to end on loopback with vegeta (as a library) in the
-same process: first the in-process batch throughput of the backend (qp.Stream
-over the whole query log, as qp query does), then HTTP load for --duration
-per level: at saturation (--conns connections sending as fast as they are
-answered), one query per request (POST /v1/search) and --per-request
-queries per request (POST /v1/search/batch); at the fixed --fractions of the
-one-query saturation rate; and --many connections at once (memory and
-goroutines, no crash). Server and load generator share the machine's cores.`)
+	fs := newFlags(c, `Measures qp serve end to end on loopback with vegeta: first the in-process
+batch throughput of the backend (qp.Stream over the whole query log, as qp
+query does), then HTTP load for --duration per level: at saturation (each
+of --conns-one connections sending one query per request (POST /v1/search)
+as fast as answered; --conns connections with --per-request queries per
+request (POST /v1/search/batch)); at the fixed --fractions of the best
+one-query saturation rate; and --many connections at once (memory,
+goroutines, shedding, no crash). With --gen-procs N the load generator
+runs as a separate process (qp bench load) with GOMAXPROCS=N, and the
+server's CPU use is its own; with 0 it runs in this process (vegeta as a
+library) and competes with the server inside one Go runtime. The server's
+CPU seconds per level (cpu/q: microseconds per answered query) say how
+much of the machine each query takes end to end.`)
 	qf := addQueryFlags(fs)
 	duration := fs.Duration("duration", 10*time.Second, "length of each load level")
-	conns := fs.Int("conns", 64, "connections at saturation")
+	conns := fs.Int("conns", 64, "connections of the batch-request saturation level")
+	connsOne := fs.String("conns-one", "64,1024", "connections of the one-query saturation levels (a list: one level each;\nthe best sets the fixed rates). 64 connections keep at most 64 queries\nin flight, 64 x --per-request do the batch requests")
 	perReq := fs.Int("per-request", 100, "queries per batch request at saturation (0: skip)")
 	fractions := fs.String("fractions", "0.25,0.5,0.8", "fixed rates as fractions of the one-query saturation rate")
 	many := fs.Int("many", 10000, "connections of the many-connections level (0: skip)")
 	limit := fs.Int("limit", 0, "use the first N queries of the log (0: all)")
+	genProcs := fs.Int("gen-procs", 0, "run the load generator as a separate process with GOMAXPROCS=N\n(0: in this process)")
 	wait := fs.Duration("batch-wait", serve.DefaultMaxWait, "qp serve --batch-wait")
+	budget := fs.Duration("batch-budget", serve.DefaultBudget, "qp serve --batch-budget (negative: no cap)")
+	maxBatch := fs.Int("batch-max", 0, "qp serve --batch-max (0: its default)")
+	inflight := fs.Int("inflight", 0, "qp serve --inflight (0: its default)")
+	queueWait := fs.Duration("max-queue-wait", 0, "qp serve --max-queue-wait (0: none)")
 	jsonOut := fs.String("json", "", "also write the rows as JSON to this file")
+	cpuProfile := fs.String("cpuprofile", "", "write a Go CPU profile of the HTTP levels (server, and the load generator\nwhen it runs in-process) to this new file (go tool pprof)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -65,6 +101,25 @@ goroutines, no crash). Server and load generator share the machine's cores.`)
 	if len(pos) != 2 {
 		fs.Usage()
 		return errUsage
+	}
+	var connList []int
+	for _, f := range splitComma(*connsOne) {
+		n, err := strconv.Atoi(f)
+		if err != nil || n < 1 {
+			return fmt.Errorf("--conns-one %q: want positive integers", *connsOne)
+		}
+		connList = append(connList, n)
+	}
+	var fracs []float64
+	for _, f := range splitComma(*fractions) {
+		x, err := strconv.ParseFloat(f, 64)
+		if err != nil || x <= 0 {
+			return fmt.Errorf("--fractions %q: want positive numbers", *fractions)
+		}
+		fracs = append(fracs, x)
+	}
+	if len(connList) == 0 || *conns < 1 || *genProcs < 0 {
+		return errors.New("--conns-one needs a connection count; --conns at least 1; --gen-procs at least 0")
 	}
 	e, mode, opt, err := qf.openEngine(pos[0])
 	if err != nil {
@@ -79,21 +134,29 @@ goroutines, no crash). Server and load generator share the machine's cores.`)
 	// both measurements.
 	var texts []string
 	for _, q := range fq {
-		if len(e.Analyzer().Tokens(q.Text)) > 0 && len(e.Analyzer().Tokens(q.Text)) <= 64 {
+		if n := len(e.Analyzer().Tokens(q.Text)); n > 0 && n <= 64 {
 			texts = append(texts, q.Text)
 		}
 	}
-	inproc, err := inProcessQPS(e, texts, mode, *qf.k, opt)
+	if len(texts) == 0 {
+		return fmt.Errorf("%s: no query with searchable terms", pos[1])
+	}
+	inproc, inCPU, err := inProcessQPS(e, texts, mode, *qf.k, opt)
 	if err != nil {
 		return err
 	}
-	fmt.Printf("in-process batch throughput (%s, %s, k=%d, %d queries): %.0f q/s\n", e.Backend().Name(), mode, *qf.k, len(texts), inproc)
+	fmt.Printf("in-process batch throughput (%s, %s, k=%d, %d queries): %.0f q/s, %.0f us of CPU per query\n",
+		e.Backend().Name(), mode, *qf.k, len(texts), inproc, 1e6*inCPU)
 
-	s, err := serve.New(e, serve.Config{Options: opt, Batch: serve.BatchConfig{MaxWait: *wait},
+	s, err := serve.New(e, serve.Config{Options: opt, Batch: serve.BatchConfig{MaxWait: *wait, Budget: *budget,
+		MaxBatch: *maxBatch, Inflight: *inflight, MaxQueueWait: *queueWait},
 		Limits: serve.Limits{DefaultK: *qf.k, DefaultMode: mode, MaxBatch: max(*perReq, 1)}, IdleTimeout: time.Minute})
 	if err != nil {
 		return err
 	}
+	bc := s.Batch()
+	fmt.Printf("server: inflight %d, batch max %d, budget %v, max wait %v, max queue wait %v; load generator: %s\n",
+		bc.Inflight, bc.MaxBatch, bc.Budget, bc.MaxWait, bc.MaxQueueWait, genWhere(*genProcs))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
@@ -101,41 +164,60 @@ goroutines, no crash). Server and load generator share the machine's cores.`)
 	go s.Serve(ln)
 	defer s.Shutdown(context.Background())
 	url := "http://" + ln.Addr().String()
-	one := targets(url, texts, 1, mode, *qf.k)
-	var rows []loadRow
-	sat := attack("saturation, 1 query/request", one, 0, 1, *conns, *duration)
-	rows = append(rows, sat)
-	if *perReq > 0 {
-		rows = append(rows, attack(fmt.Sprintf("saturation, %d queries/request", *perReq),
-			targets(url, texts, *perReq, mode, *qf.k), 0, *perReq, *conns, *duration))
-	}
-	for _, f := range splitComma(*fractions) {
-		x, err := strconv.ParseFloat(f, 64)
-		if err != nil || x <= 0 {
-			return fmt.Errorf("--fractions %q: want positive numbers", *fractions)
+	if *cpuProfile != "" {
+		stop, err := startCPUProfile(*cpuProfile)
+		if err != nil {
+			return err
 		}
-		rate := x * sat.qps
-		rows = append(rows, attack(fmt.Sprintf("%.0f%% of saturation", 100*x), one, rate, 1, 10*(*conns), *duration))
+		defer stop()
+	}
+	lg := &loader{s: s, url: url, texts: texts, mode: mode, k: *qf.k, procs: *genProcs, du: *duration}
+	if *genProcs > 0 {
+		if lg.textFile, err = writeTexts(texts); err != nil {
+			return err
+		}
+		defer os.Remove(lg.textFile)
+	}
+	var rows []loadRow
+	best := 0.0
+	for _, n := range connList {
+		r, err := lg.level(fmt.Sprintf("saturation, 1 query/request, %d conns", n), 1, 0, n)
+		if err != nil {
+			return err
+		}
+		rows = append(rows, r)
+		best = max(best, r.QPS)
+	}
+	bestBatch := 0.0
+	if *perReq > 0 {
+		r, err := lg.level(fmt.Sprintf("saturation, %d queries/request, %d conns", *perReq, *conns), *perReq, 0, *conns)
+		if err != nil {
+			return err
+		}
+		rows = append(rows, r)
+		bestBatch = r.QPS
+	}
+	for _, x := range fracs {
+		r, err := lg.level(fmt.Sprintf("%.0f%% of saturation", 100*x), 1, x*best, min(10000, 10*slices.Max(connList)))
+		if err != nil {
+			return err
+		}
+		rows = append(rows, r)
 	}
 	if *many > 0 {
-		rows = append(rows, attack(fmt.Sprintf("%d connections", *many), one, 0, 1, *many, *duration))
-	}
-	fmt.Printf("\n%-34s %10s %10s %9s %9s %9s %8s %7s %7s %6s  %s\n", "level", "offered/s", "queries/s", "p50 ms", "p99 ms", "max ms", "success", "heapMB", "rssMB", "gorout", "codes")
-	for _, r := range rows {
-		offered := "max"
-		if r.rate > 0 {
-			offered = fmt.Sprintf("%.0f", r.rate)
+		r, err := lg.level(fmt.Sprintf("%d connections", *many), 1, 0, *many)
+		if err != nil {
+			return err
 		}
-		fmt.Printf("%-34s %10s %10.0f %9.3f %9.3f %9.1f %7.2f%% %7.0f %7.0f %6d  %s\n", r.name, offered, r.qps, ms(r.p50), ms(r.p99), ms(r.max),
-			100*r.success, r.heapMB, r.rssMB, r.goroutines, r.codes)
+		rows = append(rows, r)
 	}
-	best := 0.0
-	for _, r := range rows[:min(2, len(rows))] {
-		best = max(best, r.qps)
-	}
-	fmt.Printf("\nHTTP at saturation / in-process: 1 query/request %.0f%%, best %.0f%% (target >= 80%%)\n", 100*sat.qps/inproc, 100*best/inproc)
+	printRows(rows)
+	fmt.Printf("\nHTTP at saturation / in-process: 1 query/request %.0f%%, %d/request %.0f%% (target >= 80%%)\n",
+		100*best/inproc, *perReq, 100*bestBatch/inproc)
+	fmt.Printf("server CPU per query, in-process / HTTP at saturation:%s\n", cpuRatios(rows[:len(connList)+min(1, *perReq)], inCPU))
 	if *jsonOut != "" {
-		b, _ := json.MarshalIndent(map[string]any{"in_process_qps": inproc, "rows": rowsJSON(rows)}, "", " ")
+		b, _ := json.MarshalIndent(map[string]any{"in_process_qps": inproc, "in_process_cpu_s_per_query": inCPU,
+			"gen_procs": *genProcs, "rows": rows}, "", " ")
 		if err := os.WriteFile(*jsonOut, b, 0o644); err != nil {
 			return err
 		}
@@ -143,23 +225,242 @@ goroutines, no crash). Server and load generator share the machine's cores.`)
 	return nil
 }
 
+// cpuRatios says, per saturation row, the in-process CPU per query over
+// the server's CPU per answered query: the share of in-process throughput
+// HTTP would reach with the server alone on the machine's cores (CPU
+// bound backends only; with the generator in-process its CPU counts too).
+func cpuRatios(rows []loadRow, inCPU float64) string {
+	var b strings.Builder
+	for _, r := range rows {
+		if n := r.QPS * r.Wall; n > 0 && r.ServerCPU > 0 {
+			fmt.Fprintf(&b, " %s %.0f%%;", r.Name[len("saturation, "):], 100*inCPU/(r.ServerCPU/n))
+		}
+	}
+	return b.String()
+}
+
+func genWhere(procs int) string {
+	if procs == 0 {
+		return "in this process"
+	}
+	return fmt.Sprintf("a separate process, GOMAXPROCS=%d", procs)
+}
+
+func printRows(rows []loadRow) {
+	fmt.Printf("\n%-40s %9s %9s %8s %8s %8s %8s %7s %7s %7s %7s %6s %6s %6s  %s\n", "level", "offered/s", "queries/s", "p50 ms", "p99 ms",
+		"max ms", "success", "srv cpu", "cpu/q", "gen cpu", "batch", "queue", "rssMB", "gorout", "codes")
+	for _, r := range rows {
+		offered := "max"
+		if r.Rate > 0 {
+			offered = fmt.Sprintf("%.0f", r.Rate)
+		}
+		perQ := 0.0
+		if ans := r.QPS * r.Wall; ans > 0 {
+			perQ = 1e6 * r.ServerCPU / ans
+		}
+		fmt.Printf("%-40s %9s %9.0f %8.2f %8.2f %8.0f %7.2f%% %6.1fc %6.0fus %6.1fc %7.1f %5.1fms %6.0f %6d  %s\n", r.Name, offered, r.QPS,
+			ms(r.P50), ms(r.P99), ms(r.Max), 100*r.Success, r.ServerCPU/max(r.Wall, 1e-9), perQ, r.ClientCPU/max(r.Wall, 1e-9),
+			r.BatchMean, r.QueueMeanMS, r.RSSMB, r.Goroutines, r.Codes)
+		for _, e := range r.Errors {
+			fmt.Printf("    client error: %s\n", e)
+		}
+		if r.ListenOverflows > 0 {
+			fmt.Printf("    listen queue overflowed %d times (connections dropped by the kernel before accept)\n", r.ListenOverflows)
+		}
+	}
+	fmt.Println("(srv cpu, gen cpu: cores used by the server process and by a separate generator; cpu/q: server CPU per answered query;\n batch: mean queries per batch on the processor; queue: mean wait from arrival to batch start)")
+}
+
+// loader runs load levels against a server of this process.
+type loader struct {
+	s        *serve.Server
+	url      string
+	texts    []string
+	textFile string // the texts for a separate generator
+	mode     engine.Mode
+	k        int
+	procs    int // 0: generate in this process
+	du       time.Duration
+}
+
+// level runs one load level and adds the server's side: its CPU seconds,
+// batches, queueing and peak memory.
+func (l *loader) level(name string, per int, rate float64, conns int) (loadRow, error) {
+	st0, cpu0, t0, lo0 := l.s.Stats(), cpuSeconds(), time.Now(), listenOverflows()
+	peak := startPeakSampler()
+	var row loadRow
+	var err error
+	if l.procs == 0 {
+		row = attack(name, targets(l.url, l.texts, per, l.mode, l.k), rate, per, conns, l.du)
+	} else {
+		row, err = l.child(name, per, rate, conns)
+	}
+	heap, gor := peak()
+	if err != nil {
+		return row, err
+	}
+	st1 := l.s.Stats()
+	row.ServerCPU, row.Wall = cpuSeconds()-cpu0, time.Since(t0).Seconds()
+	row.HeapMB, row.Goroutines, row.RSSMB = float64(heap)/(1<<20), gor, rssMB()
+	row.ListenOverflows = listenOverflows() - lo0
+	if nb := st1.Batches - st0.Batches; nb > 0 {
+		nq := st1.Queries - st0.Queries
+		row.BatchMean = float64(nq) / float64(nb)
+		row.QueueMeanMS = ms(st1.QueueWait-st0.QueueWait) / float64(nq)
+	}
+	return row, nil
+}
+
+// child runs the level in a separate process: qp bench load, GOMAXPROCS
+// bounded, one JSON row on its standard output.
+func (l *loader) child(name string, per int, rate float64, conns int) (loadRow, error) {
+	cmd, err := loadCommand("bench", "load", l.url, l.textFile, "--name", name, "--per-request", strconv.Itoa(per),
+		"--rate", strconv.FormatFloat(rate, 'f', 0, 64), "--conns", strconv.Itoa(conns), "--duration", l.du.String(),
+		"--mode", l.mode.String(), "-k", strconv.Itoa(l.k))
+	if err != nil {
+		return loadRow{}, err
+	}
+	cmd.Env = append(cmd.Environ(), fmt.Sprintf("GOMAXPROCS=%d", l.procs))
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return loadRow{}, fmt.Errorf("load generator (%s): %w", name, err)
+	}
+	var row loadRow
+	if err := json.Unmarshal(out, &row); err != nil {
+		return loadRow{}, fmt.Errorf("load generator (%s): its output %.200q: %w", name, out, err)
+	}
+	return row, nil
+}
+
+// loadCommand is the command that runs qp with args: this executable
+// (tests replace it with their re-executed test binary).
+var loadCommand = func(args ...string) (*exec.Cmd, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	return exec.Command(exe, args...), nil
+}
+
+// writeTexts writes texts as a query file (qid:text lines) for a separate
+// generator.
+func writeTexts(texts []string) (string, error) {
+	f, err := os.CreateTemp("", "qp-bench-load-*.txt")
+	if err != nil {
+		return "", err
+	}
+	w := bufio.NewWriter(f)
+	for i, t := range texts {
+		fmt.Fprintf(w, "%d:%s\n", i+1, t)
+	}
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return "", err
+	}
+	return f.Name(), f.Close()
+}
+
+// benchLoad is qp bench load: one level of load on a running server.
+func benchLoad(c command, args []string) error {
+	c.name = "bench load"
+	c.args = "URL QUERIES [flags]"
+	fs := newFlags(c, `Loads a running qp serve at URL (e.g. http://127.0.0.1:8080) with the
+queries of QUERIES (qid:text lines) for --duration: --per-request queries
+per request (1: POST /v1/search; more: POST /v1/search/batch), at --rate
+requests/s (0: as fast as --conns connections are answered). Prints one
+JSON row: queries/s, latency percentiles in ns, status codes, and the
+generator's own CPU seconds (client_cpu_s). qp bench serve --gen-procs runs
+it; bound its cores with GOMAXPROCS.`)
+	name := fs.String("name", "load", "the row's name")
+	per := fs.Int("per-request", 1, "queries per request")
+	rate := fs.Float64("rate", 0, "requests per second (0: as fast as answered)")
+	conns := fs.Int("conns", 64, "connections")
+	du := fs.Duration("duration", 10*time.Second, "length of the load")
+	modeS := fs.String("mode", "and", "and, or or andor")
+	k := fs.Int("k", 10, "results per query")
+	fs.IntVar(k, "n", 10, "alias of -k")
+	limit := fs.Int("limit", 0, "use the first N queries (0: all)")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 2 {
+		fs.Usage()
+		return errUsage
+	}
+	mode, err := engine.ParseMode(*modeS)
+	if err != nil {
+		return err
+	}
+	if *per < 1 || *conns < 1 || *du <= 0 || *rate < 0 {
+		return errors.New("--per-request and --conns must be at least 1, --duration positive, --rate >= 0")
+	}
+	fq, err := readQueryFile(pos[1], *limit)
+	if err != nil {
+		return err
+	}
+	texts := make([]string, len(fq))
+	for i, q := range fq {
+		texts[i] = q.Text
+	}
+	if len(texts) == 0 {
+		return fmt.Errorf("%s: no queries", pos[1])
+	}
+	cpu0, t0 := cpuSeconds(), time.Now()
+	row := attack(*name, targets(strings.TrimRight(pos[0], "/"), texts, *per, mode, *k), *rate, *per, *conns, *du)
+	row.ClientCPU, row.Wall = cpuSeconds()-cpu0, time.Since(t0).Seconds()
+	return json.NewEncoder(os.Stdout).Encode(row)
+}
+
+// startPeakSampler samples the process's heap in use and goroutines every
+// 200 ms until the returned function is called, which returns the peaks.
+func startPeakSampler() func() (heap uint64, goroutines int) {
+	stop, done := make(chan struct{}), make(chan struct{})
+	var heap uint64
+	var gor int
+	sample := func() {
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		heap, gor = max(heap, m.HeapInuse), max(gor, runtime.NumGoroutine())
+	}
+	go func() {
+		defer close(done)
+		t := time.NewTicker(200 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				sample()
+				return
+			case <-t.C:
+				sample()
+			}
+		}
+	}()
+	return func() (uint64, int) { close(stop); <-done; return heap, gor }
+}
+
 // inProcessQPS is the backend's batch throughput on texts: the best of
-// three passes of qp.Stream over all of them.
-func inProcessQPS(e *qp.Engine, texts []string, mode engine.Mode, k int, opt engine.Options) (float64, error) {
+// three passes of qp.Stream over all of them, and that pass's CPU seconds
+// per query (the process's: on a shared machine the throughput depends on
+// the cores it got, the CPU per query much less).
+func inProcessQPS(e *qp.Engine, texts []string, mode engine.Mode, k int, opt engine.Options) (qps, cpu float64, err error) {
 	qs := make([]engine.Query, len(texts))
 	for i, t := range texts {
 		qs[i] = e.Query(qp.Request{ID: strconv.Itoa(i), Text: t, Mode: mode, K: k})
 	}
-	best := 0.0
 	for range 3 {
 		runtime.GC()
-		start := time.Now()
+		start, c0 := time.Now(), cpuSeconds()
 		if err := qp.Stream(context.Background(), e.Backend(), qs, opt, 0, func(int, []engine.Response) error { return nil }); err != nil {
-			return 0, err
+			return 0, 0, err
 		}
-		best = max(best, float64(len(qs))/time.Since(start).Seconds())
+		if r := float64(len(qs)) / time.Since(start).Seconds(); r > qps {
+			qps, cpu = r, (cpuSeconds()-c0)/float64(len(qs))
+		}
 	}
-	return best, nil
+	return qps, cpu, nil
 }
 
 // targets are POST requests of per queries each, round-robin over texts.
@@ -184,7 +485,7 @@ func targets(url string, texts []string, per int, mode engine.Mode, k int) veget
 }
 
 // attack runs one load level: rate requests/s (0: as fast as conns
-// connections are answered) for du.
+// connections are answered) for du; the client's side of a row.
 func attack(name string, tr vegeta.Targeter, rate float64, per, conns int, du time.Duration) loadRow {
 	opts := []func(*vegeta.Attacker){vegeta.Connections(conns), vegeta.MaxConnections(conns), vegeta.KeepAlive(true),
 		vegeta.Timeout(30 * time.Second), vegeta.Workers(uint64(min(conns, 256))), vegeta.MaxWorkers(uint64(conns))}
@@ -196,25 +497,8 @@ func attack(name string, tr vegeta.Targeter, rate float64, per, conns int, du ti
 	}
 	a := vegeta.NewAttacker(opts...)
 	var m vegeta.Metrics
-	var peakHeap uint64
-	peakGor := 0
-	tick := time.NewTicker(500 * time.Millisecond)
-	defer tick.Stop()
-	results := a.Attack(tr, pacer, du, name)
-	for done := false; !done; {
-		select {
-		case r, ok := <-results:
-			if !ok {
-				done = true
-				break
-			}
-			m.Add(r)
-		case <-tick.C:
-			var ms runtime.MemStats
-			runtime.ReadMemStats(&ms)
-			peakHeap = max(peakHeap, ms.HeapInuse)
-			peakGor = max(peakGor, runtime.NumGoroutine())
-		}
+	for r := range a.Attack(tr, pacer, du, name) {
+		m.Add(r)
 	}
 	m.Close()
 	a.Stop()
@@ -222,9 +506,50 @@ func attack(name string, tr vegeta.Targeter, rate float64, per, conns int, du ti
 	for c, n := range m.StatusCodes {
 		codes = append(codes, fmt.Sprintf("%s:%d", c, n))
 	}
-	return loadRow{name: name, rate: rate, perReq: per, qps: m.Throughput * float64(per), p50: m.Latencies.P50,
-		p99: m.Latencies.P99, max: m.Latencies.Max, success: m.Success, codes: strings.Join(codes, " "),
-		heapMB: float64(peakHeap) / (1 << 20), rssMB: rssMB(), goroutines: peakGor, requests: m.Requests, errors: uint64(len(m.Errors))}
+	slices.Sort(codes)
+	ok := 0
+	for c, n := range m.StatusCodes {
+		if strings.HasPrefix(c, "2") {
+			ok += n
+		}
+	}
+	// Queries answered per second: 2xx requests over the attack's wall
+	// time (vegeta's Throughput, successes/s, scaled to queries).
+	qps := 0.0
+	if m.Duration+m.Wait > 0 {
+		qps = float64(ok*per) / (m.Duration + m.Wait).Seconds()
+	}
+	return loadRow{Name: name, Rate: rate, PerReq: per, Conns: conns, QPS: qps, P50: m.Latencies.P50,
+		P99: m.Latencies.P99, Max: m.Latencies.Max, Success: m.Success, Codes: strings.Join(codes, " "),
+		Requests: m.Requests, Errors: m.Errors[:min(3, len(m.Errors))]}
+}
+
+// listenOverflows is the machine's count of connections dropped on a
+// full listen queue (/proc/net/netstat TcpExt ListenOverflows; 0 where
+// there is none).
+func listenOverflows() int64 {
+	b, err := os.ReadFile("/proc/net/netstat")
+	if err != nil {
+		return 0
+	}
+	var keys []string
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 || f[0] != "TcpExt:" {
+			continue
+		}
+		if keys == nil {
+			keys = f
+			continue
+		}
+		for i, k := range keys {
+			if k == "ListenOverflows" && i < len(f) {
+				n, _ := strconv.ParseInt(f[i], 10, 64)
+				return n
+			}
+		}
+	}
+	return 0
 }
 
 // rssMB is the process's resident set (Linux /proc/self/statm), 0 elsewhere.
@@ -239,14 +564,4 @@ func rssMB() float64 {
 	}
 	pages, _ := strconv.ParseFloat(f[1], 64)
 	return pages * float64(os.Getpagesize()) / (1 << 20)
-}
-
-func rowsJSON(rows []loadRow) []map[string]any {
-	var out []map[string]any
-	for _, r := range rows {
-		out = append(out, map[string]any{"level": r.name, "offered_rps": r.rate, "queries_per_request": r.perReq,
-			"qps": r.qps, "p50_ms": ms(r.p50), "p99_ms": ms(r.p99), "max_ms": ms(r.max), "success": r.success,
-			"codes": r.codes, "peak_heap_mb": r.heapMB, "rss_mb": r.rssMB, "peak_goroutines": r.goroutines})
-	}
-	return out
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,10 +12,8 @@ import (
 	"github.com/qpengine/qp/index"
 )
 
-func init() {
-	c := command{name: "compare", args: "A B [--queries FILE ...] [--limit N] [--generate KINDS] [--csv FILE]", summary: "compare two collections side by side (lengths, df, bits, AND counts, Ao's R, pruning)"}
-	c.run = func(args []string) error {
-		fs := newFlags(c, `Measures two indexes A and B with the same query sets and prints the
+// compareHelp is qp compare's description (before its flags).
+const compareHelp = `Measures two indexes A and B with the same query sets and prints the
 statistics side by side with the ratio b/a (issue 20: how alike is a
 synthetic collection to a real one?):
 
@@ -41,97 +40,137 @@ Query files are read as by 'qp query --queries' (qid:query or qid<TAB>query);
 
 Example:
   qp compare gcide.qp gen.qp --queries ../shared/data/queries/06.efficiency_topics.txt \
-     --limit 10000 --generate and,known --csv cmp.csv`)
-		var qfiles multiFlag
-		fs.Var(&qfiles, "queries", "query file (repeatable; one section each)")
-		limit := fs.Int("limit", 0, "use the first N queries of each file (0 = all)")
-		csvOut := fs.String("csv", "", "also write the table as CSV to this file")
-		k := fs.Int("k", 10, "top-k of the OR pruning measurements")
-		maxTerms := fs.Int("max-terms", 6, "R ratios for queries of 2..N terms")
-		workers := fs.Int("threads", 0, "threads over queries (0 = all cores)")
-		gen := fs.String("generate", "", "also draw query sets of these kinds (and,or,known) from each index\nitself, as 'qp queries' does (each index gets its own, drawn alike)")
-		genN := fs.Int("gen-n", 1000, "queries per generated kind")
-		genSeed := fs.Uint64("seed", 1, "seed of the generated sets")
-		pos, err := parse(fs, args)
+     --limit 10000 --generate and,known --csv cmp.csv`
+
+func init() {
+	c := command{name: "compare", args: "A B [--queries FILE ...] [--limit N] [--generate KINDS] [--csv FILE]", summary: "compare two collections side by side (lengths, df, bits, AND counts, Ao's R, pruning)"}
+	c.run = func(args []string) error {
+		fs := newFlags(c, compareHelp)
+		var f compareFlags
+		f.define(fs)
+		pos, err := parseArgs(fs, args, 2)
 		if err != nil {
 			return err
 		}
-		if len(pos) != 2 {
-			fs.Usage()
-			return errUsage
-		}
-		if err := guardOutputs(pos, *csvOut); err != nil {
-			return err
-		}
-		if *limit < 0 {
-			return fmt.Errorf("--limit %d: want >= 0", *limit)
-		}
-		if *k < 1 || *k > 10000 {
-			return fmt.Errorf("-k %d: want 1..10000", *k)
-		}
-		if *maxTerms < 2 || *maxTerms > 16 {
-			return fmt.Errorf("--max-terms %d: want 2..16", *maxTerms)
-		}
-		if *workers < 0 {
-			return fmt.Errorf("--threads %d: want >= 0", *workers)
-		}
-		opt := collstats.Options{K: *k, MaxTerms: *maxTerms, Workers: *workers, GenN: *genN, GenSeed: *genSeed}
-		if *gen != "" {
-			if opt.Generate, err = queryset.ParseKinds(*gen); err != nil {
-				return fmt.Errorf("--generate: %w", err)
-			}
-			if *genN < 1 {
-				return fmt.Errorf("--gen-n %d: want >= 1", *genN)
-			}
-		}
-		if *csvOut != "" {
-			for _, in := range append(append([]string{}, pos...), qfiles...) {
-				if same, _ := samePath(*csvOut, in); same {
-					return fmt.Errorf("--csv %s is an input", *csvOut)
-				}
-			}
-		}
-		var sets []collstats.QuerySet
-		names := map[string]bool{}
-		for _, f := range qfiles {
-			qs, err := readQueryFile(f, *limit)
-			if err != nil {
-				return err
-			}
-			name := filepath.Base(f)
-			for names[name] {
-				name += "'"
-			}
-			names[name] = true
-			sets = append(sets, collstats.QuerySet{Name: name, Queries: qs})
-		}
-		a, err := index.Open(pos[0])
-		if err != nil {
-			return err
-		}
-		defer a.Close()
-		b, err := index.Open(pos[1])
-		if err != nil {
-			return err
-		}
-		defer b.Close()
-		t, err := collstats.Compare(a, b, "a="+filepath.Base(pos[0]), "b="+filepath.Base(pos[1]), sets, opt)
-		if err != nil {
-			return err
-		}
-		if err := t.Write(os.Stdout); err != nil {
-			return err
-		}
-		if *csvOut == "" {
-			return nil
-		}
-		var sb strings.Builder
-		if err := t.WriteCSV(&sb); err != nil {
-			return err
-		}
-		return writeFileAtomic(*csvOut, []byte(sb.String()))
+		return f.run(pos[0], pos[1])
 	}
 	register(c)
+}
+
+// compareFlags are qp compare's flags.
+type compareFlags struct {
+	qfiles                            multiFlag
+	limit, k, maxTerms, workers, genN int
+	csvOut, gen                       string
+	genSeed                           uint64
+}
+
+// define defines the flags on fs.
+func (f *compareFlags) define(fs *flag.FlagSet) {
+	fs.Var(&f.qfiles, "queries", "query file (repeatable; one section each)")
+	fs.IntVar(&f.limit, "limit", 0, "use the first N queries of each file (0 = all)")
+	fs.StringVar(&f.csvOut, "csv", "", "also write the table as CSV to this file")
+	fs.IntVar(&f.k, "k", 10, "top-k of the OR pruning measurements")
+	fs.IntVar(&f.maxTerms, "max-terms", 6, "R ratios for queries of 2..N terms")
+	fs.IntVar(&f.workers, "threads", 0, "threads over queries (0 = all cores)")
+	fs.StringVar(&f.gen, "generate", "", "also draw query sets of these kinds (and,or,known) from each index\nitself, as 'qp queries' does (each index gets its own, drawn alike)")
+	fs.IntVar(&f.genN, "gen-n", 1000, "queries per generated kind")
+	fs.Uint64Var(&f.genSeed, "seed", 1, "seed of the generated sets")
+}
+
+// options checks the flags and returns collstats' options.
+func (f *compareFlags) options() (collstats.Options, error) {
+	if f.limit < 0 {
+		return collstats.Options{}, fmt.Errorf("--limit %d: want >= 0", f.limit)
+	}
+	if f.k < 1 || f.k > 10000 {
+		return collstats.Options{}, fmt.Errorf("-k %d: want 1..10000", f.k)
+	}
+	if f.maxTerms < 2 || f.maxTerms > 16 {
+		return collstats.Options{}, fmt.Errorf("--max-terms %d: want 2..16", f.maxTerms)
+	}
+	if f.workers < 0 {
+		return collstats.Options{}, fmt.Errorf("--threads %d: want >= 0", f.workers)
+	}
+	opt := collstats.Options{K: f.k, MaxTerms: f.maxTerms, Workers: f.workers, GenN: f.genN, GenSeed: f.genSeed}
+	if f.gen != "" {
+		var err error
+		if opt.Generate, err = queryset.ParseKinds(f.gen); err != nil {
+			return opt, fmt.Errorf("--generate: %w", err)
+		}
+		if f.genN < 1 {
+			return opt, fmt.Errorf("--gen-n %d: want >= 1", f.genN)
+		}
+	}
+	return opt, nil
+}
+
+// querySets reads the --queries files (the first --limit queries of each),
+// one set each, named by the file's base name (primed when names repeat).
+func (f *compareFlags) querySets() ([]collstats.QuerySet, error) {
+	var sets []collstats.QuerySet
+	names := map[string]bool{}
+	for _, file := range f.qfiles {
+		qs, err := readQueryFile(file, f.limit)
+		if err != nil {
+			return nil, err
+		}
+		name := filepath.Base(file)
+		for names[name] {
+			name += "'"
+		}
+		names[name] = true
+		sets = append(sets, collstats.QuerySet{Name: name, Queries: qs})
+	}
+	return sets, nil
+}
+
+// run compares the indexes at pathA and pathB and prints (and with --csv
+// writes) the table.
+func (f *compareFlags) run(pathA, pathB string) error {
+	if err := guardOutputs([]string{pathA, pathB}, f.csvOut); err != nil {
+		return err
+	}
+	opt, err := f.options()
+	if err != nil {
+		return err
+	}
+	if f.csvOut != "" {
+		for _, in := range append([]string{pathA, pathB}, f.qfiles...) {
+			if same, _ := samePath(f.csvOut, in); same {
+				return fmt.Errorf("--csv %s is an input", f.csvOut)
+			}
+		}
+	}
+	sets, err := f.querySets()
+	if err != nil {
+		return err
+	}
+	a, err := index.Open(pathA)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	b, err := index.Open(pathB)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	t, err := collstats.Compare(a, b, "a="+filepath.Base(pathA), "b="+filepath.Base(pathB), sets, opt)
+	if err != nil {
+		return err
+	}
+	if err := t.Write(os.Stdout); err != nil {
+		return err
+	}
+	if f.csvOut == "" {
+		return nil
+	}
+	var sb strings.Builder
+	if err := t.WriteCSV(&sb); err != nil {
+		return err
+	}
+	return writeFileAtomic(f.csvOut, []byte(sb.String()))
 }
 
 // writeFileAtomic writes data to path via path.tmp and a rename.

@@ -19,13 +19,9 @@ docid descending, unless --order rank keeps the run's own ranks.`)
 		complete := fs.Bool("complete", false, "count judged queries without results as 0 (trec_eval -c)")
 		order := fs.String("order", "trec_eval", "ranking: trec_eval (score desc, docid desc) or rank (the file's rank column)")
 		perQuery := fs.Bool("q", false, "print per-query values too")
-		pos, err := parse(fs, args)
+		pos, err := parseArgs(fs, args, 2)
 		if err != nil {
 			return err
-		}
-		if len(pos) != 2 {
-			fs.Usage()
-			return errUsage
 		}
 		opt := eval.Options{Complete: *complete}
 		switch *order {

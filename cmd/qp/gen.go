@@ -52,10 +52,8 @@ func sharedDirs() []string {
 	return out
 }
 
-func init() {
-	c := command{name: "gen", args: "--out INDEX [--docs N] [--seed S] [--model topics|independent] [flags]", summary: "generate a GOV2-like synthetic collection (topic model; or independent lists)"}
-	c.run = func(args []string) error {
-		fs := newFlags(c, `Writes an index (--out) and/or a JSON Lines text collection (--text) of a
+// genHelp is qp gen's description (before its flags).
+const genHelp = `Writes an index (--out) and/or a JSON Lines text collection (--text) of a
 synthetic collection calibrated to GOV2 (25.2M documents, 35.6M terms, 5.74G
 postings, 17.35G tokens), scaled to --docs by Heaps' law. Deterministic for a
 given --seed, whatever --threads.
@@ -76,213 +74,290 @@ that size (or --docs). --params FILE reads parameters (JSON, as written by
 --save-params FILE); flags given explicitly override them.
 
 --model independent is the previous model (gen/model.go): posting lists
-generated term by term, documents uniform samples, no text.`)
-		out := fs.String("out", "", "index file to write")
-		docs := fs.Int("docs", 1000000, "number of documents (with --fit: default the index's)")
-		seed := fs.Int64("seed", 1, "random seed")
-		model := fs.String("model", "topics", "collection model: topics or independent")
-		codec := fs.String("codec", "bp128", "codec of docID and frequency blocks")
-		block := fs.Int("block", index.DefaultBlockSize, "postings per block")
-		var qfiles multiFlag
-		fs.Var(&qfiles, "queries", "query log whose terms the vocabulary must hold (repeatable; default: the TREC efficiency logs in ../shared/data/queries)")
-		threads := fs.Int("threads", 0, "threads (0 = all cores)")
-		quiet := fs.Bool("quiet", false, "no progress output")
-		text := fs.String("text", "", "topics: also write the collection as JSON Lines to this new file (.gz: gzip)")
-		locality := fs.Bool("locality", false, "topics: documents of a site (shared main topic) adjacent")
-		paramsIn := fs.String("params", "", "topics: read model parameters from this JSON file")
-		paramsOut := fs.String("save-params", "", "topics: write the model parameters (after fitting) to this new JSON file")
-		fitIdx := fs.String("fit", "", "topics: fit the parameters to this index")
-		topics := fs.Int("topics", 0, "topics: number of topics (0 = default 8192)")
-		bgShare := fs.Float64("background", 0, "topics: share of fresh words from the background (0 = default 0.5)")
-		mem := fs.String("mem", "1G", "topics: memory for in-memory postings before the builder spills")
-		tmp := fs.String("tmp", "", "topics: directory for spilled runs")
-		validate := fs.Bool("validate", false, "topics, with --fit: compare the stand-in with the fitted index (qp compare's table on the TREC 2006 log and\ngenerated and/known sets) and mark issue 20's targets met or not; without --out the stand-in is a temporary file")
-		valLimit := fs.Int("validate-queries", 10000, "with --validate: the first N queries of the TREC 2006 log")
-		cpuProfile := fs.String("cpuprofile", "", "write a Go CPU profile of the generation and build to this new file (go tool pprof)")
+generated term by term, documents uniform samples, no text.`
+
+func init() {
+	c := command{name: "gen", args: "--out INDEX [--docs N] [--seed S] [--model topics|independent] [flags]", summary: "generate a GOV2-like synthetic collection (topic model; or independent lists)"}
+	c.run = func(args []string) error {
+		fs := newFlags(c, genHelp)
+		var f genFlags
+		f.define(fs)
 		if _, err := parse(fs, args); err != nil {
 			return err
 		}
-		if *cpuProfile != "" {
-			stop, err := startCPUProfile(*cpuProfile)
-			if err != nil {
-				return err
-			}
-			defer stop()
-		}
-		set := map[string]bool{}
-		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-		if len(qfiles) == 0 {
-			qfiles = defaultQueryLogs()
-		}
-		if *docs < 1 {
-			return fmt.Errorf("--docs %d: want at least 1 document", *docs)
-		}
-		if *block < 1 || *block > index.MaxBlockSize {
-			return fmt.Errorf("--block %d: want 1..%d postings per block", *block, index.MaxBlockSize)
-		}
-		if *threads < 0 {
-			return fmt.Errorf("--threads %d: want 0 (all cores) or a positive count", *threads)
-		}
-		if *out != "" {
-			if err := fileguard.Check(indexOutputs(*out), "query log", qfiles...); err != nil {
-				return err
-			}
-			if err := fileguard.Creatable(*out); err != nil {
-				return err
-			}
-		}
-		switch *model {
-		case "independent":
-			for _, f := range []string{"text", "locality", "params", "save-params", "fit", "topics", "background", "mem", "tmp"} {
-				if set[f] {
-					return fmt.Errorf("--%s needs --model topics", f)
-				}
-			}
-			if *out == "" {
-				fs.Usage()
-				return fmt.Errorf("--out is required")
-			}
-			return genIndependent(*out, *docs, *seed, *codec, *block, qfiles, *threads, *quiet)
-		case "topics":
-		default:
-			return fmt.Errorf("--model %q: want topics or independent", *model)
-		}
-		if *validate {
-			if *fitIdx == "" {
-				return fmt.Errorf("--validate needs --fit INDEX (the real collection to compare with)")
-			}
-			if set["docs"] {
-				return fmt.Errorf("--validate compares a stand-in of the fitted index's size: drop --docs")
-			}
-			if *out == "" {
-				dir, err := os.MkdirTemp(*tmp, "qp-validate-")
-				if err != nil {
-					return fmt.Errorf("--validate: %w", err)
-				}
-				defer os.RemoveAll(dir)
-				*out = filepath.Join(dir, "standin.qp")
-			}
-		}
-		if *out == "" && *text == "" && *paramsOut == "" {
-			fs.Usage()
-			return fmt.Errorf("--out, --text or --save-params is required")
-		}
-		if *paramsIn != "" && *fitIdx != "" {
-			return fmt.Errorf("--params and --fit both give the parameters: use one")
-		}
-		var p gen.TopicParams
-		var err error
-		if *paramsIn != "" {
-			if p, err = gen.LoadParams(*paramsIn); err != nil {
-				return err
-			}
-		}
-		if *fitIdx != "" {
-			x, err := index.Open(*fitIdx)
-			if err != nil {
-				return err
-			}
-			defer x.Close()
-			var fl *gen.QueryLog
-			if len(qfiles) > 0 {
-				if fl, err = gen.LoadQueryLog(qfiles...); err != nil {
-					return err
-				}
-			}
-			fp, err := gen.FitIndex(x, gen.FitOptions{Log: fl, Workers: *threads})
-			if err != nil {
-				return fmt.Errorf("--fit %s: %w", *fitIdx, err)
-			}
-			p = fp
-			fmt.Fprintf(os.Stderr, "fitted to %s: %s\n", *fitIdx, fp.Summary())
-		}
-		if set["docs"] || p.Docs == 0 {
-			if p.Vocab > 0 && p.Docs > 0 && *docs != p.Docs {
-				// Heaps' law from the fitted size to the asked one.
-				beta := p.HeapsBeta
-				if beta == 0 {
-					beta = gen.DefaultHeapsBeta
-				}
-				p.Vocab = max(1, int(math.Round(float64(p.Vocab)*math.Pow(float64(*docs)/float64(p.Docs), beta))))
-			}
-			p.Docs = *docs
-		}
-		if set["topics"] {
-			p.Topics = *topics
-		}
-		if set["background"] {
-			p.Background = *bgShare
-		}
-		dc, err := compress.ByName(*codec)
-		if err != nil {
-			return err
-		}
-		budget, err := parseSize(*mem)
-		if err != nil {
-			return fmt.Errorf("--mem: %w", err)
-		}
-		var ql *gen.QueryLog
-		if len(qfiles) > 0 {
-			if ql, err = gen.LoadQueryLog(qfiles...); err != nil {
-				return err
-			}
-		}
-		start := time.Now()
-		tp, err := gen.NewTopics(gen.TopicsConfig{Params: p, Seed: *seed, Locality: *locality, Log: ql, Workers: *threads})
-		if err != nil {
-			return err
-		}
-		fp := tp.Params()
-		fi := tp.Fit
-		fmt.Fprintf(os.Stderr, "model topics: %s\n  fitted in %.1fs: alpha %.4g, zipf_s %.4g; sample: %.1f distinct terms/doc, %.1f fresh draws/doc; expected vocabulary %.0f; %d query terms placed (%d dropped, %d capped)\n",
-			fp.Summary(), time.Since(start).Seconds(), fi.Alpha, fi.ZipfS, fi.SampleDistinct, fi.SampleFresh, fi.ExpectedVocab, fi.QueryTerms, fi.DroppedQueryTerms, fi.CappedQueryTerms)
-		if *paramsOut != "" {
-			if err := gen.SaveParams(*paramsOut, fp); err != nil {
-				return err
-			}
-		}
-		if *out == "" && *text == "" {
-			return nil
-		}
-		ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		defer cancel()
-		bar := progress.New("generating", "docs", int64(fp.Docs))
-		if *quiet {
-			bar.Quiet()
-		}
-		st, err := tp.Build(ctx, gen.BuildOptions{Text: *text, Index: index.BuildOptions{
-			Out: *out, BlockSize: *block, DocCodec: dc, FreqCodec: dc, Params: score.Default,
-			MemBudget: budget, TempDir: *tmp, Workers: *threads,
-			Meta: index.Meta{Source: fmt.Sprintf("qp gen --model topics --docs %d --seed %d --locality=%v", fp.Docs, *seed, *locality)},
-			Progress: func(s index.BuildStats) {
-				el := time.Since(start).Seconds()
-				bar.Set(int64(s.Docs), fmt.Sprintf("%s docs/s, %s postings, %d runs", progress.Human(float64(s.Docs)/el), progress.Human(float64(s.Postings)), s.Runs))
-			},
-		}})
-		if err != nil {
-			return err
-		}
-		bar.Done("")
-		el := time.Since(start).Seconds()
-		p64 := float64(st.Postings)
-		fmt.Printf("generated %d documents (%.0f docs/s), ", st.Docs, float64(st.Docs)/el)
-		if *out != "" {
-			fmt.Printf("%d terms, ", st.Terms)
-		}
-		fmt.Printf("%d postings, %d tokens in %.1fs", st.Postings, st.Tokens, el)
-		if *out != "" {
-			fmt.Printf("; %s: %.3f bits/docID, %.3f bits/freq; %d spilled runs; wrote %s", dc.Name(), 8*float64(st.DocBytes)/p64, 8*float64(st.FreqBytes)/p64, st.Runs, *out)
-		}
-		if *text != "" {
-			fmt.Printf("; wrote %s", *text)
-		}
-		fmt.Println()
-		if *validate {
-			return validateStandIn(os.Stdout, *fitIdx, *out, qfiles, *valLimit, *threads)
-		}
-		return nil
+		f.set = map[string]bool{}
+		fs.Visit(func(fl *flag.Flag) { f.set[fl.Name] = true })
+		return f.run(fs)
 	}
 	register(c)
+}
+
+// genFlags are qp gen's flags; set names those given on the command line.
+type genFlags struct {
+	out, model, codec, text, paramsIn, paramsOut string
+	fitIdx, mem, tmp, cpuProfile                 string
+	docs, block, threads, topics, valLimit       int
+	seed                                         int64
+	quiet, locality, validate                    bool
+	bgShare                                      float64
+	qfiles                                       multiFlag
+	set                                          map[string]bool
+}
+
+// define defines the flags on fs.
+func (f *genFlags) define(fs *flag.FlagSet) {
+	fs.StringVar(&f.out, "out", "", "index file to write")
+	fs.IntVar(&f.docs, "docs", 1000000, "number of documents (with --fit: default the index's)")
+	fs.Int64Var(&f.seed, "seed", 1, "random seed")
+	fs.StringVar(&f.model, "model", "topics", "collection model: topics or independent")
+	fs.StringVar(&f.codec, "codec", "bp128", "codec of docID and frequency blocks")
+	fs.IntVar(&f.block, "block", index.DefaultBlockSize, "postings per block")
+	fs.Var(&f.qfiles, "queries", "query log whose terms the vocabulary must hold (repeatable; default: the TREC efficiency logs in ../shared/data/queries)")
+	fs.IntVar(&f.threads, "threads", 0, "threads (0 = all cores)")
+	fs.BoolVar(&f.quiet, "quiet", false, "no progress output")
+	fs.StringVar(&f.text, "text", "", "topics: also write the collection as JSON Lines to this new file (.gz: gzip)")
+	fs.BoolVar(&f.locality, "locality", false, "topics: documents of a site (shared main topic) adjacent")
+	fs.StringVar(&f.paramsIn, "params", "", "topics: read model parameters from this JSON file")
+	fs.StringVar(&f.paramsOut, "save-params", "", "topics: write the model parameters (after fitting) to this new JSON file")
+	fs.StringVar(&f.fitIdx, "fit", "", "topics: fit the parameters to this index")
+	fs.IntVar(&f.topics, "topics", 0, "topics: number of topics (0 = default 8192)")
+	fs.Float64Var(&f.bgShare, "background", 0, "topics: share of fresh words from the background (0 = default 0.5)")
+	fs.StringVar(&f.mem, "mem", "1G", "topics: memory for in-memory postings before the builder spills")
+	fs.StringVar(&f.tmp, "tmp", "", "topics: directory for spilled runs")
+	fs.BoolVar(&f.validate, "validate", false, "topics, with --fit: compare the stand-in with the fitted index (qp compare's table on the TREC 2006 log and\ngenerated and/known sets) and mark issue 20's targets met or not; without --out the stand-in is a temporary file")
+	fs.IntVar(&f.valLimit, "validate-queries", 10000, "with --validate: the first N queries of the TREC 2006 log")
+	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the generation and build to this new file (go tool pprof)")
+}
+
+// run checks the flags and generates the collection of the chosen model.
+func (f *genFlags) run(fs *flag.FlagSet) error {
+	if f.cpuProfile != "" {
+		stop, err := startCPUProfile(f.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
+	if len(f.qfiles) == 0 {
+		f.qfiles = defaultQueryLogs()
+	}
+	if err := f.check(); err != nil {
+		return err
+	}
+	switch f.model {
+	case "independent":
+		for _, name := range []string{"text", "locality", "params", "save-params", "fit", "topics", "background", "mem", "tmp"} {
+			if f.set[name] {
+				return fmt.Errorf("--%s needs --model topics", name)
+			}
+		}
+		if f.out == "" {
+			fs.Usage()
+			return fmt.Errorf("--out is required")
+		}
+		return genIndependent(f.out, f.docs, f.seed, f.codec, f.block, f.qfiles, f.threads, f.quiet)
+	case "topics":
+	default:
+		return fmt.Errorf("--model %q: want topics or independent", f.model)
+	}
+	if f.validate {
+		cleanup, err := f.prepareValidate()
+		if err != nil {
+			return err
+		}
+		defer cleanup()
+	}
+	if f.out == "" && f.text == "" && f.paramsOut == "" {
+		fs.Usage()
+		return fmt.Errorf("--out, --text or --save-params is required")
+	}
+	if f.paramsIn != "" && f.fitIdx != "" {
+		return fmt.Errorf("--params and --fit both give the parameters: use one")
+	}
+	p, err := f.topicParams()
+	if err != nil {
+		return err
+	}
+	return f.genTopics(p)
+}
+
+// check validates the numeric flags and the output (not an input, and
+// creatable) before anything is read.
+func (f *genFlags) check() error {
+	if f.docs < 1 {
+		return fmt.Errorf("--docs %d: want at least 1 document", f.docs)
+	}
+	if f.block < 1 || f.block > index.MaxBlockSize {
+		return fmt.Errorf("--block %d: want 1..%d postings per block", f.block, index.MaxBlockSize)
+	}
+	if f.threads < 0 {
+		return fmt.Errorf("--threads %d: want 0 (all cores) or a positive count", f.threads)
+	}
+	if f.out != "" {
+		if err := fileguard.Check(indexOutputs(f.out), "query log", f.qfiles...); err != nil {
+			return err
+		}
+		if err := fileguard.Creatable(f.out); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// prepareValidate checks --validate's needs and, without --out, points
+// --out at a temporary file that cleanup removes.
+func (f *genFlags) prepareValidate() (cleanup func(), err error) {
+	if f.fitIdx == "" {
+		return nil, fmt.Errorf("--validate needs --fit INDEX (the real collection to compare with)")
+	}
+	if f.set["docs"] {
+		return nil, fmt.Errorf("--validate compares a stand-in of the fitted index's size: drop --docs")
+	}
+	if f.out != "" {
+		return func() {}, nil
+	}
+	dir, err := os.MkdirTemp(f.tmp, "qp-validate-")
+	if err != nil {
+		return nil, fmt.Errorf("--validate: %w", err)
+	}
+	f.out = filepath.Join(dir, "standin.qp")
+	return func() { os.RemoveAll(dir) }, nil
+}
+
+// topicParams resolves the topic model's parameters: --params or --fit (or
+// the defaults), then --docs (scaling the vocabulary by Heaps' law from a
+// fitted size), --topics and --background where given.
+func (f *genFlags) topicParams() (gen.TopicParams, error) {
+	var p gen.TopicParams
+	var err error
+	if f.paramsIn != "" {
+		if p, err = gen.LoadParams(f.paramsIn); err != nil {
+			return p, err
+		}
+	}
+	if f.fitIdx != "" {
+		if p, err = fitParams(f.fitIdx, f.qfiles, f.threads); err != nil {
+			return p, err
+		}
+	}
+	if f.set["docs"] || p.Docs == 0 {
+		if p.Vocab > 0 && p.Docs > 0 && f.docs != p.Docs {
+			// Heaps' law from the fitted size to the asked one.
+			beta := p.HeapsBeta
+			if beta == 0 {
+				beta = gen.DefaultHeapsBeta
+			}
+			p.Vocab = max(1, int(math.Round(float64(p.Vocab)*math.Pow(float64(f.docs)/float64(p.Docs), beta))))
+		}
+		p.Docs = f.docs
+	}
+	if f.set["topics"] {
+		p.Topics = f.topics
+	}
+	if f.set["background"] {
+		p.Background = f.bgShare
+	}
+	return p, nil
+}
+
+// fitParams estimates the topic model's parameters from the index at path
+// (with the query logs' terms, when given) and prints them.
+func fitParams(path string, qfiles []string, threads int) (gen.TopicParams, error) {
+	x, err := index.Open(path)
+	if err != nil {
+		return gen.TopicParams{}, err
+	}
+	defer x.Close()
+	var fl *gen.QueryLog
+	if len(qfiles) > 0 {
+		if fl, err = gen.LoadQueryLog(qfiles...); err != nil {
+			return gen.TopicParams{}, err
+		}
+	}
+	fp, err := gen.FitIndex(x, gen.FitOptions{Log: fl, Workers: threads})
+	if err != nil {
+		return gen.TopicParams{}, fmt.Errorf("--fit %s: %w", path, err)
+	}
+	fmt.Fprintf(os.Stderr, "fitted to %s: %s\n", path, fp.Summary())
+	return fp, nil
+}
+
+// genTopics fits the topic model's remaining parameters to p, saves them
+// (--save-params), generates and builds the collection (--out, --text) and
+// validates it (--validate).
+func (f *genFlags) genTopics(p gen.TopicParams) error {
+	dc, err := compress.ByName(f.codec)
+	if err != nil {
+		return err
+	}
+	budget, err := parseSize(f.mem)
+	if err != nil {
+		return fmt.Errorf("--mem: %w", err)
+	}
+	var ql *gen.QueryLog
+	if len(f.qfiles) > 0 {
+		if ql, err = gen.LoadQueryLog(f.qfiles...); err != nil {
+			return err
+		}
+	}
+	start := time.Now()
+	tp, err := gen.NewTopics(gen.TopicsConfig{Params: p, Seed: f.seed, Locality: f.locality, Log: ql, Workers: f.threads})
+	if err != nil {
+		return err
+	}
+	fp := tp.Params()
+	fi := tp.Fit
+	fmt.Fprintf(os.Stderr, "model topics: %s\n  fitted in %.1fs: alpha %.4g, zipf_s %.4g; sample: %.1f distinct terms/doc, %.1f fresh draws/doc; expected vocabulary %.0f; %d query terms placed (%d dropped, %d capped)\n",
+		fp.Summary(), time.Since(start).Seconds(), fi.Alpha, fi.ZipfS, fi.SampleDistinct, fi.SampleFresh, fi.ExpectedVocab, fi.QueryTerms, fi.DroppedQueryTerms, fi.CappedQueryTerms)
+	if f.paramsOut != "" {
+		if err := gen.SaveParams(f.paramsOut, fp); err != nil {
+			return err
+		}
+	}
+	if f.out == "" && f.text == "" {
+		return nil
+	}
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer cancel()
+	bar := progress.New("generating", "docs", int64(fp.Docs))
+	if f.quiet {
+		bar.Quiet()
+	}
+	st, err := tp.Build(ctx, gen.BuildOptions{Text: f.text, Index: index.BuildOptions{
+		Out: f.out, BlockSize: f.block, DocCodec: dc, FreqCodec: dc, Params: score.Default,
+		MemBudget: budget, TempDir: f.tmp, Workers: f.threads,
+		Meta: index.Meta{Source: fmt.Sprintf("qp gen --model topics --docs %d --seed %d --locality=%v", fp.Docs, f.seed, f.locality)},
+		Progress: func(s index.BuildStats) {
+			el := time.Since(start).Seconds()
+			bar.Set(int64(s.Docs), fmt.Sprintf("%s docs/s, %s postings, %d runs", progress.Human(float64(s.Docs)/el), progress.Human(float64(s.Postings)), s.Runs))
+		},
+	}})
+	if err != nil {
+		return err
+	}
+	bar.Done("")
+	f.printSummary(st, dc, time.Since(start).Seconds())
+	if f.validate {
+		return validateStandIn(os.Stdout, f.fitIdx, f.out, f.qfiles, f.valLimit, f.threads)
+	}
+	return nil
+}
+
+// printSummary prints the one-line summary of a topics build of el seconds.
+func (f *genFlags) printSummary(st index.BuildStats, dc compress.Codec, el float64) {
+	p64 := float64(st.Postings)
+	fmt.Printf("generated %d documents (%.0f docs/s), ", st.Docs, float64(st.Docs)/el)
+	if f.out != "" {
+		fmt.Printf("%d terms, ", st.Terms)
+	}
+	fmt.Printf("%d postings, %d tokens in %.1fs", st.Postings, st.Tokens, el)
+	if f.out != "" {
+		fmt.Printf("; %s: %.3f bits/docID, %.3f bits/freq; %d spilled runs; wrote %s", dc.Name(), 8*float64(st.DocBytes)/p64, 8*float64(st.FreqBytes)/p64, st.Runs, f.out)
+	}
+	if f.text != "" {
+		fmt.Printf("; wrote %s", f.text)
+	}
+	fmt.Println()
 }
 
 // genIndependent is the independent-lists model (gen.Generator).

@@ -107,6 +107,20 @@ func newFlags(c command, long string) *flag.FlagSet {
 	return fs
 }
 
+// parseArgs is parse for a command of exactly n positional arguments: any
+// other count prints the usage and returns errUsage.
+func parseArgs(fs *flag.FlagSet, args []string, n int) ([]string, error) {
+	pos, err := parse(fs, args)
+	if err != nil {
+		return nil, err
+	}
+	if len(pos) != n {
+		fs.Usage()
+		return nil, errUsage
+	}
+	return pos, nil
+}
+
 // parse parses flags allowing them after positional arguments too.
 func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string

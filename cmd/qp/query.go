@@ -318,10 +318,8 @@ func (s *batchSummary) printTo(w *os.File, n int, wall time.Duration) {
 
 func ms(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e6 }
 
-func init() {
-	c := command{name: "query", args: "INDEX [flags] [\"query text\" | --queries FILE --run RUN]", summary: "run top-k BM25 AND / OR / AND+OR queries (one, or a batch from a file)"}
-	c.run = func(args []string) error {
-		fs := newFlags(c, `Runs one query given as text, or every query of a file (lines "qid:query" or
+// queryHelp is qp query's description (before its flags).
+const queryHelp = `Runs one query given as text, or every query of a file (lines "qid:query" or
 "qid<TAB>query", as the TREC efficiency logs and the test collections' topics),
 writing a TREC run file (qid Q0 docid rank score qp) and a summary with
 queries/s and latency percentiles. Query text is tokenized like the index's
@@ -329,7 +327,12 @@ documents; a term that occurs twice counts once. AND needs every term (an
 unknown term gives no results); OR ignores unknown terms; AND+OR runs AND and
 falls back to OR when AND finds fewer than k documents. Results are sorted by
 BM25 score (k1=0.9, b=0.4 unless changed), ties by ascending docID. Scores
-print with 6 significant digits.`)
+print with 6 significant digits.`
+
+func init() {
+	c := command{name: "query", args: "INDEX [flags] [\"query text\" | --queries FILE --run RUN]", summary: "run top-k BM25 AND / OR / AND+OR queries (one, or a batch from a file)"}
+	c.run = func(args []string) error {
+		fs := newFlags(c, queryHelp)
 		qf := addQueryFlags(fs)
 		queries := fs.String("queries", "", "file of queries to run as a batch")
 		run := fs.String("run", "", "TREC run file to write (batch mode; default: standard output)")

@@ -227,6 +227,9 @@ func TestBadFlagValues(t *testing.T) {
 		{`--setups: scheduler: unknown setup "both"`, []string{"bench", "sched", idx, docs, "--setups", "cpu,both"}},
 		{"--search-repeats 0: want at least 1", []string{"bench", "sched", idx, docs, "--search-repeats", "0"}},
 		{"--min-duration -1s: want >= 0", []string{"bench", "sched", idx, docs, "--min-duration", "-1s"}},
+		{"--cpu-batch -1ms: want >= 0", []string{"bench", "sched", idx, docs, "--cpu-batch", "-1ms"}},
+		{"--split-probe -1s: want >= 0", []string{"bench", "sched", idx, docs, "--split-probe", "-1s"}},
+		{"--hybrid-cpu-slots -2: want -1, 0 or a slot count", []string{"bench", "sched", idx, docs, "--hybrid-cpu-slots", "-2"}},
 	} {
 		expectFail(t, []string{c.want}, c.args...)
 	}

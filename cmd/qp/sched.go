@@ -35,7 +35,12 @@ least --min-duration. Cost models are fitted on --train queries of the log
 (not replayed) and refitted online. --mode and, or or andor selects the
 query mode; --report DIR also writes DIR/README.md with the tables and the
 delay-vs-rate plot (DIR/delay-MODE.svg: mean and p99 delay per
-configuration). Needs a usable GPU.`)
+configuration). The CPU has one slot per core (--threads, default GOMAXPROCS),
+each running one query at a time and taking up to --cpu-batch of predicted
+work from its queue at once; in CPU+GPU it gets only the cores the GPU's
+host side leaves (measured before the runs, --split-probe: the number of
+busy CPU slots at which the GPU's batches and the CPU's queries together
+complete the most queries). Needs a usable GPU.`)
 	qf := addQueryFlags(fs)
 	train := fs.Int("train", 3000, "training queries (taken from the start of the log)")
 	n := fs.Int("replay", 2000, "replayed queries (after the training slice)")
@@ -48,6 +53,9 @@ configuration). Needs a usable GPU.`)
 	minDur := fs.Duration("min-duration", 0, "shortest span of arrivals of a run (0: 10 deadlines)")
 	reportDir := fs.String("report", "", "also write a Markdown report with the delay-vs-rate plot to this directory")
 	wait := fs.Duration("batch-wait", 2*time.Millisecond, "GPU batch time limit")
+	cpuBatch := fs.Duration("cpu-batch", time.Millisecond, "a CPU slot takes up to this much predicted work of the queued queries at once, running them one by one (0: one query per slot)")
+	hybridSlots := fs.Int("hybrid-cpu-slots", 0, "CPU slots of cpu+gpu (0: measured, see --split-probe; -1: all of them)")
+	splitProbe := fs.Duration("split-probe", 300*time.Millisecond, "with --hybrid-cpu-slots 0: run the GPU's batches with 0, 1/4, 1/2, 3/4 of the cores less one busy with CPU queries, and with the cores the GPU's host side leaves, this long each, and give cpu+gpu the CPU slots of the highest throughput (0: the cores the GPU's host side leaves, less one)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -70,6 +78,15 @@ configuration). Needs a usable GPU.`)
 	}
 	if *minDur < 0 {
 		return fmt.Errorf("--min-duration %v: want >= 0", *minDur)
+	}
+	if *cpuBatch < 0 {
+		return fmt.Errorf("--cpu-batch %v: want >= 0", *cpuBatch)
+	}
+	if *splitProbe < 0 {
+		return fmt.Errorf("--split-probe %v: want >= 0", *splitProbe)
+	}
+	if *hybridSlots < -1 {
+		return fmt.Errorf("--hybrid-cpu-slots %d: want -1, 0 or a slot count", *hybridSlots)
 	}
 	*qf.device = "gpu"
 	qe, mode, opt, err := qf.openEngine(pos[0])
@@ -99,24 +116,23 @@ configuration). Needs a usable GPU.`)
 			*c0 = 8 << 20
 		}
 	}
-	var rs []float64
-	for _, s := range splitComma(*rates) {
-		var r float64
-		if _, err := fmt.Sscan(s, &r); err != nil || r <= 0 {
-			return fmt.Errorf("--rates: bad rate %q", s)
-		}
-		rs = append(rs, r)
+	rs, err := parseRates(*rates)
+	if err != nil {
+		return err
 	}
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer cancel()
 	e := &scheduler.Experiment{
-		Index:   x,
-		CPU:     scheduler.Processor{Backend: engine.NewCPU(x, 1), Slots: cpuSlots},
-		GPU:     scheduler.Processor{Backend: gpuBe, Slots: 1, Batch: scheduler.BatchPolicy{MaxPostings: *c0, MaxWait: *wait}},
-		Options: opt,
-		Train:   qs[:*train],
-		Queries: qs[*train:],
-		Rates:   rs,
+		Index: x,
+		CPU: scheduler.Processor{Backend: engine.NewCPU(x, 1), Slots: cpuSlots, Sequential: true,
+			Batch: scheduler.BatchPolicy{MaxCost: *cpuBatch}},
+		HybridCPUSlots: *hybridSlots,
+		SplitProbe:     *splitProbe,
+		GPU:            scheduler.Processor{Backend: gpuBe, Slots: 1, Batch: scheduler.BatchPolicy{MaxPostings: *c0, MaxWait: *wait}},
+		Options:        opt,
+		Train:          qs[:*train],
+		Queries:        qs[*train:],
+		Rates:          rs,
 		// A table run past capacity stops once it has failed, instead of
 		// draining a backlog of many seconds.
 		StopOnMiss:  true,
@@ -141,8 +157,9 @@ configuration). Needs a usable GPU.`)
 	title := fmt.Sprintf("Scheduler, %v queries: delay vs arrival rate", mode)
 	add := func(r *report.Report) {
 		s := r.Section(title)
-		s.Para("%s; index %s: %d documents, %d terms, %d postings; GPU batches of c = %d postings, wait %v; %d training and %d replayed queries; ran %v.",
-			describeDevice(gpuBe), pos[0], x.NumDocs(), x.NumTerms(), x.Meta.Postings, *c0, *wait, *train, len(qs)-*train,
+		s.Para("%s; index %s: %d documents, %d terms, %d postings; GPU batches of c = %d postings, wait %v; CPU %d slots, batches of up to %v predicted, %d slots in CPU+GPU (GPU host side %.2f cores; %d core splits probed); %d training and %d replayed queries; ran %v.",
+			describeDevice(gpuBe), pos[0], x.NumDocs(), x.NumTerms(), x.Meta.Postings, *c0, *wait,
+			cpuSlots, *cpuBatch, rep.HybridCPUSlots, rep.HostCores[scheduler.GPU], len(rep.Split), *train, len(qs)-*train,
 			time.Since(start).Round(time.Second))
 		rep.AddTo(s, fmt.Sprintf("delay-%v", mode))
 	}
@@ -170,4 +187,18 @@ func describeDevice(b engine.Backend) string {
 		return fmt.Sprintf("GPU %s (%d SMs, %d GiB), %s", d.Name, d.SMs, d.TotalMemory>>30, cpu)
 	}
 	return cpu
+}
+
+// parseRates parses --rates: comma-separated arrival rates (queries/s),
+// each positive.
+func parseRates(list string) ([]float64, error) {
+	var rs []float64
+	for _, s := range splitComma(list) {
+		var r float64
+		if _, err := fmt.Sscan(s, &r); err != nil || r <= 0 {
+			return nil, fmt.Errorf("--rates: bad rate %q", s)
+		}
+		rs = append(rs, r)
+	}
+	return rs, nil
 }

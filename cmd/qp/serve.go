@@ -30,17 +30,24 @@ POST /v1/search, POST /v1/search/batch, GET /v1/search?q=&mode=&k=, a
 search page at /, Prometheus metrics at /metrics, /healthz and /readyz
 (docs/API.md). Concurrent requests are batched live: a batch closes when
 its queries' shortest lists reach the PARA threshold, when it holds
---batch-max queries, when its oldest request has waited --batch-wait, or
-(unless --batch-lazy) when no batch is running.
+--batch-max queries or as many as the processor's measured cost model
+expects to answer within --batch-budget, when its oldest request has
+waited --batch-wait, or (unless --batch-lazy) when no batch is running.
+On the CPU each query runs alone, one per worker (--batch-max 1, --inflight
+the workers). A request expected to wait past its deadline (or longer than
+--max-queue-wait) for its batch is refused at once with 503 overloaded.
 SIGTERM or SIGINT stops accepting, answers every accepted request, then
 exits. --mode and -k are the defaults of requests that name none.`)
 		qf := addQueryFlags(fs)
 		addr := fs.String("addr", "127.0.0.1:8080", "address to listen on (host:port)")
 		wait := fs.Duration("batch-wait", serve.DefaultMaxWait, "longest a request waits for its batch to close")
 		threshold := fs.String("batch-threshold", "", "PARA threshold: a batch closes when its queries' shortest lists hold this\nmany postings (default: the GPU's --gpu-threshold, or 1M on the CPU)")
-		maxBatch := fs.Int("batch-max", serve.DefaultMaxBatch, "most queries per batch")
+		maxBatch := fs.Int("batch-max", 0, fmt.Sprintf("most queries per batch (0: %d; 1 on the CPU)", serve.DefaultMaxBatch))
+		budget := fs.Duration("batch-budget", serve.DefaultBudget, "cap a batch's expected time on the processor at this (its size from the\nmeasured cost per batch and per query; negative: no cap)")
+		queueWait := fs.Duration("max-queue-wait", 0, "refuse (503 overloaded, Retry-After) a request expected to wait longer\nthan this for its batch (0: none; a request expected to wait past its\ndeadline is always refused)")
+		pprofOn := fs.Bool("pprof", false, "serve Go profiles at /debug/pprof/ (net/http/pprof; for diagnosis, not\nfor an exposed address)")
 		lazy := fs.Bool("batch-lazy", false, "keep a batch open until its threshold, --batch-max or --batch-wait closes it,\neven when the processor is idle (default: an idle processor takes the\nforming batch at once)")
-		inflight := fs.Int("inflight", 2, "batches running at once")
+		inflight := fs.Int("inflight", 0, "batches running at once (0: 1 with a GPU, which runs one batch at a time;\non the CPU, its workers)")
 		queue := fs.Int("queue", serve.DefaultQueueSize, "most queries waiting for a batch (more: 429 with Retry-After)")
 		cacheSize := fs.String("cache", "", "result cache of this size (e.g. 64M; default none)")
 		maxK := fs.Int("max-k", 1000, "largest k a request may ask")
@@ -52,13 +59,9 @@ exits. --mode and -k are the defaults of requests that name none.`)
 		grace := fs.Duration("shutdown-timeout", 30*time.Second, "on SIGTERM, how long to wait for accepted requests")
 		logLevel := fs.String("log-level", "info", "debug, info, warn or error")
 		logFormat := fs.String("log-format", "text", "text or json (log/slog, on standard error)")
-		pos, err := parse(fs, args)
+		pos, err := parseArgs(fs, args, 1)
 		if err != nil {
 			return err
-		}
-		if len(pos) != 1 {
-			fs.Usage()
-			return errUsage
 		}
 		log, err := newLogger(*logLevel, *logFormat)
 		if err != nil {
@@ -71,10 +74,13 @@ exits. --mode and -k are the defaults of requests that name none.`)
 		for _, f := range []struct {
 			name string
 			v    int
-		}{{"batch-max", *maxBatch}, {"inflight", *inflight}, {"queue", *queue}, {"max-k", *maxK}, {"max-terms", *maxTerms}, {"max-batch-queries", *maxBatchQ}} {
+		}{{"queue", *queue}, {"max-k", *maxK}, {"max-terms", *maxTerms}, {"max-batch-queries", *maxBatchQ}} {
 			if f.v < 1 {
 				return fmt.Errorf("--%s %d: want at least 1", f.name, f.v)
 			}
+		}
+		if *maxBatch < 0 || *inflight < 0 {
+			return fmt.Errorf("--batch-max %d, --inflight %d: want at least 0 (0: the default)", *maxBatch, *inflight)
 		}
 		if *wait <= 0 || *timeout <= 0 || *maxTimeout <= 0 || *grace <= 0 {
 			return errors.New("--batch-wait, --timeout, --max-timeout and --shutdown-timeout must be positive")
@@ -95,8 +101,9 @@ exits. --mode and -k are the defaults of requests that name none.`)
 		cfg := serve.Config{
 			Limits: serve.Limits{MaxBodyBytes: body, MaxTerms: *maxTerms, MaxK: *maxK, DefaultK: *qf.k,
 				DefaultMode: mode, MaxBatch: *maxBatchQ, DefaultTimeout: *timeout, MaxTimeout: *maxTimeout},
-			Batch:   serve.BatchConfig{Threshold: thr, MaxWait: *wait, MaxBatch: *maxBatch, Inflight: *inflight, QueueSize: *queue, Lazy: *lazy},
-			Options: opt, Threads: *qf.threads, Logger: log,
+			Batch: serve.BatchConfig{Threshold: thr, MaxWait: *wait, MaxBatch: *maxBatch, Inflight: *inflight, QueueSize: *queue, Lazy: *lazy,
+				Budget: *budget, MaxQueueWait: *queueWait},
+			Options: opt, Threads: *qf.threads, Logger: log, Pprof: *pprofOn,
 		}
 		if *cacheSize != "" {
 			n, err := parseSize(*cacheSize)

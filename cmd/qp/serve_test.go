@@ -164,7 +164,8 @@ func TestServeFlags(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--batch-max", "0"}, "--batch-max 0"},
+		{[]string{"--batch-max", "-1"}, "--batch-max -1"},
+		{[]string{"--inflight", "-2"}, "--inflight -2"},
 		{[]string{"--max-body", "x"}, "--max-body"},
 		{[]string{"--log-level", "loud"}, "--log-level"},
 		{[]string{"--batch-wait", "-1s"}, "--batch-wait"},

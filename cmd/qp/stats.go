@@ -19,13 +19,9 @@ docID and per frequency for the codec(s) it was built with. With --codecs all
 (or a comma-separated list) every list is re-encoded with each codec, on all
 cores, to compare sizes on the same data.`)
 		codecs := fs.String("codecs", "", "re-encode with these codecs ('all' or e.g. bp128,eliasfano)")
-		pos, err := parse(fs, args)
+		pos, err := parseArgs(fs, args, 1)
 		if err != nil {
 			return err
-		}
-		if len(pos) != 1 {
-			fs.Usage()
-			return errUsage
 		}
 		x, err := index.Open(pos[0])
 		if err != nil {

@@ -25,6 +25,16 @@
 //  3. res[qmeta.res + r] = r-th key (r < kept), cnt[q] = kept, total[q] =
 //     number of items (candidates, or touched documents).
 //
+// One pass for small k over many items (sparse only: k <= kLocalK and at
+// least kOnePassItems items, i.e. the AND queries of common terms whose
+// candidates number in the 10^5-10^6 on large collections, where up to 8
+// radix passes over them by one CTA made this kernel the AND's longest
+// phase): each thread keeps the k smallest keys it reads, sorted, in
+// registers (a compare-exchange chain inserts a key below its k-th), then
+// the CTA sorts the 256 k survivors in shared memory; the query's k smallest
+// keys are among them (any key outside them is above k keys of its own
+// thread). Reads every item once: 8 bytes (cdoc, cscore) per item.
+//
 // Memory per query: each radix pass reads the items (4-12 bytes each) once;
 // dense rows read 4N bytes per pass (a future tiled version should cut the
 // passes for large N); writes 8 bytes per result.
@@ -35,6 +45,12 @@
 namespace qp_q {
 
 constexpr u32 kSortShared = 4096;
+// The one-pass path: k up to kLocalK (kThreads * kLocalK keys fit the shared
+// sort buffer), from kOnePassItems items of one query.
+constexpr u32 kLocalK = kSortShared / kThreads;
+constexpr u64 kOnePassItems = 16384;
+constexpr u32 kOnePassUnroll = 8;
+static_assert(kThreads * kLocalK <= kSortShared, "one-pass survivors must fit the sort buffer");
 
 struct Items {
 	u32 dense;
@@ -73,6 +89,56 @@ __device__ __forceinline__ void bitonic_sort(u64 *buf, u32 p) {
 	}
 }
 
+// topk_onepass: the query's k (<= kLocalK) smallest keys among n sparse
+// items, ascending, into res[0..k); n >= k. Uses sbuf (kSortShared keys);
+// ends with a __syncthreads.
+__device__ __forceinline__ void topk_onepass(const Items &it, u64 n, u32 k, u64 *sbuf, u64 *__restrict__ res) {
+	const u32 tid = threadIdx.x;
+	u64 best[kLocalK];
+#pragma unroll
+	for (u32 j = 0; j < kLocalK; j++) best[j] = ~0ull;
+	u64 worst = ~0ull; // best[k - 1]: the thread's k-th smallest so far
+	const auto insert = [&](u64 x) {
+		if (x < worst) {
+#pragma unroll
+			for (u32 j = 0; j < kLocalK; j++) {
+				const u64 lo = best[j] < x ? best[j] : x;
+				x = best[j] < x ? x : best[j];
+				best[j] = lo;
+			}
+#pragma unroll
+			for (u32 j = 0; j < kLocalK; j++)
+				if (j + 1 == k) worst = best[j];
+		}
+	};
+	// kOnePassUnroll loads in flight per thread (one CTA streams the whole
+	// query: latency, not bandwidth, bounds it), then the rest one by one.
+	u64 i = tid;
+	for (; i + (kOnePassUnroll - 1) * kThreads < n; i += kOnePassUnroll * kThreads) {
+		u64 xs[kOnePassUnroll];
+#pragma unroll
+		for (u32 u = 0; u < kOnePassUnroll; u++) it.get(i + u * kThreads, xs[u]);
+#pragma unroll
+		for (u32 u = 0; u < kOnePassUnroll; u++) insert(xs[u]);
+	}
+	for (; i < n; i += kThreads) {
+		u64 x;
+		it.get(i, x);
+		insert(x);
+	}
+	const u32 m = kThreads * k;
+	u32 p = 1;
+	while (p < m) p <<= 1;
+#pragma unroll
+	for (u32 j = 0; j < kLocalK; j++)
+		if (j < k) sbuf[tid * k + j] = best[j];
+	for (u32 i = m + tid; i < p; i += kThreads) sbuf[i] = ~0ull;
+	__syncthreads();
+	bitonic_sort(sbuf, p);
+	for (u32 r = tid; r < k; r += kThreads) res[r] = sbuf[r];
+	__syncthreads();
+}
+
 __device__ __forceinline__ void topk(u32 dense, u32 nq, const QMeta *__restrict__ qmeta,
                                      const u32 *__restrict__ cdoc, const float *__restrict__ cscore,
                                      const u32 *__restrict__ cq, u32 ncand, const float *__restrict__ acc,
@@ -101,6 +167,14 @@ __device__ __forceinline__ void topk(u32 dense, u32 nq, const QMeta *__restrict_
 			const auto at = [&](u32 p) { return cq[p]; };
 			it.lo = lower_bound(0u, ncand, a, at);
 			n = lower_bound(0u, ncand, a + 1, at) - it.lo;
+		}
+		if (!dense && m.k <= kLocalK && n >= kOnePassItems) {
+			topk_onepass(it, n, m.k, sbuf, res + m.res);
+			if (tid == 0) {
+				cnt[a] = m.k;
+				total[a] = static_cast<u32>(n);
+			}
+			continue; // topk_onepass ended with a __syncthreads
 		}
 		if (tid == 0) {
 			sh_prefix = 0;

@@ -2,6 +2,7 @@ package ref
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/qpengine/qp/compress"
 	"github.com/qpengine/qp/index"
@@ -19,9 +20,43 @@ type Collection struct {
 // Postings is c as a brute-force map.
 func (c *Collection) Postings() Postings { return PostingsFromLists(c.Terms, c.Docs, c.Freqs) }
 
+// Collection turns p into a Collection (terms in byte order, docIDs
+// ascending) of documents of the given lengths (the inverse of
+// Collection.Postings).
+func (p Postings) Collection(lens []uint32) *Collection {
+	c := &Collection{Lens: lens}
+	for t := range p {
+		c.Terms = append(c.Terms, t)
+	}
+	slices.Sort(c.Terms)
+	for _, t := range c.Terms {
+		docs := make([]uint32, 0, len(p[t]))
+		for d := range p[t] {
+			docs = append(docs, d)
+		}
+		slices.Sort(docs)
+		freqs := make([]uint32, len(docs))
+		for i, d := range docs {
+			freqs[i] = p[t][d]
+		}
+		c.Docs, c.Freqs = append(c.Docs, docs), append(c.Freqs, freqs)
+	}
+	return c
+}
+
 // WriteIndex writes c to path with index.NewWriter and opens it.
 func (c *Collection) WriteIndex(path string, codec compress.Codec, blockSize int) (*index.Index, error) {
-	w, err := index.NewWriter(path, index.WriterOptions{BlockSize: blockSize, DocCodec: codec, DocLens: c.Lens})
+	return c.WriteIndexWith(path, index.WriterOptions{BlockSize: blockSize, DocCodec: codec})
+}
+
+// WriteIndexWith writes c to path with index.NewWriter under opt (DocLens
+// is c.Lens unless set) and opens it: the one "write these lists, open the
+// index" of the tests. On an error nothing is left at path.
+func (c *Collection) WriteIndexWith(path string, opt index.WriterOptions) (*index.Index, error) {
+	if opt.DocLens == nil {
+		opt.DocLens = c.Lens
+	}
+	w, err := index.NewWriter(path, opt)
 	if err != nil {
 		return nil, err
 	}

@@ -3,15 +3,24 @@
 # `--device auto` line, on a 16-core GPU host, in one call of ≤ 9 minutes:
 #  1. the index of collection SCHED_COLL (default gcide, indexed there from
 #     its carried JSONL in about a second), or with SCHED_COLL=gen `qp gen
-#     --model topics` at DOCS documents (default 2M; ~1-2 min; reused on a
-#     warm machine);
+#     --model topics --mem GENMEM (default 16G)` at DOCS documents (default
+#     2M, ~30 s; 10M ~2 min at the 92k docs/s of the 25M run; at most
+#     GENLIMIT, default 200 s) into /tmp/gDOCS-topics.qp, reused on a warm
+#     machine;
 #  2. `qp bench sched` for each of MODES (default "and or andor"): TREC 2006
 #     log, deadline 200 ms, CPU alone (16 one-query slots), GPU alone, CPU+GPU,
 #     CPU+GPU without stealing; the highest sustained rate to within 5%,
 #     3 repeats with different arrivals (median, min-max), runs of ≥ 1 s of
 #     arrivals, at most 7 runs per repeat; ≤ SCHEDLIMIT (default 120) s per
 #     mode; table + delay-vs-rate plot in $OUT/sched-MODE/ (README.md,
-#     delay-MODE.svg) and the log in $OUT/sched-MODE.log;
+#     delay-MODE.svg) and the log in $OUT/sched-MODE.log. The CPU takes up
+#     to 1 ms of predicted work per slot hand-off (--cpu-batch) and CPU+GPU
+#     gets the CPU slots of the best probed core split (--split-probe, ~2 s;
+#     the log's "core split probe" and "CPU+GPU runs K cpu slots" lines);
+#     SCHED_FLAGS adds flags (e.g. "--cpu-batch 0 --hybrid-cpu-slots -1":
+#     the scheduler before issue 24's placement changes, for an A/B), and
+#     SETUPS replaces the setups (e.g. SETUPS=cpu+gpu SCHED_FLAGS="--hybrid-cpu-slots 8":
+#     the hybrid alone with another core split, ~40 s a mode);
 #  3. `qp query --device cpu|gpu|auto` on each of COLLS (default gcide; any
 #     carried as NAME.jsonl.xz or NAME.qp.xz in bin/dev/data) with the first
 #     QN (default 10,000) TREC'06 queries × REPS (default 10), top-10, AND, OR, AND+OR,
@@ -19,7 +28,13 @@
 #     and whether the three runs are identical.
 # PART=sched or PART=auto runs only step 2 or 3 (step 1 belongs to sched).
 # The default (GCIDE, all three modes, both parts) takes about 7-8 minutes;
-# with SCHED_COLL=gen run PART=sched and PART=auto as two calls.
+# with SCHED_COLL=gen run PART=sched and PART=auto as two calls. At 10M
+# documents (estimates: gen ~2 min; a mode ~2 min with 3 repeats, of which
+# ~10 s training, ~2 s split probe, 84 runs of ~1.2 s) PART=sched takes two
+# calls: MODES="and or" SCHEDLIMIT=150, then MODES=andor SCHEDLIMIT=200 on
+# the warm machine (the index is reused; a cold one generates it again) —
+# or one call with REPEATS=2 SCHEDLIMIT=110 (2 repeats per setup, RUNS
+# caps the runs per repeat).
 #
 # Build first (on the Go machine, repository root; ~14 MB to carry):
 #   mkdir -p bin/dev/data && cp ../shared/data/queries/0[56].efficiency_topics.txt bin/dev/data/
@@ -51,9 +66,9 @@ if [ "$part" = all ] || [ "$part" = sched ]; then
   if [ "${SCHED_COLL:-gcide}" != gen ]; then
     idx=$(index_of "${SCHED_COLL:-gcide}") || exit 1
   else
-    idx=/tmp/g2m-topics.qp
+    idx=/tmp/g${DOCS:-2000000}-topics.qp
     if [ ! -s "$idx" ]; then
-      timeout "${GENLIMIT:-150}" "$bin/qp" gen --model topics --docs "${DOCS:-2000000}" --out "$idx" --quiet \
+      timeout "${GENLIMIT:-200}" "$bin/qp" gen --model topics --docs "${DOCS:-2000000}" --mem "${GENMEM:-16G}" --out "$idx" --quiet \
         --queries "$d/05.efficiency_topics.txt" --queries "$d/06.efficiency_topics.txt" >"$OUT/gen.log" 2>&1 \
         || { echo "gen failed"; tail -3 "$OUT/gen.log"; exit 1; }
     fi
@@ -62,9 +77,10 @@ if [ "$part" = all ] || [ "$part" = sched ]; then
   for m in ${MODES:-and or andor}; do
     timeout "${SCHEDLIMIT:-120}" "$bin/qp" bench sched "$idx" "$d/06.efficiency_topics.txt" --device gpu --mode "$m" \
       --train 1500 --replay 3000 --rates "${RATES:-2000,200000}" --deadline 200ms --min-duration 1s \
-      --search-runs 7 --search-repeats 3 --setups cpu-only,gpu-only,cpu+gpu,cpu+gpu-nosteal \
+      --search-runs "${RUNS:-7}" --search-repeats "${REPEATS:-3}" --setups "${SETUPS:-cpu-only,gpu-only,cpu+gpu,cpu+gpu-nosteal}" ${SCHED_FLAGS:-} \
       --report "$OUT/sched-$m" >"$OUT/sched-$m.log" 2>&1
     echo "== sched $m rc=$? at $(elapsed)"
+    grep -E -m3 'host side|core split|CPU\+GPU runs' "$OUT/sched-$m.log"
     sed -n '/highest sustained/,$p' "$OUT/sched-$m.log"
   done
 fi

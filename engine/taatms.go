@@ -1,0 +1,166 @@
+package engine
+
+import (
+	"math"
+	"math/bits"
+
+	"github.com/qpengine/qp/score"
+	"github.com/qpengine/qp/topk"
+)
+
+// orTAATMaxScore evaluates an OR query whose first p canonical lists are
+// short (p >= 1) and whose others are long: a term-at-a-time prefix
+// followed by MaxScore-style probes of the long lists (the "TAAT for the
+// short lists, then probe" plan of term-at-a-time MaxScore, Turtle & Flood
+// IP&M 1995 §4; the accumulators are the candidates).
+//
+//  1. Lists 0..p-1 are added TAAT into the dense accumulator (taatList), so
+//     acc[d] is d's exact float32 prefix sum in canonical order; a bitset
+//     orders the touched documents by docID.
+//  2. The k-th largest prefix sum th0 is a lower bound of the k-th best
+//     score (scores only grow with the rest of the lists).
+//  3. Each touched document, ascending, continues its float32 sum over
+//     lists p..m-1 in canonical order by NextGEQ, stopping as soon as its
+//     partial score plus the maxima of the lists left falls strictly below
+//     the threshold; the survivors go to the heap.
+//  4. A document in none of the short lists scores at most R, the sum of
+//     the long lists' maxima, and its score is its canonical sum over the
+//     long lists alone. When R (inflated) is below the threshold the heap
+//     is the result; otherwise MaxScore runs over the long lists with that
+//     threshold, skipping the documents of step 3 (maxScore's skip).
+//
+// The sums are the canonical float32 sums of score/bm25.go, so results are
+// bit-identical to every other strategy.
+func (e *Engine) orTAATMaxScore(p int) error {
+	if len(e.acc) != int(e.n) {
+		e.acc = make([]float32, e.n)
+	}
+	words := (int(e.n) + 63) / 64
+	if len(e.bits) != words {
+		e.bits = make([]uint64, words)
+	}
+	acc, bs := e.acc, e.bits
+	nt := 0
+	defer func() {
+		// Leave the accumulator and the bitset zeroed, also on errors.
+		for _, d := range e.touched[:nt] {
+			acc[d] = 0
+			bs[d>>6] = 0
+		}
+	}()
+	for i := 0; i < p; i++ {
+		var err error
+		if nt, err = e.taatList(i, nt); err != nil {
+			return err
+		}
+	}
+	touched := e.touched[:nt]
+	for _, d := range touched {
+		bs[d>>6] |= 1 << (d & 63)
+	}
+	h := &e.heap
+	th := math.Inf(-1)
+	if nt >= h.K() {
+		e.sel = topk.Select(e.sel[:0], acc, touched, h.K())
+		th = float64(e.sel[h.K()-1].Score)
+	}
+	if err := e.resetCursors(p); err != nil {
+		return err
+	}
+	th = e.probeLong(p, th)
+	e.st.Candidates += int64(nt)
+	if e.rem[p]*inflate(len(e.terms)) >= th {
+		// Documents in none of the short lists may still enter: MaxScore
+		// over the long lists, from their first postings, skipping the
+		// documents already scored (their bits are still set).
+		if err := e.finishCursors(p); err != nil {
+			return err
+		}
+		if err := e.resetCursors(p); err != nil {
+			return err
+		}
+		e.maxScore(p, th, e.bits)
+	}
+	return e.finishCursors(p)
+}
+
+// probeLong is step 3 of orTAATMaxScore over the documents of e.bits, and
+// returns the final threshold (at least th). e.rem[i] is set to the sum of
+// the maxima of lists i..m-1.
+func (e *Engine) probeLong(p int, th float64) float64 {
+	m := len(e.terms)
+	if cap(e.rem) < m+1 {
+		e.rem = make([]float64, m+1)
+	}
+	rem := e.rem[:m+1]
+	rem[m] = 0
+	for i := m - 1; i >= 0; i-- {
+		rem[i] = rem[i+1] + float64(e.terms[i].max)
+	}
+	infl := inflate(m)
+	acc, norms, k1p1, cs, terms, h := e.acc, e.norms, e.k1p1, e.curs, e.terms, &e.heap
+	for w, word := range e.bits {
+		for word != 0 {
+			d := uint32(w<<6 | bits.TrailingZeros64(word))
+			word &= word - 1
+			s := acc[d]
+			partial := float64(s)
+			if (partial+rem[p])*infl < th {
+				continue
+			}
+			i := p
+			for ; i < m; i++ {
+				if (partial+rem[i])*infl < th {
+					break
+				}
+				c := &cs[i]
+				if c.NextGEQ(d) == d {
+					t := &terms[i]
+					x := float32(t.w * score.Term(t.idf, k1p1, c.Freq(), norms[d]))
+					s += x
+					partial += float64(x)
+				}
+			}
+			if i < m {
+				continue
+			}
+			if h.Push(d, s) && h.Full() {
+				th = max(th, float64(h.Threshold()))
+			}
+		}
+	}
+	return th
+}
+
+// resetCursors sizes e.curs for the query's terms and resets those of
+// canonical positions p..m-1 on their lists (the others are not used).
+func (e *Engine) resetCursors(p int) error {
+	m := len(e.terms)
+	if cap(e.curs) < m {
+		e.curs = append(e.curs[:cap(e.curs)], make([]cursor, m-cap(e.curs))...)
+	}
+	e.curs = e.curs[:m]
+	for i := p; i < m; i++ {
+		l, err := e.blockList(i)
+		if err != nil {
+			return err
+		}
+		e.curs[i].reset(l)
+	}
+	return nil
+}
+
+// taatPrefix is the number p of canonical lists, from the first, whose
+// postings sum to at most limit (0 when limit < 0 or the collection is too
+// large for the dense accumulator).
+func (e *Engine) taatPrefix(limit int) int {
+	if limit < 0 || e.n > TAATMaxDocs {
+		return 0
+	}
+	sum, p := 0, 0
+	for p < len(e.terms) && sum+int(e.terms[p].df) <= limit {
+		sum += int(e.terms[p].df)
+		p++
+	}
+	return p
+}

@@ -1,0 +1,302 @@
+package serve
+
+import (
+	"context"
+	"errors"
+	"math"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/qpengine/qp/engine"
+)
+
+// fakeRun is a runFunc that records batch sizes, answers every query, and
+// can hold each batch until released.
+type fakeRun struct {
+	mu      sync.Mutex
+	once    sync.Once
+	sizes   []int
+	entered chan int      // each batch's size as it starts
+	release chan struct{} // nil: run at once; else each batch takes one token
+	advance func(n int)   // called with the batch's size before it returns
+}
+
+func (f *fakeRun) run(ctx context.Context, qs []engine.Query, out []engine.Response, procs []string) error {
+	f.mu.Lock()
+	f.sizes = append(f.sizes, len(qs))
+	f.mu.Unlock()
+	if f.entered != nil {
+		f.entered <- len(qs)
+	}
+	if f.release != nil {
+		<-f.release
+	}
+	if f.advance != nil {
+		f.advance(len(qs))
+	}
+	for i := range procs {
+		procs[i] = "fake"
+	}
+	return nil
+}
+
+// start returns a batcher running f, closed (every held batch released
+// first) when the test ends, failed or not.
+func (f *fakeRun) start(t *testing.T, cfg BatchConfig) *batcher {
+	b := newBatcher(cfg.withDefaults(0, 0), f.run, nil)
+	t.Cleanup(func() { f.releaseAll(); b.close() })
+	return b
+}
+
+// releaseAll lets every batch, held or to come, run.
+func (f *fakeRun) releaseAll() {
+	f.once.Do(func() {
+		if f.release != nil {
+			close(f.release)
+		}
+	})
+}
+
+// goSubmit submits js from another goroutine (a lone job may run inline,
+// held by the fake processor).
+func goSubmit(t *testing.T, b *batcher, js []*job) {
+	go func() {
+		if _, err := b.submit(js, time.Time{}); err != nil {
+			t.Errorf("submit: %v", err)
+		}
+	}()
+}
+
+func newJobs(n int) []*job {
+	js := make([]*job, n)
+	for i := range js {
+		js[i] = &job{q: engine.Query{ID: "q"}, ctx: context.Background(), arrive: time.Now(), done: make(chan struct{})}
+	}
+	return js
+}
+
+func waitJobs(t *testing.T, js []*job) {
+	t.Helper()
+	for _, j := range js {
+		select {
+		case <-j.done:
+		case <-time.After(10 * time.Second):
+			t.Fatal("a job was not answered in 10 s")
+		}
+	}
+}
+
+// TestBatcherIdleCloses: with no batch running, a lone query runs at once
+// (MaxWait is an hour: no window to wait for), and the batch after a
+// running one is exactly what queued meanwhile, taken the moment the
+// processor is free (Nagle-free: no threshold or wait is needed).
+func TestBatcherIdleCloses(t *testing.T) {
+	f := &fakeRun{entered: make(chan int, 16), release: make(chan struct{}, 16)}
+	b := f.start(t, BatchConfig{MaxWait: time.Hour, Threshold: 1 << 40, Inflight: 1, MaxBatch: 1000, Budget: -1, QueueSize: 100})
+	first := newJobs(1)
+	goSubmit(t, b, first)
+	if n := <-f.entered; n != 1 {
+		t.Fatalf("lone query ran in a batch of %d", n)
+	}
+	rest := newJobs(7)
+	for _, j := range rest { // one at a time: each joins the forming batch
+		if _, err := b.submit([]*job{j}, time.Time{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if d := b.depth(); d != 7 {
+		t.Fatalf("while a batch runs (Inflight 1): depth %d, want 7 queued", d)
+	}
+	f.release <- struct{}{}
+	if n := <-f.entered; n != 7 {
+		t.Fatalf("the batch after the running one: %d queries, want the 7 queued", n)
+	}
+	f.release <- struct{}{}
+	waitJobs(t, append(first, rest...))
+}
+
+// TestBatcherLazyWaits: with Lazy, an idle processor does not close the
+// batch; MaxBatch does.
+func TestBatcherLazyWaits(t *testing.T) {
+	f := &fakeRun{entered: make(chan int, 16)}
+	b := f.start(t, BatchConfig{Lazy: true, MaxWait: time.Hour, Threshold: 1 << 40, MaxBatch: 3, Budget: -1})
+	js := newJobs(3)
+	for i, j := range js {
+		if _, err := b.submit([]*job{j}, time.Time{}); err != nil {
+			t.Fatal(err)
+		}
+		if i < 2 {
+			select {
+			case n := <-f.entered:
+				t.Fatalf("lazy batch of %d closed before MaxBatch", n)
+			default:
+			}
+		}
+	}
+	if n := <-f.entered; n != 3 {
+		t.Fatalf("batch of %d, want MaxBatch 3", n)
+	}
+	waitJobs(t, js)
+}
+
+// TestBatcherBudgetCaps: once the cost model has seen batches take a + b·n
+// (a fake clock: 1 ms + 1 ms per query), a batch holds at most the n with
+// a + b·n within the budget (9 ms: 8 queries), however many are queued.
+func TestBatcherBudgetCaps(t *testing.T) {
+	var mu sync.Mutex
+	clock := time.Unix(0, 0)
+	f := &fakeRun{entered: make(chan int, 64), release: make(chan struct{}, 64)}
+	f.advance = func(n int) {
+		mu.Lock()
+		clock = clock.Add(time.Millisecond + time.Duration(n)*time.Millisecond)
+		mu.Unlock()
+	}
+	b := f.start(t, BatchConfig{MaxWait: time.Hour, Threshold: 1 << 40, Inflight: 1, MaxBatch: 1000, Budget: 9 * time.Millisecond})
+	b.now = func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
+	// Teach the model two sizes (1 and 3 queries) so that it can fit a
+	// slope.
+	for _, n := range []int{1, 3, 1, 3} {
+		js := newJobs(n)
+		goSubmit(t, b, js)
+		<-f.entered
+		f.release <- struct{}{}
+		waitJobs(t, js)
+	}
+	a, slope, ok := b.model.fit()
+	if !ok || math.Abs(a-0.001) > 1e-9 || math.Abs(slope-0.001) > 1e-9 {
+		t.Fatalf("fit a=%v b=%v ok=%v, want 1 ms + 1 ms/query", a, slope, ok)
+	}
+	if got := b.limit(); got != 8 {
+		t.Fatalf("limit %d, want 8 (1 ms + 8 x 1 ms = 9 ms)", got)
+	}
+	hold := newJobs(1)
+	goSubmit(t, b, hold)
+	<-f.entered // running; the 30 below queue behind it
+	many := newJobs(30)
+	if _, err := b.submit(many, time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	f.release <- struct{}{}
+	total := 0
+	for total < 30 {
+		n := <-f.entered
+		if n > 8 {
+			t.Fatalf("batch of %d over the budget's 8", n)
+		}
+		total += n
+		f.release <- struct{}{}
+	}
+	waitJobs(t, append(hold, many...))
+}
+
+// TestCostModel: the fit, its fallback when all batches have one size,
+// the saturated throughput (only intervals between two completions that
+// both found queries waiting) and the expected wait.
+func TestCostModel(t *testing.T) {
+	var m costModel
+	if _, _, ok := m.fit(); ok || m.maxBatch(time.Millisecond, 50) != 50 || m.expectedWait(10) != 0 {
+		t.Fatal("an empty model must not cap or predict")
+	}
+	t0 := time.Unix(100, 0)
+	m.observe(10, 20*time.Millisecond, t0, 0) // idle after it: no rate yet
+	m.observe(10, 20*time.Millisecond, t0.Add(time.Second), 5)
+	if m.capacity() != 0 {
+		t.Fatalf("rate %v from an interval that began idle", m.capacity())
+	}
+	a, b, ok := m.fit() // one size: mean per query, no fixed part
+	if !ok || a != 0 || math.Abs(b-0.002) > 1e-12 {
+		t.Fatalf("single-size fit a=%v b=%v", a, b)
+	}
+	m.observe(10, 20*time.Millisecond, t0.Add(time.Second+100*time.Millisecond), 5)
+	if r := m.capacity(); math.Abs(r-100) > 1e-9 {
+		t.Fatalf("saturated rate %v, want 10 queries / 100 ms", r)
+	}
+	if w := m.expectedWait(50); w != 500*time.Millisecond {
+		t.Fatalf("expected wait of 50 queued: %v, want 500 ms", w)
+	}
+	// Two slots finishing together (dt 0) 200 ms after the previous
+	// completion: 20 queries in 200 ms, 100 q/s, however the completions
+	// cluster (a mean of per-interval rates would say 10/0 = infinity).
+	var p costModel
+	p.observe(10, time.Millisecond, t0, 1)
+	p.observe(10, time.Millisecond, t0.Add(200*time.Millisecond), 1)
+	p.observe(10, time.Millisecond, t0.Add(200*time.Millisecond), 1)
+	if r := p.capacity(); math.Abs(r-100) > 1e-9 {
+		t.Fatalf("parallel slots: rate %v, want 100 q/s", r)
+	}
+	if n := m.maxBatch(11*time.Millisecond, 1000); n != 5 {
+		t.Fatalf("maxBatch(11 ms) = %d, want 5 at 2 ms/query", n)
+	}
+	if n := m.maxBatch(time.Microsecond, 1000); n != 1 {
+		t.Fatalf("maxBatch below one query's time = %d, want 1", n)
+	}
+}
+
+// TestBatcherSheds: a submission expected to wait past its deadline, or
+// past MaxQueueWait, is refused as overloaded; one that is not expected to
+// is queued.
+func TestBatcherSheds(t *testing.T) {
+	f := &fakeRun{entered: make(chan int, 16), release: make(chan struct{}, 16)}
+	b := f.start(t, BatchConfig{MaxWait: time.Hour, Threshold: 1 << 40, Inflight: 1, MaxBatch: 1000, MaxQueueWait: 2 * time.Second})
+	t0 := time.Now()
+	b.model.observe(10, time.Millisecond, t0, 1)
+	b.model.observe(10, time.Millisecond, t0.Add(100*time.Millisecond), 1) // 100 queries/s
+	hold := newJobs(1)
+	goSubmit(t, b, hold)
+	<-f.entered
+	queued := newJobs(49)
+	if _, err := b.submit(queued, time.Time{}); err != nil { // 0.49 s expected: no bound
+		t.Fatal(err)
+	}
+	wait, err := b.submit(newJobs(1), time.Now().Add(100*time.Millisecond))
+	if !errors.Is(err, errOverloaded) || wait != 500*time.Millisecond {
+		t.Fatalf("deadline 100 ms behind 50 queued at 100 q/s: wait %v, %v; want 500 ms, overloaded", wait, err)
+	}
+	if _, err := b.submit(newJobs(200), time.Time{}); !errors.Is(err, errOverloaded) {
+		t.Fatalf("2.49 s expected with MaxQueueWait 2 s: %v, want overloaded", err)
+	}
+	// (2 jobs below: 0.51 s expected, within a minute)
+	ok := newJobs(2)
+	if _, err := b.submit(ok, time.Now().Add(time.Minute)); err != nil {
+		t.Fatalf("deadline in a minute: %v", err)
+	}
+	f.releaseAll()
+	waitJobs(t, append(append(hold, queued...), ok...))
+}
+
+// TestBatcherInline: a lone job that would be a batch of its own at once
+// (idle processor, or one query per batch with a slot free) has run when
+// submit returns: it ran in the caller's goroutine, not through the loop.
+func TestBatcherInline(t *testing.T) {
+	for _, cfg := range []BatchConfig{
+		{MaxWait: time.Hour, Threshold: 1 << 40, MaxBatch: 1000}, // idle: a batch of one at once
+		{MaxBatch: 1, Inflight: 2, Lazy: true},                   // worker pool: even when lazy
+	} {
+		f := &fakeRun{}
+		b := f.start(t, cfg)
+		for range 3 {
+			js := newJobs(1)
+			if _, err := b.submit(js, time.Time{}); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case <-js[0].done:
+			default:
+				t.Fatalf("%+v: a lone job on an idle batcher was not answered by submit", cfg)
+			}
+		}
+	}
+	// Not when lazy with room to grow: the batch waits for its window.
+	f := &fakeRun{}
+	b := f.start(t, BatchConfig{Lazy: true, MaxWait: time.Hour, Threshold: 1 << 40, MaxBatch: 2})
+	js := newJobs(1)
+	b.submit(js, time.Time{})
+	select {
+	case <-js[0].done:
+		t.Fatal("a lazy batcher ran a batch of one before its window closed")
+	default:
+	}
+	b.submit(newJobs(1), time.Time{}) // MaxBatch 2 closes it
+	waitJobs(t, js)
+}
