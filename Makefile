@@ -54,7 +54,7 @@ emu:
 	bash cuda/emu/build.sh
 
 test-emu: emu
-	LD_LIBRARY_PATH=$(EMU_LIB) $(GO) test -count=1 $(EMU_SHORT) -timeout 40m ./cuda/ ./engine/gpu/
+	LD_LIBRARY_PATH=$(EMU_LIB) $(GO) test -count=1 $(EMU_SHORT) -timeout 40m ./cuda/... ./bench/decode/ ./engine/gpu/
 
 # The race detector on the packages that run goroutines. It needs cgo (and
 # gcc), for this step only: the shipped binary stays CGO_ENABLED=0. -short:
@@ -72,7 +72,7 @@ RACE         = CGO_ENABLED=1 $(GO) test -race -short -count=1 -timeout 40m
 test-race: emu
 	$(RACE) $(RACE_PKGS)
 	$(RACE) -run '$(RACE_CMD_RUN)' ./cmd/qp/
-	LD_LIBRARY_PATH=$(EMU_LIB) $(RACE) -run '$(RACE_GPU_RUN)' ./cuda/ ./engine/gpu/
+	LD_LIBRARY_PATH=$(EMU_LIB) $(RACE) -run '$(RACE_GPU_RUN)' ./cuda/... ./engine/gpu/
 
 # The main job on the built-in default (see README).
 demo: build

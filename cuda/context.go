@@ -34,9 +34,9 @@ type Context struct {
 
 	pool *Pool
 
-	kernelsOnce sync.Once
-	kernels     *Kernels
-	kernelsErr  error
+	fatbinOnce sync.Once
+	fatbin     *Fatbin
+	fatbinErr  error
 }
 
 // Open starts a Context on the GPU with the given ordinal: it retains the
@@ -181,10 +181,10 @@ func (c *Context) Close() error {
 	c.closeOnce.Do(func() {
 		var errs []error
 		errs = append(errs, c.pool.close())
-		// Wait for a concurrent first Kernels call; make later ones fail.
-		c.kernelsOnce.Do(func() { c.kernelsErr = ErrClosed })
-		if c.kernels != nil {
-			errs = append(errs, c.kernels.mod.Unload())
+		// Wait for a concurrent first Fatbin call; make later ones fail.
+		c.fatbinOnce.Do(func() { c.fatbinErr = ErrClosed })
+		if c.fatbin != nil {
+			errs = append(errs, c.fatbin.mod.Unload())
 		}
 		errs = append(errs, c.Do(func() error {
 			return check("cuDevicePrimaryCtxRelease_v2", drv.cuDevicePrimaryCtxRelease_v2(c.cuDev))

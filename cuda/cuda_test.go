@@ -6,6 +6,8 @@ import (
 	"math"
 	"math/rand"
 	"os"
+	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -124,6 +126,40 @@ func TestPackParams(t *testing.T) {
 		}
 	}()
 	packParams([]any{1})
+}
+
+// TestParamStructs: LaunchFields passes each field of a struct of 4- and
+// 8-byte numbers at its offset and rejects other fields; LaunchParams
+// rejects a struct over the driver's parameter limit (no GPU needed: the
+// checks come before the launch).
+func TestParamStructs(t *testing.T) {
+	type ok struct {
+		A uint32
+		P DevicePtr
+		F float32
+		B int32
+		C uint64
+	}
+	offs := fieldOffsets(reflect.TypeFor[ok]())
+	if want := []uintptr{0, 8, 16, 20, 24}; !slices.Equal(offs, want) {
+		t.Errorf("field offsets %v, want %v", offs, want)
+	}
+	bug := func(what string, f func()) {
+		t.Helper()
+		defer func() {
+			if r := recover(); r == nil || !strings.HasPrefix(fmt.Sprint(r), "BUG:") {
+				t.Errorf("%s: recover() = %v, want a BUG panic", what, r)
+			}
+		}()
+		f()
+	}
+	bug("int field", func() { fieldOffsets(reflect.TypeFor[struct{ N int }]()) })
+	bug("pointer field", func() { fieldOffsets(reflect.TypeFor[struct{ P *int }]()) })
+	bug("not a struct", func() { fieldOffsets(reflect.TypeFor[uint32]()) })
+	bug("5 KiB of parameters", func() {
+		var big [MaxParamBytes/4 + 1]uint32
+		_ = LaunchParams(&Function{name: "k"}, Dim3{1, 1, 1}, Dim3{1, 1, 1}, 0, nil, &big)
+	})
 }
 
 func TestDevices(t *testing.T) {
@@ -305,24 +341,5 @@ func TestMemory(t *testing.T) {
 	t.Logf("4 MiB host→device + fill + device→host (pinned): %v (%.1f GB/s)", el, 8*n/el.Seconds()/1e9)
 	if err := s.Synchronize(); err != nil {
 		t.Error(err)
-	}
-}
-
-func TestKernelAttrs(t *testing.T) {
-	c := gpu(t)
-	k, err := c.Kernels()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range k.Functions() {
-		a, err := f.Attrs()
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("kernel %s on %s: %d registers, %d B static shared, %d B local, max %d threads/block",
-			f.Name(), c.Device().Name, a.Registers, a.StaticSharedBytes, a.LocalBytes, a.MaxThreadsPerBlock)
-		if a.LocalBytes != 0 {
-			t.Errorf("kernel %s uses %d bytes of local memory (spills)", f.Name(), a.LocalBytes)
-		}
 	}
 }

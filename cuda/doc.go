@@ -1,5 +1,7 @@
-// Package cuda is qp's GPU backend: a pure-Go (CGO_ENABLED=0) binding of
-// the CUDA driver API and the kernels that decode and score posting lists.
+// Package cuda is qp's GPU driver binding: a pure-Go (CGO_ENABLED=0)
+// binding of the CUDA driver API (contexts, memory, streams, modules, the
+// embedded fatbin) on which package cuda/kern's typed launchers of the
+// kernels that decode and score posting lists are built.
 //
 // The driver library, libcuda.so.1, is opened at run time with purego
 // (dlopen/dlsym, no cgo), so the qp binary builds and runs without the CUDA
@@ -30,11 +32,11 @@
 //	context.go  Context: the owner goroutine, Do, Close
 //	memory.go   Buffer, HostBuffer (pinned), Pool (size classes), synchronous copies
 //	stream.go   Stream (async copies, fills), Event (record, synchronize, elapsed time)
-//	module.go   Module, Function.Launch (kernel parameter safety), Kernels
-//	decode.go   batch decoding of index blocks, every codec, docIDs or
-//	            frequencies (kernels/decode.cuh + one kernels/<codec>.cu each)
-//	bench.go    BenchDecode: decoding speed per codec and list length
-//	bp128.go    BlockError, ErrUnsupported; the first BP128 kernel (baseline)
+//	module.go   Module, Function.Launch (kernel parameter safety), Fatbin
+//	            (the embedded kernels by name, occupancy: ResidentCTAs)
+//	fatbin.go   the embedded kernels.fatbin (`make kernels`)
+//	kern/       the kernel launchers: decoding, query, intersection, WAH
+//	kernels/    the CUDA sources of the fatbin
 //	emu/        CPU emulator of the driver API for testing kernels without a GPU
-//	scripts/    plot_decode.py: SVG plot and table from BenchDecode's CSV
+//	scripts/    plot_decode.py: SVG plot and table from bench/decode's CSV
 package cuda

@@ -81,12 +81,29 @@ func (b *Buffer) Free() error {
 	return b.ctx.Do(func() error { return check("cuMemFree_v2", drv.cuMemFree_v2(uint64(b.ptr))) })
 }
 
+// CheckSpan panics (a programmer bug) unless [off, off+n) lies inside
+// [0, size): the bounds check of every copy and view of a buffer.
+func CheckSpan(what string, off, n, size int) { span(what, off, n, size) }
+
 // span panics unless [off, off+n) lies inside [0, size).
 func span(what string, off, n, size int) {
 	if off < 0 || n < 0 || off > size || n > size-off {
 		panic(fmt.Sprintf("BUG: cuda: %s [%d, %d+%d) outside a %d-byte buffer", what, off, off, n, size))
 	}
 }
+
+// BufferView returns a Buffer that aliases bytes [off, off+n) of b, for
+// APIs that take a *Buffer (kern.DecodeArgs.Status, ...). It owns nothing
+// and is valid while b is; freeing it is a programmer bug (it panics).
+func BufferView(b *Buffer, off, n int) *Buffer {
+	span("BufferView", off, n, b.size)
+	v := &Buffer{ctx: b.ctx, ptr: b.ptr + DevicePtr(off), size: n, cap: b.cap - off}
+	v.freed.Store(true)
+	return v
+}
+
+// Context is the Context that owns b.
+func (b *Buffer) Context() *Context { return b.ctx }
 
 // CopyToDevice copies src into dst at byte offset off and returns when src
 // may be reused. src may be any Go memory: the driver reads it during the

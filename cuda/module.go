@@ -2,9 +2,8 @@ package cuda
 
 import (
 	"fmt"
-
-	"github.com/qpengine/qp/compress"
 	"math"
+	"reflect"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -146,12 +145,6 @@ func packParams(args []any) []uint64 {
 // They are unpinned after the call returns, when the driver is done with
 // them.
 func (f *Function) Launch(grid, block Dim3, sharedMem int, s *Stream, args ...any) error {
-	if grid.X == 0 || grid.Y == 0 || grid.Z == 0 || block.X == 0 || block.Y == 0 || block.Z == 0 {
-		panic(fmt.Sprintf("BUG: cuda launch of %s with empty shape grid %v block %v", f.name, grid, block))
-	}
-	if sharedMem < 0 || sharedMem > math.MaxUint32 {
-		panic(fmt.Sprintf("BUG: cuda launch of %s with %d bytes of shared memory", f.name, sharedMem))
-	}
 	slots := packParams(args)
 	var pinner runtime.Pinner
 	defer pinner.Unpin()
@@ -165,6 +158,18 @@ func (f *Function) Launch(grid, block Dim3, sharedMem int, s *Stream, args ...an
 		pinner.Pin(&ptrs[0])
 		params = unsafe.Pointer(&ptrs[0])
 	}
+	return f.launch(grid, block, sharedMem, s, params)
+}
+
+// launch checks the shapes and calls cuLaunchKernel with the (pinned)
+// kernelParams array params.
+func (f *Function) launch(grid, block Dim3, sharedMem int, s *Stream, params unsafe.Pointer) error {
+	if grid.X == 0 || grid.Y == 0 || grid.Z == 0 || block.X == 0 || block.Y == 0 || block.Z == 0 {
+		panic(fmt.Sprintf("BUG: cuda launch of %s with empty shape grid %v block %v", f.name, grid, block))
+	}
+	if sharedMem < 0 || sharedMem > math.MaxUint32 {
+		panic(fmt.Sprintf("BUG: cuda launch of %s with %d bytes of shared memory", f.name, sharedMem))
+	}
 	err := f.mod.ctx.Do(func() error {
 		return check("cuLaunchKernel", drv.cuLaunchKernel(f.h, grid.X, grid.Y, grid.Z, block.X, block.Y, block.Z,
 			uint32(sharedMem), s.handle(), params, nil))
@@ -175,75 +180,158 @@ func (f *Function) Launch(grid, block Dim3, sharedMem int, s *Stream, args ...an
 	return nil
 }
 
-// Kernels are the kernels of the embedded fatbin, loaded into one Context.
-type Kernels struct {
-	mod   *Module
-	ctx   *Context
+// MaxParamBytes is the driver's limit on a kernel's parameters (4 KiB
+// before CUDA 12.1 and Volta; qp's kernels stay under it).
+const MaxParamBytes = 4096
+
+// LaunchParams enqueues f, a kernel whose one parameter is a struct passed
+// by value (`__global__ void k(const __grid_constant__ P p)`), with *p as
+// that parameter: the typed alternative to Launch's argument list. P must
+// mirror the kernel's struct exactly (cuda/kern/layout.go, checked by its
+// TestLayout) and hold no Go pointers (device addresses are DevicePtr);
+// one of more than MaxParamBytes is a programmer bug. Shapes as Launch.
+//
+// Pointer safety as Launch: the driver reads *p during the call through
+// the one-entry pointer array; both are pinned for the call.
+func LaunchParams[P any](f *Function, grid, block Dim3, sharedMem int, s *Stream, p *P) error {
+	if n := unsafe.Sizeof(*p); n == 0 || n > MaxParamBytes {
+		panic(fmt.Sprintf("BUG: cuda launch of %s with a %d-byte parameter struct", f.name, n))
+	}
+	var pinner runtime.Pinner
+	defer pinner.Unpin()
+	pinner.Pin(p)
+	ptrs := []unsafe.Pointer{unsafe.Pointer(p)}
+	pinner.Pin(&ptrs[0])
+	return f.launch(grid, block, sharedMem, s, unsafe.Pointer(&ptrs[0]))
+}
+
+// LaunchFields enqueues f, a kernel with positional parameters, with the
+// fields of *p as its parameters, in order: the typed alternative to
+// Launch's argument list where a kernel keeps positional parameters (a
+// struct parameter can change the kernel's register allocation). Every
+// field must be a 4- or 8-byte number (uint32, int32, float32, uint64,
+// DevicePtr, ...) matching the kernel's parameter of the same position
+// (cuda/kern checks the list at compile time); anything else, or more than
+// MaxParamBytes, is a programmer bug. Shapes and pointer safety as Launch:
+// the pointers into *p and their array are pinned for the call.
+func LaunchFields[P any](f *Function, grid, block Dim3, sharedMem int, s *Stream, p *P) error {
+	offs := fieldOffsets(reflect.TypeFor[P]())
+	var pinner runtime.Pinner
+	defer pinner.Unpin()
+	pinner.Pin(p)
+	ptrs := make([]unsafe.Pointer, len(offs))
+	for i, off := range offs {
+		ptrs[i] = unsafe.Add(unsafe.Pointer(p), off)
+	}
+	pinner.Pin(&ptrs[0])
+	return f.launch(grid, block, sharedMem, s, unsafe.Pointer(&ptrs[0]))
+}
+
+var fieldOffsetCache sync.Map // reflect.Type -> []uintptr
+
+// fieldOffsets returns the offsets of t's fields, checking that t is a
+// struct of 4- and 8-byte numbers no larger than MaxParamBytes.
+func fieldOffsets(t reflect.Type) []uintptr {
+	if v, ok := fieldOffsetCache.Load(t); ok {
+		return v.([]uintptr)
+	}
+	if t.Kind() != reflect.Struct || t.NumField() == 0 || t.Size() > MaxParamBytes {
+		panic(fmt.Sprintf("BUG: cuda.LaunchFields of %v: not a struct of 1..%d bytes", t, MaxParamBytes))
+	}
+	offs := make([]uintptr, t.NumField())
+	for i := range offs {
+		fl := t.Field(i)
+		switch fl.Type.Kind() {
+		case reflect.Uint32, reflect.Int32, reflect.Float32, reflect.Uint64, reflect.Int64, reflect.Float64:
+		default:
+			panic(fmt.Sprintf("BUG: cuda.LaunchFields of %v: field %s is a %v", t, fl.Name, fl.Type))
+		}
+		offs[i] = fl.Offset
+	}
+	fieldOffsetCache.Store(t, offs)
+	return offs
+}
+
+// Fatbin is the embedded fatbin (kernels.fatbin, fatbin.go) loaded into
+// one Context. Its kernels are looked up by name on first use and kept;
+// the typed launchers of package cuda/kern are built on it. Safe for
+// concurrent use.
+type Fatbin struct {
+	mod *Module
+	ctx *Context
+
+	mu    sync.Mutex
 	fns   map[string]*Function
 	order []*Function
-
-	occMu sync.Mutex
-	occ   map[*Function]int // resident CTAs per SM, by block size 32*decodeWarps
+	occ   map[occKey]int // resident CTAs per SM
 }
 
-// kernelNames lists every kernel of the fatbin: the BP128 baseline and the
-// batch decoders of decode.go.
-func kernelNames() []string {
-	names := []string{"qp_bp128_docs"}
-	seen := map[string]bool{}
-	add := func(k decodeKernel) {
-		if !seen[k.name] {
-			seen[k.name] = true
-			names = append(names, k.name)
-		}
-	}
-	for _, id := range compress.All() {
-		if k, ok := decodeKernels[id.ID()]; ok {
-			add(k)
-		}
-	}
-	return names
+type occKey struct {
+	f         *Function
+	blockSize int
 }
 
-// Kernels loads the embedded fatbin into c on first use and returns its
-// kernels.
-func (c *Context) Kernels() (*Kernels, error) {
-	c.kernelsOnce.Do(func() { c.kernels, c.kernelsErr = loadKernels(c) })
-	return c.kernels, c.kernelsErr
+// Fatbin loads the embedded fatbin into c on first use and returns it.
+func (c *Context) Fatbin() (*Fatbin, error) {
+	c.fatbinOnce.Do(func() { c.fatbin, c.fatbinErr = loadFatbin(c) })
+	return c.fatbin, c.fatbinErr
 }
 
-func loadKernels(c *Context) (*Kernels, error) {
+func loadFatbin(c *Context) (*Fatbin, error) {
 	m, err := c.LoadModule(fatbinImage)
 	if err != nil {
 		return nil, fmt.Errorf("cuda: loading the embedded kernels (sm_80, sm_90, compute_90 PTX) on %s (compute capability %d.%d, driver %d): %w",
 			c.dev.Name, c.dev.Major, c.dev.Minor, drv.ver, err)
 	}
-	k := &Kernels{mod: m, ctx: c, fns: map[string]*Function{}, occ: map[*Function]int{}}
-	for _, name := range kernelNames() {
-		f, err := m.Function(name)
-		if err != nil {
-			_ = m.Unload()
-			return nil, err
-		}
-		k.fns[name] = f
-		k.order = append(k.order, f)
-	}
-	return k, nil
+	return &Fatbin{mod: m, ctx: c, fns: map[string]*Function{}, occ: map[occKey]int{}}, nil
 }
 
-// Function returns the loaded kernel of that name, or nil.
-func (k *Kernels) Function(name string) *Function { return k.fns[name] }
+// Context is the Context the fatbin is loaded into.
+func (k *Fatbin) Context() *Context { return k.ctx }
 
-// Functions lists the loaded kernels (for resource reports).
-func (k *Kernels) Functions() []*Function { return append([]*Function(nil), k.order...) }
+// Function returns the kernel of that (extern "C") name, looked up on the
+// first call. A name the fatbin lacks is an error that says to rebuild it.
+func (k *Fatbin) Function(name string) (*Function, error) {
+	k.mu.Lock()
+	f, ok := k.fns[name]
+	k.mu.Unlock()
+	if ok {
+		return f, nil
+	}
+	// The driver call runs without the lock: a Do closure on the owner
+	// goroutine may look kernels up while another goroutine waits here.
+	f, err := k.mod.Function(name)
+	if err != nil {
+		return nil, fmt.Errorf("cuda: the embedded fatbin lacks a kernel (rebuild it with `make kernels`): %w", err)
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if g, ok := k.fns[name]; ok {
+		return g, nil
+	}
+	k.fns[name] = f
+	k.order = append(k.order, f)
+	return f, nil
+}
 
-// residentCTAs returns how many CTAs of blockSize threads of f fit on one
-// SM at once (cuOccupancyMaxActiveBlocksPerMultiprocessor), at least 1.
-func (k *Kernels) residentCTAs(f *Function, blockSize int) int {
-	k.occMu.Lock()
-	defer k.occMu.Unlock()
-	if n, ok := k.occ[f]; ok {
-		return n
+// Functions lists the kernels looked up so far, in lookup order (for
+// resource reports).
+func (k *Fatbin) Functions() []*Function {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return append([]*Function(nil), k.order...)
+}
+
+// ResidentCTAs returns how many CTAs of blockSize threads of f fit on one
+// SM at once (cuOccupancyMaxActiveBlocksPerMultiprocessor, no dynamic
+// shared memory), at least 1; cached per kernel and block size.
+func (k *Fatbin) ResidentCTAs(f *Function, blockSize int) int {
+	key := occKey{f, blockSize}
+	k.mu.Lock()
+	c, ok := k.occ[key]
+	k.mu.Unlock()
+	if ok {
+		return c
 	}
 	var n int32
 	err := k.ctx.Do(func() error {
@@ -253,6 +341,8 @@ func (k *Kernels) residentCTAs(f *Function, blockSize int) int {
 	if err != nil || n < 1 {
 		n = 1
 	}
-	k.occ[f] = int(n)
+	k.mu.Lock()
+	k.occ[key] = int(n)
+	k.mu.Unlock()
 	return int(n)
 }

@@ -5,7 +5,7 @@ package intersect
 // and the next level splits each piece of s elements again into PMFFanout
 // pieces. With L levels the strides are PMFFanout^L, ..., PMFFanout^1, and
 // the last pieces (PMFFanout elements of the shorter list each) are
-// intersected independently. The GPU version (cuda/intersect.go) uses the
+// intersected independently. The GPU version (cuda/kern/intersect.go) uses the
 // same constant and so the same partition.
 const PMFFanout = 32
 

@@ -1,8 +1,11 @@
-// Package decode is the CPU part 2 of `qp bench decode`: lists sampled from
-// an index (decoded, then re-encoded with each codec into a temporary index
-// of the same block size and document lengths) and decoded block by block
-// as the engine does (index.List.DecodeDocs / DecodeFreqs), one core and
-// all cores. Part 1, the GPU kernels per list length, is cuda.BenchDecode.
+// Package decode is `qp bench decode`. Part 1, the sweep (sweep.go,
+// sweep_gpu.go, sweep_cpu.go, plot.go): synthetic lists of each length
+// decoded by the GPU kernels (BenchDecode, CUDA event times) and by all CPU
+// cores (BenchDecodeCPU), as CSV and an SVG through report.Plot. Part 2
+// (this file): lists sampled from an index (decoded, then re-encoded with
+// each codec into a temporary index of the same block size and document
+// lengths) and decoded block by block as the engine does
+// (index.List.DecodeDocs / DecodeFreqs), one core and all cores.
 package decode
 
 import (

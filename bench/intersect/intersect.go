@@ -2,7 +2,7 @@
 // intersection only (docIDs, no scoring) of a query log's AND queries, on
 // the CPU (one thread: merge, galloping, binsearch, PMF1-4 of Ding et al.
 // WWW'09 §7, LR and HS of Ao et al. PVLDB'11 §4.3-4.4) and on the GPU in
-// PARA batches per threshold c (Ao et al. §4.1, cuda.IsectBatch), every
+// PARA batches per threshold c (Ao et al. §4.1, kern.IsectBatch), every
 // result checked against merge's.
 //
 // Stages: prepare (queries → list slots, lists decoded, LR models and HS
@@ -19,6 +19,7 @@ import (
 
 	"github.com/qpengine/qp/compress"
 	"github.com/qpengine/qp/cuda"
+	"github.com/qpengine/qp/cuda/kern"
 	"github.com/qpengine/qp/index"
 	"github.com/qpengine/qp/index/analysis"
 	"github.com/qpengine/qp/intersect"
@@ -216,16 +217,16 @@ func cpuRows(d *Data, hsDiv int) ([]Row, [][]uint32, error) {
 
 // gpuAlgo is a GPU intersection kernel choice.
 type gpuAlgo struct {
-	a      cuda.IsectAlgo
+	a      kern.IsectAlgo
 	levels int
 	name   string
 }
 
 // gpuGroups are the algorithms by input encoding: the decoded lists, then
 // one group per whole-list encoding (uploaded once per group).
-var gpuGroups = [][]gpuAlgo{{{cuda.IsectBinary, 0, "binsearch"}, {cuda.IsectLR, 0, "lr"}, {cuda.IsectHS, 0, "hs"},
-	{cuda.IsectPMF, 1, "pmf1"}, {cuda.IsectPMF, 2, "pmf2"}, {cuda.IsectPMF, 3, "pmf3"}, {cuda.IsectPMF, 4, "pmf4"}},
-	{{cuda.IsectLRC, 0, "lrc"}}, {{cuda.IsectLRCSeg, 0, "lrcseg"}}, {{cuda.IsectSegLRC, 0, "seglrc"}}, {{cuda.IsectHSLRC, 0, "hslrc"}}}
+var gpuGroups = [][]gpuAlgo{{{kern.IsectBinary, 0, "binsearch"}, {kern.IsectLR, 0, "lr"}, {kern.IsectHS, 0, "hs"},
+	{kern.IsectPMF, 1, "pmf1"}, {kern.IsectPMF, 2, "pmf2"}, {kern.IsectPMF, 3, "pmf3"}, {kern.IsectPMF, 4, "pmf4"}},
+	{{kern.IsectLRC, 0, "lrc"}}, {{kern.IsectLRCSeg, 0, "lrcseg"}}, {{kern.IsectSegLRC, 0, "seglrc"}}, {{kern.IsectHSLRC, 0, "hslrc"}}}
 
 // gpuRows runs the GPU rows. Without a usable GPU it fails for Device gpu,
 // else notices why and returns no rows.
@@ -269,7 +270,7 @@ func notice(cfg Config, s string) {
 }
 
 // openGPU opens device 0 and the intersection kernels, or says why not.
-func openGPU() (*cuda.Context, *cuda.IntersectKernels, string) {
+func openGPU() (*cuda.Context, *kern.IntersectKernels, string) {
 	if ok, why := cuda.Available(); !ok {
 		return nil, nil, why
 	}
@@ -277,7 +278,7 @@ func openGPU() (*cuda.Context, *cuda.IntersectKernels, string) {
 	if err != nil {
 		return nil, nil, err.Error()
 	}
-	k, err := cuda.LoadIntersectKernels(ctx)
+	k, err := kern.LoadIntersectKernels(ctx)
 	if err != nil {
 		ctx.Close()
 		return nil, nil, err.Error()
@@ -287,11 +288,11 @@ func openGPU() (*cuda.Context, *cuda.IntersectKernels, string) {
 
 // uploadGroup uploads the lists (and, for an encoding group, their whole-
 // list encodings) once for a group's algorithms.
-func uploadGroup(d *Data, k *cuda.IntersectKernels, cd compress.Searcher, cfg Config) (*cuda.IsectLists, error) {
-	in := make([]cuda.IsectList, len(d.Lists))
+func uploadGroup(d *Data, k *kern.IntersectKernels, cd compress.Searcher, cfg Config) (*kern.IsectLists, error) {
+	in := make([]kern.IsectList, len(d.Lists))
 	var encBytes int64
 	for i, l := range d.Lists {
-		in[i] = cuda.IsectList{Docs: l, LR: d.LRs[i], HS: d.HSs[i]}
+		in[i] = kern.IsectList{Docs: l, LR: d.LRs[i], HS: d.HSs[i]}
 		if cd != nil {
 			in[i].Enc = cd.AppendEncode(nil, l)
 			encBytes += int64(len(in[i].Enc))
@@ -325,7 +326,7 @@ func paraBatches(d *Data, c int) [][][]int {
 
 // runBatches times one algorithm over the batches (descriptor upload,
 // kernels, results back) and checks every query against want.
-func runBatches(rl *cuda.IsectLists, a gpuAlgo, batches [][][]int, want [][]uint32, c int) (time.Duration, error) {
+func runBatches(rl *kern.IsectLists, a gpuAlgo, batches [][][]int, want [][]uint32, c int) (time.Duration, error) {
 	var wall time.Duration
 	var res, off []uint32
 	qi := 0

@@ -3,12 +3,12 @@ package intersect
 import (
 	"bytes"
 	"encoding/csv"
-	"github.com/qpengine/qp/bench/internal/testidx"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/qpengine/qp/bench/internal/testidx"
 	"github.com/qpengine/qp/cuda"
 	"github.com/qpengine/qp/index"
 	"github.com/qpengine/qp/index/analysis"

@@ -8,6 +8,7 @@ import (
 
 	wahbm "github.com/qpengine/qp/bitmap/wah"
 	"github.com/qpengine/qp/cuda"
+	"github.com/qpengine/qp/cuda/kern"
 )
 
 // unionAll merges sorted lists pairwise (a balanced tree of two-way merges).
@@ -71,16 +72,16 @@ func gpuTime(ctx *cuda.Context, reps int, f func() error) (time.Duration, error)
 
 var wahGPU struct {
 	ctx *cuda.Context
-	k   *cuda.WAHKernels
+	k   *kern.WAHKernels
 }
 
-func openGPU() (*cuda.Context, *cuda.WAHKernels, error) {
+func openGPU() (*cuda.Context, *kern.WAHKernels, error) {
 	if wahGPU.ctx == nil {
 		ctx, err := cuda.Open(0)
 		if err != nil {
 			return nil, nil, err
 		}
-		k, err := cuda.LoadWAHKernels(ctx)
+		k, err := kern.LoadWAHKernels(ctx)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -90,7 +91,7 @@ func openGPU() (*cuda.Context, *cuda.WAHKernels, error) {
 }
 
 // check compares a plan's candidates with the list path's results.
-func check(p *cuda.WAHPlan, qs []int, ref [][2][]uint32, oi int, what string) error {
+func check(p *kern.WAHPlan, qs []int, ref [][2][]uint32, oi int, what string) error {
 	got, err := p.ReadDocs(nil)
 	if err != nil {
 		return err
@@ -111,12 +112,12 @@ type GPUResult struct {
 	Plans               int                 // plans of all queries (the patterns other than ROA)
 	NROA                int                 // queries ROA was timed on
 	Alone               int                 // queries above MaxCand, in plans of their own
-	Skipped             []int               // queries above cuda.WAHMaxCandidates: not run on the GPU
+	Skipped             []int               // queries above kern.WAHMaxCandidates: not run on the GPU
 	Skip                map[int]bool
 }
 
 // split splits the query indexes qs into plan batches of at most
-// maxCand candidates each (cuda.SplitWAHQueries; a query above maxCand is
+// maxCand candidates each (kern.SplitWAHQueries; a query above maxCand is
 // a batch of its own). It returns the batches (indexes into queries), the
 // queries too large for any plan, and how many ran alone over maxCand.
 func split(bms []wahbm.Bitmap, queries []Query, qs []int, N uint32, maxCand int) (batches [][]int, skipped []int, alone int) {
@@ -126,12 +127,12 @@ func split(bms []wahbm.Bitmap, queries []Query, qs []int, N uint32, maxCand int)
 		for _, c := range queries[qi].Cols {
 			b += bms[c].Count()
 		}
-		bounds[i] = min(b, int(N)) // = cuda.WAHColumns.Bound
-		if bounds[i] > maxCand && bounds[i] <= cuda.WAHMaxCandidates {
+		bounds[i] = min(b, int(N)) // = kern.WAHColumns.Bound
+		if bounds[i] > maxCand && bounds[i] <= kern.WAHMaxCandidates {
 			alone++
 		}
 	}
-	bs, sk := cuda.SplitWAHQueries(bounds, wahbm.Groups(N), maxCand, 0)
+	bs, sk := kern.SplitWAHQueries(bounds, wahbm.Groups(N), maxCand, 0)
 	for _, b := range bs {
 		for i := range b {
 			b[i] = qs[b[i]]
@@ -145,7 +146,7 @@ func split(bms []wahbm.Bitmap, queries []Query, qs []int, N uint32, maxCand int)
 
 // plan makes the plan of a batch of queries over cols, mapping their
 // columns through local (nil: identity).
-func plan(cols *cuda.WAHColumns, queries []Query, batch []int, local map[uint32]uint32) (*cuda.WAHPlan, error) {
+func plan(cols *kern.WAHColumns, queries []Query, batch []int, local map[uint32]uint32) (*kern.WAHPlan, error) {
 	qcols := make([][]uint32, len(batch))
 	for i, qi := range batch {
 		if local == nil {
@@ -197,7 +198,7 @@ func runPatterns(bms []wahbm.Bitmap, queries []Query, ref [][2][]uint32, g *GPUR
 	for _, b := range roaBatches {
 		g.NROA += len(b)
 	}
-	run := func(batches [][]int, pats []cuda.WAHPattern) error {
+	run := func(batches [][]int, pats []kern.WAHPattern) error {
 		for _, batch := range batches {
 			p, err := plan(cols, queries, batch, nil)
 			if err != nil {
@@ -231,10 +232,10 @@ func runPatterns(bms []wahbm.Bitmap, queries []Query, ref [][2][]uint32, g *GPUR
 		}
 		return nil
 	}
-	if err := run(batches, []cuda.WAHPattern{cuda.WAHCOA, cuda.WAHHybrid, cuda.WAHIdealHybrid}); err != nil {
+	if err := run(batches, []kern.WAHPattern{kern.WAHCOA, kern.WAHHybrid, kern.WAHIdealHybrid}); err != nil {
 		return err
 	}
-	return run(roaBatches, []cuda.WAHPattern{cuda.WAHROA})
+	return run(roaBatches, []kern.WAHPattern{kern.WAHROA})
 }
 
 // runBucket times one density bucket's queries on the GPU with the
@@ -285,7 +286,7 @@ func runBucket(bms []wahbm.Bitmap, queries []Query, qs []int, ref [][2][]uint32,
 		}
 		for oi, op := range []wahbm.Op{wahbm.OpOr, wahbm.OpAnd} {
 			t, err := gpuTime(ctx, g.Reps, func() error {
-				if err := p.Reduce(nil, cuda.WAHIdealHybrid, op, 0); err != nil {
+				if err := p.Reduce(nil, kern.WAHIdealHybrid, op, 0); err != nil {
 					return err
 				}
 				if op == wahbm.OpOr {

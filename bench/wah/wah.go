@@ -21,7 +21,7 @@ import (
 	"time"
 
 	wahbm "github.com/qpengine/qp/bitmap/wah"
-	"github.com/qpengine/qp/cuda"
+	"github.com/qpengine/qp/cuda/kern"
 	"github.com/qpengine/qp/index"
 	"github.com/qpengine/qp/index/analysis"
 	"github.com/qpengine/qp/intersect"
@@ -62,7 +62,7 @@ func (d *Data) column(t int) uint32 {
 }
 
 // FromLog takes the first limit queries of a log that have between one and
-// cuda.WAHMaxColumns distinct indexed terms.
+// kern.WAHMaxColumns distinct indexed terms.
 func FromLog(x *index.Index, an *analysis.Analyzer, texts []string, limit int) *Data {
 	d := &Data{N: uint32(x.NumDocs())}
 	for _, text := range texts {
@@ -77,7 +77,7 @@ func FromLog(x *index.Index, an *analysis.Analyzer, texts []string, limit int) *
 				cols = append(cols, d.column(t))
 			}
 		}
-		if len(cols) > 0 && len(cols) <= cuda.WAHMaxColumns {
+		if len(cols) > 0 && len(cols) <= kern.WAHMaxColumns {
 			d.Queries = append(d.Queries, Query{Cols: cols})
 		}
 	}

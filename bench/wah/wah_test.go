@@ -3,11 +3,11 @@ package wah
 import (
 	"bytes"
 	"encoding/csv"
-	"github.com/qpengine/qp/bench/internal/testidx"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/qpengine/qp/bench/internal/testidx"
 	"github.com/qpengine/qp/index"
 	"github.com/qpengine/qp/index/analysis"
 	"github.com/qpengine/qp/internal/ref"

@@ -4,7 +4,7 @@
 // compression", Algorithm 2; the paper uses 64-bit words, this package the
 // 32-bit words of Andrzejewski and Wrembel that it cites): the CPU
 // reference for the GPU decompression and reductions of package cuda
-// (cuda/wah.go, cuda/kernels/wah.cu).
+// (cuda/kern/wah.go, cuda/kernels/wah.cu).
 //
 // A bitmap of n rows (documents) is cut into G = ceil(n/31) groups of 31
 // rows; row r is bit r%31 of group r/31. Each 32-bit word is

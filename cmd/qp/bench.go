@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/qpengine/qp"
 	"math"
 	"math/bits"
 	"os"
@@ -15,10 +14,12 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/qpengine/qp"
 	benchdecode "github.com/qpengine/qp/bench/decode"
 	benchquery "github.com/qpengine/qp/bench/query"
 	"github.com/qpengine/qp/compress"
 	"github.com/qpengine/qp/cuda"
+	"github.com/qpengine/qp/cuda/kern"
 	"github.com/qpengine/qp/engine"
 	"github.com/qpengine/qp/engine/gpu"
 	"github.com/qpengine/qp/index"
@@ -97,7 +98,7 @@ scheduler; delay per rate and highest sustained rate`, benchSched)
 
 // benchDecode measures decoding speed two ways: per codec and list-length
 // bin (2^10 .. 2^26 by default), synthetic lists decoded on the GPU
-// (cuda.BenchDecode) and on all CPU cores (cuda.BenchDecodeCPU) with bits
+// (benchdecode.BenchDecode) and on all CPU cores (benchdecode.BenchDecodeCPU) with bits
 // per integer and the fraction of the GPU's copy-bandwidth bound, as a
 // table, a CSV and an SVG plot (issue #3); then the index's own lists,
 // re-encoded block by block with each codec, decoded on one core and all
@@ -159,17 +160,17 @@ all cores. Lists are sampled up to --postings postings in total.`)
 	if err != nil {
 		return fmt.Errorf("--batch: %w", err)
 	}
-	var mode cuda.Mode
+	var mode kern.Mode
 	switch *modeFlag {
 	case "docs":
-		mode = cuda.Docs
+		mode = kern.Docs
 	case "freqs":
-		mode = cuda.Freqs
+		mode = kern.Freqs
 	default:
 		return fmt.Errorf("--mode %q: docs or freqs", *modeFlag)
 	}
 	if len(lengths) > 0 {
-		if err := benchDecodeLengths(list, lengths, *device, *gpuOrd, cuda.BenchOptions{BatchInts: batchInts, Reps: *reps, Mode: mode},
+		if err := benchDecodeLengths(list, lengths, *device, *gpuOrd, benchdecode.BenchOptions{BatchInts: batchInts, Reps: *reps, Mode: mode},
 			*cpuTime, *csvPath, *plotPath); err != nil {
 			return err
 		}
@@ -181,7 +182,7 @@ all cores. Lists are sampled up to --postings postings in total.`)
 }
 
 // benchDecodeLengths is part 1 of benchDecode.
-func benchDecodeLengths(list []compress.Codec, lengths []int, device string, ordinal int, opt cuda.BenchOptions,
+func benchDecodeLengths(list []compress.Codec, lengths []int, device string, ordinal int, opt benchdecode.BenchOptions,
 	cpuTime time.Duration, csvPath, plotPath string) (err error) {
 	var ctx *cuda.Context
 	switch device {
@@ -203,7 +204,7 @@ func benchDecodeLengths(list []compress.Codec, lengths []int, device string, ord
 				err = cerr
 			}
 		}()
-		if opt.CopyBW, err = cuda.MeasureCopyBandwidth(ctx, 512<<20); err != nil {
+		if opt.CopyBW, err = benchdecode.MeasureCopyBandwidth(ctx, 512<<20); err != nil {
 			return err
 		}
 		fmt.Printf("GPU %d: %s, %d SMs; device-to-device copy %.0f GB/s (read + written)\n", ordinal, ctx.Device().Name,
@@ -221,10 +222,10 @@ func benchDecodeLengths(list []compress.Codec, lengths []int, device string, ord
 	} else {
 		fmt.Printf("%-14s %5s %6s %8s %10s\n", "codec", "L", "lists", "bits/int", "CPU Gint/s")
 	}
-	var all []cuda.DecodeResult
+	var all []benchdecode.DecodeResult
 	best := map[string]map[int]float64{} // codec → length → GPU ints/s
 	var labels []string
-	record := func(label string, rs []cuda.DecodeResult) {
+	record := func(label string, rs []benchdecode.DecodeResult) {
 		if best[label] == nil {
 			best[label] = map[int]float64{}
 			labels = append(labels, label)
@@ -234,16 +235,16 @@ func benchDecodeLengths(list []compress.Codec, lengths []int, device string, ord
 		}
 	}
 	for _, cd := range list {
-		var g []cuda.DecodeResult
+		var g []benchdecode.DecodeResult
 		if ctx != nil {
-			if !cuda.Supported(cd.ID()) {
+			if !kern.Supported(cd.ID()) {
 				fmt.Printf("%-14s (no GPU decoder)\n", cd.Name())
-			} else if g, err = cuda.BenchDecode(ctx, cd, lengths, opt); err != nil {
+			} else if g, err = benchdecode.BenchDecode(ctx, cd, lengths, opt); err != nil {
 				return err
 			}
 			record(cd.Name(), g)
 		}
-		cp, err := cuda.BenchDecodeCPU(cd, lengths, threads, cpuTime, opt)
+		cp, err := benchdecode.BenchDecodeCPU(cd, lengths, threads, cpuTime, opt)
 		if err != nil {
 			return err
 		}
@@ -294,7 +295,7 @@ func benchDecodeLengths(list []compress.Codec, lengths []int, device string, ord
 		if err != nil {
 			return err
 		}
-		if err := cuda.WriteDecodeCSV(f, all); err != nil {
+		if err := benchdecode.WriteDecodeCSV(f, all); err != nil {
 			f.Close()
 			return err
 		}
@@ -311,7 +312,7 @@ func benchDecodeLengths(list []compress.Codec, lengths []int, device string, ord
 		if err != nil {
 			return err
 		}
-		if err := cuda.WriteDecodeSVG(f, title, all); err != nil {
+		if err := benchdecode.WriteDecodeSVG(f, title, all); err != nil {
 			f.Close()
 			return err
 		}

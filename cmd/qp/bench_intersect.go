@@ -20,7 +20,7 @@ batch threshold c; queries/s, ns per shortest-list element`, benchIntersect)
 
 // benchIntersect parses the flags of bench intersect and prints the table
 // of bench/intersect (the experiment: CPU algorithms of package intersect,
-// GPU PARA batches of cuda.IsectBatch, every result checked against merge).
+// GPU PARA batches of kern.IsectBatch, every result checked against merge).
 func benchIntersect(c command, args []string) error {
 	c.name = "bench intersect"
 	c.args = "INDEX QUERIES [flags]"

@@ -16,11 +16,10 @@ import (
 	"strings"
 	"time"
 
-	vegeta "github.com/tsenart/vegeta/v12/lib"
-
 	"github.com/qpengine/qp"
 	"github.com/qpengine/qp/engine"
 	"github.com/qpengine/qp/serve"
+	vegeta "github.com/tsenart/vegeta/v12/lib"
 )
 
 func init() {

@@ -8,6 +8,7 @@ import (
 	benchwah "github.com/qpengine/qp/bench/wah"
 	"github.com/qpengine/qp/bitmap/wah"
 	"github.com/qpengine/qp/cuda"
+	"github.com/qpengine/qp/cuda/kern"
 	"github.com/qpengine/qp/report"
 )
 
@@ -41,13 +42,13 @@ CPU's. Without a usable GPU only the CPU part runs.`)
 	csvPath := fs.String("csv", "wah.csv", "CSV output (per density bucket)")
 	svgPath := fs.String("svg", "wah.svg", "SVG plot output")
 	reps := fs.Int("reps", 5, "GPU repetitions per measurement (the best is kept)")
-	maxCand := fs.Int("max-candidates", cuda.WAHMaxCandidates, "most candidate docIDs (sum of the queries' bounds) per GPU plan; larger batches are split, a query above it runs alone")
+	maxCand := fs.Int("max-candidates", kern.WAHMaxCandidates, "most candidate docIDs (sum of the queries' bounds) per GPU plan; larger batches are split, a query above it runs alone")
 	roaN := fs.Int("roa-queries", 250, "ROA (one CTA per row, the slowest pattern) is timed on the first this many queries only (0: all)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
 	}
-	if len(pos) < 1 || len(pos) > 2 || *limit < 1 || *limit > 65535 || *maxCand < 1 || *maxCand > cuda.WAHMaxCandidates || *roaN < 0 {
+	if len(pos) < 1 || len(pos) > 2 || *limit < 1 || *limit > 65535 || *maxCand < 1 || *maxCand > kern.WAHMaxCandidates || *roaN < 0 {
 		fs.Usage()
 		return errUsage
 	}
@@ -126,9 +127,9 @@ func printWAHPatterns(d *benchwah.Data, g *benchwah.GPUResult, D int) {
 	fmt.Printf("\nGPU reductions of %d queries in %d plans of at most %d candidates (decompressed bitmaps resident; OR includes candidate docIDs; times summed over the plans):\n",
 		nRun, g.Plans, g.MaxCand)
 	fmt.Printf("%-14s %8s %12s %12s %14s %14s\n", "pattern", "queries", "OR ms", "AND ms", "OR us/query", "AND us/query")
-	for i, p := range cuda.WAHPatterns {
+	for i, p := range kern.WAHPatterns {
 		n := nRun
-		if p == cuda.WAHROA {
+		if p == kern.WAHROA {
 			n = g.NROA
 		}
 		fmt.Printf("%-14s %8d %12.3f %12.3f %14.2f %14.2f\n", p, n, ms(g.Pat[i][0]), ms(g.Pat[i][1]),
@@ -141,7 +142,7 @@ func printWAHPatterns(d *benchwah.Data, g *benchwah.GPUResult, D int) {
 		fmt.Printf("%d queries have a candidate bound above --max-candidates %d and ran in plans of their own\n", g.Alone, g.MaxCand)
 	}
 	if len(g.Skipped) > 0 {
-		fmt.Printf("%d queries skipped on the GPU (candidate bound above %d, the most one plan holds): %v\n", len(g.Skipped), cuda.WAHMaxCandidates, g.Skipped)
+		fmt.Printf("%d queries skipped on the GPU (candidate bound above %d, the most one plan holds): %v\n", len(g.Skipped), kern.WAHMaxCandidates, g.Skipped)
 	}
 	fmt.Println()
 }

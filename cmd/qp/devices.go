@@ -6,6 +6,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/qpengine/qp/cuda"
+	"github.com/qpengine/qp/cuda/kern"
 )
 
 func init() {
@@ -75,7 +76,7 @@ func checkDevice(ordinal int) (err error) {
 			err = cerr
 		}
 	}()
-	k, err := ctx.Kernels()
+	k, err := kern.Load(ctx)
 	if err != nil {
 		return err
 	}

@@ -19,6 +19,7 @@
 #define __forceinline__ inline
 #define __noinline__ __attribute__((noinline))
 #define __launch_bounds__(...)
+#define __grid_constant__
 #define __shared__ static
 
 struct alignas(16) uint4 {

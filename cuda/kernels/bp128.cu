@@ -36,7 +36,7 @@
 // qp_bp128_docs: the first kernel (baseline, kept to compare with on the
 // same GPU): one 128-thread CTA per block, one thread per value,
 // cub::BlockScan. Docs only. Its status codes are its own (bp128Reasons in
-// cuda/bp128.go).
+// cuda/kern/bp128.go).
 //
 // Validation (both) matches the CPU's Decode + DecodeDocs: a block is
 // corrupt when its count header is not the minimal uvarint of m (m taken from
@@ -157,7 +157,7 @@ namespace qp_bp128_legacy {
 
 constexpr int kBlockValues = 128;
 
-// Status codes; keep in sync with bp128Reasons in cuda/bp128.go.
+// Status codes; keep in sync with bp128Reasons in cuda/kern/bp128.go.
 enum : unsigned {
 	kBadCount = 1,   // count header is not the minimal uvarint of m, or m > 128
 	kBadWidth = 2,   // bit width > 32

@@ -1,5 +1,5 @@
 // decode.cuh — the framework every batch decoding kernel of
-// cuda/kernels/*.cu is built on (qp_decode_<codec>, Go side cuda/decode.go).
+// cuda/kernels/*.cu is built on (qp_decode_<codec>, Go side cuda/kern/decode.go).
 //
 // One launch decodes any number of index blocks of any number of posting
 // lists. Block i is one complete compress encoding of m_i values (<= 128, or
@@ -96,7 +96,7 @@ constexpr u32 kMaxSegValues = 1u << 16;  // longest block of a segmented codec (
 
 enum : u32 { kDocs = 0, kFreqs = 1 };
 
-// Status codes; keep in sync with decodeReasons in cuda/decode.go.
+// Status codes; keep in sync with decodeReasons in cuda/kern/decode.go.
 enum : u32 {
 	kBadCount = 1,      // count header is not (the minimal encoding of) the block length
 	kBadWidth = 2,      // bit width, selector or parameter out of range
@@ -837,7 +837,7 @@ __device__ __forceinline__ void kernel(const uint8_t *__restrict__ src, const ul
 // QP_DECODE_KERNEL defines extern "C" kernel NAME decoding codec CODEC with
 // WPC warps per CTA, compiled for at least MINB resident CTAs per SM (a
 // register cap: 65536 / (32 * WPC * MINB) registers per thread; 1 for no
-// cap). Every batch decoding kernel has this parameter list (cuda/decode.go
+// cap). Every batch decoding kernel has this parameter list (cuda/kern/decode.go
 // packs it):
 //
 //	src, src_off, out_off, base, last, out, status, codes, nblocks, mode

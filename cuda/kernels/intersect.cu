@@ -1,11 +1,11 @@
 // intersect.cu — batched list intersection on the GPU (PARA, Ao et al.
-// PVLDB'11 §4.1; Go side cuda/intersect.go, CPU references in intersect/).
+// PVLDB'11 §4.1; Go side cuda/kern/intersect.go, CPU references in intersect/).
 // A batch holds many queries, each a set of sorted uint32 docID lists
 // ordered shortest first; the lists, their LR models, HS tables and
 // LRC-family encodings are uploaded once. The candidates are the elements of
 // every query's shortest list, one thread each; step j (j = 1, 2, ...) looks
 // every candidate up in its query's j-th list and flags it, and a scan
-// (query_scan.cu, cuda.QueryKernels.ScanU32) plus qp_isect_compact keep the
+// (query_scan.cu, kern.QueryKernels.ScanU32) plus qp_isect_compact keep the
 // survivors, grouped by query and ascending, for the next step.
 //
 // Kernels (all 256-thread CTAs, grid-stride over the n candidates, no
@@ -47,10 +47,10 @@ typedef uint32_t u32;
 typedef unsigned long long ull;
 typedef long long i64;
 
-// Algorithms (cuda/intersect.go IsectAlgo).
+// Algorithms (cuda/kern/intersect.go IsectAlgo).
 enum : u32 { kBinary = 0, kLR = 1, kHS = 2, kPMF = 3, kLRC = 4, kLRCSeg = 5, kSegLRC = 6, kHSLRC = 7 };
 
-// List is one list's record, 20 words (cuda/intersect.go IsectListWords).
+// List is one list's record, 20 words (cuda/kern/intersect.go IsectListWords).
 struct List {
 	ull off;     // first element in vals
 	u32 n;       // length

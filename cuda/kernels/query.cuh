@@ -1,5 +1,5 @@
 // query.cuh — shared definitions of the query-processing kernels
-// (cuda/kernels/query_*.cu; Go side cuda/query.go, orchestration in
+// (cuda/kernels/query_*.cu; Go side cuda/kern/query.go, orchestration in
 // engine/gpu). Included by each query_*.cu (#pragma once): `make kernels`
 // compiles every cuda/kernels/*.cu as one translation unit, and the CPU
 // emulator of cuda/emu compiles the same sources with g++ (QP_EMU), so these
@@ -62,7 +62,7 @@ constexpr u32 kErrFreqs = 1; // AND: bp128 frequency blocks read by slot that ar
 // above every query, so searches by query stop before such slots.
 constexpr u32 kNone = 0xffffffffu;
 
-struct TermMeta { // 32 bytes; cuda/query.go TermMetaWords
+struct TermMeta { // 32 bytes; cuda/kern/layout.go TermMeta (query_params.cuh checks the layouts)
 	u64 skip, doc, freq; // byte offsets in post
 	u32 nb, df;          // blocks, postings
 };
@@ -89,6 +89,14 @@ struct Seg {
 	u32 term, blk0;
 	u32 q;  // query (row) it belongs to
 	u32 qt; // its QTerm
+};
+
+// OQuery is one query of a tiled OR launch set (query_ortile.cu). 16 bytes.
+struct OQuery {
+	u32 seg0; // first Seg of the query
+	u32 cap;  // candidate slots
+	u32 coff; // first candidate slot
+	u32 pad;
 };
 
 // ---- exact float32 arithmetic ----

@@ -20,7 +20,7 @@
 // here: grid ceil(n/256) x 256 threads (grid-stride loop), one thread per
 // decoded value (and_init) or candidate (and_desc).
 
-#include "query.cuh"
+#include "query_params.cuh"
 
 namespace qp_q {
 
@@ -86,17 +86,13 @@ __device__ __forceinline__ void and_desc(const QMeta *__restrict__ qmeta, const 
 } // namespace qp_q
 
 extern "C" __global__ void __launch_bounds__(256)
-qp_query_and_init(const qp_q::Seg *segs, uint32_t nseg, const qp_q::QTerm *qterms, const float *norms, uint32_t ndocs,
-                  float k1p1, const uint32_t *docs, const uint32_t *freqs, uint32_t nval, uint32_t *cdoc,
-                  float *cscore, uint32_t *cq, uint32_t *err) {
-	qp_q::and_init(segs, nseg, qterms, norms, ndocs, k1p1, docs, freqs, nval, cdoc, cscore, cq, err);
+qp_query_and_init(const __grid_constant__ qp_q::AndInitParams p) {
+	qp_q::and_init(p.segs, p.nseg, p.qterms, p.norms, p.ndocs, p.k1p1, p.docs, p.freqs, p.nval, p.cdoc, p.cscore, p.cq, p.err);
 }
 QP_EMU_REGISTER(qp_query_and_init)
 
 extern "C" __global__ void __launch_bounds__(256)
-qp_query_and_desc(const qp_q::QMeta *qmeta, const qp_q::QTerm *qterms, uint32_t j, uint32_t n, const uint32_t *cq,
-                  const uint32_t *blk, const qp_q::S4 *ex, uint32_t *blk_term, uint32_t *blk_idx,
-                  unsigned long long *d_off, unsigned long long *f_off, unsigned long long *o_off) {
-	qp_q::and_desc(qmeta, qterms, j, n, cq, blk, ex, blk_term, blk_idx, d_off, f_off, o_off);
+qp_query_and_desc(const __grid_constant__ qp_q::AndDescParams p) {
+	qp_q::and_desc(p.qmeta, p.qterms, p.j, p.n, p.cq, p.blk, p.ex, p.blk_term, p.blk_idx, p.d_off, p.f_off, p.o_off);
 }
 QP_EMU_REGISTER(qp_query_and_desc)

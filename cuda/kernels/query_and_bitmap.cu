@@ -1,5 +1,5 @@
 // query_and_bitmap.cu — bitmap lists in the GPU AND steps (issue #6; Go
-// side cuda/query_and.go, orchestration engine/gpu/bitmap.go and and.go).
+// side cuda/kern/query_and.go, orchestration engine/gpu/bitmap.go and and.go).
 //
 // The densest lists of the index also live on the device as decompressed
 // WAH bitmaps with rank directories (columns; their layout, col[] and the
@@ -34,7 +34,7 @@
 // reads the rk entry, 4-32 bytes of words, the skip entry and the block's
 // header, last byte and slot bytes, 4 of norm; writes 4.
 
-#include "query.cuh"
+#include "query_params.cuh"
 
 namespace qp_andbm {
 
@@ -97,17 +97,13 @@ __device__ __forceinline__ void and_bmscore(const TermMeta *__restrict__ terms, 
 } // namespace qp_andbm
 
 extern "C" __global__ void __launch_bounds__(256)
-qp_and_filter(const qp_q::QMeta *qmeta, const qp_q::QTerm *qterms, const uint32_t *col, const uint32_t *mat,
-              uint32_t D, uint32_t n, const uint32_t *cdoc, const uint32_t *cq, uint32_t *flag, uint32_t *part) {
-	qp_andbm::and_filter(qmeta, qterms, col, mat, D, n, cdoc, cq, flag, part);
+qp_and_filter(const __grid_constant__ qp_q::AndFilterParams p) {
+	qp_andbm::and_filter(p.qmeta, p.qterms, p.col, p.mat, p.D, p.n, p.cdoc, p.cq, p.flag, p.part);
 }
 QP_EMU_REGISTER(qp_and_filter)
 
 extern "C" __global__ void __launch_bounds__(256)
-qp_and_bmscore(const qp_q::TermMeta *terms, const uint8_t *post, const qp_q::QMeta *qmeta, const qp_q::QTerm *qterms,
-               const uint32_t *col, const uint32_t *mat, const uint32_t *rk, uint32_t D, uint32_t S, uint32_t n,
-               uint32_t bs, const float *norms, float k1p1, const uint32_t *cdoc, float *cscore, const uint32_t *cq,
-               uint32_t *err) {
-	qp_andbm::and_bmscore(terms, post, qmeta, qterms, col, mat, rk, D, S, n, bs, norms, k1p1, cdoc, cscore, cq, err);
+qp_and_bmscore(const __grid_constant__ qp_q::AndBMScoreParams p) {
+	qp_andbm::and_bmscore(p.terms, p.post, p.qmeta, p.qterms, p.col, p.mat, p.rk, p.D, p.S, p.n, p.bs, p.norms, p.k1p1, p.cdoc, p.cscore, p.cq, p.err);
 }
 QP_EMU_REGISTER(qp_and_bmscore)

@@ -58,7 +58,7 @@
 // when pos[i+1] > pos[i]; slots [pos[n], n) of the new arrays get kNone.
 // Memory per candidate: reads 8 bytes (+12 kept), writes 12 kept or 4.
 
-#include "query.cuh"
+#include "query_params.cuh"
 
 namespace qp_andstep {
 
@@ -285,28 +285,21 @@ __device__ __forceinline__ void and_compact(u32 n, const u32 *__restrict__ pos, 
 } // namespace qp_andstep
 
 extern "C" __global__ void __launch_bounds__(256)
-qp_and_locate(const qp_q::TermMeta *terms, const uint8_t *post, const qp_q::QMeta *qmeta, const qp_q::QTerm *qterms,
-              const uint4 *qlr, uint32_t j, uint32_t qactive, uint32_t n, uint32_t bs, uint32_t levels,
-              const uint32_t *cdoc, const uint32_t *cq, uint32_t *blk, qp_q::S4 *sel, qp_q::S4 *part,
-              uint32_t *qblocks, uint32_t *qpost) {
-	qp_andstep::and_locate(terms, post, qmeta, qterms, qlr, j, qactive, n, bs, levels, cdoc, cq, blk, sel, part,
-	                       qblocks, qpost);
+qp_and_locate(const __grid_constant__ qp_q::AndLocateParams p) {
+	qp_andstep::and_locate(p.terms, p.post, p.qmeta, p.qterms, p.qlr, p.j, p.qactive, p.n, p.bs, p.levels, p.cdoc, p.cq, p.blk, p.sel, p.part,
+	                       p.qblocks, p.qpost);
 }
 QP_EMU_REGISTER(qp_and_locate)
 
 extern "C" __global__ void __launch_bounds__(256)
-qp_and_match(const qp_q::TermMeta *terms, const uint8_t *post, const qp_q::QMeta *qmeta, const qp_q::QTerm *qterms,
-             uint32_t j, uint32_t n, uint32_t bs, const float *norms, float k1p1, const uint32_t *cdoc, float *cscore,
-             const uint32_t *cq, const uint32_t *blk, const qp_q::S4 *ex, const unsigned long long *o_off,
-             const uint32_t *docs, const uint32_t *freqs, uint32_t *flag, uint32_t *part, uint32_t *err) {
-	qp_andstep::and_match(terms, post, qmeta, qterms, j, n, bs, norms, k1p1, cdoc, cscore, cq, blk, ex, o_off, docs,
-	                      freqs, flag, part, err);
+qp_and_match(const __grid_constant__ qp_q::AndMatchParams p) {
+	qp_andstep::and_match(p.terms, p.post, p.qmeta, p.qterms, p.j, p.n, p.bs, p.norms, p.k1p1, p.cdoc, p.cscore, p.cq, p.blk, p.ex, p.o_off, p.docs,
+	                      p.freqs, p.flag, p.part, p.err);
 }
 QP_EMU_REGISTER(qp_and_match)
 
 extern "C" __global__ void __launch_bounds__(256)
-qp_and_compact(uint32_t n, const uint32_t *pos, const uint32_t *cdoc, const float *cscore, const uint32_t *cq,
-               uint32_t *ndoc, float *nscore, uint32_t *nq) {
-	qp_andstep::and_compact(n, pos, cdoc, cscore, cq, ndoc, nscore, nq);
+qp_and_compact(const __grid_constant__ qp_q::AndCompactParams p) {
+	qp_andstep::and_compact(p.n, p.pos, p.cdoc, p.cscore, p.cq, p.ndoc, p.nscore, p.nq);
 }
 QP_EMU_REGISTER(qp_and_compact)

@@ -1,5 +1,5 @@
 // query_blocks.cu — preparing index blocks for the batch decoders of
-// cuda/decode.go. Those decode block i from src[src_off[i], src_off[i+1]),
+// cuda/kern/decode.go. Those decode block i from src[src_off[i], src_off[i+1]),
 // i.e. the blocks of one launch must lie back to back, while the blocks a
 // query step needs lie in many lists of the device-resident index (and, for
 // AND, only some blocks of each). So a launch set first lists its blocks
@@ -24,7 +24,7 @@
 // encoded bytes read once and written once, 16+8 bytes of skip entries
 // read, 8 bytes of base/last written.
 
-#include "query.cuh"
+#include "query_params.cuh"
 
 namespace qp_q {
 
@@ -85,17 +85,13 @@ __device__ __forceinline__ void gather(const TermMeta *__restrict__ terms, const
 } // namespace qp_q
 
 extern "C" __global__ void __launch_bounds__(256)
-qp_query_full_desc(const qp_q::Seg *segs, uint32_t nseg, const qp_q::TermMeta *terms, const uint8_t *post,
-                   uint32_t nblk, uint32_t bs, uint32_t *blk_term, uint32_t *blk_idx, unsigned long long *d_off,
-                   unsigned long long *f_off, unsigned long long *o_off) {
-	qp_q::full_desc(segs, nseg, terms, post, nblk, bs, blk_term, blk_idx, d_off, f_off, o_off);
+qp_query_full_desc(const __grid_constant__ qp_q::FullDescParams p) {
+	qp_q::full_desc(p.segs, p.nseg, p.terms, p.post, p.nblk, p.bs, p.blk_term, p.blk_idx, p.d_off, p.f_off, p.o_off);
 }
 QP_EMU_REGISTER(qp_query_full_desc)
 
 extern "C" __global__ void __launch_bounds__(256)
-qp_query_gather(const qp_q::TermMeta *terms, const uint8_t *post, uint32_t nblk, const uint32_t *blk_term,
-                const uint32_t *blk_idx, const unsigned long long *d_off, const unsigned long long *f_off,
-                uint8_t *gdocs, uint8_t *gfreqs, uint32_t *base, uint32_t *last) {
-	qp_q::gather(terms, post, nblk, blk_term, blk_idx, d_off, f_off, gdocs, gfreqs, base, last);
+qp_query_gather(const __grid_constant__ qp_q::GatherParams p) {
+	qp_q::gather(p.terms, p.post, p.nblk, p.blk_term, p.blk_idx, p.d_off, p.f_off, p.gdocs, p.gfreqs, p.base, p.last);
 }
 QP_EMU_REGISTER(qp_query_gather)

@@ -15,7 +15,7 @@
 // Decoded docIDs that are >= N or do not increase count in err[kErrDocs]
 // and are skipped (the host reports the index as corrupt).
 
-#include "query.cuh"
+#include "query_params.cuh"
 
 namespace qp_q {
 
@@ -41,9 +41,7 @@ __device__ __forceinline__ void or_accumulate(const Seg *__restrict__ segs, u32 
 } // namespace qp_q
 
 extern "C" __global__ void __launch_bounds__(256)
-qp_query_or_accumulate(const qp_q::Seg *segs, uint32_t nseg, const qp_q::QTerm *qterms, const float *norms,
-                       uint32_t ndocs, float k1p1, const uint32_t *docs, const uint32_t *freqs, uint32_t nval,
-                       float *acc, uint32_t *err) {
-	qp_q::or_accumulate(segs, nseg, qterms, norms, ndocs, k1p1, docs, freqs, nval, acc, err);
+qp_query_or_accumulate(const __grid_constant__ qp_q::OrAccumulateParams p) {
+	qp_q::or_accumulate(p.segs, p.nseg, p.qterms, p.norms, p.ndocs, p.k1p1, p.docs, p.freqs, p.nval, p.acc, p.err);
 }
 QP_EMU_REGISTER(qp_query_or_accumulate)

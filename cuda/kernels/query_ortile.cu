@@ -4,7 +4,7 @@
 // row of N floats per query, block-max upper bounds per tile to skip tiles,
 // and a running lower bound theta on each query's k-th best rank key so
 // that tiles emit only candidates that can still make the top k. Go side:
-// cuda/query_or.go; orchestration: engine/gpu/ortile.go.
+// cuda/kern/query_or.go; orchestration: engine/gpu/ortile.go.
 //
 // Two ways to get the postings (a template parameter of the accumulation):
 //
@@ -91,7 +91,7 @@
 // score(theta) <= score(D)). The top-k over the candidates is exact in
 // topk's order.
 
-#include "query.cuh"
+#include "query_params.cuh"
 
 namespace qp_ot {
 
@@ -111,24 +111,19 @@ constexpr float kFltMax = 3.402823466e+38f;
 // path), and the work done (tiles accumulated, blocks decoded by tiles).
 constexpr u32 kErrFreqs = 1, kCntTiles = 2, kCntBlocks = 3;
 // err[kCntSkipped] counts the blocks the fused tiles skipped by their
-// block maxima (cuda.OrCntSkipped).
+// block maxima (kern.OrCntSkipped).
 constexpr u32 kCntSkipped = 4;
 // err[kCntSelect]: tiles whose candidates outnumbered k (kth_key ran);
-// err[kCntEmit]: tiles that emitted candidates (cuda.OrCntSelect, OrCntEmit).
+// err[kCntEmit]: tiles that emitted candidates (kern.OrCntSelect, OrCntEmit).
 constexpr u32 kCntSelect = 5, kCntEmit = 6;
 // err[kCntLookups]: documents whose bitmap terms the fused tiles added by
-// rank (cuda.OrCntLookups; see Bp128Src's split).
+// rank (kern.OrCntLookups; see Bp128Src's split).
 constexpr u32 kCntLookups = 7;
 constexpr u32 kGather = 128; // candidates ranked directly by the selection
 // The verdicts of pair_header and pair_sum.
 constexpr u32 kBadDocs = 1, kBadFreqs = 2;
 
-struct OQuery { // 16 bytes, cuda/query_or.go OQueryWords
-	u32 seg0; // first Seg of the query
-	u32 cap;  // candidate slots
-	u32 coff; // first candidate slot
-	u32 pad;
-};
+using qp_q::OQuery; // query.cuh
 
 // put writes candidate slot p of query o (document, score) when the query
 // has that many slots; a count past them is an overflow the host reruns.
@@ -1143,6 +1138,7 @@ __device__ __forceinline__ void accumulate(const Src &src, u32 nq, u32 nitems, u
 	}
 }
 
+
 // ---- 4. packing ----
 
 __device__ __forceinline__ void clamp(u32 nq, const OQuery *__restrict__ oq, const u32 *__restrict__ cnt,
@@ -1171,7 +1167,7 @@ __device__ __forceinline__ void compact(u32 nq, const OQuery *__restrict__ oq, c
 // ascending, as for qp_query_topk), as rank keys (smaller is better: the
 // "max" of Ding's tree is the minimum key). Level 1 holds the best key of
 // each group of 512 items, level 2 the best of each group of 512 level-1
-// entries (the root): three levels, n <= 512^2 items (cuda.OrTreeItems,
+// entries (the root): three levels, n <= 512^2 items (kern.OrTreeItems,
 // the host checks). Then k times: the root is the next result; its item is
 // found by following the path (the level-2 group, then the level-1 group
 // whose best key equals it: keys are unique per query), marked used (~0),
@@ -1266,17 +1262,14 @@ __device__ __forceinline__ void maxtree(u32 nq, const qp_q::QMeta *__restrict__ 
 } // namespace qp_ot
 
 extern "C" __global__ void __launch_bounds__(256)
-qp_ortile_check(const qp_q::Seg *segs, uint32_t nseg, const uint32_t *docs, uint32_t nval, uint32_t ndocs,
-                uint32_t *err) {
-	qp_ot::check(segs, nseg, docs, nval, ndocs, err);
+qp_ortile_check(const __grid_constant__ qp_q::OrTileCheckParams p) {
+	qp_ot::check(p.segs, p.nseg, p.docs, p.nval, p.ndocs, p.err);
 }
 QP_EMU_REGISTER(qp_ortile_check)
 
 extern "C" __global__ void __launch_bounds__(256)
-qp_ortile_bounds(uint32_t nq, const qp_q::QMeta *qmeta, const qp_ot::OQuery *oq, const qp_q::Seg *segs,
-                 const qp_q::QTerm *qterms, const qp_q::TermMeta *terms, const uint8_t *post, uint32_t use_bm,
-                 uint32_t tile, uint32_t ntiles, float *ub, uint32_t *order, uint32_t *rng, qp_q::TermMeta *qtm) {
-	qp_ot::bounds(nq, qmeta, oq, segs, qterms, terms, post, use_bm, tile, ntiles, ub, order, rng, qtm);
+qp_ortile_bounds(const __grid_constant__ qp_q::OrTileBoundsParams p) {
+	qp_ot::bounds(p.nq, p.qmeta, p.oq, p.segs, p.qterms, p.terms, p.post, p.use_bm, p.tile, p.ntiles, p.ub, p.order, p.rng, p.qtm);
 }
 QP_EMU_REGISTER(qp_ortile_bounds)
 
@@ -1317,22 +1310,28 @@ QP_EMU_REGISTER(qp_ortile_accumulate_bp128)
 
 
 extern "C" __global__ void __launch_bounds__(256)
-qp_ortile_clamp(uint32_t nq, const qp_ot::OQuery *oq, const uint32_t *cnt, uint32_t *out) {
-	qp_ot::clamp(nq, oq, cnt, out);
+qp_ortile_clamp(const __grid_constant__ qp_q::OrTileClampParams p) {
+	qp_ot::clamp(p.nq, p.oq, p.cnt, p.out);
 }
 QP_EMU_REGISTER(qp_ortile_clamp)
 
 extern "C" __global__ void __launch_bounds__(256)
-qp_ortile_compact(uint32_t nq, const qp_ot::OQuery *oq, const uint32_t *ex, const uint32_t *cdoc,
-                  const float *cscore, uint32_t *ndoc, float *nscore, uint32_t *ncq) {
-	qp_ot::compact(nq, oq, ex, cdoc, cscore, ndoc, nscore, ncq);
+qp_ortile_compact(const __grid_constant__ qp_q::OrTileCompactParams p) {
+	qp_ot::compact(p.nq, p.oq, p.ex, p.cdoc, p.cscore, p.ndoc, p.nscore, p.ncq);
 }
 QP_EMU_REGISTER(qp_ortile_compact)
 
 extern "C" __global__ void __launch_bounds__(256)
-qp_ortile_maxtree(uint32_t nq, const qp_q::QMeta *qmeta, const uint32_t *cdoc, const float *cscore,
-                  const uint32_t *cq, uint32_t ncand, const qp_ot::OQuery *oq, unsigned long long *keys,
-                  unsigned long long *res, uint32_t *cnt, uint32_t *total) {
-	qp_ot::maxtree(nq, qmeta, cdoc, cscore, cq, ncand, oq, keys, res, cnt, total);
+qp_ortile_maxtree(const __grid_constant__ qp_q::OrTileMaxTreeParams p) {
+	qp_ot::maxtree(p.nq, p.qmeta, p.cdoc, p.cscore, p.cq, p.ncand, p.oq, p.keys, p.res, p.cnt, p.total);
 }
 QP_EMU_REGISTER(qp_ortile_maxtree)
+
+// The accumulations keep positional parameters (a struct parameter made
+// ptxas spill more in qp_ortile_accumulate_bp128); Go passes its
+// OrTileAccumulate(BP128)Params field by field, and these check that the
+// kernels' parameter lists are those structs' fields (query_params.cuh).
+static_assert(std::is_same<decltype(&qp_ortile_accumulate), QP_SIGNATURE_OrTileAccumulateParams>::value,
+              "qp_ortile_accumulate's parameters differ from OrTileAccumulateParams (cuda/kern/layout.go)");
+static_assert(std::is_same<decltype(&qp_ortile_accumulate_bp128), QP_SIGNATURE_OrTileAccumulateBP128Params>::value,
+              "qp_ortile_accumulate_bp128's parameters differ from OrTileAccumulateBP128Params (cuda/kern/layout.go)");

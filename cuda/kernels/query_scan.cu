@@ -17,7 +17,7 @@
 // T is u32 (candidate flags) or S4 (four u64 fields). Static shared memory:
 // CUB's scan storage plus one T.
 
-#include "query.cuh"
+#include "query_params.cuh"
 
 namespace qp_q {
 

@@ -40,7 +40,7 @@
 // passes for large N); writes 8 bytes per result.
 // Static shared memory: 32 KiB sort buffer + 1 KiB histogram + 40 bytes.
 
-#include "query.cuh"
+#include "query_params.cuh"
 
 namespace qp_q {
 
@@ -255,9 +255,7 @@ __device__ __forceinline__ void topk(u32 dense, u32 nq, const QMeta *__restrict_
 } // namespace qp_q
 
 extern "C" __global__ void __launch_bounds__(256)
-qp_query_topk(uint32_t dense, uint32_t nq, const qp_q::QMeta *qmeta, const uint32_t *cdoc, const float *cscore,
-              const uint32_t *cq, uint32_t ncand, const float *acc, uint32_t ndocs, unsigned long long *res,
-              uint32_t *cnt, uint32_t *total, unsigned long long *scratch, const unsigned long long *scratch_off) {
-	qp_q::topk(dense, nq, qmeta, cdoc, cscore, cq, ncand, acc, ndocs, res, cnt, total, scratch, scratch_off);
+qp_query_topk(const __grid_constant__ qp_q::TopKParams p) {
+	qp_q::topk(p.dense, p.nq, p.qmeta, p.cdoc, p.cscore, p.cq, p.ncand, p.acc, p.ndocs, p.res, p.cnt, p.total, p.scratch, p.scratch_off);
 }
 QP_EMU_REGISTER(qp_query_topk)

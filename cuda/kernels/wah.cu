@@ -1,4 +1,4 @@
-// wah.cu — WAH bitmaps on the GPU (Go side cuda/wah.go, CPU reference
+// wah.cu — WAH bitmaps on the GPU (Go side cuda/kern/wah.go, CPU reference
 // bitmap/wah): the parallel decompression of Algorithm 2 and the COA, ROA,
 // hybrid and ideal-hybrid reductions of the GPU range-query paper
 // (../shared/papers/wah-bitmap-gpu-range-queries.txt, "GPU range query

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """plot_decode.py — plot and tabulate GPU decoding speed from the CSV that
-cuda.WriteDecodeCSV writes (cuda.BenchDecode; TestDecodeSweep with
+bench/decode's WriteDecodeCSV writes (BenchDecode; TestDecodeSweep with
 QP_DECODE_CSV set). Python 3 standard library only.
 
     python3 cuda/scripts/plot_decode.py gpu-decode.csv \\

@@ -7,6 +7,7 @@ import (
 
 	"github.com/qpengine/qp/compress"
 	"github.com/qpengine/qp/cuda"
+	"github.com/qpengine/qp/cuda/kern"
 	"github.com/qpengine/qp/engine"
 	"github.com/qpengine/qp/index"
 )
@@ -19,7 +20,7 @@ import (
 // the selected blocks' totals that the decoders need (and, in the same
 // copy, the previous step's candidate count); otherwise the count stays on
 // the device: grids are sized by the previous exact count and the slots
-// past the real one hold cuda.AndNone. Launches per step: locate (block
+// past the real one hold kern.AndNone. Launches per step: locate (block
 // selection, by binary search, in LR ranges with "lr", or Parallel Merge
 // Find, with the heads and the scan's tile sums) + 2 scan, list of blocks +
 // gather + docID decoder (+ frequency decoder unless bp128 slots are read
@@ -33,290 +34,414 @@ import (
 // scores by rank after the last step (their step count is the query's
 // terms less its bitmap terms).
 func (b *Backend) runAnd(mem *devMem, qs []*prep, out []engine.Response) error {
-	s := b.stream
-	qk := b.qk
+	r, err := b.planAnd(mem, qs)
+	if err != nil {
+		return err
+	}
+	if err := r.upload(); err != nil {
+		return err
+	}
+	if err := r.firstStep(); err != nil {
+		return err
+	}
+	// Steps 1..: r.n is the exact count of the previous step (an upper
+	// bound of this one's).
+	for j := 1; j < r.maxM && r.n > 0; j++ {
+		if err := r.step(j); err != nil {
+			return err
+		}
+	}
+	if err := r.bitmapScores(); err != nil {
+		return err
+	}
+	if err := r.selectTopK(); err != nil {
+		return err
+	}
+	return r.download(out)
+}
+
+// andRun is the state of one runAnd launch set, from its plan to its
+// download.
+type andRun struct {
+	b           *Backend
+	mem         *devMem
+	ak          *kern.AndKernels
+	qs          []*prep // by descending list steps
+	nq, nterms  int
+	maxM        int // the most list steps of a query
+	nblk, nval  int // blocks and postings of the shortest lists
+	dbytes      int // their encoded docID bytes
+	fbytes      int // and frequency bytes
+	randomFreqs bool
+	anyBM       bool
+	useLR       bool
+	levels      int
+
+	// Uploaded: QMeta | QTerm | Seg | scratch offsets (| LR models).
+	oMeta, oTerms, oSegs, oScr, oLR int
+	size                            int
+	nres, scratchWords              int
+	pMeta, pTerms, pSegs, pScr, pLR cuda.DevicePtr
+
+	// Counters: errors (4 uint32) | blocks per query | postings per
+	// query; the decoders' status slots.
+	ctr                  *cuda.Buffer
+	pErr, pBlocks, pPost cuda.DevicePtr
+	st                   statusSlots
+
+	// The candidates: n slots of cdoc/cscore/cq. flag holds the scanned
+	// flags of the last compaction (the exact count at its end) until a
+	// step reads the count; nil when none ran.
+	n                int
+	cdoc, cscore, cq *cuda.Buffer
+	flag             *cuda.Buffer
+	res, cnt, total  *cuda.Buffer
+}
+
+// planAnd loads the AND step kernels on first use, finds the queries'
+// bitmap terms and list steps, orders the queries by descending steps
+// (stable: the queries with a j-th step are the first active[j]) and sizes
+// the launch set: the shortest lists' blocks, bytes and postings (an error
+// matching cuda.ErrOutOfMemory past 2^31) and the upload layout.
+func (b *Backend) planAnd(mem *devMem, qs []*prep) (*andRun, error) {
 	st8 := &b.and
 	if st8.k == nil {
-		k, err := cuda.LoadAndKernels(qk)
+		k, err := kern.LoadAndKernels(b.qk)
 		if err != nil {
-			return fmt.Errorf("gpu: %w", err)
+			return nil, fmt.Errorf("gpu: %w", err)
 		}
 		st8.k = k
 	}
-	ak := st8.k
-	randomFreqs := b.freqCodec.ID() == compress.IDBP128 && !st8.decodeFreqs
+	r := &andRun{b: b, mem: mem, ak: st8.k, levels: st8.levels}
+	r.randomFreqs = b.freqCodec.ID() == compress.IDBP128 && !st8.decodeFreqs
 	// Bitmap terms (bitmap.go): the filter drops the candidates outside
 	// their lists; with bp128 frequencies they take no list step, their
 	// scores are added by rank after the steps.
-	anyBM := false
 	for _, p := range qs {
 		p.bm = b.bitmapTerms(p)
 		p.st.AndBitmaps = p.bm
 		p.steps = len(p.terms)
-		if randomFreqs {
+		if r.randomFreqs {
 			p.steps -= p.bm
 		}
-		anyBM = anyBM || p.bm > 0
+		r.anyBM = r.anyBM || p.bm > 0
 	}
-	// Descending list steps (stable): the queries with a j-th step are the
-	// first active[j].
 	st8.order = append(st8.order[:0], qs...)
 	slices.SortStableFunc(st8.order, func(x, y *prep) int { return y.steps - x.steps })
-	qs = st8.order
-	nq := len(qs)
-	var nterms, maxM, nblk, dbytes, fbytes, nval int
-	for _, p := range qs {
-		nterms += len(p.terms)
-		maxM = max(maxM, p.steps)
+	r.qs, r.nq = st8.order, len(st8.order)
+	for _, p := range r.qs {
+		r.nterms += len(p.terms)
+		r.maxM = max(r.maxM, p.steps)
 		ti := b.info[p.terms[0].id]
-		nblk += int(ti.nb)
-		dbytes += int(ti.dlen)
-		fbytes += int(ti.flen)
-		nval += int(ti.df)
+		r.nblk += int(ti.nb)
+		r.dbytes += int(ti.dlen)
+		r.fbytes += int(ti.flen)
+		r.nval += int(ti.df)
 	}
-	if nval > math.MaxInt32/2 || dbytes > math.MaxInt32 || fbytes > math.MaxInt32 {
-		return fmt.Errorf("%w: launch set of %d postings", cuda.ErrOutOfMemory, nval)
+	if r.nval > math.MaxInt32/2 || r.dbytes > math.MaxInt32 || r.fbytes > math.MaxInt32 {
+		return nil, fmt.Errorf("%w: launch set of %d postings", cuda.ErrOutOfMemory, r.nval)
 	}
 	st8.active = st8.active[:0]
-	for j, a := 0, nq; j < maxM; j++ {
-		for a > 0 && qs[a-1].steps <= j {
+	for j, a := 0, r.nq; j < r.maxM; j++ {
+		for a > 0 && r.qs[a-1].steps <= j {
 			a--
 		}
 		st8.active = append(st8.active, a)
 	}
-	// Uploads: QMeta | QTerm | Seg (the shortest lists) | scratch offsets
-	// (| the LR models of the QTerms' skip tables, for the "lr" search).
-	useLR := st8.levels == andSearchLR
+	r.useLR = st8.levels == andSearchLR
 	var lay layout
-	oMeta, oTerms, oSegs, oScr := lay.add(16*nq), lay.add(16*nterms), lay.add(40*nq), lay.add(8*nq)
-	oLR := 0
-	if useLR {
-		oLR = lay.add(4 * cuda.AndLRWords * nterms)
+	r.oMeta, r.oTerms, r.oSegs, r.oScr = lay.add(16*r.nq), lay.add(16*r.nterms), lay.add(40*r.nq), lay.add(8*r.nq)
+	if r.useLR {
+		r.oLR = lay.add(4 * kern.AndLRWords * r.nterms)
 	}
-	if err := b.up.reset(lay.size); err != nil {
+	r.size = lay.size
+	return r, nil
+}
+
+// upload writes the QMeta, QTerms, Segs of the shortest lists, scratch
+// offsets and (for the "lr" search) the LR models of the QTerms' skip
+// tables into the upload buffer and uploads them; then it zeroes the
+// counters and takes the decoders' status slots.
+func (r *andRun) upload() error {
+	b := r.b
+	if err := b.up.reset(r.size); err != nil {
 		return err
 	}
-	b.up.take(lay.size)
-	nres, scratchWords := b.fillQueries(qs, oMeta, oTerms, oScr)
-	if useLR {
-		lr := b.up.u32(oLR, cuda.AndLRWords*nterms)
-		i := 0
-		for _, p := range qs {
-			for j, t := range p.terms {
-				if j > 0 { // term 0's list is decoded whole, never searched
-					m, err := b.lrModel(t.id)
-					if err != nil {
-						return err
-					}
-					copy(lr[cuda.AndLRWords*i:], m[:])
-				}
-				i++
-			}
+	b.up.take(r.size)
+	r.nres, r.scratchWords = b.fillQueries(r.qs, r.oMeta, r.oTerms, r.oScr)
+	if r.useLR {
+		if err := r.fillLR(); err != nil {
+			return err
 		}
 	}
-	segs := b.up.u32(oSegs, cuda.SegWords*nq)
+	segs := b.up.u32(r.oSegs, kern.SegWords*r.nq)
 	var d0, f0, v0, blk0, toff int
-	for a, p := range qs {
+	for a, p := range r.qs {
 		t := p.terms[0]
 		ti := b.info[t.id]
-		cuda.PutSeg(segs[cuda.SegWords*a:], uint64(d0), uint64(f0), uint64(v0), uint32(t.id), uint32(blk0), uint32(a), uint32(toff))
+		kern.PutSeg(segs[kern.SegWords*a:], uint64(d0), uint64(f0), uint64(v0), uint32(t.id), uint32(blk0), uint32(a), uint32(toff))
 		d0, f0, v0, blk0 = d0+int(ti.dlen), f0+int(ti.flen), v0+int(ti.df), blk0+int(ti.nb)
 		toff += len(p.terms)
 	}
-	base, err := b.upload(mem, lay.size)
+	base, err := b.upload(r.mem, r.size)
 	if err != nil {
 		return err
 	}
-	pMeta, pTerms, pSegs, pScr := base+cuda.DevicePtr(oMeta), base+cuda.DevicePtr(oTerms), base+cuda.DevicePtr(oSegs), base+cuda.DevicePtr(oScr)
-	var pLR cuda.DevicePtr
-	levels := st8.levels
-	if useLR {
-		pLR, levels = base+cuda.DevicePtr(oLR), 0
+	r.pMeta, r.pTerms = base+cuda.DevicePtr(r.oMeta), base+cuda.DevicePtr(r.oTerms)
+	r.pSegs, r.pScr = base+cuda.DevicePtr(r.oSegs), base+cuda.DevicePtr(r.oScr)
+	if r.useLR {
+		r.pLR, r.levels = base+cuda.DevicePtr(r.oLR), 0
 	}
-	terms, post, norms := b.terms.Ptr(), b.post.Ptr(), b.norms.Ptr()
+	if r.ctr, err = r.mem.get(16 + 8*r.nq); err != nil {
+		return err
+	}
+	if err := b.stream.Fill32(r.ctr, 0, 0, 4+2*r.nq); err != nil {
+		return err
+	}
+	r.pErr, r.pBlocks, r.pPost = r.ctr.Ptr(), r.ctr.Ptr()+16, r.ctr.Ptr()+16+cuda.DevicePtr(4*r.nq)
+	r.st.buf, err = r.mem.get(16 * r.maxM)
+	return err
+}
 
-	// Counters: errors (4 uint32) | blocks per query | postings per query.
-	ctr, err := mem.get(16 + 8*nq)
-	if err != nil {
-		return err
+// fillLR writes the LR model of every QTerm's skip table but term 0's
+// (decoded whole, never searched) into the upload buffer.
+func (r *andRun) fillLR() error {
+	lr := r.b.up.u32(r.oLR, kern.AndLRWords*r.nterms)
+	i := 0
+	for _, p := range r.qs {
+		for j, t := range p.terms {
+			if j > 0 {
+				m, err := r.b.lrModel(t.id)
+				if err != nil {
+					return err
+				}
+				copy(lr[kern.AndLRWords*i:], m[:])
+			}
+			i++
+		}
 	}
-	if err := s.Fill32(ctr, 0, 0, 4+2*nq); err != nil {
-		return err
-	}
-	pErr, pBlocks, pPost := ctr.Ptr(), ctr.Ptr()+16, ctr.Ptr()+16+cuda.DevicePtr(4*nq)
-	st := statusSlots{}
-	if st.buf, err = mem.get(16 * maxM); err != nil {
-		return err
-	}
+	return nil
+}
 
-	// Step 0: decode the shortest lists; candidates scored with term 0.
-	d, err := allocDecode(mem, nblk, dbytes, fbytes, nval)
+// firstStep is step 0: the shortest lists decoded whole and the
+// candidates made of them, scored with term 0; then, when a query has
+// bitmap terms, the filter by their lists.
+func (r *andRun) firstStep() error {
+	b, s, mem := r.b, r.b.stream, r.mem
+	d, err := allocDecode(mem, r.nblk, r.dbytes, r.fbytes, r.nval)
 	if err != nil {
 		return err
 	}
-	if err := b.decodeLists(d, pSegs, nq, nblk, st.pair(b)); err != nil {
+	if err := b.decodeLists(d, r.pSegs, r.nq, r.nblk, r.st.pair(b)); err != nil {
 		return err
 	}
-	n := nval
-	var cdoc, cscore, cq *cuda.Buffer
-	if err := mem.gets([]**cuda.Buffer{&cdoc, &cscore, &cq}, 4*n, 4*n, 4*n); err != nil {
+	r.n = r.nval
+	n := r.n
+	if err := mem.gets([]**cuda.Buffer{&r.cdoc, &r.cscore, &r.cq}, 4*n, 4*n, 4*n); err != nil {
 		return err
 	}
 	t := b.tm.start(s)
-	if err := qk.AndInit(s, pSegs, nq, pTerms, norms, b.n, b.k1p1, d.docs.Ptr(), d.freqs.Ptr(), nval,
-		cdoc.Ptr(), cscore.Ptr(), cq.Ptr(), pErr); err != nil {
+	if err := b.qk.AndInit(s, r.pSegs, r.nq, r.pTerms, b.norms.Ptr(), b.n, b.k1p1, d.docs.Ptr(), d.freqs.Ptr(), r.nval,
+		r.cdoc.Ptr(), r.cscore.Ptr(), r.cq.Ptr(), r.pErr); err != nil {
 		return err
 	}
 	b.tm.stop(s, t, phScore)
 	b.prof.Launches += 2
 	mem.retire(d.all()...)
-
-	// flag holds the scanned flags of the last compaction (the exact count
-	// at its end) until a step reads the count; nil when none ran.
-	var flag *cuda.Buffer
-	if anyBM {
-		var part *cuda.Buffer
-		if err := mem.gets([]**cuda.Buffer{&flag, &part}, 4*(n+1), 4*(cuda.ScanParts(n)+1)); err != nil {
-			return err
-		}
-		t = b.tm.start(s)
-		if err := ak.Filter(s, pMeta, pTerms, b.bm.dev, n, cdoc.Ptr(), cq.Ptr(), flag.Ptr(), part.Ptr()); err != nil {
-			return err
-		}
-		if err := b.keepFlagged(mem, n, flag, part, &cdoc, &cscore, &cq); err != nil {
-			return err
-		}
-		b.tm.stop(s, t, phIntersect)
-		b.prof.Launches++
+	if !r.anyBM {
+		return nil
 	}
-
-	// Steps 1..: n is the exact count of the previous step (an upper bound
-	// of this one's).
-	for j := 1; j < maxM && n > 0; j++ {
-		var blk, sel, part *cuda.Buffer
-		if err := mem.gets([]**cuda.Buffer{&blk, &sel, &part}, 4*n, 32*(n+1), 32*(cuda.ScanParts(n)+1)); err != nil {
-			return err
-		}
-		t = b.tm.start(s)
-		if err := ak.Locate(s, terms, post, pMeta, pTerms, pLR, j, st8.active[j], n, b.bs, levels, cdoc.Ptr(), cq.Ptr(),
-			blk.Ptr(), sel.Ptr(), part.Ptr(), pBlocks, pPost); err != nil {
-			return err
-		}
-		if err := ak.ScanFromPartsS4(s, sel.Ptr(), sel.Ptr(), part.Ptr(), n); err != nil {
-			return err
-		}
-		b.tm.stop(s, t, phIntersect)
-		b.prof.Launches += 3
-		// The one wait of the step: the selection totals, and the count
-		// of candidates the previous step kept.
-		if err := b.andTotals(mem, sel, 32*n, flag, 4*n); err != nil {
-			return err
-		}
-		tot := b.small.u64(0, 4)
-		if flag != nil {
-			n2 := int(b.small.u32(32, 1)[0])
-			if n2 > n {
-				return fmt.Errorf("gpu: BUG: %d of %d candidates kept", n2, n)
-			}
-			mem.retire(flag)
-			flag, n = nil, n2
-		}
-		nsel, vals, db, fb := int(tot[0]), int(tot[1]), int(tot[2]), int(tot[3])
-		if nsel > n || vals > 128*n || db > math.MaxInt32 || fb > math.MaxInt32 {
-			return fmt.Errorf("gpu: BUG: block selection totals %v for %d candidates", tot, n)
-		}
-		if n == 0 {
-			break
-		}
-		var dd *decodeBufs
-		var pO, pDocs, pFreqs cuda.DevicePtr
-		if nsel > 0 {
-			if randomFreqs {
-				dd, err = allocDecodeDocs(mem, nsel, db, vals)
-			} else {
-				dd, err = allocDecode(mem, nsel, db, fb, vals)
-			}
-			if err != nil {
-				return err
-			}
-			t = b.tm.start(s)
-			if err := qk.AndDesc(s, pMeta, pTerms, j, n, cq.Ptr(), blk.Ptr(), sel.Ptr(), dd.blkTerm.Ptr(), dd.blkIdx.Ptr(),
-				dd.dOff.Ptr(), dd.fOff.Ptr(), dd.oOff.Ptr()); err != nil {
-				return err
-			}
-			b.tm.stop(s, t, phIntersect)
-			t = b.tm.start(s)
-			if randomFreqs {
-				err = b.decodeDocs(dd, nsel, st.one(b))
-			} else {
-				err = b.decode(dd, nsel, st.pair(b))
-			}
-			if err != nil {
-				return err
-			}
-			b.tm.stop(s, t, phDecode)
-			b.prof.Launches++
-			pO, pDocs = dd.oOff.Ptr(), dd.docs.Ptr()
-			if !randomFreqs {
-				pFreqs = dd.freqs.Ptr()
-			}
-		}
-		var partU *cuda.Buffer
-		if err := mem.gets([]**cuda.Buffer{&flag, &partU}, 4*(n+1), 4*(cuda.ScanParts(n)+1)); err != nil {
-			return err
-		}
-		t = b.tm.start(s)
-		if err := ak.Match(s, terms, post, pMeta, pTerms, j, n, b.bs, norms, b.k1p1, cdoc.Ptr(), cscore.Ptr(), cq.Ptr(),
-			blk.Ptr(), sel.Ptr(), pO, pDocs, pFreqs, flag.Ptr(), partU.Ptr(), pErr); err != nil {
-			return err
-		}
-		if err := b.keepFlagged(mem, n, flag, partU, &cdoc, &cscore, &cq); err != nil {
-			return err
-		}
-		b.tm.stop(s, t, phIntersect)
-		b.prof.Launches++
-		mem.retire(blk, sel, part)
-		mem.retire(dd.all()...)
-	}
-
-	if anyBM && randomFreqs && n > 0 {
-		t = b.tm.start(s)
-		if err := ak.BitmapScore(s, terms, post, pMeta, pTerms, b.bm.dev, n, b.bs, norms, b.k1p1, cdoc.Ptr(),
-			cscore.Ptr(), cq.Ptr(), pErr); err != nil {
-			return err
-		}
-		b.tm.stop(s, t, phScore)
-		b.prof.Launches++
-	}
-
-	// Top-k over n candidate slots (those past the real count are
-	// cuda.AndNone, after every query) and the results.
-	var res, cnt, total, scratch *cuda.Buffer
-	if err := mem.gets([]**cuda.Buffer{&res, &cnt, &total, &scratch}, 8*nres, 4*nq, 4*nq, 8*scratchWords); err != nil {
+	var part *cuda.Buffer
+	if err := mem.gets([]**cuda.Buffer{&r.flag, &part}, 4*(n+1), 4*(kern.ScanParts(n)+1)); err != nil {
 		return err
 	}
 	t = b.tm.start(s)
-	if err := qk.TopK(s, false, nq, pMeta, cdoc.Ptr(), cscore.Ptr(), cq.Ptr(), n, 0, b.n, res.Ptr(), cnt.Ptr(),
-		total.Ptr(), scratch.Ptr(), pScr); err != nil {
+	if err := r.ak.Filter(s, r.pMeta, r.pTerms, b.bm.dev, n, r.cdoc.Ptr(), r.cq.Ptr(), r.flag.Ptr(), part.Ptr()); err != nil {
+		return err
+	}
+	if err := b.keepFlagged(mem, n, r.flag, part, &r.cdoc, &r.cscore, &r.cq); err != nil {
+		return err
+	}
+	b.tm.stop(s, t, phIntersect)
+	b.prof.Launches++
+	return nil
+}
+
+// step is list step j >= 1: locate the candidates' blocks of each query's
+// j-th list, wait for the selection totals (and the previous step's exact
+// count), decode the selected blocks and keep the candidates found in
+// them, with the term's score added.
+func (r *andRun) step(j int) error {
+	b, s, mem := r.b, r.b.stream, r.mem
+	n := r.n
+	var blk, sel, part *cuda.Buffer
+	if err := mem.gets([]**cuda.Buffer{&blk, &sel, &part}, 4*n, 32*(n+1), 32*(kern.ScanParts(n)+1)); err != nil {
+		return err
+	}
+	t := b.tm.start(s)
+	if err := r.ak.Locate(s, b.terms.Ptr(), b.post.Ptr(), r.pMeta, r.pTerms, r.pLR, j, b.and.active[j], n, b.bs, r.levels,
+		r.cdoc.Ptr(), r.cq.Ptr(), blk.Ptr(), sel.Ptr(), part.Ptr(), r.pBlocks, r.pPost); err != nil {
+		return err
+	}
+	if err := r.ak.ScanFromPartsS4(s, sel.Ptr(), sel.Ptr(), part.Ptr(), n); err != nil {
+		return err
+	}
+	b.tm.stop(s, t, phIntersect)
+	b.prof.Launches += 3
+	tot, err := r.totals(sel)
+	if err != nil || r.n == 0 {
+		return err
+	}
+	n = r.n
+	dd, err := r.decodeSelected(j, blk, sel, tot)
+	if err != nil {
+		return err
+	}
+	var pO, pDocs, pFreqs cuda.DevicePtr
+	if dd != nil {
+		pO, pDocs = dd.oOff.Ptr(), dd.docs.Ptr()
+		if !r.randomFreqs {
+			pFreqs = dd.freqs.Ptr()
+		}
+	}
+	var partU *cuda.Buffer
+	if err := mem.gets([]**cuda.Buffer{&r.flag, &partU}, 4*(n+1), 4*(kern.ScanParts(n)+1)); err != nil {
+		return err
+	}
+	t = b.tm.start(s)
+	if err := r.ak.Match(s, b.terms.Ptr(), b.post.Ptr(), r.pMeta, r.pTerms, j, n, b.bs, b.norms.Ptr(), b.k1p1, r.cdoc.Ptr(),
+		r.cscore.Ptr(), r.cq.Ptr(), blk.Ptr(), sel.Ptr(), pO, pDocs, pFreqs, r.flag.Ptr(), partU.Ptr(), r.pErr); err != nil {
+		return err
+	}
+	if err := b.keepFlagged(mem, n, r.flag, partU, &r.cdoc, &r.cscore, &r.cq); err != nil {
+		return err
+	}
+	b.tm.stop(s, t, phIntersect)
+	b.prof.Launches++
+	mem.retire(blk, sel, part)
+	mem.retire(dd.all()...)
+	return nil
+}
+
+// totals is the one wait of a step: the selection totals of sel (S4:
+// blocks, postings, docID bytes, frequency bytes) and the count of
+// candidates the previous step kept (which becomes r.n).
+func (r *andRun) totals(sel *cuda.Buffer) ([]uint64, error) {
+	b, n := r.b, r.n
+	if err := b.andTotals(r.mem, sel, 32*n, r.flag, 4*n); err != nil {
+		return nil, err
+	}
+	tot := b.small.u64(0, 4)
+	if r.flag != nil {
+		n2 := int(b.small.u32(32, 1)[0])
+		if n2 > n {
+			return nil, fmt.Errorf("gpu: BUG: %d of %d candidates kept", n2, n)
+		}
+		r.mem.retire(r.flag)
+		r.flag, r.n = nil, n2
+	}
+	nsel, vals, db, fb := int(tot[0]), int(tot[1]), int(tot[2]), int(tot[3])
+	if nsel > r.n || vals > 128*r.n || db > math.MaxInt32 || fb > math.MaxInt32 {
+		return nil, fmt.Errorf("gpu: BUG: block selection totals %v for %d candidates", tot, r.n)
+	}
+	return tot, nil
+}
+
+// decodeSelected lists the blocks that step j selected (tot: the totals
+// of sel) and decodes their docIDs (and frequencies unless bp128 slots are
+// read by rank); nil when none was selected.
+func (r *andRun) decodeSelected(j int, blk, sel *cuda.Buffer, tot []uint64) (*decodeBufs, error) {
+	b, s := r.b, r.b.stream
+	nsel, vals, db, fb := int(tot[0]), int(tot[1]), int(tot[2]), int(tot[3])
+	if nsel == 0 {
+		return nil, nil
+	}
+	var dd *decodeBufs
+	var err error
+	if r.randomFreqs {
+		dd, err = allocDecodeDocs(r.mem, nsel, db, vals)
+	} else {
+		dd, err = allocDecode(r.mem, nsel, db, fb, vals)
+	}
+	if err != nil {
+		return nil, err
+	}
+	t := b.tm.start(s)
+	if err := b.qk.AndDesc(s, r.pMeta, r.pTerms, j, r.n, r.cq.Ptr(), blk.Ptr(), sel.Ptr(), dd.blkTerm.Ptr(), dd.blkIdx.Ptr(),
+		dd.dOff.Ptr(), dd.fOff.Ptr(), dd.oOff.Ptr()); err != nil {
+		return nil, err
+	}
+	b.tm.stop(s, t, phIntersect)
+	t = b.tm.start(s)
+	if r.randomFreqs {
+		err = b.decodeDocs(dd, nsel, r.st.one(b))
+	} else {
+		err = b.decode(dd, nsel, r.st.pair(b))
+	}
+	if err != nil {
+		return nil, err
+	}
+	b.tm.stop(s, t, phDecode)
+	b.prof.Launches++
+	return dd, nil
+}
+
+// bitmapScores adds the bitmap terms' scores by rank after the last step
+// (bp128 frequencies only: otherwise those terms took list steps).
+func (r *andRun) bitmapScores() error {
+	if !r.anyBM || !r.randomFreqs || r.n == 0 {
+		return nil
+	}
+	b, s := r.b, r.b.stream
+	t := b.tm.start(s)
+	if err := r.ak.BitmapScore(s, b.terms.Ptr(), b.post.Ptr(), r.pMeta, r.pTerms, b.bm.dev, r.n, b.bs, b.norms.Ptr(), b.k1p1,
+		r.cdoc.Ptr(), r.cscore.Ptr(), r.cq.Ptr(), r.pErr); err != nil {
+		return err
+	}
+	b.tm.stop(s, t, phScore)
+	b.prof.Launches++
+	return nil
+}
+
+// selectTopK selects each query's top k over the n candidate slots (those
+// past the real count are kern.AndNone, after every query).
+func (r *andRun) selectTopK() error {
+	b, s, nq := r.b, r.b.stream, r.nq
+	var scratch *cuda.Buffer
+	if err := r.mem.gets([]**cuda.Buffer{&r.res, &r.cnt, &r.total, &scratch}, 8*r.nres, 4*nq, 4*nq, 8*r.scratchWords); err != nil {
+		return err
+	}
+	t := b.tm.start(s)
+	if err := b.qk.TopK(s, false, nq, r.pMeta, r.cdoc.Ptr(), r.cscore.Ptr(), r.cq.Ptr(), r.n, 0, b.n, r.res.Ptr(), r.cnt.Ptr(),
+		r.total.Ptr(), scratch.Ptr(), r.pScr); err != nil {
 		return err
 	}
 	b.tm.stop(s, t, phTopK)
 	b.prof.Launches++
-	dl := []*download{{src: cnt, n: 4 * nq}, {src: total, n: 4 * nq}, {src: ctr, n: 16 + 8*nq},
-		{src: st.buf, n: 8 * st.n}, {src: res, n: 8 * nres}}
-	if err := b.fetch(mem, dl); err != nil {
+	return nil
+}
+
+// download fetches the counts, counters, status slots and result keys
+// (the launch set's one final wait), turns corrupt-data counters into
+// errors and writes the results of the queries that end here; AndOr
+// queries with fewer than K results get needOr.
+func (r *andRun) download(out []engine.Response) error {
+	b, nq, qs := r.b, r.nq, r.qs
+	dl := []*download{{src: r.cnt, n: 4 * nq}, {src: r.total, n: 4 * nq}, {src: r.ctr, n: 16 + 8*nq},
+		{src: r.st.buf, n: 8 * r.st.n}, {src: r.res, n: 8 * r.nres}}
+	if err := b.fetch(r.mem, dl); err != nil {
 		return err
 	}
 	b.prof.Syncs++
 	cnts, tots := b.down.u32(dl[0].at, nq), b.down.u32(dl[1].at, nq)
 	ctrs := b.down.u32(dl[2].at, 4+2*nq)
-	if err := b.corruptError(ctrs[cuda.QueryErrDocs], b.down.u64(dl[3].at, st.n), st.codecs); err != nil {
+	if err := b.corruptError(ctrs[kern.QueryErrDocs], b.down.u64(dl[3].at, r.st.n), r.st.codecs); err != nil {
 		return err
 	}
-	if c := ctrs[cuda.AndErrFreqs]; c != 0 {
+	if c := ctrs[kern.AndErrFreqs]; c != 0 {
 		return fmt.Errorf("%w: %d bp128 frequency blocks read by slot are corrupt", index.ErrCorrupt, c)
 	}
-	keys := b.down.u64(dl[4].at, nres)
+	keys := b.down.u64(dl[4].at, r.nres)
 	offs, err := resultOffsets(qs, cnts)
 	if err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/qpengine/qp/cuda"
+	"github.com/qpengine/qp/cuda/kern"
 	"github.com/qpengine/qp/intersect"
 )
 
@@ -26,9 +27,9 @@ const andSearchLR = -1
 // use), the Parallel Merge Find levels (0: binary search, andSearchLR: LR
 // ranges), the LR models fitted so far and scratch.
 type andState struct {
-	k      *cuda.AndKernels
+	k      *kern.AndKernels
 	levels int
-	lr     map[int][cuda.AndLRWords]uint32
+	lr     map[int][kern.AndLRWords]uint32
 	// decodeFreqs decodes the frequency blocks even where random access to
 	// bp128 slots could be used (tests of both paths).
 	decodeFreqs bool
@@ -45,7 +46,7 @@ func parseAndSearch(s string) (int, error) {
 	case s == "lr":
 		return andSearchLR, nil
 	case strings.HasPrefix(s, "pmf"):
-		if l, err := strconv.Atoi(s[3:]); err == nil && l >= 1 && l <= cuda.MaxAndLevels {
+		if l, err := strconv.Atoi(s[3:]); err == nil && l >= 1 && l <= kern.MaxAndLevels {
 			return l, nil
 		}
 	}
@@ -71,7 +72,7 @@ func (b *Backend) decodeDocs(d *decodeBufs, nblk int, st *cuda.Buffer) error {
 		return err
 	}
 	b.prof.Launches++
-	return b.kern.LaunchDecode(s, b.docCodec.ID(), cuda.DecodeArgs{NBlocks: nblk, Mode: cuda.Docs,
+	return b.kern.LaunchDecode(s, b.docCodec.ID(), kern.DecodeArgs{NBlocks: nblk, Mode: kern.Docs,
 		Src: d.gdocs, SrcOff: d.dOff, OutOff: d.oOff, Base: d.base, Last: d.last, Out: d.docs, Status: st})
 }
 
@@ -113,12 +114,12 @@ func (b *Backend) andTotals(mem *devMem, sel *cuda.Buffer, selOff int, flag *cud
 // ones are searched whole (a binary search of at most 3 steps).
 const lrMinBlocks = 8
 
-// lrModel returns the LR model (cuda.PutAndLR's words) of term t's skip
+// lrModel returns the LR model (kern.PutAndLR's words) of term t's skip
 // table, lrFit of its blocks' lastDocs. The models of lists of at least
 // lrMinBlocks blocks are fitted on first use and kept (the host reads the
 // term's skip table once; at most one entry per such term); shorter lists
 // get the whole table.
-func (b *Backend) lrModel(t int) ([cuda.AndLRWords]uint32, error) {
+func (b *Backend) lrModel(t int) ([kern.AndLRWords]uint32, error) {
 	nb := int(b.info[t].nb)
 	if nb < lrMinBlocks {
 		return lrFit(nil, nb), nil
@@ -128,7 +129,7 @@ func (b *Backend) lrModel(t int) ([cuda.AndLRWords]uint32, error) {
 	}
 	l, err := b.x.BlockCodedList(t)
 	if err != nil {
-		return [cuda.AndLRWords]uint32{}, fmt.Errorf("gpu: %w", err)
+		return [kern.AndLRWords]uint32{}, fmt.Errorf("gpu: %w", err)
 	}
 	last := make([]uint32, l.NBlocks)
 	for i := range last {
@@ -136,7 +137,7 @@ func (b *Backend) lrModel(t int) ([cuda.AndLRWords]uint32, error) {
 	}
 	m := lrFit(last, nb)
 	if b.and.lr == nil {
-		b.and.lr = make(map[int][cuda.AndLRWords]uint32)
+		b.and.lr = make(map[int][kern.AndLRWords]uint32)
 	}
 	b.and.lr[t] = m
 	return m, nil
@@ -145,13 +146,13 @@ func (b *Backend) lrModel(t int) ([cuda.AndLRWords]uint32, error) {
 // lrFit is the model of a skip table of nb blocks whose lastDocs are last:
 // intersect.LR fitted to them, or the whole table (no lastDocs given, or a
 // fit whose integers do not fit the kernel's).
-func lrFit(last []uint32, nb int) [cuda.AndLRWords]uint32 {
-	var m [cuda.AndLRWords]uint32
-	cuda.PutAndLR(m[:], 0, 0, 0, uint32(nb))
+func lrFit(last []uint32, nb int) [kern.AndLRWords]uint32 {
+	var m [kern.AndLRWords]uint32
+	kern.PutAndLR(m[:], 0, 0, 0, uint32(nb))
 	if len(last) > 0 {
 		f := intersect.NewLR(last)
 		if f.Gamma > 0 && f.Beta >= math.MinInt32 && f.Beta <= math.MaxInt32 && f.L < uint32(nb) && f.R < uint32(nb) {
-			cuda.PutAndLR(m[:], uint32(f.Gamma), int32(f.Beta), f.L, f.R)
+			kern.PutAndLR(m[:], uint32(f.Gamma), int32(f.Beta), f.L, f.R)
 		}
 	}
 	return m

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/qpengine/qp/cuda"
+	"github.com/qpengine/qp/cuda/kern"
 	"github.com/qpengine/qp/engine"
 	"github.com/qpengine/qp/index"
 	"github.com/qpengine/qp/topk"
@@ -95,7 +96,7 @@ func (b *Backend) orCost(p *prep) int64 {
 		return 0
 	}
 	post := p.postings()
-	tiles := (int64(b.n) + cuda.OrTileMax - 1) / cuda.OrTileMax
+	tiles := (int64(b.n) + kern.OrTileMax - 1) / kern.OrTileMax
 	return post + orTilePostings*min(tiles, post)
 }
 
@@ -349,7 +350,7 @@ func results(dst []topk.Result, keys []uint64) []topk.Result {
 // the docID error counter and the decoders' status words.
 func (b *Backend) corruptError(errDocs uint32, status []uint64, codecs []string) error {
 	for i, st := range status {
-		if err := cuda.DecodeStatusError(codecs[i], st); err != nil {
+		if err := kern.DecodeStatusError(codecs[i], st); err != nil {
 			return fmt.Errorf("%w: GPU decoder: %w", index.ErrCorrupt, err)
 		}
 	}

@@ -9,13 +9,14 @@ import (
 
 	"github.com/qpengine/qp/bitmap/wah"
 	"github.com/qpengine/qp/cuda"
+	"github.com/qpengine/qp/cuda/kern"
 	"github.com/qpengine/qp/index"
 )
 
 // Bitmap lists in the GPU AND (issue #6; docs/BITMAPS.md "GPU"). The
 // densest lists also live on the device as bitmaps: New encodes their
 // docIDs as WAH bitmaps (bitmap/wah) and decompresses them on the GPU with
-// Algorithm 2 of the WAH range-query paper (cuda.WAHColumns) into 31-row
+// Algorithm 2 of the WAH range-query paper (kern.WAHColumns) into 31-row
 // group bitsets, with a rank directory built on the host. An AND query's
 // bitmap terms are the longest suffix of its canonical order (ascending
 // df, so its densest terms), term 0 excepted, whose lists have a bitmap in
@@ -70,7 +71,7 @@ const (
 // bitmaps are the device bitmaps of the AND planner and the OR tiles.
 type bitmaps struct {
 	col    []int32      // term -> column, -1 without one
-	use    []uint32     // host copy of the device col table (cuda.AndNoColumn: not in use)
+	use    []uint32     // host copy of the device col table (kern.AndNoColumn: not in use)
 	colBuf *cuda.Buffer // device col table
 	mat    *cuda.Buffer // group bitsets, column c at 4*c*D bytes
 	rank   *cuda.Buffer // rank directories, column c at 4*c*S bytes
@@ -79,7 +80,7 @@ type bitmaps struct {
 	bytes  int64        // device bytes of mat and rank
 	useDF  uint32       // columns in use: lists of df >= useDF
 	errs   []error      // lists left without a bitmap (corrupt blocks)
-	dev    cuda.AndBitmaps
+	dev    kern.AndBitmaps
 }
 
 // bitmapDF is the smallest df of density d over n documents (at least 1).
@@ -104,7 +105,7 @@ func (b *Backend) initBitmaps(lists []index.List) error {
 	}
 	budget = min(budget, int64(bitmapFreeShare*float64(free)))
 	D := wah.Groups(b.n)
-	S := cuda.AndRankEntries(D)
+	S := kern.AndRankEntries(D)
 	per := 4 * int64(D+S)
 	minDF := bitmapDF(d, b.n)
 	var terms []int
@@ -129,7 +130,7 @@ func (b *Backend) initBitmaps(lists []index.List) error {
 	for t := range bm.col {
 		bm.col[t] = -1
 	}
-	wk, err := cuda.LoadWAHKernels(b.ctx)
+	wk, err := kern.LoadWAHKernels(b.ctx)
 	if err != nil {
 		return fmt.Errorf("gpu: %w", err)
 	}
@@ -216,7 +217,7 @@ func encodeList(l *index.List, n uint32, words, rank []uint32, D, S int) (wah.Bi
 	rank = slices.Grow(rank[:0], S)[:S]
 	clear(rank)
 	for _, d := range docs {
-		if s := int(d/wah.GroupBits)/cuda.AndRankWords + 1; s < S {
+		if s := int(d/wah.GroupBits)/kern.AndRankWords + 1; s < S {
 			rank[s]++
 		}
 	}
@@ -228,7 +229,7 @@ func encodeList(l *index.List, n uint32, words, rank []uint32, D, S int) (wah.Bi
 
 // decompress runs Algorithm 2 over bms on the device and copies the group
 // bitsets to mat at byte offset off.
-func (b *Backend) decompress(wk *cuda.WAHKernels, bms []wah.Bitmap, mat *cuda.Buffer, off int) error {
+func (b *Backend) decompress(wk *kern.WAHKernels, bms []wah.Bitmap, mat *cuda.Buffer, off int) error {
 	c, err := wk.Upload(bms)
 	if err != nil {
 		return fmt.Errorf("gpu: list bitmaps: %w", err)
@@ -263,7 +264,7 @@ func (b *Backend) useBitmaps(minDF uint32) error {
 	if err := b.ctx.Synchronize(); err != nil {
 		return fmt.Errorf("gpu: %w", err)
 	}
-	bm.dev = cuda.AndBitmaps{Col: bm.colBuf.Ptr(), Mat: bm.mat.Ptr(), Rank: bm.rank.Ptr(), D: bm.d}
+	bm.dev = kern.AndBitmaps{Col: bm.colBuf.Ptr(), Mat: bm.mat.Ptr(), Rank: bm.rank.Ptr(), D: bm.d}
 	return nil
 }
 
@@ -286,7 +287,7 @@ func (b *Backend) bitmapTerms(p *prep) int {
 		return 0
 	}
 	n := 0
-	for j := len(p.terms) - 1; j >= 1 && b.bm.use[p.terms[j].id] != cuda.AndNoColumn; j-- {
+	for j := len(p.terms) - 1; j >= 1 && b.bm.use[p.terms[j].id] != kern.AndNoColumn; j-- {
 		n++
 	}
 	return n
@@ -326,13 +327,13 @@ func (b *Backend) SetOrBitmapDensity(d float64) {
 }
 
 // column is term t's column when it has a bitmap and df >= minDF, else
-// cuda.AndNoColumn: the rule of the AND planner (useBitmaps) and of the
+// kern.AndNoColumn: the rule of the AND planner (useBitmaps) and of the
 // OR tiles (orMinDF).
 func (b *Backend) column(t int, minDF uint32) uint32 {
 	if c := b.bm.col[t]; c >= 0 && b.info[t].df >= minDF {
 		return uint32(c)
 	}
-	return cuda.AndNoColumn
+	return kern.AndNoColumn
 }
 
 // orMinDF is the smallest df whose bitmap the fused OR tiles use: the AND
@@ -366,7 +367,7 @@ func (b *Backend) Bitmaps() BitmapStats {
 	}
 	s := BitmapStats{Lists: b.bm.ncols, Bytes: b.bm.bytes, Corrupt: len(b.bm.errs)}
 	for _, c := range b.bm.use {
-		if c != cuda.AndNoColumn {
+		if c != kern.AndNoColumn {
 			s.InUse++
 		}
 	}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/qpengine/qp/bitmap/wah"
 	"github.com/qpengine/qp/compress"
-	"github.com/qpengine/qp/cuda"
+	"github.com/qpengine/qp/cuda/kern"
 	"github.com/qpengine/qp/engine"
 	"github.com/qpengine/qp/index"
 )
@@ -140,7 +140,7 @@ func TestAndBitmaps(t *testing.T) {
 			check(true)
 			// A budget of three columns: the three densest lists.
 			D := wah.Groups(uint32(docs))
-			g3 := newBackend(t, x, Options{BitmapDensity: 1.0 / 64, BitmapBytes: 3 * 4 * int64(D+cuda.AndRankEntries(D))})
+			g3 := newBackend(t, x, Options{BitmapDensity: 1.0 / 64, BitmapBytes: 3 * 4 * int64(D+kern.AndRankEntries(D))})
 			if s := g3.Bitmaps(); s.Lists != 3 {
 				t.Fatalf("budget of 3 columns: %+v", s)
 			}

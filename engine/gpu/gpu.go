@@ -23,7 +23,7 @@
 // sequence of launches for all its queries at once:
 //
 //   - AND (Ding et al. WWW'09 §8, Ao et al. §4.2): the shortest list of every
-//     query is decoded (the batch decoders of cuda/decode.go) into
+//     query is decoded (the batch decoders of cuda/kern/decode.go) into
 //     candidates scored with their first term; then, for each further term
 //     in canonical order, every candidate is binary-searched in the skip
 //     table of that list, only the blocks that can hold candidates are
@@ -57,6 +57,7 @@ import (
 
 	"github.com/qpengine/qp/compress"
 	"github.com/qpengine/qp/cuda"
+	"github.com/qpengine/qp/cuda/kern"
 	"github.com/qpengine/qp/engine"
 	"github.com/qpengine/qp/index"
 )
@@ -155,7 +156,7 @@ type Options struct {
 	// a bitmap (BitmapDensity at New) have one to use.
 	OrBitmapDensity float64
 
-	orTile    int    // tests: documents per tile (cuda.OrTileMax when 0)
+	orTile    int    // tests: documents per tile (kern.OrTileMax when 0)
 	orSelect  string // tests: "tree" or "radix" forces the top-k selector
 	orDecoded bool   // tests: bp128 indexes take the decoded path, not the fused one
 	orNoPrune bool   // tests: no block-max skipping in the fused tiles (no term maxima)
@@ -176,8 +177,8 @@ type Backend struct {
 	opt  Options
 	ctx  *cuda.Context
 	own  bool
-	qk   *cuda.QueryKernels
-	kern *cuda.Kernels
+	qk   *kern.QueryKernels
+	kern *kern.Kernels
 
 	docCodec, freqCodec compress.Codec
 	n                   uint32 // documents
@@ -208,7 +209,7 @@ var _ engine.Backend = (*Backend)(nil)
 // New uploads x's postings and norms to a GPU and returns the backend. It
 // fails with an error wrapping cuda.ErrUnavailable when no GPU can be used,
 // ErrUnsupported when x's codecs have no GPU decoder or its blocks are
-// larger than cuda.MaxBlockValues, and cuda.ErrOutOfMemory when the index
+// larger than kern.MaxBlockValues, and cuda.ErrOutOfMemory when the index
 // does not fit on the device.
 func New(x *index.Index, opts ...Options) (*Backend, error) {
 	var opt Options
@@ -283,13 +284,13 @@ func (b *Backend) checkIndex() error {
 		return fmt.Errorf("gpu: %w: frequency codec %q: %v", ErrUnsupported, x.Meta.FreqCodec, err)
 	}
 	for _, c := range []compress.Codec{dc, fc} {
-		if !cuda.Supported(c.ID()) {
+		if !kern.Supported(c.ID()) {
 			return fmt.Errorf("gpu: %w: codec %s has no GPU decoder; use the CPU backend", ErrUnsupported, c.Name())
 		}
 	}
-	if x.Meta.BlockSize > cuda.MaxBlockValues {
+	if x.Meta.BlockSize > kern.MaxBlockValues {
 		return fmt.Errorf("gpu: %w: block size %d, the GPU decoders take at most %d; use the CPU backend",
-			ErrUnsupported, x.Meta.BlockSize, cuda.MaxBlockValues)
+			ErrUnsupported, x.Meta.BlockSize, kern.MaxBlockValues)
 	}
 	if uint64(x.NumDocs()) >= uint64(index.Terminated) {
 		return fmt.Errorf("gpu: %w: %d documents", ErrUnsupported, x.NumDocs())
@@ -313,7 +314,7 @@ func align16(n uint64) uint64 { return (n + 15) &^ 15 }
 // init loads the kernels, creates the stream and uploads the index.
 func (b *Backend) init() error {
 	var err error
-	if b.qk, err = cuda.LoadQueryKernels(b.ctx); err != nil {
+	if b.qk, err = kern.LoadQueryKernels(b.ctx); err != nil {
 		return fmt.Errorf("gpu: %w", err)
 	}
 	b.kern = b.qk.Kernels()
@@ -323,7 +324,7 @@ func (b *Backend) init() error {
 	x := b.x
 	nt := x.NumTerms()
 	b.info = make([]termInfo, nt)
-	meta := make([]uint32, cuda.TermMetaWords*max(nt, 1))
+	meta := make([]uint32, kern.TermMetaWords*max(nt, 1))
 	lists := make([]index.List, nt)
 	var size uint64
 	for t := 0; t < nt; t++ {
@@ -341,7 +342,7 @@ func (b *Backend) init() error {
 			mx = max(mx, l.BlockMax(i))
 		}
 		b.info[t] = termInfo{df: l.DF, nb: uint32(l.NBlocks), dlen: uint32(d), flen: uint32(f), max: mx}
-		cuda.PutTermMeta(meta[cuda.TermMetaWords*t:], size, size+sk, size+sk+d, uint32(l.NBlocks), l.DF)
+		kern.PutTermMeta(meta[kern.TermMetaWords*t:], size, size+sk, size+sk+d, uint32(l.NBlocks), l.DF)
 		size += align16(sk + d + f)
 	}
 	b.resident = int64(size)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/qpengine/qp/compress"
 	"github.com/qpengine/qp/cuda"
+	"github.com/qpengine/qp/cuda/kern"
 	"github.com/qpengine/qp/engine"
 	"github.com/qpengine/qp/index"
 	"github.com/qpengine/qp/topk"
@@ -273,7 +274,7 @@ func sameResponse(got, want engine.Response) string {
 func gpuCodecs() []compress.Codec {
 	var out []compress.Codec
 	for _, c := range compress.All() {
-		if cuda.Supported(c.ID()) {
+		if kern.Supported(c.ID()) {
 			out = append(out, c)
 		}
 	}

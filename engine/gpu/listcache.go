@@ -48,6 +48,7 @@ import (
 	"time"
 
 	"github.com/qpengine/qp/cuda"
+	"github.com/qpengine/qp/cuda/kern"
 	"github.com/qpengine/qp/engine"
 )
 
@@ -365,7 +366,7 @@ func (c *listCache) upload(total int64) error {
 		}
 		c.pending[k] = false
 	}
-	metaBytes := 4 * cuda.TermMetaWords
+	metaBytes := 4 * kern.TermMetaWords
 	need := int(total) + metaBytes*len(c.missing)
 	if err := c.stage[k].reset(need); err != nil {
 		return err
@@ -397,7 +398,7 @@ func (c *listCache) upload(total int64) error {
 			off := uint64(c.ent[t].off)
 			sk, d := uint64(len(l.SkipBytes())), uint64(len(l.DocBytes()))
 			w := cuda.HostSlice[uint32](stg.h)[(int(total)+metaBytes*i)/4:]
-			cuda.PutTermMeta(w, off, off+sk, off+sk+d, uint32(l.NBlocks), l.DF)
+			kern.PutTermMeta(w, off, off+sk, off+sk+d, uint32(l.NBlocks), l.DF)
 		}
 	})
 	for i, t := range c.missing {
@@ -731,14 +732,14 @@ var cacheCheck = false
 
 // check is cacheCheck's verification; the copy stream must be idle.
 func (c *listCache) check(set []*prep) error {
-	meta := make([]uint32, len(c.ent)*cuda.TermMetaWords)
+	meta := make([]uint32, len(c.ent)*kern.TermMetaWords)
 	if err := cuda.CopyFromDevice(meta, c.b.terms, 0); err != nil {
 		return err
 	}
 	for _, p := range set {
 		for _, t := range p.terms {
 			e := c.ent[t.id]
-			w := meta[cuda.TermMetaWords*t.id:]
+			w := meta[kern.TermMetaWords*t.id:]
 			if e.off < 0 || uint64(w[0])|uint64(w[1])<<32 != uint64(e.off) || w[7] != t.df {
 				return fmt.Errorf("BUG: gpu: query %q term %d: cache entry %+v, device entry %v", p.q.ID, t.id, e, w[:8])
 			}

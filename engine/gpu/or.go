@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/qpengine/qp/cuda"
+	"github.com/qpengine/qp/cuda/kern"
 	"github.com/qpengine/qp/engine"
 )
 
@@ -18,34 +19,77 @@ func (b *Backend) runOr(mem *devMem, qs []*prep, out []engine.Response) error {
 }
 
 // runOrDense evaluates the disjunctions of qs (every query has >= 1 known
-// term) with dense accumulators and writes their results.
+// term) with dense accumulators and writes their results: plan (one step
+// per canonical term position j, the j-th lists of every query), upload,
+// the steps (decode, accumulate), top-k over the rows, download.
 func (b *Backend) runOrDense(mem *devMem, qs []*prep, out []engine.Response) error {
-	s := b.stream
-	qk := b.qk
-	nq := len(qs)
-	var nterms, maxM int
-	for _, p := range qs {
-		nterms += len(p.terms)
-		maxM = max(maxM, len(p.terms))
-	}
-	type step struct{ seg0, nseg, nblk, dbytes, fbytes, nval int }
-	steps := make([]step, maxM)
-	var lay layout
-	oMeta, oTerms, oSegs, oScr := lay.add(16*nq), lay.add(16*nterms), lay.add(40*nterms), lay.add(8*nq)
-	if err := b.up.reset(lay.size); err != nil {
+	r := b.planOrDense(mem, qs)
+	if err := r.upload(); err != nil {
 		return err
 	}
-	b.up.take(lay.size)
-	nres, scratchWords := b.fillQueries(qs, oMeta, oTerms, oScr)
-	segs := b.up.u32(oSegs, cuda.SegWords*nterms)
-	toff := make([]int, nq)
-	for a := 1; a < nq; a++ {
+	if err := r.accumulate(); err != nil {
+		return err
+	}
+	if err := r.selectTopK(); err != nil {
+		return err
+	}
+	return r.download(out)
+}
+
+// orDenseStep is the j-th lists of every query of a dense OR set: Segs
+// seg0.. (nseg), their blocks, encoded bytes and postings.
+type orDenseStep struct{ seg0, nseg, nblk, dbytes, fbytes, nval int }
+
+// orDenseRun is the state of one runOrDense launch set.
+type orDenseRun struct {
+	b                          *Backend
+	mem                        *devMem
+	qs                         []*prep
+	nq, nterms                 int
+	steps                      []orDenseStep
+	big                        orDenseStep // the largest step, for the shared buffers
+	oMeta, oTerms, oSegs, oScr int
+	size, nres, scratchWords   int
+	pMeta, pTerms, pSegs, pScr cuda.DevicePtr
+	acc, ctr, res, cnt, total  *cuda.Buffer
+	st                         statusSlots
+}
+
+// planOrDense counts the set's terms and steps and lays out its upload:
+// QMeta | QTerm | Seg (every list, by step) | scratch offsets.
+func (b *Backend) planOrDense(mem *devMem, qs []*prep) *orDenseRun {
+	r := &orDenseRun{b: b, mem: mem, qs: qs, nq: len(qs)}
+	maxM := 0
+	for _, p := range qs {
+		r.nterms += len(p.terms)
+		maxM = max(maxM, len(p.terms))
+	}
+	r.steps = make([]orDenseStep, maxM)
+	var lay layout
+	r.oMeta, r.oTerms, r.oSegs, r.oScr = lay.add(16*r.nq), lay.add(16*r.nterms), lay.add(40*r.nterms), lay.add(8*r.nq)
+	r.size = lay.size
+	return r
+}
+
+// upload writes the QMeta, QTerms, the Segs step by step (sizing each
+// step; an error matching cuda.ErrOutOfMemory past 2^31) and scratch
+// offsets, and uploads them.
+func (r *orDenseRun) upload() error {
+	b, qs := r.b, r.qs
+	if err := b.up.reset(r.size); err != nil {
+		return err
+	}
+	b.up.take(r.size)
+	r.nres, r.scratchWords = b.fillQueries(qs, r.oMeta, r.oTerms, r.oScr)
+	segs := b.up.u32(r.oSegs, kern.SegWords*r.nterms)
+	toff := make([]int, r.nq)
+	for a := 1; a < r.nq; a++ {
 		toff[a] = toff[a-1] + len(qs[a-1].terms)
 	}
-	var big step // the largest step, for the shared buffers
+	big := &r.big
 	ns := 0
-	for j := range steps {
-		st := &steps[j]
+	for j := range r.steps {
+		st := &r.steps[j]
 		st.seg0 = ns
 		for a, p := range qs {
 			if j >= len(p.terms) {
@@ -53,7 +97,7 @@ func (b *Backend) runOrDense(mem *devMem, qs []*prep, out []engine.Response) err
 			}
 			t := p.terms[j]
 			ti := b.info[t.id]
-			cuda.PutSeg(segs[cuda.SegWords*ns:], uint64(st.dbytes), uint64(st.fbytes), uint64(st.nval), uint32(t.id),
+			kern.PutSeg(segs[kern.SegWords*ns:], uint64(st.dbytes), uint64(st.fbytes), uint64(st.nval), uint32(t.id),
 				uint32(st.nblk), uint32(a), uint32(toff[a]+j))
 			st.nblk += int(ti.nb)
 			st.dbytes += int(ti.dlen)
@@ -68,64 +112,83 @@ func (b *Backend) runOrDense(mem *devMem, qs []*prep, out []engine.Response) err
 	if big.nval > math.MaxInt32/2 || big.dbytes > math.MaxInt32 || big.fbytes > math.MaxInt32 {
 		return fmt.Errorf("%w: OR launch of %d postings", cuda.ErrOutOfMemory, big.nval)
 	}
-	base, err := b.upload(mem, lay.size)
+	base, err := b.upload(r.mem, r.size)
 	if err != nil {
 		return err
 	}
-	pMeta, pTerms, pSegs, pScr := base+cuda.DevicePtr(oMeta), base+cuda.DevicePtr(oTerms), base+cuda.DevicePtr(oSegs), base+cuda.DevicePtr(oScr)
+	r.pMeta, r.pTerms = base+cuda.DevicePtr(r.oMeta), base+cuda.DevicePtr(r.oTerms)
+	r.pSegs, r.pScr = base+cuda.DevicePtr(r.oSegs), base+cuda.DevicePtr(r.oScr)
+	return nil
+}
 
-	var acc, ctr, stBuf *cuda.Buffer
-	if err := mem.gets([]**cuda.Buffer{&acc, &ctr, &stBuf}, 4*nq*int(b.n), 16, 16*maxM); err != nil {
+// accumulate zeroes the rows (N floats per query) and the counters, then
+// per step decodes the step's lists and adds them to the rows.
+func (r *orDenseRun) accumulate() error {
+	b, s, mem, nq := r.b, r.b.stream, r.mem, r.nq
+	var stBuf *cuda.Buffer
+	if err := mem.gets([]**cuda.Buffer{&r.acc, &r.ctr, &stBuf}, 4*nq*int(b.n), 16, 16*len(r.steps)); err != nil {
 		return err
 	}
 	t := b.tm.start(s)
-	if err := s.Fill32(acc, 0, 0, nq*int(b.n)); err != nil {
+	if err := s.Fill32(r.acc, 0, 0, nq*int(b.n)); err != nil {
 		return err
 	}
-	if err := s.Fill32(ctr, 0, 0, 4); err != nil {
+	if err := s.Fill32(r.ctr, 0, 0, 4); err != nil {
 		return err
 	}
 	b.tm.stop(s, t, phScore)
-	st := statusSlots{buf: stBuf}
-	d, err := allocDecode(mem, big.nblk, big.dbytes, big.fbytes, big.nval)
+	r.st = statusSlots{buf: stBuf}
+	d, err := allocDecode(mem, r.big.nblk, r.big.dbytes, r.big.fbytes, r.big.nval)
 	if err != nil {
 		return err
 	}
-	for j := range steps {
-		stp := steps[j]
-		pSeg := pSegs + cuda.DevicePtr(40*stp.seg0)
-		if err := b.decodeLists(d, pSeg, stp.nseg, stp.nblk, st.pair(b)); err != nil {
+	for _, stp := range r.steps {
+		pSeg := r.pSegs + cuda.DevicePtr(40*stp.seg0)
+		if err := b.decodeLists(d, pSeg, stp.nseg, stp.nblk, r.st.pair(b)); err != nil {
 			return err
 		}
 		t = b.tm.start(s)
-		if err := qk.OrAccumulate(s, pSeg, stp.nseg, pTerms, b.norms.Ptr(), b.n, b.k1p1, d.docs.Ptr(), d.freqs.Ptr(),
-			stp.nval, acc.Ptr(), ctr.Ptr()); err != nil {
+		if err := b.qk.OrAccumulate(s, pSeg, stp.nseg, r.pTerms, b.norms.Ptr(), b.n, b.k1p1, d.docs.Ptr(), d.freqs.Ptr(),
+			stp.nval, r.acc.Ptr(), r.ctr.Ptr()); err != nil {
 			return err
 		}
 		b.tm.stop(s, t, phScore)
 		b.prof.Launches += 2
 	}
-	var res, cnt, total, scratch *cuda.Buffer
-	if err := mem.gets([]**cuda.Buffer{&res, &cnt, &total, &scratch}, 8*nres, 4*nq, 4*nq, 8*scratchWords); err != nil {
+	return nil
+}
+
+// selectTopK selects each query's top k over its row (zeros skipped).
+func (r *orDenseRun) selectTopK() error {
+	b, s, nq := r.b, r.b.stream, r.nq
+	var scratch *cuda.Buffer
+	if err := r.mem.gets([]**cuda.Buffer{&r.res, &r.cnt, &r.total, &scratch}, 8*r.nres, 4*nq, 4*nq, 8*r.scratchWords); err != nil {
 		return err
 	}
-	t = b.tm.start(s)
-	if err := qk.TopK(s, true, nq, pMeta, 0, 0, 0, 0, acc.Ptr(), b.n, res.Ptr(), cnt.Ptr(), total.Ptr(),
-		scratch.Ptr(), pScr); err != nil {
+	t := b.tm.start(s)
+	if err := b.qk.TopK(s, true, nq, r.pMeta, 0, 0, 0, 0, r.acc.Ptr(), b.n, r.res.Ptr(), r.cnt.Ptr(), r.total.Ptr(),
+		scratch.Ptr(), r.pScr); err != nil {
 		return err
 	}
 	b.tm.stop(s, t, phTopK)
 	b.prof.Launches++
-	dl := []*download{{src: cnt, n: 4 * nq}, {src: total, n: 4 * nq}, {src: ctr, n: 16},
-		{src: st.buf, n: 8 * st.n}, {src: res, n: 8 * nres}}
-	if err := b.fetch(mem, dl); err != nil {
+	return nil
+}
+
+// download fetches the counts, counters, status slots and result keys,
+// turns corrupt-data counters into errors and writes the results.
+func (r *orDenseRun) download(out []engine.Response) error {
+	b, nq, qs := r.b, r.nq, r.qs
+	dl := []*download{{src: r.cnt, n: 4 * nq}, {src: r.total, n: 4 * nq}, {src: r.ctr, n: 16},
+		{src: r.st.buf, n: 8 * r.st.n}, {src: r.res, n: 8 * r.nres}}
+	if err := b.fetch(r.mem, dl); err != nil {
 		return err
 	}
 	cnts, tots := b.down.u32(dl[0].at, nq), b.down.u32(dl[1].at, nq)
-	if err := b.corruptError(b.down.u32(dl[2].at, 4)[cuda.QueryErrDocs], b.down.u64(dl[3].at, st.n), st.codecs); err != nil {
+	if err := b.corruptError(b.down.u32(dl[2].at, 4)[kern.QueryErrDocs], b.down.u64(dl[3].at, r.st.n), r.st.codecs); err != nil {
 		return err
 	}
-	keys := b.down.u64(dl[4].at, nres)
+	keys := b.down.u64(dl[4].at, r.nres)
 	offs, err := resultOffsets(qs, cnts)
 	if err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 
 	"github.com/qpengine/qp/compress"
 	"github.com/qpengine/qp/cuda"
+	"github.com/qpengine/qp/cuda/kern"
 	"github.com/qpengine/qp/engine"
 	"github.com/qpengine/qp/index"
 	"github.com/qpengine/qp/score"
@@ -47,32 +48,32 @@ const (
 var orCapMin = 1 << 16
 
 // orTileKernels caches the tiled OR kernels per context.
-var orTileKernels sync.Map // *cuda.Context -> *cuda.OrTileKernels
+var orTileKernels sync.Map // *cuda.Context -> *kern.OrTileKernels
 
-func (b *Backend) tileKernels() (*cuda.OrTileKernels, error) {
+func (b *Backend) tileKernels() (*kern.OrTileKernels, error) {
 	if v, ok := orTileKernels.Load(b.ctx); ok {
-		return v.(*cuda.OrTileKernels), nil
+		return v.(*kern.OrTileKernels), nil
 	}
-	k, err := cuda.LoadOrTileKernels(b.ctx)
+	k, err := kern.LoadOrTileKernels(b.ctx)
 	if err != nil {
 		return nil, err
 	}
 	v, _ := orTileKernels.LoadOrStore(b.ctx, k)
-	return v.(*cuda.OrTileKernels), nil
+	return v.(*kern.OrTileKernels), nil
 }
 
 // tiling returns the tile size and number of tiles for the index (ok false
-// when N needs more than cuda.OrMaxTiles tiles of cuda.OrTileMax).
+// when N needs more than kern.OrMaxTiles tiles of kern.OrTileMax).
 func (b *Backend) tiling() (tile, ntiles int, ok bool) {
 	n := int(b.n)
-	if n == 0 || n > cuda.OrTileMax*cuda.OrMaxTiles {
+	if n == 0 || n > kern.OrTileMax*kern.OrMaxTiles {
 		return 0, 0, false
 	}
-	tile = cuda.OrTileMax
+	tile = kern.OrTileMax
 	if b.opt.orTile > 0 {
-		tile = min(b.opt.orTile, cuda.OrTileMax)
+		tile = min(b.opt.orTile, kern.OrTileMax)
 	}
-	tile = max(tile, (n+cuda.OrMaxTiles-1)/cuda.OrMaxTiles)
+	tile = max(tile, (n+kern.OrMaxTiles-1)/kern.OrMaxTiles)
 	return tile, (n + tile - 1) / tile, true
 }
 
@@ -84,7 +85,7 @@ func (b *Backend) orDense() bool {
 }
 
 // orFused reports whether the tiles decode bp128 blocks themselves
-// (cuda.OrTileKernels.AccumulateBP128) instead of reading lists the batch
+// (kern.OrTileKernels.AccumulateBP128) instead of reading lists the batch
 // decoders decoded whole.
 func (b *Backend) orFused() bool {
 	return b.docCodec.ID() == compress.IDBP128 && b.freqCodec.ID() == compress.IDBP128 && !b.opt.orDecoded
@@ -116,7 +117,7 @@ func (b *Backend) orQueryBytes(p *prep) int64 {
 	_, ntiles, _ := b.tiling()
 	n := int64(8*ntiles+32) + 32*int64(b.orCap(p))
 	if b.orFused() {
-		n += int64(len(p.terms)) * (4*int64(ntiles+1) + 4*cuda.TermMetaWords) // block ranges, TermMeta copies
+		n += int64(len(p.terms)) * (4*int64(ntiles+1) + 4*kern.TermMetaWords) // block ranges, TermMeta copies
 	}
 	return n
 }
@@ -146,225 +147,330 @@ func (b *Backend) orPerItem(nq, r int) int {
 // their results; queries whose candidates overflow their slots rerun with
 // every slot they can use.
 func (b *Backend) runOrTiled(mem *devMem, qs []*prep, out []engine.Response) error {
-	s := b.stream
-	qk := b.qk
-	ok, err := b.tileKernels()
+	r, err := b.planOrTiled(mem, qs)
 	if err != nil {
 		return err
 	}
-	fused := b.orFused()
-	tile, ntiles, _ := b.tiling()
-	nq := len(qs)
-	var nterms, nblk, dbytes, fbytes, nval, sumCap int
-	tree := b.opt.orSelect != "radix"
+	if err := r.upload(); err != nil {
+		return err
+	}
+	if err := r.alloc(); err != nil {
+		return err
+	}
+	if err := r.accumulate(); err != nil {
+		return err
+	}
+	if err := r.selectTopK(); err != nil {
+		return err
+	}
+	over, err := r.download(out)
+	if err != nil {
+		return err
+	}
+	return b.rerunOverflowed(mem, over, out)
+}
+
+// orTileRun is the state of one runOrTiled launch set, from its plan to
+// its download.
+type orTileRun struct {
+	b                          *Backend
+	mem                        *devMem
+	ok                         *kern.OrTileKernels
+	qs                         []*prep
+	fused, tree, useBm         bool
+	tile, ntiles               int
+	nq, nterms                 int
+	nblk, dbytes, fbytes, nval int // every list of the set
+	sumCap                     int // candidate slots, all queries
+	caps                       []int
+
+	// Uploaded: QMeta | QTerm | Seg (every list) | scratch offsets |
+	// OQuery | columns (useBm).
+	oMeta, oTerms, oSegs, oScr, oOq, oCol int
+	size, nres, scratchWords              int
+	base                                  cuda.DevicePtr
+	pMeta, pTerms, pSegs, pScr, pOq       cuda.DevicePtr
+
+	ctr, ub, order, theta, cnt, cdoc, cscore, ccnt, part *cuda.Buffer
+	pRng, pQtm                                           cuda.DevicePtr // fused: block ranges, TermMeta copies
+	st                                                   statusSlots
+	res, cntOut, total                                   *cuda.Buffer
+}
+
+// planOrTiled loads the kernels and sizes the launch set: lists, candidate
+// slots (an error matching cuda.ErrOutOfMemory past 2^31), the selection
+// (Ding's max tree unless a query's k or slots are too large for it, or
+// Options say otherwise) and the upload layout.
+func (b *Backend) planOrTiled(mem *devMem, qs []*prep) (*orTileRun, error) {
+	ok, err := b.tileKernels()
+	if err != nil {
+		return nil, err
+	}
+	r := &orTileRun{b: b, mem: mem, ok: ok, qs: qs, nq: len(qs), fused: b.orFused(), tree: b.opt.orSelect != "radix"}
+	r.tile, r.ntiles, _ = b.tiling()
 	for _, p := range qs {
-		nterms += len(p.terms)
+		r.nterms += len(p.terms)
 		for _, t := range p.terms {
 			ti := b.info[t.id]
-			nblk += int(ti.nb)
-			dbytes += int(ti.dlen)
-			fbytes += int(ti.flen)
-			nval += int(ti.df)
+			r.nblk += int(ti.nb)
+			r.dbytes += int(ti.dlen)
+			r.fbytes += int(ti.flen)
+			r.nval += int(ti.df)
 		}
 		c := b.orCap(p)
-		sumCap += c
-		if b.opt.orSelect != "tree" && (p.q.K > orTreeK || c > cuda.OrTreeItems) {
-			tree = false
+		r.sumCap += c
+		if b.opt.orSelect != "tree" && (p.q.K > orTreeK || c > kern.OrTreeItems) {
+			r.tree = false
 		}
 	}
-	if (!fused && (nval > math.MaxInt32/2 || dbytes > math.MaxInt32 || fbytes > math.MaxInt32)) ||
-		sumCap > math.MaxInt32/2 || int64(nq)*int64(ntiles) > math.MaxInt32/2 {
-		return fmt.Errorf("%w: OR launch of %d postings", cuda.ErrOutOfMemory, nval)
+	if (!r.fused && (r.nval > math.MaxInt32/2 || r.dbytes > math.MaxInt32 || r.fbytes > math.MaxInt32)) ||
+		r.sumCap > math.MaxInt32/2 || int64(r.nq)*int64(r.ntiles) > math.MaxInt32/2 {
+		return nil, fmt.Errorf("%w: OR launch of %d postings", cuda.ErrOutOfMemory, r.nval)
 	}
 	// The fused tiles' device bitmaps: the columns per query term (none:
 	// zero).
-	useBm := fused && b.bm != nil
-	// Uploads: QMeta | QTerm | Seg (every list) | scratch offsets | OQuery
-	// | columns (useBm).
+	r.useBm = r.fused && b.bm != nil
 	var lay layout
-	oMeta, oTerms, oSegs, oScr, oOq := lay.add(16*nq), lay.add(16*nterms), lay.add(40*nterms), lay.add(8*nq), lay.add(16*nq)
-	oCol := -1
-	if useBm {
-		oCol = lay.add(4 * nterms)
+	nq := r.nq
+	r.oMeta, r.oTerms, r.oSegs, r.oScr, r.oOq = lay.add(16*nq), lay.add(16*r.nterms), lay.add(40*r.nterms), lay.add(8*nq), lay.add(16*nq)
+	r.oCol = -1
+	if r.useBm {
+		r.oCol = lay.add(4 * r.nterms)
 	}
-	if err := b.up.reset(lay.size); err != nil {
+	r.size = lay.size
+	return r, nil
+}
+
+// upload writes the QMeta, QTerms, a Seg per list, scratch offsets, an
+// OQuery per query (its first Seg and candidate slots) and the bitmap
+// columns into the upload buffer and uploads them.
+func (r *orTileRun) upload() error {
+	b := r.b
+	if err := b.up.reset(r.size); err != nil {
 		return err
 	}
-	b.up.take(lay.size)
-	nres, scratchWords := b.fillQueries(qs, oMeta, oTerms, oScr)
-	segs := b.up.u32(oSegs, cuda.SegWords*nterms)
-	oqs := b.up.u32(oOq, cuda.OQueryWords*nq)
-	caps := make([]int, nq)
+	b.up.take(r.size)
+	r.nres, r.scratchWords = b.fillQueries(r.qs, r.oMeta, r.oTerms, r.oScr)
+	segs := b.up.u32(r.oSegs, kern.SegWords*r.nterms)
+	oqs := b.up.u32(r.oOq, kern.OQueryWords*r.nq)
+	r.caps = make([]int, r.nq)
 	var cols []uint32
 	var orDF uint32 // the OR tiles' bitmap df (b.orMinDF)
-	if useBm {
-		cols, orDF = b.up.u32(oCol, nterms), b.orMinDF()
+	if r.useBm {
+		cols, orDF = b.up.u32(r.oCol, r.nterms), b.orMinDF()
 	}
 	var d0, f0, v0, blk0, toff, coff int
-	for a, p := range qs {
-		caps[a] = b.orCap(p)
-		cuda.PutOQuery(oqs[cuda.OQueryWords*a:], uint32(toff), uint32(caps[a]), uint32(coff))
-		coff += caps[a]
+	for a, p := range r.qs {
+		r.caps[a] = b.orCap(p)
+		kern.PutOQuery(oqs[kern.OQueryWords*a:], uint32(toff), uint32(r.caps[a]), uint32(coff))
+		coff += r.caps[a]
 		for j, t := range p.terms {
 			ti := b.info[t.id]
-			cuda.PutSeg(segs[cuda.SegWords*(toff+j):], uint64(d0), uint64(f0), uint64(v0), uint32(t.id), uint32(blk0),
+			kern.PutSeg(segs[kern.SegWords*(toff+j):], uint64(d0), uint64(f0), uint64(v0), uint32(t.id), uint32(blk0),
 				uint32(a), uint32(toff+j))
-			if useBm {
+			if r.useBm {
 				cols[toff+j] = b.column(t.id, orDF)
 			}
 			d0, f0, v0, blk0 = d0+int(ti.dlen), f0+int(ti.flen), v0+int(ti.df), blk0+int(ti.nb)
 		}
 		toff += len(p.terms)
 	}
-	base, err := b.upload(mem, lay.size)
+	base, err := b.upload(r.mem, r.size)
 	if err != nil {
 		return err
 	}
-	at := func(o int) cuda.DevicePtr { return base + cuda.DevicePtr(o) }
-	pMeta, pTerms, pSegs, pScr, pOq := at(oMeta), at(oTerms), at(oSegs), at(oScr), at(oOq)
+	r.base = base
+	r.pMeta, r.pTerms, r.pSegs, r.pScr, r.pOq = r.at(r.oMeta), r.at(r.oTerms), r.at(r.oSegs), r.at(r.oScr), r.at(r.oOq)
+	return nil
+}
 
-	var ctr, stBuf, ub, order, theta, cnt, cdoc, cscore, ccnt, part *cuda.Buffer
-	if err := mem.gets([]**cuda.Buffer{&ctr, &stBuf, &ub, &order, &theta, &cnt, &cdoc, &cscore, &ccnt, &part},
-		4*cuda.OrCounters, 16, 4*nq*ntiles, 4*nq*ntiles, 8*nq, 4*nq, 4*sumCap, 4*sumCap, 4*(nq+1),
-		4*(cuda.ScanParts(nq)+1)); err != nil {
+// at is the device address of upload offset o.
+func (r *orTileRun) at(o int) cuda.DevicePtr { return r.base + cuda.DevicePtr(o) }
+
+// alloc takes the counters, tile bounds and order, thresholds, candidate
+// slots and (fused) block ranges and TermMeta copies, and initializes the
+// counters, thresholds (none) and candidate counts.
+func (r *orTileRun) alloc() error {
+	b, s, nq, mem := r.b, r.b.stream, r.nq, r.mem
+	var stBuf *cuda.Buffer
+	if err := mem.gets([]**cuda.Buffer{&r.ctr, &stBuf, &r.ub, &r.order, &r.theta, &r.cnt, &r.cdoc, &r.cscore, &r.ccnt, &r.part},
+		4*kern.OrCounters, 16, 4*nq*r.ntiles, 4*nq*r.ntiles, 8*nq, 4*nq, 4*r.sumCap, 4*r.sumCap, 4*(nq+1),
+		4*(kern.ScanParts(nq)+1)); err != nil {
 		return err
 	}
-	var rng, qtm *cuda.Buffer
-	var pRng, pQtm cuda.DevicePtr
-	if fused {
-		if err := mem.gets([]**cuda.Buffer{&rng, &qtm}, 4*nterms*(ntiles+1), 4*cuda.TermMetaWords*nterms); err != nil {
+	r.st = statusSlots{buf: stBuf}
+	if r.fused {
+		var rng, qtm *cuda.Buffer
+		if err := mem.gets([]**cuda.Buffer{&rng, &qtm}, 4*r.nterms*(r.ntiles+1), 4*kern.TermMetaWords*r.nterms); err != nil {
 			return err
 		}
-		pRng, pQtm = rng.Ptr(), qtm.Ptr()
+		r.pRng, r.pQtm = rng.Ptr(), qtm.Ptr()
 	}
 	t := b.tm.start(s)
 	for _, f := range []struct {
 		buf *cuda.Buffer
 		v   uint32
 		n   int
-	}{{ctr, 0, cuda.OrCounters}, {theta, math.MaxUint32, 2 * nq}, {cnt, 0, nq}} {
+	}{{r.ctr, 0, kern.OrCounters}, {r.theta, math.MaxUint32, 2 * nq}, {r.cnt, 0, nq}} {
 		if err := s.Fill32(f.buf, 0, f.v, f.n); err != nil {
 			return err
 		}
 	}
 	b.tm.stop(s, t, phScore)
-	st := statusSlots{buf: stBuf}
-	terms, post, norms := b.terms.Ptr(), b.post.Ptr(), b.norms.Ptr()
+	return nil
+}
+
+// accumulate decodes every list whole and checks it (unless fused), then
+// runs the tile bounds and order, and the two accumulation passes: the
+// seed ranks (a first threshold per query), then the rest.
+func (r *orTileRun) accumulate() error {
+	b, s, mem := r.b, r.b.stream, r.mem
 	var d *decodeBufs
-	if !fused {
-		if d, err = allocDecode(mem, nblk, dbytes, fbytes, nval); err != nil {
+	if !r.fused {
+		var err error
+		if d, err = allocDecode(mem, r.nblk, r.dbytes, r.fbytes, r.nval); err != nil {
 			return err
 		}
-		if err := b.decodeLists(d, pSegs, nterms, nblk, st.pair(b)); err != nil {
+		if err := b.decodeLists(d, r.pSegs, r.nterms, r.nblk, r.st.pair(b)); err != nil {
 			return err
 		}
 	}
-	t = b.tm.start(s)
-	if !fused {
-		if err := ok.Check(s, pSegs, nterms, d.docs.Ptr(), nval, b.n, ctr.Ptr()); err != nil {
+	t := b.tm.start(s)
+	if !r.fused {
+		if err := r.ok.Check(s, r.pSegs, r.nterms, d.docs.Ptr(), r.nval, b.n, r.ctr.Ptr()); err != nil {
 			return err
 		}
 		b.prof.Launches++
 	}
-	if err := ok.Bounds(s, nq, pMeta, pOq, pSegs, pTerms, terms, post, b.bmExact(), tile, ntiles, ub.Ptr(),
-		order.Ptr(), pRng, pQtm); err != nil {
+	if err := r.ok.Bounds(s, r.nq, r.pMeta, r.pOq, r.pSegs, r.pTerms, b.terms.Ptr(), b.post.Ptr(), b.bmExact(), r.tile, r.ntiles,
+		r.ub.Ptr(), r.order.Ptr(), r.pRng, r.pQtm); err != nil {
 		return err
 	}
-	var bm cuda.AndBitmaps
-	if useBm {
-		bm = b.bm.dev
-		bm.Col = at(oCol)
-	}
-	seeds := min(orSeeds, ntiles)
-	for _, ps := range []cuda.OrPass{
-		{NQ: nq, NTiles: ntiles, Tile: tile, Order: order.Ptr(), R0: 0, R1: seeds, Per: 1},
-		{NQ: nq, NTiles: ntiles, Tile: tile, Order: order.Ptr(), R0: seeds, R1: ntiles, Per: b.orPerItem(nq, ntiles-seeds)},
-	} {
-		if fused {
-			err = ok.AccumulateBP128(s, ps, pMeta, pOq, pSegs, pTerms, terms, norms, b.n, b.k1p1, post, b.bs, pRng, pQtm, bm,
-				ctr.Ptr(), ub.Ptr(), theta.Ptr(), cnt.Ptr(), cdoc.Ptr(), cscore.Ptr())
-		} else {
-			err = ok.Accumulate(s, ps, pMeta, pOq, pSegs, pTerms, terms, norms, b.n, b.k1p1, d.docs.Ptr(), d.freqs.Ptr(),
-				ctr.Ptr(), ub.Ptr(), theta.Ptr(), cnt.Ptr(), cdoc.Ptr(), cscore.Ptr())
-		}
-		if err != nil {
-			return err
-		}
+	if err := r.passes(d); err != nil {
+		return err
 	}
 	b.tm.stop(s, t, phScore)
 	b.prof.Launches += 3
 	if d != nil {
 		mem.retire(d.all()...)
 	}
-	// Pack the candidates by query and select.
-	var ndoc, nscore, ncq, res, cntOut, total, scratch *cuda.Buffer
-	if tree {
-		scratchWords = sumCap // the max tree's keys
+	return nil
+}
+
+// passes runs the two accumulation passes, fused (with the device bitmaps
+// when in use) or over the lists decoded into d.
+func (r *orTileRun) passes(d *decodeBufs) error {
+	b, s := r.b, r.b.stream
+	var bm kern.AndBitmaps
+	if r.useBm {
+		bm = b.bm.dev
+		bm.Col = r.at(r.oCol)
 	}
-	if err := mem.gets([]**cuda.Buffer{&ndoc, &nscore, &ncq, &res, &cntOut, &total, &scratch},
-		4*sumCap, 4*sumCap, 4*sumCap, 8*nres, 4*nq, 4*nq, 8*scratchWords); err != nil {
+	nq, ntiles, tile := r.nq, r.ntiles, r.tile
+	seeds := min(orSeeds, ntiles)
+	terms, post, norms := b.terms.Ptr(), b.post.Ptr(), b.norms.Ptr()
+	for _, ps := range []kern.OrPass{
+		{NQ: nq, NTiles: ntiles, Tile: tile, Order: r.order.Ptr(), R0: 0, R1: seeds, Per: 1},
+		{NQ: nq, NTiles: ntiles, Tile: tile, Order: r.order.Ptr(), R0: seeds, R1: ntiles, Per: b.orPerItem(nq, ntiles-seeds)},
+	} {
+		var err error
+		if r.fused {
+			err = r.ok.AccumulateBP128(s, ps, r.pMeta, r.pOq, r.pSegs, r.pTerms, terms, norms, b.n, b.k1p1, post, b.bs, r.pRng,
+				r.pQtm, bm, r.ctr.Ptr(), r.ub.Ptr(), r.theta.Ptr(), r.cnt.Ptr(), r.cdoc.Ptr(), r.cscore.Ptr())
+		} else {
+			err = r.ok.Accumulate(s, ps, r.pMeta, r.pOq, r.pSegs, r.pTerms, terms, norms, b.n, b.k1p1, d.docs.Ptr(), d.freqs.Ptr(),
+				r.ctr.Ptr(), r.ub.Ptr(), r.theta.Ptr(), r.cnt.Ptr(), r.cdoc.Ptr(), r.cscore.Ptr())
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// selectTopK packs the candidates by query (clamped counts, their scan,
+// compaction; empty slots get query ID ^0) and selects each query's top k
+// with Ding's max tree or the radix top-k.
+func (r *orTileRun) selectTopK() error {
+	b, s, nq, sumCap := r.b, r.b.stream, r.nq, r.sumCap
+	var ndoc, nscore, ncq, scratch *cuda.Buffer
+	if r.tree {
+		r.scratchWords = sumCap // the max tree's keys
+	}
+	if err := r.mem.gets([]**cuda.Buffer{&ndoc, &nscore, &ncq, &r.res, &r.cntOut, &r.total, &scratch},
+		4*sumCap, 4*sumCap, 4*sumCap, 8*r.nres, 4*nq, 4*nq, 8*r.scratchWords); err != nil {
 		return err
 	}
-	t = b.tm.start(s)
+	t := b.tm.start(s)
 	if err := s.Fill32(ncq, 0, math.MaxUint32, sumCap); err != nil {
 		return err
 	}
-	if err := ok.Clamp(s, nq, pOq, cnt.Ptr(), ccnt.Ptr()); err != nil {
+	if err := r.ok.Clamp(s, nq, r.pOq, r.cnt.Ptr(), r.ccnt.Ptr()); err != nil {
 		return err
 	}
-	if err := qk.ScanU32(s, ccnt.Ptr(), ccnt.Ptr(), part.Ptr(), nq); err != nil {
+	if err := b.qk.ScanU32(s, r.ccnt.Ptr(), r.ccnt.Ptr(), r.part.Ptr(), nq); err != nil {
 		return err
 	}
-	if err := ok.Compact(s, nq, pOq, ccnt.Ptr(), cdoc.Ptr(), cscore.Ptr(), ndoc.Ptr(), nscore.Ptr(), ncq.Ptr()); err != nil {
+	if err := r.ok.Compact(s, nq, r.pOq, r.ccnt.Ptr(), r.cdoc.Ptr(), r.cscore.Ptr(), ndoc.Ptr(), nscore.Ptr(), ncq.Ptr()); err != nil {
 		return err
 	}
-	if tree {
-		err = ok.MaxTree(s, nq, pMeta, ndoc.Ptr(), nscore.Ptr(), ncq.Ptr(), sumCap, pOq, scratch.Ptr(), res.Ptr(),
-			cntOut.Ptr(), total.Ptr())
+	var err error
+	if r.tree {
+		err = r.ok.MaxTree(s, nq, r.pMeta, ndoc.Ptr(), nscore.Ptr(), ncq.Ptr(), sumCap, r.pOq, scratch.Ptr(), r.res.Ptr(),
+			r.cntOut.Ptr(), r.total.Ptr())
 	} else {
-		err = qk.TopK(s, false, nq, pMeta, ndoc.Ptr(), nscore.Ptr(), ncq.Ptr(), sumCap, 0, b.n, res.Ptr(),
-			cntOut.Ptr(), total.Ptr(), scratch.Ptr(), pScr)
+		err = b.qk.TopK(s, false, nq, r.pMeta, ndoc.Ptr(), nscore.Ptr(), ncq.Ptr(), sumCap, 0, b.n, r.res.Ptr(),
+			r.cntOut.Ptr(), r.total.Ptr(), scratch.Ptr(), r.pScr)
 	}
 	if err != nil {
 		return err
 	}
 	b.tm.stop(s, t, phTopK)
 	b.prof.Launches += 7
-	dl := []*download{{src: cntOut, n: 4 * nq}, {src: cnt, n: 4 * nq}, {src: ctr, n: 4 * cuda.OrCounters},
-		{src: st.buf, n: 8 * st.n}, {src: res, n: 8 * nres}}
-	if err := b.fetch(mem, dl); err != nil {
-		return err
+	return nil
+}
+
+// download fetches the counts, counters, status slots and result keys,
+// turns corrupt-data counters into errors, adds the work counters to the
+// profile and writes the results of the queries that did not overflow
+// their candidate slots; it returns those that did.
+func (r *orTileRun) download(out []engine.Response) ([]*prep, error) {
+	b, nq, qs := r.b, r.nq, r.qs
+	dl := []*download{{src: r.cntOut, n: 4 * nq}, {src: r.cnt, n: 4 * nq}, {src: r.ctr, n: 4 * kern.OrCounters},
+		{src: r.st.buf, n: 8 * r.st.n}, {src: r.res, n: 8 * r.nres}}
+	if err := b.fetch(r.mem, dl); err != nil {
+		return nil, err
 	}
 	cnts, emitted := b.down.u32(dl[0].at, nq), b.down.u32(dl[1].at, nq)
-	ctrs := b.down.u32(dl[2].at, cuda.OrCounters)
-	if err := b.corruptError(ctrs[cuda.QueryErrDocs], b.down.u64(dl[3].at, st.n), st.codecs); err != nil {
-		return err
+	ctrs := b.down.u32(dl[2].at, kern.OrCounters)
+	if err := b.corruptError(ctrs[kern.QueryErrDocs], b.down.u64(dl[3].at, r.st.n), r.st.codecs); err != nil {
+		return nil, err
 	}
-	if c := ctrs[cuda.AndErrFreqs]; c != 0 {
-		return fmt.Errorf("%w: %d bp128 frequency blocks are corrupt", index.ErrCorrupt, c)
+	if c := ctrs[kern.AndErrFreqs]; c != 0 {
+		return nil, fmt.Errorf("%w: %d bp128 frequency blocks are corrupt", index.ErrCorrupt, c)
 	}
-	b.prof.OrTiles += int64(nq) * int64(ntiles)
-	b.prof.OrTilesRun += int64(ctrs[cuda.OrCntTiles])
-	b.prof.OrBlocks += int64(ctrs[cuda.OrCntBlocks])
-	b.prof.OrSkipped += int64(ctrs[cuda.OrCntSkipped])
-	b.prof.OrSelected += int64(ctrs[cuda.OrCntSelect])
-	b.prof.OrEmitted += int64(ctrs[cuda.OrCntEmit])
-	b.prof.OrLookups += int64(ctrs[cuda.OrCntLookups])
-	keys := b.down.u64(dl[4].at, nres)
+	b.prof.OrTiles += int64(nq) * int64(r.ntiles)
+	b.prof.OrTilesRun += int64(ctrs[kern.OrCntTiles])
+	b.prof.OrBlocks += int64(ctrs[kern.OrCntBlocks])
+	b.prof.OrSkipped += int64(ctrs[kern.OrCntSkipped])
+	b.prof.OrSelected += int64(ctrs[kern.OrCntSelect])
+	b.prof.OrEmitted += int64(ctrs[kern.OrCntEmit])
+	b.prof.OrLookups += int64(ctrs[kern.OrCntLookups])
+	keys := b.down.u64(dl[4].at, r.nres)
 	offs, err := resultOffsets(qs, cnts)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var over []*prep
 	for a, p := range qs {
-		if int(emitted[a]) > caps[a] {
+		if int(emitted[a]) > r.caps[a] {
 			over = append(over, p)
 		}
 	}
 	parallel(nq, func(lo, hi int) {
 		for a := lo; a < hi; a++ {
 			p := qs[a]
-			if int(emitted[a]) > caps[a] {
+			if int(emitted[a]) > r.caps[a] {
 				continue
 			}
 			p.st.OrAlgo = OrGPU
@@ -376,9 +482,13 @@ func (b *Backend) runOrTiled(mem *devMem, qs []*prep, out []engine.Response) err
 			out[p.i].Results = results(out[p.i].Results[:0], keys[offs[a]:offs[a]+int(cnts[a])])
 		}
 	})
-	// Overflowed queries rerun with every candidate slot they can use
-	// (orCapFull: they cannot overflow again), as many at a time as the
-	// accumulator budget allows.
+	return over, nil
+}
+
+// rerunOverflowed reruns the queries whose candidates overflowed their
+// slots with every candidate slot they can use (orCapFull: they cannot
+// overflow again), as many at a time as the accumulator budget allows.
+func (b *Backend) rerunOverflowed(mem *devMem, over []*prep, out []engine.Response) error {
 	for _, p := range over {
 		if p.orFull {
 			return fmt.Errorf("gpu: BUG: OR query %q emitted more candidates than it has slots for", p.q.ID)

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/qpengine/qp/cuda"
+	"github.com/qpengine/qp/cuda/kern"
 )
 
 // decodeBufs are the buffers of one pair of decoding launches (docIDs and
@@ -36,12 +37,12 @@ func (b *Backend) decode(d *decodeBufs, nblk int, st [2]*cuda.Buffer) error {
 		d.fOff.Ptr(), d.gdocs.Ptr(), d.gfreqs.Ptr(), d.base.Ptr(), d.last.Ptr()); err != nil {
 		return err
 	}
-	if err := b.kern.LaunchDecode(s, b.docCodec.ID(), cuda.DecodeArgs{NBlocks: nblk, Mode: cuda.Docs,
+	if err := b.kern.LaunchDecode(s, b.docCodec.ID(), kern.DecodeArgs{NBlocks: nblk, Mode: kern.Docs,
 		Src: d.gdocs, SrcOff: d.dOff, OutOff: d.oOff, Base: d.base, Last: d.last, Out: d.docs, Status: st[0]}); err != nil {
 		return err
 	}
 	b.prof.Launches += 3
-	return b.kern.LaunchDecode(s, b.freqCodec.ID(), cuda.DecodeArgs{NBlocks: nblk, Mode: cuda.Freqs,
+	return b.kern.LaunchDecode(s, b.freqCodec.ID(), kern.DecodeArgs{NBlocks: nblk, Mode: kern.Freqs,
 		Src: d.gfreqs, SrcOff: d.fOff, OutOff: d.oOff, Out: d.freqs, Status: st[1]})
 }
 
@@ -90,19 +91,19 @@ func pow2(n int) int {
 // fillQueries writes QMeta, QTerm and the top-k scratch offsets of qs into
 // the upload arena at the given offsets.
 func (b *Backend) fillQueries(qs []*prep, oMeta, oTerms, oScr int) (nres, scratchWords int) {
-	meta := b.up.u32(oMeta, cuda.QMetaWords*len(qs))
+	meta := b.up.u32(oMeta, kern.QMetaWords*len(qs))
 	exact := b.bmExact() && !b.opt.orNoPrune
 	scr := b.up.u64(oScr, len(qs))
 	toff := 0
 	for a, p := range qs {
-		cuda.PutQMeta(meta[cuda.QMetaWords*a:], uint32(len(p.terms)), uint32(toff), uint32(p.q.K), uint32(nres))
-		qt := b.up.u32(oTerms+16*toff, cuda.QTermWords*len(p.terms))
+		kern.PutQMeta(meta[kern.QMetaWords*a:], uint32(len(p.terms)), uint32(toff), uint32(p.q.K), uint32(nres))
+		qt := b.up.u32(oTerms+16*toff, kern.QTermWords*len(p.terms))
 		for j, t := range p.terms {
 			mx := float32(math.MaxFloat32) // stale block maxima: no bound
 			if exact {
 				mx = t.w * b.info[t.id].max
 			}
-			cuda.PutQTerm(qt[cuda.QTermWords*j:], uint32(t.id), t.w, t.idf, mx)
+			kern.PutQTerm(qt[kern.QTermWords*j:], uint32(t.id), t.w, t.idf, mx)
 		}
 		scr[a] = 0
 		if p.q.K > 4096 {

@@ -7,7 +7,7 @@
 # Build first (on the Go machine, repository root):
 #   mkdir -p bin/dev
 #   flock /tmp/qp-kernels.lock make kernels
-#   CGO_ENABLED=0 go test -c -o bin/dev/cuda.test ./cuda
+#   CGO_ENABLED=0 go test -c -o bin/dev/kern.test ./cuda/kern
 #   CGO_ENABLED=0 go build -o bin/dev/qp ./cmd/qp
 #
 # Environment (optional): LENGTHS (default 2^10..2^26), CODECS (all),
@@ -18,7 +18,7 @@ rc=0
 if [ "${SKIP_TESTS:-0}" != 1 ]; then
   # Decoder tests: widths, random, unusual, fuzz (GPU vs CPU verdicts),
   # corrupt, API, index, CPU bench + plot. TestDecodeSweep skips itself.
-  timeout 120 "$bin/cuda.test" -test.run 'Decode' -test.v -test.count=1 >"$OUT/tests.log" 2>&1
+  timeout 120 "$bin/kern.test" -test.run 'Decode' -test.v -test.count=1 >"$OUT/tests.log" 2>&1
   trc=$?
   echo "cuda decoder tests: rc=$trc in $(( $(date +%s) - start ))s"
   grep -E '^(--- FAIL|FAIL|ok|PASS)' "$OUT/tests.log" | head -20

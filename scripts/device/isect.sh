@@ -1,9 +1,9 @@
 #!/bin/sh
 # isect.sh — GPU verification and benchmark of the batched intersection
-# kernels (cuda/kernels/intersect.cu, cuda/intersect.go) on the device
+# kernels (cuda/kernels/intersect.cu, cuda/kern/intersect.go) on the device
 # machine. Expects prebuilt binaries (built on the Go machine, repo root):
 #
-#	CGO_ENABLED=0 go test -c -o bin/dev/cuda.test ./cuda
+#	CGO_ENABLED=0 go test -c -o bin/dev/kern.test ./cuda/kern
 #	CGO_ENABLED=0 go build -o bin/dev/qp ./cmd/qp
 #	cp ../shared/data/queries/0[56].efficiency_topics.txt bin/dev/data/
 #
@@ -17,7 +17,7 @@ mkdir -p "$OUT"
 D=${BIN:-bin/dev}
 rc=0
 echo "== cuda tests (Intersect)" | tee "$OUT/summary.txt"
-(cd cuda && timeout 300 ../$D/cuda.test -test.run Intersect -test.v -test.count=1) >"$OUT/cuda-test.log" 2>&1 || rc=1
+(cd cuda/kern && timeout 300 ../../$D/kern.test -test.run Intersect -test.v -test.count=1) >"$OUT/cuda-test.log" 2>&1 || rc=1
 tail -5 "$OUT/cuda-test.log" | tee -a "$OUT/summary.txt"
 echo "== qp gen 2M docs" | tee -a "$OUT/summary.txt"
 [ -s /tmp/g2m.qp ] || $D/qp gen --model independent --docs 2000000 --out /tmp/g2m.qp --quiet \

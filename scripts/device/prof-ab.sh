@@ -7,7 +7,7 @@
 # the headline metrics on stdout (duration, instructions executed, issue
 # slots busy, occupancy, hit rates).
 # Build first, one folder per build (the fatbin is embedded at build time):
-#   make kernels && CGO_ENABLED=0 go test -c -o bin/NAME/cuda.test ./cuda
+#   make kernels && CGO_ENABLED=0 go test -c -o bin/NAME/decode.test ./bench/decode
 # and carry every bin/NAME.
 set -u
 OUT=${OUT:-/tmp/out}
@@ -18,7 +18,7 @@ k=${KERNEL:-pfordelta}
 for b in ${BINS:-old dev}; do
   QP_DECODE_CSV="$OUT/$b.csv" QP_DECODE_LENGTHS=${L:-16777216} QP_DECODE_KERNELS=$k timeout 200 "$NCU" \
     --kernel-name "qp_decode_$k" --launch-skip 4 --launch-count 1 --set full --import-source no -o "$OUT/$b" -f \
-    "bin/$b/cuda.test" -test.run TestDecodeSweep -test.v >"$OUT/$b-run.log" 2>&1
+    "bin/$b/decode.test" -test.run TestDecodeSweep -test.v >"$OUT/$b-run.log" 2>&1
   echo "== $b: ncu rc=$?"; grep -E "Gint/s|FAIL|ERR" "$OUT/$b-run.log" | tail -3
   "$NCU" --import "$OUT/$b.ncu-rep" --page details >"$OUT/$b-details.txt" 2>&1
   "$NCU" --import "$OUT/$b.ncu-rep" --page source --csv --print-source sass >"$OUT/$b-sass.csv" 2>/dev/null

@@ -10,6 +10,7 @@
 #         queries, default 2000), launches $SKIP.. ($COUNT of them);
 #  - pfd: qp_decode_pfordelta decoding lists of 2^26 integers (TestDecodeSweep).
 # PROFILES (default "or pfd") selects. Build first: scripts/device/build.sh.
+# (the decoder sweep needs bin/dev/decode.test: go test -c -o bin/dev/decode.test ./bench/decode).
 . scripts/device/lib.sh
 NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | tail -1)
 [ -x "$NCU" ] || { echo "no ncu"; exit 1; }
@@ -32,7 +33,7 @@ for p in ${PROFILES:-or pfd}; do
   pfd)
     QP_DECODE_CSV="$OUT/pfd.csv" QP_DECODE_LENGTHS=67108864 QP_DECODE_KERNELS=pfordelta timeout 200 "$NCU" \
       --kernel-name qp_decode_pfordelta --launch-skip 4 --launch-count 1 --set full --import-source no -o "$OUT/pfd" -f \
-      "$bin/cuda.test" -test.run TestDecodeSweep -test.v >"$OUT/pfd-run.log" 2>&1
+      "$bin/decode.test" -test.run TestDecodeSweep -test.v >"$OUT/pfd-run.log" 2>&1
     echo "== pfd: rc=$? in $(( $(date +%s) - start ))s"; grep -E 'pfordelta|FAIL|panic|ERR' "$OUT/pfd-run.log" | tail -5
     report pfd ;;
   esac

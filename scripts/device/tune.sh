@@ -23,7 +23,7 @@ for part in ${PARTS:-tests decode or}; do
   start=$(date +%s)
   case $part in
   tests)
-    timeout 150 "$bin/cuda.test" -test.run 'TestDecode(Widths|Random)|TestKernelAttrs' -test.count=1 >"$OUT/cuda-tests.log" 2>&1 || rc=1
+    timeout 150 "$bin/kern.test" -test.run 'TestDecode(Widths|Random)|TestKernelAttrs' -test.count=1 >"$OUT/cuda-tests.log" 2>&1 || rc=1
     grep -E '^(--- FAIL|FAIL|ok|PASS)' "$OUT/cuda-tests.log" | tail -5
     timeout 200 "$bin/gpu.test" -test.run 'TestOr|TestDifferential|TestGen' -test.count=1 -test.v >"$OUT/gpu-tests.log" 2>&1 || rc=1
     grep -E '^(--- FAIL|FAIL|ok|PASS)' "$OUT/gpu-tests.log" | tail -8

@@ -1,7 +1,7 @@
 #!/bin/sh
-# wah.sh — GPU run of the WAH bitmap work (cuda/wah.go, kernels/wah.cu,
+# wah.sh — GPU run of the WAH bitmap work (cuda/kern/wah.go, kernels/wah.cu,
 # qp bench wah) on the device machine. Expects, built on the dev machine:
-#   CGO_ENABLED=0 go test -c -o bin/dev/cuda.test ./cuda
+#   CGO_ENABLED=0 go test -c -o bin/dev/kern.test ./cuda/kern
 #   CGO_ENABLED=0 go build -o bin/dev/qp ./cmd/qp
 #   mkdir -p bin/dev/data && cp /work/shared/data/queries/0[56].efficiency_topics.txt bin/dev/data/
 # Writes three files under $OUT: wah.log (summary lines "== step rc=N"
@@ -19,7 +19,7 @@ step() { # step NAME: appends "== NAME rc=N (S s)" to the summary
 }
 nvidia-smi -L >"$T/gpu" 2>&1
 s=$(date +%s)
-(cd cuda && timeout 120 "../$D/cuda.test" -test.run 'WAH|QueryScan' -test.count=1 -test.v) >"$T/test" 2>&1
+(cd cuda/kern && timeout 120 "../../$D/kern.test" -test.run 'WAH|QueryScan' -test.count=1 -test.v) >"$T/test" 2>&1
 step "cuda WAH tests" $? $(($(date +%s) - s))
 grep -E '^(--- |ok|FAIL|PASS)' "$T/test" >>"$T/summary"
 s=$(date +%s)

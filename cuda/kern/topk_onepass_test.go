@@ -1,9 +1,11 @@
-package cuda
+package kern
 
 import (
 	"math/rand"
 	"slices"
 	"testing"
+
+	"github.com/qpengine/qp/cuda"
 )
 
 // TestQueryTopKOnePass covers query_topk.cu's one-pass path (sparse, k <=
@@ -73,7 +75,7 @@ func TestQueryTopKOnePass(t *testing.T) {
 			cq = append(cq, uint32(a))
 		}
 	}
-	bufs := []*Buffer{
+	bufs := []*cuda.Buffer{
 		qkU32(t, c, meta, 0), qkU32(t, c, cdoc, 0), qkU32(t, c, qkF32(cscore), 0), qkU32(t, c, cq, 0),
 		qkU32(t, c, []uint32{0}, 0), qkU64(t, c, make([]uint64, res), 0), qkU32(t, c, make([]uint32, nq), 0),
 		qkU32(t, c, make([]uint32, nq), 0), qkU64(t, c, make([]uint64, 1), 0), qkU64(t, c, make([]uint64, nq), 0),
@@ -86,7 +88,7 @@ func TestQueryTopKOnePass(t *testing.T) {
 	gotRes := make([]uint64, res)
 	gotCnt := make([]uint32, nq)
 	gotTot := make([]uint32, nq)
-	for _, e := range []error{CopyFromDevice(gotRes, bufs[5], 0), CopyFromDevice(gotCnt, bufs[6], 0), CopyFromDevice(gotTot, bufs[7], 0)} {
+	for _, e := range []error{cuda.CopyFromDevice(gotRes, bufs[5], 0), cuda.CopyFromDevice(gotCnt, bufs[6], 0), cuda.CopyFromDevice(gotTot, bufs[7], 0)} {
 		if e != nil {
 			t.Fatal(e)
 		}

@@ -1,4 +1,4 @@
-package cuda
+package kern
 
 import (
 	"encoding/binary"
@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/qpengine/qp/compress"
+	"github.com/qpengine/qp/cuda"
 )
 
 // The batch decoders are tested against the CPU, codec by codec and mode by
@@ -170,14 +171,14 @@ func (tb *testBatch) addList(t testing.TB, codec compress.Codec, rng *rand.Rand,
 // check in Docs mode when withLast), with the kernel's chunk size and with
 // chunks of 32 and 7 blocks, and compares out[OutOff[0]:] bit for bit with
 // tb.want; out[:OutOff[0]] must stay untouched.
-func gpuCompare(t *testing.T, c *Context, kname string, codec compress.Codec, tb *testBatch, mode Mode, withLast bool) {
+func gpuCompare(t *testing.T, c *cuda.Context, kname string, codec compress.Codec, tb *testBatch, mode Mode, withLast bool) {
 	t.Helper()
 	for _, chunk := range []int{0, 32, 7} {
 		gpuCompareChunk(t, c, kname, codec, tb, mode, withLast, chunk)
 	}
 }
 
-func gpuCompareChunk(t *testing.T, c *Context, kname string, codec compress.Codec, tb *testBatch, mode Mode, withLast bool, chunk int) {
+func gpuCompareChunk(t *testing.T, c *cuda.Context, kname string, codec compress.Codec, tb *testBatch, mode Mode, withLast bool, chunk int) {
 	t.Helper()
 	const canary = 0x5a5a5a5a
 	b := tb.Batch
@@ -216,7 +217,7 @@ func kernelOf(codec compress.Codec) string { return decodeKernels[codec.ID()].na
 
 // emulated reports whether the tests run on the CPU emulator (cuda/emu),
 // where they use smaller batches.
-func emulated(c *Context) bool { return strings.Contains(c.Device().Name, "emulator") }
+func emulated(c *cuda.Context) bool { return strings.Contains(c.Device().Name, "emulator") }
 
 // TestDecodeWidths decodes, per codec and mode, in one launch, lists of
 // every boundary length {0, 1, 2, 127, 128, 129} for every bit width 0..32

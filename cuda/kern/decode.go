@@ -1,10 +1,12 @@
-package cuda
+package kern
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
 	"github.com/qpengine/qp/compress"
+	"github.com/qpengine/qp/cuda"
 )
 
 // Batch decoding of index blocks on the GPU, every codec of package compress:
@@ -177,9 +179,11 @@ func blockError(codec string, block, code int) *BlockError {
 type DecodeArgs struct {
 	NBlocks                                             int
 	Mode                                                Mode
-	Src, SrcOff, OutOff, Base, Last, Codes, Out, Status *Buffer
+	Src, SrcOff, OutOff, Base, Last, Codes, Out, Status *cuda.Buffer
 
-	chunk int // blocks per warp chunk, 1..32 (tests); 0: the kernel's choice
+	// Chunk forces the blocks per warp chunk, 1..32 (tests, benchmarks);
+	// 0: the kernel's choice.
+	Chunk int
 }
 
 // LaunchDecode enqueues the decoding of a.NBlocks blocks of the codec on s
@@ -188,20 +192,20 @@ type DecodeArgs struct {
 // once, fewer for small batches). It does not wait. Buffer sizes that
 // cannot hold NBlocks entries are a programmer bug (panic); an unsupported
 // codec is an error.
-func (k *Kernels) LaunchDecode(s *Stream, id compress.ID, a DecodeArgs) error {
+func (k *Kernels) LaunchDecode(s *cuda.Stream, id compress.ID, a DecodeArgs) error {
 	dk, ok := decodeKernels[id]
 	if !ok {
 		return fmt.Errorf("cuda: no GPU decoder for codec ID %d", id)
 	}
-	return k.launchDecode(s, k.fns[dk.name], a)
+	return k.launchDecode(s, k.fn(dk.name), a)
 }
 
-func (k *Kernels) launchDecode(s *Stream, f *Function, a DecodeArgs) error {
+func (k *Kernels) launchDecode(s *cuda.Stream, f *cuda.Function, a DecodeArgs) error {
 	n := a.NBlocks
 	if n < 0 || n > math.MaxInt32 {
 		panic(fmt.Sprintf("BUG: cuda.LaunchDecode of %d blocks (max %d per launch)", n, math.MaxInt32))
 	}
-	need := func(what string, b *Buffer, bytes int) {
+	need := func(what string, b *cuda.Buffer, bytes int) {
 		if b == nil || b.Len() < bytes {
 			panic(fmt.Sprintf("BUG: cuda.LaunchDecode: %s buffer smaller than %d bytes", what, bytes))
 		}
@@ -232,8 +236,8 @@ func (k *Kernels) launchDecode(s *Stream, f *Function, a DecodeArgs) error {
 	}
 	for _, al := range []struct {
 		what  string
-		b     *Buffer
-		align DevicePtr
+		b     *cuda.Buffer
+		align cuda.DevicePtr
 	}{{"Src", a.Src, 16}, {"SrcOff", a.SrcOff, 8}, {"OutOff", a.OutOff, 8}, {"Base", a.Base, 4},
 		{"Last", a.Last, 4}, {"Codes", a.Codes, 4}, {"Out", a.Out, 4}, {"Status", a.Status, 8}} {
 		if al.b != nil && al.b.Ptr()%al.align != 0 {
@@ -246,12 +250,69 @@ func (k *Kernels) launchDecode(s *Stream, f *Function, a DecodeArgs) error {
 	if n == 0 {
 		return nil
 	}
+	return k.enqueueDecode(s, f, a)
+}
+
+// enqueueDecode launches f over a's blocks: a persistent grid of at most
+// as many CTAs as fit on the GPU at once. No checks, no status reset.
+func (k *Kernels) enqueueDecode(s *cuda.Stream, f *cuda.Function, a DecodeArgs) error {
+	n := a.NBlocks
 	grid := (n + decodeWarps - 1) / decodeWarps
-	if most := k.ctx.dev.SMs * k.residentCTAs(f, 32*decodeWarps); grid > most {
+	if most := k.Context().Device().SMs * k.ResidentCTAs(f, 32*decodeWarps); grid > most {
 		grid = most
 	}
-	return f.Launch(Dim3{uint32(grid), 1, 1}, Dim3{32 * decodeWarps, 1, 1}, 0, s,
-		a.Src, a.SrcOff, a.OutOff, a.Base, a.Last, a.Out, a.Status, a.Codes, uint32(n), uint32(a.Mode)|uint32(a.chunk)<<8)
+	return f.Launch(cuda.Dim3{X: uint32(grid), Y: 1, Z: 1}, cuda.Dim3{X: 32 * decodeWarps, Y: 1, Z: 1}, 0, s,
+		a.Src, a.SrcOff, a.OutOff, a.Base, a.Last, a.Out, a.Status, a.Codes, uint32(n), uint32(a.Mode)|uint32(a.Chunk)<<8)
+}
+
+// DecodeKernel is one decoding kernel launched as LaunchDecode (or
+// LaunchBP128Docs) launches it but without their checks and status reset:
+// benchmarks time the kernel alone (bench/decode).
+type DecodeKernel struct {
+	k        *Kernels
+	f        *cuda.Function
+	baseline bool
+}
+
+// DecodeKernel returns the kernel of codec id in mode; variant "" is the
+// codec's kernel, "bp128-baseline" the first BP128 kernel (qp_bp128_docs,
+// docIDs only).
+func (k *Kernels) DecodeKernel(id compress.ID, variant string, mode Mode) (DecodeKernel, error) {
+	switch variant {
+	case "":
+		dk, ok := decodeKernels[id]
+		if !ok {
+			return DecodeKernel{}, fmt.Errorf("cuda: no GPU decoder for codec ID %d", id)
+		}
+		return DecodeKernel{k: k, f: k.fn(dk.name)}, nil
+	case "bp128-baseline":
+		if id != compress.IDBP128 || mode != Docs {
+			return DecodeKernel{}, errors.New("cuda: the baseline kernel decodes bp128 docIDs only")
+		}
+		return DecodeKernel{k: k, f: k.fn("qp_bp128_docs"), baseline: true}, nil
+	}
+	return DecodeKernel{}, fmt.Errorf("cuda: no kernel %q for codec ID %d", variant, id)
+}
+
+// Name is the kernel's name.
+func (d DecodeKernel) Name() string { return d.f.Name() }
+
+// Baseline says whether d is the BP128 baseline (its status words read
+// with BP128StatusError, not DecodeStatusError).
+func (d DecodeKernel) Baseline() bool { return d.baseline }
+
+// Enqueue launches d over a's blocks on s; a.Last and a.Codes must be nil
+// (and a.Base nil in Freqs mode). The caller has checked the buffers and
+// set a.Status to all ones; d does neither.
+func (d DecodeKernel) Enqueue(s *cuda.Stream, a DecodeArgs) error {
+	if a.NBlocks <= 0 {
+		return nil
+	}
+	if d.baseline {
+		return d.f.Launch(cuda.Dim3{X: uint32(a.NBlocks), Y: 1, Z: 1}, cuda.Dim3{X: bp128BlockValues, Y: 1, Z: 1}, 0, s,
+			a.Src, a.SrcOff, a.OutOff, a.Base, (*cuda.Buffer)(nil), a.Out, a.Status)
+	}
+	return d.k.enqueueDecode(s, d.f, a)
 }
 
 // Batch is a host-side batch of encoded blocks of one codec, possibly of
@@ -324,7 +385,7 @@ func (b *Batch) validate() error {
 // launches on the legacy default stream and downloads the result. In Freqs
 // mode b.Base and b.Last are ignored. The error matches ErrOutOfMemory when
 // the device is full.
-func DecodeBlocks(c *Context, codec compress.Codec, b *Batch, mode Mode, out []uint32) error {
+func DecodeBlocks(c *cuda.Context, codec compress.Codec, b *Batch, mode Mode, out []uint32) error {
 	dk, ok := decodeKernels[codec.ID()]
 	if !ok {
 		return fmt.Errorf("cuda: no GPU decoder for codec %s", codec.Name())
@@ -342,7 +403,7 @@ type decodeOpts struct {
 // decodeBlocks is DecodeBlocks with kernel kname and the test hooks of o:
 // stale memory of a pooled buffer cannot pass for output, and the chunk
 // size, which the kernel otherwise derives from the batch size, can be set.
-func decodeBlocks(c *Context, kname, codec string, b *Batch, mode Mode, out []uint32, o decodeOpts) error {
+func decodeBlocks(c *cuda.Context, kname, codec string, b *Batch, mode Mode, out []uint32, o decodeOpts) error {
 	codes, poison := o.codes, o.poison
 	if err := b.validate(); err != nil {
 		return err
@@ -358,13 +419,13 @@ func decodeBlocks(c *Context, kname, codec string, b *Batch, mode Mode, out []ui
 	if codes != nil && len(codes) != n {
 		panic("BUG: cuda.decodeBlocks: codes of the wrong length")
 	}
-	k, err := c.Kernels()
+	k, err := Load(c)
 	if err != nil {
 		return err
 	}
-	f := k.fns[kname]
-	if f == nil {
-		return fmt.Errorf("cuda: no kernel %s", kname)
+	f, err := k.fb.Function(kname)
+	if err != nil {
+		return err
 	}
 	outOff := b.OutOff
 	if first != 0 {
@@ -375,66 +436,14 @@ func decodeBlocks(c *Context, kname, codec string, b *Batch, mode Mode, out []ui
 	}
 	var status [1]uint64
 	err = c.Do(func() error {
-		a := DecodeArgs{NBlocks: n, Mode: mode, chunk: o.chunk}
-		var bufs []*Buffer
-		defer func() {
-			for _, x := range bufs {
-				_ = x.Free()
-			}
-		}()
-		get := func(dst **Buffer, bytes int) error {
-			x, err := c.pool.Get(bytes)
-			if err != nil {
-				return err
-			}
-			bufs = append(bufs, x)
-			*dst = x
-			return nil
-		}
-		srcEnd := int(b.SrcOff[n])
-		for _, g := range []struct {
-			dst   **Buffer
-			bytes int
-		}{
-			{&a.Src, srcEnd}, {&a.SrcOff, 8 * (n + 1)}, {&a.OutOff, 8 * (n + 1)},
-			{&a.Out, 4 * int(total)}, {&a.Status, 8},
-		} {
-			if err := get(g.dst, g.bytes); err != nil {
-				return err
-			}
-		}
-		for _, err := range []error{
-			CopyToDevice(a.Src, 0, b.Src[:srcEnd]),
-			CopyToDevice(a.SrcOff, 0, b.SrcOff),
-			CopyToDevice(a.OutOff, 0, outOff),
-		} {
-			if err != nil {
-				return err
-			}
-		}
-		if mode == Docs {
-			if err := get(&a.Base, 4*n); err != nil {
-				return err
-			}
-			if err := CopyToDevice(a.Base, 0, b.Base); err != nil {
-				return err
-			}
-			if b.Last != nil {
-				if err := get(&a.Last, 4*n); err != nil {
-					return err
-				}
-				if err := CopyToDevice(a.Last, 0, b.Last); err != nil {
-					return err
-				}
-			}
-		}
-		if codes != nil {
-			if err := get(&a.Codes, 4*n); err != nil {
-				return err
-			}
+		a := DecodeArgs{NBlocks: n, Mode: mode, Chunk: o.chunk}
+		var bufs pooled
+		defer bufs.free()
+		if err := bufs.stage(c, &a, b, outOff, int(total), codes != nil); err != nil {
+			return err
 		}
 		if poison != 0 {
-			if err := (*Stream)(nil).Fill32(a.Out, 0, poison, int(total)); err != nil {
+			if err := (*cuda.Stream)(nil).Fill32(a.Out, 0, poison, int(total)); err != nil {
 				return err
 			}
 		}
@@ -442,21 +451,89 @@ func decodeBlocks(c *Context, kname, codec string, b *Batch, mode Mode, out []ui
 			return err
 		}
 		// Synchronous copies on the legacy default stream wait for the launch.
-		if err := CopyFromDevice(status[:], a.Status, 0); err != nil {
+		if err := cuda.CopyFromDevice(status[:], a.Status, 0); err != nil {
 			return err
 		}
 		if codes != nil {
-			if err := CopyFromDevice(codes, a.Codes, 0); err != nil {
+			if err := cuda.CopyFromDevice(codes, a.Codes, 0); err != nil {
 				return err
 			}
 		}
 		if status[0] != math.MaxUint64 && codes == nil {
 			return nil
 		}
-		return CopyFromDevice(out[first:b.OutOff[n]], a.Out, 0)
+		return cuda.CopyFromDevice(out[first:b.OutOff[n]], a.Out, 0)
 	})
 	if err != nil {
 		return err
 	}
 	return DecodeStatusError(codec, status[0])
+}
+
+// pooled are the pool buffers of one DecodeBlocks call.
+type pooled []*cuda.Buffer
+
+func (p *pooled) free() {
+	for _, x := range *p {
+		_ = x.Free()
+	}
+}
+
+// get takes a buffer of bytes from c's pool into *dst.
+func (p *pooled) get(c *cuda.Context, dst **cuda.Buffer, bytes int) error {
+	x, err := c.Pool().Get(bytes)
+	if err != nil {
+		return err
+	}
+	*p = append(*p, x)
+	*dst = x
+	return nil
+}
+
+// stage allocates a's buffers for batch b (total values, outOff relative
+// to the first; Base and Last in Docs mode, Codes when withCodes) and
+// uploads the encoded blocks, offsets, bases and last docIDs.
+func (p *pooled) stage(c *cuda.Context, a *DecodeArgs, b *Batch, outOff []uint64, total int, withCodes bool) error {
+	n := a.NBlocks
+	srcEnd := int(b.SrcOff[n])
+	for _, g := range []struct {
+		dst   **cuda.Buffer
+		bytes int
+	}{
+		{&a.Src, srcEnd}, {&a.SrcOff, 8 * (n + 1)}, {&a.OutOff, 8 * (n + 1)},
+		{&a.Out, 4 * total}, {&a.Status, 8},
+	} {
+		if err := p.get(c, g.dst, g.bytes); err != nil {
+			return err
+		}
+	}
+	for _, err := range []error{
+		cuda.CopyToDevice(a.Src, 0, b.Src[:srcEnd]),
+		cuda.CopyToDevice(a.SrcOff, 0, b.SrcOff),
+		cuda.CopyToDevice(a.OutOff, 0, outOff),
+	} {
+		if err != nil {
+			return err
+		}
+	}
+	if a.Mode == Docs {
+		if err := p.get(c, &a.Base, 4*n); err != nil {
+			return err
+		}
+		if err := cuda.CopyToDevice(a.Base, 0, b.Base); err != nil {
+			return err
+		}
+		if b.Last != nil {
+			if err := p.get(c, &a.Last, 4*n); err != nil {
+				return err
+			}
+			if err := cuda.CopyToDevice(a.Last, 0, b.Last); err != nil {
+				return err
+			}
+		}
+	}
+	if withCodes {
+		return p.get(c, &a.Codes, 4*n)
+	}
+	return nil
 }

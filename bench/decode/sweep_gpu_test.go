@@ -1,4 +1,4 @@
-package cuda
+package decode
 
 import (
 	"bufio"
@@ -6,10 +6,86 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/qpengine/qp/compress"
+	"github.com/qpengine/qp/cuda"
+	"github.com/qpengine/qp/cuda/kern"
 )
+
+// The GPU tests share one Context on GPU 0 and skip without a usable GPU
+// (cuda.Available), as in package cuda/kern.
+var (
+	testOnce sync.Once
+	testCtx  *cuda.Context
+	testErr  error
+)
+
+func gpu(t testing.TB) *cuda.Context {
+	t.Helper()
+	if ok, why := cuda.Available(); !ok {
+		t.Skip("no usable GPU: " + why)
+	}
+	testOnce.Do(func() { testCtx, testErr = cuda.Open(0) })
+	if testErr != nil {
+		t.Fatalf("Available() said a GPU is usable, but Open(0): %v", testErr)
+	}
+	return testCtx
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if testCtx != nil {
+		if err := testCtx.Close(); err != nil {
+			fmt.Fprintf(os.Stderr, "decode: Close: %v\n", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+func emulated(c *cuda.Context) bool { return strings.Contains(c.Device().Name, "emulator") }
+
+// TestBenchDecodeGPU runs the sweep small (two lengths, one batched, one
+// tiled over the pool) for bp128's kernel and the baseline, docIDs and
+// frequencies: BenchDecode verifies the decoded copies itself; here the
+// rows' shapes and rates are checked.
+func TestBenchDecodeGPU(t *testing.T) {
+	c := gpu(t)
+	bp, err := compress.ByName("bp128")
+	if err != nil {
+		t.Skip(err)
+	}
+	lengths := []int{1 << 10, 1 << 13}
+	for _, run := range []struct {
+		kernel string
+		mode   kern.Mode
+	}{{"", kern.Docs}, {"", kern.Freqs}, {"bp128-baseline", kern.Docs}} {
+		opt := BenchOptions{Kernel: run.kernel, Mode: run.mode, BatchInts: 1 << 12, PoolInts: 1 << 11, Reps: 2, CopyBW: 1e9}
+		rs, err := BenchDecode(c, bp, lengths, opt)
+		if err != nil {
+			t.Fatalf("%q %v: %v", run.kernel, run.mode, err)
+		}
+		if len(rs) != len(lengths) {
+			t.Fatalf("%q %v: %d rows, want %d", run.kernel, run.mode, len(rs), len(lengths))
+		}
+		for i, r := range rs {
+			lists := max(1, opt.BatchInts/lengths[i])
+			if r.Length != lengths[i] || r.Lists != lists || r.Ints != int64(lists*lengths[i]) || r.Mode != run.mode ||
+				r.Blocks != int(r.Ints)/kern.MaxBlockValues || !(r.IntsPerSec > 0) || !(r.SingleIntsPerSec > 0) ||
+				!(r.BitsPerInt > 0 && r.BitsPerInt <= 33) {
+				t.Errorf("%q %v: row %+v", run.kernel, run.mode, r)
+			}
+			if want := map[bool]string{true: "qp_bp128_docs", false: r.Kernel}[run.kernel != ""]; r.Kernel != want {
+				t.Errorf("kernel %q, want %q", r.Kernel, want)
+			}
+		}
+	}
+	if _, err := BenchDecode(c, bp, lengths, BenchOptions{Kernel: "bp128-baseline", Mode: kern.Freqs, CopyBW: 1}); err == nil {
+		t.Error("the baseline kernel accepted frequencies")
+	}
+}
 
 // benchKernel is a codec and one of its kernels ("": the default one).
 type benchKernel struct {

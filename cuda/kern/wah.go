@@ -1,4 +1,4 @@
-package cuda
+package kern
 
 import (
 	"errors"
@@ -7,6 +7,7 @@ import (
 	"math/bits"
 
 	"github.com/qpengine/qp/bitmap/wah"
+	"github.com/qpengine/qp/cuda"
 )
 
 // WAH bitmaps on the GPU (kernels/wah.cu; CPU reference bitmap/wah): the
@@ -136,26 +137,26 @@ const wahTile = 1024
 // WAHKernels are the loaded WAH kernels of one Context.
 type WAHKernels struct {
 	q                                                       *QueryKernels
-	sizes, check, ends, fill, coa, tile, popc, emit, bitset *Function
+	sizes, check, ends, fill, coa, tile, popc, emit, bitset *cuda.Function
 }
 
 // LoadWAHKernels looks up the WAH kernels (and the scan of the query
 // kernels) in c's embedded kernels.
-func LoadWAHKernels(c *Context) (*WAHKernels, error) {
+func LoadWAHKernels(c *cuda.Context) (*WAHKernels, error) {
 	q, err := LoadQueryKernels(c)
 	if err != nil {
 		return nil, err
 	}
 	k := &WAHKernels{q: q}
 	for _, f := range []struct {
-		dst  **Function
+		dst  **cuda.Function
 		name string
 	}{
 		{&k.sizes, "qp_wah_sizes"}, {&k.check, "qp_wah_check"}, {&k.ends, "qp_wah_ends"},
 		{&k.fill, "qp_wah_fill"}, {&k.coa, "qp_wah_coa"}, {&k.tile, "qp_wah_tile"},
 		{&k.popc, "qp_wah_popc"}, {&k.emit, "qp_wah_emit"}, {&k.bitset, "qp_wah_bitset"},
 	} {
-		fn, err := q.k.mod.Function(f.name)
+		fn, err := q.k.fb.Function(f.name)
 		if err != nil {
 			return nil, fmt.Errorf("cuda: the embedded fatbin lacks the WAH kernels (rebuild it with `make kernels`): %w", err)
 		}
@@ -165,8 +166,8 @@ func LoadWAHKernels(c *Context) (*WAHKernels, error) {
 }
 
 // Functions lists the WAH kernels (for resource reports).
-func (k *WAHKernels) Functions() []*Function {
-	return []*Function{k.sizes, k.check, k.ends, k.fill, k.coa, k.tile, k.popc, k.emit, k.bitset}
+func (k *WAHKernels) Functions() []*cuda.Function {
+	return []*cuda.Function{k.sizes, k.check, k.ends, k.fill, k.coa, k.tile, k.popc, k.emit, k.bitset}
 }
 
 // WAHColumns is a set of WAH bitmaps of N rows resident on the device:
@@ -174,20 +175,20 @@ func (k *WAHKernels) Functions() []*Function {
 // columns of a matrix (column c at Mat + 4*c*D bytes).
 type WAHColumns struct {
 	k      *WAHKernels
-	ctx    *Context
+	ctx    *cuda.Context
 	N      uint32
 	D      int   // groups per column, wah.Groups(N)
 	NCols  int   // bitmaps
 	NWords int   // compressed words in all
 	Counts []int // set rows per bitmap (host), bounds for Candidates
-	Mat    *Buffer
+	Mat    *cuda.Buffer
 
-	words, woff, goff, nbits, sizes, ends, part, errb *Buffer
+	words, woff, goff, nbits, sizes, ends, part, errb *cuda.Buffer
 }
 
-func allocU32(c *Context, n int) (*Buffer, error) { return c.Alloc(4*n + 16) }
+func allocU32(c *cuda.Context, n int) (*cuda.Buffer, error) { return c.Alloc(4*n + 16) }
 
-func freeAll(bs ...*Buffer) {
+func freeAll(bs ...*cuda.Buffer) {
 	for _, b := range bs {
 		if b != nil {
 			_ = b.Free()
@@ -203,7 +204,7 @@ func (k *WAHKernels) Upload(bms []wah.Bitmap) (*WAHColumns, error) {
 	if len(bms) == 0 {
 		return nil, errors.New("cuda: WAH upload of no bitmaps")
 	}
-	c := k.q.k.ctx
+	c := k.q.k.Context()
 	n := bms[0].N
 	D := wah.Groups(n)
 	col := &WAHColumns{k: k, ctx: c, N: n, D: D, NCols: len(bms), Counts: make([]int, len(bms))}
@@ -226,7 +227,7 @@ func (k *WAHKernels) Upload(bms []wah.Bitmap) (*WAHColumns, error) {
 	}
 	ng := len(bms) * D
 	var err error
-	alloc := func(dst **Buffer, n int) {
+	alloc := func(dst **cuda.Buffer, n int) {
 		if err == nil {
 			*dst, err = allocU32(c, n)
 		}
@@ -241,11 +242,11 @@ func (k *WAHKernels) Upload(bms []wah.Bitmap) (*WAHColumns, error) {
 	alloc(&col.part, ScanParts(max(col.NWords, ng))+1)
 	alloc(&col.errb, 1)
 	for _, cp := range []struct {
-		b *Buffer
+		b *cuda.Buffer
 		v []uint32
 	}{{col.words, words}, {col.woff, woff}, {col.goff, goff}, {col.nbits, nb}} {
 		if err == nil {
-			err = CopyToDevice(cp.b, 0, cp.v)
+			err = cuda.CopyToDevice(cp.b, 0, cp.v)
 		}
 	}
 	if err != nil {
@@ -264,7 +265,7 @@ func (c *WAHColumns) Free() {
 // Decompress enqueues Algorithm 2 over the whole batch (kernels/wah.cu):
 // sizes, scan, check, end points, scan, fill, into Mat. Check reports
 // corrupt input.
-func (c *WAHColumns) Decompress(s *Stream) error {
+func (c *WAHColumns) Decompress(s *cuda.Stream) error {
 	k := c.k
 	nw, ng := count32("WAH words", c.NWords), count32("WAH groups", c.NCols*c.D)
 	if err := s.Fill32(c.errb, 0, 0, 1); err != nil {
@@ -301,7 +302,7 @@ func (c *WAHColumns) Decompress(s *Stream) error {
 	return k.fill.Launch(gridFor(int(ng), queryThreads), block256, 0, s, c.words, nw, c.ends, ng, c.Mat)
 }
 
-func syncStream(c *Context, s *Stream) error {
+func syncStream(c *cuda.Context, s *cuda.Stream) error {
 	if s == nil {
 		return c.Synchronize()
 	}
@@ -310,12 +311,12 @@ func syncStream(c *Context, s *Stream) error {
 
 // Check waits for s and returns an error wrapping wah.ErrCorrupt when the
 // last Decompress found an invalid bitmap.
-func (c *WAHColumns) Check(s *Stream) error {
+func (c *WAHColumns) Check(s *cuda.Stream) error {
 	if err := syncStream(c.ctx, s); err != nil {
 		return err
 	}
 	var e [1]uint32
-	if err := CopyFromDevice(e[:], c.errb, 0); err != nil {
+	if err := cuda.CopyFromDevice(e[:], c.errb, 0); err != nil {
 		return err
 	}
 	if e[0] != 0 {
@@ -327,7 +328,7 @@ func (c *WAHColumns) Check(s *Stream) error {
 // ReadColumn copies column i (its group bitset) to the host.
 func (c *WAHColumns) ReadColumn(i int) ([]uint32, error) {
 	out := make([]uint32, c.D)
-	return out, CopyFromDevice(out, c.Mat, 4*i*c.D)
+	return out, cuda.CopyFromDevice(out, c.Mat, 4*i*c.D)
 }
 
 // WAHPlan is a batch of queries over a WAHColumns with the device buffers
@@ -337,10 +338,10 @@ type WAHPlan struct {
 	c              *WAHColumns
 	NQ, MaxM       int
 	bound          int // capacity of docs: the sum of the queries' column counts
-	sel, qoff, ebs *Buffer
-	res, extra     *Buffer // results (NQ*D groups) and intermediate columns
-	cnt, part, dq  *Buffer
-	docs, bits     *Buffer
+	sel, qoff, ebs *cuda.Buffer
+	res, extra     *cuda.Buffer // results (NQ*D groups) and intermediate columns
+	cnt, part, dq  *cuda.Buffer
+	docs, bits     *cuda.Buffer
 	hk             int // k of the last hybrid round 1 (for tests)
 }
 
@@ -382,7 +383,7 @@ func (c *WAHColumns) NewPlan(queries [][]uint32) (*WAHPlan, error) {
 	}
 	ctx := c.ctx
 	var err error
-	alloc := func(dst **Buffer, n int) {
+	alloc := func(dst **cuda.Buffer, n int) {
 		if err == nil {
 			*dst, err = allocU32(ctx, n)
 		}
@@ -398,11 +399,11 @@ func (c *WAHColumns) NewPlan(queries [][]uint32) (*WAHPlan, error) {
 	alloc(&p.docs, p.bound)
 	alloc(&p.bits, len(queries)*int((uint64(c.N)+31)/32))
 	for _, cp := range []struct {
-		b *Buffer
+		b *cuda.Buffer
 		v []uint32
 	}{{p.sel, sel}, {p.qoff, qoff}, {p.ebs, ebase}} {
 		if err == nil {
-			err = CopyToDevice(cp.b, 0, cp.v)
+			err = cuda.CopyToDevice(cp.b, 0, cp.v)
 		}
 	}
 	if err != nil {
@@ -428,7 +429,7 @@ func pow2ceil(x int) int {
 // Reduce enqueues op over each query's columns with pattern pat into the
 // results (Result). hk is the hybrid pattern's k (column pairs per tile,
 // a power of two 1..1024; 0: 4); the other patterns ignore it.
-func (p *WAHPlan) Reduce(s *Stream, pat WAHPattern, op wah.Op, hk int) error {
+func (p *WAHPlan) Reduce(s *cuda.Stream, pat WAHPattern, op wah.Op, hk int) error {
 	c, k := p.c, p.c.k
 	D := count32("WAH groups", c.D)
 	if D == 0 {
@@ -479,25 +480,25 @@ func (p *WAHPlan) Reduce(s *Stream, pat WAHPattern, op wah.Op, hk int) error {
 }
 
 // tile launches qp_wah_tile with blocks of j rows x k column pairs.
-func (p *WAHPlan) tile(s *Stream, op, rnd, k1 uint32, j, k int) error {
+func (p *WAHPlan) tile(s *cuda.Stream, op, rnd, k1 uint32, j, k int) error {
 	c := p.c
 	m := p.MaxM
 	if rnd == 1 {
 		m = (m + 2*int(k1) - 1) / (2 * int(k1))
 	}
-	g := Dim3{uint32((c.D + j - 1) / j), uint32((m + 2*k - 1) / (2 * k)), uint32(p.NQ)}
-	return c.k.tile.Launch(g, Dim3{uint32(j), uint32(k), 1}, 0, s, op, rnd, k1, c.Mat, p.sel, p.qoff, p.res,
+	g := cuda.Dim3{X: uint32((c.D + j - 1) / j), Y: uint32((m + 2*k - 1) / (2 * k)), Z: uint32(p.NQ)}
+	return c.k.tile.Launch(g, cuda.Dim3{X: uint32(j), Y: uint32(k), Z: 1}, 0, s, op, rnd, k1, c.Mat, p.sel, p.qoff, p.res,
 		p.extra, p.ebs, uint32(c.D))
 }
 
 // Result is the buffer of the results of the last Reduce: query q's group
 // bitset (D groups) at byte 4*q*D.
-func (p *WAHPlan) Result() *Buffer { return p.res }
+func (p *WAHPlan) Result() *cuda.Buffer { return p.res }
 
 // Candidates enqueues the compaction of the results into ascending docIDs
 // (Docs) with per-query offsets (DocOffsets): popcount per group, the CUB
 // scan of query_scan.cu, emission.
-func (p *WAHPlan) Candidates(s *Stream) error {
+func (p *WAHPlan) Candidates(s *cuda.Stream) error {
 	k := p.c.k
 	nr := p.NQ * p.c.D
 	if nr == 0 {
@@ -518,14 +519,14 @@ func (p *WAHPlan) Candidates(s *Stream) error {
 // [DocOffsets[q], DocOffsets[q+1]) (uint32 each). Its capacity is the sum
 // over the queries of min(N, their columns' set rows), which bounds OR
 // and AND.
-func (p *WAHPlan) Docs() *Buffer { return p.docs }
+func (p *WAHPlan) Docs() *cuda.Buffer { return p.docs }
 
 // DocOffsets holds NQ+1 uint32 offsets into Docs.
-func (p *WAHPlan) DocOffsets() *Buffer { return p.dq }
+func (p *WAHPlan) DocOffsets() *cuda.Buffer { return p.dq }
 
 // Bitset enqueues repacking the results into plain bitsets (Bits): query
 // q's ceil(N/32) uint32 words, row r = bit r%32 of word r/32.
-func (p *WAHPlan) Bitset(s *Stream) error {
+func (p *WAHPlan) Bitset(s *cuda.Stream) error {
 	W := int((uint64(p.c.N) + 31) / 32)
 	if W == 0 {
 		return nil
@@ -536,23 +537,23 @@ func (p *WAHPlan) Bitset(s *Stream) error {
 }
 
 // Bits holds the bitsets written by Bitset.
-func (p *WAHPlan) Bits() *Buffer { return p.bits }
+func (p *WAHPlan) Bits() *cuda.Buffer { return p.bits }
 
 // ReadDocs waits for s and copies every query's candidate docIDs to the
 // host.
-func (p *WAHPlan) ReadDocs(s *Stream) ([][]uint32, error) {
+func (p *WAHPlan) ReadDocs(s *cuda.Stream) ([][]uint32, error) {
 	if err := syncStream(p.c.ctx, s); err != nil {
 		return nil, err
 	}
 	dq := make([]uint32, p.NQ+1)
-	if err := CopyFromDevice(dq, p.dq, 0); err != nil {
+	if err := cuda.CopyFromDevice(dq, p.dq, 0); err != nil {
 		return nil, err
 	}
 	if int(dq[p.NQ]) > p.bound {
 		return nil, fmt.Errorf("BUG: cuda: WAH candidates %d > bound %d", dq[p.NQ], p.bound)
 	}
 	all := make([]uint32, dq[p.NQ])
-	if err := CopyFromDevice(all, p.docs, 0); err != nil {
+	if err := cuda.CopyFromDevice(all, p.docs, 0); err != nil {
 		return nil, err
 	}
 	out := make([][]uint32, p.NQ)
@@ -571,7 +572,7 @@ func (p *WAHPlan) ReadDocs(s *Stream) ([][]uint32, error) {
 // (m D and D per query, as ROA) with coalesced accesses and one launch
 // (paper, "Ideal hybrid"); `qp bench wah` measures it against the others
 // (docs/WAH.md). The caller frees the plan.
-func WAHFilter(s *Stream, cols *WAHColumns, queries [][]uint32, op wah.Op) (*WAHPlan, error) {
+func WAHFilter(s *cuda.Stream, cols *WAHColumns, queries [][]uint32, op wah.Op) (*WAHPlan, error) {
 	p, err := cols.NewPlan(queries)
 	if err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package cuda
+package kern
 
 import (
 	"errors"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/qpengine/qp/bitmap/wah"
+	"github.com/qpengine/qp/cuda"
 )
 
 // WAH on the GPU against the CPU reference bitmap/wah: decompression of a
@@ -188,7 +189,7 @@ func TestWAHReduce(t *testing.T) {
 				}
 				for _, hk := range hks {
 					// Poison the results so stale data cannot pass.
-					if err := (*Stream)(nil).Fill32(plan.Result(), 0, 0xdeadbeef, plan.NQ*cols.D); err != nil {
+					if err := (*cuda.Stream)(nil).Fill32(plan.Result(), 0, 0xdeadbeef, plan.NQ*cols.D); err != nil {
 						t.Fatal(err)
 					}
 					if err := plan.Reduce(nil, pat, op, hk); err != nil {
@@ -215,7 +216,7 @@ func TestWAHReduce(t *testing.T) {
 					if err := cols.ctx.Synchronize(); err != nil {
 						t.Fatal(err)
 					}
-					if err := CopyFromDevice(b32, plan.Bits(), 0); err != nil {
+					if err := cuda.CopyFromDevice(b32, plan.Bits(), 0); err != nil {
 						t.Fatal(err)
 					}
 					for i := range queries {

@@ -1,10 +1,11 @@
-package cuda
+package kern
 
 import (
 	"errors"
 	"fmt"
 
 	"github.com/qpengine/qp/compress"
+	"github.com/qpengine/qp/cuda"
 	"github.com/qpengine/qp/intersect"
 )
 
@@ -76,27 +77,27 @@ const IsectListWords = 20
 
 // IntersectKernels are the loaded intersection kernels of one Context.
 type IntersectKernels struct {
-	c                                    *Context
+	c                                    *cuda.Context
 	q                                    *QueryKernels
-	init, split, search, compact, qstart *Function
+	init, split, search, compact, qstart *cuda.Function
 }
 
 // LoadIntersectKernels looks the kernels up in c's embedded fatbin (with
 // the query kernels, whose scan it uses).
-func LoadIntersectKernels(c *Context) (*IntersectKernels, error) {
+func LoadIntersectKernels(c *cuda.Context) (*IntersectKernels, error) {
 	q, err := LoadQueryKernels(c)
 	if err != nil {
 		return nil, err
 	}
 	k := &IntersectKernels{c: c, q: q}
 	for _, f := range []struct {
-		dst  **Function
+		dst  **cuda.Function
 		name string
 	}{
 		{&k.init, "qp_isect_init"}, {&k.split, "qp_isect_split"}, {&k.search, "qp_isect_search"},
 		{&k.compact, "qp_isect_compact"}, {&k.qstart, "qp_isect_qstart"},
 	} {
-		fn, err := q.k.mod.Function(f.name)
+		fn, err := q.k.fb.Function(f.name)
 		if err != nil {
 			return nil, fmt.Errorf("cuda: the embedded fatbin lacks the intersection kernels (rebuild it with `make kernels`): %w", err)
 		}
@@ -112,8 +113,8 @@ type IsectLists struct {
 	k                       *IntersectKernels
 	lens                    []int
 	hasEnc                  bool
-	bufs                    []*Buffer
-	lists, vals, hsptr, enc *Buffer
+	bufs                    []*cuda.Buffer
+	lists, vals, hsptr, enc *cuda.Buffer
 }
 
 // IsectBatch is one PARA batch of queries over resident lists (Batch).
@@ -123,12 +124,12 @@ type IsectBatch struct {
 	ncand              int // candidates at the start: the shortest lists' total length
 	maxLists           int
 	qoff               []uint32 // nq+1: first candidate of each query at the start
-	bufs               []*Buffer
-	qmeta, lref, qoffB *Buffer
-	cand, cq           [2]*Buffer
-	flag, bnd, part    *Buffer
-	qst                [2]*Buffer
-	errs               *Buffer
+	bufs               []*cuda.Buffer
+	qmeta, lref, qoffB *cuda.Buffer
+	cand, cq           [2]*cuda.Buffer
+	flag, bnd, part    *cuda.Buffer
+	qst                [2]*cuda.Buffer
+	errs               *cuda.Buffer
 }
 
 // UploadLists copies lists (and their LR models, HS tables and encodings)
@@ -175,7 +176,7 @@ func (k *IntersectKernels) UploadLists(lists []IsectList) (*IsectLists, error) {
 		nenc += (len(e) + 7) &^ 7
 	}
 	for _, u := range []struct {
-		dst **Buffer
+		dst **cuda.Buffer
 		v   []uint32
 	}{{&r.lists, meta}, {&r.vals, vals}, {&r.hsptr, ptrs}, {&r.enc, enc}} {
 		buf, err := k.c.Alloc(4 * max(len(u.v), 1))
@@ -183,7 +184,7 @@ func (k *IntersectKernels) UploadLists(lists []IsectList) (*IsectLists, error) {
 			r.bufs = append(r.bufs, buf)
 			*u.dst = buf
 			if len(u.v) > 0 {
-				err = CopyToDevice(buf, 0, u.v)
+				err = cuda.CopyToDevice(buf, 0, u.v)
 			}
 		}
 		if err != nil {
@@ -240,7 +241,7 @@ func (r *IsectLists) Batch(queries [][]int) (*IsectBatch, error) {
 	n := b.ncand
 	pool := r.k.c.Pool()
 	for _, u := range []struct {
-		dst **Buffer
+		dst **cuda.Buffer
 		v   []uint32
 		n   int
 	}{
@@ -254,7 +255,7 @@ func (r *IsectLists) Batch(queries [][]int) (*IsectBatch, error) {
 			b.bufs = append(b.bufs, buf)
 			*u.dst = buf
 			if len(u.v) > 0 {
-				err = CopyToDevice(buf, 0, u.v)
+				err = cuda.CopyToDevice(buf, 0, u.v)
 			}
 		}
 		if err != nil {
@@ -304,7 +305,7 @@ func (b *IsectBatch) Run(algo IsectAlgo, levels int, res, off []uint32) ([]uint3
 	k := r.k
 	n := b.ncand
 	cur := 0
-	var s *Stream
+	var s *cuda.Stream
 	if err := s.CopyDevice(b.qst[0], 0, b.qoffB, 0, 4*(b.nq+1)); err != nil {
 		return res[:0], off[:0], err
 	}
@@ -350,13 +351,13 @@ func (b *IsectBatch) Run(algo IsectAlgo, levels int, res, off []uint32) ([]uint3
 			b.qst[1-cur]); err != nil {
 			return res[:0], off[:0], err
 		}
-		if err := CopyFromDevice(cnt[:], b.flag, 4*n); err != nil {
+		if err := cuda.CopyFromDevice(cnt[:], b.flag, 4*n); err != nil {
 			return res[:0], off[:0], err
 		}
 		cur = 1 - cur
 		n = int(cnt[0])
 	}
-	if err := CopyFromDevice(cnt[:], b.errs, 0); err != nil {
+	if err := cuda.CopyFromDevice(cnt[:], b.errs, 0); err != nil {
 		return res[:0], off[:0], err
 	}
 	if cnt[0] != 0 {
@@ -365,11 +366,11 @@ func (b *IsectBatch) Run(algo IsectAlgo, levels int, res, off []uint32) ([]uint3
 	res = grow(res, n)
 	off = grow(off, b.nq+1)
 	if n > 0 {
-		if err := CopyFromDevice(res, b.cand[cur], 0); err != nil {
+		if err := cuda.CopyFromDevice(res, b.cand[cur], 0); err != nil {
 			return res[:0], off[:0], err
 		}
 	}
-	if err := CopyFromDevice(off, b.qst[cur], 0); err != nil {
+	if err := cuda.CopyFromDevice(off, b.qst[cur], 0); err != nil {
 		return res[:0], off[:0], err
 	}
 	return res, off, nil

@@ -1,4 +1,4 @@
-package cuda
+package kern
 
 import (
 	"errors"
@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/qpengine/qp/compress"
+	"github.com/qpengine/qp/cuda"
 )
 
 // The BP128 baseline kernel, kernels/bp128.cu qp_bp128_docs: the first GPU
@@ -91,7 +92,7 @@ func BP128StatusError(status uint64) error {
 // Alloc'ed one whose size is a multiple of 4.
 type BP128Args struct {
 	NBlocks                                      int
-	Src, SrcOff, OutOff, Base, Last, Out, Status *Buffer
+	Src, SrcOff, OutOff, Base, Last, Out, Status *cuda.Buffer
 }
 
 // LaunchBP128Docs enqueues the baseline kernel's decoding of a.NBlocks
@@ -99,12 +100,12 @@ type BP128Args struct {
 // one launch of grid (NBlocks, 1, 1) × block (128, 1, 1). It does not wait.
 // LaunchDecode with compress.IDBP128 is the fast path for the same work. Buffer sizes that
 // cannot hold NBlocks entries are a programmer bug (panic).
-func (k *Kernels) LaunchBP128Docs(s *Stream, a BP128Args) error {
+func (k *Kernels) LaunchBP128Docs(s *cuda.Stream, a BP128Args) error {
 	n := a.NBlocks
 	if n < 0 || n > math.MaxInt32 {
 		panic(fmt.Sprintf("BUG: cuda.LaunchBP128Docs of %d blocks (max %d per launch)", n, math.MaxInt32))
 	}
-	need := func(what string, b *Buffer, bytes int) {
+	need := func(what string, b *cuda.Buffer, bytes int) {
 		if b == nil || b.Len() < bytes {
 			panic(fmt.Sprintf("BUG: cuda.LaunchBP128Docs: %s buffer smaller than %d bytes", what, bytes))
 		}
@@ -127,6 +128,6 @@ func (k *Kernels) LaunchBP128Docs(s *Stream, a BP128Args) error {
 	if n == 0 {
 		return nil
 	}
-	return k.fns["qp_bp128_docs"].Launch(Dim3{uint32(n), 1, 1}, Dim3{bp128BlockValues, 1, 1}, 0, s,
+	return k.fn("qp_bp128_docs").Launch(cuda.Dim3{X: uint32(n), Y: 1, Z: 1}, cuda.Dim3{X: bp128BlockValues, Y: 1, Z: 1}, 0, s,
 		a.Src, a.SrcOff, a.OutOff, a.Base, a.Last, a.Out, a.Status)
 }

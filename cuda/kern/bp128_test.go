@@ -1,4 +1,4 @@
-package cuda
+package kern
 
 import (
 	"errors"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/qpengine/qp/compress"
+	"github.com/qpengine/qp/cuda"
 )
 
 // TestBP128Legacy runs the baseline kernel qp_bp128_docs (LaunchBP128Docs)
@@ -22,7 +23,7 @@ func TestBP128Legacy(t *testing.T) {
 	}
 	tb := randomBatch(t, codec, rng, Docs, values)
 	run := func(b *Batch) ([]uint32, error) {
-		k, err := c.Kernels()
+		k, err := Load(c)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -33,7 +34,7 @@ func TestBP128Legacy(t *testing.T) {
 		}
 		a := BP128Args{NBlocks: n}
 		for _, g := range []struct {
-			dst   **Buffer
+			dst   **cuda.Buffer
 			bytes int
 		}{{&a.Src, len(b.Src)}, {&a.SrcOff, 8 * (n + 1)}, {&a.OutOff, 8 * (n + 1)}, {&a.Base, 4 * n},
 			{&a.Last, 4 * n}, {&a.Out, 4 * int(outOff[n])}, {&a.Status, 8}} {
@@ -42,8 +43,8 @@ func TestBP128Legacy(t *testing.T) {
 			}
 			defer (*g.dst).Free()
 		}
-		for _, err := range []error{CopyToDevice(a.Src, 0, b.Src), CopyToDevice(a.SrcOff, 0, b.SrcOff),
-			CopyToDevice(a.OutOff, 0, outOff), CopyToDevice(a.Base, 0, b.Base), CopyToDevice(a.Last, 0, b.Last)} {
+		for _, err := range []error{cuda.CopyToDevice(a.Src, 0, b.Src), cuda.CopyToDevice(a.SrcOff, 0, b.SrcOff),
+			cuda.CopyToDevice(a.OutOff, 0, outOff), cuda.CopyToDevice(a.Base, 0, b.Base), cuda.CopyToDevice(a.Last, 0, b.Last)} {
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -53,10 +54,10 @@ func TestBP128Legacy(t *testing.T) {
 		}
 		var status [1]uint64
 		out := make([]uint32, outOff[n])
-		if err := CopyFromDevice(status[:], a.Status, 0); err != nil {
+		if err := cuda.CopyFromDevice(status[:], a.Status, 0); err != nil {
 			t.Fatal(err)
 		}
-		if err := CopyFromDevice(out, a.Out, 0); err != nil {
+		if err := cuda.CopyFromDevice(out, a.Out, 0); err != nil {
 			t.Fatal(err)
 		}
 		return out, BP128StatusError(status[0])

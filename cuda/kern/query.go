@@ -1,8 +1,11 @@
-package cuda
+package kern
 
 import (
 	"fmt"
 	"math"
+	"unsafe"
+
+	"github.com/qpengine/qp/cuda"
 )
 
 // Query-processing kernels (kernels/query_*.cu, kernels/query.cuh): the
@@ -13,13 +16,26 @@ import (
 // helpers. See the .cu files for each kernel's launch shape and memory
 // traffic.
 
-// Layout sizes, in 32-bit words, of the structures of kernels/query.cuh.
+// Layout sizes, in 32-bit words, of the structures of kernels/query.cuh
+// (their Go mirrors in layout.go; the Put* helpers write them into word
+// staging buffers).
 const (
 	TermMetaWords = 8  // {skip, doc, freq uint64; nblocks, df uint32}
 	QMetaWords    = 4  // {terms, first QTerm, k, first result slot uint32}
-	QTermWords    = 4  // {term uint32; weight, idf float32; pad}
+	QTermWords    = 4  // {term uint32; weight, idf, max float32}
 	SegWords      = 10 // {d0, f0, v0 uint64; term, blk0, query, qterm uint32}
 	S4Words       = 8  // {blocks, postings, doc bytes, freq bytes uint64}
+)
+
+// The word sizes are the mirrors' (a constant index out of range, a
+// compile error, otherwise).
+var (
+	_ = [1]int{}[TermMetaWords*4-unsafe.Sizeof(TermMeta{})]
+	_ = [1]int{}[QMetaWords*4-unsafe.Sizeof(QMeta{})]
+	_ = [1]int{}[QTermWords*4-unsafe.Sizeof(QTerm{})]
+	_ = [1]int{}[SegWords*4-unsafe.Sizeof(Seg{})]
+	_ = [1]int{}[S4Words*4-unsafe.Sizeof(S4{})]
+	_ = [1]int{}[OQueryWords*4-unsafe.Sizeof(OQuery{})]
 )
 
 // Block markers of qp_and_locate (query.cuh kPass, kDead).
@@ -73,34 +89,24 @@ func PutSeg(w []uint32, d0, f0, v0 uint64, term, blk0, q, qt uint32) {
 	w[6], w[7], w[8], w[9] = term, blk0, q, qt
 }
 
-// BufferView returns a Buffer that aliases bytes [off, off+n) of b, for
-// APIs that take a *Buffer (DecodeArgs.Status, ...). It owns nothing and is
-// valid while b is; freeing it is a programmer bug (it panics).
-func BufferView(b *Buffer, off, n int) *Buffer {
-	span("BufferView", off, n, b.size)
-	v := &Buffer{ctx: b.ctx, ptr: b.ptr + DevicePtr(off), size: n, cap: b.cap - off}
-	v.freed.Store(true)
-	return v
-}
-
 // QueryKernels are the loaded query-processing kernels of one Context.
 type QueryKernels struct {
 	k *Kernels
 
-	fullDesc, gather, andInit, andDesc, orAccumulate, topk *Function
-	scanReduce, scanPartials, scanApply                    [2]*Function // u32, S4
+	fullDesc, gather, andInit, andDesc, orAccumulate, topk *cuda.Function
+	scanReduce, scanPartials, scanApply                    [2]*cuda.Function // u32, S4
 }
 
 // LoadQueryKernels looks up the query kernels in c's embedded kernels. It
 // fails when the fatbin lacks them (run `make kernels`).
-func LoadQueryKernels(c *Context) (*QueryKernels, error) {
-	k, err := c.Kernels()
+func LoadQueryKernels(c *cuda.Context) (*QueryKernels, error) {
+	k, err := Load(c)
 	if err != nil {
 		return nil, err
 	}
 	q := &QueryKernels{k: k}
 	for _, f := range []struct {
-		dst  **Function
+		dst  **cuda.Function
 		name string
 	}{
 		{&q.fullDesc, "qp_query_full_desc"}, {&q.gather, "qp_query_gather"},
@@ -110,7 +116,7 @@ func LoadQueryKernels(c *Context) (*QueryKernels, error) {
 		{&q.scanApply[0], "qp_query_scan_apply_u32"}, {&q.scanReduce[1], "qp_query_scan_reduce_s4"},
 		{&q.scanPartials[1], "qp_query_scan_partials_s4"}, {&q.scanApply[1], "qp_query_scan_apply_s4"},
 	} {
-		fn, err := k.mod.Function(f.name)
+		fn, err := k.fb.Function(f.name)
 		if err != nil {
 			return nil, fmt.Errorf("cuda: the embedded fatbin lacks the query kernels (rebuild it with `make kernels`): %w", err)
 		}
@@ -123,8 +129,8 @@ func LoadQueryKernels(c *Context) (*QueryKernels, error) {
 func (q *QueryKernels) Kernels() *Kernels { return q.k }
 
 // Functions lists the query kernels (for resource reports).
-func (q *QueryKernels) Functions() []*Function {
-	return []*Function{q.fullDesc, q.gather, q.andInit, q.andDesc, q.orAccumulate, q.topk, q.scanReduce[0], q.scanPartials[0], q.scanApply[0],
+func (q *QueryKernels) Functions() []*cuda.Function {
+	return []*cuda.Function{q.fullDesc, q.gather, q.andInit, q.andDesc, q.orAccumulate, q.topk, q.scanReduce[0], q.scanPartials[0], q.scanApply[0],
 		q.scanReduce[1], q.scanPartials[1], q.scanApply[1]}
 }
 
@@ -141,74 +147,79 @@ func count32(what string, n int) uint32 {
 
 // gridFor is the grid of a grid-stride kernel over n items of one thread
 // each (capped; the kernels loop).
-func gridFor(n, perCTA int) Dim3 {
+func gridFor(n, perCTA int) cuda.Dim3 {
 	g := (n + perCTA - 1) / perCTA
 	g = max(1, min(g, 1<<20))
-	return Dim3{uint32(g), 1, 1}
+	return cuda.Dim3{X: uint32(g), Y: 1, Z: 1}
 }
 
-var block256 = Dim3{queryThreads, 1, 1}
+var block256 = cuda.Dim3{X: queryThreads, Y: 1, Z: 1}
 
 // FullDesc lists every block of nseg whole lists (segs: nseg Seg) for
 // Gather and the decoders: blkTerm, blkIdx (nblk uint32), dOff, fOff, oOff
 // (nblk+1 uint64). bs is the index's block size.
-func (q *QueryKernels) FullDesc(s *Stream, segs DevicePtr, nseg int, terms, post DevicePtr, nblk, bs int,
-	blkTerm, blkIdx, dOff, fOff, oOff DevicePtr) error {
+func (q *QueryKernels) FullDesc(s *cuda.Stream, segs cuda.DevicePtr, nseg int, terms, post cuda.DevicePtr, nblk, bs int,
+	blkTerm, blkIdx, dOff, fOff, oOff cuda.DevicePtr) error {
 	n := count32("blocks", nblk)
 	if n == 0 {
 		return nil
 	}
-	return q.fullDesc.Launch(gridFor(nblk, queryThreads), block256, 0, s, segs, count32("segments", nseg), terms, post,
-		n, uint32(bs), blkTerm, blkIdx, dOff, fOff, oOff)
+	return launch(q.fullDesc, gridFor(nblk, queryThreads), s, &FullDescParams{
+		Segs: segs, NSeg: count32("segments", nseg), Terms: terms, Post: post, NBlk: n, BS: uint32(bs), BlkTerm: blkTerm,
+		BlkIdx: blkIdx, DOff: dOff, FOff: fOff, OOff: oOff})
 }
 
 // Gather copies the listed blocks' encoded docIDs to gdocs at dOff (and,
 // when fOff is not 0, their frequencies to gfreqs at fOff) and writes the
 // decoders' base and last arrays (nblk uint32 each).
-func (q *QueryKernels) Gather(s *Stream, terms, post DevicePtr, nblk int, blkTerm, blkIdx, dOff, fOff,
-	gdocs, gfreqs, base, last DevicePtr) error {
+func (q *QueryKernels) Gather(s *cuda.Stream, terms, post cuda.DevicePtr, nblk int, blkTerm, blkIdx, dOff, fOff,
+	gdocs, gfreqs, base, last cuda.DevicePtr) error {
 	n := count32("blocks", nblk)
 	if n == 0 {
 		return nil
 	}
-	return q.gather.Launch(gridFor(nblk, queryThreads/32), block256, 0, s, terms, post, n, blkTerm, blkIdx,
-		dOff, fOff, gdocs, gfreqs, base, last)
+	return launch(q.gather, gridFor(nblk, queryThreads/32), s, &GatherParams{
+		Terms: terms, Post: post, NBlk: n, BlkTerm: blkTerm, BlkIdx: blkIdx, DOff: dOff, FOff: fOff, GDocs: gdocs,
+		GFreqs: gfreqs, Base: base, Last: last})
 }
 
 // AndInit makes the AND candidates (cdoc, cscore, cq: nval each) of the
 // decoded shortest lists docs/freqs (one Seg per query), scored with their
 // first term; err counts corrupt docIDs.
-func (q *QueryKernels) AndInit(s *Stream, segs DevicePtr, nseg int, qterms, norms DevicePtr, ndocs uint32,
-	k1p1 float32, docs, freqs DevicePtr, nval int, cdoc, cscore, cq, errs DevicePtr) error {
+func (q *QueryKernels) AndInit(s *cuda.Stream, segs cuda.DevicePtr, nseg int, qterms, norms cuda.DevicePtr, ndocs uint32,
+	k1p1 float32, docs, freqs cuda.DevicePtr, nval int, cdoc, cscore, cq, errs cuda.DevicePtr) error {
 	n := count32("values", nval)
 	if n == 0 {
 		return nil
 	}
-	return q.andInit.Launch(gridFor(nval, queryThreads), block256, 0, s, segs, count32("segments", nseg), qterms,
-		norms, ndocs, k1p1, docs, freqs, n, cdoc, cscore, cq, errs)
+	return launch(q.andInit, gridFor(nval, queryThreads), s, &AndInitParams{
+		Segs: segs, NSeg: count32("segments", nseg), QTerms: qterms, Norms: norms, NDocs: ndocs, K1p1: k1p1, Docs: docs,
+		Freqs: freqs, NVal: n, CDoc: cdoc, CScore: cscore, CQ: cq, Errs: errs})
 }
 
 // AndDesc lists the selected blocks (ex: exclusive scan of
 // AndKernels.Locate's sel, n+1 S4) for Gather and the decoders.
-func (q *QueryKernels) AndDesc(s *Stream, qmeta, qterms DevicePtr, j, n int, cq, blk, ex, blkTerm, blkIdx,
-	dOff, fOff, oOff DevicePtr) error {
+func (q *QueryKernels) AndDesc(s *cuda.Stream, qmeta, qterms cuda.DevicePtr, j, n int, cq, blk, ex, blkTerm, blkIdx,
+	dOff, fOff, oOff cuda.DevicePtr) error {
 	if n == 0 {
 		return nil
 	}
-	return q.andDesc.Launch(gridFor(n, queryThreads), block256, 0, s, qmeta, qterms, uint32(j),
-		count32("candidates", n), cq, blk, ex, blkTerm, blkIdx, dOff, fOff, oOff)
+	return launch(q.andDesc, gridFor(n, queryThreads), s, &AndDescParams{
+		QMeta: qmeta, QTerms: qterms, J: uint32(j), N: count32("candidates", n), CQ: cq, Blk: blk, Ex: ex,
+		BlkTerm: blkTerm, BlkIdx: blkIdx, DOff: dOff, FOff: fOff, OOff: oOff})
 }
 
 // OrAccumulate adds the decoded lists (one Seg each, at most one per query)
 // to the dense accumulators acc (rows of ndocs float32, row = Seg.q).
-func (q *QueryKernels) OrAccumulate(s *Stream, segs DevicePtr, nseg int, qterms, norms DevicePtr, ndocs uint32,
-	k1p1 float32, docs, freqs DevicePtr, nval int, acc, errs DevicePtr) error {
+func (q *QueryKernels) OrAccumulate(s *cuda.Stream, segs cuda.DevicePtr, nseg int, qterms, norms cuda.DevicePtr, ndocs uint32,
+	k1p1 float32, docs, freqs cuda.DevicePtr, nval int, acc, errs cuda.DevicePtr) error {
 	n := count32("values", nval)
 	if n == 0 {
 		return nil
 	}
-	return q.orAccumulate.Launch(gridFor(nval, queryThreads), block256, 0, s, segs, count32("segments", nseg),
-		qterms, norms, ndocs, k1p1, docs, freqs, n, acc, errs)
+	return launch(q.orAccumulate, gridFor(nval, queryThreads), s, &OrAccumulateParams{
+		Segs: segs, NSeg: count32("segments", nseg), QTerms: qterms, Norms: norms, NDocs: ndocs, K1p1: k1p1, Docs: docs,
+		Freqs: freqs, NVal: n, Acc: acc, Errs: errs})
 }
 
 // TopK selects each query's k best items in rank order as 64-bit keys
@@ -218,8 +229,8 @@ func (q *QueryKernels) OrAccumulate(s *Stream, segs DevicePtr, nseg int, qterms,
 // accumulator rows acc (ndocs each; zeros skipped). scratch/scratchOff
 // hold the sort buffers of queries with k > 4096 (next power of two >= k
 // words each).
-func (q *QueryKernels) TopK(s *Stream, dense bool, nq int, qmeta, cdoc, cscore, cq DevicePtr, ncand int,
-	acc DevicePtr, ndocs uint32, res, cnt, total, scratch, scratchOff DevicePtr) error {
+func (q *QueryKernels) TopK(s *cuda.Stream, dense bool, nq int, qmeta, cdoc, cscore, cq cuda.DevicePtr, ncand int,
+	acc cuda.DevicePtr, ndocs uint32, res, cnt, total, scratch, scratchOff cuda.DevicePtr) error {
 	if nq == 0 {
 		return nil
 	}
@@ -227,35 +238,43 @@ func (q *QueryKernels) TopK(s *Stream, dense bool, nq int, qmeta, cdoc, cscore, 
 	if dense {
 		d = 1
 	}
-	g := Dim3{uint32(min(nq, 65535)), 1, 1}
-	return q.topk.Launch(g, block256, 0, s, d, count32("queries", nq), qmeta, cdoc, cscore, cq,
-		count32("candidates", ncand), acc, ndocs, res, cnt, total, scratch, scratchOff)
+	g := cuda.Dim3{X: uint32(min(nq, 65535)), Y: 1, Z: 1}
+	return launch(q.topk, g, s, &TopKParams{
+		Dense: d, NQ: count32("queries", nq), QMeta: qmeta, CDoc: cdoc, CScore: cscore, CQ: cq,
+		NCand: count32("candidates", ncand), Acc: acc, NDocs: ndocs, Res: res, Cnt: cnt, Total: total, Scratch: scratch,
+		ScratchOff: scratchOff})
 }
 
 // ScanU32 writes the exclusive prefix sums of in[0..n) (uint32) to out
 // (n+1 entries, out[n] = total; out may equal in); part needs
 // ScanParts(n)+1 entries.
-func (q *QueryKernels) ScanU32(s *Stream, in, out, part DevicePtr, n int) error {
+func (q *QueryKernels) ScanU32(s *cuda.Stream, in, out, part cuda.DevicePtr, n int) error {
 	return q.scan(0, s, in, out, part, n)
 }
 
 // ScanS4 is ScanU32 for S4 items.
-func (q *QueryKernels) ScanS4(s *Stream, in, out, part DevicePtr, n int) error {
+func (q *QueryKernels) ScanS4(s *cuda.Stream, in, out, part cuda.DevicePtr, n int) error {
 	return q.scan(1, s, in, out, part, n)
 }
 
-func (q *QueryKernels) scan(t int, s *Stream, in, out, part DevicePtr, n int) error {
+func (q *QueryKernels) scan(t int, s *cuda.Stream, in, out, part cuda.DevicePtr, n int) error {
 	nn := count32("scan items", n)
 	if n == 0 {
 		return nil
 	}
 	np := ScanParts(n)
-	g := Dim3{uint32(np), 1, 1}
+	g := cuda.Dim3{X: uint32(np), Y: 1, Z: 1}
 	if err := q.scanReduce[t].Launch(g, block256, 0, s, in, part, nn); err != nil {
 		return err
 	}
-	if err := q.scanPartials[t].Launch(Dim3{1, 1, 1}, block256, 0, s, part, uint32(np)); err != nil {
+	if err := q.scanPartials[t].Launch(cuda.Dim3{X: 1, Y: 1, Z: 1}, block256, 0, s, part, uint32(np)); err != nil {
 		return err
 	}
 	return q.scanApply[t].Launch(g, block256, 0, s, in, out, part, nn)
+}
+
+// launch enqueues f, whose one parameter is the struct *p (query_params.cuh),
+// with blocks of 256 threads.
+func launch[P any](f *cuda.Function, grid cuda.Dim3, s *cuda.Stream, p *P) error {
+	return cuda.LaunchParams(f, grid, block256, 0, s, p)
 }

@@ -1,4 +1,4 @@
-package cuda
+package decode
 
 import (
 	"fmt"
@@ -47,7 +47,7 @@ func WriteDecodeSVG(w io.Writer, title string, rs []DecodeResult) error {
 		s.Y = append(s.Y, r.IntsPerSec)
 	}
 	if len(p.Series) == 0 {
-		return fmt.Errorf("cuda: WriteDecodeSVG: no results to plot")
+		return fmt.Errorf("decode: WriteDecodeSVG: no results to plot")
 	}
 	for i := range p.Series {
 		s := &p.Series[i]

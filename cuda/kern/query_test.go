@@ -1,4 +1,4 @@
-package cuda
+package kern
 
 import (
 	"math"
@@ -6,12 +6,14 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/qpengine/qp/cuda"
 )
 
 // The query kernels' building blocks checked in isolation against Go
 // references; engine/gpu checks whole queries against the CPU engine.
 
-func qkLoad(t *testing.T) (*Context, *QueryKernels) {
+func qkLoad(t *testing.T) (*cuda.Context, *QueryKernels) {
 	t.Helper()
 	c := gpu(t)
 	q, err := LoadQueryKernels(c)
@@ -21,38 +23,38 @@ func qkLoad(t *testing.T) (*Context, *QueryKernels) {
 	return c, q
 }
 
-func qkEmulated(c *Context) bool { return strings.Contains(c.Device().Name, "emulator") }
+func qkEmulated(c *cuda.Context) bool { return strings.Contains(c.Device().Name, "emulator") }
 
 // emuShort reports whether the tests run on the CUDA emulator in short mode
 // (`make test-emu`: go test -short), where the slowest tests take smaller
 // inputs. Each keeps its boundary cases; on a GPU -short changes nothing.
-func emuShort(c *Context) bool { return testing.Short() && qkEmulated(c) }
+func emuShort(c *cuda.Context) bool { return testing.Short() && qkEmulated(c) }
 
-func qkU32(t *testing.T, c *Context, v []uint32, extra int) *Buffer {
+func qkU32(t *testing.T, c *cuda.Context, v []uint32, extra int) *cuda.Buffer {
 	t.Helper()
 	b, err := c.Alloc(4*(len(v)+extra) + 16)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := CopyToDevice(b, 0, v); err != nil {
+	if err := cuda.CopyToDevice(b, 0, v); err != nil {
 		t.Fatal(err)
 	}
 	return b
 }
 
-func qkU64(t *testing.T, c *Context, v []uint64, extra int) *Buffer {
+func qkU64(t *testing.T, c *cuda.Context, v []uint64, extra int) *cuda.Buffer {
 	t.Helper()
 	b, err := c.Alloc(8*(len(v)+extra) + 16)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := CopyToDevice(b, 0, v); err != nil {
+	if err := cuda.CopyToDevice(b, 0, v); err != nil {
 		t.Fatal(err)
 	}
 	return b
 }
 
-func qkFree(bs ...*Buffer) {
+func qkFree(bs ...*cuda.Buffer) {
 	for _, b := range bs {
 		_ = b.Free()
 	}
@@ -80,7 +82,7 @@ func TestQueryScan(t *testing.T) {
 			t.Fatal(err)
 		}
 		got := make([]uint32, n+1)
-		if err := CopyFromDevice(got, buf, 0); err != nil {
+		if err := cuda.CopyFromDevice(got, buf, 0); err != nil {
 			t.Fatal(err)
 		}
 		var run uint32
@@ -109,7 +111,7 @@ func TestQueryScan(t *testing.T) {
 			t.Fatal(err)
 		}
 		got4 := make([]uint64, S4Words/2*(n+1))
-		if err := CopyFromDevice(got4, dst, 0); err != nil {
+		if err := cuda.CopyFromDevice(got4, dst, 0); err != nil {
 			t.Fatal(err)
 		}
 		var r4 [4]uint64
@@ -189,7 +191,7 @@ func TestQueryTopK(t *testing.T) {
 				acc[a*ndocs+int(d)] = qq.sc[i]
 			}
 		}
-		bufs := []*Buffer{
+		bufs := []*cuda.Buffer{
 			qkU32(t, c, meta, 0), qkU32(t, c, cdoc, 0), qkU32(t, c, qkF32(cscore), 0), qkU32(t, c, cq, 0),
 			qkU32(t, c, qkF32(acc), 0), qkU64(t, c, make([]uint64, res), 0), qkU32(t, c, make([]uint32, nq), 0),
 			qkU32(t, c, make([]uint32, nq), 0), qkU64(t, c, make([]uint64, scratch+1), 0), qkU64(t, c, scratchOff, 0),
@@ -201,7 +203,7 @@ func TestQueryTopK(t *testing.T) {
 		gotRes := make([]uint64, res)
 		gotCnt := make([]uint32, nq)
 		gotTot := make([]uint32, nq)
-		for _, e := range []error{CopyFromDevice(gotRes, bufs[5], 0), CopyFromDevice(gotCnt, bufs[6], 0), CopyFromDevice(gotTot, bufs[7], 0)} {
+		for _, e := range []error{cuda.CopyFromDevice(gotRes, bufs[5], 0), cuda.CopyFromDevice(gotCnt, bufs[6], 0), cuda.CopyFromDevice(gotTot, bufs[7], 0)} {
 			if e != nil {
 				t.Fatal(e)
 			}

@@ -1,6 +1,10 @@
-package cuda
+package kern
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/qpengine/qp/cuda"
+)
 
 // AND step kernels (kernels/query_and_step.cu): block selection by binary
 // search or Parallel Merge Find (Ding et al. WWW'09 §7) fused with the
@@ -26,8 +30,8 @@ const MaxAndLevels = 4
 // AndKernels are the loaded AND step kernels of one Context.
 type AndKernels struct {
 	q                      *QueryKernels
-	locate, match, compact *Function
-	filter, bmscore        *Function // kernels/query_and_bitmap.cu
+	locate, match, compact *cuda.Function
+	filter, bmscore        *cuda.Function // kernels/query_and_bitmap.cu
 }
 
 // LoadAndKernels looks up the AND step kernels next to q's. It fails when
@@ -35,11 +39,11 @@ type AndKernels struct {
 func LoadAndKernels(q *QueryKernels) (*AndKernels, error) {
 	a := &AndKernels{q: q}
 	for _, f := range []struct {
-		dst  **Function
+		dst  **cuda.Function
 		name string
 	}{{&a.locate, "qp_and_locate"}, {&a.match, "qp_and_match"}, {&a.compact, "qp_and_compact"},
 		{&a.filter, "qp_and_filter"}, {&a.bmscore, "qp_and_bmscore"}} {
-		fn, err := q.k.mod.Function(f.name)
+		fn, err := q.k.fb.Function(f.name)
 		if err != nil {
 			return nil, fmt.Errorf("cuda: the embedded fatbin lacks the AND step kernels (rebuild it with `make kernels`): %w", err)
 		}
@@ -49,12 +53,12 @@ func LoadAndKernels(q *QueryKernels) (*AndKernels, error) {
 }
 
 // Functions lists the AND step kernels (for resource reports).
-func (a *AndKernels) Functions() []*Function {
-	return []*Function{a.locate, a.match, a.compact, a.filter, a.bmscore}
+func (a *AndKernels) Functions() []*cuda.Function {
+	return []*cuda.Function{a.locate, a.match, a.compact, a.filter, a.bmscore}
 }
 
 // tiles is the grid of the tile kernels (one CTA per ScanTile items).
-func tiles(n int) Dim3 { return Dim3{uint32(ScanParts(n)), 1, 1} }
+func tiles(n int) cuda.Dim3 { return cuda.Dim3{X: uint32(ScanParts(n)), Y: 1, Z: 1} }
 
 // Locate writes, for the n candidate slots cdoc/cq (grouped by ascending
 // query, docIDs ascending within a query; AndNone slots are empty), blk[i]:
@@ -69,17 +73,18 @@ func tiles(n int) Dim3 { return Dim3{uint32(ScanParts(n)), 1, 1} }
 // Regression model of the skip table (AndLRWords uint32 per QTerm, parallel
 // to qterms: PutAndLR); 1..MaxAndLevels use Parallel Merge Find with that
 // many splitter levels (qlr must be 0). The results depend on neither.
-func (a *AndKernels) Locate(s *Stream, terms, post, qmeta, qterms, qlr DevicePtr, j, qactive, n, bs, levels int,
-	cdoc, cq, blk, sel, part, qblocks, qpost DevicePtr) error {
+func (a *AndKernels) Locate(s *cuda.Stream, terms, post, qmeta, qterms, qlr cuda.DevicePtr, j, qactive, n, bs, levels int,
+	cdoc, cq, blk, sel, part, qblocks, qpost cuda.DevicePtr) error {
 	if levels < 0 || levels > MaxAndLevels || (levels > 0 && qlr != 0) {
 		panic(fmt.Sprintf("BUG: cuda: AND locate with %d levels and LR models %#x", levels, qlr))
 	}
 	if n == 0 {
 		return nil
 	}
-	return a.locate.Launch(tiles(n), block256, 0, s, terms, post, qmeta, qterms, qlr, uint32(j),
-		count32("active queries", qactive), count32("candidates", n), uint32(bs), uint32(levels), cdoc, cq, blk, sel,
-		part, qblocks, qpost)
+	return launch(a.locate, tiles(n), s, &AndLocateParams{
+		Terms: terms, Post: post, QMeta: qmeta, QTerms: qterms, QLR: qlr, J: uint32(j),
+		QActive: count32("active queries", qactive), N: count32("candidates", n), BS: uint32(bs), Levels: uint32(levels),
+		CDoc: cdoc, CQ: cq, Blk: blk, Sel: sel, Part: part, QBlocks: qblocks, QPost: qpost})
 }
 
 // AndLRWords is the size of one Linear Regression model of a skip table in
@@ -101,23 +106,24 @@ func PutAndLR(w []uint32, gamma uint32, beta int32, l, r uint32) {
 // 0, by random access to the encoded bp128 frequency blocks in post (only
 // for an index whose frequency codec is bp128); a corrupt one raises
 // errs[AndErrFreqs].
-func (a *AndKernels) Match(s *Stream, terms, post, qmeta, qterms DevicePtr, j, n, bs int, norms DevicePtr,
-	k1p1 float32, cdoc, cscore, cq, blk, ex, oOff, docs, freqs, flag, part, errs DevicePtr) error {
+func (a *AndKernels) Match(s *cuda.Stream, terms, post, qmeta, qterms cuda.DevicePtr, j, n, bs int, norms cuda.DevicePtr, k1p1 float32, cdoc, cscore, cq, blk, ex, oOff, docs, freqs, flag, part, errs cuda.DevicePtr) error {
 	if n == 0 {
 		return nil
 	}
-	return a.match.Launch(tiles(n), block256, 0, s, terms, post, qmeta, qterms, uint32(j), count32("candidates", n),
-		uint32(bs), norms, k1p1, cdoc, cscore, cq, blk, ex, oOff, docs, freqs, flag, part, errs)
+	return launch(a.match, tiles(n), s, &AndMatchParams{
+		Terms: terms, Post: post, QMeta: qmeta, QTerms: qterms, J: uint32(j), N: count32("candidates", n),
+		BS: uint32(bs), Norms: norms, K1p1: k1p1, CDoc: cdoc, CScore: cscore, CQ: cq, Blk: blk, Ex: ex, OOff: oOff,
+		Docs: docs, Freqs: freqs, Flag: flag, Part: part, Errs: errs})
 }
 
 // Compact keeps candidate i at pos[i] when pos[i+1] > pos[i] (pos: the
 // exclusive scan of the flags, n+1 uint32) and writes AndNone to nq[pos[n]..n).
-func (a *AndKernels) Compact(s *Stream, n int, pos, cdoc, cscore, cq, ndoc, nscore, nq DevicePtr) error {
+func (a *AndKernels) Compact(s *cuda.Stream, n int, pos, cdoc, cscore, cq, ndoc, nscore, nq cuda.DevicePtr) error {
 	if n == 0 {
 		return nil
 	}
-	return a.compact.Launch(gridFor(n, queryThreads), block256, 0, s, count32("candidates", n), pos, cdoc, cscore,
-		cq, ndoc, nscore, nq)
+	return launch(a.compact, gridFor(n, queryThreads), s, &AndCompactParams{
+		N: count32("candidates", n), Pos: pos, CDoc: cdoc, CScore: cscore, CQ: cq, NDoc: ndoc, NScore: nscore, NQ: nq})
 }
 
 // AndNoColumn marks a term without a bitmap column in the col table of
@@ -130,7 +136,7 @@ const AndNoColumn uint32 = 0xffffffff
 // as WAHColumns.Decompress writes them) and Rank (S = AndRankEntries(D)
 // uint32 per column: the set rows in the groups before each 8-word entry).
 type AndBitmaps struct {
-	Col, Mat, Rank DevicePtr
+	Col, Mat, Rank cuda.DevicePtr
 	D              int
 }
 
@@ -145,12 +151,13 @@ func AndRankEntries(D int) int { return (D + AndRankWords - 1) / AndRankWords }
 // longest suffix of its canonical terms, term 0 excepted, whose terms have
 // a column in bm.Col) and the per-tile flag sums to part, for
 // ScanFromPartsU32 and Compact.
-func (a *AndKernels) Filter(s *Stream, qmeta, qterms DevicePtr, bm AndBitmaps, n int, cdoc, cq, flag, part DevicePtr) error {
+func (a *AndKernels) Filter(s *cuda.Stream, qmeta, qterms cuda.DevicePtr, bm AndBitmaps, n int, cdoc, cq, flag, part cuda.DevicePtr) error {
 	if n == 0 {
 		return nil
 	}
-	return a.filter.Launch(tiles(n), block256, 0, s, qmeta, qterms, bm.Col, bm.Mat, count32("bitmap groups", bm.D),
-		count32("candidates", n), cdoc, cq, flag, part)
+	return launch(a.filter, tiles(n), s, &AndFilterParams{
+		QMeta: qmeta, QTerms: qterms, Col: bm.Col, Mat: bm.Mat, D: count32("bitmap groups", bm.D),
+		N: count32("candidates", n), CDoc: cdoc, CQ: cq, Flag: flag, Part: part})
 }
 
 // BitmapScore adds to cscore the scores of every candidate's bitmap terms
@@ -158,34 +165,35 @@ func (a *AndKernels) Filter(s *Stream, qmeta, qterms DevicePtr, bm AndBitmaps, n
 // bp128 frequency blocks at the candidate's rank in the list (only for an
 // index whose frequency codec is bp128, after Filter kept only candidates
 // in those lists). A corrupt frequency block raises errs[AndErrFreqs].
-func (a *AndKernels) BitmapScore(s *Stream, terms, post, qmeta, qterms DevicePtr, bm AndBitmaps, n, bs int,
-	norms DevicePtr, k1p1 float32, cdoc, cscore, cq, errs DevicePtr) error {
+func (a *AndKernels) BitmapScore(s *cuda.Stream, terms, post, qmeta, qterms cuda.DevicePtr, bm AndBitmaps, n, bs int,
+	norms cuda.DevicePtr, k1p1 float32, cdoc, cscore, cq, errs cuda.DevicePtr) error {
 	if n == 0 {
 		return nil
 	}
-	return a.bmscore.Launch(gridFor(n, queryThreads), block256, 0, s, terms, post, qmeta, qterms, bm.Col, bm.Mat,
-		bm.Rank, count32("bitmap groups", bm.D), count32("rank entries", AndRankEntries(bm.D)),
-		count32("candidates", n), uint32(bs), norms, k1p1, cdoc, cscore, cq, errs)
+	return launch(a.bmscore, gridFor(n, queryThreads), s, &AndBMScoreParams{
+		Terms: terms, Post: post, QMeta: qmeta, QTerms: qterms, Col: bm.Col, Mat: bm.Mat, Rank: bm.Rank,
+		D: count32("bitmap groups", bm.D), S: count32("rank entries", AndRankEntries(bm.D)), N: count32("candidates", n),
+		BS: uint32(bs), Norms: norms, K1p1: k1p1, CDoc: cdoc, CScore: cscore, CQ: cq, Errs: errs})
 }
 
 // ScanFromPartsU32 is ScanU32 after its reduce launch: part holds the sums
 // of the ScanParts(n) tiles of in (as Match writes them).
-func (a *AndKernels) ScanFromPartsU32(s *Stream, in, out, part DevicePtr, n int) error {
+func (a *AndKernels) ScanFromPartsU32(s *cuda.Stream, in, out, part cuda.DevicePtr, n int) error {
 	return a.scanFromParts(0, s, in, out, part, n)
 }
 
 // ScanFromPartsS4 is ScanFromPartsU32 for S4 items (as Locate writes them).
-func (a *AndKernels) ScanFromPartsS4(s *Stream, in, out, part DevicePtr, n int) error {
+func (a *AndKernels) ScanFromPartsS4(s *cuda.Stream, in, out, part cuda.DevicePtr, n int) error {
 	return a.scanFromParts(1, s, in, out, part, n)
 }
 
-func (a *AndKernels) scanFromParts(t int, s *Stream, in, out, part DevicePtr, n int) error {
+func (a *AndKernels) scanFromParts(t int, s *cuda.Stream, in, out, part cuda.DevicePtr, n int) error {
 	nn := count32("scan items", n)
 	if n == 0 {
 		return nil
 	}
 	np := ScanParts(n)
-	if err := a.q.scanPartials[t].Launch(Dim3{1, 1, 1}, block256, 0, s, part, uint32(np)); err != nil {
+	if err := a.q.scanPartials[t].Launch(cuda.Dim3{X: 1, Y: 1, Z: 1}, block256, 0, s, part, uint32(np)); err != nil {
 		return err
 	}
 	return a.q.scanApply[t].Launch(tiles(n), block256, 0, s, in, out, part, nn)

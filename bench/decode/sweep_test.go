@@ -1,4 +1,4 @@
-package cuda
+package decode
 
 import (
 	"encoding/xml"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/qpengine/qp/compress"
+	"github.com/qpengine/qp/cuda/kern"
 )
 
 // TestBenchDecodeCPU runs the CPU side of the decode benchmark on small
@@ -15,7 +16,7 @@ import (
 // no GPU (the benchmark itself verifies the output against the pool).
 func TestBenchDecodeCPU(t *testing.T) {
 	lengths := []int{1 << 7, 1000, 1 << 12}
-	for _, mode := range []Mode{Docs, Freqs} {
+	for _, mode := range []kern.Mode{kern.Docs, kern.Freqs} {
 		for _, c := range compress.All() {
 			rs, err := BenchDecodeCPU(c, lengths, 2, time.Millisecond, BenchOptions{BatchInts: 1 << 13, PoolInts: 1 << 11, Mode: mode})
 			if err != nil {

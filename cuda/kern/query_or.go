@@ -1,6 +1,10 @@
-package cuda
+package kern
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/qpengine/qp/cuda"
+)
 
 // Tiled OR kernels (kernels/query_ortile.cu): shared-memory accumulators
 // per document tile, block-max tile bounds, a running per-query threshold
@@ -40,24 +44,24 @@ func PutOQuery(w []uint32, seg0, cap, coff uint32) { w[0], w[1], w[2], w[3] = se
 
 // OrTileKernels are the loaded tiled OR kernels of one Context.
 type OrTileKernels struct {
-	check, bounds, accumulate, accBP128, clamp, compact, maxtree *Function
+	check, bounds, accumulate, accBP128, clamp, compact, maxtree *cuda.Function
 }
 
 // LoadOrTileKernels looks the tiled OR kernels up in c's embedded kernels.
-func LoadOrTileKernels(c *Context) (*OrTileKernels, error) {
-	k, err := c.Kernels()
+func LoadOrTileKernels(c *cuda.Context) (*OrTileKernels, error) {
+	k, err := Load(c)
 	if err != nil {
 		return nil, err
 	}
 	o := &OrTileKernels{}
 	for _, f := range []struct {
-		dst  **Function
+		dst  **cuda.Function
 		name string
 	}{
 		{&o.check, "qp_ortile_check"}, {&o.bounds, "qp_ortile_bounds"}, {&o.accumulate, "qp_ortile_accumulate"},
 		{&o.accBP128, "qp_ortile_accumulate_bp128"}, {&o.clamp, "qp_ortile_clamp"}, {&o.compact, "qp_ortile_compact"}, {&o.maxtree, "qp_ortile_maxtree"},
 	} {
-		fn, err := k.mod.Function(f.name)
+		fn, err := k.fb.Function(f.name)
 		if err != nil {
 			return nil, fmt.Errorf("cuda: the embedded fatbin lacks the tiled OR kernels (rebuild it with `make kernels`): %w", err)
 		}
@@ -67,18 +71,19 @@ func LoadOrTileKernels(c *Context) (*OrTileKernels, error) {
 }
 
 // Functions lists the kernels (for resource reports).
-func (o *OrTileKernels) Functions() []*Function {
-	return []*Function{o.check, o.bounds, o.accumulate, o.accBP128, o.clamp, o.compact, o.maxtree}
+func (o *OrTileKernels) Functions() []*cuda.Function {
+	return []*cuda.Function{o.check, o.bounds, o.accumulate, o.accBP128, o.clamp, o.compact, o.maxtree}
 }
 
 // Check counts in errs[QueryErrDocs] the decoded docIDs (nval, in nseg
 // Segs by v0) that are >= ndocs or not increasing within their Seg.
-func (o *OrTileKernels) Check(s *Stream, segs DevicePtr, nseg int, docs DevicePtr, nval int, ndocs uint32, errs DevicePtr) error {
+func (o *OrTileKernels) Check(s *cuda.Stream, segs cuda.DevicePtr, nseg int, docs cuda.DevicePtr, nval int, ndocs uint32, errs cuda.DevicePtr) error {
 	n := count32("values", nval)
 	if n == 0 {
 		return nil
 	}
-	return o.check.Launch(gridFor(nval, queryThreads), block256, 0, s, segs, count32("segments", nseg), docs, n, ndocs, errs)
+	return launch(o.check, gridFor(nval, queryThreads), s, &OrTileCheckParams{
+		Segs: segs, NSeg: count32("segments", nseg), Docs: docs, NVal: n, NDocs: ndocs, Errs: errs})
 }
 
 // Bounds writes order (nq x ntiles uint32), each query's tiles by
@@ -91,8 +96,8 @@ func (o *OrTileKernels) Check(s *Stream, segs DevicePtr, nseg int, docs DevicePt
 // bit 31 set when the block before it ends at document t*tile-1
 // (ntiles+1 entries per term: the blocks AccumulateBP128 decodes), and
 // qtm[s] = the TermMeta of Seg s's term (TermMetaWords words each).
-func (o *OrTileKernels) Bounds(s *Stream, nq int, qmeta, oq, segs, qterms, terms, post DevicePtr, useBM bool,
-	tile, ntiles int, ub, order, rng, qtm DevicePtr) error {
+func (o *OrTileKernels) Bounds(s *cuda.Stream, nq int, qmeta, oq, segs, qterms, terms, post cuda.DevicePtr, useBM bool,
+	tile, ntiles int, ub, order, rng, qtm cuda.DevicePtr) error {
 	if nq == 0 {
 		return nil
 	}
@@ -103,8 +108,9 @@ func (o *OrTileKernels) Bounds(s *Stream, nq int, qmeta, oq, segs, qterms, terms
 	if useBM {
 		bm = 1
 	}
-	return o.bounds.Launch(Dim3{uint32(min(nq, 65535)), 1, 1}, block256, 0, s, count32("queries", nq), qmeta, oq, segs,
-		qterms, terms, post, bm, uint32(tile), uint32(ntiles), ub, order, rng, qtm)
+	return launch(o.bounds, cuda.Dim3{X: uint32(min(nq, 65535)), Y: 1, Z: 1}, s, &OrTileBoundsParams{
+		NQ: count32("queries", nq), QMeta: qmeta, OQ: oq, Segs: segs, QTerms: qterms, Terms: terms, Post: post,
+		UseBM: bm, Tile: uint32(tile), NTiles: uint32(ntiles), UB: ub, Order: order, Rng: rng, QTM: qtm})
 }
 
 // OrPass is one accumulation pass of the tiled OR kernels: the tile ranks
@@ -112,7 +118,7 @@ func (o *OrTileKernels) Bounds(s *Stream, nq int, qmeta, oq, segs, qterms, terms
 // ranks per work item, queries interleaved.
 type OrPass struct {
 	NQ, NTiles, Tile int
-	Order            DevicePtr
+	Order            cuda.DevicePtr
 	R0, R1, Per      int
 }
 
@@ -126,22 +132,33 @@ func (p OrPass) items() int {
 	return p.NQ * ((p.R1 - p.R0 + p.Per - 1) / p.Per)
 }
 
-func (p OrPass) grid(n int) Dim3 { return Dim3{uint32(min(n, 1<<16)), 1, 1} }
+// passCounts are a pass's counts as the accumulation kernels take them.
+type passCounts struct{ NQ, NItems, NTiles, Tile, R0, R1, Per uint32 }
+
+// params checks the pass's counts for n work items (items).
+func (p OrPass) params(n int) passCounts {
+	return passCounts{NQ: count32("queries", p.NQ), NItems: count32("tile items", n), NTiles: uint32(p.NTiles),
+		Tile: uint32(p.Tile), R0: uint32(p.R0), R1: uint32(p.R1), Per: uint32(p.Per)}
+}
+
+func (p OrPass) grid(n int) cuda.Dim3 { return cuda.Dim3{X: uint32(min(n, 1<<16)), Y: 1, Z: 1} }
 
 // Accumulate runs pass p over lists decoded whole (docs/freqs at each
 // Seg's v0): per tile, accumulation, selection against theta (uint64 per
 // query, ^0 = none) and emission of at most k candidates to
 // cdoc/cscore[OQuery.coff + ...], counted in cnt (uint32 per query).
 // errs[OrCntTiles] counts the tiles accumulated.
-func (o *OrTileKernels) Accumulate(s *Stream, p OrPass, qmeta, oq, segs, qterms, terms, norms DevicePtr, ndocs uint32,
-	k1p1 float32, docs, freqs, errs, ub, theta, cnt, cdoc, cscore DevicePtr) error {
+func (o *OrTileKernels) Accumulate(s *cuda.Stream, p OrPass, qmeta, oq, segs, qterms, terms, norms cuda.DevicePtr, ndocs uint32,
+	k1p1 float32, docs, freqs, errs, ub, theta, cnt, cdoc, cscore cuda.DevicePtr) error {
 	n := p.items()
 	if n == 0 {
 		return nil
 	}
-	return o.accumulate.Launch(p.grid(n), block256, 0, s, count32("queries", p.NQ), count32("tile items", n),
-		uint32(p.NTiles), uint32(p.Tile), p.Order, uint32(p.R0), uint32(p.R1), uint32(p.Per), qmeta, oq, segs, qterms,
-		terms, norms, ndocs, k1p1, docs, freqs, errs, ub, theta, cnt, cdoc, cscore)
+	pp := p.params(n)
+	return cuda.LaunchFields(o.accumulate, p.grid(n), block256, 0, s, &OrTileAccumulateParams{
+		NQ: pp.NQ, NItems: pp.NItems, NTiles: pp.NTiles, Tile: pp.Tile, Order: p.Order, R0: pp.R0, R1: pp.R1, Per: pp.Per,
+		QMeta: qmeta, OQ: oq, Segs: segs, QTerms: qterms, Terms: terms, Norms: norms, NDocs: ndocs, K1p1: k1p1,
+		Docs: docs, Freqs: freqs, Errs: errs, UB: ub, Theta: theta, Cnt: cnt, CDoc: cdoc, CScore: cscore})
 }
 
 // AccumulateBP128 is Accumulate for indexes whose docID and frequency
@@ -159,9 +176,8 @@ func (o *OrTileKernels) Accumulate(s *Stream, p OrPass, qmeta, oq, segs, qterms,
 // excepted) decodes only the terms before it; the documents that can
 // still reach the threshold get the suffix's scores by rank (frequencies
 // by slot), counted in errs[OrCntLookups]. The results are the same.
-func (o *OrTileKernels) AccumulateBP128(s *Stream, p OrPass, qmeta, oq, segs, qterms, terms, norms DevicePtr,
-	ndocs uint32, k1p1 float32, post DevicePtr, bs int, rng, qtm DevicePtr, bm AndBitmaps,
-	errs, ub, theta, cnt, cdoc, cscore DevicePtr) error {
+func (o *OrTileKernels) AccumulateBP128(s *cuda.Stream, p OrPass, qmeta, oq, segs, qterms, terms, norms cuda.DevicePtr, ndocs uint32, k1p1 float32, post cuda.DevicePtr, bs int, rng, qtm cuda.DevicePtr, bm AndBitmaps,
+	errs, ub, theta, cnt, cdoc, cscore cuda.DevicePtr) error {
 	n := p.items()
 	if n == 0 {
 		return nil
@@ -169,28 +185,32 @@ func (o *OrTileKernels) AccumulateBP128(s *Stream, p OrPass, qmeta, oq, segs, qt
 	if bs < 1 || bs > MaxBlockValues {
 		panic(fmt.Sprintf("BUG: cuda: fused bp128 OR with blocks of %d", bs))
 	}
-	return o.accBP128.Launch(p.grid(n), block256, 0, s, count32("queries", p.NQ), count32("tile items", n),
-		uint32(p.NTiles), uint32(p.Tile), p.Order, uint32(p.R0), uint32(p.R1), uint32(p.Per), qmeta, oq, segs, qterms,
-		terms, norms, ndocs, k1p1, post, uint32(bs), rng, qtm, bm.Col, bm.Mat, bm.Rank, count32("bitmap groups", bm.D),
-		count32("rank entries", AndRankEntries(bm.D)), errs, ub, theta, cnt, cdoc, cscore)
+	pp := p.params(n)
+	return cuda.LaunchFields(o.accBP128, p.grid(n), block256, 0, s, &OrTileAccumulateBP128Params{
+		NQ: pp.NQ, NItems: pp.NItems, NTiles: pp.NTiles, Tile: pp.Tile, Order: p.Order, R0: pp.R0, R1: pp.R1, Per: pp.Per,
+		QMeta: qmeta, OQ: oq, Segs: segs, QTerms: qterms, Terms: terms, Norms: norms, NDocs: ndocs, K1p1: k1p1,
+		Post: post, BS: uint32(bs), Rng: rng, QTM: qtm, Col: bm.Col, Mat: bm.Mat, Rank: bm.Rank,
+		D: count32("bitmap groups", bm.D), S: count32("rank entries", AndRankEntries(bm.D)), Errs: errs, UB: ub,
+		Theta: theta, Cnt: cnt, CDoc: cdoc, CScore: cscore})
 }
 
 // Clamp writes out[q] = min(cnt[q], OQuery.cap).
-func (o *OrTileKernels) Clamp(s *Stream, nq int, oq, cnt, out DevicePtr) error {
+func (o *OrTileKernels) Clamp(s *cuda.Stream, nq int, oq, cnt, out cuda.DevicePtr) error {
 	if nq == 0 {
 		return nil
 	}
-	return o.clamp.Launch(gridFor(nq, queryThreads), block256, 0, s, count32("queries", nq), oq, cnt, out)
+	return launch(o.clamp, gridFor(nq, queryThreads), s, &OrTileClampParams{
+		NQ: count32("queries", nq), OQ: oq, Cnt: cnt, Out: out})
 }
 
 // Compact packs each query's ex[q+1]-ex[q] candidates (ex: exclusive scan
 // of the clamped counts) to ndoc/nscore/ncq at ex[q].
-func (o *OrTileKernels) Compact(s *Stream, nq int, oq, ex, cdoc, cscore, ndoc, nscore, ncq DevicePtr) error {
+func (o *OrTileKernels) Compact(s *cuda.Stream, nq int, oq, ex, cdoc, cscore, ndoc, nscore, ncq cuda.DevicePtr) error {
 	if nq == 0 {
 		return nil
 	}
-	return o.compact.Launch(Dim3{uint32(min(nq, 65535)), 1, 1}, block256, 0, s, count32("queries", nq), oq, ex,
-		cdoc, cscore, ndoc, nscore, ncq)
+	return launch(o.compact, cuda.Dim3{X: uint32(min(nq, 65535)), Y: 1, Z: 1}, s, &OrTileCompactParams{
+		NQ: count32("queries", nq), OQ: oq, Ex: ex, CDoc: cdoc, CScore: cscore, NDoc: ndoc, NScore: nscore, NCQ: ncq})
 }
 
 // MaxTree selects each query's k best packed candidates (cdoc/cscore/cq,
@@ -198,11 +218,12 @@ func (o *OrTileKernels) Compact(s *Stream, nq int, oq, ex, cdoc, cscore, ndoc, n
 // multi-level max tree, like QueryKernels.TopK: keys at res[QMeta.res...],
 // cnt[q] kept, total[q] items. keys is scratch of OQuery.cap words per
 // query at OQuery.coff.
-func (o *OrTileKernels) MaxTree(s *Stream, nq int, qmeta, cdoc, cscore, cq DevicePtr, ncand int, oq, keys, res,
-	cnt, total DevicePtr) error {
+func (o *OrTileKernels) MaxTree(s *cuda.Stream, nq int, qmeta, cdoc, cscore, cq cuda.DevicePtr, ncand int, oq, keys, res,
+	cnt, total cuda.DevicePtr) error {
 	if nq == 0 {
 		return nil
 	}
-	return o.maxtree.Launch(Dim3{uint32(min(nq, 65535)), 1, 1}, block256, 0, s, count32("queries", nq), qmeta, cdoc,
-		cscore, cq, count32("candidates", ncand), oq, keys, res, cnt, total)
+	return launch(o.maxtree, cuda.Dim3{X: uint32(min(nq, 65535)), Y: 1, Z: 1}, s, &OrTileMaxTreeParams{
+		NQ: count32("queries", nq), QMeta: qmeta, CDoc: cdoc, CScore: cscore, CQ: cq,
+		NCand: count32("candidates", ncand), OQ: oq, Keys: keys, Res: res, Cnt: cnt, Total: total})
 }

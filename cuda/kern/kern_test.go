@@ -1,0 +1,67 @@
+package kern
+
+import (
+	"fmt"
+	"os"
+	"sync"
+	"testing"
+
+	"github.com/qpengine/qp/cuda"
+)
+
+// The GPU tests share one Context on GPU 0. They skip (t.Skip, visible
+// with -v) when cuda.Available says no GPU can be used, and fail when it
+// says one can but it does not work.
+var (
+	testOnce sync.Once
+	testCtx  *cuda.Context
+	testErr  error
+)
+
+func gpu(t testing.TB) *cuda.Context {
+	t.Helper()
+	if ok, why := cuda.Available(); !ok {
+		t.Skip("no usable GPU: " + why)
+	}
+	testOnce.Do(func() { testCtx, testErr = cuda.Open(0) })
+	if testErr != nil {
+		t.Fatalf("Available() said a GPU is usable, but Open(0): %v", testErr)
+	}
+	return testCtx
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if testCtx != nil {
+		if err := testCtx.Close(); err != nil {
+			fmt.Fprintf(os.Stderr, "kern: Close: %v\n", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// TestKernelAttrs: every decoding kernel loads, and none spills to local
+// memory.
+func TestKernelAttrs(t *testing.T) {
+	c := gpu(t)
+	k, err := Load(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := k.Functions()
+	if len(fs) != len(kernelNames()) {
+		t.Fatalf("%d kernels loaded, want %d", len(fs), len(kernelNames()))
+	}
+	for _, f := range fs {
+		a, err := f.Attrs()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("kernel %s on %s: %d registers, %d B static shared, %d B local, max %d threads/block",
+			f.Name(), c.Device().Name, a.Registers, a.StaticSharedBytes, a.LocalBytes, a.MaxThreadsPerBlock)
+		if a.LocalBytes != 0 {
+			t.Errorf("kernel %s uses %d bytes of local memory (spills)", f.Name(), a.LocalBytes)
+		}
+	}
+}

@@ -1,0 +1,154 @@
+package kern
+
+import (
+	"math"
+	"os"
+	"reflect"
+	"regexp"
+	"strconv"
+	"testing"
+	"unsafe"
+
+	"github.com/qpengine/qp/cuda"
+)
+
+// goLayout is a struct's C name, size and fields (C name, Go offset), from
+// the Go mirror's c tags.
+type goLayout struct {
+	name   string
+	size   uintptr
+	fields []string
+	offs   []uintptr
+}
+
+func goLayouts(t *testing.T) []goLayout {
+	var ls []goLayout
+	for _, v := range sharedLayouts {
+		rt := reflect.TypeOf(v)
+		l := goLayout{name: rt.Name(), size: rt.Size()}
+		for i := 0; i < rt.NumField(); i++ {
+			f := rt.Field(i)
+			c := f.Tag.Get("c")
+			if c == "" {
+				t.Fatalf("%s.%s has no c tag", rt.Name(), f.Name)
+			}
+			l.fields = append(l.fields, c)
+			l.offs = append(l.offs, f.Offset)
+		}
+		ls = append(ls, l)
+	}
+	return ls
+}
+
+// TestLayoutSources (no GPU): the probe kernel lists every mirror's fields
+// by their C names in Go's order, and query_params.cuh's static_asserts
+// (checked by nvcc and the emulator's g++) state Go's sizes and offsets.
+func TestLayoutSources(t *testing.T) {
+	probe, err := os.ReadFile("../kernels/layout_probe.cu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	params, err := os.ReadFile("../kernels/query_params.cuh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range regexp.MustCompile(`\tQP_(STRUCT|FIELD)\((\w+), (\w+)\)`).FindAllStringSubmatch(string(probe), -1) {
+		got = append(got, m[1]+" "+m[2]+" "+m[3])
+	}
+	asserts := map[string]uintptr{}
+	for _, m := range regexp.MustCompile(`static_assert\((?:sizeof\((\w+)\)|offsetof\((\w+), (\w+)\)) == (\d+),`).FindAllStringSubmatch(string(params), -1) {
+		n, _ := strconv.Atoi(m[4])
+		if m[1] != "" {
+			asserts[m[1]] = uintptr(n)
+		} else {
+			asserts[m[2]+"."+m[3]] = uintptr(n)
+		}
+	}
+	var want []string
+	for _, l := range goLayouts(t) {
+		want = append(want, "STRUCT "+l.name+" "+strconv.Itoa(len(l.fields)))
+		if n, ok := asserts[l.name]; !ok || n != l.size {
+			t.Errorf("static_assert sizeof(%s) == %d (present %v), Go says %d", l.name, n, ok, l.size)
+		}
+		for i, f := range l.fields {
+			want = append(want, "FIELD "+l.name+" "+f)
+			if n, ok := asserts[l.name+"."+f]; !ok || n != l.offs[i] {
+				t.Errorf("static_assert offsetof(%s, %s) == %d (present %v), Go says %d", l.name, f, n, ok, l.offs[i])
+			}
+		}
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("layout_probe.cu lists\n%q\nGo's mirrors are\n%q\n(regenerate: python3 cuda/scripts/gen_layout.py)", got, want)
+	}
+}
+
+// TestLayout runs qp_layout_probe: the device compiler's size and field
+// offsets of every shared struct equal unsafe.Sizeof/Offsetof of the Go
+// mirror.
+func TestLayout(t *testing.T) {
+	c := gpu(t)
+	fb, err := c.Fatbin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := fb.Function("qp_layout_probe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ls := goLayouts(t)
+	n := 0
+	for _, l := range ls {
+		n += 2 + len(l.fields)
+	}
+	buf, err := c.Alloc(8 * n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer buf.Free()
+	if err := f.Launch(cuda.Dim3{X: 1, Y: 1, Z: 1}, cuda.Dim3{X: 32, Y: 1, Z: 1}, 0, nil, buf); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]uint64, n)
+	if err := cuda.CopyFromDevice(got, buf, 0); err != nil {
+		t.Fatal(err)
+	}
+	i := 0
+	for _, l := range ls {
+		if got[i] != uint64(len(l.fields)) || got[i+1] != uint64(l.size) {
+			t.Errorf("%s: device %d fields of %d bytes, Go %d of %d", l.name, got[i], got[i+1], len(l.fields), l.size)
+		}
+		for j, f := range l.fields {
+			if d := got[i+2+j]; d != uint64(l.offs[j]) {
+				t.Errorf("%s.%s at %d on the device, %d in Go", l.name, f, d, l.offs[j])
+			}
+		}
+		i += 2 + len(l.fields)
+	}
+}
+
+// TestPutLayouts: the Put* helpers write the mirrors' fields where the
+// mirrors have them.
+func TestPutLayouts(t *testing.T) {
+	w := make([]uint32, 16)
+	PutTermMeta(w, 1<<40|1, 2<<40|2, 3<<40|3, 4, 5)
+	if tm := *(*TermMeta)(unsafe.Pointer(&w[0])); tm != (TermMeta{Skip: 1<<40 | 1, Doc: 2<<40 | 2, Freq: 3<<40 | 3, NB: 4, DF: 5}) {
+		t.Errorf("PutTermMeta: %+v", tm)
+	}
+	PutQMeta(w, 1, 2, 3, 4)
+	if m := *(*QMeta)(unsafe.Pointer(&w[0])); m != (QMeta{M: 1, TOff: 2, K: 3, Res: 4}) {
+		t.Errorf("PutQMeta: %+v", m)
+	}
+	PutQTerm(w, 7, 1.5, 2.5, math.MaxFloat32)
+	if q := *(*QTerm)(unsafe.Pointer(&w[0])); q != (QTerm{Term: 7, Weight: 1.5, IDF: 2.5, Max: math.MaxFloat32}) {
+		t.Errorf("PutQTerm: %+v", q)
+	}
+	PutSeg(w, 1<<33, 2<<33, 3<<33, 4, 5, 6, 7)
+	if s := *(*Seg)(unsafe.Pointer(&w[0])); s != (Seg{D0: 1 << 33, F0: 2 << 33, V0: 3 << 33, Term: 4, Blk0: 5, Q: 6, QT: 7}) {
+		t.Errorf("PutSeg: %+v", s)
+	}
+	PutOQuery(w, 1, 2, 3)
+	if o := *(*OQuery)(unsafe.Pointer(&w[0])); o != (OQuery{Seg0: 1, Cap: 2, COff: 3}) {
+		t.Errorf("PutOQuery: %+v", o)
+	}
+}
