@@ -36,11 +36,13 @@ least --min-duration. Cost models are fitted on --train queries of the log
 query mode; --report DIR also writes DIR/README.md with the tables and the
 delay-vs-rate plot (DIR/delay-MODE.svg: mean and p99 delay per
 configuration). The CPU has one slot per core (--threads, default GOMAXPROCS),
-each running one query at a time and taking up to --cpu-batch of predicted
-work from its queue at once; in CPU+GPU it gets only the cores the GPU's
-host side leaves (measured before the runs, --split-probe: the number of
-busy CPU slots at which the GPU's batches and the CPU's queries together
-complete the most queries). Needs a usable GPU.`)
+each running one query at a time (--cpu-batch D: taking up to D of predicted
+work from its queue at once); in CPU+GPU it gets every core by default
+(--hybrid-cpu-slots 0: only the cores the GPU's host side leaves, measured
+before the runs, --split-probe: the number of busy CPU slots at which the
+GPU's batches and the CPU's queries together complete the most queries).
+Both options are off by default: on the GPU machine they lowered every rate
+(docs/BENCHMARKS.md, twelfth session). Needs a usable GPU.`)
 	qf := addQueryFlags(fs)
 	train := fs.Int("train", 3000, "training queries (taken from the start of the log)")
 	n := fs.Int("replay", 2000, "replayed queries (after the training slice)")
@@ -53,8 +55,8 @@ complete the most queries). Needs a usable GPU.`)
 	minDur := fs.Duration("min-duration", 0, "shortest span of arrivals of a run (0: 10 deadlines)")
 	reportDir := fs.String("report", "", "also write a Markdown report with the delay-vs-rate plot to this directory")
 	wait := fs.Duration("batch-wait", 2*time.Millisecond, "GPU batch time limit")
-	cpuBatch := fs.Duration("cpu-batch", time.Millisecond, "a CPU slot takes up to this much predicted work of the queued queries at once, running them one by one (0: one query per slot)")
-	hybridSlots := fs.Int("hybrid-cpu-slots", 0, "CPU slots of cpu+gpu (0: measured, see --split-probe; -1: all of them)")
+	cpuBatch := fs.Duration("cpu-batch", 0, "a CPU slot takes up to this much predicted work of the queued queries at once, running them one by one (0: one query per slot; 1ms lowered CPU alone on the GPU machine, see docs/BENCHMARKS.md)")
+	hybridSlots := fs.Int("hybrid-cpu-slots", -1, "CPU slots of cpu+gpu (0: measured, see --split-probe; -1: all of them)")
 	splitProbe := fs.Duration("split-probe", 300*time.Millisecond, "with --hybrid-cpu-slots 0: run the GPU's batches with 0, 1/4, 1/2, 3/4 of the cores less one busy with CPU queries, and with the cores the GPU's host side leaves, this long each, and give cpu+gpu the CPU slots of the highest throughput (0: the cores the GPU's host side leaves, less one)")
 	pos, err := parse(fs, args)
 	if err != nil {

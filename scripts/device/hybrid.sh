@@ -13,12 +13,11 @@
 #     3 repeats with different arrivals (median, min-max), runs of ≥ 1 s of
 #     arrivals, at most 7 runs per repeat; ≤ SCHEDLIMIT (default 120) s per
 #     mode; table + delay-vs-rate plot in $OUT/sched-MODE/ (README.md,
-#     delay-MODE.svg) and the log in $OUT/sched-MODE.log. The CPU takes up
-#     to 1 ms of predicted work per slot hand-off (--cpu-batch) and CPU+GPU
-#     gets the CPU slots of the best probed core split (--split-probe, ~2 s;
-#     the log's "core split probe" and "CPU+GPU runs K cpu slots" lines);
-#     SCHED_FLAGS adds flags (e.g. "--cpu-batch 0 --hybrid-cpu-slots -1":
-#     the scheduler before issue 24's placement changes, for an A/B), and
+#     delay-MODE.svg) and the log in $OUT/sched-MODE.log. SCHED_FLAGS adds
+#     flags (e.g. "--cpu-batch 1ms --hybrid-cpu-slots 0": a CPU slot takes
+#     up to 1 ms of predicted work per hand-off, and CPU+GPU gets the CPU
+#     slots of the best probed core split, --split-probe, ~2 s; off by
+#     default since they lowered the rates on the GPU machine), and
 #     SETUPS replaces the setups (e.g. SETUPS=cpu+gpu SCHED_FLAGS="--hybrid-cpu-slots 8":
 #     the hybrid alone with another core split, ~40 s a mode);
 #  3. `qp query --device cpu|gpu|auto` on each of COLLS (default gcide; any
