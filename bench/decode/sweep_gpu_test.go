@@ -6,46 +6,28 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/qpengine/qp/compress"
-	"github.com/qpengine/qp/cuda"
+	"github.com/qpengine/qp/cuda/cudatest"
 	"github.com/qpengine/qp/cuda/kern"
 )
 
-// The GPU tests share one Context on GPU 0 and skip without a usable GPU
-// (cuda.Available), as in package cuda/kern.
+// The GPU tests share one Context on GPU 0 (cudatest.Context: skipped
+// without a usable GPU).
 var (
-	testOnce sync.Once
-	testCtx  *cuda.Context
-	testErr  error
+	gpu      = cudatest.Context
+	emulated = cudatest.Emulated
 )
-
-func gpu(t testing.TB) *cuda.Context {
-	t.Helper()
-	if ok, why := cuda.Available(); !ok {
-		t.Skip("no usable GPU: " + why)
-	}
-	testOnce.Do(func() { testCtx, testErr = cuda.Open(0) })
-	if testErr != nil {
-		t.Fatalf("Available() said a GPU is usable, but Open(0): %v", testErr)
-	}
-	return testCtx
-}
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if testCtx != nil {
-		if err := testCtx.Close(); err != nil {
-			fmt.Fprintf(os.Stderr, "decode: Close: %v\n", err)
-			code = 1
-		}
+	if err := cudatest.Close(); err != nil {
+		fmt.Fprintf(os.Stderr, "decode: Close: %v\n", err)
+		code = 1
 	}
 	os.Exit(code)
 }
-
-func emulated(c *cuda.Context) bool { return strings.Contains(c.Device().Name, "emulator") }
 
 // TestBenchDecodeGPU runs the sweep small (two lengths, one batched, one
 // tiled over the pool) for bp128's kernel and the baseline, docIDs and

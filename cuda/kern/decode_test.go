@@ -10,11 +10,11 @@ import (
 	"os"
 	"sort"
 	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/qpengine/qp/compress"
 	"github.com/qpengine/qp/cuda"
+	"github.com/qpengine/qp/cuda/cudatest"
 )
 
 // The batch decoders are tested against the CPU, codec by codec and mode by
@@ -217,7 +217,7 @@ func kernelOf(codec compress.Codec) string { return decodeKernels[codec.ID()].na
 
 // emulated reports whether the tests run on the CPU emulator (cuda/emu),
 // where they use smaller batches.
-func emulated(c *cuda.Context) bool { return strings.Contains(c.Device().Name, "emulator") }
+var emulated = cudatest.Emulated
 
 // TestDecodeWidths decodes, per codec and mode, in one launch, lists of
 // every boundary length {0, 1, 2, 127, 128, 129} for every bit width 0..32

@@ -3,40 +3,20 @@ package kern
 import (
 	"fmt"
 	"os"
-	"sync"
 	"testing"
 
-	"github.com/qpengine/qp/cuda"
+	"github.com/qpengine/qp/cuda/cudatest"
 )
 
-// The GPU tests share one Context on GPU 0. They skip (t.Skip, visible
-// with -v) when cuda.Available says no GPU can be used, and fail when it
-// says one can but it does not work.
-var (
-	testOnce sync.Once
-	testCtx  *cuda.Context
-	testErr  error
-)
-
-func gpu(t testing.TB) *cuda.Context {
-	t.Helper()
-	if ok, why := cuda.Available(); !ok {
-		t.Skip("no usable GPU: " + why)
-	}
-	testOnce.Do(func() { testCtx, testErr = cuda.Open(0) })
-	if testErr != nil {
-		t.Fatalf("Available() said a GPU is usable, but Open(0): %v", testErr)
-	}
-	return testCtx
-}
+// The GPU tests share one Context on GPU 0 (cudatest.Context: skipped
+// without a usable GPU).
+var gpu = cudatest.Context
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if testCtx != nil {
-		if err := testCtx.Close(); err != nil {
-			fmt.Fprintf(os.Stderr, "kern: Close: %v\n", err)
-			code = 1
-		}
+	if err := cudatest.Close(); err != nil {
+		fmt.Fprintf(os.Stderr, "kern: Close: %v\n", err)
+		code = 1
 	}
 	os.Exit(code)
 }

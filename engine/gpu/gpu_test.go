@@ -9,13 +9,13 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/qpengine/qp/compress"
 	"github.com/qpengine/qp/cuda"
+	"github.com/qpengine/qp/cuda/cudatest"
 	"github.com/qpengine/qp/cuda/kern"
 	"github.com/qpengine/qp/engine"
 	"github.com/qpengine/qp/index"
@@ -30,32 +30,15 @@ import (
 // fewer queries.
 
 var (
-	ctxOnce sync.Once
-	ctxTest *cuda.Context
-	ctxErr  error
+	testContext = cudatest.Context
+	emulated    = cudatest.Emulated
 )
-
-func testContext(t testing.TB) *cuda.Context {
-	t.Helper()
-	if ok, why := cuda.Available(); !ok {
-		t.Skip("no usable GPU: " + why)
-	}
-	ctxOnce.Do(func() { ctxTest, ctxErr = cuda.Open(0) })
-	if ctxErr != nil {
-		t.Fatalf("cuda.Available() said a GPU is usable, but Open(0): %v", ctxErr)
-	}
-	return ctxTest
-}
-
-func emulated(c *cuda.Context) bool { return strings.Contains(c.Device().Name, "emulator") }
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if ctxTest != nil {
-		if err := ctxTest.Close(); err != nil {
-			fmt.Fprintf(os.Stderr, "gpu: Close: %v\n", err)
-			code = 1
-		}
+	if err := cudatest.Close(); err != nil {
+		fmt.Fprintf(os.Stderr, "gpu: Close: %v\n", err)
+		code = 1
 	}
 	if genDir != "" {
 		os.RemoveAll(genDir)
