@@ -12,6 +12,7 @@ import (
 
 	"github.com/qpengine/qp/engine"
 	"github.com/qpengine/qp/index"
+	"github.com/qpengine/qp/internal/cputime"
 )
 
 // Core budget of the hybrid setups (issue 24). A GPU backend is not free
@@ -32,11 +33,11 @@ import (
 // CPU time (user + system, all goroutines) over f's wall time. ok is false
 // where the process CPU time is not available, or f took no time.
 func HostCores(f func() error) (cores float64, ok bool, err error) {
-	c0, ok0 := processCPUTime()
+	c0, ok0 := cputime.Process()
 	start := time.Now()
 	err = f()
 	wall := time.Since(start)
-	c1, ok1 := processCPUTime()
+	c1, ok1 := cputime.Process()
 	if !ok0 || !ok1 || wall <= 0 {
 		return 0, false, err
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/qpengine/qp"
 	"github.com/qpengine/qp/engine"
+	"github.com/qpengine/qp/internal/cputime"
 	"github.com/qpengine/qp/serve"
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 )
@@ -564,4 +565,11 @@ func rssMB() float64 {
 	}
 	pages, _ := strconv.ParseFloat(f[1], 64)
 	return pages * float64(os.Getpagesize()) / (1 << 20)
+}
+
+// cpuSeconds is the CPU time (user and system) this process has used; 0
+// where it is unknown.
+func cpuSeconds() float64 {
+	d, _ := cputime.Process()
+	return d.Seconds()
 }
