@@ -600,6 +600,10 @@ func (p *queryRowPrinter) row(qr benchquery.Row) {
 			p.splits = append(p.splits, fmt.Sprintf("%-6s %-22s OR tiles accumulated: %d of %d (%.1f%%), %d of them selected a k-th key, %d emitted; blocks decoded by tiles: %d, skipped by their maxima: %d; documents completed from device bitmaps: %d\n",
 				"", "", sp.OrTilesRun, sp.OrTiles, 100*float64(sp.OrTilesRun)/float64(sp.OrTiles), sp.OrSelected, sp.OrEmitted, sp.OrBlocks, sp.OrSkipped, sp.OrLookups))
 		}
+		if sp.OrMSQueries > 0 {
+			p.splits = append(p.splits, fmt.Sprintf("%-6s %-22s OR MaxScore over the shortest list: %d queries routed, %d answered (%.1f%%), the rest on the tiles\n",
+				"", "", sp.OrMSQueries, sp.OrMSCertified, 100*float64(sp.OrMSCertified)/float64(sp.OrMSQueries)))
+		}
 	}
 }
 

@@ -301,6 +301,12 @@ func (b *Backend) runSet(set []*prep, out []engine.Response) (err error) {
 			ors = append(ors, p)
 		}
 	}
+	if b.opt.Or == OrMaxScore && len(ors) > 0 {
+		if err := b.runOrMS(mem, ors, out); err != nil {
+			return err
+		}
+		ors = slices.DeleteFunc(ors, func(p *prep) bool { return !p.needOr })
+	}
 	// OR launches: bounded by the accumulator budget and, where lists are
 	// decoded whole first (not the fused tiled path), by their postings.
 	maxPost := b.opt.OrPostings
