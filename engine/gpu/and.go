@@ -473,11 +473,8 @@ func (r *andRun) download(out []engine.Response) error {
 			p.st.Candidates += int64(tots[a])
 			c := int(cnts[a])
 			switch {
-			case r.keep:
-				if b.orMSCertified(p, keys[offs[a]:offs[a]+c]) {
-					p.needOr, p.st.OrAlgo = false, OrGPUMaxScore
-					out[p.i].Results = results(out[p.i].Results[:0], keys[offs[a]:offs[a]+c])
-				}
+			case r.keep: // runOrMS certifies them
+				p.ms = append(p.ms[:0], keys[offs[a]:offs[a]+c]...)
 			case p.q.Mode == engine.AndOr && c < p.q.K:
 				p.needOr = true
 			default:

@@ -38,6 +38,7 @@ type prep struct {
 	orFull  bool          // tiled OR: every candidate slot it can use (an overflow rerun)
 	bm      int           // AND: bitmap terms (bitmap.go), the last of terms
 	steps   int           // AND: list steps, term 0's included
+	ms      []uint64      // OrMaxScore: the rank keys of a keep-misses pass (orms.go)
 	st      engine.Stats
 }
 

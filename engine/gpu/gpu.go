@@ -203,6 +203,8 @@ type Backend struct {
 	tm     timer
 	prof   Profile
 	preps  []prep
+	msB    []prep   // OrMaxScore pass B sub-queries (orms.go)
+	msKeys []uint64 // OrMaxScore merge scratch
 	and    andState // AND step kernels and scratch (and.go)
 }
 
@@ -553,9 +555,10 @@ type Profile struct {
 	// selection) and OrEmitted emitted candidates. OrLookups counts the
 	// documents whose terms with device bitmaps the tiles added by rank.
 	OrTiles, OrTilesRun, OrBlocks, OrSkipped, OrSelected, OrEmitted, OrLookups int64
-	// OrMaxScore (orms.go): OR queries routed to MaxScore over their
-	// shortest list, and those it answered (the others ran on the tiles).
-	OrMSQueries, OrMSCertified int64
+	// OrMaxScore (orms.go): OR queries routed to its pass A (shortest
+	// list), those A answered, those that ran pass B (second list) and
+	// those A+B answered (the others ran on the tiles).
+	OrMSQueries, OrMSCertified, OrMSSecond, OrMSCertified2 int64
 	// Cache is the list cache's traffic (zero when the index is resident).
 	Cache CacheStats
 }

@@ -8,9 +8,11 @@ import (
 )
 
 // OrMaxScore (Options.Or) runs each OR query whose shortest list is short
-// against the others (orMSRoute) as MaxScore over that one essential list
-// (Turtle & Flood, IP&M 1995; PISA's maxscore), on the AND step machinery
-// of and.go in keep-misses mode:
+// against the others (orMSRoute) as MaxScore with one or two essential
+// lists (Turtle & Flood, IP&M 1995; PISA's maxscore), on the AND step
+// machinery of and.go in keep-misses mode (runAndMode with keep).
+//
+// Pass A, for every routed query:
 //
 //  1. Step 0 decodes the shortest list (canonical term 0); its documents
 //     are the candidates, scored with term 0. qp_query_topk over them
@@ -25,19 +27,27 @@ import (
 //     hence bit-identical to the CPU's.
 //  3. qp_query_topk selects the top k of the survivors: the exact top k of
 //     the shortest list's documents.
-//  4. Certificate (host, orMSCertified): that is the query's answer when
-//     no document outside the shortest list can reach its k-th score
-//     theta: the fold (fadd, canonical order) of the other terms' maxima
-//     is strictly below theta (such a document's score is a fold of at
-//     most those contributions, and fadd is monotone; equal could still
-//     win a tie by docID), or the query has one term. Otherwise (fewer
-//     than k candidates, or a second essential list) the query runs on the
-//     OR tiles as before.
+//  4. Certificate (host, msCertified): that is the query's answer when no
+//     other document can reach its k-th score theta: the fold (float32
+//     adds, canonical order) of the other terms' maxima is strictly below
+//     theta (such a document's score is a fold of at most those
+//     contributions, and fadd is monotone; equal could still win a tie by
+//     docID). This is MaxScore with one essential list.
 //
-// The certificate is MaxScore with one essential list: the non-essential
-// lists are every list but the shortest. Queries that need two or more
-// essential lists are not served (a per-query union of lists would be
-// needed); docs/GPU-QUERY.md gives their share (TestOrMSEstimate).
+// Pass B, for the queries A could not certify (orMSRoute2): the same over
+// the query's terms 1..m-1 (the second-shortest list's documents as
+// candidates, scored without term 0: exact for those not in list 0, and
+// never above the true score for the others). The merge of A's and B's top
+// k, with B's entries of documents that A returned dropped (msMerge), is
+// the top k of the two lists' documents: a document of list 0 in the
+// answer is in A's top k; one only in list 1 has its exact score in B, and
+// if B's top k missed it, k documents rank above it by scores no higher
+// than their true ones. A B entry of a list-0 document outside A's top k
+// ranks below A's k-th and drops out when A has k results (with fewer, A
+// returned all of list 0). The merge is the answer when the maxima of
+// terms 2..m-1 fold strictly below its k-th score, or m = 2 (MaxScore with
+// two essential lists). Queries neither pass certifies, and those not
+// routed (one-term queries among them), run on the OR tiles.
 const OrMaxScore = "maxscore"
 
 // OrGPUMaxScore is the engine.Stats OrAlgo of the OR queries that
@@ -47,25 +57,31 @@ const OrGPUMaxScore engine.OrStrategy = "gpu-maxscore"
 // orMSProbeCost is the cost of probing one candidate in one further list
 // relative to one posting added by the tiles (orMSRoute): locate (a
 // binary search in the skip table), the share of a decoded block, match
-// and compaction.
+// and compaction. A guess, to be set from device runs
+// (scripts/device/orms.sh).
 const orMSProbeCost = 4
 
 // orMSRoute reports whether an OR query of m terms whose lists hold post
-// postings, df0 of them in the shortest, runs MaxScore first: when its
+// postings, df0 of them in the shortest, runs pass A: when its
 // candidates' probes cost less than the tiles' work on all postings.
 func orMSRoute(post, df0 int64, m int) bool {
-	return df0+orMSProbeCost*df0*int64(m-1) < post
+	return m > 1 && df0+orMSProbeCost*df0*int64(m-1) < post
 }
 
-// runOrMS runs the OR queries of qs that orMSRoute picks as MaxScore over
-// their shortest list (every query has >= 1 known term and needOr); those
-// it certifies get their results and needOr = false, the others keep
-// needOr for the tiles.
+// orMSRoute2 is orMSRoute for pass B (df1: the second-shortest list),
+// counting pass A's work as spent.
+func orMSRoute2(post, df0, df1 int64, m int) bool {
+	return m > 1 && (df0+df1)*(1+orMSProbeCost*int64(m-1)) < post
+}
+
+// runOrMS runs passes A and B over the OR queries of qs that orMSRoute
+// picks (every query has >= 1 known term and needOr); those they certify
+// get their results and needOr = false, the others keep needOr for the
+// tiles.
 func (b *Backend) runOrMS(mem *devMem, qs []*prep, out []engine.Response) error {
 	var sel []*prep
 	for _, p := range qs {
-		ti := b.info[p.terms[0].id]
-		if orMSRoute(p.postings(), int64(ti.df), len(p.terms)) {
+		if orMSRoute(p.postings(), int64(p.terms[0].df), len(p.terms)) {
 			sel = append(sel, p)
 		}
 	}
@@ -76,22 +92,64 @@ func (b *Backend) runOrMS(mem *devMem, qs []*prep, out []engine.Response) error 
 		return err
 	}
 	b.prof.OrMSQueries += int64(len(sel))
+	var second []*prep
 	for _, p := range sel {
-		if !p.needOr {
+		if b.msCertified(p, p.ms, 1) {
+			b.msAnswer(p, p.ms, out)
 			b.prof.OrMSCertified++
+		} else if orMSRoute2(p.postings(), int64(p.terms[0].df), int64(p.terms[1].df), len(p.terms)) {
+			second = append(second, p)
+		}
+	}
+	if len(second) == 0 {
+		return nil
+	}
+	return b.runOrMSSecond(mem, second, out)
+}
+
+// runOrMSSecond is pass B over qs (queries pass A did not certify): the
+// sub-queries of their terms 1..m-1 run in keep-misses mode, their top k
+// are merged with A's and certified.
+func (b *Backend) runOrMSSecond(mem *devMem, qs []*prep, out []engine.Response) error {
+	if len(b.msB) < len(qs) {
+		b.msB = make([]prep, len(qs))
+	}
+	subs := make([]*prep, len(qs))
+	for i, p := range qs {
+		s := &b.msB[i]
+		*s = prep{i: p.i, q: p.q, terms: p.terms[1:], ms: s.ms[:0]}
+		subs[i] = s
+	}
+	if err := b.runAndMode(mem, subs, out, true); err != nil {
+		return err
+	}
+	b.prof.OrMSSecond += int64(len(qs))
+	for i, p := range qs {
+		s := subs[i]
+		p.st.BlocksDecoded += s.st.BlocksDecoded
+		p.st.PostingsDecoded += s.st.PostingsDecoded
+		p.st.Candidates += s.st.Candidates
+		b.msKeys = msMerge(b.msKeys[:0], p.ms, s.ms, p.q.K)
+		if b.msCertified(p, b.msKeys, 2) {
+			b.msAnswer(p, b.msKeys, out)
+			b.prof.OrMSCertified2++
 		}
 	}
 	return nil
 }
 
-// validOr reports whether name is an OR strategy (Options.Or).
-func validOr(name string) bool { return name == OrTiled || name == OrDense || name == OrMaxScore }
+// msAnswer writes p's results (rank keys, best first) and marks it done.
+func (b *Backend) msAnswer(p *prep, keys []uint64, out []engine.Response) {
+	p.needOr, p.st.OrAlgo = false, OrGPUMaxScore
+	out[p.i].Results = results(out[p.i].Results[:0], keys)
+}
 
-// orMSCertified reports whether the top k of p's shortest-list candidates
-// (keys: its rank keys, best first) is p's OR answer (OrMaxScore's step
-// 4).
-func (b *Backend) orMSCertified(p *prep, keys []uint64) bool {
-	if len(p.terms) == 1 {
+// msCertified reports whether keys (rank keys, best first), the exact top
+// k of the documents of p's first e canonical lists, is p's OR answer:
+// the query has no other list, or it has k of them and the maxima of the
+// other lists fold strictly below the k-th score.
+func (b *Backend) msCertified(p *prep, keys []uint64, e int) bool {
+	if len(p.terms) <= e {
 		return true
 	}
 	if len(keys) < p.q.K || !b.bmExact() || b.opt.orNoPrune {
@@ -99,11 +157,40 @@ func (b *Backend) orMSCertified(p *prep, keys []uint64) bool {
 	}
 	theta := math.Float32frombits(^uint32(keys[p.q.K-1] >> 32))
 	var other float32
-	for _, t := range p.terms[1:] {
+	for _, t := range p.terms[e:] {
 		other += float32(t.w * b.info[t.id].max) // the QTerm mx of fillQueries; no FMA
 	}
 	return other < theta
 }
+
+// msMerge appends to dst the first k of the rank keys a and b (each
+// ascending, i.e. best first), without b's keys of documents a holds.
+func msMerge(dst, a, b []uint64, k int) []uint64 {
+	inA := make(map[uint32]struct{}, len(a))
+	for _, x := range a {
+		inA[uint32(x)] = struct{}{}
+	}
+	i, j := 0, 0
+	for len(dst) < k && (i < len(a) || j < len(b)) {
+		if j < len(b) {
+			if _, dup := inA[uint32(b[j])]; dup {
+				j++
+				continue
+			}
+		}
+		if j >= len(b) || (i < len(a) && a[i] < b[j]) {
+			dst = append(dst, a[i])
+			i++
+		} else {
+			dst = append(dst, b[j])
+			j++
+		}
+	}
+	return dst
+}
+
+// validOr reports whether name is an OR strategy (Options.Or).
+func validOr(name string) bool { return name == OrTiled || name == OrDense || name == OrMaxScore }
 
 // seedTheta is OrMaxScore's step 1 after step 0: each query's top k over
 // the step-0 candidates (term-0 scores) into r.res0/r.cnt0, which

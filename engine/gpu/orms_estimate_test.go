@@ -14,24 +14,126 @@ import (
 	"github.com/qpengine/qp/topk"
 )
 
-// msEst is what the shortest-list MaxScore OR (orms.go) does for one OR
-// query, simulated on the CPU: the shortest list's documents are the
-// candidates, every other list is probed for them (a miss adds nothing),
-// and the top k of those exact scores is the answer when the certificate
-// holds (fold of the other terms' maxima < the k-th score).
+// msEst is what OrMaxScore (orms.go) does for one OR query, simulated on
+// the CPU: pass A takes the shortest list's documents as candidates and
+// probes every other list for them (a miss adds nothing); its top k is the
+// answer when the other terms' maxima fold below its k-th score (one
+// essential list). Otherwise pass B does the same over the lists after
+// the shortest (their second-shortest list's documents, scored without
+// term 0), and the merge of A's and B's top k (A's score kept for a
+// document in both) is the answer when the maxima of the terms after the
+// second fold below its k-th score (two essential lists) or m = 2.
 type msEst struct {
-	m         int     // known terms
-	df0       int64   // the shortest list's length
-	essential int     // lists past the longest prefix (ascending max) whose maxima sum below thetaFull
-	cert      bool    // the candidates' top k is the exact answer (orms.go's certificate)
-	thetaOne  float32 // k-th best term-0 score among the candidates (0: fewer than k)
-	thetaFull float32 // k-th best full score among them
-	tiled     int64   // postings of all lists (what the tiles decode when no tile is skipped)
-	probes    int64   // candidate x other-list probes (no pruning)
-	decoded   int64   // postings decoded: the shortest list + the probed blocks
-	probesP   int64   // probes when a candidate is dropped once partial + remaining maxima < thetaOne
-	decodedP  int64   // postings decoded then
+	m         int   // known terms
+	essential int   // lists past the longest prefix (ascending max) whose maxima sum below the final k-th score
+	cert1     bool  // pass A's top k is the answer
+	cert2     bool  // the merge of A and B is (and not cert1)
+	df0, df1  int64 // the two shortest lists' lengths
+	tiled     int64 // postings of all lists (what the tiles decode when no tile is skipped)
+	a, b      msPass
 	top       []topk.Result
+}
+
+// msPass is one simulated pass over lists[from:] of a query.
+type msPass struct {
+	probes, decoded   int64 // candidate x list probes and postings decoded (candidates' list + probed blocks), no pruning
+	probesP, decodedP int64 // the same when a candidate is dropped once partial + remaining maxima < theta0
+	top               []topk.Result
+}
+
+// msTerm is one canonical term of a simulated query.
+type msTerm struct {
+	l      index.List
+	w, idf float32
+	max    float32
+	df     int64
+}
+
+// simulate runs one pass: candidates = ts[0]'s documents, scored over ts
+// in order; theta0 = their k-th best ts[0] score.
+func simulate(t testing.TB, x *index.Index, ts []msTerm, k int) msPass {
+	var p msPass
+	k1p1, norms := x.Params().K1p1(), x.Norms()
+	docs, freqs, err := ts[0].l.Decode(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := len(docs)
+	sc := make([]float32, n)
+	for i, d := range docs {
+		sc[i] = float32(ts[0].w * score.Term(ts[0].idf, k1p1, freqs[i], norms[d]))
+	}
+	theta0 := kthBest(sc, k)
+	alive := make([]bool, n)
+	for i := range alive {
+		alive[i] = true
+	}
+	p.decoded, p.decodedP = int64(n), int64(n)
+	for j := 1; j < len(ts); j++ {
+		var c, cp index.Cursor
+		c.Reset(ts[j].l)
+		cp.Reset(ts[j].l)
+		lastBlk, lastBlkP := -1, -1
+		for i, d := range docs {
+			got := c.NextGEQ(d)
+			p.probes++
+			if b := c.Block(); got != index.Terminated && b != lastBlk {
+				lastBlk = b
+				p.decoded += int64(ts[j].l.BlockLen(b))
+			}
+			tf := uint32(0)
+			if got == d {
+				tf = c.Freq()
+			}
+			if alive[i] {
+				gp := cp.NextGEQ(d)
+				p.probesP++
+				if b := cp.Block(); gp != index.Terminated && b != lastBlkP {
+					lastBlkP = b
+					p.decodedP += int64(ts[j].l.BlockLen(b))
+				}
+			}
+			if tf != 0 {
+				sc[i] += float32(ts[j].w * score.Term(ts[j].idf, k1p1, tf, norms[d]))
+			}
+			if alive[i] {
+				bound := sc[i]
+				for r := j + 1; r < len(ts); r++ {
+					bound += ts[r].max
+				}
+				alive[i] = bound >= theta0
+			}
+		}
+		if err := c.Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var h topk.Heap
+	h.Reset(k)
+	for i, d := range docs {
+		h.Push(d, sc[i])
+	}
+	p.top = h.Results(nil)
+	return p
+}
+
+// kthBest is the k-th largest of v (0 with fewer than k).
+func kthBest(v []float32, k int) float32 {
+	if len(v) < k {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.SortFunc(s, func(a, b float32) int { return -cmpF(a, b) })
+	return s[k-1]
+}
+
+// foldMax folds the maxima of ts with float32 adds (orMSCertified's bound).
+func foldMax(ts []msTerm) float32 {
+	var f float32
+	for _, t := range ts {
+		f += t.max
+	}
+	return f
 }
 
 // estimateMS runs the simulation for q (Mode Or) on x.
@@ -42,106 +144,54 @@ func estimateMS(t testing.TB, x *index.Index, q engine.Query) msEst {
 	if e.m == 0 {
 		return e
 	}
-	k1p1, norms := x.Params().K1p1(), x.Norms()
-	lists := make([]index.List, e.m)
-	maxs := make([]float32, e.m)
-	idf := make([]float32, e.m)
+	ts := make([]msTerm, e.m)
 	for j, tm := range terms {
 		l, err := x.List(tm.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
-		lists[j], idf[j] = l, x.IDF(tm.DF)
-		maxs[j] = float32(tm.W * l.MaxScore)
+		ts[j] = msTerm{l: l, w: tm.W, idf: x.IDF(tm.DF), max: float32(tm.W * l.MaxScore), df: int64(tm.DF)}
 		e.tiled += int64(tm.DF)
 	}
-	docs, freqs, err := lists[0].Decode(nil, nil)
-	if err != nil {
-		t.Fatal(err)
+	e.df0 = ts[0].df
+	e.a = simulate(t, x, ts, q.K)
+	e.top = e.a.top
+	e.cert1 = e.m == 1 || (len(e.a.top) >= q.K && foldMax(ts[1:]) < e.a.top[q.K-1].Score)
+	if !e.cert1 {
+		e.df1 = ts[1].df
+		e.b = simulate(t, x, ts[1:], q.K)
+		e.top = mergeTop(e.a.top, e.b.top, q.K)
+		e.cert2 = e.m == 2 || (len(e.top) >= q.K && foldMax(ts[2:]) < e.top[q.K-1].Score)
 	}
-	n := len(docs)
-	e.df0 = int64(n)
-	sc := make([]float32, n)
-	for i, d := range docs {
-		sc[i] = float32(terms[0].W * score.Term(idf[0], k1p1, freqs[i], norms[d]))
+	final := float32(0)
+	if len(e.top) >= q.K {
+		final = e.top[q.K-1].Score
 	}
-	kth := func(v []float32) float32 {
-		if len(v) < q.K {
-			return 0
-		}
-		s := slices.Clone(v)
-		slices.SortFunc(s, func(a, b float32) int { return -cmpF(a, b) })
-		return s[q.K-1]
+	ord := make([]float32, e.m)
+	for j := range ts {
+		ord[j] = ts[j].max
 	}
-	e.thetaOne = kth(sc)
-	// rest[j] = fold of the maxima of terms j..m-1 added to a partial
-	// score: the bound is computed per candidate (fadd is monotone).
-	alive := make([]bool, n)
-	for i := range alive {
-		alive[i] = true
-	}
-	e.decoded, e.decodedP = int64(n), int64(n)
-	for j := 1; j < e.m; j++ {
-		var c, cp index.Cursor
-		c.Reset(lists[j])
-		cp.Reset(lists[j])
-		lastBlk, lastBlkP := -1, -1
-		for i, d := range docs {
-			got := c.NextGEQ(d)
-			e.probes++
-			if b := c.Block(); got != index.Terminated && b != lastBlk {
-				lastBlk = b
-				e.decoded += int64(lists[j].BlockLen(b))
-			}
-			tf := uint32(0)
-			if got == d {
-				tf = c.Freq()
-			}
-			if alive[i] {
-				gp := cp.NextGEQ(d)
-				e.probesP++
-				if b := cp.Block(); gp != index.Terminated && b != lastBlkP {
-					lastBlkP = b
-					e.decodedP += int64(lists[j].BlockLen(b))
-				}
-			}
-			if tf != 0 {
-				sc[i] += float32(terms[j].W * score.Term(idf[j], k1p1, tf, norms[d]))
-			}
-			if alive[i] {
-				bound := sc[i]
-				for r := j + 1; r < e.m; r++ {
-					bound += maxs[r]
-				}
-				alive[i] = bound >= e.thetaOne
-			}
-		}
-		if err := c.Err(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	e.thetaFull = kth(sc)
-	// Essential lists under thetaFull (ascending max, as engine.maxScore).
-	ord := slices.Clone(maxs)
 	slices.Sort(ord)
 	sum, pre := 0.0, 0
-	for pre < e.m && sum+float64(ord[pre]) < float64(e.thetaFull) {
+	for pre < e.m && sum+float64(ord[pre]) < float64(final) {
 		sum += float64(ord[pre])
 		pre++
 	}
 	e.essential = e.m - pre
-	var other float32
-	for j := 1; j < e.m; j++ {
-		other += maxs[j]
-	}
-	e.cert = e.m == 1 || (n >= q.K && other < e.thetaFull)
-	var h topk.Heap
-	h.Reset(q.K)
-	for i, d := range docs {
-		h.Push(d, sc[i])
-	}
-	e.top = h.Results(nil)
 	return e
+}
+
+// mergeTop is orms.go's merge of pass A's and B's top k (rank order): B's
+// entries for documents A holds are dropped (A's score is exact).
+func mergeTop(a, b []topk.Result, k int) []topk.Result {
+	out := slices.Clone(a)
+	for _, r := range b {
+		if !slices.ContainsFunc(a, func(x topk.Result) bool { return x.Doc == r.Doc }) {
+			out = append(out, r)
+		}
+	}
+	topk.Sort(out)
+	return out[:min(k, len(out))]
 }
 
 func cmpF(a, b float32) int {
@@ -183,8 +233,15 @@ func TestOrMSEstimate(t *testing.T) {
 		t.Fatal(err)
 	}
 	cpu := engine.New(x)
-	var nq, ess1, ess2, ess3, cert, certRoute int
-	var tiled, probes, decoded, probesP, decodedP, tiledCert, decodedCert int64
+	var nq, ess1, ess2, ess3, cert1, cert2, route1, route2 int
+	var tiled, tiledC1, tiledC2, tiledNot int64
+	var a, aC1, b, bC2 msPass
+	add := func(dst *msPass, p msPass) {
+		dst.probes += p.probes
+		dst.decoded += p.decoded
+		dst.probesP += p.probesP
+		dst.decodedP += p.decodedP
+	}
 	for _, f := range fq {
 		q := engine.Query{ID: f.ID, Terms: an.Tokens(f.Text), Mode: engine.Or, K: 10}
 		e := estimateMS(t, x, q)
@@ -201,18 +258,27 @@ func TestOrMSEstimate(t *testing.T) {
 			ess3++
 		}
 		tiled += e.tiled
-		probes += e.probes
-		decoded += e.decoded
-		probesP += e.probesP
-		decodedP += e.decodedP
-		if !e.cert {
+		add(&a, e.a)
+		add(&b, e.b)
+		switch {
+		case e.cert1:
+			cert1++
+			tiledC1 += e.tiled
+			add(&aC1, e.a)
+			if orMSRoute(e.tiled, e.df0, e.m) {
+				route1++
+			}
+		case e.cert2:
+			cert2++
+			tiledC2 += e.tiled
+			add(&bC2, e.a)
+			add(&bC2, e.b)
+			if orMSRoute(e.tiled, e.df0, e.m) && orMSRoute2(e.tiled, e.df0, e.df1, e.m) {
+				route2++
+			}
+		default:
+			tiledNot += e.tiled
 			continue
-		}
-		cert++
-		tiledCert += e.tiled
-		decodedCert += e.decoded
-		if orMSRoute(e.tiled, e.df0, e.m) {
-			certRoute++
 		}
 		want, _, err := cpu.Search(q, engine.Options{})
 		if err != nil {
@@ -232,10 +298,13 @@ func TestOrMSEstimate(t *testing.T) {
 	}
 	pct := func(a, b int64) float64 { return 100 * float64(a) / float64(max(b, 1)) }
 	t.Logf("%s, %d queries with a known term (top-10 OR)", path, nq)
-	t.Logf("essential lists under the candidates' 10th score: 1: %.1f%%, 2: %.1f%%, >=3: %.1f%%",
+	t.Logf("essential lists under the final 10th score: 1: %.1f%%, 2: %.1f%%, >=3: %.1f%%",
 		pct(int64(ess1), int64(nq)), pct(int64(ess2), int64(nq)), pct(int64(ess3), int64(nq)))
-	t.Logf("certified (shortest list's top 10 is exact): %.1f%% of queries", pct(int64(cert), int64(nq)))
-	t.Logf("all queries: tiled postings %d; probes %d (%.1f%%), decoded %d (%.1f%%); pruned by the 10th term-0 score: probes %d (%.1f%%), decoded %d (%.1f%%)",
-		tiled, probes, pct(probes, tiled), decoded, pct(decoded, tiled), probesP, pct(probesP, tiled), decodedP, pct(decodedP, tiled))
-	t.Logf("certified queries: tiled postings %d, decoded %d (%.1f%%); routed to maxscore by orMSRoute: %d of %d", tiledCert, decodedCert, pct(decodedCert, tiledCert), certRoute, cert)
+	t.Logf("answered by pass A (one essential list): %.1f%% of queries (%.1f%% of the tiled postings), routed by orMSRoute: %d of %d; by A+B (two): %.1f%% (%.1f%%), routed: %d of %d; neither: %.1f%% of the tiled postings",
+		pct(int64(cert1), int64(nq)), pct(tiledC1, tiled), route1, cert1, pct(int64(cert2), int64(nq)), pct(tiledC2, tiled), route2, cert2, pct(tiledNot, tiled))
+	t.Logf("all queries, tiled postings %d: pass A probes %.2f%%, decoded %.2f%% (pruned by theta0: probes %.2f%%, decoded %.2f%%); pass B where A fails: probes %.2f%%, decoded %.2f%% (pruned: %.2f%%, %.2f%%)",
+		tiled, pct(a.probes, tiled), pct(a.decoded, tiled), pct(a.probesP, tiled), pct(a.decodedP, tiled),
+		pct(b.probes, tiled), pct(b.decoded, tiled), pct(b.probesP, tiled), pct(b.decodedP, tiled))
+	t.Logf("answered by A: decoded %.2f%% of their tiled postings (pruned %.2f%%); by A+B: %.2f%% (pruned %.2f%%)",
+		pct(aC1.decoded, tiledC1), pct(aC1.decodedP, tiledC1), pct(bC2.decoded, tiledC2), pct(bC2.decodedP, tiledC2))
 }
