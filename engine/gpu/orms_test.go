@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand"
 	"slices"
 	"testing"
@@ -66,8 +67,9 @@ func msQueries(rng *rand.Rand, col *collection, nrand int) []engine.Query {
 
 // TestOrMaxScore compares OrMaxScore with the CPU engine (bit-identical
 // scores, ties by docID) on collections where it prunes, and checks that
-// it both answered queries (certified, with candidates dropped by the
-// seed threshold) and sent others to the tiles.
+// it answered queries with one essential list (pass A, with candidates
+// dropped by the seed threshold) and with two (pass B), and sent others
+// to the tiles.
 func TestOrMaxScore(t *testing.T) {
 	c := testContext(t)
 	emu := emulated(c)
@@ -88,10 +90,12 @@ func TestOrMaxScore(t *testing.T) {
 					g.SetProfile(true)
 					compare(t, x, g, qs)
 					pr := g.Profile()
-					if pr.OrMSCertified == 0 || pr.OrMSQueries == pr.OrMSCertified {
-						t.Fatalf("MaxScore ran %d queries and answered %d: want some answered and some sent to the tiles",
-							pr.OrMSQueries, pr.OrMSCertified)
+					if pr.OrMSCertified == 0 || pr.OrMSCertified2 == 0 || pr.OrMSQueries == pr.OrMSCertified+pr.OrMSCertified2 {
+						t.Fatalf("MaxScore ran %d queries, answered %d by the shortest list and %d by two: want some of each and some sent to the tiles",
+							pr.OrMSQueries, pr.OrMSCertified, pr.OrMSCertified2)
 					}
+					t.Logf("MaxScore: %d queries routed, %d answered by pass A, %d ran pass B, %d answered then",
+						pr.OrMSQueries, pr.OrMSCertified, pr.OrMSSecond, pr.OrMSCertified2)
 					checkPruned(t, x, g, qs)
 				})
 			}
@@ -190,5 +194,29 @@ func TestOrMaxScoreCorrupt(t *testing.T) {
 				t.Fatalf("no query over %s failed", victim)
 			}
 		})
+	}
+}
+
+// TestMSMerge checks pass B's merge: rank order, B's entries of documents
+// A holds dropped (A's exact score kept), at most k.
+func TestMSMerge(t *testing.T) {
+	key := func(doc uint32, score float32) uint64 { return uint64(^math.Float32bits(score))<<32 | uint64(doc) }
+	a := []uint64{key(7, 9), key(3, 5), key(1, 2)}
+	b := []uint64{key(7, 8), key(4, 6), key(9, 5), key(2, 1)}
+	for _, c := range []struct {
+		k    int
+		want []uint64
+	}{
+		{10, []uint64{key(7, 9), key(4, 6), key(3, 5), key(9, 5), key(1, 2), key(2, 1)}},
+		{3, []uint64{key(7, 9), key(4, 6), key(3, 5)}},
+		{1, []uint64{key(7, 9)}},
+	} {
+		got := msMerge(nil, a, b, c.k)
+		if !slices.Equal(got, c.want) {
+			t.Errorf("k = %d: got %x, want %x", c.k, got, c.want)
+		}
+	}
+	if got := msMerge(nil, nil, b[:2], 5); !slices.Equal(got, b[:2]) {
+		t.Errorf("A empty: got %x", got)
 	}
 }
