@@ -220,3 +220,27 @@ func TestMSMerge(t *testing.T) {
 		t.Errorf("A empty: got %x", got)
 	}
 }
+
+// TestOrMaxScoreGen is TestGen's comparison with the CPU for OrMaxScore:
+// OR and AND+OR queries of the TREC 2006 log on the gen index, k in {1,
+// 10, 100}, with and without QTF.
+func TestOrMaxScoreGen(t *testing.T) {
+	c := testContext(t)
+	x, queries := genIndex(t)
+	nq := 300
+	if emulated(c) {
+		nq = 12
+	}
+	rng := rand.New(rand.NewSource(11))
+	var terms [][]string
+	for range nq {
+		terms = append(terms, queries[rng.Intn(len(queries))])
+	}
+	qs := orQueries(terms, []int{1, 10, 100})
+	g := newBackend(t, x, Options{Threshold: 200000, Or: OrMaxScore})
+	g.SetProfile(true)
+	results, empty := compare(t, x, g, qs)
+	pr := g.Profile()
+	t.Logf("%d queries, %d results, %d empty: GPU equals CPU; MaxScore: %d routed, %d answered by pass A, %d ran pass B, %d answered then",
+		len(qs), results, empty, pr.OrMSQueries, pr.OrMSCertified, pr.OrMSSecond, pr.OrMSCertified2)
+}

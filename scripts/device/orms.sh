@@ -10,8 +10,9 @@
 #      TREC 2006 queries, top-10, modes MODES (default or,andor):
 #      old binary (/tmp/qp-old: main before this branch, carried as
 #      bin/dev/data/qp-old.xz; skipped when absent) with the tiles, then the
-#      new one with --gpu-or tiled,maxscore, ROUNDS times (default 2),
-#      alternating.
+#      new one with --gpu-or tiled,maxscore, ROUNDS times (default 2; 1
+#      when this call generated the index), alternating; a run that would
+#      start past BUDGET seconds (default 480) is skipped.
 # Prepare here: bash scripts/device/build.sh; xz -T2 -c <old qp> >
 # bin/dev/data/qp-old.xz (optional); the binaries xz'd as unpack.sh wants.
 # On the device, carry bin/dev:
@@ -21,22 +22,26 @@
 # batch latency), the time split and the OR counters (tiles accumulated;
 # "OR MaxScore ...: N queries routed, M answered").
 source scripts/device/lib.sh
+t0=$(date +%s)
 chmod +x "$bin"/*.test "$bin/qp" 2>/dev/null
 (cd cuda/kern && timeout 60 "$bin/kern.test" -test.run '^TestLayout' -test.count=1 -test.v) >"$OUT/tests.log" 2>&1
 echo "kern TestLayout: rc $?"
 (cd engine/gpu && timeout 150 "$bin/gpu.test" -test.run '^(TestOrMaxScore|TestAndSearches|TestOrCorruptBlocks)' -test.count=1 -test.v) >>"$OUT/tests.log" 2>&1
 echo "gpu tests: rc $?"
 grep -E '^(--- FAIL|FAIL|ok|PASS)' "$OUT/tests.log" | head -20
+rounds=${ROUNDS:-2}
 if [ -s /tmp/g25m.qp ] && [ "${REGEN:-0}" != 1 ]; then echo "reusing /tmp/g25m.qp (warm machine)"; else
   GENLIMIT=${GENLIMIT:-330} bash scripts/device/gen25m.sh >"$OUT/gen-summary.txt" 2>&1
   head -3 "$OUT/gen-summary.txt"
+  rounds=${ROUNDS:-1} # gen took most of the call
 fi
 [ -s /tmp/g25m.qp ] || { echo "no index"; exit 1; }
 head -10000 "$bin/data/06.efficiency_topics.txt" >/tmp/q06.txt
 old=0
 [ -x /tmp/qp-old ] || chmod +x /tmp/qp-old 2>/dev/null && [ -x /tmp/qp-old ] && old=1
-for r in $(seq 1 "${ROUNDS:-2}"); do
+for r in $(seq 1 "$rounds"); do
   for v in old new; do
+    if [ $(( $(date +%s) - t0 )) -gt "${BUDGET:-480}" ]; then echo "time budget spent: $v round $r skipped"; continue; fi
     if [ $v = old ]; then
       [ $old = 1 ] || continue
       b=/tmp/qp-old; ors=tiled
