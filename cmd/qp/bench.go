@@ -601,7 +601,7 @@ func (p *queryRowPrinter) row(qr benchquery.Row) {
 				"", "", sp.OrTilesRun, sp.OrTiles, 100*float64(sp.OrTilesRun)/float64(sp.OrTiles), sp.OrSelected, sp.OrEmitted, sp.OrBlocks, sp.OrSkipped, sp.OrLookups))
 		}
 		if sp.OrMSQueries > 0 {
-			p.splits = append(p.splits, fmt.Sprintf("%-6s %-22s OR MaxScore: %d queries routed, %d answered by the shortest list; %d ran the second, %d answered then; the rest on the tiles\n",
+			p.splits = append(p.splits, fmt.Sprintf("%-6s %-22s OR MaxScore: %d queries routed, %d answered by the shortest list; %d later passes (query x pass), %d queries answered by them; the rest on the tiles\n",
 				"", "", sp.OrMSQueries, sp.OrMSCertified, sp.OrMSSecond, sp.OrMSCertified2))
 		}
 	}

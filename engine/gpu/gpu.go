@@ -556,8 +556,8 @@ type Profile struct {
 	// documents whose terms with device bitmaps the tiles added by rank.
 	OrTiles, OrTilesRun, OrBlocks, OrSkipped, OrSelected, OrEmitted, OrLookups int64
 	// OrMaxScore (orms.go): OR queries routed to its pass A (shortest
-	// list), those A answered, those that ran pass B (second list) and
-	// those A+B answered (the others ran on the tiles).
+	// list), those A answered, the later passes run (query x pass) and
+	// the queries they answered (the others ran on the tiles).
 	OrMSQueries, OrMSCertified, OrMSSecond, OrMSCertified2 int64
 	// Cache is the list cache's traffic (zero when the index is resident).
 	Cache CacheStats

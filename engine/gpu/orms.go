@@ -8,8 +8,8 @@ import (
 )
 
 // OrMaxScore (Options.Or) runs each OR query whose shortest list is short
-// against the others (orMSRoute) as MaxScore with one or two essential
-// lists (Turtle & Flood, IP&M 1995; PISA's maxscore), on the AND step
+// against the others (orMSRoute) as MaxScore with one to orMSPasses
+// essential lists (Turtle & Flood, IP&M 1995; PISA's maxscore), on the AND step
 // machinery of and.go in keep-misses mode (runAndMode with keep).
 //
 // Pass A, for every routed query:
@@ -34,25 +34,23 @@ import (
 //     contributions, and fadd is monotone; equal could still win a tie by
 //     docID). This is MaxScore with one essential list.
 //
-// Pass B, for the queries A could not certify (orMSRoute2): the same over
-// the query's terms 1..m-1 (the second-shortest list's documents as
-// candidates, scored without term 0: exact for those not in list 0, and
-// never above the true score for the others). The merge of A's and B's top
-// k, with B's entries of documents that A returned dropped (msMerge), is
-// the top k of the two lists' documents: a document of list 0 in the
-// answer is in A's top k; one only in list 1 has its exact score in B, and
-// if B's top k missed it, k documents rank above it by scores no higher
-// than their true ones. A B entry of a list-0 document outside A's top k
-// ranks below A's k-th and drops out when A has k results (with fewer, A
-// returned all of list 0). The merge is the answer when the maxima of
-// terms 2..m-1 fold strictly below its k-th score, or m = 2 (MaxScore with
-// two essential lists). Queries neither pass certifies, and those not
-// routed (one-term queries among them), run on the OR tiles.
+// Passes e = 1, 2, ... (up to orMSPasses in all), for the queries the
+// earlier passes could not certify and orMSRoute still picks: the same
+// over the query's terms e..m-1 (list e's documents as candidates),
+// merged with the earlier passes' top k (runOrMSPass says why the merge is
+// the top k of the documents of lists 0..e), certified when the maxima of
+// terms e+1..m-1 fold strictly below its k-th score (MaxScore with e+1
+// essential lists). Queries no pass certifies, and those not routed
+// (one-term queries among them), run on the OR tiles.
 const OrMaxScore = "maxscore"
 
 // OrGPUMaxScore is the engine.Stats OrAlgo of the OR queries that
 // OrMaxScore answered (the others say OrGPU).
 const OrGPUMaxScore engine.OrStrategy = "gpu-maxscore"
+
+// orMSPasses is the most passes a query runs (pass e covers canonical
+// list e): MaxScore with up to this many essential lists.
+const orMSPasses = 3
 
 // orMSProbeCost is the cost of probing one candidate in one further list
 // relative to one posting added by the tiles (orMSRoute): locate (a
@@ -62,62 +60,81 @@ const OrGPUMaxScore engine.OrStrategy = "gpu-maxscore"
 const orMSProbeCost = 4
 
 // orMSRoute reports whether an OR query of m terms whose lists hold post
-// postings, df0 of them in the shortest, runs pass A: when its
-// candidates' probes cost less than the tiles' work on all postings.
-func orMSRoute(post, df0 int64, m int) bool {
-	return m > 1 && df0+orMSProbeCost*df0*int64(m-1) < post
+// postings runs pass e (0: A), given that its first e+1 lists hold cand
+// postings (the candidates of passes 0..e): when their probes cost less
+// than the tiles' work on all postings.
+func orMSRoute(post, cand int64, m, e int) bool {
+	return m > 1 && e < m-1 && e < orMSPasses && cand*(1+orMSProbeCost*int64(m-1)) < post
 }
 
-// orMSRoute2 is orMSRoute for pass B (df1: the second-shortest list),
-// counting pass A's work as spent.
-func orMSRoute2(post, df0, df1 int64, m int) bool {
-	return m > 1 && (df0+df1)*(1+orMSProbeCost*int64(m-1)) < post
-}
-
-// runOrMS runs passes A and B over the OR queries of qs that orMSRoute
-// picks (every query has >= 1 known term and needOr); those they certify
-// get their results and needOr = false, the others keep needOr for the
-// tiles.
+// runOrMS runs the passes over the OR queries of qs that orMSRoute picks
+// (every query has >= 1 known term and needOr); those they certify get
+// their results and needOr = false, the others keep needOr for the tiles.
 func (b *Backend) runOrMS(mem *devMem, qs []*prep, out []engine.Response) error {
-	var sel []*prep
+	var cur []*prep
 	for _, p := range qs {
-		if orMSRoute(p.postings(), int64(p.terms[0].df), len(p.terms)) {
-			sel = append(sel, p)
+		if orMSRoute(p.postings(), int64(p.terms[0].df), len(p.terms), 0) {
+			cur = append(cur, p)
 		}
 	}
-	if len(sel) == 0 {
+	if len(cur) == 0 {
 		return nil
 	}
-	if err := b.runAndMode(mem, sel, out, true); err != nil {
+	if err := b.runAndMode(mem, cur, out, true); err != nil {
 		return err
 	}
-	b.prof.OrMSQueries += int64(len(sel))
-	var second []*prep
-	for _, p := range sel {
-		if b.msCertified(p, p.ms, 1) {
-			b.msAnswer(p, p.ms, out)
-			b.prof.OrMSCertified++
-		} else if orMSRoute2(p.postings(), int64(p.terms[0].df), int64(p.terms[1].df), len(p.terms)) {
-			second = append(second, p)
+	b.prof.OrMSQueries += int64(len(cur))
+	for e := 1; len(cur) > 0; e++ {
+		next := cur[:0]
+		for _, p := range cur {
+			cand := int64(0)
+			for _, t := range p.terms[:min(e+1, len(p.terms))] {
+				cand += int64(t.df)
+			}
+			switch {
+			case b.msCertified(p, p.ms, e):
+				b.msAnswer(p, p.ms, out)
+				if e == 1 {
+					b.prof.OrMSCertified++
+				} else {
+					b.prof.OrMSCertified2++
+				}
+			case orMSRoute(p.postings(), cand, len(p.terms), e):
+				next = append(next, p)
+			}
 		}
+		if len(next) == 0 {
+			break
+		}
+		if err := b.runOrMSPass(mem, next, e, out); err != nil {
+			return err
+		}
+		cur = next
 	}
-	if len(second) == 0 {
-		return nil
-	}
-	return b.runOrMSSecond(mem, second, out)
+	return nil
 }
 
-// runOrMSSecond is pass B over qs (queries pass A did not certify): the
-// sub-queries of their terms 1..m-1 run in keep-misses mode, their top k
-// are merged with A's and certified.
-func (b *Backend) runOrMSSecond(mem *devMem, qs []*prep, out []engine.Response) error {
+// runOrMSPass is pass e >= 1 over qs: the sub-queries of their terms
+// e..m-1 run in keep-misses mode (list e's documents as candidates,
+// scored without terms 0..e-1: exact for the documents of none of those
+// lists, never above the true score for the others), and each query's
+// keys so far (p.ms) are merged with theirs (msMerge). Why the merge's top
+// k is the top k of the documents of lists 0..e: a document of the answer
+// whose first list is c has its exact score in pass c; had pass c's top k
+// missed it, k documents would rank above it by scores no higher than
+// their true ones. Every entry is at most its document's true score, and
+// an earlier pass's entry is at least a later one's (more terms added,
+// fadd monotone): keeping the first entry of a document keeps its best,
+// and a document outside the answer ranks below the answer's k documents,
+// whose exact entries are there.
+func (b *Backend) runOrMSPass(mem *devMem, qs []*prep, e int, out []engine.Response) error {
 	if len(b.msB) < len(qs) {
 		b.msB = make([]prep, len(qs))
 	}
 	subs := make([]*prep, len(qs))
 	for i, p := range qs {
 		s := &b.msB[i]
-		*s = prep{i: p.i, q: p.q, terms: p.terms[1:], ms: s.ms[:0]}
+		*s = prep{i: p.i, q: p.q, terms: p.terms[e:], ms: s.ms[:0]}
 		subs[i] = s
 	}
 	if err := b.runAndMode(mem, subs, out, true); err != nil {
@@ -130,10 +147,7 @@ func (b *Backend) runOrMSSecond(mem *devMem, qs []*prep, out []engine.Response) 
 		p.st.PostingsDecoded += s.st.PostingsDecoded
 		p.st.Candidates += s.st.Candidates
 		b.msKeys = msMerge(b.msKeys[:0], p.ms, s.ms, p.q.K)
-		if b.msCertified(p, b.msKeys, 2) {
-			b.msAnswer(p, b.msKeys, out)
-			b.prof.OrMSCertified2++
-		}
+		p.ms = append(p.ms[:0], b.msKeys...)
 	}
 	return nil
 }

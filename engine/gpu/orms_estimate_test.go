@@ -15,22 +15,18 @@ import (
 )
 
 // msEst is what OrMaxScore (orms.go) does for one OR query, simulated on
-// the CPU: pass A takes the shortest list's documents as candidates and
-// probes every other list for them (a miss adds nothing); its top k is the
-// answer when the other terms' maxima fold below its k-th score (one
-// essential list). Otherwise pass B does the same over the lists after
-// the shortest (their second-shortest list's documents, scored without
-// term 0), and the merge of A's and B's top k (A's score kept for a
-// document in both) is the answer when the maxima of the terms after the
-// second fold below its k-th score (two essential lists) or m = 2.
+// the CPU, when every pass is run (routing aside): pass e takes list e's
+// documents as candidates, probes lists e+1..m-1 for them (a miss adds
+// nothing) and scores them over terms e..m-1; the merge of passes 0..e's
+// top k (a document's first entry kept) is the answer when the maxima of
+// terms e+1..m-1 fold below its k-th score (e+1 essential lists).
 type msEst struct {
-	m         int   // known terms
-	essential int   // lists past the longest prefix (ascending max) whose maxima sum below the final k-th score
-	cert1     bool  // pass A's top k is the answer
-	cert2     bool  // the merge of A and B is (and not cert1)
-	df0, df1  int64 // the two shortest lists' lengths
-	tiled     int64 // postings of all lists (what the tiles decode when no tile is skipped)
-	a, b      msPass
+	m         int      // known terms
+	essential int      // lists past the longest prefix (ascending max) whose maxima sum below the final k-th score
+	cert      int      // passes needed for a certified answer (0: none within orMSPasses)
+	df        []int64  // the lists' lengths
+	tiled     int64    // postings of all lists (what the tiles decode when no tile is skipped)
+	pass      []msPass // the passes run
 	top       []topk.Result
 }
 
@@ -151,17 +147,17 @@ func estimateMS(t testing.TB, x *index.Index, q engine.Query) msEst {
 			t.Fatal(err)
 		}
 		ts[j] = msTerm{l: l, w: tm.W, idf: x.IDF(tm.DF), max: float32(tm.W * l.MaxScore), df: int64(tm.DF)}
+		e.df = append(e.df, int64(tm.DF))
 		e.tiled += int64(tm.DF)
 	}
-	e.df0 = ts[0].df
-	e.a = simulate(t, x, ts, q.K)
-	e.top = e.a.top
-	e.cert1 = e.m == 1 || (len(e.a.top) >= q.K && foldMax(ts[1:]) < e.a.top[q.K-1].Score)
-	if !e.cert1 {
-		e.df1 = ts[1].df
-		e.b = simulate(t, x, ts[1:], q.K)
-		e.top = mergeTop(e.a.top, e.b.top, q.K)
-		e.cert2 = e.m == 2 || (len(e.top) >= q.K && foldMax(ts[2:]) < e.top[q.K-1].Score)
+	for p := 0; p < min(orMSPasses, e.m); p++ {
+		ps := simulate(t, x, ts[p:], q.K)
+		e.pass = append(e.pass, ps)
+		e.top = mergeTop(e.top, ps.top, q.K)
+		if p+1 == e.m || (len(e.top) >= q.K && foldMax(ts[p+1:]) < e.top[q.K-1].Score) {
+			e.cert = p + 1
+			break
+		}
 	}
 	final := float32(0)
 	if len(e.top) >= q.K {
@@ -179,6 +175,19 @@ func estimateMS(t testing.TB, x *index.Index, q engine.Query) msEst {
 	}
 	e.essential = e.m - pre
 	return e
+}
+
+// routed reports whether orMSRoute sends e's query through its first
+// e.cert passes.
+func (e *msEst) routed() bool {
+	var cand int64
+	for p := 0; p < e.cert; p++ {
+		cand += e.df[p]
+		if !orMSRoute(e.tiled, cand, e.m, p) {
+			return false
+		}
+	}
+	return true
 }
 
 // mergeTop is orms.go's merge of pass A's and B's top k (rank order): B's
@@ -233,15 +242,12 @@ func TestOrMSEstimate(t *testing.T) {
 		t.Fatal(err)
 	}
 	cpu := engine.New(x)
-	var nq, ess1, ess2, ess3, cert1, cert2, route1, route2 int
-	var tiled, tiledC1, tiledC2, tiledNot int64
-	var a, aC1, b, bC2 msPass
-	add := func(dst *msPass, p msPass) {
-		dst.probes += p.probes
-		dst.decoded += p.decoded
-		dst.probesP += p.probesP
-		dst.decodedP += p.decodedP
-	}
+	var nq int
+	var ess [4]int // 1, 2, 3, >= 4 essential lists
+	var cert, route [orMSPasses + 1]int
+	var tiledBy [orMSPasses + 1]int64 // tiled postings of the queries answered after p passes (0: none)
+	var work [orMSPasses + 1]msPass   // their passes' work
+	var tiled int64
 	for _, f := range fq {
 		q := engine.Query{ID: f.ID, Terms: an.Tokens(f.Text), Mode: engine.Or, K: 10}
 		e := estimateMS(t, x, q)
@@ -249,36 +255,22 @@ func TestOrMSEstimate(t *testing.T) {
 			continue
 		}
 		nq++
-		switch {
-		case e.essential <= 1:
-			ess1++
-		case e.essential == 2:
-			ess2++
-		default:
-			ess3++
-		}
+		ess[min(max(e.essential, 1), 4)-1]++
 		tiled += e.tiled
-		add(&a, e.a)
-		add(&b, e.b)
-		switch {
-		case e.cert1:
-			cert1++
-			tiledC1 += e.tiled
-			add(&aC1, e.a)
-			if orMSRoute(e.tiled, e.df0, e.m) {
-				route1++
-			}
-		case e.cert2:
-			cert2++
-			tiledC2 += e.tiled
-			add(&bC2, e.a)
-			add(&bC2, e.b)
-			if orMSRoute(e.tiled, e.df0, e.m) && orMSRoute2(e.tiled, e.df0, e.df1, e.m) {
-				route2++
-			}
-		default:
-			tiledNot += e.tiled
+		cert[e.cert]++
+		tiledBy[e.cert] += e.tiled
+		if e.cert == 0 {
 			continue
+		}
+		if e.routed() {
+			route[e.cert]++
+		}
+		for _, p := range e.pass {
+			w := &work[e.cert]
+			w.probes += p.probes
+			w.decoded += p.decoded
+			w.probesP += p.probesP
+			w.decodedP += p.decodedP
 		}
 		want, _, err := cpu.Search(q, engine.Options{})
 		if err != nil {
@@ -297,14 +289,15 @@ func TestOrMSEstimate(t *testing.T) {
 		t.Fatal("no query with a known term")
 	}
 	pct := func(a, b int64) float64 { return 100 * float64(a) / float64(max(b, 1)) }
-	t.Logf("%s, %d queries with a known term (top-10 OR)", path, nq)
-	t.Logf("essential lists under the final 10th score: 1: %.1f%%, 2: %.1f%%, >=3: %.1f%%",
-		pct(int64(ess1), int64(nq)), pct(int64(ess2), int64(nq)), pct(int64(ess3), int64(nq)))
-	t.Logf("answered by pass A (one essential list): %.1f%% of queries (%.1f%% of the tiled postings), routed by orMSRoute: %d of %d; by A+B (two): %.1f%% (%.1f%%), routed: %d of %d; neither: %.1f%% of the tiled postings",
-		pct(int64(cert1), int64(nq)), pct(tiledC1, tiled), route1, cert1, pct(int64(cert2), int64(nq)), pct(tiledC2, tiled), route2, cert2, pct(tiledNot, tiled))
-	t.Logf("all queries, tiled postings %d: pass A probes %.2f%%, decoded %.2f%% (pruned by theta0: probes %.2f%%, decoded %.2f%%); pass B where A fails: probes %.2f%%, decoded %.2f%% (pruned: %.2f%%, %.2f%%)",
-		tiled, pct(a.probes, tiled), pct(a.decoded, tiled), pct(a.probesP, tiled), pct(a.decodedP, tiled),
-		pct(b.probes, tiled), pct(b.decoded, tiled), pct(b.probesP, tiled), pct(b.decodedP, tiled))
-	t.Logf("answered by A: decoded %.2f%% of their tiled postings (pruned %.2f%%); by A+B: %.2f%% (pruned %.2f%%)",
-		pct(aC1.decoded, tiledC1), pct(aC1.decodedP, tiledC1), pct(bC2.decoded, tiledC2), pct(bC2.decodedP, tiledC2))
+	t.Logf("%s, %d queries with a known term (top-10 OR), %d tiled postings", path, nq, tiled)
+	t.Logf("essential lists under the final 10th score: 1: %.1f%%, 2: %.1f%%, 3: %.1f%%, >=4: %.1f%%",
+		pct(int64(ess[0]), int64(nq)), pct(int64(ess[1]), int64(nq)), pct(int64(ess[2]), int64(nq)), pct(int64(ess[3]), int64(nq)))
+	for p := 1; p <= orMSPasses; p++ {
+		w := work[p]
+		t.Logf("answered after %d pass(es): %.1f%% of the queries, %.1f%% of the tiled postings; routed by orMSRoute: %d of %d; their passes probe %.2f%% of their tiled postings and decode %.2f%% (with theta0 pruning: %.2f%%, %.2f%%)",
+			p, pct(int64(cert[p]), int64(nq)), pct(tiledBy[p], tiled), route[p], cert[p],
+			pct(w.probes, tiledBy[p]), pct(w.decoded, tiledBy[p]), pct(w.probesP, tiledBy[p]), pct(w.decodedP, tiledBy[p]))
+	}
+	t.Logf("not answered within %d passes: %.1f%% of the queries, %.1f%% of the tiled postings", orMSPasses,
+		pct(int64(cert[0]), int64(nq)), pct(tiledBy[0], tiled))
 }

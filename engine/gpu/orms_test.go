@@ -91,10 +91,10 @@ func TestOrMaxScore(t *testing.T) {
 					compare(t, x, g, qs)
 					pr := g.Profile()
 					if pr.OrMSCertified == 0 || pr.OrMSCertified2 == 0 || pr.OrMSQueries == pr.OrMSCertified+pr.OrMSCertified2 {
-						t.Fatalf("MaxScore ran %d queries, answered %d by the shortest list and %d by two: want some of each and some sent to the tiles",
+						t.Fatalf("MaxScore ran %d queries, answered %d by the shortest list and %d by later passes: want some of each and some sent to the tiles",
 							pr.OrMSQueries, pr.OrMSCertified, pr.OrMSCertified2)
 					}
-					t.Logf("MaxScore: %d queries routed, %d answered by pass A, %d ran pass B, %d answered then",
+					t.Logf("MaxScore: %d queries routed, %d answered by pass A, %d later passes, %d queries answered by them",
 						pr.OrMSQueries, pr.OrMSCertified, pr.OrMSSecond, pr.OrMSCertified2)
 					checkPruned(t, x, g, qs)
 				})
@@ -241,6 +241,6 @@ func TestOrMaxScoreGen(t *testing.T) {
 	g.SetProfile(true)
 	results, empty := compare(t, x, g, qs)
 	pr := g.Profile()
-	t.Logf("%d queries, %d results, %d empty: GPU equals CPU; MaxScore: %d routed, %d answered by pass A, %d ran pass B, %d answered then",
+	t.Logf("%d queries, %d results, %d empty: GPU equals CPU; MaxScore: %d routed, %d answered by pass A, %d later passes, %d queries answered by them",
 		len(qs), results, empty, pr.OrMSQueries, pr.OrMSCertified, pr.OrMSSecond, pr.OrMSCertified2)
 }

@@ -12,13 +12,15 @@
 #      bin/dev/data/qp-old.xz; skipped when absent) with the tiles, then the
 #      new one with --gpu-or tiled,maxscore, ROUNDS times (default 2; 1
 #      when this call generated the index), alternating; a run that would
-#      start past BUDGET seconds (default 480) is skipped.
+#      start past BUDGET seconds (default 480) is skipped;
+#   4. with /tmp/gcide.qp, the same old/new rows on GCIDE (OR only).
 # Prepare here: bash scripts/device/build.sh; xz -T2 -c <old qp> >
-# bin/dev/data/qp-old.xz (optional); the binaries xz'd as unpack.sh wants.
+# bin/dev/data/qp-old.xz (optional); the binaries xz'd as unpack.sh wants;
+# optionally a GCIDE index as bin/dev/data/gcide.qp.xz (step 4).
 # On the device, carry bin/dev:
 #   bash scripts/device/unpack.sh; bash scripts/device/orms.sh
 # Output under $OUT: tests.log, gen-summary.txt (when it generated),
-# bench-{old,new}-R.log; stdout: test verdicts, each row (q/s, p50/p95/p99
+# bench-{old,new}-R.log, gcide-{old,new}.log; stdout: test verdicts, each row (q/s, p50/p95/p99
 # batch latency), the time split and the OR counters (tiles accumulated;
 # "OR MaxScore ...: N queries routed, M answered").
 source scripts/device/lib.sh
@@ -54,3 +56,16 @@ for r in $(seq 1 "$rounds"); do
     grep -vE '^(index|$)' "$OUT/bench-$v-$r.log" | head -40
   done
 done
+# Optional: GCIDE (carry bin/dev/data/gcide.qp.xz; unpack.sh puts it in
+# /tmp/gcide.qp), where the tiles may stay the faster: the same A/B, or only.
+if [ -s /tmp/gcide.qp ]; then
+  for v in old new; do
+    if [ $(( $(date +%s) - t0 )) -gt "${BUDGET:-480}" ]; then echo "time budget spent: gcide $v skipped"; continue; fi
+    b=$bin/qp; ors=tiled,maxscore
+    if [ $v = old ]; then [ $old = 1 ] || continue; b=/tmp/qp-old; ors=tiled; fi
+    timeout 60 "$b" bench query /tmp/gcide.qp /tmp/q06.txt --device gpu --gpu-only --profile --modes or \
+      --gpu-or "$ors" >"$OUT/gcide-$v.log" 2>&1
+    echo "== gcide $v (--gpu-or $ors, rc $?)"
+    grep -vE '^(index|$)' "$OUT/gcide-$v.log" | head -20
+  done
+fi
