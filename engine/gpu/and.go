@@ -482,6 +482,12 @@ func (r *andRun) download(out []engine.Response) error {
 			}
 		}
 	})
+	if r.keep {
+		for a, p := range qs {
+			b.prof.OrMSCandidates += int64(b.info[p.terms[0].id].df)
+			b.prof.OrMSKept += int64(tots[a])
+		}
+	}
 	return nil
 }
 

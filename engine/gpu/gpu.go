@@ -559,6 +559,11 @@ type Profile struct {
 	// list), those A answered, the later passes run (query x pass) and
 	// the queries they answered (the others ran on the tiles).
 	OrMSQueries, OrMSCertified, OrMSSecond, OrMSCertified2 int64
+	// Their candidates (the documents of the lists the passes start from)
+	// and those that survived to the top-k (the others were dropped by
+	// their bound: partial score + the remaining terms' list maxima below
+	// the pass's theta0).
+	OrMSCandidates, OrMSKept int64
 	// Cache is the list cache's traffic (zero when the index is resident).
 	Cache CacheStats
 }

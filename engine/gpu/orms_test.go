@@ -94,8 +94,11 @@ func TestOrMaxScore(t *testing.T) {
 						t.Fatalf("MaxScore ran %d queries, answered %d by the shortest list and %d by later passes: want some of each and some sent to the tiles",
 							pr.OrMSQueries, pr.OrMSCertified, pr.OrMSCertified2)
 					}
-					t.Logf("MaxScore: %d queries routed, %d answered by pass A, %d later passes, %d queries answered by them",
-						pr.OrMSQueries, pr.OrMSCertified, pr.OrMSSecond, pr.OrMSCertified2)
+					if pr.OrMSKept >= pr.OrMSCandidates {
+						t.Fatalf("MaxScore kept %d of %d candidates: want some dropped by their bounds", pr.OrMSKept, pr.OrMSCandidates)
+					}
+					t.Logf("MaxScore: %d queries routed, %d answered by pass A, %d later passes, %d queries answered by them; %d of %d candidates kept",
+						pr.OrMSQueries, pr.OrMSCertified, pr.OrMSSecond, pr.OrMSCertified2, pr.OrMSKept, pr.OrMSCandidates)
 					checkPruned(t, x, g, qs)
 				})
 			}
