@@ -600,6 +600,11 @@ func (p *queryRowPrinter) row(qr benchquery.Row) {
 			p.splits = append(p.splits, fmt.Sprintf("%-6s %-22s OR tiles accumulated: %d of %d (%.1f%%), %d of them selected a k-th key, %d emitted; blocks decoded by tiles: %d, skipped by their maxima: %d; documents completed from device bitmaps: %d\n",
 				"", "", sp.OrTilesRun, sp.OrTiles, 100*float64(sp.OrTilesRun)/float64(sp.OrTiles), sp.OrSelected, sp.OrEmitted, sp.OrBlocks, sp.OrSkipped, sp.OrLookups))
 		}
+		if sp.OrMSQueries > 0 {
+			p.splits = append(p.splits, fmt.Sprintf("%-6s %-22s OR MaxScore: %d queries routed, %d answered by the shortest list; %d later passes (query x pass), %d queries answered by them; the rest on the tiles; candidates %d, %.1f%% dropped by their bounds\n",
+				"", "", sp.OrMSQueries, sp.OrMSCertified, sp.OrMSSecond, sp.OrMSCertified2, sp.OrMSCandidates,
+				100*(1-float64(sp.OrMSKept)/float64(max(sp.OrMSCandidates, 1)))))
+		}
 	}
 }
 

@@ -203,6 +203,7 @@ type AndLocateParams struct {
 	N       uint32         `c:"n"`
 	BS      uint32         `c:"bs"`
 	Levels  uint32         `c:"levels"`
+	Keep    uint32         `c:"keep"`
 	CDoc    cuda.DevicePtr `c:"cdoc"`
 	CQ      cuda.DevicePtr `c:"cq"`
 	Blk     cuda.DevicePtr `c:"blk"`
@@ -212,7 +213,7 @@ type AndLocateParams struct {
 	QPost   cuda.DevicePtr `c:"qpost"`
 }
 
-// AndMatchParams mirrors qp_q::AndMatchParams (152 bytes): qp_and_match (AndKernels.Match).
+// AndMatchParams mirrors qp_q::AndMatchParams (176 bytes): qp_and_match (AndKernels.Match).
 type AndMatchParams struct {
 	Terms  cuda.DevicePtr `c:"terms"`
 	Post   cuda.DevicePtr `c:"post"`
@@ -234,6 +235,9 @@ type AndMatchParams struct {
 	Flag   cuda.DevicePtr `c:"flag"`
 	Part   cuda.DevicePtr `c:"part"`
 	Errs   cuda.DevicePtr `c:"err"`
+	Keep   uint32         `c:"keep"`
+	Res0   cuda.DevicePtr `c:"res0"`
+	Cnt0   cuda.DevicePtr `c:"cnt0"`
 }
 
 // AndCompactParams mirrors qp_q::AndCompactParams (64 bytes): qp_and_compact (AndKernels.Compact).

@@ -73,8 +73,10 @@ func tiles(n int) cuda.Dim3 { return cuda.Dim3{X: uint32(ScanParts(n)), Y: 1, Z:
 // Regression model of the skip table (AndLRWords uint32 per QTerm, parallel
 // to qterms: PutAndLR); 1..MaxAndLevels use Parallel Merge Find with that
 // many splitter levels (qlr must be 0). The results depend on neither.
+// With keep (AndKeepMisses), a candidate past the list's last block gets
+// BlockPass instead of BlockDead (Match keeps it).
 func (a *AndKernels) Locate(s *cuda.Stream, terms, post, qmeta, qterms, qlr cuda.DevicePtr, j, qactive, n, bs, levels int,
-	cdoc, cq, blk, sel, part, qblocks, qpost cuda.DevicePtr) error {
+	keep bool, cdoc, cq, blk, sel, part, qblocks, qpost cuda.DevicePtr) error {
 	if levels < 0 || levels > MaxAndLevels || (levels > 0 && qlr != 0) {
 		panic(fmt.Sprintf("BUG: cuda: AND locate with %d levels and LR models %#x", levels, qlr))
 	}
@@ -84,7 +86,7 @@ func (a *AndKernels) Locate(s *cuda.Stream, terms, post, qmeta, qterms, qlr cuda
 	return launch(a.locate, tiles(n), s, &AndLocateParams{
 		Terms: terms, Post: post, QMeta: qmeta, QTerms: qterms, QLR: qlr, J: uint32(j),
 		QActive: count32("active queries", qactive), N: count32("candidates", n), BS: uint32(bs), Levels: uint32(levels),
-		CDoc: cdoc, CQ: cq, Blk: blk, Sel: sel, Part: part, QBlocks: qblocks, QPost: qpost})
+		Keep: b32(keep), CDoc: cdoc, CQ: cq, Blk: blk, Sel: sel, Part: part, QBlocks: qblocks, QPost: qpost})
 }
 
 // AndLRWords is the size of one Linear Regression model of a skip table in
@@ -106,14 +108,35 @@ func PutAndLR(w []uint32, gamma uint32, beta int32, l, r uint32) {
 // 0, by random access to the encoded bp128 frequency blocks in post (only
 // for an index whose frequency codec is bp128); a corrupt one raises
 // errs[AndErrFreqs].
-func (a *AndKernels) Match(s *cuda.Stream, terms, post, qmeta, qterms cuda.DevicePtr, j, n, bs int, norms cuda.DevicePtr, k1p1 float32, cdoc, cscore, cq, blk, ex, oOff, docs, freqs, flag, part, errs cuda.DevicePtr) error {
+//
+// ms (the MaxScore OR's keep-misses mode, engine/gpu/orms.go), when
+// ms.Keep: a candidate not in the list keeps its score instead of being
+// dropped, and flag[i] is 1 only while its score plus the maxima of its
+// query's terms after j (QTerm mx) can reach the query's seed threshold:
+// the score of key ms.Res0[res+k-1] when ms.Cnt0[q] = k (qp_query_topk's
+// output over the step-0 candidates; Res0 = 0: no seed, every candidate
+// kept).
+func (a *AndKernels) Match(s *cuda.Stream, terms, post, qmeta, qterms cuda.DevicePtr, j, n, bs int, norms cuda.DevicePtr, k1p1 float32, cdoc, cscore, cq, blk, ex, oOff, docs, freqs, flag, part, errs cuda.DevicePtr, ms AndKeep) error {
 	if n == 0 {
 		return nil
 	}
 	return launch(a.match, tiles(n), s, &AndMatchParams{
 		Terms: terms, Post: post, QMeta: qmeta, QTerms: qterms, J: uint32(j), N: count32("candidates", n),
 		BS: uint32(bs), Norms: norms, K1p1: k1p1, CDoc: cdoc, CScore: cscore, CQ: cq, Blk: blk, Ex: ex, OOff: oOff,
-		Docs: docs, Freqs: freqs, Flag: flag, Part: part, Errs: errs})
+		Docs: docs, Freqs: freqs, Flag: flag, Part: part, Errs: errs, Keep: b32(ms.Keep), Res0: ms.Res0, Cnt0: ms.Cnt0})
+}
+
+// AndKeep is Match's keep-misses mode (the zero value: AND).
+type AndKeep struct {
+	Keep       bool
+	Res0, Cnt0 cuda.DevicePtr
+}
+
+func b32(v bool) uint32 {
+	if v {
+		return 1
+	}
+	return 0
 }
 
 // Compact keeps candidate i at pos[i] when pos[i+1] > pos[i] (pos: the

@@ -138,6 +138,16 @@ __device__ __forceinline__ u32 fbits(float f) {
 	return __float_as_uint(f);
 #endif
 }
+// float_of_bits is fbits' inverse.
+__device__ __forceinline__ float float_of_bits(u32 b) {
+#ifdef QP_EMU
+	float f;
+	memcpy(&f, &b, 4);
+	return f;
+#else
+	return __uint_as_float(b);
+#endif
+}
 
 // term is w * score.Term(idf, k1p1, tf, norm), rounded like the CPU.
 __device__ __forceinline__ float term(float idf, float k1p1, u32 tf, float norm, float w) {

@@ -48,6 +48,11 @@
 // encoded block (Ding §8: frequencies only for the found candidates), with
 // the block's count header, width, length and padding checked like the
 // decoder does (errors counted in err[kErrFreqs]). flag = found; the tile's
+// keep = 1 (keep-misses, the MaxScore OR of
+// engine/gpu/orms.go): a miss adds nothing instead of dropping the
+// candidate, qp_and_locate marks a candidate past the list's last block
+// kPass instead of kDead, and flag = ms_keep (the candidate's bound can
+// still reach the seed threshold of res0/cnt0, when given). The tile's
 // flag sum goes to part. Memory per candidate: reads 24 bytes + for
 // candidates in a block 16 bytes of offsets, ~7 docIDs, and either one
 // decoded frequency or the block's 2-3 header bytes, its last byte and the
@@ -146,7 +151,8 @@ __device__ __forceinline__ void search(Tile &s, const TermMeta *__restrict__ ter
 __device__ __forceinline__ void and_locate(const TermMeta *__restrict__ terms, const uint8_t *__restrict__ post,
                                            const QMeta *__restrict__ qmeta, const QTerm *__restrict__ qterms,
                                            const uint4 *__restrict__ qlr, u32 j, u32 qactive, u32 n, u32 bs,
-                                           u32 levels, const u32 *__restrict__ cdoc, const u32 *__restrict__ cq,
+                                           u32 levels, u32 keep, const u32 *__restrict__ cdoc,
+                                           const u32 *__restrict__ cq,
                                            u32 *__restrict__ blk, S4 *__restrict__ sel, S4 *__restrict__ part,
                                            u32 *__restrict__ qblocks, u32 *__restrict__ qpost) {
 	__shared__ Tile s;
@@ -202,6 +208,7 @@ __device__ __forceinline__ void and_locate(const TermMeta *__restrict__ terms, c
 		} else {
 			const List l = list_of(terms, post, qmeta, qterms, j, q);
 			const u32 r = s.res[x];
+			if (r >= l.t.nb && keep != 0) b = kPass; // keep misses: past the list's last block
 			if (r < l.t.nb) {
 				b = r;
 				bool first;
@@ -230,6 +237,28 @@ __device__ __forceinline__ void and_locate(const TermMeta *__restrict__ terms, c
 	if (threadIdx.x == kThreads - 1) part[blockIdx.x] = incl;
 }
 
+// ms_keep (keep-misses mode with a seed threshold, engine/gpu/orms.go):
+// whether candidate q's partial score s after canonical term j, plus the
+// maxima of its terms j+1..m-1 (QTerm.mx, folded with fadd in canonical
+// order: fadd is monotone, so this bounds every completion), can still
+// reach theta0, the k-th best term-0 score among the query's candidates
+// (res0/cnt0: qp_query_topk's keys and counts after step 0; every
+// candidate's full score is at least its term-0 score, so theta0 is at
+// most the final k-th score). A bound strictly below theta0 cannot enter
+// the top k, not even by docID. Without res0, or with fewer than k seed
+// results, every candidate is kept.
+__device__ __forceinline__ bool ms_keep(const QMeta *__restrict__ qmeta, const QTerm *__restrict__ qterms,
+                                        const u64 *__restrict__ res0, const u32 *__restrict__ cnt0, u32 q, u32 j,
+                                        float s) {
+	if (res0 == nullptr) return true;
+	const QMeta m = qmeta[q];
+	if (cnt0[q] < m.k || m.k == 0) return true;
+	const float th = float_of_bits(~static_cast<u32>(res0[m.res + m.k - 1] >> 32));
+	float bnd = s;
+	for (u32 r = j + 1; r < m.m; r++) bnd = fadd(bnd, qterms[m.toff + r].mx);
+	return bnd >= th;
+}
+
 __device__ __forceinline__ void and_match(const TermMeta *__restrict__ terms, const uint8_t *__restrict__ post,
                                           const QMeta *__restrict__ qmeta, const QTerm *__restrict__ qterms, u32 j,
                                           u32 n, u32 bs, const float *__restrict__ norms, float k1p1,
@@ -237,16 +266,20 @@ __device__ __forceinline__ void and_match(const TermMeta *__restrict__ terms, co
                                           const u32 *__restrict__ cq, const u32 *__restrict__ blk,
                                           const S4 *__restrict__ ex, const u64 *__restrict__ o_off,
                                           const u32 *__restrict__ docs, const u32 *__restrict__ freqs,
-                                          u32 *__restrict__ flag, u32 *__restrict__ part, u32 *__restrict__ err) {
+                                          u32 *__restrict__ flag, u32 *__restrict__ part, u32 *__restrict__ err,
+                                          u32 keep, const u64 *__restrict__ res0, const u32 *__restrict__ cnt0) {
 	flag_tile(n, flag, part, [&](u64 i) -> u32 {
 		const u32 b = blk[i];
-		if (b == kPass) return 1;
 		if (b == kDead) return 0;
+		if (b == kPass) return keep == 0 ? 1u : static_cast<u32>(ms_keep(qmeta, qterms, res0, cnt0, cq[i], j, cscore[i]));
 		const u32 slot = static_cast<u32>(ex[i].a) + (head(i, cq, blk, b) ? 0 : static_cast<u32>(-1));
 		const u64 first = o_off[slot], end = o_off[slot + 1];
 		const u32 d = cdoc[i];
 		const u64 lo = lower_bound(first, end, d, [&](u64 p) { return docs[p]; });
-		if (lo >= end || docs[lo] != d) return 0;
+		if (lo >= end || docs[lo] != d) {
+			// A miss: AND drops the candidate; keep-misses adds nothing.
+			return keep == 0 ? 0u : static_cast<u32>(ms_keep(qmeta, qterms, res0, cnt0, cq[i], j, cscore[i]));
+		}
 		const QTerm qt = qterms[qmeta[cq[i]].toff + j];
 		u32 tf;
 		if (freqs != nullptr) {
@@ -261,8 +294,9 @@ __device__ __forceinline__ void and_match(const TermMeta *__restrict__ terms, co
 				tf = 1;
 			}
 		}
-		cscore[i] = fadd(cscore[i], term(qt.idf, k1p1, tf, norms[d], qt.w));
-		return 1;
+		const float s = fadd(cscore[i], term(qt.idf, k1p1, tf, norms[d], qt.w));
+		cscore[i] = s;
+		return keep == 0 ? 1u : static_cast<u32>(ms_keep(qmeta, qterms, res0, cnt0, cq[i], j, s));
 	});
 }
 
@@ -286,15 +320,15 @@ __device__ __forceinline__ void and_compact(u32 n, const u32 *__restrict__ pos, 
 
 extern "C" __global__ void __launch_bounds__(256)
 qp_and_locate(const __grid_constant__ qp_q::AndLocateParams p) {
-	qp_andstep::and_locate(p.terms, p.post, p.qmeta, p.qterms, p.qlr, p.j, p.qactive, p.n, p.bs, p.levels, p.cdoc, p.cq, p.blk, p.sel, p.part,
-	                       p.qblocks, p.qpost);
+	qp_andstep::and_locate(p.terms, p.post, p.qmeta, p.qterms, p.qlr, p.j, p.qactive, p.n, p.bs, p.levels, p.keep, p.cdoc, p.cq, p.blk,
+	                       p.sel, p.part, p.qblocks, p.qpost);
 }
 QP_EMU_REGISTER(qp_and_locate)
 
 extern "C" __global__ void __launch_bounds__(256)
 qp_and_match(const __grid_constant__ qp_q::AndMatchParams p) {
 	qp_andstep::and_match(p.terms, p.post, p.qmeta, p.qterms, p.j, p.n, p.bs, p.norms, p.k1p1, p.cdoc, p.cscore, p.cq, p.blk, p.ex, p.o_off, p.docs,
-	                      p.freqs, p.flag, p.part, p.err);
+	                      p.freqs, p.flag, p.part, p.err, p.keep, p.res0, p.cnt0);
 }
 QP_EMU_REGISTER(qp_and_match)
 

@@ -160,6 +160,7 @@ struct AndLocateParams {
 	u32 n;
 	u32 bs;
 	u32 levels;
+	u32 keep;
 	const u32 *cdoc;
 	const u32 *cq;
 	u32 *blk;
@@ -191,6 +192,9 @@ struct AndMatchParams {
 	u32 *flag;
 	u32 *part;
 	u32 *err;
+	u32 keep;
+	const u64 *res0;
+	const u32 *cnt0;
 };
 
 // AndCompactParams: qp_and_compact (AndKernels.Compact).
@@ -426,6 +430,7 @@ static_assert(offsetof(AndLocateParams, qactive) == 44, "AndLocateParams.qactive
 static_assert(offsetof(AndLocateParams, n) == 48, "AndLocateParams.n: offset (cuda/kern/layout.go)");
 static_assert(offsetof(AndLocateParams, bs) == 52, "AndLocateParams.bs: offset (cuda/kern/layout.go)");
 static_assert(offsetof(AndLocateParams, levels) == 56, "AndLocateParams.levels: offset (cuda/kern/layout.go)");
+static_assert(offsetof(AndLocateParams, keep) == 60, "AndLocateParams.keep: offset (cuda/kern/layout.go)");
 static_assert(offsetof(AndLocateParams, cdoc) == 64, "AndLocateParams.cdoc: offset (cuda/kern/layout.go)");
 static_assert(offsetof(AndLocateParams, cq) == 72, "AndLocateParams.cq: offset (cuda/kern/layout.go)");
 static_assert(offsetof(AndLocateParams, blk) == 80, "AndLocateParams.blk: offset (cuda/kern/layout.go)");
@@ -433,7 +438,7 @@ static_assert(offsetof(AndLocateParams, sel) == 88, "AndLocateParams.sel: offset
 static_assert(offsetof(AndLocateParams, part) == 96, "AndLocateParams.part: offset (cuda/kern/layout.go)");
 static_assert(offsetof(AndLocateParams, qblocks) == 104, "AndLocateParams.qblocks: offset (cuda/kern/layout.go)");
 static_assert(offsetof(AndLocateParams, qpost) == 112, "AndLocateParams.qpost: offset (cuda/kern/layout.go)");
-static_assert(sizeof(AndMatchParams) == 152, "AndMatchParams: size (cuda/kern/layout.go)");
+static_assert(sizeof(AndMatchParams) == 176, "AndMatchParams: size (cuda/kern/layout.go)");
 static_assert(offsetof(AndMatchParams, terms) == 0, "AndMatchParams.terms: offset (cuda/kern/layout.go)");
 static_assert(offsetof(AndMatchParams, post) == 8, "AndMatchParams.post: offset (cuda/kern/layout.go)");
 static_assert(offsetof(AndMatchParams, qmeta) == 16, "AndMatchParams.qmeta: offset (cuda/kern/layout.go)");
@@ -454,6 +459,9 @@ static_assert(offsetof(AndMatchParams, freqs) == 120, "AndMatchParams.freqs: off
 static_assert(offsetof(AndMatchParams, flag) == 128, "AndMatchParams.flag: offset (cuda/kern/layout.go)");
 static_assert(offsetof(AndMatchParams, part) == 136, "AndMatchParams.part: offset (cuda/kern/layout.go)");
 static_assert(offsetof(AndMatchParams, err) == 144, "AndMatchParams.err: offset (cuda/kern/layout.go)");
+static_assert(offsetof(AndMatchParams, keep) == 152, "AndMatchParams.keep: offset (cuda/kern/layout.go)");
+static_assert(offsetof(AndMatchParams, res0) == 160, "AndMatchParams.res0: offset (cuda/kern/layout.go)");
+static_assert(offsetof(AndMatchParams, cnt0) == 168, "AndMatchParams.cnt0: offset (cuda/kern/layout.go)");
 static_assert(sizeof(AndCompactParams) == 64, "AndCompactParams: size (cuda/kern/layout.go)");
 static_assert(offsetof(AndCompactParams, n) == 0, "AndCompactParams.n: offset (cuda/kern/layout.go)");
 static_assert(offsetof(AndCompactParams, pos) == 8, "AndCompactParams.pos: offset (cuda/kern/layout.go)");

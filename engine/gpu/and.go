@@ -34,7 +34,15 @@ import (
 // scores by rank after the last step (their step count is the query's
 // terms less its bitmap terms).
 func (b *Backend) runAnd(mem *devMem, qs []*prep, out []engine.Response) error {
-	r, err := b.planAnd(mem, qs)
+	return b.runAndMode(mem, qs, out, false)
+}
+
+// runAndMode is runAnd, or, with keep, OrMaxScore's run over the shortest
+// lists of OR queries (orms.go): no bitmap terms, a miss keeps the
+// candidate, the seed threshold after step 0 prunes, and the download
+// certifies.
+func (b *Backend) runAndMode(mem *devMem, qs []*prep, out []engine.Response, keep bool) error {
+	r, err := b.planAnd(mem, qs, keep)
 	if err != nil {
 		return err
 	}
@@ -43,6 +51,11 @@ func (b *Backend) runAnd(mem *devMem, qs []*prep, out []engine.Response) error {
 	}
 	if err := r.firstStep(); err != nil {
 		return err
+	}
+	if keep && r.maxM > 1 {
+		if err := r.seedTheta(); err != nil {
+			return err
+		}
 	}
 	// Steps 1..: r.n is the exact count of the previous step (an upper
 	// bound of this one's).
@@ -74,6 +87,7 @@ type andRun struct {
 	fbytes      int // and frequency bytes
 	randomFreqs bool
 	anyBM       bool
+	keep        bool // OrMaxScore (orms.go): misses kept, pruned by res0/cnt0, results certified
 	useLR       bool
 	levels      int
 
@@ -96,6 +110,7 @@ type andRun struct {
 	cdoc, cscore, cq *cuda.Buffer
 	flag             *cuda.Buffer
 	res, cnt, total  *cuda.Buffer
+	res0, cnt0       *cuda.Buffer // keep: the top k of the step-0 candidates (seedTheta)
 }
 
 // planAnd loads the AND step kernels on first use, finds the queries'
@@ -103,7 +118,7 @@ type andRun struct {
 // (stable: the queries with a j-th step are the first active[j]) and sizes
 // the launch set: the shortest lists' blocks, bytes and postings (an error
 // matching cuda.ErrOutOfMemory past 2^31) and the upload layout.
-func (b *Backend) planAnd(mem *devMem, qs []*prep) (*andRun, error) {
+func (b *Backend) planAnd(mem *devMem, qs []*prep, keep bool) (*andRun, error) {
 	st8 := &b.and
 	if st8.k == nil {
 		k, err := kern.LoadAndKernels(b.qk)
@@ -112,14 +127,17 @@ func (b *Backend) planAnd(mem *devMem, qs []*prep) (*andRun, error) {
 		}
 		st8.k = k
 	}
-	r := &andRun{b: b, mem: mem, ak: st8.k, levels: st8.levels}
+	r := &andRun{b: b, mem: mem, ak: st8.k, levels: st8.levels, keep: keep}
 	r.randomFreqs = b.freqCodec.ID() == compress.IDBP128 && !st8.decodeFreqs
 	// Bitmap terms (bitmap.go): the filter drops the candidates outside
 	// their lists; with bp128 frequencies they take no list step, their
-	// scores are added by rank after the steps.
+	// scores are added by rank after the steps. Keep-misses has none.
 	for _, p := range qs {
-		p.bm = b.bitmapTerms(p)
-		p.st.AndBitmaps = p.bm
+		p.bm = 0
+		if !keep {
+			p.bm = b.bitmapTerms(p)
+			p.st.AndBitmaps = p.bm
+		}
 		p.steps = len(p.terms)
 		if r.randomFreqs {
 			p.steps -= p.bm
@@ -279,7 +297,7 @@ func (r *andRun) step(j int) error {
 		return err
 	}
 	t := b.tm.start(s)
-	if err := r.ak.Locate(s, b.terms.Ptr(), b.post.Ptr(), r.pMeta, r.pTerms, r.pLR, j, b.and.active[j], n, b.bs, r.levels,
+	if err := r.ak.Locate(s, b.terms.Ptr(), b.post.Ptr(), r.pMeta, r.pTerms, r.pLR, j, b.and.active[j], n, b.bs, r.levels, r.keep,
 		r.cdoc.Ptr(), r.cq.Ptr(), blk.Ptr(), sel.Ptr(), part.Ptr(), r.pBlocks, r.pPost); err != nil {
 		return err
 	}
@@ -310,7 +328,7 @@ func (r *andRun) step(j int) error {
 	}
 	t = b.tm.start(s)
 	if err := r.ak.Match(s, b.terms.Ptr(), b.post.Ptr(), r.pMeta, r.pTerms, j, n, b.bs, b.norms.Ptr(), b.k1p1, r.cdoc.Ptr(),
-		r.cscore.Ptr(), r.cq.Ptr(), blk.Ptr(), sel.Ptr(), pO, pDocs, pFreqs, r.flag.Ptr(), partU.Ptr(), r.pErr); err != nil {
+		r.cscore.Ptr(), r.cq.Ptr(), blk.Ptr(), sel.Ptr(), pO, pDocs, pFreqs, r.flag.Ptr(), partU.Ptr(), r.pErr, r.keepMode()); err != nil {
 		return err
 	}
 	if err := b.keepFlagged(mem, n, r.flag, partU, &r.cdoc, &r.cscore, &r.cq); err != nil {
@@ -454,14 +472,36 @@ func (r *andRun) download(out []engine.Response) error {
 			p.st.PostingsDecoded += int64(ti.df) + int64(ctrs[4+nq+a])
 			p.st.Candidates += int64(tots[a])
 			c := int(cnts[a])
-			if p.q.Mode == engine.AndOr && c < p.q.K {
+			switch {
+			case r.keep: // runOrMS certifies them
+				p.ms = append(p.ms[:0], keys[offs[a]:offs[a]+c]...)
+			case p.q.Mode == engine.AndOr && c < p.q.K:
 				p.needOr = true
-			} else {
+			default:
 				out[p.i].Results = results(out[p.i].Results[:0], keys[offs[a]:offs[a]+c])
 			}
 		}
 	})
+	if r.keep {
+		for a, p := range qs {
+			b.prof.OrMSCandidates += int64(b.info[p.terms[0].id].df)
+			b.prof.OrMSKept += int64(tots[a])
+		}
+	}
 	return nil
+}
+
+// keepMode is Match's keep-misses argument: the seed threshold when one
+// was selected.
+func (r *andRun) keepMode() kern.AndKeep {
+	if !r.keep {
+		return kern.AndKeep{}
+	}
+	m := kern.AndKeep{Keep: true}
+	if r.res0 != nil {
+		m.Res0, m.Cnt0 = r.res0.Ptr(), r.cnt0.Ptr()
+	}
+	return m
 }
 
 // keepFlagged finishes a launch that flagged each of the n candidate slots

@@ -38,6 +38,7 @@ type prep struct {
 	orFull  bool          // tiled OR: every candidate slot it can use (an overflow rerun)
 	bm      int           // AND: bitmap terms (bitmap.go), the last of terms
 	steps   int           // AND: list steps, term 0's included
+	ms      []uint64      // OrMaxScore: the rank keys of a keep-misses pass (orms.go)
 	st      engine.Stats
 }
 
@@ -300,6 +301,12 @@ func (b *Backend) runSet(set []*prep, out []engine.Response) (err error) {
 		if p.needOr {
 			ors = append(ors, p)
 		}
+	}
+	if b.opt.Or == OrMaxScore && len(ors) > 0 {
+		if err := b.runOrMS(mem, ors, out); err != nil {
+			return err
+		}
+		ors = slices.DeleteFunc(ors, func(p *prep) bool { return !p.needOr })
 	}
 	// OR launches: bounded by the accumulator budget and, where lists are
 	// decoded whole first (not the fused tiled path), by their postings.

@@ -139,8 +139,10 @@ type Options struct {
 	// results do not depend on it.
 	AndSearch string
 	// Or selects how OR (and AND+OR's OR phase) runs: OrTiled (the
-	// default when empty) or OrDense (ortile.go). The results do not
-	// depend on it.
+	// default when empty), OrDense (ortile.go) or OrMaxScore (orms.go:
+	// queries with a short shortest list run MaxScore over it first, the
+	// others and those it cannot certify run on the tiles). The results
+	// do not depend on it.
 	Or string
 
 	// BitmapDensity is the density (df/N) from which a list also gets a
@@ -201,6 +203,8 @@ type Backend struct {
 	tm     timer
 	prof   Profile
 	preps  []prep
+	msB    []prep   // OrMaxScore pass B sub-queries (orms.go)
+	msKeys []uint64 // OrMaxScore merge scratch
 	and    andState // AND step kernels and scratch (and.go)
 }
 
@@ -238,8 +242,8 @@ func New(x *index.Index, opts ...Options) (*Backend, error) {
 	if opt.BitmapBytes == 0 {
 		opt.BitmapBytes = DefaultBitmapBytes
 	}
-	if opt.Or != OrTiled && opt.Or != OrDense {
-		return nil, fmt.Errorf("gpu: OR strategy %q, want %q or %q", opt.Or, OrTiled, OrDense)
+	if !validOr(opt.Or) {
+		return nil, fmt.Errorf("gpu: OR strategy %q, want %q, %q or %q", opt.Or, OrTiled, OrDense, OrMaxScore)
 	}
 	levels, err := parseAndSearch(opt.AndSearch)
 	if err != nil {
@@ -468,10 +472,10 @@ func (b *Backend) SetAndSearch(name string) error {
 	return nil
 }
 
-// SetOr changes Options.Or (OrTiled or OrDense).
+// SetOr changes Options.Or (OrTiled, OrDense or OrMaxScore).
 func (b *Backend) SetOr(name string) error {
-	if name != OrTiled && name != OrDense {
-		return fmt.Errorf("gpu: OR strategy %q, want %q or %q", name, OrTiled, OrDense)
+	if !validOr(name) {
+		return fmt.Errorf("gpu: OR strategy %q, want %q, %q or %q", name, OrTiled, OrDense, OrMaxScore)
 	}
 	b.mu.Lock()
 	b.opt.Or = name
@@ -551,6 +555,15 @@ type Profile struct {
 	// selection) and OrEmitted emitted candidates. OrLookups counts the
 	// documents whose terms with device bitmaps the tiles added by rank.
 	OrTiles, OrTilesRun, OrBlocks, OrSkipped, OrSelected, OrEmitted, OrLookups int64
+	// OrMaxScore (orms.go): OR queries routed to its pass A (shortest
+	// list), those A answered, the later passes run (query x pass) and
+	// the queries they answered (the others ran on the tiles).
+	OrMSQueries, OrMSCertified, OrMSSecond, OrMSCertified2 int64
+	// Their candidates (the documents of the lists the passes start from)
+	// and those that survived to the top-k (the others were dropped by
+	// their bound: partial score + the remaining terms' list maxima below
+	// the pass's theta0).
+	OrMSCandidates, OrMSKept int64
 	// Cache is the list cache's traffic (zero when the index is resident).
 	Cache CacheStats
 }
