@@ -376,6 +376,9 @@ func TestTopicsConfigErrors(t *testing.T) {
 		{Docs: 10, QueryTopical: 1},
 		{Docs: 10, MeanLen: 100, MaxLen: 50},
 		{Docs: 10, QueryDF: map[string]float64{"x": 2}},
+		{Docs: 10, SiteShare: 1},
+		{Docs: 10, SiteShare: -0.1},
+		{Docs: 10, SiteVocab: -1},
 	}
 	for _, p := range bad {
 		if _, err := NewTopics(TopicsConfig{Params: p}); err == nil || !strings.HasPrefix(err.Error(), "gen: ") {
