@@ -32,8 +32,10 @@ func queryLog(t testing.TB) *QueryLog {
 }
 
 // small is a fast test configuration: short documents, few topics.
+// small are test parameters: short documents, few topics, and no sites
+// (the tests of sites set SiteShare).
 func small(docs int) TopicParams {
-	return TopicParams{Docs: docs, MeanLen: 150, PostingsPerDoc: 70, Topics: 32}
+	return TopicParams{Docs: docs, MeanLen: 150, PostingsPerDoc: 70, Topics: 32, SiteShare: SiteShareNone}
 }
 
 func bp128(t testing.TB) compress.Codec {
