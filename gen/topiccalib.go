@@ -67,7 +67,7 @@ func (t *Topics) simulate() calibSample {
 	var distinct, fresh float64
 	for i := range calibDocs {
 		r := rng{s: mix(mix(uint64(t.cfg.Seed)^0xca11b) + uint64(i)*0x9e3779b97f4a7c15)}
-		t.generate(&r, -1, &s)
+		t.generate(&r, t.calibSite(i), &s)
 		ids, _ := s.counts(nil, nil)
 		distinct += float64(len(ids))
 		f := s.bgFresh
@@ -153,7 +153,7 @@ func zipfSums(n, from int, s, q, F, z float64) (mass, distinct float64) {
 // of their query terms.
 func (t *Topics) expectedVocab(fresh float64, rb, rt int) float64 {
 	s, q := t.p.ZipfS, t.p.ZipfQ
-	F := float64(t.p.Docs) * fresh
+	F := t.globalDraws(fresh)
 	zb, _ := zipfSums(rb, 0, s, q, 0, 1)
 	zt, _ := zipfSums(rt, 0, s, q, 0, 1)
 	fb := F * t.p.Background * (1 - t.bgQMass) / zb

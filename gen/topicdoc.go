@@ -55,20 +55,18 @@ func (t *Topics) length(r *rng) int {
 	return int(min(max(math.Round(x), 1), float64(t.p.MaxLen)))
 }
 
-// generate fills s.tokens with the tokens of a document drawn from r; site
-// >= 0 (Locality) makes the site's topic its first and adds the site's
-// words.
-func (t *Topics) generate(r *rng, site int, s *docScratch) {
+// generate fills s.tokens with the tokens of a document drawn from r. st
+// is the document's site (Locality or SiteShare > 0; st.id < 0: none): its
+// main topic is the document's first, and a share of its fresh draws are
+// the site's words (siteWord; under Locality with SiteShare 0, the
+// previous model's 20 rare words per site).
+func (t *Topics) generate(r *rng, st siteRef, s *docScratch) {
 	L := t.length(r)
-	siteTopic := -1
-	if site >= 0 {
-		siteTopic = int(t.siteTopic[site])
-	}
 	nt := min(1+r.poisson(t.p.TopicsPerDoc-1), 8)
 	s.topics, s.cum, s.fresh = s.topics[:0], s.cum[:0], s.fresh[:0]
 	var acc float64
 	for i := range nt {
-		k := siteTopic
+		k := st.topic
 		if i > 0 || k < 0 {
 			k = t.piAlias.draw(r)
 		}
@@ -89,47 +87,63 @@ func (t *Topics) generate(r *rng, site int, s *docScratch) {
 		}
 		fresh++
 		var id uint32
-		if site >= 0 && r.unit() < siteWordShare {
+		switch {
+		case st.id >= 0 && t.p.SiteShare > 0:
+			if r.unit() < t.p.SiteShare {
+				id = t.siteWord(r, st)
+				break
+			}
+			fallthrough
+		case st.id < 0 || t.p.SiteShare > 0 || r.unit() >= siteWordShare:
+			if r.unit() < lambda {
+				s.bgFresh++
+				id = t.bgWord(r)
+			} else {
+				u := r.unit() * acc
+				j, _ := slices.BinarySearch(s.cum, u)
+				j = min(j, len(s.cum)-1)
+				s.fresh[j]++
+				id = t.topicWord(r, int(s.topics[j]))
+			}
+		default:
 			// A word of the site's own (names, navigation): one of
 			// siteWords rare background ranks fixed by the site.
-			h := mix(uint64(site)<<8 ^ r.below(siteWords) ^ 0x5173)
+			h := mix(uint64(st.id)<<8 ^ r.below(siteWords) ^ 0x5173)
 			id = nq + uint32(t.nfw) + uint32(uint64(t.siteLow)+h%uint64(t.bg.n-t.nfw-t.siteLow))
-		} else if r.unit() < lambda {
-			s.bgFresh++
-			if t.bgQMass > 0 && r.unit() < t.bgQMass {
-				id = t.bgQIDs[t.bgQ.draw(r)]
-			} else if rk := t.bg.draw(r); rk < t.nfw {
-				id = t.fw[rk]
-			} else {
-				id = nq + uint32(rk)
-			}
-		} else {
-			u := r.unit() * acc
-			j, _ := slices.BinarySearch(s.cum, u)
-			j = min(j, len(s.cum)-1)
-			s.fresh[j]++
-			k := s.topics[j]
-			if m := t.topQMass[k]; m > 0 && r.unit() < m {
-				id = t.topQIDs[k][t.topQ[k].draw(r)]
-			} else {
-				m := uint64(t.top.draw(r))
-				h := mix(uint64(k)<<40^m) & (topicSpread - 1)
-				id = nq + uint32(t.nfw) + uint32(m*topicSpread+h)
-			}
 		}
 		s.tokens = append(s.tokens, id)
 	}
+}
+
+// bgWord draws a word from the background: a query term by its background
+// weight, else a rank of the Zipf law (function words on top).
+func (t *Topics) bgWord(r *rng) uint32 {
+	if t.bgQMass > 0 && r.unit() < t.bgQMass {
+		return t.bgQIDs[t.bgQ.draw(r)]
+	}
+	rk := t.bg.draw(r)
+	if rk < t.nfw {
+		return t.fw[rk]
+	}
+	return uint32(len(t.qterms)) + uint32(rk)
+}
+
+// topicWord draws a word of topic k: one of its query terms by weight,
+// else its m-th word, background rank nfw + m·topicSpread + h(k, m).
+func (t *Topics) topicWord(r *rng, k int) uint32 {
+	if m := t.topQMass[k]; m > 0 && r.unit() < m {
+		return t.topQIDs[k][t.topQ[k].draw(r)]
+	}
+	m := uint64(t.top.draw(r))
+	h := mix(uint64(k)<<40^m) & (topicSpread - 1)
+	return uint32(len(t.qterms)) + uint32(t.nfw) + uint32(m*topicSpread+h)
 }
 
 // Document generates document d (0 <= d < N) into s and returns its word
 // ids in text order (valid until the next call with s).
 func (t *Topics) document(d int, s *docScratch) []uint32 {
 	r := docRNG(t.cfg.Seed, d)
-	site := -1
-	if t.siteStart != nil {
-		site = t.siteOf(d)
-	}
-	t.generate(&r, site, s)
+	t.generate(&r, t.siteRefOf(d), s)
 	return s.tokens
 }
 

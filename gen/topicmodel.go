@@ -3,7 +3,6 @@ package gen
 import (
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
 
 	"github.com/qpengine/qp/index/analysis"
@@ -63,8 +62,10 @@ type Topics struct {
 	topQ      []alias
 	topQIDs   [][]uint32
 	topQMass  []float64
-	siteStart []uint32 // first document of each site
+	siteStart []uint32 // first position (URL order) of each site
 	siteTopic []int32  // main topic of each site
+	sitePos   []uint32 // position of each document in URL order (random order with sites)
+	siteZ     zipf     // popularity of the slots of a site's vocabulary
 	siteLow   int      // site words are background ranks >= nfw + siteLow
 
 	qsets   [][]int32 // topics of each content query term
@@ -115,6 +116,9 @@ func NewTopics(cfg TopicsConfig) (*Topics, error) {
 		t.pi[i] /= z
 	}
 	t.piAlias = newAlias(t.pi)
+	if p.SiteShare > 0 {
+		t.siteZ = newZipf(p.SiteVocab, siteSlotZipf, siteSlotQ)
+	}
 	t.topQ = make([]alias, k)
 	t.topQIDs = make([][]uint32, k)
 	t.topQMass = make([]float64, k)
@@ -158,6 +162,8 @@ func NewTopics(cfg TopicsConfig) (*Topics, error) {
 	t.Fit.QueryTerms, t.Fit.DroppedQueryTerms = len(t.qterms), len(t.dropped)
 	if cfg.Locality {
 		t.siteLow = (rb - t.nfw) / 8
+	}
+	if cfg.Locality || p.SiteShare > 0 {
 		t.makeSites()
 	}
 	return t, nil
@@ -247,30 +253,3 @@ func (t *Topics) appendName(b []byte, id uint32) []byte {
 
 // Name returns the name of word id.
 func (t *Topics) Name(id uint32) string { return string(t.appendName(nil, id)) }
-
-// makeSites cuts [0, N) into sites of geometric size (mean SiteDocs), each
-// with a main topic drawn by popularity, the first topic of all its
-// documents (their others are their own); sequential, from its own stream.
-func (t *Topics) makeSites() {
-	r := rng{s: mix(mix(uint64(t.cfg.Seed)^0x517e5) + 3)}
-	n := t.p.Docs
-	lq := math.Log1p(-1 / t.p.SiteDocs)
-	for d := 0; d < n; {
-		t.siteStart = append(t.siteStart, uint32(d))
-		t.siteTopic = append(t.siteTopic, int32(t.piAlias.draw(&r)))
-		size := 1
-		if lq < 0 {
-			size += int(math.Log(r.unit()) / lq)
-		}
-		d += size
-	}
-}
-
-// siteOf returns the site of document d under Locality.
-func (t *Topics) siteOf(d int) int {
-	i, found := slices.BinarySearch(t.siteStart, uint32(d))
-	if !found {
-		i--
-	}
-	return i
-}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"os/signal"
@@ -16,6 +17,7 @@ import (
 	"github.com/qpengine/qp/index"
 	"github.com/qpengine/qp/internal/fileguard"
 	"github.com/qpengine/qp/internal/progress"
+	"github.com/qpengine/qp/reorder"
 	"github.com/qpengine/qp/score"
 )
 
@@ -98,8 +100,9 @@ type genFlags struct {
 	fitIdx, mem, tmp, cpuProfile                 string
 	docs, block, threads, topics, valLimit       int
 	seed                                         int64
-	quiet, locality, validate                    bool
-	bgShare                                      float64
+	quiet, locality, validate, fitSites          bool
+	bgShare, siteShare                           float64
+	siteVocab                                    int
 	qfiles                                       multiFlag
 	set                                          map[string]bool
 }
@@ -122,6 +125,9 @@ func (f *genFlags) define(fs *flag.FlagSet) {
 	fs.StringVar(&f.fitIdx, "fit", "", "topics: fit the parameters to this index")
 	fs.IntVar(&f.topics, "topics", 0, "topics: number of topics (0 = default 8192)")
 	fs.Float64Var(&f.bgShare, "background", 0, "topics: share of fresh words from the background (0 = default 0.5)")
+	fs.Float64Var(&f.siteShare, "site-share", 0, "topics: share of fresh words from the document's site vocabulary: every document\nhas a site (shared main topic and words), in random order too (docs/GEN.md, Sites);\n0 = no sites (default 0.75; with --fit, fitted: --fit-sites)")
+	fs.BoolVar(&f.fitSites, "fit-sites", true, "topics, with --fit: also fit --site-share so that BP gains on a random sample of the\ngenerated documents what it gains on the index's (docs/GEN.md, Sites; about a minute)")
+	fs.IntVar(&f.siteVocab, "site-vocab", 0, "topics: word slots of a site's vocabulary (0 = default 1000)")
 	fs.StringVar(&f.mem, "mem", "1G", "topics: the builder's memory budget: in-memory postings before it spills\na run, then, in the merge, the runs' pages it keeps mapped (never both at\nonce; the model, term names and per-document arrays come on top:\ndocs/GEN.md)")
 	fs.StringVar(&f.tmp, "tmp", "", "topics: directory for spilled runs")
 	fs.BoolVar(&f.validate, "validate", false, "topics, with --fit: compare the stand-in with the fitted index (qp compare's table on the TREC 2006 log and\ngenerated and/known sets) and mark issue 20's targets met or not; without --out the stand-in is a temporary file")
@@ -146,7 +152,7 @@ func (f *genFlags) run(fs *flag.FlagSet) error {
 	}
 	switch f.model {
 	case "independent":
-		for _, name := range []string{"text", "locality", "params", "save-params", "fit", "topics", "background", "mem", "tmp"} {
+		for _, name := range []string{"text", "locality", "params", "save-params", "fit", "topics", "background", "site-share", "site-vocab", "fit-sites", "mem", "tmp"} {
 			if f.set[name] {
 				return fmt.Errorf("--%s needs --model topics", name)
 			}
@@ -192,6 +198,9 @@ func (f *genFlags) check() error {
 	}
 	if f.threads < 0 {
 		return fmt.Errorf("--threads %d: want 0 (all cores) or a positive count", f.threads)
+	}
+	if f.set["fit-sites"] && f.fitSites && f.fitIdx == "" {
+		return fmt.Errorf("--fit-sites needs --fit INDEX")
 	}
 	if f.out != "" {
 		if err := fileguard.Check(indexOutputs(f.out), "query log", f.qfiles...); err != nil {
@@ -254,6 +263,15 @@ func (f *genFlags) topicParams() (gen.TopicParams, error) {
 	if f.set["topics"] {
 		p.Topics = f.topics
 	}
+	if f.set["site-share"] {
+		p.SiteShare = f.siteShare
+		if f.siteShare == 0 {
+			p.SiteShare = gen.SiteShareNone
+		}
+	}
+	if f.set["site-vocab"] {
+		p.SiteVocab = f.siteVocab
+	}
 	if f.set["background"] {
 		p.Background = f.bgShare
 	}
@@ -282,6 +300,45 @@ func fitParams(path string, qfiles []string, threads int) (gen.TopicParams, erro
 	return fp, nil
 }
 
+// fitSiteShare measures BP's gain on a random sample of the --fit index's
+// documents and fits SiteShare to it (gen.FitSiteShare).
+func (f *genFlags) fitSiteShare(p gen.TopicParams, ql *gen.QueryLog) (float64, error) {
+	if f.locality {
+		return 0, fmt.Errorf("--fit-sites fits sites in random order: leave out --locality (or give --site-share)")
+	}
+	x, err := index.Open(f.fitIdx)
+	if err != nil {
+		return 0, err
+	}
+	n := validateSampleDocs
+	if p.Docs != x.NumDocs() {
+		// The same share of the documents as the generated sample.
+		n = max(2, int(float64(n)*float64(x.NumDocs())/float64(p.Docs)))
+	}
+	sg, err := reorder.MeasureSampleGain(context.Background(), x, n, 2, 1, f.threads)
+	x.Close()
+	if err != nil {
+		return 0, fmt.Errorf("--fit-sites: %w", err)
+	}
+	fmt.Fprintf(os.Stderr, "--fit-sites: BP on %d documents of %s: mean log2 gap %.3f -> %.3f (gain %.1f%%)\n",
+		sg.Docs, f.fitIdx, sg.Random, sg.BP, 100*sg.Gain())
+	var lw io.Writer = os.Stderr
+	if f.quiet {
+		lw = nil
+	}
+	share, gain, err := gen.FitSiteShare(context.Background(),
+		gen.TopicsConfig{Params: p, Seed: f.seed, Log: ql, Workers: f.threads},
+		gen.SiteFitOptions{Target: sg.Gain(), SampleDocs: validateSampleDocs, Log: lw})
+	if err != nil {
+		return 0, fmt.Errorf("--fit-sites: %w", err)
+	}
+	fmt.Fprintf(os.Stderr, "--fit-sites: site_share %.4f (BP gain %.1f%%)\n", share, 100*gain)
+	if share == 0 {
+		return gen.SiteShareNone, nil
+	}
+	return share, nil
+}
+
 // genTopics fits the topic model's remaining parameters to p, saves them
 // (--save-params), generates and builds the collection (--out, --text) and
 // validates it (--validate).
@@ -297,6 +354,11 @@ func (f *genFlags) genTopics(p gen.TopicParams) error {
 	var ql *gen.QueryLog
 	if len(f.qfiles) > 0 {
 		if ql, err = gen.LoadQueryLog(f.qfiles...); err != nil {
+			return err
+		}
+	}
+	if f.fitIdx != "" && f.fitSites && !f.set["site-share"] && (!f.locality || f.set["fit-sites"]) {
+		if p.SiteShare, err = f.fitSiteShare(p, ql); err != nil {
 			return err
 		}
 	}

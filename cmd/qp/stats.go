@@ -19,6 +19,8 @@ docID and per frequency for the codec(s) it was built with. With --codecs all
 (or a comma-separated list) every list is re-encoded with each codec, on all
 cores, to compare sizes on the same data.`)
 		codecs := fs.String("codecs", "", "re-encode with these codecs ('all' or e.g. bp128,eliasfano)")
+		blocks := fs.Bool("blocks", false, "with --codecs: also split each codec's bits per docID into full blocks,\nthe partial last blocks of longer lists, and lists shorter than a block")
+		bpSample := fs.Int("bp-sample", 0, "also run BP on a random sample of this many documents and print the mean\nlog2 gap in random order and after (how clusterable the collection is)")
 		pos, err := parseArgs(fs, args, 1)
 		if err != nil {
 			return err
@@ -74,6 +76,18 @@ cores, to compare sizes on the same data.`)
 			fmt.Fprintf(tw, "%s\t%d\t%.3f\t%.3f\t%.3f\t\n", k, a.postings, 8*float64(a.docBytes)/p, 8*float64(a.freqBytes)/p, 8*float64(a.skipBytes)/p)
 		}
 		tw.Flush()
+		if *bpSample < 0 {
+			return fmt.Errorf("--bp-sample %d: want >= 0", *bpSample)
+		}
+		if *blocks && *codecs == "" {
+			return fmt.Errorf("--blocks needs --codecs")
+		}
+		if *bpSample > 0 {
+			fmt.Println()
+			if err := writeSampleGain(os.Stdout, x, *bpSample); err != nil {
+				return err
+			}
+		}
 		if *codecs == "" {
 			return nil
 		}
@@ -92,7 +106,11 @@ cores, to compare sizes on the same data.`)
 			p := float64(m.Postings)
 			fmt.Fprintf(tw, "%s\t%.3f\t%.3f\t\n", c.Name(), 8*float64(db)/p, 8*float64(fb)/p)
 		}
-		return tw.Flush()
+		if err := tw.Flush(); err != nil || !*blocks {
+			return err
+		}
+		fmt.Println()
+		return writeBlockBreakdown(os.Stdout, x, list)
 	}
 	register(c)
 }

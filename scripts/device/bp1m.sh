@@ -2,31 +2,46 @@
 # scripts/device/bp1m.sh — issue #22's target on the topic-model collection:
 # BP reordering (`qp reorder`) at DOCS documents (default 1M) must cut bits
 # per docID by >= 25% against random order (the gen default). Generates the
-# collection in random order and with --locality, reorders the first, and
-# re-encodes all three with bp128 and pfordelta (`qp stats --codecs`).
-# One call, a few minutes on 16 cores. Prepare as for gen25m.sh (bin/dev);
-# on the device: bash scripts/device/unpack.sh; bash scripts/device/bp1m.sh
-# Writes under $OUT: gen-random.log, gen-locality.log, reorder.log (with
-# /usr/bin/time -v where present) and stats-{random,bp,locality}.txt, and
-# prints the bits per docID.
+# collection in random order WITH SITES (--site-share SITE_SHARE, default
+# 0.75, the model default; docs/GEN.md, Sites), reorders it, and re-encodes both with bp128,
+# pfordelta and rice, split into full blocks, partial last blocks and short
+# lists (`qp stats --codecs ... --blocks`). BASE=1 does the same for the
+# model without sites (--site-share 0, the measurement of run 1 in
+# docs/REORDER.md) after it; LOCALITY=1 adds `qp gen --locality` with sites.
+# Expected on 16 cores: gen ~15 s and reorder ~2-4 min per collection, stats
+# ~20 s each: about 5 minutes, 8 with BASE=1 (the reorders have timeouts so
+# that one call stays under 9 minutes).
+# Prepare as for gen25m.sh (bin/dev); on the device:
+#   bash scripts/device/unpack.sh; bash scripts/device/bp1m.sh
+# Writes under $OUT: gen-<v>.log, reorder-<v>.log (with /usr/bin/time -v
+# where present) and stats-<v>.txt for v in sites, sites-bp (and base,
+# base-bp, locality), and prints the bits per docID.
 source scripts/device/lib.sh
 DOCS=${DOCS:-1000000}
+SITE_SHARE=${SITE_SHARE:-0.75}
 qs=(--queries "$bin/data/05.efficiency_topics.txt" --queries "$bin/data/06.efficiency_topics.txt")
 tv=""
 [ -x /usr/bin/time ] && tv="/usr/bin/time -v"
-rm -f /tmp/bp-random.qp /tmp/bp-bp.qp /tmp/bp-locality.qp
-t=$(date +%s)
-$tv "$bin/qp" gen --docs "$DOCS" --out /tmp/bp-random.qp --quiet "${qs[@]}" >"$OUT/gen-random.log" 2>&1 || { echo "gen failed"; tail -3 "$OUT/gen-random.log"; exit 1; }
-echo "gen random: $(( $(date +%s) - t ))s"
-t=$(date +%s)
-timeout 400 $tv "$bin/qp" reorder /tmp/bp-random.qp /tmp/bp-bp.qp --quiet >"$OUT/reorder.log" 2>&1 || { echo "reorder failed"; tail -3 "$OUT/reorder.log"; }
-echo "reorder: $(( $(date +%s) - t ))s"
-t=$(date +%s)
-"$bin/qp" gen --docs "$DOCS" --locality --out /tmp/bp-locality.qp --quiet "${qs[@]}" >"$OUT/gen-locality.log" 2>&1 || echo "gen --locality failed"
-echo "gen locality: $(( $(date +%s) - t ))s"
-for v in random bp locality; do
+vs=()
+run_one() { # name, reorder timeout (s), gen flags...
+  local v=$1 lim=$2; shift 2
+  rm -f /tmp/bp-$v.qp /tmp/bp-$v-bp.qp
+  local t=$(date +%s)
+  $tv "$bin/qp" gen --docs "$DOCS" --out /tmp/bp-$v.qp --quiet "${qs[@]}" "$@" >"$OUT/gen-$v.log" 2>&1 || { echo "gen $v failed"; tail -3 "$OUT/gen-$v.log"; return 1; }
+  echo "gen $v: $(( $(date +%s) - t ))s"
+  vs+=("$v")
+  [ "$lim" = 0 ] && return 0
+  t=$(date +%s)
+  timeout "$lim" $tv "$bin/qp" reorder /tmp/bp-$v.qp /tmp/bp-$v-bp.qp --quiet >"$OUT/reorder-$v.log" 2>&1 || { echo "reorder $v failed or timed out"; tail -3 "$OUT/reorder-$v.log"; }
+  echo "reorder $v: $(( $(date +%s) - t ))s"; grep -E 'log2 gap|time:' "$OUT/reorder-$v.log"
+  vs+=("$v-bp")
+}
+run_one sites 300 --site-share "$SITE_SHARE"
+[ "${BASE:-0}" = 1 ] && run_one base 200 --site-share 0
+[ "${LOCALITY:-0}" = 1 ] && run_one locality 0 --site-share "$SITE_SHARE" --locality
+for v in "${vs[@]}"; do
   [ -s /tmp/bp-$v.qp ] || continue
-  "$bin/qp" stats /tmp/bp-$v.qp --codecs bp128,pfordelta >"$OUT/stats-$v.txt" 2>&1
-  echo "== $v"; grep -E 'docid order|bits/docID|bp128  |pfordelta  ' "$OUT/stats-$v.txt"
+  "$bin/qp" stats /tmp/bp-$v.qp --codecs bp128,pfordelta,rice --blocks >"$OUT/stats-$v.txt" 2>&1
+  echo "== $v"; grep -E 'docid order|terms|re-encoded|bp128  |pfordelta  |rice  |blocks|short lists' "$OUT/stats-$v.txt"
 done
-rm -f /tmp/bp-random.qp /tmp/bp-bp.qp /tmp/bp-locality.qp
+rm -f /tmp/bp-*.qp
