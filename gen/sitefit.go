@@ -25,7 +25,7 @@ type SiteFitOptions struct {
 // MaxSiteShare bounds the fitted SiteShare.
 const MaxSiteShare = 0.9
 
-// FitSiteShare returns the SiteShare (0: none, for SiteShareNone) (with cfg's other parameters, N =
+// FitSiteShare returns the SiteShare (with cfg's other parameters, N =
 // cfg.Params.Docs, random order) whose documents BP shortens as much as
 // the real collection's: the generated sample is documents 0..n-1, a
 // uniform sample of the sites since documents are in random order, and its
@@ -45,9 +45,6 @@ func FitSiteShare(ctx context.Context, cfg TopicsConfig, opt SiteFitOptions) (sh
 	at := func(s float64) (float64, error) {
 		c := cfg
 		c.Params.SiteShare = s
-		if s == 0 {
-			c.Params.SiteShare = SiteShareNone
-		}
 		t, err := NewTopics(c)
 		if err != nil {
 			return 0, err

@@ -19,9 +19,6 @@ func TestFitSiteShareRecovers(t *testing.T) {
 	gainAt := func(s float64) float64 {
 		c := cfg
 		c.Params.SiteShare = s
-		if s == 0 {
-			c.Params.SiteShare = SiteShareNone
-		}
 		sg, err := newTopics(t, c).sampleGain(context.Background(), 1500)
 		if err != nil {
 			t.Fatal(err)

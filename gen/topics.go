@@ -29,11 +29,6 @@ const (
 	DefaultQueryTopical = 0.95
 	DefaultSiteDocs     = 50
 	DefaultSiteVocab    = 1000
-	// DefaultSiteShare: the site_share --fit-sites fits to GCIDE (0.746)
-	// and RFC pages (0.808), the lower (docs/GEN.md, Sites).
-	DefaultSiteShare = 0.75
-	// SiteShareNone turns sites off (site_share in --params files).
-	SiteShareNone = -1
 	// maxTopicQueryMass caps the share of a topic's (or the background's)
 	// fresh draws that go to query-log terms.
 	maxTopicQueryMass = 0.5
@@ -96,9 +91,8 @@ type TopicParams struct {
 	SiteDocs float64 `json:"site_docs"`
 	// SiteShare is the share of a document's fresh draws that are words of
 	// its site (gen/topicsites.go); > 0 gives every document a site, in
-	// random order as under Locality; 0 = DefaultSiteShare; negative
-	// (SiteShareNone) = no sites (Locality: the previous model's 20 rare
-	// words per site).
+	// random order as under Locality; 0 = no sites (Locality: the previous
+	// model's 20 rare words per site).
 	SiteShare float64 `json:"site_share"`
 	// SiteVocab is the number of word slots of a site; 0 = 1000.
 	SiteVocab int `json:"site_vocab"`
@@ -143,11 +137,6 @@ func (p *TopicParams) withDefaults() (TopicParams, error) {
 	def(&c.SiteDocs, DefaultSiteDocs)
 	if c.Topics == 0 {
 		c.Topics = DefaultTopics
-	}
-	if c.SiteShare == 0 {
-		c.SiteShare = DefaultSiteShare
-	} else if c.SiteShare < 0 {
-		c.SiteShare = SiteShareNone
 	}
 	if c.SiteVocab == 0 {
 		c.SiteVocab = DefaultSiteVocab
@@ -194,8 +183,8 @@ func (p *TopicParams) withDefaults() (TopicParams, error) {
 		return bad("query_gamma", c.QueryGamma, "0 < γ < 10")
 	case !(c.SiteDocs >= 1):
 		return bad("site_docs", c.SiteDocs, ">= 1")
-	case !(c.SiteShare < 1):
-		return bad("site_share", c.SiteShare, "< 1 (0 = default, negative = none)")
+	case !(c.SiteShare >= 0 && c.SiteShare < 1):
+		return bad("site_share", c.SiteShare, "0 <= x < 1")
 	case c.SiteVocab < 1 || c.SiteVocab > 1<<20:
 		return bad("site_vocab", c.SiteVocab, "1..2^20")
 	}

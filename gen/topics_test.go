@@ -35,7 +35,7 @@ func queryLog(t testing.TB) *QueryLog {
 // small are test parameters: short documents, few topics, and no sites
 // (the tests of sites set SiteShare).
 func small(docs int) TopicParams {
-	return TopicParams{Docs: docs, MeanLen: 150, PostingsPerDoc: 70, Topics: 32, SiteShare: SiteShareNone}
+	return TopicParams{Docs: docs, MeanLen: 150, PostingsPerDoc: 70, Topics: 32}
 }
 
 func bp128(t testing.TB) compress.Codec {
@@ -237,10 +237,6 @@ func compareIndexes(t *testing.T, a, b *index.Index) {
 func TestTopicsLengthsHeapsZipf(t *testing.T) {
 	p := small(4000)
 	p.Vocab = 60000
-	// Without sites: at 15 new words per document, the site slots (drawn
-	// once per site) leave too few independent draws for the vocabulary
-	// (docs/GEN.md, Sites).
-	p.SiteShare = SiteShareNone
 	// Many topics: each background rank is then shared by many topics, as
 	// expectedVocab's even spreading assumes (32 topics leave it uneven).
 	p.Topics = 2048
@@ -383,6 +379,7 @@ func TestTopicsConfigErrors(t *testing.T) {
 		{Docs: 10, MeanLen: 100, MaxLen: 50},
 		{Docs: 10, QueryDF: map[string]float64{"x": 2}},
 		{Docs: 10, SiteShare: 1},
+		{Docs: 10, SiteShare: -0.1},
 		{Docs: 10, SiteVocab: -1},
 	}
 	for _, p := range bad {

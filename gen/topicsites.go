@@ -22,7 +22,7 @@ import (
 // page, a tail of subject words), whose word is fixed by (seed, site, j):
 // drawn once, from the background (probability λ) or the site's main topic,
 // like any fresh word, so the site's vocabulary has the collection's word
-// laws. Without sites (SiteShare < 0) the model is the previous one (under Locality:
+// laws. With SiteShare = 0 the model is the previous one (under Locality:
 // 20 rare words per site, 5% of fresh draws).
 const (
 	siteSlotZipf = 1.0
@@ -89,9 +89,9 @@ func (t *Topics) siteRefOf(d int) siteRef {
 // calibSite returns the site of calibration document i: a site of its own
 // (ids above any real site's), main topic by popularity from its own
 // stream, so that the sample's per-document statistics include the site
-// draws; noSite without sites.
+// draws; noSite when SiteShare is 0.
 func (t *Topics) calibSite(i int) siteRef {
-	if t.p.SiteShare <= 0 {
+	if t.p.SiteShare == 0 {
 		return noSite
 	}
 	r := rng{s: mix(mix(uint64(t.cfg.Seed)^0xca115e) + uint64(i))}
@@ -119,7 +119,7 @@ func (t *Topics) siteWord(r *rng, st siteRef) uint32 {
 func (t *Topics) globalDraws(fresh float64) float64 {
 	n := float64(t.p.Docs)
 	sh := t.p.SiteShare
-	if sh <= 0 {
+	if sh == 0 {
 		return n * fresh
 	}
 	sites := math.Max(1, n/t.p.SiteDocs)

@@ -76,7 +76,6 @@ func TestTopicsSitesRandomOrder(t *testing.T) {
 	}
 
 	q := small(300)
-	q.SiteShare = SiteShareNone
 	base := collect(t, newTopics(t, TopicsConfig{Params: q, Seed: 5, Workers: 2}), nil)
 	q.SiteVocab = 77
 	other := collect(t, newTopics(t, TopicsConfig{Params: q, Seed: 5, Workers: 2}), nil)

@@ -125,8 +125,8 @@ func (f *genFlags) define(fs *flag.FlagSet) {
 	fs.StringVar(&f.fitIdx, "fit", "", "topics: fit the parameters to this index")
 	fs.IntVar(&f.topics, "topics", 0, "topics: number of topics (0 = default 8192)")
 	fs.Float64Var(&f.bgShare, "background", 0, "topics: share of fresh words from the background (0 = default 0.5)")
-	fs.Float64Var(&f.siteShare, "site-share", 0, "topics: share of fresh words from the document's site vocabulary: every document\nhas a site (shared main topic and words), in random order too (docs/GEN.md, Sites);\n0 = no sites (default 0.75; with --fit, fitted: --fit-sites)")
-	fs.BoolVar(&f.fitSites, "fit-sites", true, "topics, with --fit: also fit --site-share so that BP gains on a random sample of the\ngenerated documents what it gains on the index's (docs/GEN.md, Sites; about a minute)")
+	fs.Float64Var(&f.siteShare, "site-share", 0, "topics: share of fresh words from the document's site vocabulary; > 0 gives every\ndocument a site (shared main topic and words), in random order too (docs/GEN.md, Sites)")
+	fs.BoolVar(&f.fitSites, "fit-sites", false, "topics, with --fit: also fit --site-share so that BP gains on a random sample of the\ngenerated documents what it gains on the index's (docs/GEN.md, Sites; about a minute)")
 	fs.IntVar(&f.siteVocab, "site-vocab", 0, "topics: word slots of a site's vocabulary (0 = default 1000)")
 	fs.StringVar(&f.mem, "mem", "1G", "topics: the builder's memory budget: in-memory postings before it spills\na run, then, in the merge, the runs' pages it keeps mapped (never both at\nonce; the model, term names and per-document arrays come on top:\ndocs/GEN.md)")
 	fs.StringVar(&f.tmp, "tmp", "", "topics: directory for spilled runs")
@@ -265,9 +265,6 @@ func (f *genFlags) topicParams() (gen.TopicParams, error) {
 	}
 	if f.set["site-share"] {
 		p.SiteShare = f.siteShare
-		if f.siteShare == 0 {
-			p.SiteShare = gen.SiteShareNone
-		}
 	}
 	if f.set["site-vocab"] {
 		p.SiteVocab = f.siteVocab
@@ -333,9 +330,6 @@ func (f *genFlags) fitSiteShare(p gen.TopicParams, ql *gen.QueryLog) (float64, e
 		return 0, fmt.Errorf("--fit-sites: %w", err)
 	}
 	fmt.Fprintf(os.Stderr, "--fit-sites: site_share %.4f (BP gain %.1f%%)\n", share, 100*gain)
-	if share == 0 {
-		return gen.SiteShareNone, nil
-	}
 	return share, nil
 }
 
@@ -357,7 +351,7 @@ func (f *genFlags) genTopics(p gen.TopicParams) error {
 			return err
 		}
 	}
-	if f.fitIdx != "" && f.fitSites && !f.set["site-share"] && (!f.locality || f.set["fit-sites"]) {
+	if f.fitIdx != "" && f.fitSites && !f.set["site-share"] {
 		if p.SiteShare, err = f.fitSiteShare(p, ql); err != nil {
 			return err
 		}

@@ -36,7 +36,7 @@ func TestGenTopicsCLI(t *testing.T) {
 		t.Fatalf("index from saved params: %d bytes, original %d", len(bb), len(ba))
 	}
 	fit := filepath.Join(dir, "fit.idx")
-	if err := run("--fit", a, "--fit-sites=false", "--out", fit); err != nil {
+	if err := run("--fit", a, "--out", fit); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
@@ -54,9 +54,6 @@ func TestGenTopicsCLI(t *testing.T) {
 		{[]string{"--docs", "10", "--save-params", params}, "exists"},
 		{[]string{"--docs", "10", "--mem", "lots", "--out", filepath.Join(dir, "x")}, "--mem"},
 		{[]string{"--docs", "10", "--validate", "--out", filepath.Join(dir, "x")}, "--validate needs --fit"},
-		{[]string{"--docs", "10", "--fit-sites", "--out", filepath.Join(dir, "x")}, "--fit-sites needs --fit"},
-		{[]string{"--fit", a, "--fit-sites", "--locality", "--out", filepath.Join(dir, "x")}, "leave out --locality"},
-		{[]string{"--docs", "10", "--site-share", "1", "--out", filepath.Join(dir, "x")}, "site_share"},
 		{[]string{"--fit", a, "--docs", "10", "--validate", "--out", filepath.Join(dir, "x")}, "drop --docs"},
 	} {
 		err := run(c.args...)
@@ -82,14 +79,12 @@ func TestGenValidateCLI(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, err := captureStdout(func() error {
-		// The site fit (8 generated samples) is gen's TestFitSiteShareRecovers'.
-		return commands["gen"].run([]string{"--quiet", "--queries", qlog, "--fit", a, "--fit-sites=false", "--validate"})
+		return commands["gen"].run([]string{"--quiet", "--queries", qlog, "--fit", a, "--validate"})
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"bp128 bits/docID", "AND results median", "issue 20 targets", "bits per docID within 15%", "rows within their targets",
-		"clustering (BP on a sample)", "BP gain from random order within 1.5x"} {
+	for _, want := range []string{"bp128 bits/docID", "AND results median", "issue 20 targets", "bits per docID within 15%", "rows within their targets"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("--validate output lacks %q:\n%s", want, out)
 		}
