@@ -94,6 +94,9 @@ type Engine struct {
 	route *router      // Device Auto with a GPU: picks the processor per batch
 
 	ownsIndex bool // Open opened x: Close closes it
+
+	streamMu  sync.Mutex
+	streamEng []*engine.Engine // the continuous CPU stream's workers (stream_cpu.go)
 }
 
 // Open loads the index at path and opens the processor that Options names.
@@ -327,6 +330,10 @@ type StreamOptions struct {
 	// queries' k; responses that need more grow as before. It is ignored
 	// where a buffer's storage would exceed maxResultSlab results.
 	ResultCap int
+	// Continuous lets Engine.StreamWith on the CPU processor run the
+	// chunks without a barrier between them (stream_cpu.go); other
+	// backends, and the package's StreamWith, ignore it.
+	Continuous bool
 	// Trace, when not nil, is called with each chunk's timeline after its
 	// emit returned, in the emitting goroutine (it must not keep the
 	// stream waiting long).

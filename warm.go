@@ -17,7 +17,8 @@ import (
 // and the CPU workers' buffers are then in place before the caller's first
 // batch. Under Device Auto both processors are warmed directly, side by
 // side, and the router's measurements are left to the caller's own
-// batches. Warm may run while the caller does other work (reading a query
+// batches; under Device CPU, the engines of a continuous stream
+// (StreamOptions.Continuous) are warmed too. Warm may run while the caller does other work (reading a query
 // file); a batch of the caller's waits for the processor Warm holds. It
 // returns the first batch error; per-query errors are ignored (the
 // synthetic queries only warm).
@@ -30,7 +31,11 @@ func (e *Engine) Warm(ctx context.Context, opt engine.Options, mode engine.Mode,
 	if e.route != nil {
 		procs = []engine.Backend{e.route.cpu, e.route.gpu}
 	}
-	errs := make([]error, len(procs))
+	errs := make([]error, len(procs)+1)
+	if cpu, ok := e.be.(*engine.CPU); ok {
+		// The continuous stream's own engines (stream_cpu.go) too.
+		errs[len(procs)] = streamCPU(ctx, e.streamEngines(cpu.Workers()), qs, opt, StreamOptions{}, func(int, []engine.Response) error { return nil })
+	}
 	var wg sync.WaitGroup
 	for i, be := range procs {
 		wg.Add(1)

@@ -68,7 +68,7 @@ func (qf *queryFlags) runBatch(ctx context.Context, e *qp.Engine, mode engine.Mo
 	}
 	rw := newRunWriter(w, x, ba.tag)
 	rw.setProcs(ba.tune.fmtProcs)
-	so := qp.StreamOptions{Chunk: ba.chunk}
+	so := qp.StreamOptions{Chunk: ba.chunk, Continuous: ba.tune.cont}
 	if ba.tune.prealloc {
 		so.ResultCap = *qf.k
 	}
@@ -88,7 +88,13 @@ func (qf *queryFlags) runBatch(ctx context.Context, e *qp.Engine, mode engine.Mo
 	tl.streamStart = start
 	// One stream through the backend: large chunks fill the GPU's launch
 	// sets, and each chunk's run is written while the next runs.
-	err = qp.StreamWith(ctx, be, qs, opt, so, func(lo int, out []engine.Response) error {
+	stream := e.StreamWith
+	if rc != nil {
+		stream = func(ctx context.Context, qs []engine.Query, opt engine.Options, so qp.StreamOptions, emit func(int, []engine.Response) error) error {
+			return qp.StreamWith(ctx, be, qs, opt, so, emit)
+		}
+	}
+	err = stream(ctx, qs, opt, so, func(lo int, out []engine.Response) error {
 		chunkTime = 0
 		for i := range out {
 			sum.add(qs[lo+i], &out[i])

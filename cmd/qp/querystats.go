@@ -70,6 +70,13 @@ func (t *batchTimeline) trace(c qp.ChunkTimes, q time.Duration) {
 	t.chunks = append(t.chunks, chunkSample{ChunkTimes: c, queryTime: q, gcSample: readGC()})
 }
 
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
 func rate(n int, d time.Duration) float64 {
 	if d <= 0 {
 		return 0
@@ -83,9 +90,15 @@ func (t *batchTimeline) print(w io.Writer, n int) {
 	p("switches: %s", t.tune)
 	p("open %.1f ms, read %.1f ms, analyze %.1f ms, warm-up %.1f ms (%d queries, beside read+analyze), gc %.1f ms; stream %.1f ms, flush %.1f ms; total %.1f ms from process start",
 		ms(t.open), ms(t.read), ms(t.analyze), ms(t.warm), t.warmed, ms(t.gc), ms(t.stream), ms(t.flush), ms(t.total))
+	// The processor's busy time: the union of the chunks' search spans
+	// (a continuous stream's overlap).
 	var busy time.Duration
+	end := t.streamStart
 	for _, c := range t.chunks {
-		busy += c.SearchEnd.Sub(c.SearchStart)
+		if from := later(c.SearchStart, end); c.SearchEnd.After(from) {
+			busy += c.SearchEnd.Sub(from)
+		}
+		end = later(end, c.SearchEnd)
 	}
 	steady := 0.0
 	if len(t.chunks) > 1 {
@@ -96,7 +109,7 @@ func (t *batchTimeline) print(w io.Writer, n int) {
 	if len(t.chunks) > 0 {
 		first = t.chunks[0].SearchEnd.Sub(t.chunks[0].SearchStart)
 	}
-	p("rates (queries/s): stream %.0f (the summary's), cold total %.0f (from process start), steady %.0f (after the first chunk's search: its end .. the last emit's end), processor %.0f (queries over the chunks' search times); first chunk searched in %.1f ms",
+	p("rates (queries/s): stream %.0f (the summary's), cold total %.0f (from process start), steady %.0f (after the first chunk's search: its end .. the last emit's end), processor %.0f (queries over the time some chunk was searched); first chunk searched in %.1f ms",
 		rate(n, t.stream), rate(n, t.total), steady, rate(n, busy), ms(first))
 	a, b := t.before, t.after
 	p("during the stream: %d GC cycles, ~%.2f ms paused, %.1f MB allocated (%.0f B, %.2f objects per query)",
@@ -116,5 +129,5 @@ func (t *batchTimeline) print(w io.Writer, n int) {
 			float64(c.allocBytes-prev.allocBytes)/1e3, c.allocObjects-prev.allocObjects, c.cycles-prev.cycles)
 		prev, prevEnd = c.gcSample, c.SearchEnd
 	}
-	p("idle_ms: the processor's wait since the previous chunk's search ended; emit_wait_ms: a chunk's responses waiting for the previous emit; in_flight: the chunk's summed query times over its search time (CPU: busy workers)")
+	p("idle_ms: the processor's wait since the previous chunk's search ended (negative: the chunks overlap, QP_QUERY_TUNE=cont); emit_wait_ms: a chunk's responses waiting for the previous emit; in_flight: the chunk's summed query times over its search time (CPU: busy workers)")
 }

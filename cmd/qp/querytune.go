@@ -32,11 +32,14 @@ type queryTune struct {
 	gcSet     bool
 	// parAnalyze analyzes the query file on all cores.
 	parAnalyze bool
+	// cont runs the CPU processor's chunks without a barrier between
+	// them (qp.StreamOptions.Continuous).
+	cont bool
 }
 
 // parseTune parses a comma-separated list of switches: prealloc,
 // warm[=N] (N synthetic queries; default: the chunk size), fmt=N, gc=P|off,
-// par; "" or "none" is no switch. An unknown switch is an error.
+// par, cont; "" or "none" is no switch. An unknown switch is an error.
 func parseTune(s string, chunk int) (queryTune, error) {
 	var t queryTune
 	for _, f := range strings.Split(s, ",") {
@@ -56,6 +59,8 @@ func parseTune(s string, chunk int) (queryTune, error) {
 			t.prealloc = true
 		case f == "par":
 			t.parAnalyze = true
+		case f == "cont":
+			t.cont = true
 		case name == "warm" && !hasVal:
 			t.warm = chunk
 		case name == "warm":
@@ -68,7 +73,7 @@ func parseTune(s string, chunk int) (queryTune, error) {
 			t.gcPercent, err = num()
 			t.gcSet = true
 		default:
-			return t, fmt.Errorf("%s: unknown switch %q (want prealloc, warm[=N], fmt=N, gc=P|off, par)", tuneEnv, f)
+			return t, fmt.Errorf("%s: unknown switch %q (want prealloc, warm[=N], fmt=N, gc=P|off, par, cont)", tuneEnv, f)
 		}
 		if err != nil {
 			return t, err
@@ -100,6 +105,9 @@ func (t queryTune) String() string {
 	}
 	if t.parAnalyze {
 		s = append(s, "par")
+	}
+	if t.cont {
+		s = append(s, "cont")
 	}
 	if len(s) == 0 {
 		return "none"
