@@ -372,7 +372,7 @@ func init() {
 			if *chunk < 1 {
 				return fmt.Errorf("--chunk %d: want at least 1 query", *chunk)
 			}
-			if tune, err = tuneFromEnv(*chunk); err != nil {
+			if tune, err = tuneFromEnv(); err != nil {
 				return err
 			}
 		}

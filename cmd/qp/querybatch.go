@@ -143,7 +143,11 @@ func (qf *queryFlags) runBatch(ctx context.Context, e *qp.Engine, mode engine.Mo
 // engine warms up meanwhile.
 func (qf *queryFlags) loadBatch(ctx context.Context, e *qp.Engine, mode engine.Mode, opt engine.Options, ba batchArgs, tl *batchTimeline) ([]engine.Query, error) {
 	warmed := make(chan error, 1)
-	if n := ba.tune.warm; n > 0 {
+	workers := runtime.GOMAXPROCS(0)
+	if *qf.threads > 0 {
+		workers = *qf.threads
+	}
+	if n := ba.tune.warmQueries(e.GPU() != nil, ba.chunk, workers); n > 0 {
 		tl.warmed = n
 		go func() {
 			t := time.Now()

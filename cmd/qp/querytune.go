@@ -19,8 +19,10 @@ type queryTune struct {
 	// front (qp.StreamOptions.ResultCap = k): no allocation per query.
 	prealloc bool
 	// warm > 0 runs Engine.Warm with that many synthetic queries while
-	// the query file is read and analyzed.
-	warm int
+	// the query file is read and analyzed; warmAuto: as many as the
+	// processor needs (warmQueries).
+	warm     int
+	warmAuto bool
 	// fmtProcs > 0 formats each chunk's run on that many goroutines
 	// (0: all cores). On the CPU backend the formatting competes with
 	// the search for the cores.
@@ -38,9 +40,9 @@ type queryTune struct {
 }
 
 // parseTune parses a comma-separated list of switches: prealloc,
-// warm[=N] (N synthetic queries; default: the chunk size), fmt=N, gc=P|off,
+// warm[=N] (N synthetic queries; default: warmQueries'), fmt=N, gc=P|off,
 // par, cont; "" or "none" is no switch. An unknown switch is an error.
-func parseTune(s string, chunk int) (queryTune, error) {
+func parseTune(s string) (queryTune, error) {
 	var t queryTune
 	for _, f := range strings.Split(s, ",") {
 		f = strings.TrimSpace(f)
@@ -62,7 +64,7 @@ func parseTune(s string, chunk int) (queryTune, error) {
 		case f == "cont":
 			t.cont = true
 		case name == "warm" && !hasVal:
-			t.warm = chunk
+			t.warmAuto = true
 		case name == "warm":
 			t.warm, err = num()
 		case name == "fmt" && hasVal:
@@ -83,7 +85,23 @@ func parseTune(s string, chunk int) (queryTune, error) {
 }
 
 // tuneFromEnv is parseTune of $QP_QUERY_TUNE.
-func tuneFromEnv(chunk int) (queryTune, error) { return parseTune(os.Getenv(tuneEnv), chunk) }
+func tuneFromEnv() (queryTune, error) { return parseTune(os.Getenv(tuneEnv)) }
+
+// warmQueries is the size of the warm switch's synthetic batch without
+// =N: a chunk where a GPU answers (its launch sets, and so its device
+// buffers, are then as large as the stream's), else 32 per CPU worker
+// (each worker's buffers meet long lists).
+func (t queryTune) warmQueries(gpu bool, chunk, workers int) int {
+	switch {
+	case t.warm > 0:
+		return t.warm
+	case !t.warmAuto:
+		return 0
+	case gpu:
+		return chunk
+	}
+	return 32 * workers
+}
 
 func (t queryTune) String() string {
 	var s []string
@@ -92,6 +110,8 @@ func (t queryTune) String() string {
 	}
 	if t.warm > 0 {
 		s = append(s, fmt.Sprintf("warm=%d", t.warm))
+	} else if t.warmAuto {
+		s = append(s, "warm")
 	}
 	if t.fmtProcs > 0 {
 		s = append(s, fmt.Sprintf("fmt=%d", t.fmtProcs))
