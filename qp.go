@@ -82,6 +82,12 @@ type Options struct {
 	// Notice, when not nil, receives one line about the processor chosen:
 	// the GPU in use, or why Auto runs on the CPU.
 	Notice func(string)
+	// Beside, when not nil, is called by Open in a goroutine of its own
+	// once the index is loaded, while the processor opens (the GPU's
+	// context, modules and postings upload), for work that needs the
+	// index but not the processor: reading and analyzing a query file,
+	// say. Open returns once both are done. New ignores it.
+	Beside func(*index.Index)
 }
 
 // Engine answers queries over one open index. Its methods are safe for
@@ -108,7 +114,17 @@ func Open(path string, o Options) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
+	beside := make(chan struct{})
+	if o.Beside != nil {
+		go func() {
+			defer close(beside)
+			o.Beside(x)
+		}()
+	} else {
+		close(beside)
+	}
 	e, err := New(x, o)
+	<-beside
 	if err != nil {
 		x.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/qpengine/qp"
 	"github.com/qpengine/qp/engine"
+	"github.com/qpengine/qp/index"
 )
 
 // streamQueries are 50 queries of every mode and several k over the tiny
@@ -131,5 +132,39 @@ func TestWarm(t *testing.T) {
 	defer cancel()
 	if err := e.Warm(cctx, engine.Options{}, engine.Or, 10, 100); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Warm with an expired context: %v", err)
+	}
+}
+
+// TestOpenBeside: Open calls Options.Beside once with the loaded index and
+// returns only after it did, also when the processor fails to open.
+func TestOpenBeside(t *testing.T) {
+	path := writeIndex(t)
+	calls, docs := 0, 0
+	e, err := qp.Open(path, qp.Options{Device: qp.CPU, Beside: func(x *index.Index) {
+		time.Sleep(10 * time.Millisecond)
+		calls++
+		docs = x.NumDocs()
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if calls != 1 || docs != e.Index().NumDocs() || docs == 0 {
+		t.Fatalf("Beside called %d times with %d documents, want once with %d", calls, docs, e.Index().NumDocs())
+	}
+	calls = 0
+	_, err = qp.Open(path, qp.Options{Device: "tpu", Beside: func(*index.Index) { calls++ }})
+	if err == nil {
+		t.Fatal("Open with device tpu succeeded")
+	}
+	{
+		calls = 0
+		e, err := qp.Open(path, qp.Options{Device: qp.GPU, Beside: func(*index.Index) { time.Sleep(10 * time.Millisecond); calls++ }})
+		if err == nil {
+			e.Close()
+		}
+		if calls != 1 {
+			t.Fatalf("Device GPU (err %v): Beside called %d times before Open returned, want once", err, calls)
+		}
 	}
 }

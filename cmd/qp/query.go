@@ -18,6 +18,7 @@ import (
 	"github.com/qpengine/qp/engine"
 	"github.com/qpengine/qp/engine/gpu"
 	"github.com/qpengine/qp/eval"
+	"github.com/qpengine/qp/index"
 	"github.com/qpengine/qp/index/analysis"
 	"github.com/qpengine/qp/internal/fileguard"
 	"github.com/qpengine/qp/report"
@@ -37,6 +38,9 @@ type queryFlags struct {
 	// quiet (set by commands with --quiet) suppresses the CPU-fallback
 	// notice.
 	quiet bool
+	// beside, when not nil, runs while the processor opens
+	// (qp.Options.Beside).
+	beside func(*index.Index)
 }
 
 func addQueryFlags(fs interface {
@@ -120,7 +124,7 @@ func (qf *queryFlags) options() (qp.Options, error) {
 	if err != nil {
 		return qp.Options{}, fmt.Errorf("--%w", err)
 	}
-	o := qp.Options{Device: dev, Threads: *qf.threads, Notice: func(line string) { deviceNotice(line, qf.quiet) }}
+	o := qp.Options{Device: dev, Threads: *qf.threads, Notice: func(line string) { deviceNotice(line, qf.quiet) }, Beside: qf.beside}
 	if *qf.k1 >= 0 || *qf.b >= 0 {
 		o.Params = &score.Params{K1: *qf.k1, B: *qf.b} // negative: the index's, filled by qp.Open
 	}
@@ -376,6 +380,14 @@ func init() {
 				return err
 			}
 		}
+		var early *loadedQueries
+		if *queries != "" && tune.early {
+			mode, err := engine.ParseMode(*qf.mode)
+			if err != nil {
+				return err
+			}
+			qf.beside = qf.besideOpen(&early, *queries, *limit, mode, tune.parAnalyze)
+		}
 		t0 := time.Now()
 		e, mode, opt, err := qf.openEngine(pos[0])
 		if err != nil {
@@ -401,7 +413,7 @@ func init() {
 			return nil
 		}
 		return qf.runBatch(ctx, e, mode, opt, batchArgs{queries: *queries, run: *run, tag: *tag, cacheSize: *cacheSize,
-			limit: *limit, chunk: *chunk, quiet: *quiet, allowPartial: *allowPartial, stats: *stats, tune: tune}, &tl)
+			limit: *limit, chunk: *chunk, quiet: *quiet, allowPartial: *allowPartial, stats: *stats, tune: tune, early: early}, &tl)
 	}
 	register(c)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/qpengine/qp/cache"
 	"github.com/qpengine/qp/engine"
 	"github.com/qpengine/qp/eval"
+	"github.com/qpengine/qp/index"
 	"github.com/qpengine/qp/index/analysis"
 	"github.com/qpengine/qp/internal/progress"
 )
@@ -24,13 +25,14 @@ type batchArgs struct {
 	limit, chunk                 int
 	quiet, allowPartial, stats   bool
 	tune                         queryTune
+	early                        *loadedQueries // the early switch's load
 }
 
 // runBatch runs every query of ba.queries through e in one stream and
 // writes the run, the summary, and with ba.stats the timeline tl (whose
 // open time the caller measured).
 func (qf *queryFlags) runBatch(ctx context.Context, e *qp.Engine, mode engine.Mode, opt engine.Options, ba batchArgs, tl *batchTimeline) error {
-	tl.tune = ba.tune.String()
+	tl.tune, tl.early = ba.tune.String(), ba.early != nil
 	qs, err := qf.loadBatch(ctx, e, mode, opt, ba, tl)
 	if err != nil {
 		return err
@@ -83,7 +85,7 @@ func (qf *queryFlags) runBatch(ctx context.Context, e *qp.Engine, mode engine.Mo
 	runtime.GC()
 	tl.gc = time.Since(t)
 	defer setGC(ba.tune)()
-	tl.before = readGC()
+	tl.before, tl.gpuBefore = readGC(), gpuProfile(e.GPU())
 	start := time.Now()
 	tl.streamStart = start
 	// One stream through the backend: large chunks fill the GPU's launch
@@ -110,7 +112,7 @@ func (qf *queryFlags) runBatch(ctx context.Context, e *qp.Engine, mode engine.Mo
 		return err
 	}
 	wall := time.Since(start)
-	tl.after = readGC()
+	tl.after, tl.gpuAfter = readGC(), gpuProfile(e.GPU())
 	if err := w.Flush(); err != nil {
 		return err
 	}
@@ -139,7 +141,8 @@ func (qf *queryFlags) runBatch(ctx context.Context, e *qp.Engine, mode engine.Mo
 	return nil
 }
 
-// loadBatch reads and analyzes the query file; with the warm switch, the
+// loadBatch reads and analyzes the query file (unless the early switch
+// did it while the processor opened: ba.early); with the warm switch, the
 // engine warms up meanwhile.
 func (qf *queryFlags) loadBatch(ctx context.Context, e *qp.Engine, mode engine.Mode, opt engine.Options, ba batchArgs, tl *batchTimeline) ([]engine.Query, error) {
 	warmed := make(chan error, 1)
@@ -158,23 +161,55 @@ func (qf *queryFlags) loadBatch(ctx context.Context, e *qp.Engine, mode engine.M
 	} else {
 		warmed <- nil
 	}
-	t := time.Now()
-	fq, err := readQueryFile(ba.queries, ba.limit)
-	tl.read = time.Since(t)
-	var qs []engine.Query
-	if err == nil {
-		t = time.Now()
-		if ba.tune.parAnalyze {
-			qs = qf.analyzeQueriesPar(e.Analyzer(), fq, mode)
-		} else {
-			qs = qf.analyzeQueries(e.Analyzer(), fq, mode)
-		}
-		tl.analyze = time.Since(t)
+	l := ba.early
+	if l == nil {
+		l = qf.loadQueries(e.Analyzer(), ba.queries, ba.limit, mode, ba.tune.parAnalyze)
 	}
+	tl.read, tl.analyze = l.read, l.analyze
+	err := l.err
 	if werr := <-warmed; err == nil && werr != nil {
 		err = fmt.Errorf("warming the processor up: %w", werr)
 	}
-	return qs, err
+	return l.qs, err
+}
+
+// loadedQueries is a query file read and analyzed.
+type loadedQueries struct {
+	qs            []engine.Query
+	read, analyze time.Duration
+	err           error
+}
+
+// loadQueries reads the query file at path (its first limit queries) and
+// analyzes it with an (on all cores with par).
+func (qf *queryFlags) loadQueries(an *analysis.Analyzer, path string, limit int, mode engine.Mode, par bool) *loadedQueries {
+	t := time.Now()
+	fq, err := readQueryFile(path, limit)
+	l := &loadedQueries{read: time.Since(t), err: err}
+	if err != nil {
+		return l
+	}
+	t = time.Now()
+	if par {
+		l.qs = qf.analyzeQueriesPar(an, fq, mode)
+	} else {
+		l.qs = qf.analyzeQueries(an, fq, mode)
+	}
+	l.analyze = time.Since(t)
+	return l
+}
+
+// besideOpen returns the qp.Options.Beside hook of the early switch: the
+// query file read and analyzed (into *dst) while the processor opens.
+func (qf *queryFlags) besideOpen(dst **loadedQueries, path string, limit int, mode engine.Mode, par bool) func(*index.Index) {
+	return func(x *index.Index) {
+		an, err := x.Analyzer()
+		if err != nil {
+			*dst = &loadedQueries{err: err}
+			return
+		}
+		*dst = qf.loadQueries(an, path, limit, mode, par)
+	}
 }
 
 // analyzeQueriesPar is analyzeQueries on all cores.

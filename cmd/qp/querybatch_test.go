@@ -21,7 +21,7 @@ func TestQuerySwitchesSameRun(t *testing.T) {
 	if err := commands["queries"].run([]string{idx, "--out", queries, "--n", "300", "--kinds", "and,or,known", "--seed", "5"}); err != nil {
 		t.Fatal(err)
 	}
-	switches := []string{"prealloc", "warm=50", "fmt=1", "fmt=3", "gc=off", "gc=400", "par", "cont", "prealloc,warm,fmt=2,gc=off,par,cont"}
+	switches := []string{"prealloc", "warm=50", "fmt=1", "fmt=3", "gc=off", "gc=400", "par", "cont", "early", "prealloc,warm,fmt=2,gc=off,par,cont,early"}
 	for _, mode := range []string{"and", "or", "andor"} {
 		run := func(name, tune string) []byte {
 			t.Setenv(tuneEnv, tune)
@@ -53,6 +53,13 @@ func TestQuerySwitchesSameRun(t *testing.T) {
 			t.Errorf("%s=%s: %v, want an error naming %s", tuneEnv, bad, err, tuneEnv)
 		}
 	}
+	// A query file that cannot be read while the processor opens.
+	t.Setenv(tuneEnv, "early")
+	missing := filepath.Join(dir, "missing.txt")
+	err := commands["query"].run([]string{idx, "--device", "cpu", "--queries", missing, "--run", filepath.Join(dir, "bad"), "--quiet"})
+	if err == nil || !strings.Contains(err.Error(), missing) {
+		t.Errorf("early switch, missing query file: %v, want an error naming it", err)
+	}
 }
 
 // TestQueryStats: --stats prints the phases, both rates, the GC line and
@@ -68,7 +75,7 @@ func TestQueryStats(t *testing.T) {
 	if err := os.WriteFile(queries, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, tune := range []string{"", "cont,warm=20"} {
+	for _, tune := range []string{"", "cont,warm=20,early"} {
 		t.Setenv(tuneEnv, tune)
 		_, stderr, code := runQP(t, "query", rwIndex, "--device", "cpu", "--threads", "2", "--mode", "or", "--queries", queries,
 			"--run", filepath.Join(dir, "run"), "--quiet", "--stats", "--chunk", "64")

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/qpengine/qp"
+	"github.com/qpengine/qp/engine/gpu"
 )
 
 // processStart is when the process began: qp query --stats reports its
@@ -26,8 +27,10 @@ type batchTimeline struct {
 	stream, flush       time.Duration
 	total               time.Duration // process start .. run flushed
 	chunks              []chunkSample
-	before, after       gcSample // at the stream's start and end
+	before, after       gcSample     // at the stream's start and end
+	gpuBefore, gpuAfter *gpu.Profile // the GPU backend's counters (nil: no GPU)
 	tune                string
+	early               bool // read and analyze ran during open
 }
 
 // chunkSample is a chunk's timeline, the sum of its queries' reported
@@ -65,6 +68,15 @@ func readGC() gcSample {
 	return g
 }
 
+// gpuProfile returns the GPU backend's counters, or nil without one.
+func gpuProfile(b *gpu.Backend) *gpu.Profile {
+	if b == nil {
+		return nil
+	}
+	p := b.Profile()
+	return &p
+}
+
 // trace records a chunk (StreamOptions.Trace, after its emit).
 func (t *batchTimeline) trace(c qp.ChunkTimes, q time.Duration) {
 	t.chunks = append(t.chunks, chunkSample{ChunkTimes: c, queryTime: q, gcSample: readGC()})
@@ -88,8 +100,12 @@ func rate(n int, d time.Duration) float64 {
 func (t *batchTimeline) print(w io.Writer, n int) {
 	p := func(format string, a ...any) { fmt.Fprintf(w, "stats: "+format+"\n", a...) }
 	p("switches: %s", t.tune)
-	p("open %.1f ms, read %.1f ms, analyze %.1f ms, warm-up %.1f ms (%d queries, beside read+analyze), gc %.1f ms; stream %.1f ms, flush %.1f ms; total %.1f ms from process start",
-		ms(t.open), ms(t.read), ms(t.analyze), ms(t.warm), t.warmed, ms(t.gc), ms(t.stream), ms(t.flush), ms(t.total))
+	where := "after open"
+	if t.early {
+		where = "during open"
+	}
+	p("open %.1f ms, read %.1f ms and analyze %.1f ms (%s), warm-up %.1f ms (%d queries, beside read+analyze), gc %.1f ms; stream %.1f ms, flush %.1f ms; total %.1f ms from process start",
+		ms(t.open), ms(t.read), ms(t.analyze), where, ms(t.warm), t.warmed, ms(t.gc), ms(t.stream), ms(t.flush), ms(t.total))
 	// The processor's busy time: the union of the chunks' search spans
 	// (a continuous stream's overlap).
 	var busy time.Duration
@@ -115,6 +131,10 @@ func (t *batchTimeline) print(w io.Writer, n int) {
 	p("during the stream: %d GC cycles, ~%.2f ms paused, %.1f MB allocated (%.0f B, %.2f objects per query)",
 		b.cycles-a.cycles, (b.pause-a.pause)*1e3, float64(b.allocBytes-a.allocBytes)/1e6,
 		float64(b.allocBytes-a.allocBytes)/float64(max(n, 1)), float64(b.allocObjects-a.allocObjects)/float64(max(n, 1)))
+	if g0, g1 := t.gpuBefore, t.gpuAfter; g0 != nil && g1 != nil {
+		p("GPU during the stream: %d batches, %d launch sets, %d launches, %d host waits, %.1f ms in SearchBatch",
+			g1.Batches-g0.Batches, g1.Sets-g0.Sets, g1.Launches-g0.Launches, g1.Syncs-g0.Syncs, ms(g1.Wall-g0.Wall))
+	}
 	p("chunk        lo       n  search@ms  search_ms  idle_ms  emit_wait_ms  emit_ms  in_flight  alloc_KB  objects  gc")
 	prev, prevEnd := a, t.streamStart
 	for i, c := range t.chunks {

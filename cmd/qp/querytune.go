@@ -34,6 +34,9 @@ type queryTune struct {
 	gcSet     bool
 	// parAnalyze analyzes the query file on all cores.
 	parAnalyze bool
+	// early reads and analyzes the query file while the processor opens
+	// (qp.Options.Beside).
+	early bool
 	// cont runs the CPU processor's chunks without a barrier between
 	// them (qp.StreamOptions.Continuous).
 	cont bool
@@ -41,7 +44,7 @@ type queryTune struct {
 
 // parseTune parses a comma-separated list of switches: prealloc,
 // warm[=N] (N synthetic queries; default: warmQueries'), fmt=N, gc=P|off,
-// par, cont; "" or "none" is no switch. An unknown switch is an error.
+// par, cont, early; "" or "none" is no switch. An unknown switch is an error.
 func parseTune(s string) (queryTune, error) {
 	var t queryTune
 	for _, f := range strings.Split(s, ",") {
@@ -63,6 +66,8 @@ func parseTune(s string) (queryTune, error) {
 			t.parAnalyze = true
 		case f == "cont":
 			t.cont = true
+		case f == "early":
+			t.early = true
 		case name == "warm" && !hasVal:
 			t.warmAuto = true
 		case name == "warm":
@@ -75,7 +80,7 @@ func parseTune(s string) (queryTune, error) {
 			t.gcPercent, err = num()
 			t.gcSet = true
 		default:
-			return t, fmt.Errorf("%s: unknown switch %q (want prealloc, warm[=N], fmt=N, gc=P|off, par, cont)", tuneEnv, f)
+			return t, fmt.Errorf("%s: unknown switch %q (want prealloc, warm[=N], fmt=N, gc=P|off, par, cont, early)", tuneEnv, f)
 		}
 		if err != nil {
 			return t, err
@@ -128,6 +133,9 @@ func (t queryTune) String() string {
 	}
 	if t.cont {
 		s = append(s, "cont")
+	}
+	if t.early {
+		s = append(s, "early")
 	}
 	if len(s) == 0 {
 		return "none"

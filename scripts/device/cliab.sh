@@ -53,9 +53,9 @@ chmod +x $tmp/qp-old $tmp/qp 2>/dev/null
 new=$bin/qp old=$tmp/qp-old
 [ -s $tmp/qp ] && new=$tmp/qp
 [ -x "$old" ] || { echo "no $old (carry bin/dev/data/qp-old.xz)"; exit 1; }
-ALL=${ALL:-prealloc,warm,gc=off,par,cont}
-V10GPU=${V10GPU:-old none prealloc warm gc=off fmt=4 par none@65536 all all@65536}
-V10CPU=${V10CPU:-old none prealloc warm gc=off fmt=4 par cont all}
+ALL=${ALL:-prealloc,warm,gc=off,par,cont,early}
+V10GPU=${V10GPU:-old none prealloc warm gc=off fmt=4 par early none@65536 all all@65536}
+V10CPU=${V10CPU:-old none prealloc warm gc=off fmt=4 par early cont all}
 V100GPU=${V100GPU:-old none all all@65536}
 V100CPU=${V100CPU:-old none cont all}
 res=$OUT/cliab.txt stats=$OUT/cliab-stats.txt
