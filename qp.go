@@ -101,7 +101,7 @@ type Engine struct {
 
 	ownsIndex bool // Open opened x: Close closes it
 
-	streamMu  sync.Mutex
+	streamMu  sync.Mutex       // held by a continuous CPU stream (and Warm's) while it runs
 	streamEng []*engine.Engine // the continuous CPU stream's workers (stream_cpu.go)
 }
 

@@ -28,14 +28,15 @@ func (e *Engine) StreamWith(ctx context.Context, qs []engine.Query, opt engine.O
 	if !so.Continuous || !ok {
 		return StreamWith(ctx, e.be, qs, opt, so, emit)
 	}
+	e.streamMu.Lock() // one continuous stream at a time: they share the engines
+	defer e.streamMu.Unlock()
 	return streamCPU(ctx, e.streamEngines(cpu.Workers()), qs, opt, so, emit)
 }
 
 // streamEngines returns the engines of continuous CPU streams, one per
-// worker, made at the first call and kept (their buffers stay warm).
+// worker, made at the first call and kept (their buffers stay warm). The
+// caller holds e.streamMu while it uses them.
 func (e *Engine) streamEngines(workers int) []*engine.Engine {
-	e.streamMu.Lock()
-	defer e.streamMu.Unlock()
 	for len(e.streamEng) < workers {
 		e.streamEng = append(e.streamEng, engine.New(e.x))
 	}
@@ -52,9 +53,7 @@ type chunkState struct {
 }
 
 // streamCPU is the continuous stream over engines, one worker goroutine
-// each. Concurrent streams must not share engines (Engine.streamMu is held
-// only while handing them out, so Engine.StreamWith calls with Continuous
-// must not overlap; qp query makes one).
+// each; the engines are the call's alone while it runs.
 func streamCPU(ctx context.Context, engines []*engine.Engine, qs []engine.Query, opt engine.Options, so StreamOptions,
 	emit func(lo int, out []engine.Response) error) error {
 	ropt, err := opt.Resolve()

@@ -13,7 +13,7 @@ import (
 // queries, as a first batch would: it answers n synthetic queries (1 to 4
 // terms of the index's dictionary each, frequent terms favoured so that
 // long lists are decoded too) on each processor the engine holds and
-// discards the answers. The GPU's first launches, its device memory pool
+// discards the answers (a CPU answers at most cpuWarmPerWorker per worker). The GPU's first launches, its device memory pool
 // and the CPU workers' buffers are then in place before the caller's first
 // batch. Under Device Auto both processors are warmed directly, side by
 // side, and the router's measurements are left to the caller's own
@@ -34,18 +34,34 @@ func (e *Engine) Warm(ctx context.Context, opt engine.Options, mode engine.Mode,
 	errs := make([]error, len(procs)+1)
 	if cpu, ok := e.be.(*engine.CPU); ok {
 		// The continuous stream's own engines (stream_cpu.go) too.
-		errs[len(procs)] = streamCPU(ctx, e.streamEngines(cpu.Workers()), qs, opt, StreamOptions{}, func(int, []engine.Response) error { return nil })
+		e.streamMu.Lock()
+		errs[len(procs)] = streamCPU(ctx, e.streamEngines(cpu.Workers()), cpuShare(qs, cpu), opt, StreamOptions{},
+			func(int, []engine.Response) error { return nil })
+		e.streamMu.Unlock()
 	}
 	var wg sync.WaitGroup
 	for i, be := range procs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			qs := qs
+			if cpu, ok := be.(*engine.CPU); ok {
+				qs = cpuShare(qs, cpu)
+			}
 			errs[i] = be.SearchBatch(ctx, qs, opt, make([]engine.Response, len(qs)))
 		}()
 	}
 	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// cpuWarmPerWorker bounds the synthetic queries a CPU answers in Warm:
+// enough for each worker to meet long lists, few enough that a chunk-sized
+// warm-up meant for a GPU does not keep the cores busy long (Device Auto).
+const cpuWarmPerWorker = 32
+
+func cpuShare(qs []engine.Query, cpu *engine.CPU) []engine.Query {
+	return qs[:min(len(qs), cpuWarmPerWorker*cpu.Workers())]
 }
 
 // warmQueries returns n queries of mode and k over the index's terms,
