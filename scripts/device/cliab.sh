@@ -35,8 +35,9 @@
 #   cliab-stats.txt  --stats of each new variant's first round (phases,
 #                    rates, GC, one line per chunk)
 #   device.txt       the GPU
-# A block starts only while less than BUDGET seconds (default 500) have
-# passed, so that the call ends within 9 minutes; skipped blocks are named.
+# A block starts only while less than BUDGET seconds have
+# passed (default 450), so that the call ends within 9 minutes (a block of
+# R=100 on RFC pages can last a minute); skipped blocks are named.
 # Order: R=10 on every collection first, then R=100.
 source scripts/device/lib.sh
 cd "$OUT" || exit 1
@@ -103,7 +104,7 @@ for R in ${REPS:-10 100}; do
     for m in ${MODES:-and or andor}; do
       for dev in ${DEVS:-gpu cpu}; do
         key="$c x$R $m $dev"
-        if [ $(( $(date +%s) - t0 )) -ge "${BUDGET:-500}" ]; then log "$key: skipped (budget)"; continue; fi
+        if [ $(( $(date +%s) - t0 )) -ge "${BUDGET:-450}" ]; then log "$key: skipped (budget)"; continue; fi
         if [ "$dev" = gpu ]; then
           b=$("$new" bench query "$idx" "$qf" --limit "$n" --device gpu --gpu-only --modes "$m" 2>/dev/null | awk -v m="$m" '$1==m{print $4; exit}')
           vs=$V10GPU
