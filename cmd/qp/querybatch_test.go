@@ -7,12 +7,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/qpengine/qp/cuda"
 )
 
 // TestQuerySwitchesSameRun: every QP_QUERY_TUNE switch of qp query's batch
 // path (one at a time, and all together), with the chunk smaller than the
 // query set and not dividing it, writes the run of the default path, byte
-// for byte, in every mode; a bad switch is an error naming it.
+// for byte, in every mode (and, with a GPU or the emulator, on the GPU);
+// a bad switch is an error naming it.
 func TestQuerySwitchesSameRun(t *testing.T) {
 	runWriterIndex(t)
 	idx := rwIndex
@@ -22,11 +25,16 @@ func TestQuerySwitchesSameRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	switches := []string{"prealloc", "warm=50", "fmt=1", "fmt=3", "gc=off", "gc=400", "par", "cont", "early", "prealloc,warm,fmt=2,gc=off,par,cont,early"}
+	gpuOK, _ := cuda.Available()
 	for _, mode := range []string{"and", "or", "andor"} {
-		run := func(name, tune string) []byte {
+		run := func(name, tune string, device ...string) []byte {
 			t.Setenv(tuneEnv, tune)
 			path := filepath.Join(dir, mode+"."+name)
-			if err := commands["query"].run([]string{idx, "--device", "cpu", "--threads", "3", "--mode", mode, "--queries", queries,
+			dev := "cpu"
+			if len(device) > 0 {
+				dev = device[0]
+			}
+			if err := commands["query"].run([]string{idx, "--device", dev, "--threads", "3", "--mode", mode, "--queries", queries,
 				"--run", path, "--quiet", "--allow-partial", "--chunk", "64"}); err != nil {
 				t.Fatalf("%s with %s=%s: %v", mode, tuneEnv, tune, err)
 			}
@@ -43,6 +51,15 @@ func TestQuerySwitchesSameRun(t *testing.T) {
 		for i, s := range switches {
 			if got := run(fmt.Sprint(i), s); !bytes.Equal(got, want) {
 				t.Errorf("%s with %s=%s: the run (%d bytes) differs from the default path's (%d bytes)", mode, tuneEnv, s, len(got), len(want))
+			}
+		}
+		if !gpuOK {
+			continue
+		}
+		// The GPU (or the emulator): the switches that act there.
+		for i, s := range []string{"", "warm=100", "prealloc,warm,gc=off,par,early"} {
+			if got := run(fmt.Sprint("gpu", i), s, "gpu"); !bytes.Equal(got, want) {
+				t.Errorf("%s on the GPU with %s=%s: the run (%d bytes) differs from the CPU's (%d bytes)", mode, tuneEnv, s, len(got), len(want))
 			}
 		}
 	}

@@ -48,6 +48,9 @@ d=$bin/data
 for f in "$d"/*.xz; do
   [ -e "$f" ] || continue
   b=$(basename "$f" .xz)
+  # Binaries always afresh (a warm machine may hold an earlier call's);
+  # collections and indexes are kept.
+  case $b in qp | qp-old) rm -f "$tmp/$b" ;; esac
   [ -s "$tmp/$b" ] || xz -T0 -d -c "$f" >"$tmp/$b" || exit 1
 done
 chmod +x $tmp/qp-old $tmp/qp 2>/dev/null
