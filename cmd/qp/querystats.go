@@ -104,7 +104,7 @@ func (t *batchTimeline) print(w io.Writer, n int) {
 	if t.early {
 		where = "during open"
 	}
-	p("open %.1f ms, read %.1f ms and analyze %.1f ms (%s), warm-up %.1f ms (%d queries, beside read+analyze), gc %.1f ms; stream %.1f ms, flush %.1f ms; total %.1f ms from process start",
+	p("open %.1f ms, read %.1f ms and analyze %.1f ms (%s), warm-up %.1f ms (%d queries, beside reading and analyzing when after open), gc %.1f ms; stream %.1f ms, flush %.1f ms; total %.1f ms from process start",
 		ms(t.open), ms(t.read), ms(t.analyze), where, ms(t.warm), t.warmed, ms(t.gc), ms(t.stream), ms(t.flush), ms(t.total))
 	// The processor's busy time: the union of the chunks' search spans
 	// (a continuous stream's overlap).
