@@ -37,6 +37,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/qpengine/qp/cuda"
 	"github.com/qpengine/qp/engine"
@@ -81,6 +82,12 @@ type Options struct {
 	// Notice, when not nil, receives one line about the processor chosen:
 	// the GPU in use, or why Auto runs on the CPU.
 	Notice func(string)
+	// Beside, when not nil, is called by Open in a goroutine of its own
+	// once the index is loaded, while the processor opens (the GPU's
+	// context, modules and postings upload), for work that needs the
+	// index but not the processor: reading and analyzing a query file,
+	// say. Open returns once both are done. New ignores it.
+	Beside func(*index.Index)
 }
 
 // Engine answers queries over one open index. Its methods are safe for
@@ -93,6 +100,9 @@ type Engine struct {
 	route *router      // Device Auto with a GPU: picks the processor per batch
 
 	ownsIndex bool // Open opened x: Close closes it
+
+	streamMu  sync.Mutex       // held by a continuous CPU stream (and Warm's) while it runs
+	streamEng []*engine.Engine // the continuous CPU stream's workers (stream_cpu.go)
 }
 
 // Open loads the index at path and opens the processor that Options names.
@@ -104,7 +114,17 @@ func Open(path string, o Options) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
+	beside := make(chan struct{})
+	if o.Beside != nil {
+		go func() {
+			defer close(beside)
+			o.Beside(x)
+		}()
+	} else {
+		close(beside)
+	}
 	e, err := New(x, o)
+	<-beside
 	if err != nil {
 		x.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
@@ -304,6 +324,38 @@ func (e *Engine) SearchBatch(ctx context.Context, qs []engine.Query, opt engine.
 // chunk, small enough that the caller sees progress.
 const DefaultChunk = 16384
 
+// ChunkTimes is the timeline of one chunk of a stream (StreamOptions.Trace):
+// its queries qs[Lo:Lo+N], when the backend began and ended them, and when
+// emit began and returned.
+type ChunkTimes struct {
+	Lo, N                  int
+	SearchStart, SearchEnd time.Time
+	EmitStart, EmitEnd     time.Time
+}
+
+// StreamOptions configure StreamWith. The zero value is Stream's behaviour
+// with DefaultChunk.
+type StreamOptions struct {
+	// Chunk is the number of queries handed to the backend at once
+	// (DefaultChunk when <= 0).
+	Chunk int
+	// ResultCap, when > 0, gives every response of the stream's two
+	// buffers Results storage of this capacity up front, cut from one
+	// allocation per buffer, so that the first chunks do not allocate per
+	// query (the backends append into out[i].Results). Set it to the
+	// queries' k; responses that need more grow as before. It is ignored
+	// where a buffer's storage would exceed maxResultSlab results.
+	ResultCap int
+	// Continuous lets Engine.StreamWith on the CPU processor run the
+	// chunks without a barrier between them (stream_cpu.go); other
+	// backends, and the package's StreamWith, ignore it.
+	Continuous bool
+	// Trace, when not nil, is called with each chunk's timeline after its
+	// emit returned, in the emitting goroutine (it must not keep the
+	// stream waiting long).
+	Trace func(ChunkTimes)
+}
+
 // Stream evaluates qs on be in chunks of chunk queries (DefaultChunk when
 // <= 0) and calls emit(lo, out) with each chunk's responses in order, out[i]
 // answering qs[lo+i]. Chunk i+1 runs while emit handles chunk i, so emit's
@@ -312,6 +364,13 @@ const DefaultChunk = 16384
 // stream and is returned.
 func Stream(ctx context.Context, be engine.Backend, qs []engine.Query, opt engine.Options, chunk int,
 	emit func(lo int, out []engine.Response) error) error {
+	return StreamWith(ctx, be, qs, opt, StreamOptions{Chunk: chunk}, emit)
+}
+
+// StreamWith is Stream with the options of so.
+func StreamWith(ctx context.Context, be engine.Backend, qs []engine.Query, opt engine.Options, so StreamOptions,
+	emit func(lo int, out []engine.Response) error) error {
+	chunk := so.Chunk
 	if chunk <= 0 {
 		chunk = DefaultChunk
 	}
@@ -320,13 +379,14 @@ func Stream(ctx context.Context, be engine.Backend, qs []engine.Query, opt engin
 	// Two response buffers: the backend fills one while emit reads the
 	// other. free hands a buffer back to the backend once emitted.
 	type done struct {
-		lo  int
-		out []engine.Response
+		lo       int
+		out      []engine.Response
+		from, to time.Time
 	}
 	free := make(chan []engine.Response, 2)
 	n := min(chunk, len(qs))
-	free <- make([]engine.Response, n)
-	free <- make([]engine.Response, n)
+	free <- newResponses(n, so.ResultCap)
+	free <- newResponses(n, so.ResultCap)
 	ready := make(chan done, 1)
 	var searchErr error
 	var wg sync.WaitGroup
@@ -344,18 +404,22 @@ func Stream(ctx context.Context, be engine.Backend, qs []engine.Query, opt engin
 			}
 			hi := min(lo+chunk, len(qs))
 			out = out[:hi-lo]
+			from := time.Now()
 			if err := be.SearchBatch(ctx, qs[lo:hi], opt, out); err != nil {
 				searchErr = err
 				return
 			}
-			ready <- done{lo, out}
+			ready <- done{lo, out, from, time.Now()}
 		}
 	}()
 	var emitErr error
 	for d := range ready {
 		if emitErr == nil {
+			t := time.Now()
 			if emitErr = emit(d.lo, d.out); emitErr != nil {
 				cancel()
+			} else if so.Trace != nil {
+				so.Trace(ChunkTimes{Lo: d.lo, N: len(d.out), SearchStart: d.from, SearchEnd: d.to, EmitStart: t, EmitEnd: time.Now()})
 			}
 		}
 		free <- d.out[:cap(d.out)]
@@ -365,4 +429,22 @@ func Stream(ctx context.Context, be engine.Backend, qs []engine.Query, opt engin
 		return emitErr
 	}
 	return searchErr
+}
+
+// maxResultSlab bounds the results StreamOptions.ResultCap preallocates
+// per buffer (32 MB of topk.Result).
+const maxResultSlab = 1 << 22
+
+// newResponses returns n responses; with capacity > 0, each one's Results
+// has that capacity, cut from one slice.
+func newResponses(n, capacity int) []engine.Response {
+	out := make([]engine.Response, n)
+	if capacity <= 0 || n*capacity > maxResultSlab {
+		return out
+	}
+	slab := make([]topk.Result, n*capacity)
+	for i := range out {
+		out[i].Results = slab[i*capacity : i*capacity : (i+1)*capacity]
+	}
+	return out
 }

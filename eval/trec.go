@@ -192,4 +192,13 @@ func AppendRun(b []byte, qid string, results []RunEntry, tag string) ([]byte, er
 
 // isToken reports whether s can be a column of a run: the rule of
 // internal/extid, which the indexer applies to document ids too.
-func isToken(s string) bool { return extid.Valid(s) }
+// Printable ASCII (0x21..0x7e), the common case of ids, is decided byte by
+// byte; any other byte sends s to extid.Valid.
+func isToken(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c <= ' ' || c >= 0x7f {
+			return extid.Valid(s)
+		}
+	}
+	return s != ""
+}

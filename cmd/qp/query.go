@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -9,7 +8,6 @@ import (
 	"math"
 	"os"
 	"os/signal"
-	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -17,13 +15,12 @@ import (
 	"time"
 
 	"github.com/qpengine/qp"
-	"github.com/qpengine/qp/cache"
 	"github.com/qpengine/qp/engine"
 	"github.com/qpengine/qp/engine/gpu"
 	"github.com/qpengine/qp/eval"
+	"github.com/qpengine/qp/index"
 	"github.com/qpengine/qp/index/analysis"
 	"github.com/qpengine/qp/internal/fileguard"
-	"github.com/qpengine/qp/internal/progress"
 	"github.com/qpengine/qp/report"
 	"github.com/qpengine/qp/score"
 	"github.com/qpengine/qp/topk"
@@ -41,6 +38,9 @@ type queryFlags struct {
 	// quiet (set by commands with --quiet) suppresses the CPU-fallback
 	// notice.
 	quiet bool
+	// beside, when not nil, runs while the processor opens
+	// (qp.Options.Beside).
+	beside func(*index.Index)
 }
 
 func addQueryFlags(fs interface {
@@ -124,7 +124,7 @@ func (qf *queryFlags) options() (qp.Options, error) {
 	if err != nil {
 		return qp.Options{}, fmt.Errorf("--%w", err)
 	}
-	o := qp.Options{Device: dev, Threads: *qf.threads, Notice: func(line string) { deviceNotice(line, qf.quiet) }}
+	o := qp.Options{Device: dev, Threads: *qf.threads, Notice: func(line string) { deviceNotice(line, qf.quiet) }, Beside: qf.beside}
 	if *qf.k1 >= 0 || *qf.b >= 0 {
 		o.Params = &score.Params{K1: *qf.k1, B: *qf.b} // negative: the index's, filled by qp.Open
 	}
@@ -343,11 +343,14 @@ func init() {
 		chunk := fs.Int("chunk", qp.DefaultChunk, "batch mode: queries handed to the processor at once (the GPU forms its\nlaunch sets within a chunk; the run of one chunk is written while the\nnext runs)")
 		server := fs.String("server", "", "send the queries to a qp server at this URL (qp serve; e.g.\nhttp://127.0.0.1:8080) instead of opening an index: the same output;\nthe index argument is left out, and the server's flags rule the processor")
 		cacheSize := fs.String("cache", "", "batch mode: keep results in a result cache of this size (e.g. 64M;\nkeyed by normalized query, mode and k) and report its hit rate")
+		stats := fs.Bool("stats", false, "batch mode: print the run's timeline on standard error (open, reading and\nanalyzing the queries, each chunk's search and output, idle gaps, GC) and\nits rates: the cold total from process start, the stream, the steady\nstate after the first chunk")
 		pos, err := parse(fs, args)
 		if err != nil {
 			return err
 		}
 		qf.quiet = *quiet
+		var tl batchTimeline
+		var tune queryTune
 		if *limit < 0 {
 			return fmt.Errorf("--limit %d: want 0 (all queries) or a positive count", *limit)
 		}
@@ -369,12 +372,29 @@ func init() {
 				return err
 			}
 		}
+		if *queries != "" {
+			if *chunk < 1 {
+				return fmt.Errorf("--chunk %d: want at least 1 query", *chunk)
+			}
+			if tune, err = tuneFromEnv(); err != nil {
+				return err
+			}
+		}
+		var early *loadedQueries
+		if *queries != "" && tune.early {
+			mode, err := engine.ParseMode(*qf.mode)
+			if err != nil {
+				return err
+			}
+			qf.beside = qf.besideOpen(&early, *queries, *limit, mode, tune.parAnalyze)
+		}
+		t0 := time.Now()
 		e, mode, opt, err := qf.openEngine(pos[0])
 		if err != nil {
 			return err
 		}
 		defer e.Close()
-		x, be := e.Index(), e.Backend()
+		tl.open = time.Since(t0)
 		ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer cancel()
 		if *queries == "" {
@@ -392,84 +412,8 @@ func init() {
 				st.AndBitmaps+st.OrBitmaps)
 			return nil
 		}
-		if *chunk < 1 {
-			return fmt.Errorf("--chunk %d: want at least 1 query", *chunk)
-		}
-		fq, err := readQueryFile(*queries, *limit)
-		if err != nil {
-			return err
-		}
-		qs := qf.analyzeQueries(e.Analyzer(), fq, mode)
-		var rc *cache.Cache
-		if *cacheSize != "" {
-			n, err := parseSize(*cacheSize)
-			if err != nil || n <= 0 {
-				return fmt.Errorf("--cache %q: want a size such as 64M", *cacheSize)
-			}
-			if rc, err = cache.New(cache.Config{MaxBytes: n}); err != nil {
-				return err
-			}
-			defer rc.Close()
-			be = cache.NewBackend(rc, x, be)
-		}
-		w := bufio.NewWriterSize(os.Stdout, 1<<20)
-		if *run != "" {
-			f, err := os.Create(*run)
-			if err != nil {
-				return err
-			}
-			defer f.Close()
-			w = bufio.NewWriterSize(f, 1<<20)
-		}
-		bar := progress.New("querying", "queries", int64(len(qs)))
-		if *quiet || *run == "" {
-			bar.Quiet()
-		}
-		var sum batchSummary
-		rw := newRunWriter(w, x, *tag)
-		// Collect the garbage of loading and analysis now, as bench query
-		// does before its timed batch: the cycle it owes would otherwise
-		// run inside the stream and be counted as query time.
-		runtime.GC()
-		start := time.Now()
-		// One stream through the backend: large chunks fill the GPU's
-		// launch sets, and each chunk's run is written while the next runs.
-		err = qp.Stream(ctx, be, qs, opt, *chunk, func(lo int, out []engine.Response) error {
-			for i := range out {
-				sum.add(qs[lo+i], &out[i])
-			}
-			if err := rw.write(qs[lo:lo+len(out)], out); err != nil {
-				return err
-			}
-			bar.Set(int64(lo+len(out)), "")
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		wall := time.Since(start)
-		if err := w.Flush(); err != nil {
-			return err
-		}
-		bar.Done("")
-		if *run != "" {
-			sum.print(len(qs), wall)
-		} else {
-			sum.printTo(os.Stderr, len(qs), wall)
-		}
-		if rc != nil {
-			fmt.Fprintf(os.Stderr, "result cache (%s): %s\n", *cacheSize, rc.Stats())
-		}
-		if r := e.Routing(); r != "" && !*quiet {
-			fmt.Fprintf(os.Stderr, "device auto: %s\n", r)
-		}
-		if err := sum.failure(len(qs)); err != nil {
-			if !*allowPartial {
-				return err
-			}
-			fmt.Fprintf(os.Stderr, "qp query: %v\n", err)
-		}
-		return nil
+		return qf.runBatch(ctx, e, mode, opt, batchArgs{queries: *queries, run: *run, tag: *tag, cacheSize: *cacheSize,
+			limit: *limit, chunk: *chunk, quiet: *quiet, allowPartial: *allowPartial, stats: *stats, tune: tune, early: early}, &tl)
 	}
 	register(c)
 }

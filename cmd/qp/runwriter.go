@@ -26,6 +26,15 @@ func newRunWriter(w io.Writer, x *index.Index, tag string) *runWriter {
 	return &runWriter{w: w, x: x, tag: tag, parts: make([][]byte, runtime.GOMAXPROCS(0))}
 }
 
+// setProcs formats on at most procs goroutines (procs <= 0: all cores).
+func (rw *runWriter) setProcs(procs int) {
+	n := runtime.GOMAXPROCS(0)
+	if procs > 0 {
+		n = procs
+	}
+	rw.parts = make([][]byte, n)
+}
+
 // minPart is the fewest queries formatted by one goroutine.
 const minPart = 256
 

@@ -1,0 +1,144 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// tuneEnv names the environment variable of qp query's batch-path switches
+// (queryTune): measurement aids for A/B runs of one binary, not flags.
+const tuneEnv = "QP_QUERY_TUNE"
+
+// queryTune are the switches of qp query's batch path, each selectable at
+// run time so that one device call can compare them (scripts/device/cliab.sh).
+// Every switch leaves the run file byte-identical.
+type queryTune struct {
+	// prealloc gives the stream's responses their Results storage up
+	// front (qp.StreamOptions.ResultCap = k): no allocation per query.
+	prealloc bool
+	// warm > 0 runs Engine.Warm with that many synthetic queries while
+	// the query file is read and analyzed; warmAuto: as many as the
+	// processor needs (warmQueries).
+	warm     int
+	warmAuto bool
+	// fmtProcs > 0 formats each chunk's run on that many goroutines
+	// (0: all cores). On the CPU backend the formatting competes with
+	// the search for the cores.
+	fmtProcs int
+	// gcPercent, when gcSet, is the GOGC percentage during the stream
+	// (-1: off; the collector then runs only under memory pressure,
+	// bounded by gcLimit).
+	gcPercent int
+	gcSet     bool
+	// parAnalyze analyzes the query file on all cores.
+	parAnalyze bool
+	// early reads and analyzes the query file while the processor opens
+	// (qp.Options.Beside).
+	early bool
+	// cont runs the CPU processor's chunks without a barrier between
+	// them (qp.StreamOptions.Continuous).
+	cont bool
+}
+
+// parseTune parses a comma-separated list of switches: prealloc,
+// warm[=N] (N synthetic queries; default: warmQueries'), fmt=N, gc=P|off,
+// par, cont, early; "" or "none" is no switch. An unknown switch is an error.
+func parseTune(s string) (queryTune, error) {
+	var t queryTune
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		name, val, hasVal := strings.Cut(f, "=")
+		num := func() (int, error) {
+			n, err := strconv.Atoi(val)
+			if err != nil || n < 1 {
+				return 0, fmt.Errorf("%s %q: %s wants a positive count", tuneEnv, f, name)
+			}
+			return n, nil
+		}
+		var err error
+		switch {
+		case f == "" || f == "none":
+		case f == "prealloc":
+			t.prealloc = true
+		case f == "par":
+			t.parAnalyze = true
+		case f == "cont":
+			t.cont = true
+		case f == "early":
+			t.early = true
+		case name == "warm" && !hasVal:
+			t.warmAuto = true
+		case name == "warm":
+			t.warm, err = num()
+		case name == "fmt" && hasVal:
+			t.fmtProcs, err = num()
+		case name == "gc" && val == "off":
+			t.gcPercent, t.gcSet = -1, true
+		case name == "gc" && hasVal:
+			t.gcPercent, err = num()
+			t.gcSet = true
+		default:
+			return t, fmt.Errorf("%s: unknown switch %q (want prealloc, warm[=N], fmt=N, gc=P|off, par, cont, early)", tuneEnv, f)
+		}
+		if err != nil {
+			return t, err
+		}
+	}
+	return t, nil
+}
+
+// tuneFromEnv is parseTune of $QP_QUERY_TUNE.
+func tuneFromEnv() (queryTune, error) { return parseTune(os.Getenv(tuneEnv)) }
+
+// warmQueries is the size of the warm switch's synthetic batch without
+// =N: a chunk where a GPU answers (its launch sets, and so its device
+// buffers, are then as large as the stream's), else 32 per CPU worker
+// (each worker's buffers meet long lists).
+func (t queryTune) warmQueries(gpu bool, chunk, workers int) int {
+	switch {
+	case t.warm > 0:
+		return t.warm
+	case !t.warmAuto:
+		return 0
+	case gpu:
+		return chunk
+	}
+	return 32 * workers
+}
+
+func (t queryTune) String() string {
+	var s []string
+	if t.prealloc {
+		s = append(s, "prealloc")
+	}
+	if t.warm > 0 {
+		s = append(s, fmt.Sprintf("warm=%d", t.warm))
+	} else if t.warmAuto {
+		s = append(s, "warm")
+	}
+	if t.fmtProcs > 0 {
+		s = append(s, fmt.Sprintf("fmt=%d", t.fmtProcs))
+	}
+	if t.gcSet {
+		if t.gcPercent < 0 {
+			s = append(s, "gc=off")
+		} else {
+			s = append(s, fmt.Sprintf("gc=%d", t.gcPercent))
+		}
+	}
+	if t.parAnalyze {
+		s = append(s, "par")
+	}
+	if t.cont {
+		s = append(s, "cont")
+	}
+	if t.early {
+		s = append(s, "early")
+	}
+	if len(s) == 0 {
+		return "none"
+	}
+	return strings.Join(s, ",")
+}

@@ -1,0 +1,126 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/qpengine/qp/engine"
+	"github.com/qpengine/qp/eval"
+	"github.com/qpengine/qp/index"
+	"github.com/qpengine/qp/topk"
+)
+
+var (
+	rwIndexOnce sync.Once
+	rwIndex     string
+	rwIndexErr  error
+)
+
+// runWriterIndex is a gen index of 20,000 documents shared by the
+// runWriter tests and benchmarks.
+func runWriterIndex(tb testing.TB) *index.Index {
+	tb.Helper()
+	rwIndexOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "qp-runwriter")
+		if err != nil {
+			rwIndexErr = err
+			return
+		}
+		rwIndex = filepath.Join(dir, "g.qp")
+		rwIndexErr = commands["gen"].run([]string{"--docs", "20000", "--out", rwIndex, "--quiet"})
+	})
+	if rwIndexErr != nil {
+		tb.Fatal(rwIndexErr)
+	}
+	x, err := index.Open(rwIndex)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { x.Close() })
+	return x
+}
+
+// syntheticResponses returns n queries and responses of up to k results
+// over x's documents (every 7th query failed, every 5th without results).
+func syntheticResponses(x *index.Index, n, k int) ([]engine.Query, []engine.Response) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	qs := make([]engine.Query, n)
+	out := make([]engine.Response, n)
+	for i := range qs {
+		qs[i] = engine.Query{ID: fmt.Sprintf("r%d-%d", i%10, i), K: k}
+		switch {
+		case i%7 == 3:
+			out[i].Err = engine.ErrEmptyQuery
+		case i%5 == 1:
+		default:
+			score := float32(20 * rng.Float64())
+			for range 1 + rng.IntN(k) {
+				out[i].Results = append(out[i].Results, topk.Result{Doc: uint32(rng.IntN(x.NumDocs())), Score: score})
+				score *= float32(0.5 + 0.5*rng.Float64())
+			}
+		}
+	}
+	return qs, out
+}
+
+// TestRunWriterParts: the run is the same bytes whatever the number of
+// formatting goroutines (the fmt switch), and equals eval.WriteRun's.
+func TestRunWriterParts(t *testing.T) {
+	x := runWriterIndex(t)
+	qs, out := syntheticResponses(x, 3000, 10)
+	var want bytes.Buffer
+	for i := range out {
+		if out[i].Err != nil {
+			continue
+		}
+		var es []eval.RunEntry
+		for _, r := range out[i].Results {
+			es = append(es, eval.RunEntry{DocID: x.ExternalID(r.Doc), Score: float64(r.Score)})
+		}
+		if err := eval.WriteRun(&want, qs[i].ID, es, "tag"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if want.Len() == 0 || strings.Count(want.String(), "\n") < 3000 {
+		t.Fatalf("the reference run has %d lines", strings.Count(want.String(), "\n"))
+	}
+	for _, procs := range []int{1, 2, 3, 64} {
+		var got bytes.Buffer
+		rw := newRunWriter(&got, x, "tag")
+		rw.setProcs(procs)
+		for lo := 0; lo < len(qs); lo += 1000 {
+			if err := rw.write(qs[lo:lo+1000], out[lo:lo+1000]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if !bytes.Equal(got.Bytes(), want.Bytes()) {
+			t.Fatalf("%d goroutines: the run differs from eval.WriteRun's", procs)
+		}
+	}
+}
+
+// BenchmarkRunWriter formats runs of 16,384 queries of up to 10 results.
+func BenchmarkRunWriter(b *testing.B) {
+	x := runWriterIndex(b)
+	qs, out := syntheticResponses(x, 16384, 10)
+	for _, procs := range []int{1, 0} {
+		b.Run(fmt.Sprintf("procs=%d", procs), func(b *testing.B) {
+			rw := newRunWriter(io.Discard, x, "qp")
+			rw.setProcs(procs)
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := rw.write(qs, out); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(qs)), "ns/query")
+		})
+	}
+}

@@ -1,0 +1,161 @@
+#!/usr/bin/env bash
+# scripts/device/cliab.sh — issue 20 §4 and issue 23's last paragraph: the
+# user-facing `qp query` against the engine's own `qp bench query`, switch
+# by switch (QP_QUERY_TUNE, cmd/qp/querytune.go), old binary against new,
+# GPU and 16 cores, in alternating rounds.
+#
+# Carry bin/dev (scripts/device/build.sh, or only bin/dev/qp) with, in
+# bin/dev/data:
+#   qp-old.xz                 the binary to compare with (main 2c3f00a)
+#   qp.xz                     optional: the new qp, xz'd (else bin/dev/qp)
+#   NAME.jsonl.xz | NAME.qp.xz each collection of COLLS, as JSONL (indexed
+#                             there: qp index --stem english --stopwords
+#                             english) or as an index built here
+#   06.efficiency_topics.txt  the TREC 2006 efficiency log
+# Queries: the first 10,000 TREC'06 queries repeated R times with unique
+# qids (rR-qid), for each R of REPS (default "10 100": 100k and 1M queries).
+#
+# Each measurement block (collection, R, mode, device) runs `bench query`
+# once (one warm batch of all queries: --gpu-only on the GPU; 16 threads,
+# skip and maxscore on the CPU), then ROUNDS (default 2) rounds of the
+# variants in turn. A variant is TUNE[@CHUNK]: "old" (the old binary),
+# "none" (the new binary, no switch), or a QP_QUERY_TUNE list, "all" being
+# $ALL; @CHUNK sets --chunk. Variants: V10GPU, V10CPU for R=10 and V100GPU,
+# V100CPU for larger R (defaults below).
+#
+# Output, under $OUT:
+#   cliab.txt        one line per run: stream q/s (the summary's figure:
+#                    first query to last run line), and for new variants
+#                    --stats' steady (after the first chunk) and cold
+#                    (from process start) rates; "runs identical" or
+#                    "RUNS DIFFER" per block (every variant's run against
+#                    the old binary's, GPU and CPU)
+#   cliab-table.txt  the compact table: per block and variant, the rounds'
+#                    range of stream q/s, its ratio to bench, steady, cold
+#   cliab-stats.txt  --stats of each new variant's first round (phases,
+#                    rates, GC, one line per chunk)
+#   device.txt       the GPU
+# A block starts only while less than BUDGET seconds have
+# passed (default 450), so that the call ends within 9 minutes (a block of
+# R=100 on RFC pages can last a minute); skipped blocks are named.
+# Order: R=10 on every collection first, then R=100.
+source scripts/device/lib.sh
+cd "$OUT" || exit 1
+t0=$(date +%s)
+tmp=${WORK:-/tmp} # where the binaries, indexes, query files and runs go
+mkdir -p "$tmp"
+d=$bin/data
+for f in "$d"/*.xz; do
+  [ -e "$f" ] || continue
+  b=$(basename "$f" .xz)
+  # Binaries always afresh (a warm machine may hold an earlier call's);
+  # collections and indexes are kept.
+  case $b in qp | qp-old) rm -f "$tmp/$b" ;; esac
+  [ -s "$tmp/$b" ] || xz -T0 -d -c "$f" >"$tmp/$b" || exit 1
+done
+chmod +x $tmp/qp-old $tmp/qp 2>/dev/null
+new=$bin/qp old=$tmp/qp-old
+[ -s $tmp/qp ] && new=$tmp/qp
+[ -x "$old" ] || { echo "no $old (carry bin/dev/data/qp-old.xz)"; exit 1; }
+ALL=${ALL:-prealloc,warm,gc=off,par,cont,early}
+V10GPU=${V10GPU:-old none prealloc warm gc=off fmt=4 par early none@65536 all all@65536}
+V10CPU=${V10CPU:-old none prealloc warm gc=off fmt=4 par early cont all}
+V100GPU=${V100GPU:-old none all all@65536}
+V100CPU=${V100CPU:-old none cont all}
+res=$OUT/cliab.txt stats=$OUT/cliab-stats.txt
+: >"$res"
+: >"$stats"
+log() { echo "$*" | tee -a "$res"; }
+log "new $($new version 2>&1 | head -1); old $($old version 2>&1 | head -1); ALL=$ALL"
+head -10000 "$d/06.efficiency_topics.txt" >$tmp/q06.txt
+for R in ${REPS:-10 100}; do
+  [ -s $tmp/q06x$R.txt ] || for r in $(seq 1 "$R"); do sed "s/^/r$r-/" $tmp/q06.txt; done >$tmp/q06x$R.txt
+done
+for c in ${COLLS:-gcide rfc-pages}; do
+  idx=$tmp/$c.qp
+  if [ ! -s "$idx" ]; then
+    t=$(date +%s)
+    "$new" index --in "$tmp/$c.jsonl" --out "$idx" --stem english --stopwords english --quiet >$tmp/index-$c.log 2>&1 || { tail -3 $tmp/index-$c.log; exit 1; }
+    log "$c index: $(( $(date +%s) - t )) s: $(tail -1 $tmp/index-$c.log)"
+  fi
+done
+
+# one runs variant $1 on device $2 (block key $3, round $4; idx, qf, m set)
+one() {
+  local v=$1 dev=$2 key=$3 round=$4 bb=$new tune=${1%@*} extra="" st=--stats
+  [ "$v" != "${v#*@}" ] && extra="--chunk ${v#*@}"
+  [ "$tune" = old ] && bb=$old tune="" st=""
+  [ "$tune" = none ] && tune=""
+  [ "$tune" = all ] && tune=$ALL
+  [ "$dev" = cpu ] && extra="$extra --threads 16"
+  QP_QUERY_TUNE=$tune "$bb" query "$idx" --device "$dev" --mode "$m" --queries "$qf" --run "$tmp/run.$dev.$m.$v" --quiet $st $extra >$tmp/o.txt 2>$tmp/e.txt ||
+    { log "$key $v round$round: FAILED: $(tail -2 $tmp/e.txt)"; return; }
+  local q line
+  q=$(grep -o '[0-9.]* queries/s' $tmp/o.txt | head -1 | cut -d' ' -f1)
+  line="$key $v round$round: stream $q"
+  if [ -n "$st" ]; then
+    line="$line steady $(grep -o 'steady [0-9]*' $tmp/e.txt | cut -d' ' -f2) cold $(grep -o 'cold total [0-9]*' $tmp/e.txt | cut -d' ' -f3)"
+    [ "$round" = 1 ] && { echo "== $key $v"; cat $tmp/e.txt; } >>"$stats"
+  fi
+  log "$line"
+}
+
+for R in ${REPS:-10 100}; do
+  qf=$tmp/q06x$R.txt n=$((R * 10000))
+  for c in ${COLLS:-gcide rfc-pages}; do
+    idx=$tmp/$c.qp
+    for m in ${MODES:-and or andor}; do
+      for dev in ${DEVS:-gpu cpu}; do
+        key="$c x$R $m $dev"
+        if [ $(( $(date +%s) - t0 )) -ge "${BUDGET:-450}" ]; then log "$key: skipped (budget)"; continue; fi
+        if [ "$dev" = gpu ]; then
+          b=$("$new" bench query "$idx" "$qf" --limit "$n" --device gpu --gpu-only --modes "$m" 2>/dev/null | awk -v m="$m" '$1==m{print $4; exit}')
+          vs=$V10GPU
+          [ "$R" -gt 10 ] && vs=$V100GPU
+        else
+          b=$("$new" bench query "$idx" "$qf" --limit "$n" --device cpu --modes "$m" --thread-counts 16 --and-algos skip --or-algos maxscore 2>/dev/null | awk -v m="$m" '$1==m && $3==16{print $4; exit}')
+          vs=$V10CPU
+          [ "$R" -gt 10 ] && vs=$V100CPU
+        fi
+        log "$key bench $b"
+        for round in $(seq 1 "${ROUNDS:-2}"); do
+          for v in $vs; do one "$v" "$dev" "$key" "$round"; done
+        done
+        same="runs identical"
+        for v in $vs; do
+          [ "$v" = old ] && continue
+          cmp -s "$tmp/run.$dev.$m.old" "$tmp/run.$dev.$m.$v" || same="RUNS DIFFER ($v)"
+        done
+        if [ "$dev" = cpu ] && [ -e "$tmp/run.gpu.$m.old" ]; then
+          cmp -s "$tmp/run.gpu.$m.old" "$tmp/run.cpu.$m.old" || same="$same; GPU AND CPU RUNS DIFFER"
+        fi
+        log "$key: $same"
+      done
+    done
+  done
+done
+log "elapsed $(( $(date +%s) - t0 )) s"
+
+# The table: per block and variant, the rounds' range.
+awk '
+/ bench / { split($0, a, " bench "); bench[a[1]] = a[2]; order[++nb] = a[1]; next }
+/ round[0-9]+: stream / {
+  key = $1 " " $2 " " $3 " " $4; v = $5; s = $8
+  k = key SUBSEP v
+  if (!(k in lo)) { vorder[key] = vorder[key] " " v; lo[k] = s; hi[k] = s } else { if (s < lo[k]) lo[k] = s; if (s > hi[k]) hi[k] = s }
+  for (i = 9; i < NF; i += 2) if ($i == "steady" || $i == "cold") val[k, $i] = val[k, $i] (val[k, $i] == "" ? "" : "/") $(i + 1)
+}
+function k_(x) { return sprintf("%.0fk", x / 1000) }
+END {
+  printf "%-22s %-30s %-16s %-11s %-18s %-18s\n", "block", "variant", "stream q/s", "/bench", "steady q/s", "cold q/s"
+  for (b = 1; b <= nb; b++) {
+    key = order[b]; printf "%-22s %-30s %-16s\n", key, "bench query", k_(bench[key])
+    n = split(vorder[key], vs, " ")
+    for (j = 1; j <= n; j++) {
+      k = key SUBSEP vs[j]
+      r = bench[key] > 0 ? sprintf("%.2f-%.2f", lo[k] / bench[key], hi[k] / bench[key]) : "-"
+      printf "%-22s %-30s %-16s %-11s %-18s %-18s\n", "", vs[j], k_(lo[k]) "-" k_(hi[k]), r, val[k, "steady"], val[k, "cold"]
+    }
+  }
+}' "$res" >"$OUT/cliab-table.txt"
+cat "$OUT/cliab-table.txt"

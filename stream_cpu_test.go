@@ -1,0 +1,170 @@
+package qp_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/qpengine/qp"
+	"github.com/qpengine/qp/engine"
+	"github.com/qpengine/qp/index"
+)
+
+// streamQueries are 50 queries of every mode and several k over the tiny
+// index.
+func streamQueries(e *qp.Engine) []engine.Query {
+	texts := []string{"sorting", "parallel gpu", "compression lists", "query", "the", "maxscore wand", "inverted index"}
+	var qs []engine.Query
+	for i := range 50 {
+		qs = append(qs, e.Query(qp.Request{ID: fmt.Sprint(i), Text: texts[i%len(texts)], Mode: engine.Mode(i % 3), K: 1 + i%5}))
+	}
+	return qs
+}
+
+// TestStreamContinuous: Engine.StreamWith with Continuous on the CPU gives
+// SearchBatch's responses, in order, chunk by chunk, with and without
+// preallocated results, for chunk sizes below, at and above the query
+// count and more chunks than buffers; its trace has one ordered timeline
+// per chunk; an emit error stops it; a cancelled context is returned.
+func TestStreamContinuous(t *testing.T) {
+	e, err := qp.Open(writeIndex(t), qp.Options{Device: qp.CPU, Threads: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	qs := streamQueries(e)
+	ctx := context.Background()
+	want := make([]engine.Response, len(qs))
+	if err := e.SearchBatch(ctx, qs, engine.Options{}, want); err != nil {
+		t.Fatal(err)
+	}
+	for _, chunk := range []int{1, 4, 7, 50, 64, 0} {
+		for _, prealloc := range []int{0, 5} {
+			next := 0
+			var trace []qp.ChunkTimes
+			so := qp.StreamOptions{Chunk: chunk, Continuous: true, ResultCap: prealloc, Trace: func(c qp.ChunkTimes) { trace = append(trace, c) }}
+			err := e.StreamWith(ctx, qs, engine.Options{}, so, func(lo int, out []engine.Response) error {
+				if lo != next || len(out) == 0 || (chunk > 0 && len(out) > chunk) {
+					return fmt.Errorf("chunk at %d of %d responses, want at %d", lo, len(out), next)
+				}
+				for i := range out {
+					w := &want[lo+i]
+					if fmt.Sprint(out[i].Results) != fmt.Sprint(w.Results) || fmt.Sprint(out[i].Err) != fmt.Sprint(w.Err) {
+						return fmt.Errorf("query %d: %v %v, want %v %v", lo+i, out[i].Results, out[i].Err, w.Results, w.Err)
+					}
+				}
+				next = lo + len(out)
+				return nil
+			})
+			if err != nil || next != len(qs) {
+				t.Fatalf("chunk %d prealloc %d: %v after %d of %d queries", chunk, prealloc, err, next, len(qs))
+			}
+			checkTrace(t, trace, len(qs))
+		}
+	}
+	stop := errors.New("stop")
+	calls := 0
+	err = e.StreamWith(ctx, qs, engine.Options{}, qp.StreamOptions{Chunk: 5, Continuous: true}, func(int, []engine.Response) error {
+		calls++
+		return stop
+	})
+	if !errors.Is(err, stop) || calls != 1 {
+		t.Fatalf("emit error: %v after %d calls, want stop after 1", err, calls)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := e.StreamWith(cctx, qs, engine.Options{}, qp.StreamOptions{Chunk: 5, Continuous: true}, func(int, []engine.Response) error { return nil }); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled context: %v", err)
+	}
+	if err := e.StreamWith(ctx, qs, engine.Options{OrAlgo: "nope"}, qp.StreamOptions{Continuous: true}, func(int, []engine.Response) error { return nil }); err == nil {
+		t.Fatal("an unknown OR strategy streamed without error")
+	}
+}
+
+// checkTrace: one timeline per chunk, covering the queries in order, each
+// searched before emitted.
+func checkTrace(t *testing.T, trace []qp.ChunkTimes, n int) {
+	t.Helper()
+	lo := 0
+	for _, c := range trace {
+		if c.Lo != lo || c.N < 1 || c.SearchStart.IsZero() || c.SearchEnd.Before(c.SearchStart) ||
+			c.EmitStart.Before(c.SearchEnd) || c.EmitEnd.Before(c.EmitStart) {
+			t.Fatalf("chunk %+v after %d queries", c, lo)
+		}
+		lo += c.N
+	}
+	if lo != n {
+		t.Fatalf("the trace covers %d of %d queries", lo, n)
+	}
+}
+
+// TestWarm: Warm answers its synthetic queries without error on the CPU,
+// and the engine's answers afterwards are unchanged.
+func TestWarm(t *testing.T) {
+	e, err := qp.Open(writeIndex(t), qp.Options{Device: qp.CPU, Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	qs := streamQueries(e)
+	ctx := context.Background()
+	before := make([]engine.Response, len(qs))
+	if err := e.SearchBatch(ctx, qs, engine.Options{}, before); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []engine.Mode{engine.And, engine.Or, engine.AndOr} {
+		if err := e.Warm(ctx, engine.Options{}, m, 10, 100); err != nil {
+			t.Fatalf("mode %v: %v", m, err)
+		}
+	}
+	after := make([]engine.Response, len(qs))
+	if err := e.SearchBatch(ctx, qs, engine.Options{}, after); err != nil {
+		t.Fatal(err)
+	}
+	for i := range qs {
+		if fmt.Sprint(before[i].Results, before[i].Err) != fmt.Sprint(after[i].Results, after[i].Err) {
+			t.Fatalf("query %d changed after Warm: %v, was %v", i, after[i].Results, before[i].Results)
+		}
+	}
+	cctx, cancel := context.WithTimeout(ctx, -time.Second)
+	defer cancel()
+	if err := e.Warm(cctx, engine.Options{}, engine.Or, 10, 100); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Warm with an expired context: %v", err)
+	}
+}
+
+// TestOpenBeside: Open calls Options.Beside once with the loaded index and
+// returns only after it did, also when the processor fails to open.
+func TestOpenBeside(t *testing.T) {
+	path := writeIndex(t)
+	calls, docs := 0, 0
+	e, err := qp.Open(path, qp.Options{Device: qp.CPU, Beside: func(x *index.Index) {
+		time.Sleep(10 * time.Millisecond)
+		calls++
+		docs = x.NumDocs()
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if calls != 1 || docs != e.Index().NumDocs() || docs == 0 {
+		t.Fatalf("Beside called %d times with %d documents, want once with %d", calls, docs, e.Index().NumDocs())
+	}
+	calls = 0
+	_, err = qp.Open(path, qp.Options{Device: "tpu", Beside: func(*index.Index) { calls++ }})
+	if err == nil {
+		t.Fatal("Open with device tpu succeeded")
+	}
+	{
+		calls = 0
+		e, err := qp.Open(path, qp.Options{Device: qp.GPU, Beside: func(*index.Index) { time.Sleep(10 * time.Millisecond); calls++ }})
+		if err == nil {
+			e.Close()
+		}
+		if calls != 1 {
+			t.Fatalf("Device GPU (err %v): Beside called %d times before Open returned, want once", err, calls)
+		}
+	}
+}
