@@ -727,6 +727,44 @@ func (x *Index) fillIDF() {
 	}
 }
 
+// ListsInto sets out[i] = List(ids[i]) for every i (len(out) must be at
+// least len(ids)). The terms' dictionary records and the heads and ends of
+// their skip tables and first docID blocks are read first, in loops of their own, so that the cache
+// misses of a query's lists overlap (memory-level parallelism) instead of
+// forming one chain per list; List then finds them in cache.
+func (x *Index) ListsInto(out []List, ids []int) error {
+	if len(out) < len(ids) {
+		panic(fmt.Sprintf("BUG: index.ListsInto: %d lists for %d terms", len(out), len(ids)))
+	}
+	var touch byte
+	for _, t := range ids {
+		touch ^= x.recs[termRecSize*t]
+	}
+	bs := uint64(x.Meta.BlockSize)
+	for _, t := range ids {
+		r := x.recs[termRecSize*t:]
+		off := binary.LittleEndian.Uint64(r)
+		nb := (uint64(binary.LittleEndian.Uint32(r[16:])) + bs - 1) / bs
+		if e := off + skipEntrySize*nb; off < e && e < uint64(len(x.post)) {
+			touch ^= x.post[off] ^ x.post[e-1] ^ x.post[e] // skip table, first docID block
+		}
+	}
+	keep(touch)
+	for i, t := range ids {
+		l, err := x.List(t)
+		if err != nil {
+			return err
+		}
+		out[i] = l
+	}
+	return nil
+}
+
+// keep consumes a value so that the loads computing it are not removed.
+//
+//go:noinline
+func keep(byte) {}
+
 // List returns the posting list of term t.
 func (x *Index) List(t int) (List, error) {
 	x.mustOpen()

@@ -468,3 +468,36 @@ func TestIDFTable(t *testing.T) {
 		}
 	}
 }
+
+// TestListsIntoMatchesList checks the batched ListsInto against List for
+// every term, in one batch and in a shuffled order.
+func TestListsIntoMatchesList(t *testing.T) {
+	rng := rand.New(rand.NewSource(11))
+	terms, docs, freqs, lens := randomLists(rng, 500, 16)
+	path := filepath.Join(t.TempDir(), "x.qp")
+	bp, err := compress.ByName("bp128")
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeIndex(t, path, bp, 16, terms, docs, freqs, lens)
+	x, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := rng.Perm(x.NumTerms())
+	out := make([]List, len(ids))
+	if err := x.ListsInto(out, ids); err != nil {
+		t.Fatal(err)
+	}
+	for i, id := range ids {
+		l, err := x.List(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := out[i]
+		if g.Term != l.Term || g.DF != l.DF || g.IDF != l.IDF || g.MaxScore != l.MaxScore || g.NBlocks != l.NBlocks ||
+			string(g.DocBytes()) != string(l.DocBytes()) || string(g.FreqBytes()) != string(l.FreqBytes()) || string(g.SkipBytes()) != string(l.SkipBytes()) {
+			t.Fatalf("ListsInto[%d] (term %d) differs from List", i, id)
+		}
+	}
+}
