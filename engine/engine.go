@@ -295,6 +295,8 @@ type Engine struct {
 	bits    []uint64      // orTAATMaxScore's touched documents, as a bitset
 	sel     []topk.Result // orTAATMaxScore's prefix top k
 	rem     []float64     // orTAATMaxScore's suffix sums of list maxima
+	brem    []float64     // and of block maxima at a document (blockRem)
+	sblk    []int         // blockRem's blocks
 	dbuf    []uint32
 	fbuf    []uint32
 	// Decoded lists (merge, galloping).
