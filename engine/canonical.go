@@ -40,13 +40,23 @@ func Validate(q Query, prefix string) error {
 func CanonicalTerms(dst []Term, x *index.Index, q Query) ([]Term, bool) {
 	dst = dst[:0]
 	unknown := false
-	for _, s := range q.Terms {
-		id, ok := x.Lookup(s)
-		if !ok {
-			unknown = true
-			continue
+	var ids [32]int // LookupAll's output, a chunk of the query at a time
+	for terms := q.Terms; len(terms) > 0; {
+		n := min(len(terms), len(ids))
+		x.LookupAll(terms[:n], ids[:n])
+		for _, id := range ids[:n] {
+			if id < 0 {
+				unknown = true
+				continue
+			}
+			dst = append(dst, Term{ID: id, W: 1})
 		}
-		dst = append(dst, Term{ID: id, DF: x.Record(id).DF, W: 1})
+		terms = terms[n:]
+	}
+	// The records' reads are independent: a loop of its own lets their
+	// cache misses overlap.
+	for i := range dst {
+		dst[i].DF = x.Record(dst[i].ID).DF
 	}
 	slices.SortFunc(dst, func(a, b Term) int {
 		if a.DF != b.DF {

@@ -274,9 +274,11 @@ type Engine struct {
 	n       uint32
 	norms   []float32
 	k1p1    float32
-	terms   []qterm // canonical order
-	canon   []Term  // CanonicalTerms scratch
-	unknown bool    // a query term is absent from the index (AND is empty)
+	terms   []qterm      // canonical order
+	canon   []Term       // CanonicalTerms scratch
+	tids    []int        // the canonical terms' IDs (Index.ListsInto)
+	tlists  []index.List // and their lists
+	unknown bool         // a query term is absent from the index (AND is empty)
 	st      Stats
 
 	heap    topk.Heap
@@ -293,6 +295,8 @@ type Engine struct {
 	bits    []uint64      // orTAATMaxScore's touched documents, as a bitset
 	sel     []topk.Result // orTAATMaxScore's prefix top k
 	rem     []float64     // orTAATMaxScore's suffix sums of list maxima
+	brem    []float64     // and of block maxima at a document (blockRem)
+	sblk    []int         // blockRem's blocks
 	dbuf    []uint32
 	fbuf    []uint32
 	// Decoded lists (merge, galloping).
@@ -390,17 +394,21 @@ func (e *Engine) prepare(q Query) error {
 	e.k1p1 = x.Params().K1p1()
 	var unknown bool
 	e.canon, unknown = CanonicalTerms(e.canon, x, q)
-	e.terms = e.terms[:0]
+	e.terms, e.tids = e.terms[:0], e.tids[:0]
 	for _, c := range e.canon {
 		e.terms = append(e.terms, qterm{id: c.ID, df: c.DF, w: c.W})
+		e.tids = append(e.tids, c.ID)
+	}
+	if cap(e.tlists) < len(e.tids) {
+		e.tlists = make([]index.List, len(e.tids))
+	}
+	e.tlists = e.tlists[:len(e.tids)]
+	if err := x.ListsInto(e.tlists, e.tids); err != nil {
+		return e.wrap(q, err)
 	}
 	for i := range e.terms {
-		t := &e.terms[i]
-		l, err := x.List(t.id)
-		if err != nil {
-			return e.wrap(q, err)
-		}
-		t.list, t.idf, t.max = l, l.IDF, float32(t.w*l.MaxScore)
+		t, l := &e.terms[i], &e.tlists[i]
+		t.list, t.idf, t.max = *l, l.IDF, float32(t.w*l.MaxScore)
 	}
 	e.st.Terms = len(e.terms)
 	e.heap.Reset(q.K)

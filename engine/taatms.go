@@ -87,15 +87,28 @@ func (e *Engine) orTAATMaxScore(p int) error {
 // probeLong is step 3 of orTAATMaxScore over the documents of e.bits, and
 // returns the final threshold (at least th). e.rem[i] is set to the sum of
 // the maxima of lists i..m-1.
+//
+// Besides the list maxima, a document that would make a list's cursor
+// decode a new block is first bounded by the block maxima of the blocks of
+// the lists left that would hold it (found from the skip tables without
+// decoding; PISA's block_max_maxscore bound, as probeNonEssential uses): a
+// document whose partial sum plus those falls strictly below the threshold
+// is dropped before the block is decoded. Documents that stay within the
+// decoded blocks skip that bound (its skip-table walk would cost more than
+// the probe).
 func (e *Engine) probeLong(p int, th float64) float64 {
 	m := len(e.terms)
 	if cap(e.rem) < m+1 {
 		e.rem = make([]float64, m+1)
 	}
-	rem := e.rem[:m+1]
-	rem[m] = 0
+	if cap(e.brem) < m+1 {
+		e.brem, e.sblk = make([]float64, m+1), make([]int, m+1)
+	}
+	rem, brem, sblk := e.rem[:m+1], e.brem[:m+1], e.sblk[:m]
+	rem[m], brem[m] = 0, 0
 	for i := m - 1; i >= 0; i-- {
 		rem[i] = rem[i+1] + float64(e.terms[i].max)
+		sblk[i] = 0
 	}
 	infl := inflate(m)
 	acc, norms, k1p1, cs, terms, h := e.acc, e.norms, e.k1p1, e.curs, e.terms, &e.heap
@@ -109,11 +122,21 @@ func (e *Engine) probeLong(p int, th float64) float64 {
 				continue
 			}
 			i := p
+			bounded := false // brem[i:] holds d's block-max bounds
 			for ; i < m; i++ {
 				if (partial+rem[i])*infl < th {
 					break
 				}
 				c := &cs[i]
+				if !bounded && d > c.BlockLast() {
+					// NextGEQ would decode a block: first bound d by
+					// the block maxima of lists i..m-1.
+					e.blockRem(i, d)
+					bounded = true
+				}
+				if bounded && (partial+brem[i])*infl < th {
+					break
+				}
 				if c.NextGEQ(d) == d {
 					t := &terms[i]
 					x := float32(t.w * score.Term(t.idf, k1p1, c.Freq(), norms[d]))
@@ -130,6 +153,28 @@ func (e *Engine) probeLong(p int, th float64) float64 {
 		}
 	}
 	return th
+}
+
+// blockRem sets e.brem[i], for i = p..m-1 (p: the first list not yet probed), to the sum over lists i..m-1 of
+// the maximum of the block that would hold d (0 for a list that ends before
+// d). e.sblk[i] is that block: it only moves forward, since probeLong's
+// documents ascend, so the skip-table walk costs O(blocks) per query.
+func (e *Engine) blockRem(p int, d uint32) {
+	m := len(e.terms)
+	brem, sblk, cs := e.brem[:m+1], e.sblk[:m], e.curs
+	for j := m - 1; j >= p; j-- {
+		l := cs[j].List()
+		b := sblk[j]
+		for b < l.NBlocks && l.LastDoc(b) < d {
+			b++
+		}
+		sblk[j] = b
+		v := 0.0
+		if b < l.NBlocks {
+			v = e.blockBound(j, l, b)
+		}
+		brem[j] = brem[j+1] + v
+	}
 }
 
 // resetCursors sizes e.curs for the query's terms and resets those of

@@ -185,17 +185,22 @@ func (c *Cursor) nextGEQ(d uint32) uint32 {
 }
 
 // scan moves to the first posting >= d of the decoded block, which holds
-// one (d <= last). The next few postings are tried in order (a probe that
-// lands nearby, the common case of dense lists); beyond them a branch-free
-// binary search of the rest of the block (Khuong & Morin, "Array layouts
-// for comparison-based searching", JEA 2017: the conditional move form),
-// whose log2(128) = 7 steps cost less than a linear scan's mispredicted
-// exit over a long jump.
+// one (d <= last). The next scanWindow postings are compared with d without
+// branches (the count of those below d is the offset of the first >= d:
+// independent compares, no mispredicted loop exit for the short jumps of a
+// probe that lands nearby); beyond them a branch-free binary search of the
+// rest of the block (Khuong & Morin, "Array layouts for comparison-based
+// searching", JEA 2017: the conditional move form), whose log2(128) = 7
+// steps cost less than a linear scan's mispredicted exit over a long jump.
 func (c *Cursor) scan(d uint32) uint32 {
 	docs := c.docs
 	p := c.pos + 1
-	for end := min(p+4, len(docs)); p < end; p++ {
-		if docs[p] >= d {
+	if p+scanWindow <= len(docs) {
+		w := docs[p : p+scanWindow : p+scanWindow]
+		n := below(w[0], d) + below(w[1], d) + below(w[2], d) + below(w[3], d) +
+			below(w[4], d) + below(w[5], d) + below(w[6], d) + below(w[7], d)
+		p += n
+		if n < scanWindow {
 			c.pos, c.cur = p, docs[p]
 			return c.cur
 		}
@@ -217,6 +222,17 @@ func (c *Cursor) scan(d uint32) uint32 {
 	p += lo
 	c.pos, c.cur = p, docs[p]
 	return c.cur
+}
+
+// scanWindow is the number of postings scan compares without branches.
+const scanWindow = 8
+
+// below is 1 when a < d, else 0 (a conditional set, no branch).
+func below(a, d uint32) int {
+	if a < d {
+		return 1
+	}
+	return 0
 }
 
 // nextGEQBlock is NextGEQ's slow path: d lies past the decoded block.

@@ -65,6 +65,8 @@ type Index struct {
 	lookOnce sync.Once
 	lookSeed maphash.Seed
 	lookTab  []uint32 // Lookup's hash table (buildLookup)
+
+	idfTab []float32 // IDF of df = 0..len-1 (fillIDF; nil: IDF computes)
 }
 
 func corruptf(path, format string, args ...any) error {
@@ -239,6 +241,7 @@ func load(path string, data []byte) (*Index, error) {
 		return nil, corruptf(path, "META: average document length %v, the document lengths give %v", m.AvgDL, avg)
 	}
 	x.post = secs[secPostings]
+	x.fillIDF()
 	if err := x.verifyLists(); err != nil {
 		return nil, err
 	}
@@ -491,6 +494,75 @@ func (x *Index) Lookup(term string) (int, bool) {
 	}
 }
 
+// LookupAll sets ids[i] to the ID of terms[i], or -1 when the index does
+// not hold it (len(ids) must be at least len(terms)). It is Lookup for a
+// whole query with the probes interleaved: the hash-table slots of all the
+// terms are read first, then their dictionary offsets, then their bytes, so
+// that the cache misses of different terms overlap (memory-level
+// parallelism) instead of forming one chain of three misses per term.
+func (x *Index) LookupAll(terms []string, ids []int) {
+	if len(ids) < len(terms) {
+		panic(fmt.Sprintf("BUG: index.LookupAll: %d ids for %d terms", len(ids), len(terms)))
+	}
+	x.lookOnce.Do(x.buildLookup)
+	for len(terms) > 0 {
+		n := min(len(terms), lookBatch)
+		x.lookupBatch(terms[:n], ids[:n])
+		terms, ids = terms[n:], ids[n:]
+	}
+}
+
+// lookBatch is the number of terms whose probes LookupAll interleaves.
+const lookBatch = 16
+
+// lookupBatch is LookupAll for at most lookBatch terms.
+func (x *Index) lookupBatch(terms []string, ids []int) {
+	var hs [lookBatch]uint64
+	var slots [lookBatch]uint32
+	var offs [lookBatch][2]uint64
+	tab := x.lookTab
+	mask := uint64(len(tab) - 1)
+	terms = terms[:min(len(terms), lookBatch)]
+	for i, t := range terms {
+		hs[i] = maphash.String(x.lookSeed, t) & mask
+	}
+	for i := range terms {
+		slots[i] = tab[hs[i]]
+	}
+	for i := range terms {
+		if id := slots[i]; id != 0 {
+			t := int(id - 1)
+			offs[i] = [2]uint64{binary.LittleEndian.Uint64(x.termOffs[8*t:]), binary.LittleEndian.Uint64(x.termOffs[8*t+8:])}
+		}
+	}
+	for i, term := range terms {
+		switch id := slots[i]; {
+		case id == 0:
+			ids[i] = -1
+		case string(x.termBytes[offs[i][0]:offs[i][1]]) == term:
+			ids[i] = int(id - 1)
+		default: // a collision: probe on (rare at load <= 1/2)
+			ids[i] = x.probeFrom(term, (hs[i]+1)&mask)
+		}
+	}
+}
+
+// probeFrom continues Lookup's linear probe for term at slot h: the term's
+// ID, or -1.
+func (x *Index) probeFrom(term string, h uint64) int {
+	tab := x.lookTab
+	mask := uint64(len(tab) - 1)
+	for ; ; h = (h + 1) & mask {
+		id := tab[h]
+		if id == 0 {
+			return -1
+		}
+		if string(x.termAt(int(id-1))) == term {
+			return int(id - 1)
+		}
+	}
+}
+
 // BuildLookup builds Lookup's hash table now (the first Lookup does it
 // otherwise): an open cost that a throughput measurement or a server's first
 // query should not pay.
@@ -631,8 +703,67 @@ func (x *Index) SetParams(p score.Params) error {
 	return nil
 }
 
-// IDF is the BM25 idf of a list with document frequency df.
-func (x *Index) IDF(df uint32) float32 { return score.IDF(uint64(len(x.lens)), uint64(df)) }
+// IDF is the BM25 idf of a list with document frequency df: score.IDF,
+// from a table for the small document frequencies of most query terms
+// (fillIDF), which spares Index.List a logarithm per call.
+func (x *Index) IDF(df uint32) float32 {
+	if df < uint32(len(x.idfTab)) {
+		return x.idfTab[df]
+	}
+	return score.IDF(uint64(len(x.lens)), uint64(df))
+}
+
+// idfTabSize bounds the IDF table: 16 KiB, which stays in cache.
+const idfTabSize = 4096
+
+// fillIDF tabulates score.IDF for df < min(N+1, idfTabSize); the idf
+// depends on N and df only (not on SetParams' k1 and b), and the table holds
+// the same float32 bits as the function.
+func (x *Index) fillIDF() {
+	n := uint64(len(x.lens))
+	x.idfTab = make([]float32, min(n+1, idfTabSize))
+	for df := range x.idfTab {
+		x.idfTab[df] = score.IDF(n, uint64(df))
+	}
+}
+
+// ListsInto sets out[i] = List(ids[i]) for every i (len(out) must be at
+// least len(ids)). The terms' dictionary records and the heads and ends of
+// their skip tables and first docID blocks are read first, in loops of their own, so that the cache
+// misses of a query's lists overlap (memory-level parallelism) instead of
+// forming one chain per list; List then finds them in cache.
+func (x *Index) ListsInto(out []List, ids []int) error {
+	if len(out) < len(ids) {
+		panic(fmt.Sprintf("BUG: index.ListsInto: %d lists for %d terms", len(out), len(ids)))
+	}
+	var touch byte
+	for _, t := range ids {
+		touch ^= x.recs[termRecSize*t]
+	}
+	bs := uint64(x.Meta.BlockSize)
+	for _, t := range ids {
+		r := x.recs[termRecSize*t:]
+		off := binary.LittleEndian.Uint64(r)
+		nb := (uint64(binary.LittleEndian.Uint32(r[16:])) + bs - 1) / bs
+		if e := off + skipEntrySize*nb; off < e && e < uint64(len(x.post)) {
+			touch ^= x.post[off] ^ x.post[e-1] ^ x.post[e] // skip table, first docID block
+		}
+	}
+	keep(touch)
+	for i, t := range ids {
+		l, err := x.List(t)
+		if err != nil {
+			return err
+		}
+		out[i] = l
+	}
+	return nil
+}
+
+// keep consumes a value so that the loads computing it are not removed.
+//
+//go:noinline
+func keep(byte) {}
 
 // List returns the posting list of term t.
 func (x *Index) List(t int) (List, error) {

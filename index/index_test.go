@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -415,5 +416,88 @@ func TestLookupHashMatchesSorted(t *testing.T) {
 	}
 	if found < len(terms) {
 		t.Fatalf("found %d of %d terms", found, len(terms))
+	}
+	// LookupAll, in batches of every size around its chunk (lookBatch),
+	// gives Lookup's answers (-1 for absent terms).
+	ids := make([]int, len(probes))
+	for _, n := range []int{1, 3, lookBatch - 1, lookBatch, lookBatch + 1, 2*lookBatch + 5, len(probes)} {
+		clear(ids)
+		for i := 0; i < len(probes); i += n {
+			j := min(i+n, len(probes))
+			x.LookupAll(probes[i:j], ids[i:j])
+		}
+		for i, p := range probes {
+			id, ok := x.Lookup(p)
+			if !ok {
+				id = -1
+			}
+			if ids[i] != id {
+				t.Fatalf("batches of %d: LookupAll(%q) = %d, Lookup says %d", n, p, ids[i], id)
+			}
+		}
+	}
+}
+
+// TestIDFTable checks that Index.IDF, tabulated for small df, returns the
+// bits of score.IDF for every df of the collection (both sides of the
+// table's end).
+func TestIDFTable(t *testing.T) {
+	rng := rand.New(rand.NewSource(9))
+	terms, docs, freqs, lens := randomLists(rng, 50, 16)
+	lens = append(lens, make([]uint32, 2*idfTabSize)...) // N > idfTabSize
+	for i := range lens {
+		lens[i] = max(lens[i], 1)
+	}
+	path := filepath.Join(t.TempDir(), "x.qp")
+	bp, err := compress.ByName("bp128")
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeIndex(t, path, bp, 16, terms, docs, freqs, lens)
+	x, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := uint64(x.NumDocs())
+	if len(x.idfTab) != idfTabSize {
+		t.Fatalf("IDF table of %d entries for N = %d, want %d", len(x.idfTab), n, idfTabSize)
+	}
+	for df := uint64(0); df <= n; df++ {
+		if got, want := x.IDF(uint32(df)), score.IDF(n, df); math.Float32bits(got) != math.Float32bits(want) {
+			t.Fatalf("IDF(%d) = %v, score.IDF says %v", df, got, want)
+		}
+	}
+}
+
+// TestListsIntoMatchesList checks the batched ListsInto against List for
+// every term, in one batch and in a shuffled order.
+func TestListsIntoMatchesList(t *testing.T) {
+	rng := rand.New(rand.NewSource(11))
+	terms, docs, freqs, lens := randomLists(rng, 500, 16)
+	path := filepath.Join(t.TempDir(), "x.qp")
+	bp, err := compress.ByName("bp128")
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeIndex(t, path, bp, 16, terms, docs, freqs, lens)
+	x, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := rng.Perm(x.NumTerms())
+	out := make([]List, len(ids))
+	if err := x.ListsInto(out, ids); err != nil {
+		t.Fatal(err)
+	}
+	for i, id := range ids {
+		l, err := x.List(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := out[i]
+		if g.Term != l.Term || g.DF != l.DF || g.IDF != l.IDF || g.MaxScore != l.MaxScore || g.NBlocks != l.NBlocks ||
+			string(g.DocBytes()) != string(l.DocBytes()) || string(g.FreqBytes()) != string(l.FreqBytes()) || string(g.SkipBytes()) != string(l.SkipBytes()) {
+			t.Fatalf("ListsInto[%d] (term %d) differs from List", i, id)
+		}
 	}
 }

@@ -129,17 +129,35 @@ func (l *List) DecodeDocs(b int, out []uint32) (int, error) {
 	// step adds at least 1, so the docIDs strictly increase and cannot wrap
 	// around, and when the last one equals the skip table's last docID
 	// (which Open checked against N) every one lies in [base, last].
-	docs := out[:n]
-	d := base + uint64(docs[0])
-	docs[0] = uint32(d)
-	for i := 1; i < len(docs); i++ {
-		d += uint64(docs[i]) + 1
-		docs[i] = uint32(d)
-	}
-	if d != last {
+	if d := prefixGaps(out[:n], base); d != last {
 		return 0, l.blockErr(b, "docIDs", fmt.Errorf("last docID %d, skip table says %d (docIDs not increasing, or past the block's last docID)", d, last))
 	}
 	return n, nil
+}
+
+// prefixGaps turns docs, d-gaps minus 1 after a first value relative to
+// base, into absolute docIDs, and returns the last one computed in 64 bits.
+// Four values a step: their sum is the only addition on the dependency
+// chain of the running docID, the partial sums within a step are
+// independent of it.
+func prefixGaps(docs []uint32, base uint64) uint64 {
+	d := base + uint64(docs[0])
+	docs[0] = uint32(d)
+	i := 1
+	for ; i+4 <= len(docs); i += 4 {
+		g := docs[i : i+4 : i+4]
+		x0 := uint64(g[0]) + 1
+		x01 := x0 + uint64(g[1]) + 1
+		x012 := x01 + uint64(g[2]) + 1
+		x0123 := x012 + uint64(g[3]) + 1
+		g[0], g[1], g[2], g[3] = uint32(d+x0), uint32(d+x01), uint32(d+x012), uint32(d+x0123)
+		d += x0123
+	}
+	for ; i < len(docs); i++ {
+		d += uint64(docs[i]) + 1
+		docs[i] = uint32(d)
+	}
+	return d
 }
 
 // checkSorted turns the values of a Sorted codec (docID - base) into

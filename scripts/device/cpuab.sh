@@ -5,20 +5,22 @@
 # timed passes after a warm-up that hashes every top-10 list), as
 # scripts/cpuab/ab.sh does on the dev machine (docs/CPU-ENGINE.md).
 #
-# Prepare on the Go machine (carry bin/cpuab, ~40 MiB):
+# Prepare on the Go machine (carry bin/cpuab, ~44 MiB with both indexes):
 #   scripts/device/cpuab.sh --prepare OLD_CHECKOUT GCIDE_INDEX RFCPAGES_INDEX
 # which builds scripts/cpuab against OLD_CHECKOUT (b3d41c3) and against this
 # checkout (with cmd/qp/default.pgo), and xz-compresses both binaries and the
 # two indexes (built with qp index --stem english --stopwords english) into
 # bin/cpuab with the TREC 2006 efficiency log. A call carries at most 64
-# MiB: check du's figure; with RFCPAGES_INDEX "-" only GCIDE travels (then
-# run with COLLS=gcide).
+# MiB: check du's figure (the RFC pages index of docs/CPU-ENGINE.md, 70 MB,
+# is 28 MiB xz'd; GCIDE's 23 MB about 9); with RFCPAGES_INDEX "-" only GCIDE
+# travels (then run with COLLS=gcide).
 #
 # On the device: COLLS (default "gcide rfc-pages"), ROUNDS (3), PASSES (3).
 # Output: $OUT/cpuab.txt (one line per run: round build job cpu-us/query
 # wall-us/query hash), $OUT/summary.txt (per collection and job: the rounds,
 # speedup of the geometric means and of the minima, whether the hashes
-# agree), $OUT/cpu.txt (lscpu, load). Runtime about 2-4 minutes.
+# agree), $OUT/cpu.txt (lscpu, load). Runtime about 2-4 minutes per collection
+# (ROUNDS=3 PASSES=2 keeps both collections within one 9-minute call).
 set -u
 d=$PWD/bin/cpuab
 if [ "${1:-}" = --prepare ]; then
