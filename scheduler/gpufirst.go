@@ -294,7 +294,7 @@ func (h *hostShare) gpuDone(now time.Time, wall time.Duration, cpuBusy bool) {
 	c, ok := h.cpuTime()
 	if ok && !h.dirty && span > 0 {
 		x := min(h.busy.Seconds()/span.Seconds(), 1)
-		h.fit.observe(x, (c - h.c0).Seconds()/span.Seconds())
+		h.fit.observe(x, (c-h.c0).Seconds()/span.Seconds())
 	}
 	h.restart(now, cpuBusy)
 }
