@@ -126,7 +126,7 @@ func (s *Scheduler) policyBatch(p *proc) float64 {
 	return max(n, 1)
 }
 
-// budgetLimit is the most queries GPU p's batch may take: as many as fit
+// budgetLimit is the most queries the GPU's batch may take: as many as fit
 // in the target time of a fresh query (TargetFraction·deadline) less the
 // fixed part. At least 1; 0 means no limit (the time per query is not
 // known yet). The limit does not shrink with the wait of the batch's
@@ -136,7 +136,7 @@ func (s *Scheduler) policyBatch(p *proc) float64 {
 // it cannot finish in time are the CPU's overflow instead.
 func (s *Scheduler) budgetLimit() int {
 	fixed, per := s.gf.bm.Params()
-	if per <= 0 {
+	if per <= 0 || !s.gf.bm.ready() {
 		return 0
 	}
 	left := time.Duration(s.gf.target*float64(s.cfg.Deadline)) - fixed
@@ -179,7 +179,7 @@ func (s *Scheduler) eta(g *proc, now time.Time) gpuETA {
 func (s *Scheduler) pickOverflow(p *proc, now time.Time) *batch {
 	g := s.other(p)
 	q := &s.queues[QueueGPU]
-	if g == nil || q.n == 0 || s.gf.noMore {
+	if g == nil || q.n == 0 || s.gf.noMore || !s.gf.bm.ready() {
 		return nil
 	}
 	e := s.eta(g, now)
@@ -234,37 +234,41 @@ func (s *Scheduler) canStart(p *proc) bool {
 }
 
 // hostShare measures the host cores the GPU side needs while the GPU is
-// busy: in windows of at least hostWindow in which no CPU slot ran, the
-// process's cores in use (CPU time over wall time: the GPU backend's
-// host work, the dispatcher, the submitter) are regressed on the GPU's
-// busy fraction, and the fit at a fraction of 1 is the demand at full
-// load. Windows in which CPU slots ran are skipped: their CPU time would
-// have to be told apart from the GPU's, and when the cores are
-// oversubscribed the GPU side gets less than it needs, which would read
-// as a smaller demand and hand the CPU still more cores. The prior (the
-// demand measured while the GPU ran its training batches alone, or one
-// core) weighs as two windows.
+// busy: over windows of at least hostWindow, the process's cores in use
+// (CPU time over wall time: the GPU backend's host work, the dispatcher,
+// the submitter) less the CPU slots' (their busy time: one core each while
+// they run) are regressed on the GPU's busy fraction, and the fit at a
+// fraction of 1 is the demand at full load. Where the process used all but
+// half a core of the host, the cores may be oversubscribed: the CPU slots'
+// busy time then includes waiting for a core and the GPU side may get less
+// than it needs, so the window's figure is only a lower bound of the
+// demand; it is learned only when it exceeds the current estimate (a
+// starved feeder would otherwise read as a smaller demand and hand the CPU
+// still more cores; a cap that is just right also fills the host, and
+// there the bound is exact). The prior (the demand measured while the GPU
+// ran its training batches alone, or one core) weighs as two windows.
 type hostShare struct {
 	cpuTime func() (time.Duration, bool)
+	cores   float64
 	fit     linFit
 	t0      time.Time
 	c0      time.Duration
 	busy    time.Duration // GPU busy time in the window
-	dirty   bool          // a CPU slot ran in the window
+	cpu     time.Duration // CPU slots' busy time in the window
 	started bool
 }
 
 // hostWindow is the shortest measuring window.
 const hostWindow = 20 * time.Millisecond
 
-func newHostShare(prior float64, cpuTime func() (time.Duration, bool)) hostShare {
+func newHostShare(cores int, prior float64, cpuTime func() (time.Duration, bool)) hostShare {
 	if prior <= 0 {
 		prior = 1
 	}
 	if cpuTime == nil {
 		cpuTime = cputime.Process
 	}
-	h := hostShare{cpuTime: cpuTime, fit: newLinFit(1 - 1.0/32)}
+	h := hostShare{cpuTime: cpuTime, cores: float64(cores), fit: newLinFit(1 - 1.0/32)}
 	h.fit.prior(0, 0, 1, prior)
 	return h
 }
@@ -272,18 +276,21 @@ func newHostShare(prior float64, cpuTime func() (time.Duration, bool)) hostShare
 // demand is the GPU side's host cores at full load.
 func (h *hostShare) demand() float64 { return h.fit.at(1) }
 
-// restart begins a window at now; cpuBusy says whether a CPU slot is
-// running.
-func (h *hostShare) restart(now time.Time, cpuBusy bool) {
+// restart begins a window at now.
+func (h *hostShare) restart(now time.Time) {
 	c, ok := h.cpuTime()
-	h.t0, h.c0, h.busy, h.dirty, h.started = now, c, 0, cpuBusy, ok
+	h.t0, h.c0, h.busy, h.cpu, h.started = now, c, 0, 0, ok
 }
 
+// cpuDone records a CPU batch's busy time.
+func (h *hostShare) cpuDone(busy time.Duration) { h.cpu += busy }
+
 // gpuDone records a GPU batch that ran for wall and ends at now; it closes
-// the window when it is long enough, learning from it if it was clean.
-func (h *hostShare) gpuDone(now time.Time, wall time.Duration, cpuBusy bool) {
+// the window when it is long enough, learning from it unless the host was
+// saturated.
+func (h *hostShare) gpuDone(now time.Time, wall time.Duration) {
 	if !h.started {
-		h.restart(now, cpuBusy)
+		h.restart(now)
 		return
 	}
 	h.busy += wall
@@ -291,12 +298,15 @@ func (h *hostShare) gpuDone(now time.Time, wall time.Duration, cpuBusy bool) {
 	if span < hostWindow {
 		return
 	}
-	c, ok := h.cpuTime()
-	if ok && !h.dirty && span > 0 {
+	if c, ok := h.cpuTime(); ok {
+		used := (c - h.c0).Seconds() / span.Seconds()
 		x := min(h.busy.Seconds()/span.Seconds(), 1)
-		h.fit.observe(x, (c-h.c0).Seconds()/span.Seconds())
+		y := max(used-h.cpu.Seconds()/span.Seconds(), 0)
+		if used < h.cores-0.5 || y > h.fit.at(x) {
+			h.fit.observe(x, y)
+		}
 	}
-	h.restart(now, cpuBusy)
+	h.restart(now)
 }
 
 // cpuSlotCap is the CPU slots a host of cores leaves beside a GPU side
@@ -315,8 +325,7 @@ func (s *Scheduler) gpuFinished(b *batch) {
 		s.gf.bm.Observe(len(b.jobs), b.wall)
 	}
 	if s.gf.cpuCap >= 0 {
-		c := s.procs[CPU]
-		s.gf.host.gpuDone(s.clock.Now(), b.wall, c.free < c.slots)
-		s.gf.cpuCap = cpuSlotCap(s.cfg.Cores, s.gf.host.demand(), c.slots)
+		s.gf.host.gpuDone(s.clock.Now(), b.wall)
+		s.gf.cpuCap = cpuSlotCap(s.cfg.Cores, s.gf.host.demand(), s.procs[CPU].slots)
 	}
 }

@@ -22,3 +22,57 @@ func TestSimGPUFirstIndependent(t *testing.T) {
 		})
 	}
 }
+
+// TestSimGPUFirstNoOverload: below the GPU's capacity the GPU-first
+// hybrid is the GPU alone: the CPU answers no query (cheap rule off), at
+// a quarter, half and 0.8 of the GPU's sustained rate.
+func TestSimGPUFirstNoOverload(t *testing.T) {
+	e := simWorkload(t)
+	fastGPU(e)
+	g := e.search(t, GPUOnly, 4000).MaxRate
+	for _, f := range []float64{0.25, 0.5, 0.8} {
+		r := e.run(t, ParallelGPUFirst, f*g, e.seed)
+		t.Logf("%.0f q/s (%.2f of GPU alone's %.0f): cpu %d, gpu %d queries, p99 %v", f*g, f, g, r.Procs[CPU].Queries, r.Procs[GPU].Queries, r.P99)
+		if f == 0.5 {
+			// Without the training batches' fit the model starts blind:
+			// only its first batches may misjudge.
+			bm := e.procs[GPU].BatchModel
+			e.procs[GPU].BatchModel = nil
+			u := e.run(t, ParallelGPUFirst, f*g, e.seed)
+			e.procs[GPU].BatchModel = bm
+			t.Logf("  without a batch model prior: cpu %d, gpu %d queries, p99 %v", u.Procs[CPU].Queries, u.Procs[GPU].Queries, u.P99)
+			if !u.Sustained() || u.Procs[CPU].Queries > u.Answered/100 {
+				t.Errorf("without a prior at %.0f q/s: sustained %v, the CPU answered %d of %d", f*g, u.Sustained(), u.Procs[CPU].Queries, u.Answered)
+			}
+		}
+		if !r.Sustained() {
+			t.Errorf("%.0f q/s not sustained", f*g)
+		}
+		if r.Procs[CPU].Queries != 0 {
+			t.Errorf("%.0f q/s (%.2f of the GPU's capacity): the CPU answered %d queries, want 0", f*g, f, r.Procs[CPU].Queries)
+		}
+	}
+}
+
+// TestSimGPUFirstHostContention: the GPU's host side wants 10 of the 16
+// cores while it runs (TestSimHostContention's machine). The GPU-first
+// hybrid with its CPU capped by the online host-share measure stays at
+// or above the better processor alone; the measure converges to 10 cores
+// (a cap of 6 CPU slots).
+func TestSimGPUFirstHostContention(t *testing.T) {
+	if testing.Short() {
+		t.Skip("rate searches of a few seconds each")
+	}
+	e := simWorkload(t)
+	fastGPU(e)
+	e.machine = simMachine{Cores: 16, HostCores: 10}
+	r := simRates(t, e, CPUOnly, GPUOnly)
+	all := simRates(t, e, ParallelGPUFirst)[ParallelGPUFirst]
+	e.onlineCores = true
+	r[ParallelGPUFirst] = simRates(t, e, ParallelGPUFirst)[ParallelGPUFirst]
+	t.Logf("GPU-first with 16 CPU slots: %.0f q/s; capped online: %.0f (cap %d at the end: %.2f cores measured over %d windows)", all, r[ParallelGPUFirst], e.cpuCap, e.hostDemand, e.hostN)
+	checkHybrid(t, r, ParallelGPUFirst, 1, 0)
+	if e.cpuCap != 6 {
+		t.Errorf("online CPU cap %d, want 6 (16 cores less the GPU side's 10)", e.cpuCap)
+	}
+}

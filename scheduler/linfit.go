@@ -107,7 +107,10 @@ func (f *linFit) meanError() (float64, int) {
 //
 // A BatchModel is owned by one scheduler's dispatcher (the Experiment
 // clones it per run); it is not safe for concurrent use.
-type BatchModel struct{ fit linFit }
+type BatchModel struct {
+	fit   linFit
+	prior bool
+}
 
 // batchWindow is the number of batches a BatchModel mostly remembers.
 const batchWindow = 64
@@ -119,6 +122,7 @@ func NewBatchModel(fixed, perQuery time.Duration) *BatchModel {
 	if fixed > 0 || perQuery > 0 {
 		f, q := fixed.Seconds(), perQuery.Seconds()
 		m.fit.prior(1, f+q, 256, f+256*q)
+		m.prior = true
 	}
 	return m
 }
@@ -140,6 +144,18 @@ func (m *BatchModel) Predict(n int) time.Duration {
 func (m *BatchModel) Params() (fixed, perQuery time.Duration) {
 	return seconds(m.fit.b0), seconds(m.fit.b1)
 }
+
+// ready says whether the model predicts from measurements: it has a
+// prior or has observed batchReady batches (the first one fixes only a
+// line through the origin, which overstates the time per query of a GPU
+// with a fixed part and would send its queries to the CPU).
+func (m *BatchModel) ready() bool { return m.prior || m.fit.n >= batchReady }
+
+// batchReady is the number of batches a BatchModel without prior needs
+// (more would leave a GPU that starts overloaded without overflow for
+// that many batches: in the simulation, waiting for 8 lost a third of the
+// hybrid's rate).
+const batchReady = 2
 
 // Batches is the number of batches observed.
 func (m *BatchModel) Batches() int { return m.fit.n }

@@ -453,7 +453,7 @@ func newScheduler(x *index.Index, cfg Config) (*Scheduler, error) {
 			s.gf.bm = NewBatchModel(0, 0)
 		}
 		if c := s.procs[CPU]; c != nil && cfg.Cores > 0 {
-			s.gf.host = newHostShare(cfg.HostCores, cfg.CPUTime)
+			s.gf.host = newHostShare(cfg.Cores, cfg.HostCores, cfg.CPUTime)
 			s.gf.cpuCap = cpuSlotCap(cfg.Cores, s.gf.host.demand(), c.slots)
 		}
 	}
@@ -1137,12 +1137,8 @@ func (s *Scheduler) start(b *batch, now time.Time) {
 		j.urgent = b.urgency[i]
 	}
 	b.start = now
-	if s.gf.on {
-		if p.id == GPU {
-			b.eta = s.gf.bm.Predict(len(b.jobs))
-		} else {
-			s.gf.host.dirty = true
-		}
+	if s.gf.on && p.id == GPU {
+		b.eta = s.gf.bm.Predict(len(b.jobs))
 	}
 	p.free--
 	p.running = append(p.running, b)
@@ -1161,8 +1157,12 @@ func (s *Scheduler) finished(b *batch) {
 		panic("BUG: scheduler: finished batch not running")
 	}
 	p.running = slices.Delete(p.running, i, i+1)
-	if s.gf.on && p.id == GPU {
-		s.gpuFinished(b)
+	if s.gf.on {
+		if p.id == GPU {
+			s.gpuFinished(b)
+		} else if s.gf.cpuCap >= 0 {
+			s.gf.host.cpuDone(b.wall)
+		}
 	}
 }
 
@@ -1287,6 +1287,7 @@ func (s *Scheduler) runSequential(p *proc, b *batch) {
 				p.st.stolen.Add(uint64(n))
 			}
 			p.st.busy.Add(int64(busy))
+			b.wall = busy
 			s.done <- b // the slot is free
 		}
 		j.done(r)

@@ -45,6 +45,12 @@ func TestResultsUnchanged(t *testing.T) {
 			c.Sequential, c.Batch = true, BatchPolicy{MaxQueries: 4}
 			return Config{CPU: c, GPU: gpuProc()}
 		}},
+		{"gpu-first", func() Config { return Config{CPU: cpuProc(), GPU: gpuProc(), Placement: PlaceGPUFirst} }},
+		{"gpu-first-cheap-capped", func() Config {
+			// A target of a microsecond: nearly every query is overflow.
+			return Config{CPU: cpuProc(), GPU: gpuProc(), Placement: PlaceGPUFirst, TargetFraction: 1e-9,
+				CheapRatio: 1, Cores: 2, HostCores: 1}
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := runtime.NumGoroutine()

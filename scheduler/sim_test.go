@@ -82,6 +82,8 @@ type simSetup struct {
 	// Of the last run: the GPU's batch model and the CPU cap at the end.
 	batchModel *BatchModel
 	cpuCap     int
+	hostDemand float64
+	hostN      int
 }
 
 type simClock struct{ t time.Time }
@@ -306,6 +308,7 @@ func (e *simSetup) run(t testing.TB, setup Setup, rate float64, seed uint64) Run
 	run := Summarize(setup, rate, out)
 	e.visits = float64(s.visits) / float64(max(next, 1))
 	e.batchModel, e.cpuCap = s.gf.bm, s.gf.cpuCap
+	e.hostDemand, e.hostN = s.gf.host.demand(), s.gf.host.fit.n
 	return run
 }
 

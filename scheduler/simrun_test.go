@@ -42,6 +42,28 @@ func simTrain(e *simSetup, id ProcID, batch int) *CostModel {
 	return m
 }
 
+// simBatchModel fits a GPU BatchModel the way Experiment does, on the
+// batch times of its training batches (of batch queries; the last one
+// shorter), for the GPU-first placement.
+func simBatchModel(e *simSetup, batch int) *BatchModel {
+	c := &e.cost[GPU]
+	qs := testQueries(2000, e.seed+100)
+	m := NewBatchModel(0, 0)
+	for lo := 0; lo < len(qs); lo += batch {
+		hi := min(lo+batch, len(qs))
+		wall := c.Fixed
+		for _, q := range qs[lo:hi] {
+			f := QueryFeatures(e.x, q)
+			wall += c.Query(f)
+			if c.Host != nil {
+				wall += c.Host(f)
+			}
+		}
+		m.Observe(hi-lo, wall)
+	}
+	return m
+}
+
 // simWorkload is the base simulated pair: a 16-slot CPU and a batching GPU
 // of about its capacity, 200 ms deadlines. Costs are ~100× GCIDE's on the
 // H200 host; in virtual time that only scales the rates, and the number of
@@ -66,6 +88,7 @@ func simWorkload(t testing.TB) *simSetup {
 	e.procs[GPU] = Processor{Slots: 1, Batch: BatchPolicy{MaxQueries: 1024, MaxPostings: 100000, MaxWait: 2 * time.Millisecond}}
 	e.procs[CPU].Model = simTrain(e, CPU, 1)
 	e.procs[GPU].Model = simTrain(e, GPU, 512)
+	e.procs[GPU].BatchModel = simBatchModel(e, 512)
 	return e
 }
 
@@ -75,6 +98,7 @@ func fastGPU(e *simSetup) {
 	e.cost[GPU] = simCost{Query: powerCost(2*time.Microsecond, 0.3), Fixed: 10 * time.Millisecond,
 		Host: powerCost(5*time.Microsecond, 0.2), Noise: 0.2}
 	e.procs[GPU].Model = simTrain(e, GPU, 1024)
+	e.procs[GPU].BatchModel = simBatchModel(e, 1024)
 }
 
 // simRates searches the highest sustained rate of each setup.
