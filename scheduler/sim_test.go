@@ -84,6 +84,8 @@ type simSetup struct {
 	cpuCap     int
 	hostDemand float64
 	hostN      int
+	gpuBusy    time.Duration // GPU batch time summed
+	dispWait   time.Duration // GPU batch starts delayed by the dispatcher
 }
 
 type simClock struct{ t time.Time }
@@ -115,6 +117,7 @@ func (e *simSetup) run(t testing.TB, setup Setup, rate float64, seed uint64) Run
 	t.Helper()
 	clk := &simClock{t: time.Date(2009, 4, 20, 0, 0, 0, 0, time.UTC)}
 	var cpuUsed time.Duration // simulated process CPU time
+	e.gpuBusy, e.dispWait = 0, 0
 	cfg := Config{Deadline: e.deadline, Ratio: e.ratio, Clock: clk, NoSteal: setup == ParallelNoSteal,
 		TargetFraction: e.target, CheapRatio: e.cheap}
 	switch setup {
@@ -211,6 +214,10 @@ func (e *simSetup) run(t testing.TB, setup Setup, rate float64, seed uint64) Run
 					cpuUsed += time.Duration(e.machine.HostCores * float64(wall))
 				}
 				b.wall = wall
+				if p.id == GPU {
+					e.gpuBusy += wall
+					e.dispWait += at.Sub(clk.t)
+				}
 				fin := at.Add(wall)
 				rs := make([]*Result, len(b.jobs))
 				var total time.Duration
