@@ -336,4 +336,3 @@ func (s *Scheduler) gpuFinished(b *batch) {
 		s.gf.cpuCap = cpuSlotCap(s.cfg.Cores, s.gf.host.demand(), s.procs[CPU].slots)
 	}
 }
-
