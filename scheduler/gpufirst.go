@@ -336,3 +336,18 @@ func (s *Scheduler) gpuFinished(b *batch) {
 		s.gf.cpuCap = cpuSlotCap(s.cfg.Cores, s.gf.host.demand(), s.procs[CPU].slots)
 	}
 }
+
+// gpuFirstSummary fills r's GPU-first fields from s, which must have shut
+// down (the dispatcher owns them while it runs).
+func (s *Scheduler) gpuFirstSummary(r *Run) {
+	if !s.gf.on {
+		return
+	}
+	r.GPUFirst = true
+	r.BatchFixed, r.BatchPer = s.gf.bm.Params()
+	r.BatchError, r.BatchN = s.gf.bm.MeanRelError()
+	r.CPUCap, r.HostDemand = s.gf.cpuCap, -1
+	if s.gf.cpuCap >= 0 {
+		r.HostDemand = s.gf.host.demand()
+	}
+}

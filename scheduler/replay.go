@@ -215,6 +215,17 @@ type Run struct {
 	Late    time.Duration
 	Elapsed time.Duration // first arrival to last finish
 	Procs   [2]ProcRun
+	// GPU-first runs (zero otherwise): the GPU's BatchModel at the end of
+	// the run (fixed part, time per query, the mean relative error of its
+	// batch-time predictions, batches observed) and the CPU slot cap
+	// (-1: none; see Config.Cores) with the GPU side's host cores it came
+	// from.
+	GPUFirst             bool
+	BatchFixed, BatchPer time.Duration
+	BatchError           float64
+	BatchN               int
+	CPUCap               int
+	HostDemand           float64
 }
 
 // Sustained reports whether the run kept up with its arrivals: every
@@ -594,6 +605,7 @@ func (e *Experiment) Run(ctx context.Context) (*Report, error) {
 			return Run{}, err
 		}
 		r := Summarize(setup, rate, res)
+		s.gpuFirstSummary(&r) // Replay has shut s down: its dispatcher is done
 		if e.Progress != nil {
 			e.Progress(r)
 		}
