@@ -481,6 +481,11 @@ func TestNewErrors(t *testing.T) {
 		{CPU: &Processor{Backend: b}, UrgentFraction: 2},
 		{CPU: &Processor{Backend: b}, Options: engine.Options{OrAlgo: "nope"}},
 		{CPU: &Processor{Backend: b, Slots: -1}},
+		{CPU: &Processor{Backend: b}, Placement: PlaceGPUFirst + 1},
+		{CPU: &Processor{Backend: b}, Placement: PlaceGPUFirst, TargetFraction: 1.5},
+		{CPU: &Processor{Backend: b}, Placement: PlaceGPUFirst, TargetFraction: -0.5},
+		{CPU: &Processor{Backend: b}, Placement: PlaceGPUFirst, CheapRatio: -1},
+		{CPU: &Processor{Backend: b}, Placement: PlaceGPUFirst, Cores: -1},
 	} {
 		if s, err := New(x, cfg); err == nil {
 			s.Close()
