@@ -74,12 +74,13 @@ func TestBatchModelDegenerate(t *testing.T) {
 	if _, q2 := m.Params(); q2 != q {
 		t.Errorf("observing into a clone changed the original: %v, was %v", q2, q)
 	}
-	// Times falling with size (noise) give no negative time per query.
+	// Times falling with size (noise) give a positive time per query (a
+	// line through the origin), never 0: that would admit any batch.
 	m2 := NewBatchModel(0, 0)
 	m2.Observe(10, 5*time.Millisecond)
 	m2.Observe(1000, 4*time.Millisecond)
-	if f, q := m2.Params(); q < 0 || f <= 0 {
-		t.Errorf("falling times: %v + %v per query", f, q)
+	if f, q := m2.Params(); q <= 0 || f != 0 {
+		t.Errorf("falling times: %v + %v per query, want 0 + a positive time", f, q)
 	}
 }
 
@@ -155,7 +156,7 @@ func TestGPUFirstBatchLimit(t *testing.T) {
 		CPU:       &Processor{Backend: nopBackend{}, Slots: 1},
 		GPU:       &Processor{Backend: nopBackend{}, Slots: 1, Batch: BatchPolicy{MaxQueries: 1000}, BatchModel: bm},
 		Deadline:  100 * time.Millisecond,
-		Placement: PlaceGPUFirst, Clock: clk,
+		Placement: PlaceGPUFirst, TargetFraction: 0.5, Clock: clk,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -11,8 +11,8 @@ import (
 // sliding window without storing it). A prior enters as two pseudo-
 // observations of weight 1 that are forgotten like the rest. The fit keeps
 // b0 >= 0 and b1 >= 0 (a time or a core count made of a fixed part and a
-// part growing with x): where the free solution breaks one, the other is
-// fitted alone. Not safe for concurrent use.
+// part growing with x): where the free solution breaks one, it is a line
+// through the origin. Not safe for concurrent use.
 type linFit struct {
 	forget               float64
 	s0, sx, sxx, sy, sxy float64 // weighted sums
@@ -65,17 +65,17 @@ func (f *linFit) solve() {
 	if det > 1e-9*f.s0*f.sxx {
 		b1 := (f.s0*f.sxy - f.sx*f.sy) / det
 		b0 := (f.sy - b1*f.sx) / f.s0
-		switch {
-		case b0 >= 0 && b1 >= 0:
+		if b0 >= 0 && b1 >= 0 {
 			f.b0, f.b1 = b0, b1
-			return
-		case b1 < 0:
-			f.b0, f.b1 = max(f.sy/f.s0, 0), 0
 			return
 		}
 	}
-	// One x only (the fixed part is not identifiable) or a negative
-	// intercept: a line through the origin.
+	// One x only (the fixed part is not identifiable), a negative
+	// intercept or a negative slope (noise: times falling with size): a
+	// line through the origin, whose slope is positive. (A slope of 0
+	// would tell the GPU-first placement that a batch of any size costs
+	// its fixed part: an unlimited batch, and no overflow; on the CUDA
+	// emulator that made one batch of 36,000 queries.)
 	if f.sxx > 0 {
 		f.b0, f.b1 = 0, max(f.sxy/f.sxx, 0)
 	} else {
