@@ -295,6 +295,10 @@ type Stats struct {
 // relieved). A processor
 // that batches keeps taking queries this way until its batch is full
 // (BatchPolicy).
+//
+// That is the cost placement (PlaceCost, the default). The GPU-first
+// placement (Config.Placement PlaceGPUFirst) queues every query for the
+// GPU and lets the CPU take only the GPU's overflow: see gpuFirst.
 type Scheduler struct {
 	x     *index.Index
 	cfg   Config
