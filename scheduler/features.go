@@ -23,6 +23,13 @@
 //     the single dispatcher is not what limits a CPU whose queries take a
 //     few microseconds.
 //
+// Config.Placement PlaceGPUFirst replaces the first three points (issue
+// 24): every query goes to the GPU, whose batches are sized by its measured
+// batch time (BatchModel: fixed part + time per query, refitted from every
+// batch), and the CPU takes only the overflow the GPU is predicted to
+// answer too late, on at most the cores the GPU side's host work leaves
+// (measured online); see gpufirst.go.
+//
 // The scheduler never changes results: every Result carries exactly the
 // engine.Response its backend wrote. The replay driver (Experiment) compares
 // the four configurations of Ding's Figure 7, CPU only, GPU only, the better

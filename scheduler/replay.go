@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -128,11 +129,18 @@ const (
 	BestSerial                   // each query on its predicted-faster processor, one query at a time
 	Parallel                     // CPU and GPU in parallel under the Scheduler
 	ParallelNoSteal              // Parallel without work stealing (Config.NoSteal)
+	// ParallelGPUFirst is Parallel with the GPU-first placement
+	// (PlaceGPUFirst) whatever Experiment.Placement says, so that one
+	// experiment compares both placements.
+	ParallelGPUFirst
 )
 
 // AllSetups lists the setups: Figure 7's four in its order, then
-// ParallelNoSteal.
-var AllSetups = []Setup{CPUOnly, GPUOnly, BestSerial, Parallel, ParallelNoSteal}
+// ParallelNoSteal and ParallelGPUFirst.
+var AllSetups = []Setup{CPUOnly, GPUOnly, BestSerial, Parallel, ParallelNoSteal, ParallelGPUFirst}
+
+// hybrid says whether the setup runs both processors in parallel.
+func (s Setup) hybrid() bool { return s == Parallel || s == ParallelNoSteal || s == ParallelGPUFirst }
 
 func (s Setup) String() string {
 	switch s {
@@ -146,6 +154,8 @@ func (s Setup) String() string {
 		return "cpu+gpu"
 	case ParallelNoSteal:
 		return "cpu+gpu-nosteal"
+	case ParallelGPUFirst:
+		return "cpu+gpu-first"
 	}
 	return fmt.Sprintf("Setup(%d)", int(s))
 }
@@ -164,8 +174,10 @@ func ParseSetup(s string) (Setup, error) {
 		return Parallel, nil
 	case "cpu+gpu-nosteal", "nosteal":
 		return ParallelNoSteal, nil
+	case "cpu+gpu-first", "gpu-first":
+		return ParallelGPUFirst, nil
 	}
-	return 0, fmt.Errorf("scheduler: unknown setup %q (cpu-only, gpu-only, best-serial, cpu+gpu, cpu+gpu-nosteal)", s)
+	return 0, fmt.Errorf("scheduler: unknown setup %q (cpu-only, gpu-only, best-serial, cpu+gpu, cpu+gpu-nosteal, cpu+gpu-first)", s)
 }
 
 // ProcRun summarizes one processor's share of a run.
@@ -203,6 +215,17 @@ type Run struct {
 	Late    time.Duration
 	Elapsed time.Duration // first arrival to last finish
 	Procs   [2]ProcRun
+	// GPU-first runs (zero otherwise): the GPU's BatchModel at the end of
+	// the run (fixed part, time per query, the mean relative error of its
+	// batch-time predictions, batches observed) and the CPU slot cap
+	// (-1: none; see Config.Cores) with the GPU side's host cores it came
+	// from.
+	GPUFirst             bool
+	BatchFixed, BatchPer time.Duration
+	BatchError           float64
+	BatchN               int
+	CPUCap               int
+	HostDemand           float64
 }
 
 // Sustained reports whether the run kept up with its arrivals: every
@@ -418,6 +441,17 @@ type Experiment struct {
 	Deadline       time.Duration
 	UrgentFraction float64
 	Ratio          float64
+	// Placement of the cpu+gpu and cpu+gpu-nosteal setups (cpu+gpu-first
+	// is always PlaceGPUFirst; the processors alone run as they always
+	// did), and the GPU-first parameters (see Config). OnlineCores caps
+	// the CPU slots of GPU-first hybrids at GOMAXPROCS less the GPU side's
+	// host cores, measured online from the training batches' measure on
+	// (Config.Cores, HostCores). A GPU-first hybrid's BatchModel starts
+	// from a fit on the GPU's training batches.
+	Placement      Placement
+	TargetFraction float64
+	CheapRatio     float64
+	OnlineCores    bool
 	Seed           uint64 // of the arrivals
 	// Progress, if set, is called after every run.
 	Progress func(Run)
@@ -492,10 +526,17 @@ func (e *Experiment) Run(ctx context.Context) (*Report, error) {
 		p.Model = single[i]
 		if p.Batch.maxQueries() > 1 && !p.Sequential {
 			var bs []Sample
+			var walls []batchTime
 			cores, ok, err := HostCores(func() (err error) {
-				bs, err = MeasureBatches(ctx, e.Index, p.Backend, e.Options, e.Train, p.Batch, single[i], 0)
+				bs, walls, err = measureBatches(ctx, e.Index, p.Backend, e.Options, e.Train, p.Batch, single[i], 0)
 				return err
 			})
+			if p.BatchModel == nil && len(walls) > 0 {
+				p.BatchModel = NewBatchModel(0, 0)
+				for _, w := range walls {
+					p.BatchModel.Observe(w.n, w.wall)
+				}
+			}
 			if err != nil {
 				return nil, err
 			}
@@ -515,7 +556,7 @@ func (e *Experiment) Run(ctx context.Context) (*Report, error) {
 	}
 	rep.MinDuration = max(minDur, 0)
 	rep.HybridCPUSlots = e.hybridCPUSlots(rep.HostCores[GPU])
-	if e.HybridCPUSlots == 0 && e.SplitProbe > 0 && (slices.Contains(setups, Parallel) || slices.Contains(setups, ParallelNoSteal)) {
+	if e.HybridCPUSlots == 0 && e.SplitProbe > 0 && slices.ContainsFunc(setups, Setup.hybrid) {
 		ks := splitCandidates(max(e.CPU.Slots, 1), rep.HybridCPUSlots)
 		ps, err := ProbeSplit(ctx, e.Index, procs[CPU].Backend, procs[GPU].Backend, procs[GPU].Batch, procs[GPU].Model, e.Options, e.Train, ks, e.SplitProbe)
 		if err != nil {
@@ -529,18 +570,22 @@ func (e *Experiment) Run(ctx context.Context) (*Report, error) {
 			Options: e.Options, Deadline: e.Deadline, UrgentFraction: e.UrgentFraction,
 			Ratio: e.Ratio, Serialize: setup == BestSerial, NoSteal: setup == ParallelNoSteal,
 		}
+		e.placement(&cfg, setup, rep.HostCores[GPU])
 		cpu, gpu := procs[CPU], procs[GPU]
 		if setup == BestSerial {
 			cpu.Model, gpu.Model = single[CPU], single[GPU]
 		}
 		cpu.Model, gpu.Model = cpu.Model.Clone(), gpu.Model.Clone()
+		if gpu.BatchModel != nil {
+			gpu.BatchModel = gpu.BatchModel.Clone()
+		}
 		if setup != GPUOnly {
 			cfg.CPU = &cpu
 		}
 		if setup != CPUOnly {
 			cfg.GPU = &gpu
 		}
-		if setup == Parallel || setup == ParallelNoSteal {
+		if setup.hybrid() {
 			cpu.Slots = rep.HybridCPUSlots
 			if cpu.Slots == 0 {
 				cfg.CPU = nil // no core left for the CPU: the GPU alone
@@ -560,12 +605,33 @@ func (e *Experiment) Run(ctx context.Context) (*Report, error) {
 			return Run{}, err
 		}
 		r := Summarize(setup, rate, res)
+		s.gpuFirstSummary(&r) // Replay has shut s down: its dispatcher is done
 		if e.Progress != nil {
 			e.Progress(r)
 		}
 		return r, nil
 	}
 	return rep, e.runAll(rep, setups, procs, single, run)
+}
+
+// placement sets cfg's placement for setup: Experiment.Placement for
+// cpu+gpu and cpu+gpu-nosteal, GPU-first for cpu+gpu-first, with the
+// GPU-first parameters and, with OnlineCores, the core cap (hostCores: the
+// GPU side's measured host cores, its prior; < 0 not measured).
+func (e *Experiment) placement(cfg *Config, setup Setup, hostCores float64) {
+	switch setup {
+	case Parallel, ParallelNoSteal:
+		cfg.Placement = e.Placement
+	case ParallelGPUFirst:
+		cfg.Placement = PlaceGPUFirst
+	default:
+		return
+	}
+	cfg.TargetFraction, cfg.CheapRatio = e.TargetFraction, e.CheapRatio
+	if e.OnlineCores && cfg.Placement == PlaceGPUFirst {
+		cfg.Cores = runtime.GOMAXPROCS(0)
+		cfg.HostCores = max(hostCores, 0)
+	}
 }
 
 // check reports what the experiment lacks (index, backends, queries) and
@@ -626,7 +692,7 @@ func (e *Experiment) runAll(rep *Report, setups []Setup, procs [2]Processor, sin
 			models = single
 		}
 		pr := procs // the capacity estimate that starts the search counts the slots the setup has
-		if setup == Parallel || setup == ParallelNoSteal {
+		if setup.hybrid() {
 			pr[CPU].Slots = rep.HybridCPUSlots
 		}
 		sr, err := e.search(setup, pr, models, run)

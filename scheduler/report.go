@@ -199,7 +199,7 @@ func (r *Report) Ratios() []string {
 		return nil
 	}
 	var out []string
-	for _, st := range []Setup{Parallel, ParallelNoSteal, BestSerial} {
+	for _, st := range []Setup{Parallel, ParallelNoSteal, ParallelGPUFirst, BestSerial} {
 		h, ok := rate[st]
 		if !ok {
 			continue

@@ -136,6 +136,10 @@ type Processor struct {
 	// scheduler uses the model in place, so share one between schedulers
 	// only on purpose (the replay driver clones it per run).
 	Model *CostModel
+	// BatchModel predicts the GPU's batch times under the GPU-first
+	// placement and is refitted from every batch the GPU runs; used in
+	// place like Model. nil: a new model without a prior.
+	BatchModel *BatchModel
 }
 
 // Config configures a Scheduler.
@@ -167,6 +171,28 @@ type Config struct {
 	// stealing" configuration of the experiments).
 	NoSteal bool
 	Clock   Clock // nil: RealClock
+
+	// Placement is PlaceCost (the default: Ding's queues, as above) or
+	// PlaceGPUFirst (every query to the GPU, the CPU takes the overflow;
+	// see gpuFirst). The fields below apply to PlaceGPUFirst only.
+	Placement Placement
+	// TargetFraction: a query should be answered by its arrival plus
+	// TargetFraction of its deadline; the GPU's batches are cut so that
+	// their oldest query is, and the CPU takes the queries the GPU is
+	// predicted to answer later (default DefaultTargetFraction; (0, 1]).
+	TargetFraction float64
+	// CheapRatio > 0: a CPU slot that finds no overflow takes a query
+	// whose predicted CPU cost is at most CheapRatio times the GPU's
+	// measured time per query (not with NoSteal). 0: off.
+	CheapRatio float64
+	// Cores > 0 caps the CPU slots running at once at Cores less the
+	// host cores the GPU side is measured to need (see hostShare); 0: no
+	// cap. HostCores is the prior of that measure (0: one core), CPUTime
+	// the process's CPU time (nil: getrusage; the simulation's tests
+	// inject theirs).
+	Cores     int
+	HostCores float64
+	CPUTime   func() (time.Duration, bool)
 }
 
 // DefaultDeadline is Ding et al.'s deadline: 500 ms after arrival.
@@ -269,6 +295,10 @@ type Stats struct {
 // relieved). A processor
 // that batches keeps taking queries this way until its batch is full
 // (BatchPolicy).
+//
+// That is the cost placement (PlaceCost, the default). The GPU-first
+// placement (Config.Placement PlaceGPUFirst) queues every query for the
+// GPU and lets the CPU take only the GPU's overflow: see gpuFirst.
 type Scheduler struct {
 	x     *index.Index
 	cfg   Config
@@ -304,6 +334,7 @@ type Scheduler struct {
 	// with the queues, unlike the per-query bookkeeping).
 	visits   int64
 	stealBuf []stealCand
+	gf       gpuFirst
 }
 
 type proc struct {
@@ -330,8 +361,13 @@ type batch struct {
 	jobs    []*job
 	start   time.Time     // dispatch time (scheduler clock)
 	pred    time.Duration // sum of predicted costs on p
+	eta     time.Duration // GPU-first: the BatchModel's prediction of its wall time
 	steal   bool
 	urgency []bool // per job: taken as urgent
+	// Set by the slot before it hands the batch back: its measured wall
+	// time, and whether the backend failed it.
+	wall   time.Duration
+	failed bool
 }
 
 // newScheduler validates cfg and returns a scheduler with its queues and
@@ -369,6 +405,18 @@ func newScheduler(x *index.Index, cfg Config) (*Scheduler, error) {
 	if cfg.Clock == nil {
 		cfg.Clock = RealClock{}
 	}
+	if cfg.TargetFraction == 0 {
+		cfg.TargetFraction = DefaultTargetFraction
+	}
+	if !(cfg.TargetFraction > 0 && cfg.TargetFraction <= 1) {
+		return nil, fmt.Errorf("scheduler: target fraction %v outside (0, 1]", cfg.TargetFraction)
+	}
+	if !(cfg.CheapRatio >= 0) || cfg.Cores < 0 || !(cfg.HostCores >= 0) {
+		return nil, fmt.Errorf("scheduler: negative cheap ratio %v, cores %d or host cores %v", cfg.CheapRatio, cfg.Cores, cfg.HostCores)
+	}
+	if cfg.Placement > PlaceGPUFirst {
+		return nil, fmt.Errorf("scheduler: unknown placement %v", cfg.Placement)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Scheduler{x: x, cfg: cfg, clock: cfg.Clock, ctx: ctx, cancel: cancel,
 		arrive: make(chan *job, 1024), abort: make(chan struct{})}
@@ -402,6 +450,20 @@ func newScheduler(x *index.Index, cfg Config) (*Scheduler, error) {
 		total += p.slots
 	}
 	s.done = make(chan *batch, total)
+	s.gf = gpuFirst{on: cfg.Placement == PlaceGPUFirst && !cfg.Serialize, target: cfg.TargetFraction, cpuCap: -1}
+	if g := s.procs[GPU]; g != nil && s.gf.on {
+		s.gf.bm = g.spec.BatchModel
+		if s.gf.bm == nil {
+			s.gf.bm = NewBatchModel(0, 0)
+		}
+		if c := s.procs[CPU]; c != nil && cfg.Cores > 0 {
+			s.gf.host = newHostShare(cfg.Cores, cfg.HostCores, cfg.CPUTime)
+			s.gf.cpuCap = cpuSlotCap(cfg.Cores, s.gf.host.demand(), c.slots)
+		}
+	}
+	if s.gf.bm == nil {
+		s.gf.on = false // no GPU: nothing to place first
+	}
 	return s, nil
 }
 
@@ -660,6 +722,9 @@ func (s *Scheduler) classify(j *job, now time.Time) Queue {
 		return QueueGPU
 	case s.cfg.Serialize:
 		return Queue(j.pref)
+	case s.gf.on:
+		s.gf.note(j)
+		return QueueGPU
 	}
 	fc := float64(s.backlog(c, now) + j.cost[CPU])
 	fg := float64(s.backlog(g, now) + j.cost[GPU])
@@ -689,7 +754,11 @@ func (s *Scheduler) runningLeft(p *proc, now time.Time) time.Duration {
 	var left time.Duration
 	for _, b := range p.running {
 		e := now.Sub(b.start)
-		left += max(b.pred-e, e/2)
+		pred := b.pred
+		if b.eta > 0 {
+			pred = b.eta
+		}
+		left += max(pred-e, e/2)
 	}
 	return left
 }
@@ -705,12 +774,13 @@ func (s *Scheduler) dispatch(now time.Time) time.Time {
 	for {
 		wake = time.Time{}
 		progress := false
+		s.gf.noMore = false
 		for _, p := range s.procs {
 			if p == nil {
 				continue
 			}
 			p.hold = time.Time{}
-			for p.free > 0 {
+			for s.canStart(p) {
 				b, hold := s.pickOwn(p, now)
 				if b == nil {
 					if !hold.IsZero() {
@@ -727,7 +797,7 @@ func (s *Scheduler) dispatch(now time.Time) time.Time {
 			if p == nil || !p.hold.IsZero() {
 				continue
 			}
-			for p.free > 0 {
+			for s.canStart(p) {
 				b := s.pickSteal(p, now)
 				if b == nil {
 					break
@@ -742,7 +812,7 @@ func (s *Scheduler) dispatch(now time.Time) time.Time {
 	}
 	if s.queues[0].n+s.queues[1].n+s.queues[2].n > 0 {
 		for _, p := range s.procs {
-			if p != nil && p.free > 0 {
+			if p != nil && s.canStart(p) {
 				wake = earliest(wake, now.Add(pollInterval))
 				break
 			}
@@ -761,6 +831,7 @@ func earliest(a, b time.Time) time.Time {
 // builder accumulates a batch for p.
 type builder struct {
 	p        *proc
+	limit    int // most queries (0: the policy's)
 	jobs     []*job
 	urgency  []bool
 	cost     time.Duration
@@ -785,7 +856,9 @@ func (b *builder) add(j *job, urgent bool) {
 	}
 }
 
-func (b *builder) full() bool { return b.p.fullAt(len(b.jobs), b.cost, b.postings) }
+func (b *builder) full() bool {
+	return (b.limit > 0 && len(b.jobs) >= b.limit) || b.p.fullAt(len(b.jobs), b.cost, b.postings)
+}
 
 // fullAt says whether a batch of n queries of these predicted costs and
 // postings is full under p's policy.
@@ -809,6 +882,9 @@ func (s *Scheduler) pickOwn(p *proc, now time.Time) (*batch, time.Time) {
 	own, either := &s.queues[p.id], &s.queues[QueueEither]
 	o := s.other(p)
 	bb := builder{p: p}
+	if s.gf.on && p.id == GPU {
+		bb.limit = s.budgetLimit()
+	}
 	// 1. Urgent queries committed to p, or waiting in the either queue and
 	// preferring p (Ding §9: "we prioritize this job and schedule it
 	// immediately on its preferred processor").
@@ -918,6 +994,12 @@ func urgentHead(j *job, now time.Time, pref ProcID) *job {
 // ratio of their cost there to their cost here) first, as many as its
 // batch holds.
 func (s *Scheduler) pickSteal(p *proc, now time.Time) *batch {
+	if s.gf.on {
+		if p.id == CPU {
+			return s.pickOverflow(p, now)
+		}
+		return nil // the CPU has no queue of its own
+	}
 	o := s.other(p)
 	if s.cfg.NoSteal || o == nil || s.queues[o.id].n == 0 {
 		return nil
@@ -959,7 +1041,7 @@ func (s *Scheduler) pickSteal(p *proc, now time.Time) *batch {
 	// A thief that runs its queries one at a time takes the candidates it
 	// is relatively best at first, each only if it still finishes here,
 	// behind those taken before it, earlier than it would there.
-	slices.SortStableFunc(cands, func(a, b stealCand) int { return cmp.Compare(b.ratio, a.ratio) })
+	sortByRatio(cands)
 	for _, c := range cands {
 		if bb.full() {
 			break
@@ -982,6 +1064,11 @@ type stealCand struct {
 	j     *job
 	there time.Duration
 	ratio float64
+}
+
+// sortByRatio orders candidates by decreasing ratio.
+func sortByRatio(c []stealCand) {
+	slices.SortStableFunc(c, func(a, b stealCand) int { return cmp.Compare(b.ratio, a.ratio) })
 }
 
 // stealScan is how many stealable queries a thief that runs one query at
@@ -1054,6 +1141,9 @@ func (s *Scheduler) start(b *batch, now time.Time) {
 		j.urgent = b.urgency[i]
 	}
 	b.start = now
+	if s.gf.on && p.id == GPU {
+		b.eta = s.gf.bm.Predict(len(b.jobs))
+	}
 	p.free--
 	p.running = append(p.running, b)
 	s.inflight++
@@ -1071,6 +1161,13 @@ func (s *Scheduler) finished(b *batch) {
 		panic("BUG: scheduler: finished batch not running")
 	}
 	p.running = slices.Delete(p.running, i, i+1)
+	if s.gf.on {
+		if p.id == GPU {
+			s.gpuFinished(b)
+		} else if s.gf.cpuCap >= 0 {
+			s.gf.host.cpuDone(b.wall)
+		}
+	}
 }
 
 // failQueued abandons every queued job (Shutdown's context expired).
@@ -1127,6 +1224,7 @@ func (s *Scheduler) run(p *proc, b *batch) {
 	err := p.spec.Backend.SearchBatch(s.ctx, qs, s.cfg.Options, out)
 	finish := s.clock.Now()
 	wall := finish.Sub(start)
+	b.wall, b.failed = wall, err != nil
 	if err != nil {
 		for i := range out {
 			if out[i].Err == nil {
@@ -1193,6 +1291,7 @@ func (s *Scheduler) runSequential(p *proc, b *batch) {
 				p.st.stolen.Add(uint64(n))
 			}
 			p.st.busy.Add(int64(busy))
+			b.wall = busy
 			s.done <- b // the slot is free
 		}
 		j.done(r)

@@ -45,6 +45,12 @@ func TestResultsUnchanged(t *testing.T) {
 			c.Sequential, c.Batch = true, BatchPolicy{MaxQueries: 4}
 			return Config{CPU: c, GPU: gpuProc()}
 		}},
+		{"gpu-first", func() Config { return Config{CPU: cpuProc(), GPU: gpuProc(), Placement: PlaceGPUFirst} }},
+		{"gpu-first-cheap-capped", func() Config {
+			// A target of a microsecond: nearly every query is overflow.
+			return Config{CPU: cpuProc(), GPU: gpuProc(), Placement: PlaceGPUFirst, TargetFraction: 1e-9,
+				CheapRatio: 1, Cores: 2, HostCores: 1}
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := runtime.NumGoroutine()
@@ -475,6 +481,11 @@ func TestNewErrors(t *testing.T) {
 		{CPU: &Processor{Backend: b}, UrgentFraction: 2},
 		{CPU: &Processor{Backend: b}, Options: engine.Options{OrAlgo: "nope"}},
 		{CPU: &Processor{Backend: b, Slots: -1}},
+		{CPU: &Processor{Backend: b}, Placement: PlaceGPUFirst + 1},
+		{CPU: &Processor{Backend: b}, Placement: PlaceGPUFirst, TargetFraction: 1.5},
+		{CPU: &Processor{Backend: b}, Placement: PlaceGPUFirst, TargetFraction: -0.5},
+		{CPU: &Processor{Backend: b}, Placement: PlaceGPUFirst, CheapRatio: -1},
+		{CPU: &Processor{Backend: b}, Placement: PlaceGPUFirst, Cores: -1},
 	} {
 		if s, err := New(x, cfg); err == nil {
 			s.Close()

@@ -69,7 +69,23 @@ type simSetup struct {
 	seed           uint64
 	// minDuration of arrivals per run (default 10 deadlines).
 	minDuration time.Duration
+	// GPU-first parameters of the hybrid setups (see Config): placement
+	// of cpu+gpu and cpu+gpu-nosteal, target fraction, cheap ratio, and
+	// onlineCores: cap the CPU slots at machine.Cores less the measured
+	// host share (the simulated process CPU time: a GPU batch's host side
+	// uses HostCores for its wall time, a CPU batch its cost).
+	placement   Placement
+	target      float64
+	cheap       float64
+	onlineCores bool
 	visits      float64 // of the last run: dispatcher scan visits per query
+	// Of the last run: the GPU's batch model and the CPU cap at the end.
+	batchModel *BatchModel
+	cpuCap     int
+	hostDemand float64
+	hostN      int
+	gpuBusy    time.Duration // GPU batch time summed
+	dispWait   time.Duration // GPU batch starts delayed by the dispatcher
 }
 
 type simClock struct{ t time.Time }
@@ -100,10 +116,26 @@ func (h *simEvents) Pop() any {
 func (e *simSetup) run(t testing.TB, setup Setup, rate float64, seed uint64) Run {
 	t.Helper()
 	clk := &simClock{t: time.Date(2009, 4, 20, 0, 0, 0, 0, time.UTC)}
-	cfg := Config{Deadline: e.deadline, Ratio: e.ratio, Clock: clk, NoSteal: setup == ParallelNoSteal}
+	var cpuUsed time.Duration // simulated process CPU time
+	e.gpuBusy, e.dispWait = 0, 0
+	cfg := Config{Deadline: e.deadline, Ratio: e.ratio, Clock: clk, NoSteal: setup == ParallelNoSteal,
+		TargetFraction: e.target, CheapRatio: e.cheap}
+	switch setup {
+	case Parallel, ParallelNoSteal:
+		cfg.Placement = e.placement
+	case ParallelGPUFirst:
+		cfg.Placement = PlaceGPUFirst
+	}
+	if e.onlineCores && cfg.Placement == PlaceGPUFirst {
+		cfg.Cores = e.machine.Cores
+		cfg.CPUTime = func() (time.Duration, bool) { return cpuUsed, true }
+	}
 	cpu, gpu := e.procs[CPU], e.procs[GPU]
 	cpu.Backend, gpu.Backend = nopBackend{}, nopBackend{}
 	cpu.Model, gpu.Model = cpu.Model.Clone(), gpu.Model.Clone()
+	if gpu.BatchModel != nil {
+		gpu.BatchModel = gpu.BatchModel.Clone()
+	}
 	if setup != GPUOnly {
 		cfg.CPU = &cpu
 		if setup != CPUOnly && e.hybridCPUSlots > 0 {
@@ -176,8 +208,15 @@ func (e *simSetup) run(t testing.TB, setup Setup, rate float64, seed uint64) Run
 				var wall time.Duration
 				if p.id == CPU {
 					wall = time.Duration(float64(dev+host) * factor)
+					cpuUsed += dev + host
 				} else {
 					wall = c.Fixed + dev + time.Duration(float64(host)*factor)
+					cpuUsed += time.Duration(e.machine.HostCores * float64(wall))
+				}
+				b.wall = wall
+				if p.id == GPU {
+					e.gpuBusy += wall
+					e.dispWait += at.Sub(clk.t)
 				}
 				fin := at.Add(wall)
 				rs := make([]*Result, len(b.jobs))
@@ -275,6 +314,8 @@ func (e *simSetup) run(t testing.TB, setup Setup, rate float64, seed uint64) Run
 	}
 	run := Summarize(setup, rate, out)
 	e.visits = float64(s.visits) / float64(max(next, 1))
+	e.batchModel, e.cpuCap = s.gf.bm, s.gf.cpuCap
+	e.hostDemand, e.hostN = s.gf.host.demand(), s.gf.host.fit.n
 	return run
 }
 

@@ -78,6 +78,19 @@ func Train(samples []Sample, opt ModelOptions) (*CostModel, TrainResult) {
 // trusting it would starve the GPU. The first warmup queries are run once
 // before, unmeasured.
 func MeasureBatches(ctx context.Context, x *index.Index, b engine.Backend, opt engine.Options, qs []engine.Query, pol BatchPolicy, m *CostModel, warmup int) ([]Sample, error) {
+	s, _, err := measureBatches(ctx, x, b, opt, qs, pol, m, warmup)
+	return s, err
+}
+
+// batchTime is a measured batch: its queries and wall time.
+type batchTime struct {
+	n    int
+	wall time.Duration
+}
+
+// measureBatches is MeasureBatches, also returning each measured batch's
+// size and wall time (for a BatchModel).
+func measureBatches(ctx context.Context, x *index.Index, b engine.Backend, opt engine.Options, qs []engine.Query, pol BatchPolicy, m *CostModel, warmup int) ([]Sample, []batchTime, error) {
 	if m == nil {
 		panic("BUG: scheduler: MeasureBatches without a cost model")
 	}
@@ -94,15 +107,17 @@ func MeasureBatches(ctx context.Context, x *index.Index, b engine.Backend, opt e
 			break
 		}
 		if _, err := run(s); err != nil {
-			return nil, fmt.Errorf("scheduler: warming up %s: %w", b.Name(), err)
+			return nil, nil, fmt.Errorf("scheduler: warming up %s: %w", b.Name(), err)
 		}
 	}
 	samples := make([]Sample, 0, len(qs))
+	walls := make([]batchTime, 0, len(batches))
 	for _, s := range batches {
 		wall, err := run(s)
 		if err != nil {
-			return nil, fmt.Errorf("scheduler: measuring %s: %w", b.Name(), err)
+			return nil, nil, fmt.Errorf("scheduler: measuring %s: %w", b.Name(), err)
 		}
+		walls = append(walls, batchTime{s.hi - s.lo, wall})
 		var pred time.Duration
 		for i := s.lo; i < s.hi; i++ {
 			pred += costs[i]
@@ -118,7 +133,7 @@ func MeasureBatches(ctx context.Context, x *index.Index, b engine.Backend, opt e
 			samples = append(samples, Sample{Features: feats[i], Time: t})
 		}
 	}
-	return samples, nil
+	return samples, walls, nil
 }
 
 // span is the batch qs[lo:hi].

@@ -230,6 +230,10 @@ func TestBadFlagValues(t *testing.T) {
 		{"--cpu-batch -1ms: want >= 0", []string{"bench", "sched", idx, docs, "--cpu-batch", "-1ms"}},
 		{"--split-probe -1s: want >= 0", []string{"bench", "sched", idx, docs, "--split-probe", "-1s"}},
 		{"--hybrid-cpu-slots -2: want -1, 0 or a slot count", []string{"bench", "sched", idx, docs, "--hybrid-cpu-slots", "-2"}},
+		{`--placement: scheduler: unknown placement "fastest" (cost, gpu-first)`, []string{"bench", "sched", idx, docs, "--placement", "fastest"}},
+		{"--target 0: want a fraction in (0, 1]", []string{"bench", "sched", idx, docs, "--target", "0"}},
+		{"--target 1.5: want a fraction in (0, 1]", []string{"bench", "sched", idx, docs, "--target", "1.5"}},
+		{"--cpu-cheap -1: want >= 0", []string{"bench", "sched", idx, docs, "--cpu-cheap", "-1"}},
 	} {
 		expectFail(t, []string{c.want}, c.args...)
 	}

@@ -22,7 +22,10 @@ func benchSched(c command, args []string) error {
 	c.args = "INDEX QUERIES [flags]"
 	fs := newFlags(c, `Replays a query log with Poisson arrivals at each --rates rate for the
 --setups configurations — CPU only, GPU only, best-of-two serialized, CPU+GPU
-in parallel (the work-stealing scheduler), CPU+GPU without stealing — and
+in parallel (the work-stealing scheduler; --placement cost places queries by
+their predicted finish times, gpu-first gives the GPU every query and the CPU
+the overflow), CPU+GPU without stealing, CPU+GPU GPU-first (cpu+gpu-first,
+whatever --placement says, so that one run compares both) — and
 prints the average and p99 delay per rate (Ding et al. WWW'09 §9, Figure 7).
 Then it searches each configuration's highest sustained rate to within 5%
 (doubling, then bisection), --search-repeats times with different arrivals,
@@ -42,7 +45,13 @@ work from its queue at once); in CPU+GPU it gets every core by default
 before the runs, --split-probe: the number of busy CPU slots at which the
 GPU's batches and the CPU's queries together complete the most queries).
 Both options are off by default: on the GPU machine they lowered every rate
-(docs/BENCHMARKS.md, twelfth session). Needs a usable GPU.`)
+(docs/BENCHMARKS.md, twelfth session). GPU-first: the GPU's batches are cut
+to --target of the deadline by its measured batch time (fixed part + time
+per query, fitted on the training batches and refitted from every batch), the
+CPU takes the queries the GPU is predicted to answer later than arrival +
+--target × deadline, and (--cpu-cheap R) those it answers in under R times the
+GPU's time per query; with --online-cores it runs at most GOMAXPROCS less the
+GPU side's host cores (measured online) CPU slots at once. Needs a usable GPU.`)
 	qf := addQueryFlags(fs)
 	train := fs.Int("train", 3000, "training queries (taken from the start of the log)")
 	n := fs.Int("replay", 2000, "replayed queries (after the training slice)")
@@ -51,7 +60,11 @@ Both options are off by default: on the GPU machine they lowered every rate
 	c0 := fs.Uint64("batch-postings", 0, "GPU batch threshold c: sum of shortest-list lengths (AND, AND+OR) or of all list lengths (OR); 0: 1M for AND and AND+OR, 8M for OR")
 	searchRuns := fs.Int("search-runs", 12, "runs of the highest-sustained-rate search per setup and repeat (0: no search)")
 	repeats := fs.Int("search-repeats", 3, "searches per setup, each with its own arrivals (median and spread reported)")
-	setupList := fs.String("setups", "cpu-only,gpu-only,best-serial,cpu+gpu,cpu+gpu-nosteal", "configurations, in order")
+	setupList := fs.String("setups", "cpu-only,gpu-only,best-serial,cpu+gpu,cpu+gpu-nosteal", "configurations, in order (cpu+gpu-first: also the GPU-first hybrid)")
+	placement := fs.String("placement", "cost", "placement of cpu+gpu and cpu+gpu-nosteal: cost (Ding's queues by predicted finish time) or gpu-first")
+	target := fs.Float64("target", scheduler.DefaultTargetFraction, "GPU-first: fraction of the deadline a query should be answered in; the GPU's batches are cut to it and the CPU takes the queries the GPU would answer later")
+	cheap := fs.Float64("cpu-cheap", 0, "GPU-first: a CPU slot without overflow also takes a query predicted to cost the CPU at most this many times the GPU's time per query (0: off)")
+	onlineCores := fs.Bool("online-cores", true, "GPU-first: run at most GOMAXPROCS less the GPU side's host cores (measured online) CPU slots at once")
 	minDur := fs.Duration("min-duration", 0, "shortest span of arrivals of a run (0: 10 deadlines)")
 	reportDir := fs.String("report", "", "also write a Markdown report with the delay-vs-rate plot to this directory")
 	wait := fs.Duration("batch-wait", 2*time.Millisecond, "GPU batch time limit")
@@ -89,6 +102,16 @@ Both options are off by default: on the GPU machine they lowered every rate
 	}
 	if *hybridSlots < -1 {
 		return fmt.Errorf("--hybrid-cpu-slots %d: want -1, 0 or a slot count", *hybridSlots)
+	}
+	place, err := scheduler.ParsePlacement(*placement)
+	if err != nil {
+		return fmt.Errorf("--placement: %w", err)
+	}
+	if !(*target > 0 && *target <= 1) {
+		return fmt.Errorf("--target %v: want a fraction in (0, 1]", *target)
+	}
+	if !(*cheap >= 0) {
+		return fmt.Errorf("--cpu-cheap %v: want >= 0", *cheap)
 	}
 	*qf.device = "gpu"
 	qe, mode, opt, err := qf.openEngine(pos[0])
@@ -137,15 +160,20 @@ Both options are off by default: on the GPU machine they lowered every rate
 		Rates:          rs,
 		// A table run past capacity stops once it has failed, instead of
 		// draining a backlog of many seconds.
-		StopOnMiss:  true,
-		Deadline:    *deadline,
-		Search:      scheduler.RateSearch{Off: *searchRuns <= 0, MaxRuns: max(*searchRuns, 0), Repeats: *repeats},
-		Setups:      setups,
-		MinDuration: *minDur,
-		Seed:        1,
+		StopOnMiss:     true,
+		Deadline:       *deadline,
+		Search:         scheduler.RateSearch{Off: *searchRuns <= 0, MaxRuns: max(*searchRuns, 0), Repeats: *repeats},
+		Setups:         setups,
+		MinDuration:    *minDur,
+		Seed:           1,
+		Placement:      place,
+		TargetFraction: *target,
+		CheapRatio:     *cheap,
+		OnlineCores:    *onlineCores,
 		Progress: func(r scheduler.Run) {
-			fmt.Fprintf(os.Stderr, "  %v at %.0f q/s: %d answered, %d missed, mean %v p99 %v, growing %v: sustained %v\n",
-				r.Setup, r.Rate, r.Answered, r.Missed, r.Mean, r.P99, r.Growing, r.Sustained())
+			fmt.Fprintf(os.Stderr, "  %v at %.0f q/s: %d answered (cpu %d, gpu %d), %d missed, mean %v p99 %v, growing %v: sustained %v%s\n",
+				r.Setup, r.Rate, r.Answered, r.Procs[scheduler.CPU].Queries, r.Procs[scheduler.GPU].Queries,
+				r.Missed, r.Mean, r.P99, r.Growing, r.Sustained(), gpuFirstNote(r))
 		},
 	}
 	start := time.Now()
@@ -178,6 +206,18 @@ Both options are off by default: on the GPU machine they lowered every rate
 		fmt.Fprintf(os.Stderr, "report written to %s\n", *reportDir)
 	}
 	return nil
+}
+
+// gpuFirstNote describes a GPU-first run's batch model and CPU cap.
+func gpuFirstNote(r scheduler.Run) string {
+	if !r.GPUFirst {
+		return ""
+	}
+	s := fmt.Sprintf("; gpu batch %v + %v/query (error %.0f%% over %d batches)", r.BatchFixed, r.BatchPer, 100*r.BatchError, r.BatchN)
+	if r.CPUCap >= 0 {
+		s += fmt.Sprintf(", cpu cap %d (gpu host side %.2f cores)", r.CPUCap, r.HostDemand)
+	}
+	return s
 }
 
 // describeDevice names the GPU of a backend ("GPU: NAME, N GiB") or the

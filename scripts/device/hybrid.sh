@@ -8,8 +8,12 @@
 #     GENLIMIT, default 200 s) into /tmp/gDOCS-topics.qp, reused on a warm
 #     machine;
 #  2. `qp bench sched` for each of MODES (default "and or andor"): TREC 2006
-#     log, deadline 200 ms, CPU alone (16 one-query slots), GPU alone, CPU+GPU,
-#     CPU+GPU without stealing; the highest sustained rate to within 5%,
+#     log, deadline 200 ms, CPU alone (16 one-query slots), GPU alone, CPU+GPU
+#     with the cost placement (cpu+gpu) and with the GPU-first placement
+#     (cpu+gpu-first: every query to the GPU, the CPU takes the overflow; its
+#     CPU capped online at 16 less the GPU side's host cores — the progress
+#     lines in $OUT/sched-MODE.log give each run's cpu/gpu split, the GPU
+#     batch model and the cap); the highest sustained rate to within 5%,
 #     3 repeats with different arrivals (median, min-max), runs of ≥ 1 s of
 #     arrivals, at most 7 runs per repeat; ≤ SCHEDLIMIT (default 120) s per
 #     mode; table + delay-vs-rate plot in $OUT/sched-MODE/ (README.md,
@@ -19,7 +23,10 @@
 #     slots of the best probed core split, --split-probe, ~2 s; off by
 #     default since they lowered the rates on the GPU machine), and
 #     SETUPS replaces the setups (e.g. SETUPS=cpu+gpu SCHED_FLAGS="--hybrid-cpu-slots 8":
-#     the hybrid alone with another core split, ~40 s a mode);
+#     the hybrid alone with another core split, ~40 s a mode; or
+#     SETUPS=cpu+gpu-first SCHED_FLAGS="--online-cores=false": GPU-first with
+#     every CPU slot; SCHED_FLAGS="--target 0.5" or "--cpu-cheap 1": its
+#     other parameters);
 #  3. `qp query --device cpu|gpu|auto` on each of COLLS (default gcide; any
 #     carried as NAME.jsonl.xz or NAME.qp.xz in bin/dev/data) with the first
 #     QN (default 10,000) TREC'06 queries × REPS (default 10), top-10, AND, OR, AND+OR,
@@ -76,7 +83,7 @@ if [ "$part" = all ] || [ "$part" = sched ]; then
   for m in ${MODES:-and or andor}; do
     timeout "${SCHEDLIMIT:-120}" "$bin/qp" bench sched "$idx" "$d/06.efficiency_topics.txt" --device gpu --mode "$m" \
       --train 1500 --replay 3000 --rates "${RATES:-2000,200000}" --deadline 200ms --min-duration 1s \
-      --search-runs "${RUNS:-7}" --search-repeats "${REPEATS:-3}" --setups "${SETUPS:-cpu-only,gpu-only,cpu+gpu,cpu+gpu-nosteal}" ${SCHED_FLAGS:-} \
+      --search-runs "${RUNS:-7}" --search-repeats "${REPEATS:-3}" --setups "${SETUPS:-cpu-only,gpu-only,cpu+gpu,cpu+gpu-first}" ${SCHED_FLAGS:-} \
       --report "$OUT/sched-$m" >"$OUT/sched-$m.log" 2>&1
     echo "== sched $m rc=$? at $(elapsed)"
     grep -E -m3 'host side|core split|CPU\+GPU runs' "$OUT/sched-$m.log"
