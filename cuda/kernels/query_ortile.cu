@@ -135,20 +135,10 @@ __device__ __forceinline__ void put(const OQuery &o, u32 p, u32 doc, float score
 	}
 }
 
-__device__ __forceinline__ float bits_float(u32 b) {
-#ifdef QP_EMU
-	float f;
-	memcpy(&f, &b, 4);
-	return f;
-#else
-	return __uint_as_float(b);
-#endif
-}
-
 // theta_score is the score part of a rank key (0 for the "no bound" key ~0).
 __device__ __forceinline__ float theta_score(u64 key) {
 	if (key == ~0ull) return 0.0f;
-	return bits_float(~static_cast<u32>(key >> 32));
+	return qp_q::float_of_bits(~static_cast<u32>(key >> 32));
 }
 
 // lower_bound_warp: the first i in [0, n) with at(i) >= x (n if none), for
@@ -240,7 +230,7 @@ __device__ __forceinline__ void bounds(u32 nq, const qp_q::QMeta *__restrict__ q
 				float mx = 0.0f;
 				if (use_bm) {
 					for (u32 b = bl; b <= bh; b++) {
-						const float v = bits_float(sk[4 * b + 3]);
+						const float v = qp_q::float_of_bits(sk[4 * b + 3]);
 						mx = v > mx ? v : mx;
 					}
 					sub[t] = qp_q::fadd(sub[t], qp_q::fmul(w, mx));
@@ -588,7 +578,7 @@ struct Bp128Src {
 		const u32 *sk = qp_q::skips(post, tm);
 		const u32 b = s.lo[jj] + (i - s.pre[jj]);
 		if (ths > 0.0f && s.mx[jj] < kFltMax &&
-		    below(qp_q::fadd(qp_q::fmul(s.w[jj], bits_float(sk[4 * b + 3])), s.rest[jj]), ths))
+		    below(qp_q::fadd(qp_q::fmul(s.w[jj], qp_q::float_of_bits(sk[4 * b + 3])), s.rest[jj]), ths))
 			return PairRec{0, 0, 0, 0, kPairSkip << 24, jj};
 		return pair_header(post, tm, sk, b, qp_q::block_len(tm, b, bs), jj);
 	}
