@@ -5,21 +5,10 @@ import (
 	"testing"
 )
 
-// jaccard is |a ∩ b| / |a ∪ b| of two ascending id sets.
+// jaccard is |a ∩ b| / |a ∪ b| of two ascending id sets (intersect:
+// measure.go's merge of two ascending lists).
 func jaccard(a, b []uint32) float64 {
-	i, j, inter := 0, 0, 0
-	for i < len(a) && j < len(b) {
-		switch {
-		case a[i] < b[j]:
-			i++
-		case a[i] > b[j]:
-			j++
-		default:
-			inter++
-			i++
-			j++
-		}
-	}
+	inter := len(intersect(a, b))
 	if u := len(a) + len(b) - inter; u > 0 {
 		return float64(inter) / float64(u)
 	}

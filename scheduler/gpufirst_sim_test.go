@@ -5,27 +5,6 @@ import (
 	"time"
 )
 
-// TestSimGPUFirstIndependent: two simulated processors of independent
-// capacity (no shared cores, a free dispatcher): the GPU-first hybrid
-// sustains at least 0.9 of the sum of their rates alone and never less
-// than the better, for a GPU about as fast as the CPU and one about 5×
-// faster.
-func TestSimGPUFirstIndependent(t *testing.T) {
-	for _, fast := range []bool{false, true} {
-		if fast && testing.Short() {
-			continue
-		}
-		t.Run(map[bool]string{false: "even", true: "fast-gpu"}[fast], func(t *testing.T) {
-			e := simWorkload(t)
-			if fast {
-				fastGPU(e)
-			}
-			r := simRates(t, e, CPUOnly, GPUOnly, ParallelGPUFirst)
-			checkHybrid(t, r, ParallelGPUFirst, 1, 0.9)
-		})
-	}
-}
-
 // TestSimGPUFirstNoOverload: below the GPU's capacity the GPU-first
 // hybrid is the GPU alone: the CPU answers no query (cheap rule off), at
 // a quarter, half and 0.8 of the GPU's sustained rate.

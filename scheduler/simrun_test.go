@@ -143,8 +143,10 @@ func checkHybrid(t *testing.T, r map[Setup]float64, hybrid Setup, better, sum fl
 
 // TestSimHybridIndependent: two processors with independent capacity (no
 // shared cores, a free dispatcher): CPU+GPU sustains at least 0.9 of the
-// sum of their rates alone, for a GPU about as fast as the CPU and for one
-// about 5× faster.
+// sum of their rates alone and never less than the better, with the cost
+// placement (with and without stealing) and the GPU-first one, for a GPU
+// about as fast as the CPU and for one about 5× faster (one rate search
+// per processor alone serves the three hybrids).
 func TestSimHybridIndependent(t *testing.T) {
 	for _, fast := range []bool{false, true} {
 		if fast && testing.Short() {
@@ -155,9 +157,10 @@ func TestSimHybridIndependent(t *testing.T) {
 			if fast {
 				fastGPU(e)
 			}
-			r := simRates(t, e, CPUOnly, GPUOnly, Parallel, ParallelNoSteal)
+			r := simRates(t, e, CPUOnly, GPUOnly, Parallel, ParallelNoSteal, ParallelGPUFirst)
 			checkHybrid(t, r, Parallel, 1, 0.9)
 			checkHybrid(t, r, ParallelNoSteal, 1, 0.9)
+			checkHybrid(t, r, ParallelGPUFirst, 1, 0.9)
 		})
 	}
 }
