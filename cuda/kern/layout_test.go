@@ -106,7 +106,8 @@ func TestLayout(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer buf.Free()
-	if err := f.Launch(cuda.Dim3{X: 1, Y: 1, Z: 1}, cuda.Dim3{X: 32, Y: 1, Z: 1}, 0, nil, buf); err != nil {
+	probe := struct{ Out cuda.DevicePtr }{buf.Ptr()} // qp_layout_probe(unsigned long long *out)
+	if err := cuda.LaunchFields(f, cuda.Dim3{X: 1, Y: 1, Z: 1}, cuda.Dim3{X: 32, Y: 1, Z: 1}, 0, nil, &probe); err != nil {
 		t.Fatal(err)
 	}
 	got := make([]uint64, n)
