@@ -684,3 +684,6 @@ type OrTileMaxTreeParams struct {
 
 // sharedLayouts lists the mirrors in qp_layout_probe's order.
 var sharedLayouts = []any{TermMeta{}, QMeta{}, QTerm{}, Seg{}, S4{}, OQuery{}}
+
+// paramLists lists the kernels' parameter lists (TestKernelSignatures).
+var paramLists = []any{FullDescParams{}, GatherParams{}, AndInitParams{}, AndDescParams{}, OrAccumulateParams{}, TopKParams{}, AndFilterParams{}, AndBMScoreParams{}, AndLocateParams{}, AndMatchParams{}, AndCompactParams{}, OrTileCheckParams{}, OrTileBoundsParams{}, OrTileAccumulateParams{}, OrTileAccumulateBP128Params{}, ScanReduceU32Params{}, ScanPartialsU32Params{}, ScanApplyU32Params{}, ScanReduceS4Params{}, ScanPartialsS4Params{}, ScanApplyS4Params{}, DecodeParams{}, BP128DocsParams{}, WAHSizesParams{}, WAHCheckParams{}, WAHEndsParams{}, WAHFillParams{}, WAHCoaParams{}, WAHTileParams{}, WAHPopcParams{}, WAHEmitParams{}, WAHBitsetParams{}, IsectInitParams{}, IsectSplitParams{}, IsectSearchParams{}, IsectCompactParams{}, IsectQStartParams{}, OrTileClampParams{}, OrTileCompactParams{}, OrTileMaxTreeParams{}}

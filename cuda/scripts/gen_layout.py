@@ -252,6 +252,9 @@ def gofile(L, order):
     o.append("// sharedLayouts lists the mirrors in qp_layout_probe's order.")
     o.append("var sharedLayouts = []any{" + ", ".join("%s{}" % n for n in order if L[n]["existing"] != "positional") + "}")
     o.append("")
+    o.append("// paramLists lists the kernels' parameter lists (TestKernelSignatures).")
+    o.append("var paramLists = []any{" + ", ".join("%s{}" % n for n in order if L[n]["existing"] == "positional") + "}")
+    o.append("")
     return "\n".join(o)
 
 
