@@ -193,6 +193,10 @@ const MaxParamBytes = 4096
 //
 // Pointer safety as Launch: the driver reads *p during the call through
 // the one-entry pointer array; both are pinned for the call.
+//
+// qp's kernels do not take struct parameters (cuda/kern passes its structs
+// with LaunchFields): with nvcc 11.8 the same kernel bodies compiled to
+// other code, and the GPU AND ran slower (docs/ARCHITECTURE.md).
 func LaunchParams[P any](f *Function, grid, block Dim3, sharedMem int, s *Stream, p *P) error {
 	if n := unsafe.Sizeof(*p); n == 0 || n > MaxParamBytes {
 		panic(fmt.Sprintf("BUG: cuda launch of %s with a %d-byte parameter struct", f.name, n))
@@ -207,8 +211,8 @@ func LaunchParams[P any](f *Function, grid, block Dim3, sharedMem int, s *Stream
 
 // LaunchFields enqueues f, a kernel with positional parameters, with the
 // fields of *p as its parameters, in order: the typed alternative to
-// Launch's argument list where a kernel keeps positional parameters (a
-// struct parameter can change the kernel's register allocation). Every
+// Launch's argument list, and how cuda/kern launches every kernel (a
+// struct parameter changes the code nvcc generates for the kernel). Every
 // field must be a 4- or 8-byte number (uint32, int32, float32, uint64,
 // DevicePtr, ...) matching the kernel's parameter of the same position
 // (cuda/kern checks the list at compile time); anything else, or more than

@@ -3,9 +3,12 @@ package scheduler
 import (
 	"math"
 	"time"
+
+	"github.com/qpengine/qp/internal/linfit"
 )
 
-// linFit is an online least-squares fit of y = b0 + b1·x with exponential
+// linFit is an online least-squares fit of y = b0 + b1·x (internal/linfit's
+// sums and solve, shared with serve's batch cost model) with exponential
 // forgetting: every observation multiplies the weight of the earlier ones
 // by forget, so the fit follows the last ~1/(1-forget) observations (a
 // sliding window without storing it). A prior enters as two pseudo-
@@ -14,61 +17,44 @@ import (
 // part growing with x): where the free solution breaks one, it is a line
 // through the origin. Not safe for concurrent use.
 type linFit struct {
-	forget               float64
-	s0, sx, sxx, sy, sxy float64 // weighted sums
-	b0, b1               float64
-	n                    int // real observations
-	errSum               float64
-	errN                 int
+	forget float64
+	sums   linfit.Sums // weighted sums of the normal equations
+	b0, b1 float64
+	n      int // real observations
+	errSum float64
+	errN   int
 }
 
 func newLinFit(forget float64) linFit { return linFit{forget: forget} }
 
 // prior adds the pseudo-observations (x0, y0) and (x1, y1) and solves.
 func (f *linFit) prior(x0, y0, x1, y1 float64) {
-	f.add(x0, y0, 1)
-	f.add(x1, y1, 1)
+	f.sums.Add(x0, y0, 1)
+	f.sums.Add(x1, y1, 1)
 	f.solve()
-}
-
-func (f *linFit) add(x, y, w float64) {
-	f.s0 += w
-	f.sx += w * x
-	f.sxx += w * x * x
-	f.sy += w * y
-	f.sxy += w * x * y
 }
 
 // observe learns (x, y), recording the relative error of the prediction
 // made before it.
 func (f *linFit) observe(x, y float64) {
-	if y > 0 && f.s0 > 0 {
+	if y > 0 && f.sums.W > 0 {
 		f.errSum += math.Abs(f.at(x)-y) / y
 		f.errN++
 	}
-	f.s0 *= f.forget
-	f.sx *= f.forget
-	f.sxx *= f.forget
-	f.sy *= f.forget
-	f.sxy *= f.forget
-	f.add(x, y, 1)
+	f.sums.Decay(f.forget)
+	f.sums.Add(x, y, 1)
 	f.n++
 	f.solve()
 }
 
 // solve sets b0 and b1 from the sums.
 func (f *linFit) solve() {
-	if f.s0 <= 0 {
+	if f.sums.W <= 0 {
 		return
 	}
-	det := f.s0*f.sxx - f.sx*f.sx
-	if det > 1e-9*f.s0*f.sxx {
-		b1 := (f.s0*f.sxy - f.sx*f.sy) / det
-		b0 := (f.sy - b1*f.sx) / f.s0
-		if b0 >= 0 && b1 >= 0 {
-			f.b0, f.b1 = b0, b1
-			return
-		}
+	if b0, b1, ok := f.sums.Solve(); ok && b0 >= 0 && b1 >= 0 {
+		f.b0, f.b1 = b0, b1
+		return
 	}
 	// One x only (the fixed part is not identifiable), a negative
 	// intercept or a negative slope (noise: times falling with size): a
@@ -76,10 +62,10 @@ func (f *linFit) solve() {
 	// would tell the GPU-first placement that a batch of any size costs
 	// its fixed part: an unlimited batch, and no overflow; on the CUDA
 	// emulator that made one batch of 36,000 queries.)
-	if f.sxx > 0 {
-		f.b0, f.b1 = 0, max(f.sxy/f.sxx, 0)
+	if f.sums.XX > 0 {
+		f.b0, f.b1 = 0, max(f.sums.ThroughOrigin(), 0)
 	} else {
-		f.b0, f.b1 = max(f.sy/f.s0, 0), 0
+		f.b0, f.b1 = max(f.sums.Y/f.sums.W, 0), 0
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"math"
 	"sync"
 	"time"
+
+	"github.com/qpengine/qp/internal/linfit"
 )
 
 // costModel learns, from the batches the processor ran, two things the
@@ -28,8 +30,9 @@ import (
 // safe for concurrent use.
 type costModel struct {
 	mu sync.Mutex
-	// Weighted sums of 1, n, t, n², n·t over the batches (t in seconds).
-	w, sn, st, snn, snt float64
+	// Weighted sums of 1, n, t, n², n·t over the batches (t in seconds;
+	// internal/linfit's fit, shared with the scheduler's batch model).
+	sums linfit.Sums
 	// Saturated throughput: weighted sums of the queries answered and the
 	// seconds they took over saturated intervals; the rate is their ratio
 	// (not a mean of per-interval rates, which the near-simultaneous
@@ -57,11 +60,8 @@ func (m *costModel) observe(n int, d time.Duration, end time.Time, waiting int) 
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	x, t := float64(n), d.Seconds()
-	m.w = costDecay*m.w + 1
-	m.sn = costDecay*m.sn + x
-	m.st = costDecay*m.st + t
-	m.snn = costDecay*m.snn + x*x
-	m.snt = costDecay*m.snt + x*t
+	m.sums.Decay(costDecay)
+	m.sums.Add(x, t, 1)
 	busy := waiting > 0
 	if busy && m.lastBusy {
 		if dt := end.Sub(m.lastDone).Seconds(); dt >= 0 {
@@ -83,16 +83,12 @@ func (m *costModel) fit() (a, b float64, ok bool) {
 }
 
 func (m *costModel) fitLocked() (a, b float64, ok bool) {
-	if m.w == 0 || m.sn == 0 {
+	if m.sums.W == 0 || m.sums.X == 0 {
 		return 0, 0, false
 	}
-	den := m.w*m.snn - m.sn*m.sn
-	if den > 1e-9*m.w*m.snn {
-		b = (m.w*m.snt - m.sn*m.st) / den
-		a = (m.st - b*m.sn) / m.w
-	}
+	a, b, _ = m.sums.Solve() // 0, 0 when undetermined: the fallback below
 	if b <= 0 || a < 0 {
-		a, b = 0, m.st/m.sn
+		a, b = 0, m.sums.MeanRatio()
 	}
 	return a, b, b > 0
 }

@@ -128,6 +128,20 @@ func (k *Kernels) LaunchBP128Docs(s *cuda.Stream, a BP128Args) error {
 	if n == 0 {
 		return nil
 	}
-	return k.fn("qp_bp128_docs").Launch(cuda.Dim3{X: uint32(n), Y: 1, Z: 1}, cuda.Dim3{X: bp128BlockValues, Y: 1, Z: 1}, 0, s,
-		a.Src, a.SrcOff, a.OutOff, a.Base, a.Last, a.Out, a.Status)
+	return launchBP128Docs(k.fn("qp_bp128_docs"), s, &BP128DocsParams{Src: bufPtr(a.Src), SrcOff: bufPtr(a.SrcOff),
+		OutOff: bufPtr(a.OutOff), Base: bufPtr(a.Base), Last: bufPtr(a.Last), Out: bufPtr(a.Out), Status: bufPtr(a.Status)}, n)
+}
+
+// launchBP128Docs launches qp_bp128_docs with p, one CTA of
+// bp128BlockValues threads per block, over n blocks.
+func launchBP128Docs(f *cuda.Function, s *cuda.Stream, p *BP128DocsParams, n int) error {
+	return cuda.LaunchFields(f, cuda.Dim3{X: uint32(n), Y: 1, Z: 1}, cuda.Dim3{X: bp128BlockValues, Y: 1, Z: 1}, 0, s, p)
+}
+
+// bufPtr is b's device address, 0 for a nil buffer (an optional argument).
+func bufPtr(b *cuda.Buffer) cuda.DevicePtr {
+	if b == nil {
+		return 0
+	}
+	return b.Ptr()
 }

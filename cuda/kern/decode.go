@@ -261,8 +261,10 @@ func (k *Kernels) enqueueDecode(s *cuda.Stream, f *cuda.Function, a DecodeArgs) 
 	if most := k.Context().Device().SMs * k.ResidentCTAs(f, 32*decodeWarps); grid > most {
 		grid = most
 	}
-	return f.Launch(cuda.Dim3{X: uint32(grid), Y: 1, Z: 1}, cuda.Dim3{X: 32 * decodeWarps, Y: 1, Z: 1}, 0, s,
-		a.Src, a.SrcOff, a.OutOff, a.Base, a.Last, a.Out, a.Status, a.Codes, uint32(n), uint32(a.Mode)|uint32(a.Chunk)<<8)
+	return cuda.LaunchFields(f, cuda.Dim3{X: uint32(grid), Y: 1, Z: 1}, cuda.Dim3{X: 32 * decodeWarps, Y: 1, Z: 1}, 0, s,
+		&DecodeParams{Src: bufPtr(a.Src), SrcOff: bufPtr(a.SrcOff), OutOff: bufPtr(a.OutOff), Base: bufPtr(a.Base),
+			Last: bufPtr(a.Last), Out: bufPtr(a.Out), Status: bufPtr(a.Status), Codes: bufPtr(a.Codes), NBlocks: uint32(n),
+			Mode: uint32(a.Mode) | uint32(a.Chunk)<<8})
 }
 
 // DecodeKernel is one decoding kernel launched as LaunchDecode (or
@@ -309,8 +311,8 @@ func (d DecodeKernel) Enqueue(s *cuda.Stream, a DecodeArgs) error {
 		return nil
 	}
 	if d.baseline {
-		return d.f.Launch(cuda.Dim3{X: uint32(a.NBlocks), Y: 1, Z: 1}, cuda.Dim3{X: bp128BlockValues, Y: 1, Z: 1}, 0, s,
-			a.Src, a.SrcOff, a.OutOff, a.Base, (*cuda.Buffer)(nil), a.Out, a.Status)
+		return launchBP128Docs(d.f, s, &BP128DocsParams{Src: bufPtr(a.Src), SrcOff: bufPtr(a.SrcOff),
+			OutOff: bufPtr(a.OutOff), Base: bufPtr(a.Base), Out: bufPtr(a.Out), Status: bufPtr(a.Status)}, a.NBlocks)
 	}
 	return d.k.enqueueDecode(s, d.f, a)
 }

@@ -4,7 +4,10 @@
 // blocks that engine/gpu orchestrates (AND steps, dense and tiled OR,
 // top-k, scans), list intersection and WAH bitmaps. Each launcher checks
 // its sizes (a violation is a programmer bug: panic with "BUG:"), enqueues
-// its kernel on a stream and does not wait. Package cuda is the driver
+// its kernel on a stream and does not wait. Every kernel's parameters are a
+// generated struct of layout.go (cuda/scripts/gen_layout.py), passed field
+// by field (cuda.LaunchFields); query_params.cuh's static_asserts check
+// each kernel's parameter list against it at compile time. Package cuda is the driver
 // binding underneath; GPU results equal the CPU's bit for bit.
 //
 // Layout:
@@ -19,4 +22,5 @@
 //	query_or.go   OrTileKernels: tiled OR with block-max bounds
 //	intersect.go  IntersectKernels: list intersection (Ao et al.)
 //	wah.go        WAHKernels: WAH bitmap decompression and filters
+//	layout.go     generated: the shared structs and every kernel's parameters
 package kern

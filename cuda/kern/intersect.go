@@ -313,8 +313,9 @@ func (b *IsectBatch) Run(algo IsectAlgo, levels int, res, off []uint32) ([]uint3
 		return res[:0], off[:0], err
 	}
 	if n > 0 {
-		if err := k.init.Launch(gridFor(n, queryThreads), block256, 0, s, b.qoffB, uint32(b.nq), b.qmeta, b.lref,
-			r.lists, r.vals, uint32(n), b.cand[0], b.cq[0]); err != nil {
+		if err := launch(k.init, gridFor(n, queryThreads), s, &IsectInitParams{QOff: bufPtr(b.qoffB), NQ: uint32(b.nq),
+			QMeta: bufPtr(b.qmeta), LRef: bufPtr(b.lref), Lists: bufPtr(r.lists), Vals: bufPtr(r.vals), N: uint32(n),
+			Cand: bufPtr(b.cand[0]), CQ: bufPtr(b.cq[0])}); err != nil {
 			return res[:0], off[:0], err
 		}
 	}
@@ -327,28 +328,30 @@ func (b *IsectBatch) Run(algo IsectAlgo, levels int, res, off []uint32) ([]uint3
 			}
 			parent := uint32(0)
 			for ; stride >= intersect.PMFFanout; stride /= intersect.PMFFanout {
-				if err := k.split.Launch(gridFor(n, queryThreads), block256, 0, s, uint32(j), stride, parent,
-					uint32(n), b.cand[cur], b.cq[cur], b.qst[cur], b.qmeta, b.lref, r.lists, r.vals, b.bnd); err != nil {
+				if err := launch(k.split, gridFor(n, queryThreads), s, &IsectSplitParams{J: uint32(j), Stride: stride,
+					Parent: parent, N: uint32(n), Cand: bufPtr(b.cand[cur]), CQ: bufPtr(b.cq[cur]), QStart: bufPtr(b.qst[cur]),
+					QMeta: bufPtr(b.qmeta), LRef: bufPtr(b.lref), Lists: bufPtr(r.lists), Vals: bufPtr(r.vals), Bnd: bufPtr(b.bnd)}); err != nil {
 					return res[:0], off[:0], err
 				}
 				parent = stride
 			}
 			stride = parent // the last level's: PMFFanout
 		}
-		if err := k.search.Launch(gridFor(n, queryThreads), block256, 0, s, uint32(algo), uint32(j), stride,
-			uint32(n), b.cand[cur], b.cq[cur], b.qst[cur], b.qmeta, b.lref, r.lists, r.vals, r.hsptr, r.enc,
-			b.bnd, b.flag, b.errs); err != nil {
+		if err := launch(k.search, gridFor(n, queryThreads), s, &IsectSearchParams{Algo: uint32(algo), J: uint32(j),
+			Stride: stride, N: uint32(n), Cand: bufPtr(b.cand[cur]), CQ: bufPtr(b.cq[cur]), QStart: bufPtr(b.qst[cur]),
+			QMeta: bufPtr(b.qmeta), LRef: bufPtr(b.lref), Lists: bufPtr(r.lists), Vals: bufPtr(r.vals), HSPtr: bufPtr(r.hsptr),
+			Enc: bufPtr(r.enc), Bnd: bufPtr(b.bnd), Flag: bufPtr(b.flag), Errs: bufPtr(b.errs)}); err != nil {
 			return res[:0], off[:0], err
 		}
 		if err := k.q.ScanU32(s, b.flag.Ptr(), b.flag.Ptr(), b.part.Ptr(), n); err != nil {
 			return res[:0], off[:0], err
 		}
-		if err := k.compact.Launch(gridFor(n, queryThreads), block256, 0, s, uint32(n), b.flag, b.cand[cur],
-			b.cq[cur], b.cand[1-cur], b.cq[1-cur]); err != nil {
+		if err := launch(k.compact, gridFor(n, queryThreads), s, &IsectCompactParams{N: uint32(n), Pos: bufPtr(b.flag),
+			Cand: bufPtr(b.cand[cur]), CQ: bufPtr(b.cq[cur]), NCand: bufPtr(b.cand[1-cur]), NCQ: bufPtr(b.cq[1-cur])}); err != nil {
 			return res[:0], off[:0], err
 		}
-		if err := k.qstart.Launch(gridFor(b.nq+1, queryThreads), block256, 0, s, uint32(b.nq), b.qst[cur], b.flag,
-			b.qst[1-cur]); err != nil {
+		if err := launch(k.qstart, gridFor(b.nq+1, queryThreads), s, &IsectQStartParams{NQ: uint32(b.nq), QStart: bufPtr(b.qst[cur]),
+			Pos: bufPtr(b.flag), NQStart: bufPtr(b.qst[1-cur])}); err != nil {
 			return res[:0], off[:0], err
 		}
 		if err := cuda.CopyFromDevice(cnt[:], b.flag, 4*n); err != nil {

@@ -60,7 +60,9 @@ type OQuery struct {
 	Pad  uint32 `c:"pad"`
 }
 
-// FullDescParams mirrors qp_q::FullDescParams (80 bytes): qp_query_full_desc (QueryKernels.FullDesc).
+// FullDescParams are the parameters of qp_query_full_desc (QueryKernels.FullDesc),
+// passed field by field (cuda.LaunchFields; the kernel keeps positional
+// parameters, checked against these fields at compile time).
 type FullDescParams struct {
 	Segs    cuda.DevicePtr `c:"segs"`
 	NSeg    uint32         `c:"nseg"`
@@ -75,7 +77,9 @@ type FullDescParams struct {
 	OOff    cuda.DevicePtr `c:"o_off"`
 }
 
-// GatherParams mirrors qp_q::GatherParams (88 bytes): qp_query_gather (QueryKernels.Gather).
+// GatherParams are the parameters of qp_query_gather (QueryKernels.Gather),
+// passed field by field (cuda.LaunchFields; the kernel keeps positional
+// parameters, checked against these fields at compile time).
 type GatherParams struct {
 	Terms   cuda.DevicePtr `c:"terms"`
 	Post    cuda.DevicePtr `c:"post"`
@@ -90,7 +94,9 @@ type GatherParams struct {
 	Last    cuda.DevicePtr `c:"last"`
 }
 
-// AndInitParams mirrors qp_q::AndInitParams (96 bytes): qp_query_and_init (QueryKernels.AndInit).
+// AndInitParams are the parameters of qp_query_and_init (QueryKernels.AndInit),
+// passed field by field (cuda.LaunchFields; the kernel keeps positional
+// parameters, checked against these fields at compile time).
 type AndInitParams struct {
 	Segs   cuda.DevicePtr `c:"segs"`
 	NSeg   uint32         `c:"nseg"`
@@ -107,7 +113,9 @@ type AndInitParams struct {
 	Errs   cuda.DevicePtr `c:"err"`
 }
 
-// AndDescParams mirrors qp_q::AndDescParams (88 bytes): qp_query_and_desc (QueryKernels.AndDesc).
+// AndDescParams are the parameters of qp_query_and_desc (QueryKernels.AndDesc),
+// passed field by field (cuda.LaunchFields; the kernel keeps positional
+// parameters, checked against these fields at compile time).
 type AndDescParams struct {
 	QMeta   cuda.DevicePtr `c:"qmeta"`
 	QTerms  cuda.DevicePtr `c:"qterms"`
@@ -123,7 +131,9 @@ type AndDescParams struct {
 	OOff    cuda.DevicePtr `c:"o_off"`
 }
 
-// OrAccumulateParams mirrors qp_q::OrAccumulateParams (80 bytes): qp_query_or_accumulate (QueryKernels.OrAccumulate).
+// OrAccumulateParams are the parameters of qp_query_or_accumulate (QueryKernels.OrAccumulate),
+// passed field by field (cuda.LaunchFields; the kernel keeps positional
+// parameters, checked against these fields at compile time).
 type OrAccumulateParams struct {
 	Segs   cuda.DevicePtr `c:"segs"`
 	NSeg   uint32         `c:"nseg"`
@@ -138,7 +148,9 @@ type OrAccumulateParams struct {
 	Errs   cuda.DevicePtr `c:"err"`
 }
 
-// TopKParams mirrors qp_q::TopKParams (104 bytes): qp_query_topk (QueryKernels.TopK).
+// TopKParams are the parameters of qp_query_topk (QueryKernels.TopK),
+// passed field by field (cuda.LaunchFields; the kernel keeps positional
+// parameters, checked against these fields at compile time).
 type TopKParams struct {
 	Dense      uint32         `c:"dense"`
 	NQ         uint32         `c:"nq"`
@@ -156,7 +168,9 @@ type TopKParams struct {
 	ScratchOff cuda.DevicePtr `c:"scratch_off"`
 }
 
-// AndFilterParams mirrors qp_q::AndFilterParams (72 bytes): qp_and_filter (AndKernels.Filter).
+// AndFilterParams are the parameters of qp_and_filter (AndKernels.Filter),
+// passed field by field (cuda.LaunchFields; the kernel keeps positional
+// parameters, checked against these fields at compile time).
 type AndFilterParams struct {
 	QMeta  cuda.DevicePtr `c:"qmeta"`
 	QTerms cuda.DevicePtr `c:"qterms"`
@@ -170,7 +184,9 @@ type AndFilterParams struct {
 	Part   cuda.DevicePtr `c:"part"`
 }
 
-// AndBMScoreParams mirrors qp_q::AndBMScoreParams (120 bytes): qp_and_bmscore (AndKernels.BMScore).
+// AndBMScoreParams are the parameters of qp_and_bmscore (AndKernels.BMScore),
+// passed field by field (cuda.LaunchFields; the kernel keeps positional
+// parameters, checked against these fields at compile time).
 type AndBMScoreParams struct {
 	Terms  cuda.DevicePtr `c:"terms"`
 	Post   cuda.DevicePtr `c:"post"`
@@ -191,7 +207,9 @@ type AndBMScoreParams struct {
 	Errs   cuda.DevicePtr `c:"err"`
 }
 
-// AndLocateParams mirrors qp_q::AndLocateParams (120 bytes): qp_and_locate (AndKernels.Locate).
+// AndLocateParams are the parameters of qp_and_locate (AndKernels.Locate),
+// passed field by field (cuda.LaunchFields; the kernel keeps positional
+// parameters, checked against these fields at compile time).
 type AndLocateParams struct {
 	Terms   cuda.DevicePtr `c:"terms"`
 	Post    cuda.DevicePtr `c:"post"`
@@ -213,7 +231,9 @@ type AndLocateParams struct {
 	QPost   cuda.DevicePtr `c:"qpost"`
 }
 
-// AndMatchParams mirrors qp_q::AndMatchParams (176 bytes): qp_and_match (AndKernels.Match).
+// AndMatchParams are the parameters of qp_and_match (AndKernels.Match),
+// passed field by field (cuda.LaunchFields; the kernel keeps positional
+// parameters, checked against these fields at compile time).
 type AndMatchParams struct {
 	Terms  cuda.DevicePtr `c:"terms"`
 	Post   cuda.DevicePtr `c:"post"`
@@ -240,7 +260,9 @@ type AndMatchParams struct {
 	Cnt0   cuda.DevicePtr `c:"cnt0"`
 }
 
-// AndCompactParams mirrors qp_q::AndCompactParams (64 bytes): qp_and_compact (AndKernels.Compact).
+// AndCompactParams are the parameters of qp_and_compact (AndKernels.Compact),
+// passed field by field (cuda.LaunchFields; the kernel keeps positional
+// parameters, checked against these fields at compile time).
 type AndCompactParams struct {
 	N      uint32         `c:"n"`
 	Pos    cuda.DevicePtr `c:"pos"`
@@ -252,7 +274,9 @@ type AndCompactParams struct {
 	NQ     cuda.DevicePtr `c:"nq"`
 }
 
-// OrTileCheckParams mirrors qp_q::OrTileCheckParams (40 bytes): qp_ortile_check (OrTileKernels.Check).
+// OrTileCheckParams are the parameters of qp_ortile_check (OrTileKernels.Check),
+// passed field by field (cuda.LaunchFields; the kernel keeps positional
+// parameters, checked against these fields at compile time).
 type OrTileCheckParams struct {
 	Segs  cuda.DevicePtr `c:"segs"`
 	NSeg  uint32         `c:"nseg"`
@@ -262,7 +286,9 @@ type OrTileCheckParams struct {
 	Errs  cuda.DevicePtr `c:"err"`
 }
 
-// OrTileBoundsParams mirrors qp_q::OrTileBoundsParams (104 bytes): qp_ortile_bounds (OrTileKernels.Bounds).
+// OrTileBoundsParams are the parameters of qp_ortile_bounds (OrTileKernels.Bounds),
+// passed field by field (cuda.LaunchFields; the kernel keeps positional
+// parameters, checked against these fields at compile time).
 type OrTileBoundsParams struct {
 	NQ     uint32         `c:"nq"`
 	QMeta  cuda.DevicePtr `c:"qmeta"`
@@ -281,8 +307,8 @@ type OrTileBoundsParams struct {
 }
 
 // OrTileAccumulateParams are the parameters of qp_ortile_accumulate (OrTileKernels.Accumulate),
-// passed field by field (cuda.LaunchFields): a struct parameter made ptxas
-// spill more in this hot kernel.
+// passed field by field (cuda.LaunchFields; the kernel keeps positional
+// parameters, checked against these fields at compile time).
 type OrTileAccumulateParams struct {
 	NQ     uint32         `c:"nq"`
 	NItems uint32         `c:"nitems"`
@@ -311,8 +337,8 @@ type OrTileAccumulateParams struct {
 }
 
 // OrTileAccumulateBP128Params are the parameters of qp_ortile_accumulate_bp128 (OrTileKernels.AccumulateBP128),
-// passed field by field (cuda.LaunchFields): a struct parameter made ptxas
-// spill more in this hot kernel.
+// passed field by field (cuda.LaunchFields; the kernel keeps positional
+// parameters, checked against these fields at compile time).
 type OrTileAccumulateBP128Params struct {
 	NQ     uint32         `c:"nq"`
 	NItems uint32         `c:"nitems"`
@@ -347,7 +373,277 @@ type OrTileAccumulateBP128Params struct {
 	CScore cuda.DevicePtr `c:"cscore"`
 }
 
-// OrTileClampParams mirrors qp_q::OrTileClampParams (32 bytes): qp_ortile_clamp (OrTileKernels.Clamp).
+// ScanReduceU32Params are the parameters of qp_query_scan_reduce_u32 (QueryKernels.ScanU32),
+// passed field by field (cuda.LaunchFields; the kernel keeps positional
+// parameters, checked against these fields at compile time).
+type ScanReduceU32Params struct {
+	In   cuda.DevicePtr `c:"in"`
+	Part cuda.DevicePtr `c:"part"`
+	N    uint32         `c:"n"`
+}
+
+// ScanPartialsU32Params are the parameters of qp_query_scan_partials_u32 (QueryKernels.ScanU32),
+// passed field by field (cuda.LaunchFields; the kernel keeps positional
+// parameters, checked against these fields at compile time).
+type ScanPartialsU32Params struct {
+	Part cuda.DevicePtr `c:"part"`
+	NP   uint32         `c:"np"`
+}
+
+// ScanApplyU32Params are the parameters of qp_query_scan_apply_u32 (QueryKernels.ScanU32),
+// passed field by field (cuda.LaunchFields; the kernel keeps positional
+// parameters, checked against these fields at compile time).
+type ScanApplyU32Params struct {
+	In   cuda.DevicePtr `c:"in"`
+	Out  cuda.DevicePtr `c:"out"`
+	Part cuda.DevicePtr `c:"part"`
+	N    uint32         `c:"n"`
+}
+
+// ScanReduceS4Params are the parameters of qp_query_scan_reduce_s4 (QueryKernels.ScanS4),
+// passed field by field (cuda.LaunchFields; the kernel keeps positional
+// parameters, checked against these fields at compile time).
+type ScanReduceS4Params struct {
+	In   cuda.DevicePtr `c:"in"`
+	Part cuda.DevicePtr `c:"part"`
+	N    uint32         `c:"n"`
+}
+
+// ScanPartialsS4Params are the parameters of qp_query_scan_partials_s4 (QueryKernels.ScanS4),
+// passed field by field (cuda.LaunchFields; the kernel keeps positional
+// parameters, checked against these fields at compile time).
+type ScanPartialsS4Params struct {
+	Part cuda.DevicePtr `c:"part"`
+	NP   uint32         `c:"np"`
+}
+
+// ScanApplyS4Params are the parameters of qp_query_scan_apply_s4 (QueryKernels.ScanS4),
+// passed field by field (cuda.LaunchFields; the kernel keeps positional
+// parameters, checked against these fields at compile time).
+type ScanApplyS4Params struct {
+	In   cuda.DevicePtr `c:"in"`
+	Out  cuda.DevicePtr `c:"out"`
+	Part cuda.DevicePtr `c:"part"`
+	N    uint32         `c:"n"`
+}
+
+// DecodeParams are the parameters of every QP_DECODE_KERNEL (Kernels.LaunchDecode),
+// passed field by field (cuda.LaunchFields; the kernel keeps positional
+// parameters, checked against these fields at compile time).
+type DecodeParams struct {
+	Src     cuda.DevicePtr `c:"src"`
+	SrcOff  cuda.DevicePtr `c:"src_off"`
+	OutOff  cuda.DevicePtr `c:"out_off"`
+	Base    cuda.DevicePtr `c:"base"`
+	Last    cuda.DevicePtr `c:"last"`
+	Out     cuda.DevicePtr `c:"out"`
+	Status  cuda.DevicePtr `c:"status"`
+	Codes   cuda.DevicePtr `c:"codes"`
+	NBlocks uint32         `c:"nblocks"`
+	Mode    uint32         `c:"mode"`
+}
+
+// BP128DocsParams are the parameters of qp_bp128_docs (Kernels.LaunchBP128Docs),
+// passed field by field (cuda.LaunchFields; the kernel keeps positional
+// parameters, checked against these fields at compile time).
+type BP128DocsParams struct {
+	Src    cuda.DevicePtr `c:"src"`
+	SrcOff cuda.DevicePtr `c:"src_off"`
+	OutOff cuda.DevicePtr `c:"out_off"`
+	Base   cuda.DevicePtr `c:"base"`
+	Last   cuda.DevicePtr `c:"last"`
+	Out    cuda.DevicePtr `c:"out"`
+	Status cuda.DevicePtr `c:"status"`
+}
+
+// WAHSizesParams are the parameters of qp_wah_sizes (WAHColumns.Decompress),
+// passed field by field (cuda.LaunchFields; the kernel keeps positional
+// parameters, checked against these fields at compile time).
+type WAHSizesParams struct {
+	Words cuda.DevicePtr `c:"words"`
+	N     uint32         `c:"n"`
+	Sizes cuda.DevicePtr `c:"sz"`
+	Errs  cuda.DevicePtr `c:"err"`
+}
+
+// WAHCheckParams are the parameters of qp_wah_check (WAHColumns.Decompress),
+// passed field by field (cuda.LaunchFields; the kernel keeps positional
+// parameters, checked against these fields at compile time).
+type WAHCheckParams struct {
+	Words cuda.DevicePtr `c:"words"`
+	WOff  cuda.DevicePtr `c:"woff"`
+	GOff  cuda.DevicePtr `c:"goff"`
+	NBits cuda.DevicePtr `c:"nbits"`
+	NB    uint32         `c:"nb"`
+	St    cuda.DevicePtr `c:"st"`
+	Errs  cuda.DevicePtr `c:"err"`
+}
+
+// WAHEndsParams are the parameters of qp_wah_ends (WAHColumns.Decompress),
+// passed field by field (cuda.LaunchFields; the kernel keeps positional
+// parameters, checked against these fields at compile time).
+type WAHEndsParams struct {
+	St   cuda.DevicePtr `c:"st"`
+	N    uint32         `c:"n"`
+	Ends cuda.DevicePtr `c:"ends"`
+	Ng   uint32         `c:"ng"`
+}
+
+// WAHFillParams are the parameters of qp_wah_fill (WAHColumns.Decompress),
+// passed field by field (cuda.LaunchFields; the kernel keeps positional
+// parameters, checked against these fields at compile time).
+type WAHFillParams struct {
+	Words cuda.DevicePtr `c:"words"`
+	N     uint32         `c:"n"`
+	WI    cuda.DevicePtr `c:"wi"`
+	Ng    uint32         `c:"ng"`
+	Out   cuda.DevicePtr `c:"out"`
+}
+
+// WAHCoaParams are the parameters of qp_wah_coa (WAHPlan.Reduce),
+// passed field by field (cuda.LaunchFields; the kernel keeps positional
+// parameters, checked against these fields at compile time).
+type WAHCoaParams struct {
+	Op    uint32         `c:"op"`
+	Level uint32         `c:"level"`
+	Mat   cuda.DevicePtr `c:"mat"`
+	Sel   cuda.DevicePtr `c:"sel"`
+	QOff  cuda.DevicePtr `c:"qoff"`
+	Res   cuda.DevicePtr `c:"res"`
+	Extra cuda.DevicePtr `c:"extra"`
+	EBase cuda.DevicePtr `c:"ebase"`
+	D     uint32         `c:"D"`
+}
+
+// WAHTileParams are the parameters of qp_wah_tile (WAHPlan.Reduce),
+// passed field by field (cuda.LaunchFields; the kernel keeps positional
+// parameters, checked against these fields at compile time).
+type WAHTileParams struct {
+	Op    uint32         `c:"op"`
+	Rnd   uint32         `c:"rnd"`
+	K1    uint32         `c:"k1"`
+	Mat   cuda.DevicePtr `c:"mat"`
+	Sel   cuda.DevicePtr `c:"sel"`
+	QOff  cuda.DevicePtr `c:"qoff"`
+	Res   cuda.DevicePtr `c:"res"`
+	Extra cuda.DevicePtr `c:"extra"`
+	EBase cuda.DevicePtr `c:"ebase"`
+	D     uint32         `c:"D"`
+}
+
+// WAHPopcParams are the parameters of qp_wah_popc (WAHPlan.Candidates),
+// passed field by field (cuda.LaunchFields; the kernel keeps positional
+// parameters, checked against these fields at compile time).
+type WAHPopcParams struct {
+	Res cuda.DevicePtr `c:"res"`
+	N   uint32         `c:"n"`
+	Cnt cuda.DevicePtr `c:"cnt"`
+}
+
+// WAHEmitParams are the parameters of qp_wah_emit (WAHPlan.Candidates),
+// passed field by field (cuda.LaunchFields; the kernel keeps positional
+// parameters, checked against these fields at compile time).
+type WAHEmitParams struct {
+	Res  cuda.DevicePtr `c:"res"`
+	N    uint32         `c:"n"`
+	D    uint32         `c:"D"`
+	Pos  cuda.DevicePtr `c:"pos"`
+	Docs cuda.DevicePtr `c:"docs"`
+	Cap  uint32         `c:"cap"`
+	DQ   cuda.DevicePtr `c:"dq"`
+}
+
+// WAHBitsetParams are the parameters of qp_wah_bitset (WAHPlan.Bitset),
+// passed field by field (cuda.LaunchFields; the kernel keeps positional
+// parameters, checked against these fields at compile time).
+type WAHBitsetParams struct {
+	Res   cuda.DevicePtr `c:"res"`
+	NQ    uint32         `c:"nq"`
+	D     uint32         `c:"D"`
+	NBits uint32         `c:"nbits"`
+	Out   cuda.DevicePtr `c:"out"`
+}
+
+// IsectInitParams are the parameters of qp_isect_init (IsectKernels),
+// passed field by field (cuda.LaunchFields; the kernel keeps positional
+// parameters, checked against these fields at compile time).
+type IsectInitParams struct {
+	QOff  cuda.DevicePtr `c:"qoff"`
+	NQ    uint32         `c:"nq"`
+	QMeta cuda.DevicePtr `c:"qmeta"`
+	LRef  cuda.DevicePtr `c:"lref"`
+	Lists cuda.DevicePtr `c:"lists"`
+	Vals  cuda.DevicePtr `c:"vals"`
+	N     uint32         `c:"n"`
+	Cand  cuda.DevicePtr `c:"cand"`
+	CQ    cuda.DevicePtr `c:"cq"`
+}
+
+// IsectSplitParams are the parameters of qp_isect_split (IsectKernels),
+// passed field by field (cuda.LaunchFields; the kernel keeps positional
+// parameters, checked against these fields at compile time).
+type IsectSplitParams struct {
+	J      uint32         `c:"j"`
+	Stride uint32         `c:"stride"`
+	Parent uint32         `c:"parent"`
+	N      uint32         `c:"n"`
+	Cand   cuda.DevicePtr `c:"cand"`
+	CQ     cuda.DevicePtr `c:"cq"`
+	QStart cuda.DevicePtr `c:"qstart"`
+	QMeta  cuda.DevicePtr `c:"qmeta"`
+	LRef   cuda.DevicePtr `c:"lref"`
+	Lists  cuda.DevicePtr `c:"lists"`
+	Vals   cuda.DevicePtr `c:"vals"`
+	Bnd    cuda.DevicePtr `c:"bnd"`
+}
+
+// IsectSearchParams are the parameters of qp_isect_search (IsectKernels),
+// passed field by field (cuda.LaunchFields; the kernel keeps positional
+// parameters, checked against these fields at compile time).
+type IsectSearchParams struct {
+	Algo   uint32         `c:"algo"`
+	J      uint32         `c:"j"`
+	Stride uint32         `c:"stride"`
+	N      uint32         `c:"n"`
+	Cand   cuda.DevicePtr `c:"cand"`
+	CQ     cuda.DevicePtr `c:"cq"`
+	QStart cuda.DevicePtr `c:"qstart"`
+	QMeta  cuda.DevicePtr `c:"qmeta"`
+	LRef   cuda.DevicePtr `c:"lref"`
+	Lists  cuda.DevicePtr `c:"lists"`
+	Vals   cuda.DevicePtr `c:"vals"`
+	HSPtr  cuda.DevicePtr `c:"hsptr"`
+	Enc    cuda.DevicePtr `c:"enc"`
+	Bnd    cuda.DevicePtr `c:"bnd"`
+	Flag   cuda.DevicePtr `c:"flag"`
+	Errs   cuda.DevicePtr `c:"errs"`
+}
+
+// IsectCompactParams are the parameters of qp_isect_compact (IsectKernels),
+// passed field by field (cuda.LaunchFields; the kernel keeps positional
+// parameters, checked against these fields at compile time).
+type IsectCompactParams struct {
+	N     uint32         `c:"n"`
+	Pos   cuda.DevicePtr `c:"pos"`
+	Cand  cuda.DevicePtr `c:"cand"`
+	CQ    cuda.DevicePtr `c:"cq"`
+	NCand cuda.DevicePtr `c:"ncand"`
+	NCQ   cuda.DevicePtr `c:"ncq"`
+}
+
+// IsectQStartParams are the parameters of qp_isect_qstart (IsectKernels),
+// passed field by field (cuda.LaunchFields; the kernel keeps positional
+// parameters, checked against these fields at compile time).
+type IsectQStartParams struct {
+	NQ      uint32         `c:"nq"`
+	QStart  cuda.DevicePtr `c:"qstart"`
+	Pos     cuda.DevicePtr `c:"pos"`
+	NQStart cuda.DevicePtr `c:"nqstart"`
+}
+
+// OrTileClampParams are the parameters of qp_ortile_clamp (OrTileKernels.Clamp),
+// passed field by field (cuda.LaunchFields; the kernel keeps positional
+// parameters, checked against these fields at compile time).
 type OrTileClampParams struct {
 	NQ  uint32         `c:"nq"`
 	OQ  cuda.DevicePtr `c:"oq"`
@@ -355,7 +651,9 @@ type OrTileClampParams struct {
 	Out cuda.DevicePtr `c:"out"`
 }
 
-// OrTileCompactParams mirrors qp_q::OrTileCompactParams (64 bytes): qp_ortile_compact (OrTileKernels.Compact).
+// OrTileCompactParams are the parameters of qp_ortile_compact (OrTileKernels.Compact),
+// passed field by field (cuda.LaunchFields; the kernel keeps positional
+// parameters, checked against these fields at compile time).
 type OrTileCompactParams struct {
 	NQ     uint32         `c:"nq"`
 	OQ     cuda.DevicePtr `c:"oq"`
@@ -367,7 +665,9 @@ type OrTileCompactParams struct {
 	NCQ    cuda.DevicePtr `c:"ncq"`
 }
 
-// OrTileMaxTreeParams mirrors qp_q::OrTileMaxTreeParams (88 bytes): qp_ortile_maxtree (OrTileKernels.MaxTree).
+// OrTileMaxTreeParams are the parameters of qp_ortile_maxtree (OrTileKernels.MaxTree),
+// passed field by field (cuda.LaunchFields; the kernel keeps positional
+// parameters, checked against these fields at compile time).
 type OrTileMaxTreeParams struct {
 	NQ     uint32         `c:"nq"`
 	QMeta  cuda.DevicePtr `c:"qmeta"`
@@ -383,4 +683,7 @@ type OrTileMaxTreeParams struct {
 }
 
 // sharedLayouts lists the mirrors in qp_layout_probe's order.
-var sharedLayouts = []any{TermMeta{}, QMeta{}, QTerm{}, Seg{}, S4{}, OQuery{}, FullDescParams{}, GatherParams{}, AndInitParams{}, AndDescParams{}, OrAccumulateParams{}, TopKParams{}, AndFilterParams{}, AndBMScoreParams{}, AndLocateParams{}, AndMatchParams{}, AndCompactParams{}, OrTileCheckParams{}, OrTileBoundsParams{}, OrTileClampParams{}, OrTileCompactParams{}, OrTileMaxTreeParams{}}
+var sharedLayouts = []any{TermMeta{}, QMeta{}, QTerm{}, Seg{}, S4{}, OQuery{}}
+
+// paramLists lists the kernels' parameter lists (TestKernelSignatures).
+var paramLists = []any{FullDescParams{}, GatherParams{}, AndInitParams{}, AndDescParams{}, OrAccumulateParams{}, TopKParams{}, AndFilterParams{}, AndBMScoreParams{}, AndLocateParams{}, AndMatchParams{}, AndCompactParams{}, OrTileCheckParams{}, OrTileBoundsParams{}, OrTileAccumulateParams{}, OrTileAccumulateBP128Params{}, ScanReduceU32Params{}, ScanPartialsU32Params{}, ScanApplyU32Params{}, ScanReduceS4Params{}, ScanPartialsS4Params{}, ScanApplyS4Params{}, DecodeParams{}, BP128DocsParams{}, WAHSizesParams{}, WAHCheckParams{}, WAHEndsParams{}, WAHFillParams{}, WAHCoaParams{}, WAHTileParams{}, WAHPopcParams{}, WAHEmitParams{}, WAHBitsetParams{}, IsectInitParams{}, IsectSplitParams{}, IsectSearchParams{}, IsectCompactParams{}, IsectQStartParams{}, OrTileClampParams{}, OrTileCompactParams{}, OrTileMaxTreeParams{}}

@@ -3,9 +3,11 @@ package kern
 import (
 	"math"
 	"os"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -106,7 +108,8 @@ func TestLayout(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer buf.Free()
-	if err := f.Launch(cuda.Dim3{X: 1, Y: 1, Z: 1}, cuda.Dim3{X: 32, Y: 1, Z: 1}, 0, nil, buf); err != nil {
+	probe := struct{ Out cuda.DevicePtr }{buf.Ptr()} // qp_layout_probe(unsigned long long *out)
+	if err := cuda.LaunchFields(f, cuda.Dim3{X: 1, Y: 1, Z: 1}, cuda.Dim3{X: 32, Y: 1, Z: 1}, 0, nil, &probe); err != nil {
 		t.Fatal(err)
 	}
 	got := make([]uint64, n)
@@ -151,4 +154,95 @@ func TestPutLayouts(t *testing.T) {
 	if o := *(*OQuery)(unsafe.Pointer(&w[0])); o != (OQuery{Seg0: 1, Cap: 2, COff: 3}) {
 		t.Errorf("PutOQuery: %+v", o)
 	}
+}
+
+// TestKernelSignatures (no GPU): every kernel of cuda/kernels is checked
+// against a generated parameter list (a static_assert that its type is
+// query_params.cuh's QP_SIGNATURE_<Go struct>, or QP_DECODE_KERNEL's,
+// which asserts DecodeParams), every such list has its Go struct with one
+// field per parameter, and no launcher of this package passes an untyped
+// argument list (cuda.Function.Launch).
+func TestKernelSignatures(t *testing.T) {
+	params, err := os.ReadFile("../kernels/query_params.cuh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sigs := map[string]int{} // Go struct -> parameters
+	for _, m := range regexp.MustCompile(`#define QP_SIGNATURE_(\w+) void \(\*\)\(([^)]*)\)`).FindAllStringSubmatch(string(params), -1) {
+		sigs[m[1]] = strings.Count(m[2], ",") + 1
+	}
+	if len(sigs) == 0 {
+		t.Fatal("query_params.cuh defines no QP_SIGNATURE_")
+	}
+	srcs, err := filepath.Glob("../kernels/*.c*")
+	if err != nil || len(srcs) == 0 {
+		t.Fatalf("no kernel sources: %v", err)
+	}
+	kernel := regexp.MustCompile(`extern "C" __global__ void (?:__launch_bounds__\((?:[^()]|\([^()]*\))*\)[\s\\]*)?(\w+)\(`)
+	asserted := regexp.MustCompile(`static_assert\(std::is_same<decltype\(&(\w+)\), QP_SIGNATURE_(\w+)>::value`)
+	decode := regexp.MustCompile(`(?m)^QP_DECODE_KERNEL\((\w+),`)
+	kernels, checked, used := map[string]string{}, map[string]bool{}, map[string]bool{}
+	for _, p := range srcs {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range kernel.FindAllStringSubmatch(string(b), -1) {
+			kernels[m[1]] = p
+		}
+		for _, m := range asserted.FindAllStringSubmatch(string(b), -1) {
+			checked[m[1]], used[m[2]] = true, true
+		}
+		for _, m := range decode.FindAllStringSubmatch(string(b), -1) {
+			kernels[m[1]], checked[m[1]] = p, true
+		}
+	}
+	if !checked["NAME"] || !used["DecodeParams"] {
+		t.Error("QP_DECODE_KERNEL does not assert DecodeParams")
+	}
+	delete(kernels, "NAME") // QP_DECODE_KERNEL's own definition
+	delete(kernels, "qp_layout_probe")
+	if len(kernels) < 40 {
+		t.Fatalf("found only %d kernels: %v", len(kernels), kernels)
+	}
+	for k, p := range kernels {
+		if !checked[k] {
+			t.Errorf("kernel %s (%s) has no static_assert against a QP_SIGNATURE_ (cuda/scripts/gen_layout.py)", k, p)
+		}
+	}
+	for s, n := range sigs {
+		if !used[s] {
+			t.Errorf("QP_SIGNATURE_%s checks no kernel", s)
+		}
+		if got := goFields(s); got != n {
+			t.Errorf("Go struct %s has %d fields, its signature %d parameters", s, got, n)
+		}
+	}
+	gos, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range gos {
+		if strings.HasSuffix(p, "_test.go") {
+			continue
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if regexp.MustCompile(`\.Launch\(`).Match(b) {
+			t.Errorf("%s launches with an untyped argument list (.Launch): pass a layout.go struct with cuda.LaunchFields", p)
+		}
+	}
+}
+
+// goFields is the number of fields of this package's struct of that name
+// (-1: none).
+func goFields(name string) int {
+	for _, v := range paramLists {
+		if rt := reflect.TypeOf(v); rt.Name() == name {
+			return rt.NumField()
+		}
+	}
+	return -1
 }

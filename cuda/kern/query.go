@@ -264,17 +264,37 @@ func (q *QueryKernels) scan(t int, s *cuda.Stream, in, out, part cuda.DevicePtr,
 	}
 	np := ScanParts(n)
 	g := cuda.Dim3{X: uint32(np), Y: 1, Z: 1}
-	if err := q.scanReduce[t].Launch(g, block256, 0, s, in, part, nn); err != nil {
+	var err error
+	if t == 0 {
+		err = launch(q.scanReduce[t], g, s, &ScanReduceU32Params{In: in, Part: part, N: nn})
+	} else {
+		err = launch(q.scanReduce[t], g, s, &ScanReduceS4Params{In: in, Part: part, N: nn})
+	}
+	if err != nil {
 		return err
 	}
-	if err := q.scanPartials[t].Launch(cuda.Dim3{X: 1, Y: 1, Z: 1}, block256, 0, s, part, uint32(np)); err != nil {
-		return err
-	}
-	return q.scanApply[t].Launch(g, block256, 0, s, in, out, part, nn)
+	return q.scanRest(t, s, in, out, part, np, g, nn)
 }
 
-// launch enqueues f, whose one parameter is the struct *p (query_params.cuh),
-// with blocks of 256 threads.
+// scanRest is the scan's second and third kernels: the partials of the
+// np tiles (one CTA), then each tile's items from its partial (grid g).
+func (q *QueryKernels) scanRest(t int, s *cuda.Stream, in, out, part cuda.DevicePtr, np int, g cuda.Dim3, nn uint32) error {
+	one := cuda.Dim3{X: 1, Y: 1, Z: 1}
+	if t == 0 {
+		if err := launch(q.scanPartials[t], one, s, &ScanPartialsU32Params{Part: part, NP: uint32(np)}); err != nil {
+			return err
+		}
+		return launch(q.scanApply[t], g, s, &ScanApplyU32Params{In: in, Out: out, Part: part, N: nn})
+	}
+	if err := launch(q.scanPartials[t], one, s, &ScanPartialsS4Params{Part: part, NP: uint32(np)}); err != nil {
+		return err
+	}
+	return launch(q.scanApply[t], g, s, &ScanApplyS4Params{In: in, Out: out, Part: part, N: nn})
+}
+
+// launch enqueues f, whose parameters are the fields of *p in order
+// (layout.go; query_params.cuh's QP_SIGNATURE_ asserts check the kernel's
+// list at compile time), with blocks of 256 threads.
 func launch[P any](f *cuda.Function, grid cuda.Dim3, s *cuda.Stream, p *P) error {
-	return cuda.LaunchParams(f, grid, block256, 0, s, p)
+	return cuda.LaunchFields(f, grid, block256, 0, s, p)
 }

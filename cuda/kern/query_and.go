@@ -215,9 +215,5 @@ func (a *AndKernels) scanFromParts(t int, s *cuda.Stream, in, out, part cuda.Dev
 	if n == 0 {
 		return nil
 	}
-	np := ScanParts(n)
-	if err := a.q.scanPartials[t].Launch(cuda.Dim3{X: 1, Y: 1, Z: 1}, block256, 0, s, part, uint32(np)); err != nil {
-		return err
-	}
-	return a.q.scanApply[t].Launch(tiles(n), block256, 0, s, in, out, part, nn)
+	return a.q.scanRest(t, s, in, out, part, ScanParts(n), tiles(n), nn)
 }

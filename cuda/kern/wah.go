@@ -275,7 +275,8 @@ func (c *WAHColumns) Decompress(s *cuda.Stream) error {
 		return err
 	}
 	if nw > 0 {
-		if err := k.sizes.Launch(gridFor(c.NWords, queryThreads), block256, 0, s, c.words, nw, c.sizes, c.errb); err != nil {
+		if err := launch(k.sizes, gridFor(c.NWords, queryThreads), s, &WAHSizesParams{Words: bufPtr(c.words), N: nw, Sizes: bufPtr(c.sizes),
+			Errs: bufPtr(c.errb)}); err != nil {
 			return err
 		}
 		if err := k.q.ScanU32(s, c.sizes.Ptr(), c.sizes.Ptr(), c.part.Ptr(), c.NWords); err != nil {
@@ -284,22 +285,23 @@ func (c *WAHColumns) Decompress(s *cuda.Stream) error {
 	} else if err := s.Fill32(c.sizes, 0, 0, 1); err != nil {
 		return err
 	}
-	if err := k.check.Launch(gridFor(c.NCols, queryThreads), block256, 0, s, c.words, c.woff, c.goff, c.nbits,
-		count32("WAH bitmaps", c.NCols), c.sizes, c.errb); err != nil {
+	if err := launch(k.check, gridFor(c.NCols, queryThreads), s, &WAHCheckParams{Words: bufPtr(c.words), WOff: bufPtr(c.woff),
+		GOff: bufPtr(c.goff), NBits: bufPtr(c.nbits), NB: count32("WAH bitmaps", c.NCols), St: bufPtr(c.sizes), Errs: bufPtr(c.errb)}); err != nil {
 		return err
 	}
 	if ng == 0 {
 		return nil
 	}
 	if nw > 1 {
-		if err := k.ends.Launch(gridFor(c.NWords, queryThreads), block256, 0, s, c.sizes, nw, c.ends, ng); err != nil {
+		if err := launch(k.ends, gridFor(c.NWords, queryThreads), s, &WAHEndsParams{St: bufPtr(c.sizes), N: nw, Ends: bufPtr(c.ends), Ng: ng}); err != nil {
 			return err
 		}
 	}
 	if err := k.q.ScanU32(s, c.ends.Ptr(), c.ends.Ptr(), c.part.Ptr(), int(ng)); err != nil {
 		return err
 	}
-	return k.fill.Launch(gridFor(int(ng), queryThreads), block256, 0, s, c.words, nw, c.ends, ng, c.Mat)
+	return launch(k.fill, gridFor(int(ng), queryThreads), s, &WAHFillParams{Words: bufPtr(c.words), N: nw, WI: bufPtr(c.ends), Ng: ng,
+		Out: bufPtr(c.Mat)})
 }
 
 func syncStream(c *cuda.Context, s *cuda.Stream) error {
@@ -447,7 +449,8 @@ func (p *WAHPlan) Reduce(s *cuda.Stream, pat WAHPattern, op wah.Op, hk int) erro
 			}
 			g := gridFor(c.D, queryThreads)
 			g.Y, g.Z = uint32((m+1)/2), nq
-			if err := k.coa.Launch(g, block256, 0, s, o, uint32(l), c.Mat, p.sel, p.qoff, p.res, p.extra, p.ebs, D); err != nil {
+			if err := launch(k.coa, g, s, &WAHCoaParams{Op: o, Level: uint32(l), Mat: bufPtr(c.Mat), Sel: bufPtr(p.sel),
+				QOff: bufPtr(p.qoff), Res: bufPtr(p.res), Extra: bufPtr(p.extra), EBase: bufPtr(p.ebs), D: D}); err != nil {
 				return err
 			}
 		}
@@ -487,8 +490,9 @@ func (p *WAHPlan) tile(s *cuda.Stream, op, rnd, k1 uint32, j, k int) error {
 		m = (m + 2*int(k1) - 1) / (2 * int(k1))
 	}
 	g := cuda.Dim3{X: uint32((c.D + j - 1) / j), Y: uint32((m + 2*k - 1) / (2 * k)), Z: uint32(p.NQ)}
-	return c.k.tile.Launch(g, cuda.Dim3{X: uint32(j), Y: uint32(k), Z: 1}, 0, s, op, rnd, k1, c.Mat, p.sel, p.qoff, p.res,
-		p.extra, p.ebs, uint32(c.D))
+	return cuda.LaunchFields(c.k.tile, g, cuda.Dim3{X: uint32(j), Y: uint32(k), Z: 1}, 0, s, &WAHTileParams{Op: op, Rnd: rnd,
+		K1: k1, Mat: bufPtr(c.Mat), Sel: bufPtr(p.sel), QOff: bufPtr(p.qoff), Res: bufPtr(p.res), Extra: bufPtr(p.extra),
+		EBase: bufPtr(p.ebs), D: uint32(c.D)})
 }
 
 // Result is the buffer of the results of the last Reduce: query q's group
@@ -505,14 +509,14 @@ func (p *WAHPlan) Candidates(s *cuda.Stream) error {
 		return s.Fill32(p.dq, 0, 0, p.NQ+1)
 	}
 	n := count32("WAH result groups", nr)
-	if err := k.popc.Launch(gridFor(nr, queryThreads), block256, 0, s, p.res, n, p.cnt); err != nil {
+	if err := launch(k.popc, gridFor(nr, queryThreads), s, &WAHPopcParams{Res: bufPtr(p.res), N: n, Cnt: bufPtr(p.cnt)}); err != nil {
 		return err
 	}
 	if err := k.q.ScanU32(s, p.cnt.Ptr(), p.cnt.Ptr(), p.part.Ptr(), nr); err != nil {
 		return err
 	}
-	return k.emit.Launch(gridFor(nr, queryThreads), block256, 0, s, p.res, n, uint32(p.c.D), p.cnt,
-		p.docs, count32("WAH candidate bound", p.bound), p.dq)
+	return launch(k.emit, gridFor(nr, queryThreads), s, &WAHEmitParams{Res: bufPtr(p.res), N: n, D: uint32(p.c.D),
+		Pos: bufPtr(p.cnt), Docs: bufPtr(p.docs), Cap: count32("WAH candidate bound", p.bound), DQ: bufPtr(p.dq)})
 }
 
 // Docs holds the docIDs written by Candidates: query q's at
@@ -532,8 +536,8 @@ func (p *WAHPlan) Bitset(s *cuda.Stream) error {
 		return nil
 	}
 	count32("WAH bitset words", p.NQ*W)
-	return p.c.k.bitset.Launch(gridFor(p.NQ*W, queryThreads), block256, 0, s, p.res, uint32(p.NQ), uint32(p.c.D),
-		p.c.N, p.bits)
+	return launch(p.c.k.bitset, gridFor(p.NQ*W, queryThreads), s, &WAHBitsetParams{Res: bufPtr(p.res), NQ: uint32(p.NQ),
+		D: uint32(p.c.D), NBits: p.c.N, Out: bufPtr(p.bits)})
 }
 
 // Bits holds the bitsets written by Bitset.

@@ -50,6 +50,7 @@
 #include <cub/block/block_scan.cuh>
 #endif
 #include "decode.cuh"
+#include "query_params.cuh"
 
 namespace qp_bp128 {
 
@@ -262,5 +263,7 @@ qp_bp128_docs(const uint8_t *__restrict__ src,
 }
 
 QP_EMU_REGISTER(qp_bp128_docs)
+static_assert(std::is_same<decltype(&qp_bp128_docs), QP_SIGNATURE_BP128DocsParams>::value,
+              "qp_bp128_docs's parameters differ from BP128DocsParams (cuda/kern/layout.go)");
 
 }  // namespace qp_bp128_legacy

@@ -81,6 +81,8 @@
 #include <cstdint>
 #ifndef QP_EMU
 #include <cub/warp/warp_scan.cuh>
+
+#include "query_params.cuh" // QP_SIGNATURE_DecodeParams
 #endif
 
 namespace qp_dec {
@@ -838,7 +840,7 @@ __device__ __forceinline__ void kernel(const uint8_t *__restrict__ src, const ul
 // WPC warps per CTA, compiled for at least MINB resident CTAs per SM (a
 // register cap: 65536 / (32 * WPC * MINB) registers per thread; 1 for no
 // cap). Every batch decoding kernel has this parameter list (cuda/kern/decode.go
-// packs it):
+// passes DecodeParams, layout.go; the static_assert checks the list):
 //
 //	src, src_off, out_off, base, last, out, status, codes, nblocks, mode
 //
@@ -852,7 +854,9 @@ __device__ __forceinline__ void kernel(const uint8_t *__restrict__ src, const ul
 	         uint32_t *codes, uint32_t nblocks, uint32_t mode) {                                                 \
 		qp_dec::kernel<CODEC, WPC>(src, src_off, out_off, base, last, out, status, codes, nblocks, mode);    \
 	}                                                                                                         \
-	QP_EMU_REGISTER(NAME)
+	QP_EMU_REGISTER(NAME)                                                                                     \
+	static_assert(std::is_same<decltype(&NAME), QP_SIGNATURE_DecodeParams>::value,                            \
+	              #NAME "'s parameters differ from DecodeParams (cuda/kern/layout.go)");
 
 #ifndef QP_EMU_REGISTER
 #define QP_EMU_REGISTER(NAME)

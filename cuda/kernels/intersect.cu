@@ -39,7 +39,7 @@
 
 #include <cstdint>
 
-#include "query.cuh" // lower_bound
+#include "query_params.cuh" // lower_bound (query.cuh), the kernels' signatures
 
 namespace qp_isect {
 
@@ -268,6 +268,8 @@ qp_isect_init(const uint32_t *qoff, uint32_t nq, const qp_isect::QMeta *qmeta, c
 	}
 }
 QP_EMU_REGISTER(qp_isect_init)
+static_assert(std::is_same<decltype(&qp_isect_init), QP_SIGNATURE_IsectInitParams>::value,
+              "qp_isect_init's parameters differ from IsectInitParams (cuda/kern/layout.go)");
 
 extern "C" __global__ void __launch_bounds__(256)
 qp_isect_split(uint32_t j, uint32_t stride, uint32_t parent, uint32_t n, const uint32_t *cand, const uint32_t *cq,
@@ -291,6 +293,8 @@ qp_isect_split(uint32_t j, uint32_t stride, uint32_t parent, uint32_t n, const u
 	}
 }
 QP_EMU_REGISTER(qp_isect_split)
+static_assert(std::is_same<decltype(&qp_isect_split), QP_SIGNATURE_IsectSplitParams>::value,
+              "qp_isect_split's parameters differ from IsectSplitParams (cuda/kern/layout.go)");
 
 extern "C" __global__ void __launch_bounds__(256)
 qp_isect_search(uint32_t algo, uint32_t j, uint32_t stride, uint32_t n, const uint32_t *cand, const uint32_t *cq,
@@ -350,6 +354,8 @@ qp_isect_search(uint32_t algo, uint32_t j, uint32_t stride, uint32_t n, const ui
 	}
 }
 QP_EMU_REGISTER(qp_isect_search)
+static_assert(std::is_same<decltype(&qp_isect_search), QP_SIGNATURE_IsectSearchParams>::value,
+              "qp_isect_search's parameters differ from IsectSearchParams (cuda/kern/layout.go)");
 
 extern "C" __global__ void __launch_bounds__(256)
 qp_isect_compact(uint32_t n, const uint32_t *pos, const uint32_t *cand, const uint32_t *cq, uint32_t *ncand,
@@ -363,9 +369,13 @@ qp_isect_compact(uint32_t n, const uint32_t *pos, const uint32_t *cand, const ui
 	}
 }
 QP_EMU_REGISTER(qp_isect_compact)
+static_assert(std::is_same<decltype(&qp_isect_compact), QP_SIGNATURE_IsectCompactParams>::value,
+              "qp_isect_compact's parameters differ from IsectCompactParams (cuda/kern/layout.go)");
 
 extern "C" __global__ void __launch_bounds__(256)
 qp_isect_qstart(uint32_t nq, const uint32_t *qstart, const uint32_t *pos, uint32_t *nqstart) {
 	QP_ISECT_LOOP(nq + 1) { nqstart[i] = pos[qstart[i]]; }
 }
 QP_EMU_REGISTER(qp_isect_qstart)
+static_assert(std::is_same<decltype(&qp_isect_qstart), QP_SIGNATURE_IsectQStartParams>::value,
+              "qp_isect_qstart's parameters differ from IsectQStartParams (cuda/kern/layout.go)");

@@ -86,13 +86,21 @@ __device__ __forceinline__ void and_desc(const QMeta *__restrict__ qmeta, const 
 } // namespace qp_q
 
 extern "C" __global__ void __launch_bounds__(256)
-qp_query_and_init(const __grid_constant__ qp_q::AndInitParams p) {
-	qp_q::and_init(p.segs, p.nseg, p.qterms, p.norms, p.ndocs, p.k1p1, p.docs, p.freqs, p.nval, p.cdoc, p.cscore, p.cq, p.err);
+qp_query_and_init(const qp_q::Seg *segs, qp_q::u32 nseg, const qp_q::QTerm *qterms, const float *norms,
+                  qp_q::u32 ndocs, float k1p1, const qp_q::u32 *docs, const qp_q::u32 *freqs, qp_q::u32 nval,
+                  qp_q::u32 *cdoc, float *cscore, qp_q::u32 *cq, qp_q::u32 *err) {
+	qp_q::and_init(segs, nseg, qterms, norms, ndocs, k1p1, docs, freqs, nval, cdoc, cscore, cq, err);
 }
 QP_EMU_REGISTER(qp_query_and_init)
+static_assert(std::is_same<decltype(&qp_query_and_init), QP_SIGNATURE_AndInitParams>::value,
+              "qp_query_and_init's parameters differ from AndInitParams (cuda/kern/layout.go)");
 
 extern "C" __global__ void __launch_bounds__(256)
-qp_query_and_desc(const __grid_constant__ qp_q::AndDescParams p) {
-	qp_q::and_desc(p.qmeta, p.qterms, p.j, p.n, p.cq, p.blk, p.ex, p.blk_term, p.blk_idx, p.d_off, p.f_off, p.o_off);
+qp_query_and_desc(const qp_q::QMeta *qmeta, const qp_q::QTerm *qterms, qp_q::u32 j, qp_q::u32 n,
+                  const qp_q::u32 *cq, const qp_q::u32 *blk, const qp_q::S4 *ex, qp_q::u32 *blk_term,
+                  qp_q::u32 *blk_idx, qp_q::u64 *d_off, qp_q::u64 *f_off, qp_q::u64 *o_off) {
+	qp_q::and_desc(qmeta, qterms, j, n, cq, blk, ex, blk_term, blk_idx, d_off, f_off, o_off);
 }
 QP_EMU_REGISTER(qp_query_and_desc)
+static_assert(std::is_same<decltype(&qp_query_and_desc), QP_SIGNATURE_AndDescParams>::value,
+              "qp_query_and_desc's parameters differ from AndDescParams (cuda/kern/layout.go)");

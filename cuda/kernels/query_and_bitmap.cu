@@ -97,13 +97,22 @@ __device__ __forceinline__ void and_bmscore(const TermMeta *__restrict__ terms, 
 } // namespace qp_andbm
 
 extern "C" __global__ void __launch_bounds__(256)
-qp_and_filter(const __grid_constant__ qp_q::AndFilterParams p) {
-	qp_andbm::and_filter(p.qmeta, p.qterms, p.col, p.mat, p.D, p.n, p.cdoc, p.cq, p.flag, p.part);
+qp_and_filter(const qp_q::QMeta *qmeta, const qp_q::QTerm *qterms, const qp_q::u32 *col, const qp_q::u32 *mat,
+              qp_q::u32 D, qp_q::u32 n, const qp_q::u32 *cdoc, const qp_q::u32 *cq, qp_q::u32 *flag,
+              qp_q::u32 *part) {
+	qp_andbm::and_filter(qmeta, qterms, col, mat, D, n, cdoc, cq, flag, part);
 }
 QP_EMU_REGISTER(qp_and_filter)
+static_assert(std::is_same<decltype(&qp_and_filter), QP_SIGNATURE_AndFilterParams>::value,
+              "qp_and_filter's parameters differ from AndFilterParams (cuda/kern/layout.go)");
 
 extern "C" __global__ void __launch_bounds__(256)
-qp_and_bmscore(const __grid_constant__ qp_q::AndBMScoreParams p) {
-	qp_andbm::and_bmscore(p.terms, p.post, p.qmeta, p.qterms, p.col, p.mat, p.rk, p.D, p.S, p.n, p.bs, p.norms, p.k1p1, p.cdoc, p.cscore, p.cq, p.err);
+qp_and_bmscore(const qp_q::TermMeta *terms, const uint8_t *post, const qp_q::QMeta *qmeta,
+               const qp_q::QTerm *qterms, const qp_q::u32 *col, const qp_q::u32 *mat, const qp_q::u32 *rk,
+               qp_q::u32 D, qp_q::u32 S, qp_q::u32 n, qp_q::u32 bs, const float *norms, float k1p1,
+               const qp_q::u32 *cdoc, float *cscore, const qp_q::u32 *cq, qp_q::u32 *err) {
+	qp_andbm::and_bmscore(terms, post, qmeta, qterms, col, mat, rk, D, S, n, bs, norms, k1p1, cdoc, cscore, cq, err);
 }
 QP_EMU_REGISTER(qp_and_bmscore)
+static_assert(std::is_same<decltype(&qp_and_bmscore), QP_SIGNATURE_AndBMScoreParams>::value,
+              "qp_and_bmscore's parameters differ from AndBMScoreParams (cuda/kern/layout.go)");

@@ -319,21 +319,35 @@ __device__ __forceinline__ void and_compact(u32 n, const u32 *__restrict__ pos, 
 } // namespace qp_andstep
 
 extern "C" __global__ void __launch_bounds__(256)
-qp_and_locate(const __grid_constant__ qp_q::AndLocateParams p) {
-	qp_andstep::and_locate(p.terms, p.post, p.qmeta, p.qterms, p.qlr, p.j, p.qactive, p.n, p.bs, p.levels, p.keep, p.cdoc, p.cq, p.blk,
-	                       p.sel, p.part, p.qblocks, p.qpost);
+qp_and_locate(const qp_q::TermMeta *terms, const uint8_t *post, const qp_q::QMeta *qmeta, const qp_q::QTerm *qterms,
+              const uint4 *qlr, qp_q::u32 j, qp_q::u32 qactive, qp_q::u32 n, qp_q::u32 bs, qp_q::u32 levels,
+              qp_q::u32 keep, const qp_q::u32 *cdoc, const qp_q::u32 *cq, qp_q::u32 *blk, qp_q::S4 *sel,
+              qp_q::S4 *part, qp_q::u32 *qblocks, qp_q::u32 *qpost) {
+	qp_andstep::and_locate(terms, post, qmeta, qterms, qlr, j, qactive, n, bs, levels, keep, cdoc, cq, blk,
+	                       sel, part, qblocks, qpost);
 }
 QP_EMU_REGISTER(qp_and_locate)
+static_assert(std::is_same<decltype(&qp_and_locate), QP_SIGNATURE_AndLocateParams>::value,
+              "qp_and_locate's parameters differ from AndLocateParams (cuda/kern/layout.go)");
 
 extern "C" __global__ void __launch_bounds__(256)
-qp_and_match(const __grid_constant__ qp_q::AndMatchParams p) {
-	qp_andstep::and_match(p.terms, p.post, p.qmeta, p.qterms, p.j, p.n, p.bs, p.norms, p.k1p1, p.cdoc, p.cscore, p.cq, p.blk, p.ex, p.o_off, p.docs,
-	                      p.freqs, p.flag, p.part, p.err, p.keep, p.res0, p.cnt0);
+qp_and_match(const qp_q::TermMeta *terms, const uint8_t *post, const qp_q::QMeta *qmeta, const qp_q::QTerm *qterms,
+             qp_q::u32 j, qp_q::u32 n, qp_q::u32 bs, const float *norms, float k1p1, const qp_q::u32 *cdoc,
+             float *cscore, const qp_q::u32 *cq, const qp_q::u32 *blk, const qp_q::S4 *ex, const qp_q::u64 *o_off,
+             const qp_q::u32 *docs, const qp_q::u32 *freqs, qp_q::u32 *flag, qp_q::u32 *part, qp_q::u32 *err,
+             qp_q::u32 keep, const qp_q::u64 *res0, const qp_q::u32 *cnt0) {
+	qp_andstep::and_match(terms, post, qmeta, qterms, j, n, bs, norms, k1p1, cdoc, cscore, cq, blk, ex, o_off, docs,
+	                      freqs, flag, part, err, keep, res0, cnt0);
 }
 QP_EMU_REGISTER(qp_and_match)
+static_assert(std::is_same<decltype(&qp_and_match), QP_SIGNATURE_AndMatchParams>::value,
+              "qp_and_match's parameters differ from AndMatchParams (cuda/kern/layout.go)");
 
 extern "C" __global__ void __launch_bounds__(256)
-qp_and_compact(const __grid_constant__ qp_q::AndCompactParams p) {
-	qp_andstep::and_compact(p.n, p.pos, p.cdoc, p.cscore, p.cq, p.ndoc, p.nscore, p.nq);
+qp_and_compact(qp_q::u32 n, const qp_q::u32 *pos, const qp_q::u32 *cdoc, const float *cscore, const qp_q::u32 *cq,
+               qp_q::u32 *ndoc, float *nscore, qp_q::u32 *nq) {
+	qp_andstep::and_compact(n, pos, cdoc, cscore, cq, ndoc, nscore, nq);
 }
 QP_EMU_REGISTER(qp_and_compact)
+static_assert(std::is_same<decltype(&qp_and_compact), QP_SIGNATURE_AndCompactParams>::value,
+              "qp_and_compact's parameters differ from AndCompactParams (cuda/kern/layout.go)");

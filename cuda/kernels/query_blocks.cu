@@ -85,13 +85,21 @@ __device__ __forceinline__ void gather(const TermMeta *__restrict__ terms, const
 } // namespace qp_q
 
 extern "C" __global__ void __launch_bounds__(256)
-qp_query_full_desc(const __grid_constant__ qp_q::FullDescParams p) {
-	qp_q::full_desc(p.segs, p.nseg, p.terms, p.post, p.nblk, p.bs, p.blk_term, p.blk_idx, p.d_off, p.f_off, p.o_off);
+qp_query_full_desc(const qp_q::Seg *segs, qp_q::u32 nseg, const qp_q::TermMeta *terms, const uint8_t *post,
+                   qp_q::u32 nblk, qp_q::u32 bs, qp_q::u32 *blk_term, qp_q::u32 *blk_idx, qp_q::u64 *d_off,
+                   qp_q::u64 *f_off, qp_q::u64 *o_off) {
+	qp_q::full_desc(segs, nseg, terms, post, nblk, bs, blk_term, blk_idx, d_off, f_off, o_off);
 }
 QP_EMU_REGISTER(qp_query_full_desc)
+static_assert(std::is_same<decltype(&qp_query_full_desc), QP_SIGNATURE_FullDescParams>::value,
+              "qp_query_full_desc's parameters differ from FullDescParams (cuda/kern/layout.go)");
 
 extern "C" __global__ void __launch_bounds__(256)
-qp_query_gather(const __grid_constant__ qp_q::GatherParams p) {
-	qp_q::gather(p.terms, p.post, p.nblk, p.blk_term, p.blk_idx, p.d_off, p.f_off, p.gdocs, p.gfreqs, p.base, p.last);
+qp_query_gather(const qp_q::TermMeta *terms, const uint8_t *post, qp_q::u32 nblk, const qp_q::u32 *blk_term,
+                const qp_q::u32 *blk_idx, const qp_q::u64 *d_off, const qp_q::u64 *f_off, uint8_t *gdocs,
+                uint8_t *gfreqs, qp_q::u32 *base, qp_q::u32 *last) {
+	qp_q::gather(terms, post, nblk, blk_term, blk_idx, d_off, f_off, gdocs, gfreqs, base, last);
 }
 QP_EMU_REGISTER(qp_query_gather)
+static_assert(std::is_same<decltype(&qp_query_gather), QP_SIGNATURE_GatherParams>::value,
+              "qp_query_gather's parameters differ from GatherParams (cuda/kern/layout.go)");

@@ -41,7 +41,11 @@ __device__ __forceinline__ void or_accumulate(const Seg *__restrict__ segs, u32 
 } // namespace qp_q
 
 extern "C" __global__ void __launch_bounds__(256)
-qp_query_or_accumulate(const __grid_constant__ qp_q::OrAccumulateParams p) {
-	qp_q::or_accumulate(p.segs, p.nseg, p.qterms, p.norms, p.ndocs, p.k1p1, p.docs, p.freqs, p.nval, p.acc, p.err);
+qp_query_or_accumulate(const qp_q::Seg *segs, qp_q::u32 nseg, const qp_q::QTerm *qterms, const float *norms,
+                       qp_q::u32 ndocs, float k1p1, const qp_q::u32 *docs, const qp_q::u32 *freqs, qp_q::u32 nval,
+                       float *acc, qp_q::u32 *err) {
+	qp_q::or_accumulate(segs, nseg, qterms, norms, ndocs, k1p1, docs, freqs, nval, acc, err);
 }
 QP_EMU_REGISTER(qp_query_or_accumulate)
+static_assert(std::is_same<decltype(&qp_query_or_accumulate), QP_SIGNATURE_OrAccumulateParams>::value,
+              "qp_query_or_accumulate's parameters differ from OrAccumulateParams (cuda/kern/layout.go)");

@@ -1252,16 +1252,24 @@ __device__ __forceinline__ void maxtree(u32 nq, const qp_q::QMeta *__restrict__ 
 } // namespace qp_ot
 
 extern "C" __global__ void __launch_bounds__(256)
-qp_ortile_check(const __grid_constant__ qp_q::OrTileCheckParams p) {
-	qp_ot::check(p.segs, p.nseg, p.docs, p.nval, p.ndocs, p.err);
+qp_ortile_check(const qp_q::Seg *segs, qp_q::u32 nseg, const qp_q::u32 *docs, qp_q::u32 nval, qp_q::u32 ndocs,
+                qp_q::u32 *err) {
+	qp_ot::check(segs, nseg, docs, nval, ndocs, err);
 }
 QP_EMU_REGISTER(qp_ortile_check)
+static_assert(std::is_same<decltype(&qp_ortile_check), QP_SIGNATURE_OrTileCheckParams>::value,
+              "qp_ortile_check's parameters differ from OrTileCheckParams (cuda/kern/layout.go)");
 
 extern "C" __global__ void __launch_bounds__(256)
-qp_ortile_bounds(const __grid_constant__ qp_q::OrTileBoundsParams p) {
-	qp_ot::bounds(p.nq, p.qmeta, p.oq, p.segs, p.qterms, p.terms, p.post, p.use_bm, p.tile, p.ntiles, p.ub, p.order, p.rng, p.qtm);
+qp_ortile_bounds(qp_q::u32 nq, const qp_q::QMeta *qmeta, const qp_q::OQuery *oq, const qp_q::Seg *segs,
+                 const qp_q::QTerm *qterms, const qp_q::TermMeta *terms, const uint8_t *post, qp_q::u32 use_bm,
+                 qp_q::u32 tile, qp_q::u32 ntiles, float *ub, qp_q::u32 *order, qp_q::u32 *rng,
+                 qp_q::TermMeta *qtm) {
+	qp_ot::bounds(nq, qmeta, oq, segs, qterms, terms, post, use_bm, tile, ntiles, ub, order, rng, qtm);
 }
 QP_EMU_REGISTER(qp_ortile_bounds)
+static_assert(std::is_same<decltype(&qp_ortile_bounds), QP_SIGNATURE_OrTileBoundsParams>::value,
+              "qp_ortile_bounds's parameters differ from OrTileBoundsParams (cuda/kern/layout.go)");
 
 extern "C" __global__ void __launch_bounds__(256)
 qp_ortile_accumulate(uint32_t nq, uint32_t nitems, uint32_t ntiles, uint32_t tile, const uint32_t *order,
@@ -1300,27 +1308,37 @@ QP_EMU_REGISTER(qp_ortile_accumulate_bp128)
 
 
 extern "C" __global__ void __launch_bounds__(256)
-qp_ortile_clamp(const __grid_constant__ qp_q::OrTileClampParams p) {
-	qp_ot::clamp(p.nq, p.oq, p.cnt, p.out);
+qp_ortile_clamp(qp_q::u32 nq, const qp_q::OQuery *oq, const qp_q::u32 *cnt, qp_q::u32 *out) {
+	qp_ot::clamp(nq, oq, cnt, out);
 }
 QP_EMU_REGISTER(qp_ortile_clamp)
+static_assert(std::is_same<decltype(&qp_ortile_clamp), QP_SIGNATURE_OrTileClampParams>::value,
+              "qp_ortile_clamp's parameters differ from OrTileClampParams (cuda/kern/layout.go)");
 
 extern "C" __global__ void __launch_bounds__(256)
-qp_ortile_compact(const __grid_constant__ qp_q::OrTileCompactParams p) {
-	qp_ot::compact(p.nq, p.oq, p.ex, p.cdoc, p.cscore, p.ndoc, p.nscore, p.ncq);
+qp_ortile_compact(qp_q::u32 nq, const qp_q::OQuery *oq, const qp_q::u32 *ex, const qp_q::u32 *cdoc,
+                  const float *cscore, qp_q::u32 *ndoc, float *nscore, qp_q::u32 *ncq) {
+	qp_ot::compact(nq, oq, ex, cdoc, cscore, ndoc, nscore, ncq);
 }
 QP_EMU_REGISTER(qp_ortile_compact)
+static_assert(std::is_same<decltype(&qp_ortile_compact), QP_SIGNATURE_OrTileCompactParams>::value,
+              "qp_ortile_compact's parameters differ from OrTileCompactParams (cuda/kern/layout.go)");
 
 extern "C" __global__ void __launch_bounds__(256)
-qp_ortile_maxtree(const __grid_constant__ qp_q::OrTileMaxTreeParams p) {
-	qp_ot::maxtree(p.nq, p.qmeta, p.cdoc, p.cscore, p.cq, p.ncand, p.oq, p.keys, p.res, p.cnt, p.total);
+qp_ortile_maxtree(qp_q::u32 nq, const qp_q::QMeta *qmeta, const qp_q::u32 *cdoc, const float *cscore,
+                  const qp_q::u32 *cq, qp_q::u32 ncand, const qp_q::OQuery *oq, qp_q::u64 *keys, qp_q::u64 *res,
+                  qp_q::u32 *cnt, qp_q::u32 *total) {
+	qp_ot::maxtree(nq, qmeta, cdoc, cscore, cq, ncand, oq, keys, res, cnt, total);
 }
 QP_EMU_REGISTER(qp_ortile_maxtree)
+static_assert(std::is_same<decltype(&qp_ortile_maxtree), QP_SIGNATURE_OrTileMaxTreeParams>::value,
+              "qp_ortile_maxtree's parameters differ from OrTileMaxTreeParams (cuda/kern/layout.go)");
 
-// The accumulations keep positional parameters (a struct parameter made
-// ptxas spill more in qp_ortile_accumulate_bp128); Go passes its
-// OrTileAccumulate(BP128)Params field by field, and these check that the
-// kernels' parameter lists are those structs' fields (query_params.cuh).
+// The accumulations keep positional parameters, as every kernel does (a
+// struct parameter made ptxas spill more in qp_ortile_accumulate_bp128);
+// Go passes its OrTileAccumulate(BP128)Params field by field, and these
+// check that the kernels' parameter lists are those structs' fields
+// (query_params.cuh).
 static_assert(std::is_same<decltype(&qp_ortile_accumulate), QP_SIGNATURE_OrTileAccumulateParams>::value,
               "qp_ortile_accumulate's parameters differ from OrTileAccumulateParams (cuda/kern/layout.go)");
 static_assert(std::is_same<decltype(&qp_ortile_accumulate_bp128), QP_SIGNATURE_OrTileAccumulateBP128Params>::value,

@@ -90,31 +90,43 @@ qp_query_scan_reduce_u32(const uint32_t *in, uint32_t *part, uint32_t n) {
 	qp_q::scan_reduce<uint32_t>(in, part, n);
 }
 QP_EMU_REGISTER(qp_query_scan_reduce_u32)
+static_assert(std::is_same<decltype(&qp_query_scan_reduce_u32), QP_SIGNATURE_ScanReduceU32Params>::value,
+              "qp_query_scan_reduce_u32's parameters differ from ScanReduceU32Params (cuda/kern/layout.go)");
 
 extern "C" __global__ void __launch_bounds__(256) qp_query_scan_partials_u32(uint32_t *part, uint32_t np) {
 	qp_q::scan_partials<uint32_t>(part, np);
 }
 QP_EMU_REGISTER(qp_query_scan_partials_u32)
+static_assert(std::is_same<decltype(&qp_query_scan_partials_u32), QP_SIGNATURE_ScanPartialsU32Params>::value,
+              "qp_query_scan_partials_u32's parameters differ from ScanPartialsU32Params (cuda/kern/layout.go)");
 
 extern "C" __global__ void __launch_bounds__(256)
 qp_query_scan_apply_u32(const uint32_t *in, uint32_t *out, const uint32_t *part, uint32_t n) {
 	qp_q::scan_apply<uint32_t>(in, out, part, n);
 }
 QP_EMU_REGISTER(qp_query_scan_apply_u32)
+static_assert(std::is_same<decltype(&qp_query_scan_apply_u32), QP_SIGNATURE_ScanApplyU32Params>::value,
+              "qp_query_scan_apply_u32's parameters differ from ScanApplyU32Params (cuda/kern/layout.go)");
 
 extern "C" __global__ void __launch_bounds__(256)
 qp_query_scan_reduce_s4(const qp_q::S4 *in, qp_q::S4 *part, uint32_t n) {
 	qp_q::scan_reduce<qp_q::S4>(in, part, n);
 }
 QP_EMU_REGISTER(qp_query_scan_reduce_s4)
+static_assert(std::is_same<decltype(&qp_query_scan_reduce_s4), QP_SIGNATURE_ScanReduceS4Params>::value,
+              "qp_query_scan_reduce_s4's parameters differ from ScanReduceS4Params (cuda/kern/layout.go)");
 
 extern "C" __global__ void __launch_bounds__(256) qp_query_scan_partials_s4(qp_q::S4 *part, uint32_t np) {
 	qp_q::scan_partials<qp_q::S4>(part, np);
 }
 QP_EMU_REGISTER(qp_query_scan_partials_s4)
+static_assert(std::is_same<decltype(&qp_query_scan_partials_s4), QP_SIGNATURE_ScanPartialsS4Params>::value,
+              "qp_query_scan_partials_s4's parameters differ from ScanPartialsS4Params (cuda/kern/layout.go)");
 
 extern "C" __global__ void __launch_bounds__(256)
 qp_query_scan_apply_s4(const qp_q::S4 *in, qp_q::S4 *out, const qp_q::S4 *part, uint32_t n) {
 	qp_q::scan_apply<qp_q::S4>(in, out, part, n);
 }
 QP_EMU_REGISTER(qp_query_scan_apply_s4)
+static_assert(std::is_same<decltype(&qp_query_scan_apply_s4), QP_SIGNATURE_ScanApplyS4Params>::value,
+              "qp_query_scan_apply_s4's parameters differ from ScanApplyS4Params (cuda/kern/layout.go)");

@@ -255,7 +255,11 @@ __device__ __forceinline__ void topk(u32 dense, u32 nq, const QMeta *__restrict_
 } // namespace qp_q
 
 extern "C" __global__ void __launch_bounds__(256)
-qp_query_topk(const __grid_constant__ qp_q::TopKParams p) {
-	qp_q::topk(p.dense, p.nq, p.qmeta, p.cdoc, p.cscore, p.cq, p.ncand, p.acc, p.ndocs, p.res, p.cnt, p.total, p.scratch, p.scratch_off);
+qp_query_topk(qp_q::u32 dense, qp_q::u32 nq, const qp_q::QMeta *qmeta, const qp_q::u32 *cdoc, const float *cscore,
+              const qp_q::u32 *cq, qp_q::u32 ncand, const float *acc, qp_q::u32 ndocs, qp_q::u64 *res,
+              qp_q::u32 *cnt, qp_q::u32 *total, qp_q::u64 *scratch, const qp_q::u64 *scratch_off) {
+	qp_q::topk(dense, nq, qmeta, cdoc, cscore, cq, ncand, acc, ndocs, res, cnt, total, scratch, scratch_off);
 }
 QP_EMU_REGISTER(qp_query_topk)
+static_assert(std::is_same<decltype(&qp_query_topk), QP_SIGNATURE_TopKParams>::value,
+              "qp_query_topk's parameters differ from TopKParams (cuda/kern/layout.go)");

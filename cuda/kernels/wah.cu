@@ -81,7 +81,7 @@
 // Only static shared memory (1024 words in qp_wah_tile); the CUB scan of
 // query_scan.cu does the prefix sums.
 
-#include "query.cuh"
+#include "query_params.cuh"
 
 namespace qp_wah {
 
@@ -116,6 +116,8 @@ qp_wah_sizes(const uint32_t *words, uint32_t n, uint32_t *sz, uint32_t *err) {
 	}
 }
 QP_EMU_REGISTER(qp_wah_sizes)
+static_assert(std::is_same<decltype(&qp_wah_sizes), QP_SIGNATURE_WAHSizesParams>::value,
+              "qp_wah_sizes's parameters differ from WAHSizesParams (cuda/kern/layout.go)");
 
 extern "C" __global__ void __launch_bounds__(256)
 qp_wah_check(const uint32_t *words, const uint32_t *woff, const uint32_t *goff, const uint32_t *nbits,
@@ -134,6 +136,8 @@ qp_wah_check(const uint32_t *words, const uint32_t *woff, const uint32_t *goff, 
 	}
 }
 QP_EMU_REGISTER(qp_wah_check)
+static_assert(std::is_same<decltype(&qp_wah_check), QP_SIGNATURE_WAHCheckParams>::value,
+              "qp_wah_check's parameters differ from WAHCheckParams (cuda/kern/layout.go)");
 
 extern "C" __global__ void __launch_bounds__(256)
 qp_wah_ends(const uint32_t *st, uint32_t n, uint32_t *ends, uint32_t ng) {
@@ -144,6 +148,8 @@ qp_wah_ends(const uint32_t *st, uint32_t n, uint32_t *ends, uint32_t ng) {
 	}
 }
 QP_EMU_REGISTER(qp_wah_ends)
+static_assert(std::is_same<decltype(&qp_wah_ends), QP_SIGNATURE_WAHEndsParams>::value,
+              "qp_wah_ends's parameters differ from WAHEndsParams (cuda/kern/layout.go)");
 
 extern "C" __global__ void __launch_bounds__(256)
 qp_wah_fill(const uint32_t *words, uint32_t n, const uint32_t *wi, uint32_t ng, uint32_t *out) {
@@ -159,6 +165,8 @@ qp_wah_fill(const uint32_t *words, uint32_t n, const uint32_t *wi, uint32_t ng, 
 	}
 }
 QP_EMU_REGISTER(qp_wah_fill)
+static_assert(std::is_same<decltype(&qp_wah_fill), QP_SIGNATURE_WAHFillParams>::value,
+              "qp_wah_fill's parameters differ from WAHFillParams (cuda/kern/layout.go)");
 
 extern "C" __global__ void __launch_bounds__(256)
 qp_wah_coa(uint32_t op, uint32_t level, const uint32_t *mat, const uint32_t *sel, const uint32_t *qoff,
@@ -185,6 +193,8 @@ qp_wah_coa(uint32_t op, uint32_t level, const uint32_t *mat, const uint32_t *sel
 		dst[r] = pair ? apply(op, a[r], b[r]) : a[r];
 }
 QP_EMU_REGISTER(qp_wah_coa)
+static_assert(std::is_same<decltype(&qp_wah_coa), QP_SIGNATURE_WAHCoaParams>::value,
+              "qp_wah_coa's parameters differ from WAHCoaParams (cuda/kern/layout.go)");
 
 extern "C" __global__ void __launch_bounds__(1024)
 qp_wah_tile(uint32_t op, uint32_t rnd, uint32_t k1, const uint32_t *mat, const uint32_t *sel,
@@ -221,12 +231,16 @@ qp_wah_tile(uint32_t op, uint32_t rnd, uint32_t k1, const uint32_t *mat, const u
 	if (ty == 0 && row < D) icol(res, extra, ebase, q, t, D)[row] = sh[tx];
 }
 QP_EMU_REGISTER(qp_wah_tile)
+static_assert(std::is_same<decltype(&qp_wah_tile), QP_SIGNATURE_WAHTileParams>::value,
+              "qp_wah_tile's parameters differ from WAHTileParams (cuda/kern/layout.go)");
 
 extern "C" __global__ void __launch_bounds__(256) qp_wah_popc(const uint32_t *res, uint32_t n, uint32_t *cnt) {
 	using namespace qp_wah;
 	for (u32 i = blockIdx.x * kThreads + threadIdx.x; i < n; i += gridDim.x * kThreads) cnt[i] = __popc(res[i]);
 }
 QP_EMU_REGISTER(qp_wah_popc)
+static_assert(std::is_same<decltype(&qp_wah_popc), QP_SIGNATURE_WAHPopcParams>::value,
+              "qp_wah_popc's parameters differ from WAHPopcParams (cuda/kern/layout.go)");
 
 extern "C" __global__ void __launch_bounds__(256)
 qp_wah_emit(const uint32_t *res, uint32_t n, uint32_t D, const uint32_t *pos, uint32_t *docs, uint32_t cap,
@@ -243,6 +257,8 @@ qp_wah_emit(const uint32_t *res, uint32_t n, uint32_t D, const uint32_t *pos, ui
 	}
 }
 QP_EMU_REGISTER(qp_wah_emit)
+static_assert(std::is_same<decltype(&qp_wah_emit), QP_SIGNATURE_WAHEmitParams>::value,
+              "qp_wah_emit's parameters differ from WAHEmitParams (cuda/kern/layout.go)");
 
 extern "C" __global__ void __launch_bounds__(256)
 qp_wah_bitset(const uint32_t *res, uint32_t nq, uint32_t D, uint32_t nbits, uint32_t *out) {
@@ -262,3 +278,5 @@ qp_wah_bitset(const uint32_t *res, uint32_t nq, uint32_t D, uint32_t nbits, uint
 	}
 }
 QP_EMU_REGISTER(qp_wah_bitset)
+static_assert(std::is_same<decltype(&qp_wah_bitset), QP_SIGNATURE_WAHBitsetParams>::value,
+              "qp_wah_bitset's parameters differ from WAHBitsetParams (cuda/kern/layout.go)");
