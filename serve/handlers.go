@@ -77,10 +77,7 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 	case http.MethodGet, http.MethodHead:
 		req, e = searchFromQuery(r)
 	case http.MethodPost:
-		req, e = decodeBody(s, w, r, func(b []byte) (SearchRequest, *Error) {
-			var v SearchRequest
-			return v, unmarshalStrict(b, &v)
-		})
+		req, e = decodeBody(s, w, r, decodeSearch)
 	default:
 		w.Header().Set("Allow", "GET, POST")
 		e = apiErr(http.StatusMethodNotAllowed, CodeMethod, "%s: use GET or POST", r.Method)
@@ -119,10 +116,7 @@ func (s *Server) handleBatch(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, e)
 		return
 	}
-	req, e := decodeBody(s, w, r, func(b []byte) (BatchRequest, *Error) {
-		var v BatchRequest
-		return v, unmarshalStrict(b, &v)
-	})
+	req, e := decodeBody(s, w, r, decodeBatch)
 	if e == nil && len(req.Queries) == 0 {
 		e = apiErr(400, CodeBadRequest, "no queries")
 	}
