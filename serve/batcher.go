@@ -134,16 +134,32 @@ func (c BatchConfig) withDefaults(gpuThreshold int64, cpuWorkers int) BatchConfi
 // resp, proc, batchN, start and end, then closes done; the submitter reads
 // them only after done is closed.
 type job struct {
-	q      engine.Query
-	cost   int64
-	ctx    context.Context // the request's: a job whose ctx is done is not run
-	arrive time.Time
-	done   chan struct{}
+	q    engine.Query
+	cost int64
+	ctx  context.Context // the request's: a job whose ctx is done is not run
+	// deadline (zero: none): a job whose batch starts after it is not run
+	// (its error is context.DeadlineExceeded). The request's deadline is
+	// kept as a time, not as a context with a timer: most requests are
+	// answered before it without waiting on anything.
+	deadline time.Time
+	arrive   time.Time
+	done     chan struct{}
 
 	resp       engine.Response
 	proc       string
 	batchN     int
 	start, end time.Time
+}
+
+// dead is why j is not to run at now (nil: it is to run).
+func (j *job) dead(now time.Time) error {
+	if err := j.ctx.Err(); err != nil {
+		return err
+	}
+	if !j.deadline.IsZero() && now.After(j.deadline) {
+		return context.DeadlineExceeded
+	}
+	return nil
 }
 
 // batchStats are cumulative counts of the batches run (Server.Stats).
@@ -337,7 +353,7 @@ func (b *batcher) runBatch(batch []*job) {
 	start := b.now()
 	live := batch[:0:0]
 	for _, j := range batch {
-		if err := j.ctx.Err(); err != nil {
+		if err := j.dead(start); err != nil {
 			j.resp.Err, j.start, j.end = err, start, start
 			close(j.done)
 			continue
