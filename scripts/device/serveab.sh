@@ -22,6 +22,8 @@
 # (arrival to batch start), of the batch's time on the processor, and of
 # the whole request inside the server). Plus once per mode the in-process
 # batch throughput (qp bench serve's first line, new build).
+# SERVE_FLAGS adds qp serve flags to both builds (e.g. "--inflight 1
+# --batch-max 4096": the CPU backend batched as a GPU is).
 # Budget (GPU, 10M cold): gen 100-200 s; per mode: in-process ~15 s, then
 # per build ~15 s start + 3 x DUR + 5 s = ~35 s, 4 builds: about 7-9
 # minutes cold, 5 warm (no build starts after 480 s, no mode after 450 s;
@@ -87,7 +89,7 @@ level() {
   local j=$OUT/serveab-$m-$b-$name.json c0 c1 t0 t1
   metrics >/tmp/serveab-m0.txt 2>/dev/null
   c0=$(cpu "$spid"); t0=$(date +%s.%N)
-  GOMAXPROCS=$GEN timeout 120 "$bin/qp" bench load "http://127.0.0.1:$PORT" /tmp/serveab-q.txt --client raw --mode "$m" \
+  GOMAXPROCS=$GEN timeout "$(( ${DUR%s} + 40 ))" "$bin/qp" bench load "http://127.0.0.1:$PORT" /tmp/serveab-q.txt --client raw --mode "$m" \
     --per-request "$per" --rate "$rate" --conns "$conns" --duration "$DUR" --name "$name" >"$j" 2>>"$OUT/serveab-gen.log"
   c1=$(cpu "$spid"); t1=$(date +%s.%N)
   metrics >/tmp/serveab-m1.txt 2>/dev/null
@@ -104,7 +106,8 @@ EOF
 }
 # server BUILD-BINARY: starts qp serve, waits until ready (90 s at most).
 server() {
-  "$1" serve "$IDX" --addr "127.0.0.1:$PORT" --device "$DEVICE" --log-level warn >"$OUT/serveab-$m-$2-server.log" 2>&1 &
+  # shellcheck disable=SC2086
+  "$1" serve "$IDX" --addr "127.0.0.1:$PORT" --device "$DEVICE" --log-level warn ${SERVE_FLAGS:-} >"$OUT/serveab-$m-$2-server.log" 2>&1 &
   spid=$!
   for _ in $(seq 900); do
     if (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; then
