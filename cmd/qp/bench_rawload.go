@@ -55,11 +55,10 @@ func rawTargets(host string, ts []vegeta.Target) ([]rawTarget, error) {
 
 // rawResult is one connection's outcome.
 type rawResult struct {
-	lat    []time.Duration
-	codes  map[int]int
-	errs   []string
-	errN   int
-	sentOK int
+	lat   []time.Duration
+	codes map[int]int
+	errs  []string
+	errN  int
 }
 
 // rawAttack runs one load level with the raw client (see above) and
