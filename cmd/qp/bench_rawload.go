@@ -31,7 +31,10 @@ import (
 // intended time, not from when it was sent (wrk2's correction of
 // coordinated omission: a slow answer delays the connection's next
 // requests, and their latencies include the delay). At rate 0 each
-// connection sends its next request when the previous is answered.
+// connection sends its next request when the previous is answered. A
+// connection still behind its schedule half a level after its end stops;
+// the requests it had not sent count as failed (in the row's success and
+// errors), so that a level ends on time however overloaded the server.
 
 // rawTarget is one request: its bytes on the wire.
 type rawTarget []byte
@@ -138,6 +141,7 @@ func rawConn(addr string, ts []rawTarget, i, n int, rate float64, t0, stop time.
 			c.Close()
 		}
 	}()
+	grace := max(stop.Sub(t0)/2, 100*time.Millisecond)
 	for k := 0; ; k++ {
 		intended := time.Now()
 		if rate > 0 {
@@ -147,6 +151,18 @@ func rawConn(addr string, ts []rawTarget, i, n int, rate float64, t0, stop time.
 			}
 		}
 		if !intended.Before(stop) {
+			return res
+		}
+		if rate > 0 && time.Since(stop) > grace {
+			// Behind schedule well past the end: the requests not sent
+			// by now count as failed (dropping them silently would hide
+			// the backlog's latency), and the level ends.
+			unsent := 0
+			for kk := k; t0.Add(time.Duration(float64(i+kk*n) / rate * float64(time.Second))).Before(stop); kk++ {
+				unsent++
+			}
+			res.errN += unsent
+			res.errs = append(res.errs, fmt.Sprintf("%d requests not sent by the end of the level and %v (the connection was behind its schedule)", unsent, grace))
 			return res
 		}
 		if c == nil {

@@ -49,3 +49,26 @@ func TestRawAttack(t *testing.T) {
 		t.Error("an https URL: no error")
 	}
 }
+
+// TestRawAttackBehind: at a fixed rate the server cannot keep, the level
+// still ends about half a level after its end, and the requests a
+// connection had not sent by then count as failed, not dropped.
+func TestRawAttackBehind(t *testing.T) {
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(150 * time.Millisecond)
+		w.Write([]byte(`{}`))
+	}))
+	defer hs.Close()
+	start := time.Now()
+	row, err := load("raw", "behind", hs.URL, []string{"a"}, 1, engine.And, 10, 100, 1, 200*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("an overloaded 200 ms level took %v", d)
+	}
+	// 100/s for 0.2 s: 20 scheduled on the one connection, 2 or 3 answered.
+	if row.Requests != 20 || row.Success >= 0.5 || len(row.Errors) == 0 || !strings.Contains(row.Errors[0], "not sent") {
+		t.Errorf("overloaded: %+v", row)
+	}
+}
