@@ -70,7 +70,8 @@ metrics() {
 # breakdown BEFORE AFTER: mean and p99 (bucket upper bound) of the three
 # histograms' deltas, in ms.
 breakdown() {
-  awk 'FNR==1{f++} /^qp_serve_(queue_wait|batch_duration|request_duration)_seconds/ {
+  awk 'FNR==1{f++} /^qp_serve_batch_size_(sum|count)/ { if (f==1) a[$1]=$NF; else b[$1]=$NF-a[$1] }
+  /^qp_serve_(queue_wait|batch_duration|request_duration)_seconds/ {
     name=$1; v=$NF; sub(/\{.*/, "", name)
     if ($1 ~ /request_duration/ && $1 !~ /endpoint="search"/ && $1 !~ /endpoint="batch"/) next
     key=$1; if (f==1) a[key]=v; else b[key]=v-a[key] }
@@ -81,7 +82,7 @@ breakdown() {
         if (index(k, h "_bucket")==1) { m=k; sub(/.*le="/, "", m); sub(/".*/, "", m); le[m]+=b[k] } }
       p=""; if (c>0) { best=""; for (m in le) if (le[m] >= 0.99*c && (best=="" || m+0 < best+0)) best=m; p=best }
       printf " %s mean %.2f p99<=%s", hs[i], (c>0 ? 1000*s/c : 0), (p=="" ? "-" : (p=="+Inf" ? p : sprintf("%.1f", 1000*p))) }
-    printf "\n" }' "$1" "$2"
+    printf " (ms); batches %d, mean size %.1f\n", b["qp_serve_batch_size_count"], (b["qp_serve_batch_size_count"]>0 ? b["qp_serve_batch_size_sum"]/b["qp_serve_batch_size_count"] : 0) }' "$1" "$2"
 }
 # level BUILD MODE NAME PER RATE CONNS: one load level on the running server.
 level() {
@@ -131,7 +132,7 @@ for m in ${MODES:-and or}; do
       level "$b" "$m" sat1 1 0 "$CONNS"
       [ -s /tmp/serveab-r80 ] || awk '{printf "%.0f", 0.8*$1}' /tmp/serveab-last-qps >/tmp/serveab-r80
       level "$b" "$m" sat100 100 0 64
-      level "$b" "$m" r80 1 "$(cat /tmp/serveab-r80)" "$CONNS"
+      level "$b" "$m" r80 1 "$(cat /tmp/serveab-r80 2>/dev/null || echo 1000)" "$CONNS"
     } | tee -a "$res"
     kill -TERM "$spid"; wait "$spid"
     echo "== $m $b done (${SECONDS}s)"
