@@ -149,6 +149,15 @@ type job struct {
 	proc       string
 	batchN     int
 	start, end time.Time
+
+	// lone holds the batch's arguments when the job is a batch of its
+	// own (the CPU's one query per worker, a query on an idle processor):
+	// no slices to allocate per query.
+	lone struct {
+		qs    [1]engine.Query
+		out   [1]engine.Response
+		procs [1]string
+	}
 }
 
 // dead is why j is not to run at now (nil: it is to run).
@@ -350,6 +359,9 @@ func (b *batcher) runBatch(batch []*job) {
 	defer b.running.Done()
 	start := b.now()
 	live := batch[:0:0]
+	if len(batch) == 1 {
+		live = batch[:0] // the one job: no copy of the batch
+	}
 	for _, j := range batch {
 		if err := j.dead(start); err != nil {
 			j.resp.Err, j.start, j.end = err, start, start
@@ -362,9 +374,15 @@ func (b *batcher) runBatch(batch []*job) {
 		b.release()
 		return
 	}
-	qs := make([]engine.Query, len(live))
-	out := make([]engine.Response, len(live))
-	procs := make([]string, len(live))
+	var qs []engine.Query
+	var out []engine.Response
+	var procs []string
+	if len(live) == 1 {
+		l := &live[0].lone
+		qs, out, procs = l.qs[:], l.out[:], l.procs[:]
+	} else {
+		qs, out, procs = make([]engine.Query, len(live)), make([]engine.Response, len(live)), make([]string, len(live))
+	}
 	for i, j := range live {
 		qs[i] = j.q
 	}
