@@ -29,11 +29,14 @@
 # minutes cold, 5 warm (no build starts after 480 s, no mode after 450 s;
 # ROUNDS=1 or DOCS=5000000 when short of time).
 #
-# Run (after scripts/device/build.sh here, with main's qp xz'd as
-# bin/dev/data/qp-old.xz: git -C /work/main worktree add /tmp/m main &&
+# Run (after scripts/device/build.sh here, with the old build's qp xz'd as
+# bin/dev/data/qp-old.xz, e.g. main before the serve branch's merge:
+# git -C /work/main worktree add /tmp/m 3fb0a2c &&
 # (cd /tmp/m && CGO_ENABLED=0 go build -o /tmp/qp-old ./cmd/qp) &&
 # xz -T0 -c /tmp/qp-old >bin/dev/data/qp-old.xz; carry bin/dev):
-#   bash scripts/device/unpack.sh; bash scripts/device/serveab.sh
+#   bash scripts/device/unpack.sh; DUR=4s bash scripts/device/serveab.sh
+# and, if the OR mode was skipped for time, on the warm machine (the gen
+# index reused): DUR=4s MODES=or bash scripts/device/serveab.sh
 # Output: $OUT/serveab.txt (the rows; also on stdout), $OUT/serveab-*.json
 # (the generator's rows), $OUT/serveab-*-server.log, $OUT/gen.log.
 # Look at: srv_us_per_req old vs new at sat1 (the CPU per request), q/s at
@@ -52,6 +55,7 @@ Q=${Q:-$bin/data/06.efficiency_topics.txt}
 LIMIT=${LIMIT:-50000}
 PORT=${PORT:-18080}
 if [ "$IDX" = /tmp/g10m.qp ]; then gen10m || exit 1; fi
+chmod +x "$OLD" 2>/dev/null  # unpack.sh leaves /tmp/qp-old without the x bit
 [ -x "$OLD" ] || { echo "no old build at $OLD (see the header)"; exit 1; }
 head -n "$LIMIT" "$Q" >/tmp/serveab-q.txt
 res=$OUT/serveab.txt
