@@ -23,7 +23,10 @@
 # the whole request inside the server). Plus once per mode the in-process
 # batch throughput (qp bench serve's first line, new build).
 # SERVE_FLAGS adds qp serve flags to both builds (e.g. "--inflight 1
-# --batch-max 4096": the CPU backend batched as a GPU is).
+# --batch-max 4096": the CPU backend batched as a GPU is); SERVE_FLAGS_OLD
+# and SERVE_FLAGS_NEW to one. The new build's GPU default has no batch time
+# budget (the old one: 8 ms): OLD=$PWD/bin/dev/qp SERVE_FLAGS_OLD="--batch-budget
+# 8ms" compares that default alone, same build.
 # Budget (GPU, 10M cold): gen 100-200 s; per mode: in-process ~15 s, then
 # per build ~15 s start + 3 x DUR + 5 s = ~35 s, 4 builds: about 7-9
 # minutes cold, 5 warm (no build starts after 480 s, no mode after 450 s;
@@ -112,7 +115,10 @@ EOF
 # server BUILD-BINARY: starts qp serve, waits until ready (90 s at most).
 server() {
   # shellcheck disable=SC2086
-  "$1" serve "$IDX" --addr "127.0.0.1:$PORT" --device "$DEVICE" --log-level warn ${SERVE_FLAGS:-} >"$OUT/serveab-$m-$2-server.log" 2>&1 &
+  local extra=${SERVE_FLAGS_NEW:-}
+  [ "$2" = old ] && extra=${SERVE_FLAGS_OLD:-}
+  # shellcheck disable=SC2086
+  "$1" serve "$IDX" --addr "127.0.0.1:$PORT" --device "$DEVICE" --log-level warn ${SERVE_FLAGS:-} $extra >"$OUT/serveab-$m-$2-server.log" 2>&1 &
   spid=$!
   for _ in $(seq 900); do
     if (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; then
