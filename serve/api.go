@@ -110,16 +110,6 @@ func apiErr(status int, code, format string, args ...any) *Error {
 // Status is the HTTP status of e.
 func (e *Error) Status() int { return e.status }
 
-// decodeJSON decodes exactly one JSON value from r into v: unknown fields,
-// trailing data and bodies over max bytes are errors.
-func decodeJSON(r io.Reader, max int64, v any) *Error {
-	var buf bytes.Buffer
-	if e := readBody(&buf, r, max); e != nil {
-		return e
-	}
-	return unmarshalStrict(buf.Bytes(), v)
-}
-
 // readBody reads r, at most max bytes, into buf.
 func readBody(buf *bytes.Buffer, r io.Reader, max int64) *Error {
 	_, err := buf.ReadFrom(&io.LimitedReader{R: r, N: max + 1})
@@ -174,8 +164,12 @@ func jsonMessage(err error) string {
 
 // DecodeSearch decodes a POST /v1/search body (at most max bytes).
 func DecodeSearch(r io.Reader, max int64) (SearchRequest, *Error) {
-	var req SearchRequest
-	if e := decodeJSON(r, max, &req); e != nil {
+	var buf bytes.Buffer
+	if e := readBody(&buf, r, max); e != nil {
+		return SearchRequest{}, e
+	}
+	req, e := decodeSearch(buf.Bytes())
+	if e != nil {
 		return SearchRequest{}, e
 	}
 	return req, nil
@@ -183,8 +177,12 @@ func DecodeSearch(r io.Reader, max int64) (SearchRequest, *Error) {
 
 // DecodeBatch decodes a POST /v1/search/batch body (at most max bytes).
 func DecodeBatch(r io.Reader, max int64) (BatchRequest, *Error) {
-	var req BatchRequest
-	if e := decodeJSON(r, max, &req); e != nil {
+	var buf bytes.Buffer
+	if e := readBody(&buf, r, max); e != nil {
+		return BatchRequest{}, e
+	}
+	req, e := decodeBatch(buf.Bytes())
+	if e != nil {
 		return BatchRequest{}, e
 	}
 	return req, nil

@@ -300,3 +300,33 @@ func TestBatcherInline(t *testing.T) {
 	b.submit(newJobs(1), time.Time{}) // MaxBatch 2 closes it
 	waitJobs(t, js)
 }
+
+// TestBatcherFreesSlotBeforeAnswers: a batch gives its slot back once the
+// processor is done, before its answers are delivered (the onBatch hook
+// runs between the two), so that the next batch can start on a processor
+// with one batch in flight while thousands of requests are woken.
+func TestBatcherFreesSlotBeforeAnswers(t *testing.T) {
+	f := &fakeRun{}
+	var b *batcher
+	active := make(chan int, 4)
+	b = newBatcher(BatchConfig{Inflight: 1, MaxBatch: 100}.withDefaults(0, 0), f.run, func(n int, d time.Duration) {
+		b.mu.Lock()
+		active <- b.active
+		b.mu.Unlock()
+	})
+	t.Cleanup(b.close)
+	js := newJobs(1)
+	if _, err := b.submit(js, time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	waitJobs(t, js)
+	if n := <-active; n != 0 {
+		t.Fatalf("%d batches counted running when the answers were delivered; want 0 (slot freed first)", n)
+	}
+	select {
+	case b.sem <- struct{}{}: // the slot is free
+		<-b.sem
+	default:
+		t.Fatal("the batch's slot was still taken after its answers")
+	}
+}

@@ -42,3 +42,40 @@ func FuzzDecodeSearch(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDecodeFastEqual: what the hand-written request parser accepts,
+// encoding/json (unmarshalStrict, the fallback) accepts with an equal
+// result, for single and batch bodies.
+func FuzzDecodeFastEqual(f *testing.F) {
+	for _, s := range fastSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		checkFastEqual(t, data)
+	})
+}
+
+// fastSeeds: bodies the fast path takes and bodies it must leave to
+// encoding/json (escapes, null, case-folded names, numbers it refuses).
+var fastSeeds = []string{`{"q":"parallel sorting","mode":"or","k":10}`, ` {"q":"x","qtf":true,"stored":false,"timeout_ms":5,"id":"7"} `,
+	`{"queries":[{"q":"a"},{"q":"b","k":3}]}`, `{"queries":[]}`, `{}`, `{"q":"a\"b"}`, `{"Q":"a"}`, `{"k":1.0}`, `{"k":-0}`,
+	`{"k":01}`, `{"k":123456789012345678}`, `{"k":1234567890123456789}`, `{"q":null}`, `{"q":"é"}`, "{\"q\":\"\xff\"}",
+	`{"queries":[{"q":"a"}],"queries":[{"k":2}]}`, `{"q":"a","q":"b"}`, `{"qtf":truex}`, `{"k":1}x`, `{"k":2,}`, `{,}`,
+	`{"queries":[{"q":"a"},]}`, `{"x":1}`, `{"q":"a"}{}`, "{\"q\":\"a\tb\"}"}
+
+func checkFastEqual(t testing.TB, data []byte) {
+	var v SearchRequest
+	if p := (fastParser{b: data}); p.request(&v) && p.end() {
+		var w SearchRequest
+		if e := unmarshalStrict(data, &w); e != nil || !reflect.DeepEqual(v, w) {
+			t.Fatalf("%q: fast %+v, encoding/json %+v (%v)", data, v, w, e)
+		}
+	}
+	var bv BatchRequest
+	if p := (fastParser{b: data}); p.batch(&bv) && p.end() {
+		var w BatchRequest
+		if e := unmarshalStrict(data, &w); e != nil || !reflect.DeepEqual(bv, w) {
+			t.Fatalf("%q: fast %+v, encoding/json %+v (%v)", data, bv, w, e)
+		}
+	}
+}

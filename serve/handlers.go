@@ -77,10 +77,7 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 	case http.MethodGet, http.MethodHead:
 		req, e = searchFromQuery(r)
 	case http.MethodPost:
-		req, e = decodeBody(s, w, r, func(b []byte) (SearchRequest, *Error) {
-			var v SearchRequest
-			return v, unmarshalStrict(b, &v)
-		})
+		req, e = decodeBody(s, w, r, decodeSearch)
 	default:
 		w.Header().Set("Allow", "GET, POST")
 		e = apiErr(http.StatusMethodNotAllowed, CodeMethod, "%s: use GET or POST", r.Method)
@@ -93,9 +90,7 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, e)
 		return
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), s.timeout(req.TimeoutMS))
-	defer cancel()
-	resp, e := s.answer(ctx, []SearchRequest{req}, arrive)
+	resp, e := s.answer(r.Context(), arrive.Add(s.timeout(req.TimeoutMS)), []SearchRequest{req}, arrive)
 	if e == nil {
 		e = resp[0].Error
 	}
@@ -119,10 +114,7 @@ func (s *Server) handleBatch(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, e)
 		return
 	}
-	req, e := decodeBody(s, w, r, func(b []byte) (BatchRequest, *Error) {
-		var v BatchRequest
-		return v, unmarshalStrict(b, &v)
-	})
+	req, e := decodeBody(s, w, r, decodeBatch)
 	if e == nil && len(req.Queries) == 0 {
 		e = apiErr(400, CodeBadRequest, "no queries")
 	}
@@ -138,9 +130,7 @@ func (s *Server) handleBatch(w http.ResponseWriter, r *http.Request) {
 	for _, q := range req.Queries {
 		tmo = max(tmo, q.TimeoutMS)
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), s.timeout(tmo))
-	defer cancel()
-	resp, e := s.answer(ctx, req.Queries, arrive)
+	resp, e := s.answer(r.Context(), arrive.Add(s.timeout(tmo)), req.Queries, arrive)
 	if e != nil {
 		status = e.status
 		s.writeError(w, e)
@@ -265,7 +255,9 @@ func (s *Server) cost(q engine.Query) int64 {
 
 // answer runs reqs (valid or not) and answers each; a request-wide error
 // (queue full, shutting down, deadline, client gone) is returned instead.
-func (s *Server) answer(ctx context.Context, reqs []SearchRequest, arrive time.Time) ([]SearchResponse, *Error) {
+// ctx is the request's (done when the client goes away); deadline bounds
+// the wait for the answers.
+func (s *Server) answer(ctx context.Context, deadline time.Time, reqs []SearchRequest, arrive time.Time) ([]SearchResponse, *Error) {
 	resp := make([]SearchResponse, len(reqs))
 	jobs := make([]*job, len(reqs))
 	var queued []*job
@@ -285,7 +277,7 @@ func (s *Server) answer(ctx context.Context, reqs []SearchRequest, arrive time.T
 				continue
 			}
 		}
-		jobs[i] = &job{q: q, cost: s.cost(q), ctx: ctx, arrive: arrive, done: make(chan struct{})}
+		jobs[i] = &job{q: q, cost: s.cost(q), ctx: ctx, deadline: deadline, arrive: arrive, done: make(chan struct{})}
 		queued = append(queued, jobs[i])
 	}
 	if len(queued) == 0 {
@@ -294,8 +286,7 @@ func (s *Server) answer(ctx context.Context, reqs []SearchRequest, arrive time.T
 	if s.draining.Load() {
 		return nil, apiErr(http.StatusServiceUnavailable, CodeShuttingDown, "the server is shutting down")
 	}
-	dl, _ := ctx.Deadline()
-	switch wait, err := s.b.submit(queued, dl); {
+	switch wait, err := s.b.submit(queued, deadline); {
 	case errors.Is(err, errQueueFull):
 		s.m.rejected.WithLabelValues(CodeQueueFull).Inc()
 		return nil, apiErr(http.StatusTooManyRequests, CodeQueueFull, "the queue is full (%d queries waiting); retry later", s.b.cfg.QueueSize)
@@ -308,12 +299,8 @@ func (s *Server) answer(ctx context.Context, reqs []SearchRequest, arrive time.T
 		s.m.rejected.WithLabelValues(CodeShuttingDown).Inc()
 		return nil, apiErr(http.StatusServiceUnavailable, CodeShuttingDown, "the server is shutting down")
 	}
-	for _, j := range queued {
-		select {
-		case <-j.done:
-		case <-ctx.Done():
-			return nil, s.ctxError(ctx)
-		}
+	if e := s.await(ctx, deadline, queued); e != nil {
+		return nil, e
 	}
 	for i, j := range jobs {
 		if j == nil {
@@ -322,7 +309,10 @@ func (s *Server) answer(ctx context.Context, reqs []SearchRequest, arrive time.T
 		req := &reqs[i]
 		if err := j.resp.Err; err != nil {
 			if ctx.Err() != nil {
-				return nil, s.ctxError(ctx)
+				return nil, s.ctxError(false)
+			}
+			if errors.Is(err, context.DeadlineExceeded) {
+				return nil, s.ctxError(true)
 			}
 			resp[i].Error = s.queryError(err)
 			s.m.observeQuery(req.Mode, resp[i].Error.Code, j.proc, time.Since(arrive))
@@ -340,8 +330,36 @@ func (s *Server) answer(ctx context.Context, reqs []SearchRequest, arrive time.T
 	return resp, nil
 }
 
-func (s *Server) ctxError(ctx context.Context) *Error {
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+// await waits for the jobs' answers, the client's leaving (ctx) or the
+// deadline, whichever comes first. A timer is made only when an answer is
+// not there yet (a query run in the handler's goroutine is done already).
+func (s *Server) await(ctx context.Context, deadline time.Time, js []*job) *Error {
+	var timer *time.Timer
+	for _, j := range js {
+		select {
+		case <-j.done:
+			continue
+		default:
+		}
+		if timer == nil {
+			timer = time.NewTimer(time.Until(deadline))
+			defer timer.Stop()
+		}
+		select {
+		case <-j.done:
+		case <-ctx.Done():
+			return s.ctxError(false)
+		case <-timer.C:
+			return s.ctxError(true)
+		}
+	}
+	return nil
+}
+
+// ctxError is the error of a request whose deadline passed (deadline) or
+// whose client went away.
+func (s *Server) ctxError(deadline bool) *Error {
+	if deadline {
 		s.m.rejected.WithLabelValues(CodeDeadline).Inc()
 		return apiErr(http.StatusGatewayTimeout, CodeDeadline, "the request's deadline passed before its answer")
 	}

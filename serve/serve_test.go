@@ -597,8 +597,13 @@ func TestCPUDefaults(t *testing.T) {
 	if c := s.Batch(); c.MaxBatch != DefaultMaxBatch || c.Inflight != 2 || c.Budget != DefaultBudget {
 		t.Errorf("other primary: batch max %d, inflight %d, budget %v", c.MaxBatch, c.Inflight, c.Budget)
 	}
-	// A GPU (its PARA threshold known) runs one batch at a time.
-	if c := (BatchConfig{}).withDefaults(12<<20, 0); c.Inflight != 1 || c.MaxBatch != DefaultMaxBatch || c.Threshold != 12<<20 {
-		t.Errorf("GPU: inflight %d, batch max %d, threshold %d", c.Inflight, c.MaxBatch, c.Threshold)
+	// A GPU (its PARA threshold known) runs one batch at a time, of the
+	// whole queue up to the batch max (no time budget), unless a budget
+	// is set.
+	if c := (BatchConfig{}).withDefaults(12<<20, 0); c.Inflight != 1 || c.MaxBatch != DefaultMaxBatch || c.Threshold != 12<<20 || c.Budget >= 0 {
+		t.Errorf("GPU: inflight %d, batch max %d, threshold %d, budget %v", c.Inflight, c.MaxBatch, c.Threshold, c.Budget)
+	}
+	if c := (BatchConfig{Budget: 8 * time.Millisecond}).withDefaults(12<<20, 0); c.Budget != 8*time.Millisecond {
+		t.Errorf("GPU with --batch-budget 8ms: budget %v", c.Budget)
 	}
 }

@@ -89,11 +89,12 @@ much of the machine each query takes end to end.`)
 	limit := fs.Int("limit", 0, "use the first N queries of the log (0: all)")
 	genProcs := fs.Int("gen-procs", 0, "run the load generator as a separate process with GOMAXPROCS=N\n(0: in this process)")
 	wait := fs.Duration("batch-wait", serve.DefaultMaxWait, "qp serve --batch-wait")
-	budget := fs.Duration("batch-budget", serve.DefaultBudget, "qp serve --batch-budget (negative: no cap)")
+	budget := fs.Duration("batch-budget", 0, "qp serve --batch-budget (negative: no cap; 0: its default)")
 	maxBatch := fs.Int("batch-max", 0, "qp serve --batch-max (0: its default)")
 	inflight := fs.Int("inflight", 0, "qp serve --inflight (0: its default)")
 	queueWait := fs.Duration("max-queue-wait", 0, "qp serve --max-queue-wait (0: none)")
 	jsonOut := fs.String("json", "", "also write the rows as JSON to this file")
+	client := fs.String("client", "vegeta", "the load generator's client: vegeta, or raw (plain HTTP/1.1 connections,\nabout a third of vegeta's CPU per request; qp bench load --client)")
 	cpuProfile := fs.String("cpuprofile", "", "write a Go CPU profile of the HTTP levels (server, and the load generator\nwhen it runs in-process) to this new file (go tool pprof)")
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -118,6 +119,9 @@ much of the machine each query takes end to end.`)
 			return fmt.Errorf("--fractions %q: want positive numbers", *fractions)
 		}
 		fracs = append(fracs, x)
+	}
+	if *client != "vegeta" && *client != "raw" {
+		return fmt.Errorf("--client %q: want vegeta or raw", *client)
 	}
 	if len(connList) == 0 || *conns < 1 || *genProcs < 0 {
 		return errors.New("--conns-one needs a connection count; --conns at least 1; --gen-procs at least 0")
@@ -156,8 +160,8 @@ much of the machine each query takes end to end.`)
 		return err
 	}
 	bc := s.Batch()
-	fmt.Printf("server: inflight %d, batch max %d, budget %v, max wait %v, max queue wait %v; load generator: %s\n",
-		bc.Inflight, bc.MaxBatch, bc.Budget, bc.MaxWait, bc.MaxQueueWait, genWhere(*genProcs))
+	fmt.Printf("server: inflight %d, batch max %d, budget %v, max wait %v, max queue wait %v; load generator: %s, client %s\n",
+		bc.Inflight, bc.MaxBatch, bc.Budget, bc.MaxWait, bc.MaxQueueWait, genWhere(*genProcs), *client)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
@@ -172,7 +176,7 @@ much of the machine each query takes end to end.`)
 		}
 		defer stop()
 	}
-	lg := &loader{s: s, url: url, texts: texts, mode: mode, k: *qf.k, procs: *genProcs, du: *duration}
+	lg := &loader{s: s, url: url, texts: texts, mode: mode, k: *qf.k, procs: *genProcs, du: *duration, client: *client}
 	if *genProcs > 0 {
 		if lg.textFile, err = writeTexts(texts); err != nil {
 			return err
@@ -282,6 +286,7 @@ type loader struct {
 	k        int
 	procs    int // 0: generate in this process
 	du       time.Duration
+	client   string // vegeta or raw
 }
 
 // level runs one load level and adds the server's side: its CPU seconds,
@@ -292,7 +297,7 @@ func (l *loader) level(name string, per int, rate float64, conns int) (loadRow, 
 	var row loadRow
 	var err error
 	if l.procs == 0 {
-		row = attack(name, targets(l.url, l.texts, per, l.mode, l.k), rate, per, conns, l.du)
+		row, err = load(l.client, name, l.url, l.texts, per, l.mode, l.k, rate, conns, l.du)
 	} else {
 		row, err = l.child(name, per, rate, conns)
 	}
@@ -317,7 +322,7 @@ func (l *loader) level(name string, per int, rate float64, conns int) (loadRow, 
 func (l *loader) child(name string, per int, rate float64, conns int) (loadRow, error) {
 	cmd, err := loadCommand("bench", "load", l.url, l.textFile, "--name", name, "--per-request", strconv.Itoa(per),
 		"--rate", strconv.FormatFloat(rate, 'f', 0, 64), "--conns", strconv.Itoa(conns), "--duration", l.du.String(),
-		"--mode", l.mode.String(), "-k", strconv.Itoa(l.k))
+		"--mode", l.mode.String(), "-k", strconv.Itoa(l.k), "--client", l.client)
 	if err != nil {
 		return loadRow{}, err
 	}
@@ -382,6 +387,7 @@ it; bound its cores with GOMAXPROCS.`)
 	k := fs.Int("k", 10, "results per query")
 	fs.IntVar(k, "n", 10, "alias of -k")
 	limit := fs.Int("limit", 0, "use the first N queries (0: all)")
+	client := fs.String("client", "vegeta", "vegeta (net/http's client), or raw: HTTP/1.1 over plain connections,\nabout a third of vegeta's CPU per request (see bench_rawload.go)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -397,6 +403,9 @@ it; bound its cores with GOMAXPROCS.`)
 	if *per < 1 || *conns < 1 || *du <= 0 || *rate < 0 {
 		return errors.New("--per-request and --conns must be at least 1, --duration positive, --rate >= 0")
 	}
+	if *client != "vegeta" && *client != "raw" {
+		return fmt.Errorf("--client %q: want vegeta or raw", *client)
+	}
 	fq, err := readQueryFile(pos[1], *limit)
 	if err != nil {
 		return err
@@ -409,7 +418,10 @@ it; bound its cores with GOMAXPROCS.`)
 		return fmt.Errorf("%s: no queries", pos[1])
 	}
 	cpu0, t0 := cpuSeconds(), time.Now()
-	row := attack(*name, targets(strings.TrimRight(pos[0], "/"), texts, *per, mode, *k), *rate, *per, *conns, *du)
+	row, err := load(*client, *name, strings.TrimRight(pos[0], "/"), texts, *per, mode, *k, *rate, *conns, *du)
+	if err != nil {
+		return err
+	}
 	row.ClientCPU, row.Wall = cpuSeconds()-cpu0, time.Since(t0).Seconds()
 	return json.NewEncoder(os.Stdout).Encode(row)
 }
@@ -466,6 +478,11 @@ func inProcessQPS(e *qp.Engine, texts []string, mode engine.Mode, k int, opt eng
 
 // targets are POST requests of per queries each, round-robin over texts.
 func targets(url string, texts []string, per int, mode engine.Mode, k int) vegeta.Targeter {
+	return vegeta.NewStaticTargeter(targetList(url, texts, per, mode, k)...)
+}
+
+// targetList are the requests of targets.
+func targetList(url string, texts []string, per int, mode engine.Mode, k int) []vegeta.Target {
 	var ts []vegeta.Target
 	hdr := http.Header{"Content-Type": {"application/json"}}
 	for lo := 0; lo < len(texts); lo += per {
@@ -482,7 +499,23 @@ func targets(url string, texts []string, per int, mode engine.Mode, k int) veget
 		body, _ = json.Marshal(br)
 		ts = append(ts, vegeta.Target{Method: "POST", URL: url + "/v1/search/batch", Body: body, Header: hdr})
 	}
-	return vegeta.NewStaticTargeter(ts...)
+	return ts
+}
+
+// load runs one level with client "vegeta" or "raw" (bench_rawload.go).
+func load(client, name, base string, texts []string, per int, mode engine.Mode, k int, rate float64, conns int, du time.Duration) (loadRow, error) {
+	if client == "vegeta" {
+		return attack(name, targets(base, texts, per, mode, k), rate, per, conns, du), nil
+	}
+	addr, err := rawAddr(base)
+	if err != nil {
+		return loadRow{}, err
+	}
+	ts, err := rawTargets(addr, targetList(base, texts, per, mode, k))
+	if err != nil {
+		return loadRow{}, err
+	}
+	return rawAttack(name, addr, ts, rate, per, conns, du), nil
 }
 
 // attack runs one load level: rate requests/s (0: as fast as conns

@@ -20,10 +20,12 @@ func TestBenchServe(t *testing.T) {
 	old := loadCommand
 	loadCommand = func(args ...string) (*exec.Cmd, error) { return qpCmd(args...), nil }
 	t.Cleanup(func() { loadCommand = old })
-	for _, gen := range []string{"1", "0"} {
+	for _, run := range []struct{ gen, client string }{{"1", "vegeta"}, {"0", "vegeta"}, {"1", "raw"}} {
+		gen := run.gen
 		out := filepath.Join(t.TempDir(), "rows.json")
 		err := commands["bench"].run([]string{"serve", idx, queries, "--device", "cpu", "--threads", "2", "--duration", "300ms",
-			"--conns-one", "2,8", "--conns", "2", "--per-request", "5", "--fractions", "0.5", "--many", "50", "--gen-procs", gen, "--json", out})
+			"--conns-one", "2,8", "--conns", "2", "--per-request", "5", "--fractions", "0.5", "--many", "50", "--gen-procs", gen, "--json", out,
+			"--client", run.client})
 		if err != nil {
 			t.Fatalf("--gen-procs %s: %v", gen, err)
 		}
@@ -42,8 +44,9 @@ func TestBenchServe(t *testing.T) {
 			t.Fatalf("--gen-procs %s: in-process %v q/s, %d rows; want > 0 and 5 (2 one-query, batch, 50%%, many)", gen, res.InProcessQPS, len(res.Rows))
 		}
 		for _, r := range res.Rows {
-			if r.QPS <= 0 || r.Requests == 0 || !strings.Contains(r.Codes, "200:") || r.Wall <= 0 || r.BatchMean < 1 {
-				t.Errorf("--gen-procs %s, %s: %+v", gen, r.Name, r)
+			if r.QPS <= 0 || r.Requests == 0 || !strings.Contains(r.Codes, "200:") || r.Wall <= 0 || r.BatchMean < 1 ||
+				r.Success != 1 || r.P50 <= 0 || r.P99 < r.P50 || r.Max < r.P99 {
+				t.Errorf("--gen-procs %s --client %s, %s: %+v", gen, run.client, r.Name, r)
 			}
 			if gen == "1" && r.ClientCPU <= 0 {
 				t.Errorf("%s: a separate generator's CPU not reported (%v)", r.Name, r.ClientCPU)
@@ -63,6 +66,7 @@ func TestBenchLoadFlags(t *testing.T) {
 	for _, args := range [][]string{
 		{"load", "http://127.0.0.1:1", "q.txt", "--per-request", "0"},
 		{"load", "http://127.0.0.1:1", "q.txt", "--mode", "xor"},
+		{"load", "http://127.0.0.1:1", "q.txt", "--client", "curl"},
 		{"load", "http://127.0.0.1:1"},
 	} {
 		if err := commands["bench"].run(args); err == nil {

@@ -7,7 +7,11 @@
 #
 # The load generator runs as a separate process (qp bench load, --gen-procs
 # GEN cores, default 6 of the 16: GOMAXPROCS; the server keeps the rest),
-# and each row says the server's own CPU use. Levels of DUR (default 5s):
+# and each row says the server's own CPU use. Its client is CLIENT
+# (default raw: plain HTTP/1.1 connections, about a third of vegeta's CPU
+# per request; CLIENT=vegeta as in the twelfth session, when vegeta's 6
+# cores at ~60 µs a request capped the offered rate near the 101k q/s that
+# GPU AND reached). Levels of DUR (default 5s):
 #   - saturation, one query per request, at CONNS_GPU (64,1024,4096) or
 #     CONNS_CPU (64,1024) connections: 64 connections keep at most 64
 #     queries in flight, which is what limited the GPU before (24% of
@@ -57,7 +61,7 @@ run() {
   local name=$1
   shift
   if [ "$SECONDS" -gt 420 ]; then echo "== $name skipped (time: ${SECONDS}s)"; return; fi
-  timeout 150 "$bin/qp" bench serve /tmp/g10m.qp "$q" --duration "$DUR" --json "$OUT/serve-$name.json" "$@" \
+  timeout 150 "$bin/qp" bench serve /tmp/g10m.qp "$q" --duration "$DUR" --json "$OUT/serve-$name.json" --client "${CLIENT:-raw}" "$@" \
     >"$OUT/serve-$name.txt" 2>&1
   echo "== $name (exit $?, ${SECONDS}s)"
   grep -E "^in-process|^server:|^saturation|^[0-9]+% of|connections  |^HTTP|^server CPU|overflowed" "$OUT/serve-$name.txt"
