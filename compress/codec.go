@@ -36,6 +36,8 @@ const (
 	IDLRCSeg    ID = 9
 	IDSegLRC    ID = 10
 	IDHSLRC     ID = 11
+	// IDInterpolative is binary interpolative coding (interpolative.go).
+	IDInterpolative ID = 12
 )
 
 // Kind says what input a codec accepts.
