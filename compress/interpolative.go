@@ -125,19 +125,20 @@ func (interpolativeCodec) Decode(out []uint32, src []byte) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	r := ipReader{src: src[p:], end: 8 * uint64(len(src)-p)}
+	r := ipReader{src: src[p:]}
 	vals := out[:n]
 	r.decode(vals[:n-1], 0, s)
-	if r.bad {
+	nbits := r.consumed()
+	if nbits > 8*uint64(len(r.src)) {
 		return 0, corrupt("interpolative", "bit string ends before the last code")
 	}
 	if r.big {
 		return 0, corrupt("interpolative", "a value exceeds 2^32-1")
 	}
-	if used := (r.pos + 7) / 8; used != uint64(len(r.src)) {
+	if used := (nbits + 7) / 8; used != uint64(len(r.src)) {
 		return 0, corrupt("interpolative", "%d trailing bytes after %d values", uint64(len(r.src))-used, n)
 	}
-	if !packPadZero(r.src, r.pos) {
+	if !packPadZero(r.src, nbits) {
 		return 0, corrupt("interpolative", "nonzero padding bits")
 	}
 	// The prefix sums are exact modulo 2^32 and every difference was
@@ -217,44 +218,80 @@ func (w *ipWriter) code(p []uint64, lo, hi uint64) {
 	}
 }
 
-// ipReader reads the bit string of an interpolative block. A read past the
-// end sets bad (and reads zeros), so that the recursion runs to its end
-// with bounded work and the caller checks once.
+// ipReader reads the bit string of an interpolative block through a 64-bit
+// buffer refilled a word at a time. Reading past the end of the string
+// reads zeros (refills count virtual bytes past the end), so that the
+// recursion runs to its end with bounded work; the caller then checks once
+// that no more bits were consumed than the string holds.
 type ipReader struct {
-	src []byte
-	pos uint64 // next bit
-	end uint64 // 8·len(src)
-	bad bool   // the string ended before a code
-	big bool   // a difference of consecutive prefix sums exceeds 2^32-1
+	src  []byte
+	p    int    // next byte to load (may pass len(src): virtual zero bytes)
+	buf  uint64 // unread bits, the next in bit 0
+	nbuf uint   // number of valid bits in buf
+	big  bool   // a difference of consecutive prefix sums exceeds 2^32-1
 }
+
+// refill tops buf up to at least 56 bits.
+func (r *ipReader) refill() {
+	if r.p+8 <= len(r.src) {
+		r.buf |= binary.LittleEndian.Uint64(r.src[r.p:]) << r.nbuf
+		adv := (63 - r.nbuf) >> 3
+		r.p += int(adv)
+		r.nbuf += 8 * adv
+		return
+	}
+	for r.nbuf <= 56 {
+		if r.p < len(r.src) {
+			r.buf |= uint64(r.src[r.p]) << r.nbuf
+		}
+		r.p++
+		r.nbuf += 8
+	}
+}
+
+// consumed is the number of bits read so far.
+func (r *ipReader) consumed() uint64 { return 8*uint64(r.p) - uint64(r.nbuf) }
 
 // read returns the next k (<= 63) bits.
 func (r *ipReader) read(k uint) uint64 {
-	if r.pos+uint64(k) > r.end {
-		r.bad = true
-		r.pos = r.end
-		return 0
+	if k > 56 {
+		lo := r.read(32)
+		return lo | r.read(k-32)<<32
 	}
-	i := r.pos >> 3
-	sh := uint(r.pos & 7)
-	w := packLoad(r.src, i) >> sh
-	if k > 64-sh { // the last bits are in byte i+8, which exists
-		w |= uint64(r.src[i+8]) << (64 - sh)
+	if r.nbuf < k {
+		r.refill()
 	}
-	r.pos += uint64(k)
-	return w & (uint64(1)<<k - 1)
+	v := r.buf & (uint64(1)<<k - 1)
+	r.buf >>= k
+	r.nbuf -= k
+	return v
 }
 
-// centred reads a value of the centred minimal binary code of r (<= 2^63).
+// centred reads a value of the centred minimal binary code of rng
+// (2 <= rng <= 2^63): it peeks b bits, of which the low b-1 are a short
+// codeword or the top of a long one whose last bit is the b-th.
 func (r *ipReader) centred(rng uint64) uint64 {
-	if rng <= 1 {
-		return 0
-	}
 	b := uint(bits.Len64(rng - 1))
 	s := (uint64(1) << b) - rng
-	x := r.read(b - 1)
-	if x >= s {
-		x = (x<<1 | r.read(1)) - s
+	var x uint64
+	if b <= 56 {
+		if r.nbuf < b {
+			r.refill()
+		}
+		x = r.buf & (uint64(1)<<(b-1) - 1)
+		if x < s {
+			r.buf >>= b - 1
+			r.nbuf -= b - 1
+		} else {
+			x = (x<<1 | r.buf>>(b-1)&1) - s
+			r.buf >>= b
+			r.nbuf -= b
+		}
+	} else {
+		x = r.read(b - 1)
+		if x >= s {
+			x = (x<<1 | r.read(1)) - s
+		}
 	}
 	if o := (rng - s) / 2; x < rng-o {
 		return x + o
@@ -268,7 +305,9 @@ func (r *ipReader) centred(rng uint64) uint64 {
 // difference between each value and its left and right neighbours (lo for
 // the first, hi for the last) fits 32 bits: every pair of consecutive
 // prefix sums is checked when the later-decoded one is read, since the
-// other is then its nearest bound.
+// other is then its nearest bound. The centred code is read inline (as
+// centred does) for codes of at most 56 bits: the call cost more than
+// the code in profiles.
 func (r *ipReader) decode(out []uint32, lo, hi uint64) {
 	for len(out) > 0 {
 		if lo == hi { // a range of one value: no bits
@@ -278,13 +317,39 @@ func (r *ipReader) decode(out []uint32, lo, hi uint64) {
 			}
 			return
 		}
+		rng := hi - lo + 1
+		b := uint(bits.Len64(rng - 1))
+		s := (uint64(1) << b) - rng
+		var x uint64
+		if b <= 56 {
+			if r.nbuf < b {
+				r.refill()
+			}
+			x = r.buf & (uint64(1)<<(b-1) - 1)
+			k := b - 1
+			if x >= s {
+				x = (x<<1 | r.buf>>(b-1)&1) - s
+				k = b
+			}
+			r.buf >>= k
+			r.nbuf -= k
+			if o := (rng - s) / 2; x < rng-o {
+				x += o
+			} else {
+				x -= rng - o
+			}
+		} else {
+			x = r.centred(rng)
+		}
+		v := lo + x // in [lo, hi]
 		m := len(out) / 2
-		v := lo + r.centred(hi-lo+1) // always in [lo, hi]
-		if (m == 0 && v-lo > math.MaxUint32) || (m == len(out)-1 && hi-v > math.MaxUint32) {
+		if (m == 0 && x > math.MaxUint32) || (m == len(out)-1 && hi-v > math.MaxUint32) {
 			r.big = true
 		}
 		out[m] = uint32(v)
-		r.decode(out[:m], lo, v)
+		if m > 0 {
+			r.decode(out[:m], lo, v)
+		}
 		out, lo = out[m+1:], v
 	}
 }
