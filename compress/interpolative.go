@@ -72,6 +72,12 @@ func (interpolativeCodec) AppendEncode(dst []byte, vals []uint32) []byte {
 	if len(vals) == 0 {
 		return dst
 	}
+	return ipAppendBody(dst, vals)
+}
+
+// ipAppendBody appends the body of the format (uvarint(S) and the bit
+// string) of the non-empty vals.
+func ipAppendBody(dst []byte, vals []uint32) []byte {
 	var buf [ipStack]uint64
 	p := buf[:0]
 	if len(vals) > ipStack {
@@ -121,25 +127,31 @@ func (interpolativeCodec) Decode(out []uint32, src []byte) (int, error) {
 		}
 		return 0, nil
 	}
-	s, p, err := vbUvarint("interpolative", "sum", src, p, n*math.MaxUint32)
+	return int(n), ipDecodeBody("interpolative", out[:n], src[p:])
+}
+
+// ipDecodeBody decodes the len(vals) (> 0) values of a body written by
+// ipAppendBody, which must be all of src; codec names the codec in errors.
+func ipDecodeBody(codec string, vals []uint32, src []byte) error {
+	n := uint64(len(vals))
+	s, p, err := vbUvarint(codec, "sum", src, 0, n*math.MaxUint32)
 	if err != nil {
-		return 0, err
+		return err
 	}
 	r := ipReader{src: src[p:]}
-	vals := out[:n]
 	r.decode(vals[:n-1], 0, s)
 	nbits := r.consumed()
 	if nbits > 8*uint64(len(r.src)) {
-		return 0, corrupt("interpolative", "bit string ends before the last code")
+		return corrupt(codec, "bit string ends before the last code")
 	}
 	if r.big {
-		return 0, corrupt("interpolative", "a value exceeds 2^32-1")
+		return corrupt(codec, "a value exceeds 2^32-1")
 	}
 	if used := (nbits + 7) / 8; used != uint64(len(r.src)) {
-		return 0, corrupt("interpolative", "%d trailing bytes after %d values", uint64(len(r.src))-used, n)
+		return corrupt(codec, "%d trailing bytes after %d values", uint64(len(r.src))-used, n)
 	}
 	if !packPadZero(r.src, nbits) {
-		return 0, corrupt("interpolative", "nonzero padding bits")
+		return corrupt(codec, "nonzero padding bits")
 	}
 	// The prefix sums are exact modulo 2^32 and every difference was
 	// checked to fit 32 bits, so the modular differences are the values.
@@ -147,7 +159,7 @@ func (interpolativeCodec) Decode(out []uint32, src []byte) (int, error) {
 	for i := len(vals) - 1; i > 0; i-- {
 		vals[i] -= vals[i-1]
 	}
-	return int(n), nil
+	return nil
 }
 
 // ipWriter appends an LSB-first bit string to dst.

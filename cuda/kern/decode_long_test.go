@@ -121,7 +121,7 @@ func TestMaxBlock(t *testing.T) {
 			want = 1 << 16
 		case compress.IDLRCSeg, compress.IDSegLRC:
 			want = 256
-		case compress.IDInterpolative:
+		case compress.IDInterpolative, compress.IDBP128IP:
 			want = 0 // no GPU decoder (cpuOnly)
 		}
 		if got := MaxBlock(codec.ID()); got != want {

@@ -46,8 +46,9 @@ func allCodecs() []compress.Codec {
 // cpuOnly are the codecs that have no GPU decoder on purpose: an index
 // using them is served by the CPU (engine/gpu refuses it with
 // ErrUnsupported). Binary interpolative coding decodes recursively, value
-// by value (compress/interpolative.go).
-var cpuOnly = map[compress.ID]bool{compress.IDInterpolative: true}
+// by value (compress/interpolative.go), and bp128ip codes its partial
+// blocks with it.
+var cpuOnly = map[compress.ID]bool{compress.IDInterpolative: true, compress.IDBP128IP: true}
 
 // cpuDecode decodes one block on the CPU as the index does. last (Docs
 // only) may be nil.
