@@ -337,18 +337,20 @@ func (r *ipReader) decode(out []uint32, lo, hi uint64) {
 			if r.nbuf < b {
 				r.refill()
 			}
+			// Branch-free selects (conditional moves): whether a code is
+			// short and on which side of the rotation it falls are data,
+			// and mispredicted branches on them cost more than the code.
 			x = r.buf & (uint64(1)<<(b-1) - 1)
+			xl := (x<<1 | r.buf>>(b-1)&1) - s
 			k := b - 1
 			if x >= s {
-				x = (x<<1 | r.buf>>(b-1)&1) - s
-				k = b
+				x, k = xl, b
 			}
 			r.buf >>= k
 			r.nbuf -= k
-			if o := (rng - s) / 2; x < rng-o {
-				x += o
-			} else {
-				x -= rng - o
+			x += (rng - s) / 2 // undo the rotation: x' + o, modulo rng
+			if x >= rng {
+				x -= rng
 			}
 		} else {
 			x = r.centred(rng)
