@@ -312,39 +312,60 @@ func (r *ipReader) centred(rng uint64) uint64 {
 	}
 }
 
+// ipFrame is a pending right half of the decoding recursion: out[a:b]
+// with bounds lo, hi.
+type ipFrame struct {
+	a, b   int
+	lo, hi uint64
+}
+
+// ipMaxDepth bounds the pending right halves: each halves the count, and
+// counts are below 2^31 (ipHeader).
+const ipMaxDepth = 40
+
 // decode reads the prefix sums of out (every one in [lo, hi]) in the
-// order code wrote them, storing them modulo 2^32. It checks that the
+// order code wrote them (middle, left half, right half), storing them
+// modulo 2^32. The recursion runs on an explicit stack of right halves (a
+// call per value cost more than the code in profiles). It checks that the
 // difference between each value and its left and right neighbours (lo for
 // the first, hi for the last) fits 32 bits: every pair of consecutive
 // prefix sums is checked when the later-decoded one is read, since the
 // other is then its nearest bound. The centred code is read inline (as
-// centred does) for codes of at most 56 bits: the call cost more than
-// the code in profiles.
+// centred does) for codes of at most 56 bits.
 func (r *ipReader) decode(out []uint32, lo, hi uint64) {
-	for len(out) > 0 {
-		if lo == hi { // a range of one value: no bits
-			v := uint32(lo)
-			for i := range out {
+	var stack [ipMaxDepth]ipFrame
+	sp := 0
+	a, b := 0, len(out)
+	for {
+		if a == b || lo == hi {
+			v := uint32(lo) // a range of one value: no bits
+			for i := a; i < b; i++ {
 				out[i] = v
 			}
-			return
+			if sp == 0 {
+				return
+			}
+			sp--
+			f := stack[sp]
+			a, b, lo, hi = f.a, f.b, f.lo, f.hi
+			continue
 		}
 		rng := hi - lo + 1
-		b := uint(bits.Len64(rng - 1))
-		s := (uint64(1) << b) - rng
+		w := uint(bits.Len64(rng - 1))
+		s := (uint64(1) << w) - rng
 		var x uint64
-		if b <= 56 {
-			if r.nbuf < b {
+		if w <= 56 {
+			if r.nbuf < w {
 				r.refill()
 			}
 			// Branch-free selects (conditional moves): whether a code is
 			// short and on which side of the rotation it falls are data,
 			// and mispredicted branches on them cost more than the code.
-			x = r.buf & (uint64(1)<<(b-1) - 1)
-			xl := (x<<1 | r.buf>>(b-1)&1) - s
-			k := b - 1
+			x = r.buf & (uint64(1)<<(w-1) - 1)
+			xl := (x<<1 | r.buf>>(w-1)&1) - s
+			k := w - 1
 			if x >= s {
-				x, k = xl, b
+				x, k = xl, w
 			}
 			r.buf >>= k
 			r.nbuf -= k
@@ -356,14 +377,15 @@ func (r *ipReader) decode(out []uint32, lo, hi uint64) {
 			x = r.centred(rng)
 		}
 		v := lo + x // in [lo, hi]
-		m := len(out) / 2
-		if (m == 0 && x > math.MaxUint32) || (m == len(out)-1 && hi-v > math.MaxUint32) {
+		m := a + (b-a)/2
+		if (m == a && x > math.MaxUint32) || (m == b-1 && hi-v > math.MaxUint32) {
 			r.big = true
 		}
 		out[m] = uint32(v)
-		if m > 0 {
-			r.decode(out[:m], lo, v)
+		if m+1 < b {
+			stack[sp] = ipFrame{m + 1, b, v, hi}
+			sp++
 		}
-		out, lo = out[m+1:], v
+		b, hi = m, v
 	}
 }

@@ -111,3 +111,14 @@ func TestInterpolativeClustered(t *testing.T) {
 	}
 	t.Logf("runs-and-jumps blocks: interpolative %d bytes, bp128 %d", ip, bpb)
 }
+
+// TestInterpolativeLong round-trips arrays long enough for a deep
+// recursion (the decoder's explicit stack of pending right halves).
+func TestInterpolativeLong(t *testing.T) {
+	c := interpolativeCodec(t)
+	rng := rand.New(rand.NewSource(4))
+	for _, n := range []int{1 << 16, 300_001} {
+		codectest.Check(t, c, bpLikeGaps(rng, n))
+		codectest.Check(t, c, codectest.Values(rng, n, 32, compress.General))
+	}
+}
