@@ -36,6 +36,10 @@ const (
 	IDLRCSeg    ID = 9
 	IDSegLRC    ID = 10
 	IDHSLRC     ID = 11
+	// IDInterpolative is binary interpolative coding (interpolative.go).
+	IDInterpolative ID = 12
+	// IDBP128IP is bp128 with interpolative partial blocks (bp128ip.go).
+	IDBP128IP ID = 13
 )
 
 // Kind says what input a codec accepts.

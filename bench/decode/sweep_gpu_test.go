@@ -87,6 +87,9 @@ func (k benchKernel) name() string {
 func benchKernels() []benchKernel {
 	var ks []benchKernel
 	for _, c := range compress.All() {
+		if !kern.Supported(c.ID()) {
+			continue // CPU-only codec (interpolative)
+		}
 		ks = append(ks, benchKernel{c, ""})
 		if c.ID() == compress.IDBP128 {
 			ks = append(ks, benchKernel{c, "bp128-baseline"})

@@ -50,7 +50,9 @@ cores; memory for postings stays under --mem (sorted runs spill to disk).
 smaller than its docID blocks (dense lists); frequencies and the skip table
 stay block-coded (docs/BITMAPS.md). off never, always for every list.
 
-Codecs: ` + strings.Join(compress.Names(), ", ")
+Codecs: ` + strings.Join(compress.Names(), ", ") + `
+(interpolative, the most compact, and bp128ip decode on the CPU only: the
+GPU backend refuses such an index, --device auto then uses the CPU)`
 }
 
 func init() {

@@ -121,6 +121,8 @@ func TestMaxBlock(t *testing.T) {
 			want = 1 << 16
 		case compress.IDLRCSeg, compress.IDSegLRC:
 			want = 256
+		case compress.IDInterpolative, compress.IDBP128IP:
+			want = 0 // no GPU decoder (cpuOnly)
 		}
 		if got := MaxBlock(codec.ID()); got != want {
 			t.Errorf("MaxBlock(%s) = %d, want %d", codec.Name(), got, want)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -381,6 +382,18 @@ func TestUnsupported(t *testing.T) {
 	x := col.write(t, compress.All()[0])
 	if _, err := New(x); !errors.Is(err, ErrUnsupported) {
 		t.Fatalf("block size 256: New: %v, want ErrUnsupported", err)
+	}
+	// A codec without a GPU decoder (binary interpolative coding is
+	// CPU-only): refused with a message naming it; qp.Open then falls back
+	// to the CPU (Device Auto) or fails (Device GPU).
+	ip, err := compress.ByName("interpolative")
+	if err != nil {
+		t.Fatal(err)
+	}
+	col = genCollection(rng, 600, 8, 128, false)
+	x = col.write(t, ip)
+	if _, err := New(x); !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "codec interpolative has no GPU decoder") {
+		t.Fatalf("interpolative index: New: %v, want ErrUnsupported naming the codec", err)
 	}
 }
 

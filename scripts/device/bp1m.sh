@@ -3,9 +3,10 @@
 # BP reordering (`qp reorder`) at DOCS documents (default 1M) must cut bits
 # per docID by >= 25% against random order (the gen default). Generates the
 # collection in random order WITH SITES (--site-share SITE_SHARE, default
-# 0.75, the model default; docs/GEN.md, Sites), reorders it, and re-encodes both with bp128,
-# pfordelta and rice, split into full blocks, partial last blocks and short
-# lists (`qp stats --codecs ... --blocks`). BASE=1 does the same for the
+# 0.75, run 6's; docs/GEN.md, Sites), reorders it, and re-encodes both with
+# CODECS (default bp128, pfordelta, rice and interpolative, the binary
+# interpolative coding of compress/interpolative.go), split into full
+# blocks, partial last blocks and short lists (`qp stats --codecs ... --blocks`). BASE=1 does the same for the
 # model without sites (--site-share 0, the measurement of run 1 in
 # docs/REORDER.md) after it; LOCALITY=1 adds `qp gen --locality` with sites.
 # Expected on 16 cores: gen ~15 s and reorder ~2-4 min per collection, stats
@@ -19,6 +20,7 @@
 source scripts/device/lib.sh
 DOCS=${DOCS:-1000000}
 SITE_SHARE=${SITE_SHARE:-0.75}
+CODECS=${CODECS:-bp128,pfordelta,rice,interpolative}
 qs=(--queries "$bin/data/05.efficiency_topics.txt" --queries "$bin/data/06.efficiency_topics.txt")
 tv=""
 [ -x /usr/bin/time ] && tv="/usr/bin/time -v"
@@ -41,7 +43,7 @@ run_one sites 300 --site-share "$SITE_SHARE"
 [ "${LOCALITY:-0}" = 1 ] && run_one locality 0 --site-share "$SITE_SHARE" --locality
 for v in "${vs[@]}"; do
   [ -s /tmp/bp-$v.qp ] || continue
-  "$bin/qp" stats /tmp/bp-$v.qp --codecs bp128,pfordelta,rice --blocks >"$OUT/stats-$v.txt" 2>&1
-  echo "== $v"; grep -E 'docid order|terms|re-encoded|bp128  |pfordelta  |rice  |blocks|short lists' "$OUT/stats-$v.txt"
+  "$bin/qp" stats /tmp/bp-$v.qp --codecs "$CODECS" --blocks >"$OUT/stats-$v.txt" 2>&1
+  echo "== $v"; grep -E 'docid order|terms|re-encoded|bp128  |pfordelta  |rice  |interpolative  |blocks|short lists' "$OUT/stats-$v.txt"
 done
 rm -f /tmp/bp-*.qp
