@@ -78,6 +78,10 @@ type SplitProbe struct {
 	CPUSlots               int
 	CPUQueries, GPUQueries int
 	Elapsed                time.Duration
+	// GPUBatches is the number of GPU batches run, GPUBusy the sum of
+	// their SearchBatch wall times, GPUMaxWall the longest.
+	GPUBatches          int
+	GPUBusy, GPUMaxWall time.Duration
 }
 
 // Rate is the probe's queries per second, both processors together.
@@ -143,10 +147,15 @@ func probe(ctx context.Context, cpu, gpu engine.Backend, batches []span, opt eng
 	for i := 0; time.Since(start) < dur; i = (i + 1) % len(batches) {
 		b := batches[i]
 		out = append(out[:0], make([]engine.Response, b.hi-b.lo)...)
+		t := time.Now()
 		if gerr = gpu.SearchBatch(ctx, qs[b.lo:b.hi], opt, out); gerr != nil {
 			break
 		}
+		w := time.Since(t)
 		pr.GPUQueries += b.hi - b.lo
+		pr.GPUBatches++
+		pr.GPUBusy += w
+		pr.GPUMaxWall = max(pr.GPUMaxWall, w)
 	}
 	stop.Store(true)
 	wg.Wait()

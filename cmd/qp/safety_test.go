@@ -234,6 +234,8 @@ func TestBadFlagValues(t *testing.T) {
 		{"--target 0: want a fraction in (0, 1]", []string{"bench", "sched", idx, docs, "--target", "0"}},
 		{"--target 1.5: want a fraction in (0, 1]", []string{"bench", "sched", idx, docs, "--target", "1.5"}},
 		{"--cpu-cheap -1: want >= 0", []string{"bench", "sched", idx, docs, "--cpu-cheap", "-1"}},
+		{`--diagnose: bad CPU worker count "x"`, []string{"bench", "sched", idx, docs, "--diagnose", "0,x"}},
+		{"--diagnose-for 0s: want > 0", []string{"bench", "sched", idx, docs, "--diagnose", "1", "--diagnose-for", "0s"}},
 	} {
 		expectFail(t, []string{c.want}, c.args...)
 	}
