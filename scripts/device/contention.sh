@@ -23,16 +23,20 @@
 #     process's cores. Logs: $OUT/diag-MODE-VARIANT.log; summary
 #     $OUT/diag.txt (one line per mode, variant, K).
 #  2. the rate search (`qp bench sched`, deadline 200 ms, REPEATS (default
-#     2) repeats with different arrivals, to 5%) per mode of SMODES (default
-#     MODES): (a) base environment: cpu-only, gpu-only, cpu+gpu-first;
+#     2) repeats with different arrivals, to 5%, at most RUNS (5) runs per
+#     repeat) per mode of SMODES (default "and andor": the two modes where
+#     GPU-first stayed below the better processor in the thirteenth
+#     session): (a) base environment: cpu-only, gpu-only, cpu+gpu-first;
 #     (b) the variant of step 1 with the highest K=16 total summed over the
-#     modes (VARIANT=NAME overrides): gpu-only, cpu+gpu-first (cpu-only too
-#     where GOMAXPROCS changes). --gpu-profile: after every run, its GPU
-#     batches' host phases and device time, GC and scheduling latency,
-#     and the gap between a batch's return and the next batch's start.
-#     Logs $OUT/sched-MODE-ENV.log, tables in $OUT/sched-MODE-ENV/README.md.
-#     SLIMIT (default 70) s per process; a process is skipped once BUDGET
-#     (default 470) s have passed.
+#     modes (relative to base; VARIANT=NAME overrides): gpu-only,
+#     cpu+gpu-first (cpu-only with --threads 16 too where GOMAXPROCS is
+#     17). --gpu-profile: after every run, its GPU batches' host phases and
+#     device time, GC and scheduling latency, and the gap from a batch's
+#     return to the next batch's start. Logs $OUT/sched-MODE-ENV.log,
+#     tables in $OUT/sched-MODE-ENV/README.md. SLIMIT (default 85) s per
+#     process; a process is skipped once BUDGET (default 480) s have passed.
+# Expected: step 1 ~80 s for three modes, step 2 ~80 s a process, about
+# 7-8 minutes in all with the index built (~20 s unpacking).
 # DIAG=0 or SEARCH=0 skips a step. COLL (default gcide: /tmp/COLL.qp, built
 # from /tmp/COLL.jsonl), QUERIES, TRAIN, REPLAY, DEADLINE change the data
 # (the CUDA emulator smoke test: COLL=sg20k TRAIN=100 REPLAY=100
@@ -41,7 +45,7 @@
 #
 # Build first (on the Go machine, repository root; ~14 MB to carry):
 #   mkdir -p bin/dev/data && cp ../shared/data/queries/0[56].efficiency_topics.txt bin/dev/data/
-#   CGO_ENABLED=0 go build -o /tmp/qp ./cmd/qp && xz -T0 -9 -c /tmp/qp >bin/dev/data/qp.xz
+#   CGO_ENABLED=0 go build -o /tmp/qp-sched ./cmd/qp && xz -T0 -9 -c /tmp/qp-sched >bin/dev/data/qp.xz
 #   xz -T0 -9 -c /tmp/qp-data/collections/gcide/docs.jsonl >bin/dev/data/gcide.jsonl.xz
 # and run with carry ["bin/dev"]:
 #   bash scripts/device/contention.sh
@@ -84,8 +88,11 @@ if [ "${DIAG:-1}" = 1 ]; then
       log=$OUT/diag-$m-$name.log
       env $(envof "$name") timeout "${DLIMIT:-40}" "$bin/qp" bench sched "$idx" "$queries" "${common[@]}" --mode "$m" \
         --diagnose "$ks" --diagnose-for "${DIAGFOR:-1s}" >"$log" 2>&1 || echo "diag $m $name rc=$?"
-      grep '^K=' "$log" | sed "s/^/$m $name /" | tee -a "$OUT/diag.txt"
-      grep -A1 '^K=' "$log" | grep 'gpu:' | sed "s/^/    /"
+      grep '^K=' "$log" | sed "s/^/$m $name /" >>"$OUT/diag.txt"
+      # stdout (the call's 12,000-character tail): rates and the batch's split only
+      grep -A1 '^K=' "$log" | sed -E -e "s/^K=([0-9]+) cpu workers: (cpu [0-9]+ q\/s), (gpu [0-9]+ q\/s), (total [0-9]+ q\/s).*/$m $name K=\1: \2 \3 \4/" \
+        -e 's/^  gpu: /   /; s/ batches of /x/; s/ queries: wall /q wall /; s/\/query/\/q/g; s/ involuntary switches per batch/ invol\/batch/; s/owner thread /thread /; s/hand-off/handoff/' \
+        | grep -v '^--'
     done
     echo "== diag $m at $(elapsed)"
   done
@@ -94,26 +101,28 @@ fi
 # best variant: highest sum over modes of its K=16 total / base's K=16 total
 if [ -z "${VARIANT:-}" ] && [ -s "$OUT/diag.txt" ]; then
   VARIANT=$(awk '$3=="K=16" { for (i=1;i<=NF;i++) if ($i=="total") { r=$(i+1); gsub(/[^0-9.]/,"",r); t[$1" "$2]=r; m[$1]=1; v[$2]=1 } }
-    END { best="base"; bs=0; for (x in v) { s=0; for (y in m) if (t[y" base"]>0) s+=t[y" "x]/t[y" base"]; if (s>bs) { bs=s; best=x } } print best }' "$OUT/diag.txt")
+    END { best="base"; bs=0; for (x in v) { s=0; for (y in m) s+=t[y" "x]/(t[y" base"]>0 ? t[y" base"] : 1); if (s>bs) { bs=s; best=x } } print best }' "$OUT/diag.txt")
   echo "== best variant at K=16: $VARIANT"
 fi
 VARIANT=${VARIANT:-blocking}
 
 if [ "${SEARCH:-1}" = 1 ]; then
-  for m in ${SMODES:-${MODES:-and or andor}}; do
+  for m in ${SMODES:-and andor}; do
     for e in base "$VARIANT"; do
+      if [ $(( $(date +%s) - T0 )) -gt "${BUDGET:-480}" ]; then echo "== skipping sched $m $e: past ${BUDGET:-480}s"; continue; fi
       setups=cpu-only,gpu-only,cpu+gpu-first
       threads=()
       if [ "$e" != base ]; then
         setups=gpu-only,cpu+gpu-first
         case "$(envof "$e")" in *GOMAXPROCS=17*) setups=cpu-only,gpu-only,cpu+gpu-first; threads=(--threads 16) ;; esac
       fi
-      if [ $(( $(date +%s) - T0 )) -gt "${BUDGET:-470}" ]; then echo "== skipping sched $m $e: past ${BUDGET:-470}s"; continue; fi
-      env $(envof "$e") timeout "${SLIMIT:-70}" "$bin/qp" bench sched "$idx" "$queries" "${common[@]}" --mode "$m" \
-        --rates "${RATES:-100000}" --min-duration 1s --search-runs "${RUNS:-6}" --search-repeats "${REPEATS:-2}" \
+      env $(envof "$e") timeout "${SLIMIT:-85}" "$bin/qp" bench sched "$idx" "$queries" "${common[@]}" --mode "$m" \
+        --rates "${RATES:-100000}" --min-duration 1s --search-runs "${RUNS:-5}" --search-repeats "${REPEATS:-2}" \
         --setups "$setups" "${threads[@]}" --gpu-profile --report "$OUT/sched-$m-$e" >"$OUT/sched-$m-$e.log" 2>&1
       echo "== sched $m $e ($(envof "$e")) rc=$? at $(elapsed)"
       sed -n '/highest sustained/,$p' "$OUT/sched-$m-$e.log"
+      # the GPU-first runs around its highest sustained rate: split, batches, gaps
+      grep -A3 '^  cpu+gpu-first at' "$OUT/sched-$m-$e.log" | grep -E '^  cpu\+gpu-first at|^    gpu [0-9]' | tail -4 | cut -c1-330
     done
   done
 fi
