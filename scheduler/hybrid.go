@@ -105,13 +105,20 @@ func (p SplitProbe) Rate() float64 {
 // the probe (keep its core out of ks).
 func ProbeSplit(ctx context.Context, x *index.Index, cpu, gpu engine.Backend, pol BatchPolicy, gpuModel *CostModel,
 	opt engine.Options, qs []engine.Query, ks []int, dur time.Duration) ([]SplitProbe, error) {
+	return ProbeSplitNice(ctx, x, cpu, gpu, pol, gpuModel, opt, qs, ks, dur, 0)
+}
+
+// ProbeSplitNice is ProbeSplit with the CPU goroutines' OS threads at
+// nice values raised by nice (Config.CPUNice; 0: unchanged).
+func ProbeSplitNice(ctx context.Context, x *index.Index, cpu, gpu engine.Backend, pol BatchPolicy, gpuModel *CostModel,
+	opt engine.Options, qs []engine.Query, ks []int, dur time.Duration, nice int) ([]SplitProbe, error) {
 	if len(qs) == 0 {
 		return nil, errors.New("scheduler: probing the core split without queries")
 	}
 	batches, _, _ := formBatches(x, qs, pol, gpuModel)
 	out := make([]SplitProbe, 0, len(ks))
 	for _, k := range ks {
-		pr, err := probe(ctx, cpu, gpu, batches, opt, qs, k, dur)
+		pr, err := probe(ctx, cpu, gpu, batches, opt, qs, k, dur, nice)
 		if err != nil {
 			return out, err
 		}
@@ -121,7 +128,7 @@ func ProbeSplit(ctx context.Context, x *index.Index, cpu, gpu engine.Backend, po
 }
 
 // probe is one ProbeSplit measurement with k CPU goroutines.
-func probe(ctx context.Context, cpu, gpu engine.Backend, batches []span, opt engine.Options, qs []engine.Query, k int, dur time.Duration) (SplitProbe, error) {
+func probe(ctx context.Context, cpu, gpu engine.Backend, batches []span, opt engine.Options, qs []engine.Query, k int, dur time.Duration, nice int) (SplitProbe, error) {
 	pr := SplitProbe{CPUSlots: k}
 	var stop atomic.Bool
 	var cpuN atomic.Int64
@@ -132,6 +139,10 @@ func probe(ctx context.Context, cpu, gpu engine.Backend, batches []span, opt eng
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			if err := lowerThreadPriority(nice); err != nil {
+				errs[g] = err
+				return
+			}
 			out := make([]engine.Response, 1)
 			for i := g * len(qs) / max(k, 1); !stop.Load(); i = (i + 1) % len(qs) {
 				if err := cpu.SearchBatch(ctx, qs[i:i+1], opt, out); err != nil {
@@ -170,6 +181,21 @@ func probe(ctx context.Context, cpu, gpu engine.Backend, batches []span, opt eng
 		}
 	}
 	return pr, nil
+}
+
+// checkNice reports whether CPU threads can have their priority lowered
+// by nice (Config.CPUNice): negative is an error, 0 is off, and a
+// positive value is tried on a throwaway thread.
+func checkNice(nice int) error {
+	if nice < 0 {
+		return fmt.Errorf("scheduler: CPU nice %d, want >= 0", nice)
+	}
+	if nice == 0 {
+		return nil
+	}
+	errc := make(chan error)
+	go func() { errc <- lowerThreadPriority(nice) }() // the thread ends with the goroutine
+	return <-errc
 }
 
 // splitCandidates are the CPU slot counts ProbeSplit tries for a CPU of n

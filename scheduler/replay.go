@@ -485,7 +485,10 @@ type Experiment struct {
 	TargetFraction float64
 	CheapRatio     float64
 	OnlineCores    bool
-	Seed           uint64 // of the arrivals
+	// CPUNice is Config.CPUNice of the hybrid setups (the CPU alone runs
+	// at the normal priority).
+	CPUNice int
+	Seed    uint64 // of the arrivals
 	// Progress, if set, is called after every run.
 	Progress func(Run)
 }
@@ -660,7 +663,7 @@ func (e *Experiment) placement(cfg *Config, setup Setup, hostCores float64) {
 	default:
 		return
 	}
-	cfg.TargetFraction, cfg.CheapRatio = e.TargetFraction, e.CheapRatio
+	cfg.TargetFraction, cfg.CheapRatio, cfg.CPUNice = e.TargetFraction, e.CheapRatio, e.CPUNice
 	if e.OnlineCores && cfg.Placement == PlaceGPUFirst {
 		cfg.Cores = runtime.GOMAXPROCS(0)
 		cfg.HostCores = max(hostCores, 0)

@@ -73,6 +73,7 @@ GPU side's host cores (measured online) CPU slots at once. Needs a usable GPU.`)
 	splitProbe := fs.Duration("split-probe", 300*time.Millisecond, "with --hybrid-cpu-slots 0: run the GPU's batches with 0, 1/4, 1/2, 3/4 of the cores less one busy with CPU queries, and with the cores the GPU's host side leaves, this long each, and give cpu+gpu the CPU slots of the highest throughput (0: the cores the GPU's host side leaves, less one)")
 	diagList := fs.String("diagnose", "", "instead of the replay: probe the GPU's batches back to back beside K busy CPU workers for each K of this comma-separated list, and print where a batch's time goes (host phases, device time, the CUDA thread's CPU and run delay, GC, scheduling latency; issue 24)")
 	diagFor := fs.Duration("diagnose-for", time.Second, "length of each --diagnose probe")
+	cpuNice := fs.Int("cpu-nice", 0, "CPU+GPU setups and --diagnose: run each CPU slot on a thread whose nice value is raised by this much (Linux), so that the kernel runs the GPU side's threads first when the cores are oversubscribed (0: off)")
 	gpuProfile := fs.Bool("gpu-profile", false, "after each run's progress line, print the GPU's batch profile (host phases, device time by CUDA events) and the Go runtime's GC and scheduling figures over the run")
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -124,6 +125,9 @@ GPU side's host cores (measured online) CPU slots at once. Needs a usable GPU.`)
 		}
 		diagKs = append(diagKs, k)
 	}
+	if *cpuNice < 0 || *cpuNice > 19 {
+		return fmt.Errorf("--cpu-nice %d: want 0 to 19", *cpuNice)
+	}
 	if *diagFor <= 0 {
 		return fmt.Errorf("--diagnose-for %v: want > 0", *diagFor)
 	}
@@ -163,7 +167,7 @@ GPU side's host cores (measured online) CPU slots at once. Needs a usable GPU.`)
 	defer cancel()
 	gpuPol := scheduler.BatchPolicy{MaxPostings: *c0, MaxWait: *wait}
 	if len(diagKs) > 0 {
-		return diagnose(ctx, os.Stdout, x, engine.NewCPU(x, 1), gpuBe, gpuPol, opt, qs, diagKs, *diagFor)
+		return diagnose(ctx, os.Stdout, x, engine.NewCPU(x, 1), gpuBe, gpuPol, opt, qs, diagKs, *diagFor, *cpuNice)
 	}
 	var rd *runDiag
 	if *gpuProfile {
@@ -193,6 +197,7 @@ GPU side's host cores (measured online) CPU slots at once. Needs a usable GPU.`)
 		TargetFraction: *target,
 		CheapRatio:     *cheap,
 		OnlineCores:    *onlineCores,
+		CPUNice:        *cpuNice,
 		Progress: func(r scheduler.Run) {
 			fmt.Fprintf(os.Stderr, "  %v at %.0f q/s: %d answered (cpu %d, gpu %d), %d missed, mean %v p99 %v, growing %v: sustained %v%s\n",
 				r.Setup, r.Rate, r.Answered, r.Procs[scheduler.CPU].Queries, r.Procs[scheduler.GPU].Queries,

@@ -14,6 +14,10 @@
 #       yield     QP_CUDA_SYNC=yield: K = 16
 #       gogc400   GOGC=400: K = 16
 #       p17block  GOMAXPROCS=17 and QP_CUDA_SYNC=blocking: K = 16
+#       nice10    --cpu-nice 10 (each CPU worker on its own thread at nice
+#                 +10: the kernel runs the GPU side's threads first): K = 16
+#       p20nice   GOMAXPROCS=20 and --cpu-nice 10 (Ps to spare, the
+#                 kernel's priority decides): K = 16
 #     Each K prints the CPU, GPU and total q/s, the GPU batch's wall time
 #     split into prepare + hand-off to the CUDA thread + its closure [stream
 #     waits, result conversion], the device time (CUDA events), the CUDA
@@ -30,12 +34,12 @@
 #     (b) the variant of step 1 with the highest K=16 total summed over the
 #     modes (relative to base; VARIANT=NAME overrides): gpu-only,
 #     cpu+gpu-first (cpu-only with --threads 16 too where GOMAXPROCS is
-#     17). --gpu-profile: after every run, its GPU batches' host phases and
+#     changed; --cpu-nice applies to the hybrid's CPU slots only). --gpu-profile: after every run, its GPU batches' host phases and
 #     device time, GC and scheduling latency, and the gap from a batch's
 #     return to the next batch's start. Logs $OUT/sched-MODE-ENV.log,
 #     tables in $OUT/sched-MODE-ENV/README.md. SLIMIT (default 85) s per
 #     process; a process is skipped once BUDGET (default 480) s have passed.
-# Expected: step 1 ~80 s for three modes, step 2 ~80 s a process, about
+# Expected: step 1 ~100 s for three modes, step 2 ~80 s a process, about
 # 7-8 minutes in all with the index built (~20 s unpacking).
 # DIAG=0 or SEARCH=0 skips a step. COLL (default gcide: /tmp/COLL.qp, built
 # from /tmp/COLL.jsonl), QUERIES, TRAIN, REPLAY, DEADLINE change the data
@@ -77,16 +81,25 @@ envof() {
     yield) echo "QP_CUDA_SYNC=yield" ;;
     gogc400) echo "GOGC=400" ;;
     p17block) echo "GOMAXPROCS=17 QP_CUDA_SYNC=blocking" ;;
+    nice10) echo "" ;;
+    p20nice) echo "GOMAXPROCS=20" ;;
+  esac
+}
+# variant NAME -> extra flags (--cpu-nice: the CPU workers' threads at a
+# raised nice value, so that the kernel runs the GPU side's threads first)
+flagsof() {
+  case $1 in
+    nice10 | p20nice) echo "--cpu-nice 10" ;;
   esac
 }
 
 if [ "${DIAG:-1}" = 1 ]; then
   : >"$OUT/diag.txt"
   for m in ${MODES:-and or andor}; do
-    for v in "base:0,8,15,16" "procs17:16" "blocking:0,16" "yield:16" "gogc400:16" "p17block:16"; do
+    for v in "base:0,8,15,16" "procs17:16" "blocking:0,16" "yield:16" "gogc400:16" "p17block:16" "nice10:16" "p20nice:16"; do
       name=${v%%:*} ks=${v#*:}
       log=$OUT/diag-$m-$name.log
-      env $(envof "$name") timeout "${DLIMIT:-40}" "$bin/qp" bench sched "$idx" "$queries" "${common[@]}" --mode "$m" \
+      env $(envof "$name") timeout "${DLIMIT:-40}" "$bin/qp" bench sched "$idx" "$queries" "${common[@]}" --mode "$m" $(flagsof "$name") \
         --diagnose "$ks" --diagnose-for "${DIAGFOR:-1s}" >"$log" 2>&1 || echo "diag $m $name rc=$?"
       grep '^K=' "$log" | sed "s/^/$m $name /" >>"$OUT/diag.txt"
       # stdout (the call's 12,000-character tail): rates and the batch's split only
@@ -114,11 +127,11 @@ if [ "${SEARCH:-1}" = 1 ]; then
       threads=()
       if [ "$e" != base ]; then
         setups=gpu-only,cpu+gpu-first
-        case "$(envof "$e")" in *GOMAXPROCS=17*) setups=cpu-only,gpu-only,cpu+gpu-first; threads=(--threads 16) ;; esac
+        case "$(envof "$e")" in *GOMAXPROCS=*) setups=cpu-only,gpu-only,cpu+gpu-first; threads=(--threads "$(nproc)") ;; esac
       fi
       env $(envof "$e") timeout "${SLIMIT:-85}" "$bin/qp" bench sched "$idx" "$queries" "${common[@]}" --mode "$m" \
         --rates "${RATES:-100000}" --min-duration 1s --search-runs "${RUNS:-5}" --search-repeats "${REPEATS:-2}" \
-        --setups "$setups" "${threads[@]}" --gpu-profile --report "$OUT/sched-$m-$e" >"$OUT/sched-$m-$e.log" 2>&1
+        --setups "$setups" "${threads[@]}" $(flagsof "$e") --gpu-profile --report "$OUT/sched-$m-$e" >"$OUT/sched-$m-$e.log" 2>&1
       echo "== sched $m $e ($(envof "$e")) rc=$? at $(elapsed)"
       sed -n '/highest sustained/,$p' "$OUT/sched-$m-$e.log"
       # the GPU-first runs around its highest sustained rate: split, batches, gaps
