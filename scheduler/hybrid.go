@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -105,20 +106,29 @@ func (p SplitProbe) Rate() float64 {
 // the probe (keep its core out of ks).
 func ProbeSplit(ctx context.Context, x *index.Index, cpu, gpu engine.Backend, pol BatchPolicy, gpuModel *CostModel,
 	opt engine.Options, qs []engine.Query, ks []int, dur time.Duration) ([]SplitProbe, error) {
-	return ProbeSplitNice(ctx, x, cpu, gpu, pol, gpuModel, opt, qs, ks, dur, 0)
+	return ProbeSplitWith(ctx, x, cpu, gpu, pol, gpuModel, opt, qs, ks, dur, ProbeOptions{})
 }
 
-// ProbeSplitNice is ProbeSplit with the CPU goroutines' OS threads at
-// nice values raised by nice (Config.CPUNice; 0: unchanged).
-func ProbeSplitNice(ctx context.Context, x *index.Index, cpu, gpu engine.Backend, pol BatchPolicy, gpuModel *CostModel,
-	opt engine.Options, qs []engine.Query, ks []int, dur time.Duration, nice int) ([]SplitProbe, error) {
+// ProbeOptions vary ProbeSplitWith's CPU goroutines: Nice raises their
+// threads' nice values (Config.CPUNice); Yield makes them call
+// runtime.Gosched between two queries, as the scheduler's CPU slots do
+// beside a GPU (runSequential), so that the GPU side's goroutines get a P
+// within one query's time.
+type ProbeOptions struct {
+	Nice  int
+	Yield bool
+}
+
+// ProbeSplitWith is ProbeSplit with the CPU goroutines varied by o.
+func ProbeSplitWith(ctx context.Context, x *index.Index, cpu, gpu engine.Backend, pol BatchPolicy, gpuModel *CostModel,
+	opt engine.Options, qs []engine.Query, ks []int, dur time.Duration, o ProbeOptions) ([]SplitProbe, error) {
 	if len(qs) == 0 {
 		return nil, errors.New("scheduler: probing the core split without queries")
 	}
 	batches, _, _ := formBatches(x, qs, pol, gpuModel)
 	out := make([]SplitProbe, 0, len(ks))
 	for _, k := range ks {
-		pr, err := probe(ctx, cpu, gpu, batches, opt, qs, k, dur, nice)
+		pr, err := probe(ctx, cpu, gpu, batches, opt, qs, k, dur, o)
 		if err != nil {
 			return out, err
 		}
@@ -128,7 +138,7 @@ func ProbeSplitNice(ctx context.Context, x *index.Index, cpu, gpu engine.Backend
 }
 
 // probe is one ProbeSplit measurement with k CPU goroutines.
-func probe(ctx context.Context, cpu, gpu engine.Backend, batches []span, opt engine.Options, qs []engine.Query, k int, dur time.Duration, nice int) (SplitProbe, error) {
+func probe(ctx context.Context, cpu, gpu engine.Backend, batches []span, opt engine.Options, qs []engine.Query, k int, dur time.Duration, o ProbeOptions) (SplitProbe, error) {
 	pr := SplitProbe{CPUSlots: k}
 	var stop atomic.Bool
 	var cpuN atomic.Int64
@@ -139,7 +149,7 @@ func probe(ctx context.Context, cpu, gpu engine.Backend, batches []span, opt eng
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := lowerThreadPriority(nice); err != nil {
+			if err := lowerThreadPriority(o.Nice); err != nil {
 				errs[g] = err
 				return
 			}
@@ -150,6 +160,9 @@ func probe(ctx context.Context, cpu, gpu engine.Backend, batches []span, opt eng
 					return
 				}
 				cpuN.Add(1)
+				if o.Yield {
+					runtime.Gosched()
+				}
 			}
 		}()
 	}

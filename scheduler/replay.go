@@ -484,6 +484,7 @@ type Experiment struct {
 	Placement      Placement
 	TargetFraction float64
 	CheapRatio     float64
+	SpareFixed     float64
 	OnlineCores    bool
 	// CPUNice is Config.CPUNice of the hybrid setups (the CPU alone runs
 	// at the normal priority).
@@ -663,7 +664,7 @@ func (e *Experiment) placement(cfg *Config, setup Setup, hostCores float64) {
 	default:
 		return
 	}
-	cfg.TargetFraction, cfg.CheapRatio, cfg.CPUNice = e.TargetFraction, e.CheapRatio, e.CPUNice
+	cfg.TargetFraction, cfg.CheapRatio, cfg.SpareFixed, cfg.CPUNice = e.TargetFraction, e.CheapRatio, e.SpareFixed, e.CPUNice
 	if e.OnlineCores && cfg.Placement == PlaceGPUFirst {
 		cfg.Cores = runtime.GOMAXPROCS(0)
 		cfg.HostCores = max(hostCores, 0)

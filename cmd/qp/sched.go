@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"os/signal"
 	"runtime"
@@ -64,6 +65,7 @@ GPU side's host cores (measured online) CPU slots at once. Needs a usable GPU.`)
 	placement := fs.String("placement", "cost", "placement of cpu+gpu and cpu+gpu-nosteal: cost (Ding's queues by predicted finish time) or gpu-first")
 	target := fs.Float64("target", scheduler.DefaultTargetFraction, "GPU-first: fraction of the deadline a query should be answered in; the GPU's batches are cut to it and the CPU takes the queries the GPU would answer later")
 	cheap := fs.Float64("cpu-cheap", 0, "GPU-first: a CPU slot without overflow also takes a query predicted to cost the CPU at most this many times the GPU's time per query (0: off)")
+	spare := fs.Float64("spare-fixed", 0, "GPU-first: the CPU leaves the GPU the head of its queue, as many queries as make the GPU's fixed part per batch at most 1/(1+R) of the batch's time (0: off)")
 	onlineCores := fs.Bool("online-cores", true, "GPU-first: run at most GOMAXPROCS less the GPU side's host cores (measured online) CPU slots at once")
 	minDur := fs.Duration("min-duration", 0, "shortest span of arrivals of a run (0: 10 deadlines)")
 	reportDir := fs.String("report", "", "also write a Markdown report with the delay-vs-rate plot to this directory")
@@ -74,6 +76,8 @@ GPU side's host cores (measured online) CPU slots at once. Needs a usable GPU.`)
 	diagList := fs.String("diagnose", "", "instead of the replay: probe the GPU's batches back to back beside K busy CPU workers for each K of this comma-separated list, and print where a batch's time goes (host phases, device time, the CUDA thread's CPU and run delay, GC, scheduling latency; issue 24)")
 	diagFor := fs.Duration("diagnose-for", time.Second, "length of each --diagnose probe")
 	cpuNice := fs.Int("cpu-nice", 0, "CPU+GPU setups and --diagnose: run each CPU slot on a thread whose nice value is raised by this much (Linux), so that the kernel runs the GPU side's threads first when the cores are oversubscribed (0: off)")
+	diagYield := fs.Bool("diagnose-yield", false, "--diagnose: the CPU workers call runtime.Gosched between two queries")
+	cpuProfile := fs.String("cpuprofile", "", "write a Go CPU profile of the whole experiment (training, table runs, searches) to this new file (go tool pprof): where the scheduler's own per-query work goes")
 	gpuProfile := fs.Bool("gpu-profile", false, "after each run's progress line, print the GPU's batch profile (host phases, device time by CUDA events) and the Go runtime's GC and scheduling figures over the run")
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -114,6 +118,9 @@ GPU side's host cores (measured online) CPU slots at once. Needs a usable GPU.`)
 	if !(*target > 0 && *target <= 1) {
 		return fmt.Errorf("--target %v: want a fraction in (0, 1]", *target)
 	}
+	if !(*spare >= 0) || math.IsInf(*spare, 0) {
+		return fmt.Errorf("--spare-fixed %v: want >= 0", *spare)
+	}
 	if !(*cheap >= 0) {
 		return fmt.Errorf("--cpu-cheap %v: want >= 0", *cheap)
 	}
@@ -124,6 +131,11 @@ GPU side's host cores (measured online) CPU slots at once. Needs a usable GPU.`)
 			return fmt.Errorf("--diagnose: bad CPU worker count %q", f)
 		}
 		diagKs = append(diagKs, k)
+	}
+	if *cpuProfile != "" {
+		if _, err := os.Stat(*cpuProfile); err == nil {
+			return fmt.Errorf("--cpuprofile %s exists; not overwriting it", *cpuProfile)
+		}
 	}
 	if *cpuNice < 0 || *cpuNice > 19 {
 		return fmt.Errorf("--cpu-nice %d: want 0 to 19", *cpuNice)
@@ -167,7 +179,7 @@ GPU side's host cores (measured online) CPU slots at once. Needs a usable GPU.`)
 	defer cancel()
 	gpuPol := scheduler.BatchPolicy{MaxPostings: *c0, MaxWait: *wait}
 	if len(diagKs) > 0 {
-		return diagnose(ctx, os.Stdout, x, engine.NewCPU(x, 1), gpuBe, gpuPol, opt, qs, diagKs, *diagFor, *cpuNice)
+		return diagnose(ctx, os.Stdout, x, engine.NewCPU(x, 1), gpuBe, gpuPol, opt, qs, diagKs, *diagFor, scheduler.ProbeOptions{Nice: *cpuNice, Yield: *diagYield})
 	}
 	var rd *runDiag
 	if *gpuProfile {
@@ -196,6 +208,7 @@ GPU side's host cores (measured online) CPU slots at once. Needs a usable GPU.`)
 		Placement:      place,
 		TargetFraction: *target,
 		CheapRatio:     *cheap,
+		SpareFixed:     *spare,
 		OnlineCores:    *onlineCores,
 		CPUNice:        *cpuNice,
 		Progress: func(r scheduler.Run) {
@@ -211,6 +224,13 @@ GPU side's host cores (measured online) CPU slots at once. Needs a usable GPU.`)
 				rd.report()
 			}
 		},
+	}
+	if *cpuProfile != "" {
+		stop, err := startCPUProfile(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer stop()
 	}
 	start := time.Now()
 	if rd != nil {

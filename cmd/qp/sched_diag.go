@@ -198,13 +198,13 @@ func (d *runDiag) report() {
 
 // diagnose runs the --diagnose probes and prints one block per K.
 func diagnose(ctx context.Context, w io.Writer, x *index.Index, cpuBe engine.Backend, g *gpu.Backend, pol scheduler.BatchPolicy,
-	opt engine.Options, qs []engine.Query, ks []int, dur time.Duration, nice int) error {
+	opt engine.Options, qs []engine.Query, ks []int, dur time.Duration, po scheduler.ProbeOptions) error {
 	sync, err := cuda.SyncModeFromEnv()
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "diagnose: GOMAXPROCS %d, %d logical CPUs, %s=%v, GOGC %s, CPU workers' nice +%d; %d queries cycled, GPU batches of c = %d postings; %v per probe\n",
-		runtime.GOMAXPROCS(0), runtime.NumCPU(), cuda.SyncEnv, sync, gogc(), nice, len(qs), pol.MaxPostings, dur)
+	fmt.Fprintf(w, "diagnose: GOMAXPROCS %d, %d logical CPUs, %s=%v, GOGC %s, CPU workers' nice +%d, yield %v; %d queries cycled, GPU batches of c = %d postings; %v per probe\n",
+		runtime.GOMAXPROCS(0), runtime.NumCPU(), cuda.SyncEnv, sync, gogc(), po.Nice, po.Yield, len(qs), pol.MaxPostings, dur)
 	g.SetProfile(true)
 	defer g.SetProfile(false)
 	m := scheduler.NewCostModel(scheduler.ModelOptions{})
@@ -215,7 +215,7 @@ func diagnose(ctx context.Context, w io.Writer, x *index.Index, cpuBe engine.Bac
 	for _, k := range ks {
 		runtime.GC()
 		p0, rt0 := g.Profile(), readRuntime()
-		ps, err := scheduler.ProbeSplitNice(ctx, x, cpuBe, g, pol, m, opt, qs, []int{k}, dur, nice)
+		ps, err := scheduler.ProbeSplitWith(ctx, x, cpuBe, g, pol, m, opt, qs, []int{k}, dur, po)
 		if err != nil {
 			return err
 		}

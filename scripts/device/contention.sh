@@ -1,49 +1,42 @@
 #!/usr/bin/env bash
 # scripts/device/contention.sh — issue 24: why the GPU's batches slow down
-# when CPU query workers share the host, on a 16-core GPU host with GCIDE,
-# in one call of about 8 minutes (≤ 9):
-#  1. `qp bench sched --diagnose K,...` per mode (MODES, default "and or
-#     andor"): the GPU runs the TREC'06 queries in its batches back to back
-#     beside K CPU workers running queries back to back (no dispatcher),
-#     1 s per K, under process-wide variants:
-#       base      GOMAXPROCS 16 (all cores), the CUDA driver's default wait
-#                 (spin), GOGC 100: K = 0, 8, 15 (a P free), 16
-#       procs17   GOMAXPROCS=17 (a P free while 16 workers run): K = 16
-#       blocking  QP_CUDA_SYNC=blocking (the owner thread sleeps in stream
-#                 waits instead of spinning): K = 0, 16
-#       yield     QP_CUDA_SYNC=yield: K = 16
-#       gogc400   GOGC=400: K = 16
-#       p17block  GOMAXPROCS=17 and QP_CUDA_SYNC=blocking: K = 16
-#       nice10    --cpu-nice 10 (each CPU worker on its own thread at nice
-#                 +10: the kernel runs the GPU side's threads first): K = 16
-#       p20nice   GOMAXPROCS=20 and --cpu-nice 10 (Ps to spare, the
-#                 kernel's priority decides): K = 16
-#     Each K prints the CPU, GPU and total q/s, the GPU batch's wall time
-#     split into prepare + hand-off to the CUDA thread + its closure [stream
-#     waits, result conversion], the device time (CUDA events), the CUDA
-#     thread's CPU time, run-queue delay (schedstat) and involuntary
-#     switches per batch, and the Go runtime's GC cycles, assist CPU,
-#     allocation rate, goroutine scheduling latency p50/p99/p99.9 and the
-#     process's cores. Logs: $OUT/diag-MODE-VARIANT.log; summary
-#     $OUT/diag.txt (one line per mode, variant, K).
-#  2. the rate search (`qp bench sched`, deadline 200 ms, REPEATS (default
-#     2) repeats with different arrivals, to 5%, at most RUNS (5) runs per
-#     repeat) per mode of SMODES (default "and andor": the two modes where
-#     GPU-first stayed below the better processor in the thirteenth
-#     session): (a) base environment: cpu-only, gpu-only, cpu+gpu-first;
-#     (b) the variant of step 1 with the highest K=16 total summed over the
-#     modes (relative to base; VARIANT=NAME overrides): gpu-only,
-#     cpu+gpu-first (cpu-only with --threads 16 too where GOMAXPROCS is
-#     changed; --cpu-nice applies to the hybrid's CPU slots only). --gpu-profile: after every run, its GPU batches' host phases and
-#     device time, GC and scheduling latency, and the gap from a batch's
-#     return to the next batch's start. Logs $OUT/sched-MODE-ENV.log,
-#     tables in $OUT/sched-MODE-ENV/README.md. SLIMIT (default 85) s per
-#     process; a process is skipped once BUDGET (default 480) s have passed.
-# Expected: step 1 ~100 s for three modes, step 2 ~80 s a process, about
-# 7-8 minutes in all with the index built (~20 s unpacking).
-# DIAG=0 or SEARCH=0 skips a step. COLL (default gcide: /tmp/COLL.qp, built
-# from /tmp/COLL.jsonl), QUERIES, TRAIN, REPLAY, DEADLINE change the data
-# (the CUDA emulator smoke test: COLL=sg20k TRAIN=100 REPLAY=100
+# when CPU query workers share the host, and what helps, on a 16-core GPU
+# host with GCIDE, in one call of about 7.5 minutes (≤ 9). Third version
+# (after the lead's run 1 of the fourteenth session, docs/BENCHMARKS.md):
+#  1. `qp bench sched --diagnose K,...` for MODES (default "or andor", where
+#     run 1 saw the GPU slow beside 16 workers) under DIAGV variants
+#     (default base:0,16 gosched:16 gcyield:16 nice10:16): the GPU runs the
+#     TREC'06 queries in its batches back to back beside K CPU workers
+#     (no dispatcher), 1 s per K; per K the CPU, GPU and total q/s, the GPU
+#     batch's wall split into prepare + hand-off + owner closure [stream
+#     waits, conversion], device time, the CUDA thread's CPU, run delay and
+#     involuntary switches, and GC / scheduling latency (runtime/metrics).
+#     Variants: gosched = CPU workers call runtime.Gosched between queries;
+#     gcyield = that and GOGC=400; nice10 = CPU workers' threads at nice +10;
+#     also procs17 (GOMAXPROCS=17), blocking/yield (QP_CUDA_SYNC), gogc400,
+#     p17block, p20nice (GOMAXPROCS=20 + nice 10).
+#  2. the live scheduler at fixed rates LRATES (default 300000,400000) for
+#     LMODES (default "and andor"): cpu-only, gpu-only, cpu+gpu-first, each
+#     run followed by its GPU batches' host phases and device time, GC and
+#     scheduling latency, and the gap from a batch's return to the next
+#     batch's start; a Go CPU profile of each process in live-MODE.prof
+#     (go tool pprof -top: where the scheduler's own per-query work goes).
+#  3. the rate search (deadline 200 ms, REPEATS (2) repeats, to 5%, at most
+#     RUNS (5) runs per repeat) for SMODES (default "and andor") under
+#     SVARIANTS (default "gogc400 gcspare gcbatch"; run 1 had base, which
+#     SVARIANTS=base repeats): gogc400 (GOGC=400, which run 1 showed helps)
+#     runs cpu-only, gpu-only, cpu+gpu-first; gcspare (GOGC=400 and
+#     --spare-fixed 3: the CPU leaves the GPU the head of its queue, a batch
+#     whose fixed part is at most a quarter of its time, so that a CPU
+#     taking the overflow no longer shrinks the GPU's batches) and gcbatch
+#     (GOGC=400 and --cpu-batch 200us: a CPU slot takes up to 200 µs of
+#     predicted overflow per hand-off) run cpu+gpu-first only. SLIMIT (85) s
+#     per process; a process is skipped once BUDGET (490) s have passed.
+# Everything under $OUT is packed into $OUT/all.tgz at the end (the device
+# tool returns a few files only); stdout is the short summary.
+# DIAG=0, LIVE=0 or SEARCH=0 skips a step. COLL (default gcide: /tmp/COLL.qp,
+# built from /tmp/COLL.jsonl), QUERIES, TRAIN, REPLAY, DEADLINE change the
+# data (the CUDA emulator smoke test: COLL=sg20k TRAIN=100 REPLAY=100
 # DEADLINE=5s MODES=and UNPACK=0 with bin/qp built here). DIAGFOR (1s) is
 # a probe's length, DLIMIT (40) s a diagnose process's limit.
 #
@@ -75,67 +68,88 @@ common=(--device gpu --train "${TRAIN:-1500}" --replay "${REPLAY:-3000}" --deadl
 # variant NAME -> environment assignments
 envof() {
   case $1 in
-    base) echo "" ;;
     procs17) echo "GOMAXPROCS=17" ;;
     blocking) echo "QP_CUDA_SYNC=blocking" ;;
     yield) echo "QP_CUDA_SYNC=yield" ;;
-    gogc400) echo "GOGC=400" ;;
+    gogc400 | gcyield | gcbatch | gcspare) echo "GOGC=400" ;;
     p17block) echo "GOMAXPROCS=17 QP_CUDA_SYNC=blocking" ;;
-    nice10) echo "" ;;
     p20nice) echo "GOMAXPROCS=20" ;;
   esac
 }
-# variant NAME -> extra flags (--cpu-nice: the CPU workers' threads at a
-# raised nice value, so that the kernel runs the GPU side's threads first)
+# variant NAME -> extra flags: --cpu-nice (the CPU workers' threads at a
+# raised nice value), --diagnose-yield (the probe's CPU workers call
+# runtime.Gosched between queries, as the scheduler's sequential CPU slots
+# now do beside a GPU), --cpu-batch (a CPU slot takes up to that much
+# predicted overflow per hand-off: fewer dispatcher events per CPU query),
+# --spare-fixed 3 (GPU-first: the CPU leaves the GPU the head of its queue,
+# a batch whose fixed part is at most a quarter of its time)
 flagsof() {
   case $1 in
     nice10 | p20nice) echo "--cpu-nice 10" ;;
+    gosched | gcyield) echo "--diagnose-yield" ;;
+    batch | gcbatch) echo "--cpu-batch 200us" ;;
+    spare | gcspare) echo "--spare-fixed 3" ;;
   esac
 }
 
+# Step 1: the probes (MODES x DIAGV "variant:K,K,..."; run 1 of the
+# fourteenth session ran the full set: DIAGV="base:0,8,15,16 procs17:16
+# blocking:0,16 yield:16 gogc400:16 p17block:16").
 if [ "${DIAG:-1}" = 1 ]; then
   : >"$OUT/diag.txt"
-  for m in ${MODES:-and or andor}; do
-    for v in "base:0,8,15,16" "procs17:16" "blocking:0,16" "yield:16" "gogc400:16" "p17block:16" "nice10:16" "p20nice:16"; do
+  for m in ${MODES:-or andor}; do
+    for v in ${DIAGV:-base:0,16 gosched:16 gcyield:16 nice10:16}; do
       name=${v%%:*} ks=${v#*:}
       log=$OUT/diag-$m-$name.log
       env $(envof "$name") timeout "${DLIMIT:-40}" "$bin/qp" bench sched "$idx" "$queries" "${common[@]}" --mode "$m" $(flagsof "$name") \
         --diagnose "$ks" --diagnose-for "${DIAGFOR:-1s}" >"$log" 2>&1 || echo "diag $m $name rc=$?"
       grep '^K=' "$log" | sed "s/^/$m $name /" >>"$OUT/diag.txt"
-      # stdout (the call's 12,000-character tail): rates and the batch's split only
+      # stdout (the call's 12,000-character tail): rates and the batch's split, shortened
       grep -A1 '^K=' "$log" | sed -E -e "s/^K=([0-9]+) cpu workers: (cpu [0-9]+ q\/s), (gpu [0-9]+ q\/s), (total [0-9]+ q\/s).*/$m $name K=\1: \2 \3 \4/" \
         -e 's/^  gpu: /   /; s/ batches of /x/; s/ queries: wall /q wall /; s/\/query/\/q/g; s/ involuntary switches per batch/ invol\/batch/; s/owner thread /thread /; s/hand-off/handoff/' \
-        | grep -v '^--'
+        | grep -v '^--' | cut -c1-240
     done
     echo "== diag $m at $(elapsed)"
   done
 fi
 
-# best variant: highest sum over modes of its K=16 total / base's K=16 total
-if [ -z "${VARIANT:-}" ] && [ -s "$OUT/diag.txt" ]; then
-  VARIANT=$(awk '$3=="K=16" { for (i=1;i<=NF;i++) if ($i=="total") { r=$(i+1); gsub(/[^0-9.]/,"",r); t[$1" "$2]=r; m[$1]=1; v[$2]=1 } }
-    END { best="base"; bs=0; for (x in v) { s=0; for (y in m) s+=t[y" "x]/(t[y" base"]>0 ? t[y" base"] : 1); if (s>bs) { bs=s; best=x } } print best }' "$OUT/diag.txt")
-  echo "== best variant at K=16: $VARIANT"
+# Step 2: the live scheduler at fixed rates (no search), every run with its
+# GPU profile, runtime figures and batch gaps, and a Go CPU profile of the
+# whole process (training included): LRATES per mode of LMODES.
+if [ "${LIVE:-1}" = 1 ]; then
+  for m in ${LMODES:-and andor}; do
+    log=$OUT/live-$m.log
+    timeout "${LLIMIT:-45}" "$bin/qp" bench sched "$idx" "$queries" "${common[@]}" --mode "$m" --rates "${LRATES:-300000,400000}" \
+      --min-duration 1s --search-runs 0 --setups cpu-only,gpu-only,cpu+gpu-first --gpu-profile --cpuprofile "$OUT/live-$m.prof" >"$log" 2>&1
+    echo "== live $m rc=$? at $(elapsed)"
+    grep -E '^  (cpu-only|gpu-only|cpu\+gpu-first) at' "$log" | sed -E 's/ answered \(/ (/; s/, growing [a-z]+//; s/ \(error [^)]*\)//' | cut -c1-200
+  done
 fi
-VARIANT=${VARIANT:-blocking}
 
+# Step 3: the rate search (SMODES x SVARIANTS; base runs cpu-only, gpu-only
+# and cpu+gpu-first, the others the setups SETUPS_V (default those three
+# too, as GOGC changes every setup; a variant with --cpu-batch only the
+# hybrid: that flag changes the CPU alone too, measured in the twelfth
+# session).
 if [ "${SEARCH:-1}" = 1 ]; then
   for m in ${SMODES:-and andor}; do
-    for e in base "$VARIANT"; do
-      if [ $(( $(date +%s) - T0 )) -gt "${BUDGET:-480}" ]; then echo "== skipping sched $m $e: past ${BUDGET:-480}s"; continue; fi
+    for e in ${SVARIANTS:-gogc400 gcspare gcbatch}; do
+      if [ $(( $(date +%s) - T0 )) -gt "${BUDGET:-490}" ]; then echo "== skipping sched $m $e: past ${BUDGET:-490}s"; continue; fi
       setups=cpu-only,gpu-only,cpu+gpu-first
       threads=()
-      if [ "$e" != base ]; then
-        setups=gpu-only,cpu+gpu-first
-        case "$(envof "$e")" in *GOMAXPROCS=*) setups=cpu-only,gpu-only,cpu+gpu-first; threads=(--threads "$(nproc)") ;; esac
-      fi
+      [ "$e" = base ] || setups=${SETUPS_V:-$setups}
+      case "$(flagsof "$e")" in *--cpu-batch* | *--spare-fixed*) setups=cpu+gpu-first ;; esac
+      case "$(envof "$e")" in *GOMAXPROCS=*) threads=(--threads "$(nproc)") ;; esac
       env $(envof "$e") timeout "${SLIMIT:-85}" "$bin/qp" bench sched "$idx" "$queries" "${common[@]}" --mode "$m" \
         --rates "${RATES:-100000}" --min-duration 1s --search-runs "${RUNS:-5}" --search-repeats "${REPEATS:-2}" \
-        --setups "$setups" "${threads[@]}" $(flagsof "$e") --gpu-profile --report "$OUT/sched-$m-$e" >"$OUT/sched-$m-$e.log" 2>&1
-      echo "== sched $m $e ($(envof "$e")) rc=$? at $(elapsed)"
-      sed -n '/highest sustained/,$p' "$OUT/sched-$m-$e.log"
-      # the GPU-first runs around its highest sustained rate: split, batches, gaps
-      grep -A3 '^  cpu+gpu-first at' "$OUT/sched-$m-$e.log" | grep -E '^  cpu\+gpu-first at|^    gpu [0-9]' | tail -4 | cut -c1-330
+        --setups "$setups" "${threads[@]}" $(flagsof "$e" | sed 's/--diagnose-yield//') --gpu-profile --report "$OUT/sched-$m-$e" >"$OUT/sched-$m-$e.log" 2>&1
+      echo "== sched $m $e ($(envof "$e") $(flagsof "$e")) rc=$? at $(elapsed)"
+      sed -n '/highest sustained/,$p' "$OUT/sched-$m-$e.log" | cut -c1-160
     done
   done
 fi
+
+# Everything in one file (the device tool returns a few files only).
+tar czf /tmp/contention-all.tgz -C "$OUT" . && mv /tmp/contention-all.tgz "$OUT/all.tgz"
+find "$OUT" -mindepth 1 -maxdepth 1 ! -name all.tgz ! -name device.txt -exec rm -rf {} +
+ls -la "$OUT"
