@@ -143,7 +143,8 @@ if [ "${SEARCH:-1}" = 1 ]; then
       env $(envof "$e") timeout "${SLIMIT:-85}" "$bin/qp" bench sched "$idx" "$queries" "${common[@]}" --mode "$m" \
         --rates "${RATES:-100000}" --min-duration 1s --search-runs "${RUNS:-5}" --search-repeats "${REPEATS:-2}" \
         --setups "$setups" "${threads[@]}" $(flagsof "$e" | sed 's/--diagnose-yield//') --gpu-profile --report "$OUT/sched-$m-$e" >"$OUT/sched-$m-$e.log" 2>&1
-      echo "== sched $m $e ($(envof "$e") $(flagsof "$e")) rc=$? at $(elapsed)"
+      rc=$?
+      echo "== sched $m $e ($(envof "$e") $(flagsof "$e")) rc=$rc at $(elapsed)"
       sed -n '/highest sustained/,$p' "$OUT/sched-$m-$e.log" | cut -c1-160
     done
   done
