@@ -22,6 +22,7 @@ type Context struct {
 	cuDev int32
 	cu    uintptr     // CUcontext (the device's primary context)
 	tid   int         // OS thread id of the owner goroutine
+	sched SyncMode    // how the owner thread waits for the GPU
 	dead  atomic.Bool // set by the owner goroutine just before it exits
 
 	mu     sync.RWMutex // guards closed against sends on work
@@ -61,7 +62,11 @@ func Open(ordinal int) (*Context, error) {
 	if ok, why := d.Usable(); !ok {
 		return nil, &unavailableError{reason: fmt.Sprintf("GPU %d (%s): %s; using the CPU backend", ordinal, d.Name, why)}
 	}
-	c := &Context{dev: d, work: make(chan func()), exited: make(chan struct{})}
+	sched, err := SyncModeFromEnv()
+	if err != nil {
+		return nil, err
+	}
+	c := &Context{dev: d, sched: sched, work: make(chan func()), exited: make(chan struct{})}
 	ready := make(chan error, 1)
 	go c.loop(ready)
 	if err := <-ready; err != nil {
@@ -85,6 +90,12 @@ func (c *Context) loop(ready chan<- error) {
 	if err := check("cuDeviceGet", drv.cuDeviceGet(&c.cuDev, int32(c.dev.Ordinal))); err != nil {
 		ready <- err
 		return
+	}
+	if c.sched != SyncAuto {
+		if err := check("cuDevicePrimaryCtxSetFlags_v2", drv.cuDevicePrimaryCtxSetFlags_v2(c.cuDev, uint32(c.sched))); err != nil {
+			ready <- err
+			return
+		}
 	}
 	if err := check("cuDevicePrimaryCtxRetain", drv.cuDevicePrimaryCtxRetain(&c.cu, c.cuDev)); err != nil {
 		ready <- err

@@ -38,6 +38,7 @@ var drv struct {
 	cuDeviceGetAttribute                        func(v *int32, attr int32, dev int32) int32
 	cuDevicePrimaryCtxRetain                    func(ctx *uintptr, dev int32) int32
 	cuDevicePrimaryCtxRelease_v2                func(dev int32) int32
+	cuDevicePrimaryCtxSetFlags_v2               func(dev int32, flags uint32) int32
 	cuCtxSetCurrent                             func(ctx uintptr) int32
 	cuCtxSynchronize                            func() int32
 	cuMemGetInfo_v2                             func(free, total *uintptr) int32
@@ -90,6 +91,7 @@ func symbols() []struct {
 		{&drv.cuDeviceGetAttribute, "cuDeviceGetAttribute"},
 		{&drv.cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain"},
 		{&drv.cuDevicePrimaryCtxRelease_v2, "cuDevicePrimaryCtxRelease_v2"},
+		{&drv.cuDevicePrimaryCtxSetFlags_v2, "cuDevicePrimaryCtxSetFlags_v2"},
 		{&drv.cuCtxSetCurrent, "cuCtxSetCurrent"},
 		{&drv.cuCtxSynchronize, "cuCtxSynchronize"},
 		{&drv.cuMemGetInfo_v2, "cuMemGetInfo_v2"},

@@ -183,10 +183,11 @@ func (s *Scheduler) pickOverflow(p *proc, now time.Time) *batch {
 		return nil
 	}
 	e := s.eta(g, now)
+	spare := s.spareBatch(&e)
 	bb := builder{p: p}
 	cands := s.stealBuf[:0]
 	i := q.n - 1
-	for j := q.tail; j != nil && len(cands) < overflowScan; j, i = j.prev, i-1 {
+	for j := q.tail; j != nil && len(cands) < overflowScan && i >= spare; j, i = j.prev, i-1 {
 		s.visits++
 		if j.picked {
 			continue
@@ -222,6 +223,24 @@ func (s *Scheduler) pickOverflow(p *proc, now time.Time) *batch {
 		return nil
 	}
 	return s.newBatch(&bb, true)
+}
+
+// spareBatch is how many queries at the head of the GPU's queue the CPU
+// leaves to the GPU whatever their predicted finish (0 with
+// Config.SpareFixed 0): the batch whose fixed part is at most 1/(1+k) of
+// its wall time, k = SpareFixed, n = ⌈k·fixed/per⌉, at most the batch the
+// GPU forms (e.batch). Issue 24, the lead's device run 1: once a CPU that
+// took the overflow drained the GPU's queue, the GPU's batches shrank
+// (553 → 243 queries on GCIDE AND) and paid their fixed part (~0.9 ms of
+// host work) twice as often; the GPU's rate fell by more than the CPU
+// added, so it fell further behind and the CPU took still more.
+func (s *Scheduler) spareBatch(e *gpuETA) int {
+	k := s.cfg.SpareFixed
+	if k <= 0 || e.per <= 0 {
+		return 0
+	}
+	n := math.Ceil(k * float64(e.fixed) / float64(e.per))
+	return int(min(n, e.batch, float64(math.MaxInt32)))
 }
 
 // overflowScan is how many overflow candidates a CPU slot compares: fewer

@@ -121,3 +121,27 @@ func TestSimGPUFirstDispatcherBound(t *testing.T) {
 		})
 	}
 }
+
+// TestSimGPUFirstSpare: leaving the GPU the head of its queue
+// (Config.SpareFixed 3: a batch whose fixed part is at most a quarter of
+// its time) keeps GPU-first at or above the better processor alone and
+// 0.9 of the sum, for a GPU about as fast as the CPU and one about 5×
+// faster (independent processors, as TestSimHybridIndependent).
+func TestSimGPUFirstSpare(t *testing.T) {
+	if testing.Short() {
+		t.Skip("rate searches of a few seconds each")
+	}
+	for _, fast := range []bool{false, true} {
+		t.Run(map[bool]string{false: "even", true: "fast-gpu"}[fast], func(t *testing.T) {
+			e := simWorkload(t)
+			if fast {
+				fastGPU(e)
+			}
+			r := simRates(t, e, CPUOnly, GPUOnly, ParallelGPUFirst)
+			checkHybrid(t, r, ParallelGPUFirst, 0, 0) // logs its ratios without spare
+			e.spare = 3
+			r[ParallelGPUFirst] = simRates(t, e, ParallelGPUFirst)[ParallelGPUFirst]
+			checkHybrid(t, r, ParallelGPUFirst, 1, 0.9)
+		})
+	}
+}

@@ -170,3 +170,27 @@ func TestGPUFirstBatchLimit(t *testing.T) {
 		t.Errorf("81st query finishes at %v, want %v", e.finish(80).Sub(clk.Now()), want.Sub(clk.Now()))
 	}
 }
+
+// TestSpareBatch: the head of the GPU's queue the CPU leaves alone is the
+// batch whose fixed part is 1/(1+k) of its time (k = SpareFixed), at most
+// the batch the GPU forms; none with k = 0 or an unknown time per query.
+func TestSpareBatch(t *testing.T) {
+	for _, c := range []struct {
+		k          float64
+		fixed, per time.Duration
+		batch      float64
+		want       int
+	}{
+		{3, 900 * time.Microsecond, 1200 * time.Nanosecond, 5000, 2250},
+		{3, 900 * time.Microsecond, 1200 * time.Nanosecond, 1000, 1000},
+		{1, 10 * time.Millisecond, 3 * time.Microsecond, 1e9, 3334},
+		{0, 900 * time.Microsecond, 1200 * time.Nanosecond, 5000, 0},
+		{3, 900 * time.Microsecond, 0, 5000, 0},
+	} {
+		s := &Scheduler{cfg: Config{SpareFixed: c.k}}
+		e := gpuETA{fixed: c.fixed, per: c.per, batch: c.batch}
+		if got := s.spareBatch(&e); got != c.want {
+			t.Errorf("k %v, fixed %v, per %v, batch %v: spare %d, want %d", c.k, c.fixed, c.per, c.batch, got, c.want)
+		}
+	}
+}

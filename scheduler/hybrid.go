@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -78,6 +79,10 @@ type SplitProbe struct {
 	CPUSlots               int
 	CPUQueries, GPUQueries int
 	Elapsed                time.Duration
+	// GPUBatches is the number of GPU batches run, GPUBusy the sum of
+	// their SearchBatch wall times, GPUMaxWall the longest.
+	GPUBatches          int
+	GPUBusy, GPUMaxWall time.Duration
 }
 
 // Rate is the probe's queries per second, both processors together.
@@ -101,13 +106,29 @@ func (p SplitProbe) Rate() float64 {
 // the probe (keep its core out of ks).
 func ProbeSplit(ctx context.Context, x *index.Index, cpu, gpu engine.Backend, pol BatchPolicy, gpuModel *CostModel,
 	opt engine.Options, qs []engine.Query, ks []int, dur time.Duration) ([]SplitProbe, error) {
+	return ProbeSplitWith(ctx, x, cpu, gpu, pol, gpuModel, opt, qs, ks, dur, ProbeOptions{})
+}
+
+// ProbeOptions vary ProbeSplitWith's CPU goroutines: Nice raises their
+// threads' nice values (Config.CPUNice); Yield makes them call
+// runtime.Gosched between two queries, as the scheduler's CPU slots do
+// beside a GPU (runSequential), so that the GPU side's goroutines get a P
+// within one query's time.
+type ProbeOptions struct {
+	Nice  int
+	Yield bool
+}
+
+// ProbeSplitWith is ProbeSplit with the CPU goroutines varied by o.
+func ProbeSplitWith(ctx context.Context, x *index.Index, cpu, gpu engine.Backend, pol BatchPolicy, gpuModel *CostModel,
+	opt engine.Options, qs []engine.Query, ks []int, dur time.Duration, o ProbeOptions) ([]SplitProbe, error) {
 	if len(qs) == 0 {
 		return nil, errors.New("scheduler: probing the core split without queries")
 	}
 	batches, _, _ := formBatches(x, qs, pol, gpuModel)
 	out := make([]SplitProbe, 0, len(ks))
 	for _, k := range ks {
-		pr, err := probe(ctx, cpu, gpu, batches, opt, qs, k, dur)
+		pr, err := probe(ctx, cpu, gpu, batches, opt, qs, k, dur, o)
 		if err != nil {
 			return out, err
 		}
@@ -117,7 +138,7 @@ func ProbeSplit(ctx context.Context, x *index.Index, cpu, gpu engine.Backend, po
 }
 
 // probe is one ProbeSplit measurement with k CPU goroutines.
-func probe(ctx context.Context, cpu, gpu engine.Backend, batches []span, opt engine.Options, qs []engine.Query, k int, dur time.Duration) (SplitProbe, error) {
+func probe(ctx context.Context, cpu, gpu engine.Backend, batches []span, opt engine.Options, qs []engine.Query, k int, dur time.Duration, o ProbeOptions) (SplitProbe, error) {
 	pr := SplitProbe{CPUSlots: k}
 	var stop atomic.Bool
 	var cpuN atomic.Int64
@@ -128,6 +149,10 @@ func probe(ctx context.Context, cpu, gpu engine.Backend, batches []span, opt eng
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			if err := lowerThreadPriority(o.Nice); err != nil {
+				errs[g] = err
+				return
+			}
 			out := make([]engine.Response, 1)
 			for i := g * len(qs) / max(k, 1); !stop.Load(); i = (i + 1) % len(qs) {
 				if err := cpu.SearchBatch(ctx, qs[i:i+1], opt, out); err != nil {
@@ -135,6 +160,9 @@ func probe(ctx context.Context, cpu, gpu engine.Backend, batches []span, opt eng
 					return
 				}
 				cpuN.Add(1)
+				if o.Yield {
+					runtime.Gosched()
+				}
 			}
 		}()
 	}
@@ -143,10 +171,15 @@ func probe(ctx context.Context, cpu, gpu engine.Backend, batches []span, opt eng
 	for i := 0; time.Since(start) < dur; i = (i + 1) % len(batches) {
 		b := batches[i]
 		out = append(out[:0], make([]engine.Response, b.hi-b.lo)...)
+		t := time.Now()
 		if gerr = gpu.SearchBatch(ctx, qs[b.lo:b.hi], opt, out); gerr != nil {
 			break
 		}
+		w := time.Since(t)
 		pr.GPUQueries += b.hi - b.lo
+		pr.GPUBatches++
+		pr.GPUBusy += w
+		pr.GPUMaxWall = max(pr.GPUMaxWall, w)
 	}
 	stop.Store(true)
 	wg.Wait()
@@ -161,6 +194,21 @@ func probe(ctx context.Context, cpu, gpu engine.Backend, batches []span, opt eng
 		}
 	}
 	return pr, nil
+}
+
+// checkNice reports whether CPU threads can have their priority lowered
+// by nice (Config.CPUNice): negative is an error, 0 is off, and a
+// positive value is tried on a throwaway thread.
+func checkNice(nice int) error {
+	if nice < 0 {
+		return fmt.Errorf("scheduler: CPU nice %d, want >= 0", nice)
+	}
+	if nice == 0 {
+		return nil
+	}
+	errc := make(chan error)
+	go func() { errc <- lowerThreadPriority(nice) }() // the thread ends with the goroutine
+	return <-errc
 }
 
 // splitCandidates are the CPU slot counts ProbeSplit tries for a CPU of n

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/qpengine/qp/engine"
@@ -103,6 +104,45 @@ type CostModel struct {
 	modes  [4]regressor // by engine.Mode (index 0 unused)
 	errSum float64
 	errN   int64
+	// cur is the fit the regressions gave last, republished whenever a
+	// coefficient or a regression's usability changes (rarely: every
+	// refitEvery samples), so that Predict takes no lock. The scheduler's
+	// submitting goroutine predicts twice per query while CPU slots
+	// observe on the same model; under the mutex the two contended (issue
+	// 24: the scheduler's own per-query work bounds its rates).
+	cur atomic.Pointer[fit]
+	gen uint64 // the regressions' generations at the last publish
+}
+
+// fit is an immutable copy of a CostModel's coefficients.
+type fit struct {
+	pooled fitCoef
+	modes  [4]fitCoef // by engine.Mode (index 0 unused)
+}
+
+type fitCoef struct {
+	coef   [NumBasis]float64
+	usable bool
+}
+
+// publish makes the regressions' current coefficients the model's fit
+// (m.mu held, or m not yet shared).
+func (m *CostModel) publish() {
+	f := &fit{pooled: fitCoef{m.pooled.coef, m.pooled.usable()}}
+	for i := range m.modes {
+		f.modes[i] = fitCoef{m.modes[i].coef, m.modes[i].usable()}
+	}
+	m.cur.Store(f)
+	m.gen = m.generation()
+}
+
+// generation sums the regressions' generations (m.mu held).
+func (m *CostModel) generation() uint64 {
+	g := m.pooled.gen
+	for i := range m.modes {
+		g += m.modes[i].gen
+	}
+	return g
 }
 
 // minSamples is the number of samples a regression needs before it is used.
@@ -116,7 +156,9 @@ func NewCostModel(opt ModelOptions) *CostModel {
 	if opt.Window < minSamples {
 		opt.Window = minSamples
 	}
-	return &CostModel{opt: opt}
+	m := &CostModel{opt: opt}
+	m.publish()
+	return m
 }
 
 // FixedCostModel returns a frozen model predicting exp(θ·Basis(f)) seconds
@@ -124,6 +166,7 @@ func NewCostModel(opt ModelOptions) *CostModel {
 func FixedCostModel(theta [NumBasis]float64) *CostModel {
 	m := NewCostModel(ModelOptions{Frozen: true})
 	m.pooled.coef, m.pooled.fixed = theta, true
+	m.publish()
 	return m
 }
 
@@ -149,6 +192,7 @@ func (m *CostModel) Fit(samples []Sample) {
 	for i := range m.modes {
 		m.modes[i].flush()
 	}
+	m.publish()
 }
 
 // learn adds one sample to the pooled and the mode regressions (m.mu held).
@@ -158,6 +202,9 @@ func (m *CostModel) learn(f Features, t time.Duration) {
 	m.pooled.add(x, y, m.opt.Window)
 	if r := m.mode(f.Mode); r != nil {
 		r.add(x, y, m.opt.Window)
+	}
+	if m.generation() != m.gen {
+		m.publish()
 	}
 }
 
@@ -169,19 +216,20 @@ func (m *CostModel) mode(md engine.Mode) *regressor {
 }
 
 // Predict returns the predicted execution time of a query with features f.
+// It takes no lock (see CostModel.cur).
 func (m *CostModel) Predict(f Features) time.Duration {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.predict(f)
+	return m.cur.Load().predict(f)
 }
 
-func (m *CostModel) predict(f Features) time.Duration {
+func (m *CostModel) predict(f Features) time.Duration { return m.cur.Load().predict(f) }
+
+func (p *fit) predict(f Features) time.Duration {
 	x := Basis(f)
-	r := m.mode(f.Mode)
-	if r == nil || !r.usable() {
-		r = &m.pooled
+	r := &p.pooled
+	if md := f.Mode; md >= engine.And && md <= engine.AndOr && p.modes[md].usable {
+		r = &p.modes[md]
 	}
-	if !r.usable() {
+	if !r.usable {
 		return time.Microsecond + time.Duration(min(f.Sum, uint64(maxTime))) // the prior
 	}
 	var y float64
@@ -281,6 +329,7 @@ func (m *CostModel) Clone() *CostModel {
 	for i := range m.modes {
 		c.modes[i] = m.modes[i].clone()
 	}
+	c.publish()
 	return c
 }
 
@@ -306,8 +355,9 @@ type regressor struct {
 	ys    []float64
 	head  int // index of the oldest sample when the ring is full
 	n     int
-	adds  int // since the last recomputation
-	stale int // samples added since the last solve
+	adds  int    // since the last recomputation
+	stale int    // samples added since the last solve
+	gen   uint64 // counts the changes of coef and of usable()
 	xtx   [NumBasis][NumBasis]float64
 	xty   [NumBasis]float64
 	coef  [NumBasis]float64
@@ -331,6 +381,9 @@ func (r *regressor) add(x [NumBasis]float64, y float64, window int) {
 		r.xs = append(r.xs, x)
 		r.ys = append(r.ys, y)
 		r.n++
+		if r.n == minSamples {
+			r.gen++ // usable from now on
+		}
 		r.accumulate(x, y, 1)
 	} else {
 		r.accumulate(r.xs[r.head], r.ys[r.head], -1)
@@ -435,4 +488,5 @@ func (r *regressor) solve() {
 		}
 	}
 	r.coef = th
+	r.gen++
 }

@@ -204,3 +204,54 @@ func TestCollinearWindow(t *testing.T) {
 		t.Fatalf("relative error %v on collinear data", e)
 	}
 }
+
+// TestPredictLockFree: Predict (which takes no lock) runs while another
+// goroutine observes (the race detector checks the publication), and
+// afterwards every prediction is exp(θ·Basis(f)) of the coefficients the
+// regressions hold, for a mode with its own fit, one using the pooled fit
+// and, in a fresh model, the prior.
+func TestPredictLockFree(t *testing.T) {
+	m := FitModel(syntheticSamples(64, trueTheta, 0, engine.Or, 1), ModelOptions{Window: 256})
+	probe := syntheticSamples(50, trueTheta, 0, engine.And, 9)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for _, s := range syntheticSamples(600, trueTheta, 0.2, engine.Or, 2) {
+			m.Observe(s.Features, s.Time)
+		}
+	}()
+	for i := 0; ; i++ {
+		select {
+		case <-done:
+		default:
+			if p := m.Predict(probe[i%len(probe)].Features); p < MinTime {
+				t.Fatalf("prediction %v below MinTime", p)
+			}
+			continue
+		}
+		break
+	}
+	for _, mode := range []engine.Mode{engine.Or, engine.And} {
+		theta, ok := m.Coefficients(mode)
+		if !ok {
+			t.Fatalf("%v: no usable fit after 664 samples", mode)
+		}
+		for _, s := range probe {
+			f := s.Features
+			f.Mode = mode
+			x := Basis(f)
+			var y float64
+			for j := range x {
+				y += theta[j] * x[j]
+			}
+			want := time.Duration(math.Exp(y) * 1e9)
+			if got := m.Predict(f); got != want {
+				t.Fatalf("%v: Predict %v, want %v from the held coefficients", mode, got, want)
+			}
+		}
+	}
+	f := probe[0].Features
+	if got, want := NewCostModel(ModelOptions{}).Predict(f), time.Microsecond+time.Duration(f.Sum); got != want {
+		t.Fatalf("untrained model: %v, want the prior %v", got, want)
+	}
+}

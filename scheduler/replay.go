@@ -188,6 +188,11 @@ type ProcRun struct {
 	// on arrival for the queries that ran here (against their attributed
 	// Cost); -1 when none ran.
 	ModelError float64
+	// Busy is the sum of its batches' wall times (SearchBatch calls); for
+	// the GPU (one slot), Gap is the mean time from a batch's return to
+	// the next batch's start (the dispatcher's turnaround, plus idle time
+	// when its queue was empty) and GapMax the longest; zero for the CPU.
+	Busy, Gap, GapMax time.Duration
 }
 
 // Run summarizes one replay.
@@ -251,7 +256,8 @@ func Summarize(setup Setup, rate float64, results []*Result) Run {
 	var errSum [2]float64
 	var errN [2]int
 	var byArrival []*Result
-	batches := [2]map[time.Time]bool{{}, {}} // distinct batch start stamps per processor
+	batches := [2]map[time.Time]time.Time{{}, {}} // distinct batches of several queries per processor: start -> finish
+	gpuBatches := map[time.Time]time.Time{}       // all the GPU's batches: start -> finish
 	for _, r := range results {
 		if r == nil {
 			continue
@@ -290,20 +296,28 @@ func Summarize(setup Setup, rate float64, results []*Result) Run {
 			p.Urgent++
 		}
 		if r.BatchSize > 1 {
-			batches[r.Proc][r.Start] = true
+			batches[r.Proc][r.Start] = r.Finish
 		} else {
 			p.Batches++
+			p.Busy += r.Finish.Sub(r.Start)
+		}
+		if r.Proc == GPU {
+			gpuBatches[r.Start] = r.Finish
 		}
 		if r.Err == nil {
 			errSum[r.Proc] += RelError(r.Predicted[r.Proc], r.Cost)
 			errN[r.Proc]++
 		}
 	}
+	batchGaps(&run.Procs[GPU], gpuBatches)
 	for i := range run.Procs {
 		// Batches of several queries are told apart by their start stamps
 		// (two slots starting at the same instant would merge: a rarity
 		// that only affects this count).
 		run.Procs[i].Batches += len(batches[i])
+		for st, fin := range batches[i] {
+			run.Procs[i].Busy += fin.Sub(st)
+		}
 		run.Procs[i].ModelError = -1
 		if errN[i] > 0 {
 			run.Procs[i].ModelError = errSum[i] / float64(errN[i])
@@ -325,6 +339,25 @@ func Summarize(setup Setup, rate float64, results []*Result) Run {
 		run.Growing = growing(byArrival, run.Deadline)
 	}
 	return run
+}
+
+// batchGaps sets p's Gap and GapMax from its batches (start -> finish):
+// the gaps between consecutive batches in start order.
+func batchGaps(p *ProcRun, bs map[time.Time]time.Time) {
+	starts := make([]time.Time, 0, len(bs))
+	for st := range bs {
+		starts = append(starts, st)
+	}
+	slices.SortFunc(starts, func(a, b time.Time) int { return a.Compare(b) })
+	var sum time.Duration
+	for i := 1; i < len(starts); i++ {
+		g := max(starts[i].Sub(bs[starts[i-1]]), 0)
+		sum += g
+		p.GapMax = max(p.GapMax, g)
+	}
+	if len(starts) > 1 {
+		p.Gap = sum / time.Duration(len(starts)-1)
+	}
 }
 
 // growing applies Run.Growing's test to answered results.
@@ -451,8 +484,12 @@ type Experiment struct {
 	Placement      Placement
 	TargetFraction float64
 	CheapRatio     float64
+	SpareFixed     float64
 	OnlineCores    bool
-	Seed           uint64 // of the arrivals
+	// CPUNice is Config.CPUNice of the hybrid setups (the CPU alone runs
+	// at the normal priority).
+	CPUNice int
+	Seed    uint64 // of the arrivals
 	// Progress, if set, is called after every run.
 	Progress func(Run)
 }
@@ -627,7 +664,7 @@ func (e *Experiment) placement(cfg *Config, setup Setup, hostCores float64) {
 	default:
 		return
 	}
-	cfg.TargetFraction, cfg.CheapRatio = e.TargetFraction, e.CheapRatio
+	cfg.TargetFraction, cfg.CheapRatio, cfg.SpareFixed, cfg.CPUNice = e.TargetFraction, e.CheapRatio, e.SpareFixed, e.CPUNice
 	if e.OnlineCores && cfg.Placement == PlaceGPUFirst {
 		cfg.Cores = runtime.GOMAXPROCS(0)
 		cfg.HostCores = max(hostCores, 0)

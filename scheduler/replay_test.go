@@ -293,3 +293,32 @@ func TestSustainedCriterion(t *testing.T) {
 		}
 	}
 }
+
+// TestSummarizeGPUGaps: the GPU's busy time is the sum of its batches'
+// wall times (counted once per batch), its gaps those from one batch's
+// finish to the next one's start; the CPU's busy time sums its one-query
+// batches and it has no gaps.
+func TestSummarizeGPUGaps(t *testing.T) {
+	t0 := time.Date(2009, 4, 20, 0, 0, 0, 0, time.UTC)
+	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	var rs []*Result
+	add := func(p ProcID, start, finish, size int) {
+		for range size {
+			rs = append(rs, &Result{Arrival: t0, Submitted: t0, Start: ms(start), Finish: ms(finish), Deadline: ms(1000),
+				MetDeadline: true, Proc: p, BatchSize: size})
+		}
+	}
+	add(GPU, 0, 10, 3)  // gap to the next: 2 ms
+	add(GPU, 12, 20, 2) // 5 ms
+	add(GPU, 25, 26, 1) // a batch of one counts too
+	add(CPU, 0, 4, 1)
+	add(CPU, 1, 2, 1)
+	run := Summarize(Parallel, 1000, rs)
+	g, c := run.Procs[GPU], run.Procs[CPU]
+	if g.Batches != 3 || g.Busy != 19*time.Millisecond || g.Gap != 3500*time.Microsecond || g.GapMax != 5*time.Millisecond {
+		t.Errorf("gpu: %d batches, busy %v, gap %v max %v; want 3, 19ms, 3.5ms, 5ms", g.Batches, g.Busy, g.Gap, g.GapMax)
+	}
+	if c.Batches != 2 || c.Busy != 5*time.Millisecond || c.Gap != 0 || c.GapMax != 0 {
+		t.Errorf("cpu: %d batches, busy %v, gap %v max %v; want 2, 5ms, 0, 0", c.Batches, c.Busy, c.Gap, c.GapMax)
+	}
+}

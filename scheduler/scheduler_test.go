@@ -486,6 +486,7 @@ func TestNewErrors(t *testing.T) {
 		{CPU: &Processor{Backend: b}, Placement: PlaceGPUFirst, TargetFraction: -0.5},
 		{CPU: &Processor{Backend: b}, Placement: PlaceGPUFirst, CheapRatio: -1},
 		{CPU: &Processor{Backend: b}, Placement: PlaceGPUFirst, Cores: -1},
+		{CPU: &Processor{Backend: b}, CPUNice: -1},
 	} {
 		if s, err := New(x, cfg); err == nil {
 			s.Close()
@@ -673,5 +674,31 @@ func TestSequentialBatch(t *testing.T) {
 			t.Fatalf("%s: cost %v, start %v finish %v (previous finish %v): not its own call's times", q.ID, r.Cost, r.Start, r.Finish, prev)
 		}
 		prev = r.Finish
+	}
+}
+
+// TestCPUNiceSameResults: CPU slots on threads of lowered priority
+// (Config.CPUNice) answer every query as the CPU engine does.
+func TestCPUNiceSameResults(t *testing.T) {
+	x := testIndex(t)
+	b := engine.NewCPU(x, 1)
+	s, err := New(x, Config{CPU: &Processor{Backend: b, Slots: 3}, CPUNice: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	qs := testQueries(40, 7)
+	want := make([]engine.Response, len(qs))
+	if err := b.SearchBatch(context.Background(), qs, engine.Options{}, want); err != nil {
+		t.Fatal(err)
+	}
+	for i, q := range qs {
+		r, err := s.Search(context.Background(), Request{Query: q})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Proc != CPU || !slices.Equal(r.Results, want[i].Results) {
+			t.Fatalf("query %d on %v: %v, want %v", i, r.Proc, r.Results, want[i].Results)
+		}
 	}
 }

@@ -77,6 +77,7 @@ type simSetup struct {
 	placement   Placement
 	target      float64
 	cheap       float64
+	spare       float64 // Config.SpareFixed
 	onlineCores bool
 	visits      float64 // of the last run: dispatcher scan visits per query
 	// Of the last run: the GPU's batch model and the CPU cap at the end.
@@ -119,7 +120,7 @@ func (e *simSetup) run(t testing.TB, setup Setup, rate float64, seed uint64) Run
 	var cpuUsed time.Duration // simulated process CPU time
 	e.gpuBusy, e.dispWait = 0, 0
 	cfg := Config{Deadline: e.deadline, Ratio: e.ratio, Clock: clk, NoSteal: setup == ParallelNoSteal,
-		TargetFraction: e.target, CheapRatio: e.cheap}
+		TargetFraction: e.target, CheapRatio: e.cheap, SpareFixed: e.spare}
 	switch setup {
 	case Parallel, ParallelNoSteal:
 		cfg.Placement = e.placement

@@ -234,6 +234,11 @@ func TestBadFlagValues(t *testing.T) {
 		{"--target 0: want a fraction in (0, 1]", []string{"bench", "sched", idx, docs, "--target", "0"}},
 		{"--target 1.5: want a fraction in (0, 1]", []string{"bench", "sched", idx, docs, "--target", "1.5"}},
 		{"--cpu-cheap -1: want >= 0", []string{"bench", "sched", idx, docs, "--cpu-cheap", "-1"}},
+		{`--diagnose: bad CPU worker count "x"`, []string{"bench", "sched", idx, docs, "--diagnose", "0,x"}},
+		{"--cpu-nice 20: want 0 to 19", []string{"bench", "sched", idx, docs, "--cpu-nice", "20"}},
+		{"--spare-fixed -1: want >= 0", []string{"bench", "sched", idx, docs, "--spare-fixed", "-1"}},
+		{"exists; not overwriting it", []string{"bench", "sched", idx, docs, "--cpuprofile", docs}},
+		{"--diagnose-for 0s: want > 0", []string{"bench", "sched", idx, docs, "--diagnose", "1", "--diagnose-for", "0s"}},
 	} {
 		expectFail(t, []string{c.want}, c.args...)
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"os/signal"
 	"runtime"
@@ -64,6 +65,7 @@ GPU side's host cores (measured online) CPU slots at once. Needs a usable GPU.`)
 	placement := fs.String("placement", "cost", "placement of cpu+gpu and cpu+gpu-nosteal: cost (Ding's queues by predicted finish time) or gpu-first")
 	target := fs.Float64("target", scheduler.DefaultTargetFraction, "GPU-first: fraction of the deadline a query should be answered in; the GPU's batches are cut to it and the CPU takes the queries the GPU would answer later")
 	cheap := fs.Float64("cpu-cheap", 0, "GPU-first: a CPU slot without overflow also takes a query predicted to cost the CPU at most this many times the GPU's time per query (0: off)")
+	spare := fs.Float64("spare-fixed", 0, "GPU-first: the CPU leaves the GPU the head of its queue, as many queries as make the GPU's fixed part per batch at most 1/(1+R) of the batch's time (0: off)")
 	onlineCores := fs.Bool("online-cores", true, "GPU-first: run at most GOMAXPROCS less the GPU side's host cores (measured online) CPU slots at once")
 	minDur := fs.Duration("min-duration", 0, "shortest span of arrivals of a run (0: 10 deadlines)")
 	reportDir := fs.String("report", "", "also write a Markdown report with the delay-vs-rate plot to this directory")
@@ -71,6 +73,12 @@ GPU side's host cores (measured online) CPU slots at once. Needs a usable GPU.`)
 	cpuBatch := fs.Duration("cpu-batch", 0, "a CPU slot takes up to this much predicted work of the queued queries at once, running them one by one (0: one query per slot; 1ms lowered CPU alone on the GPU machine, see docs/BENCHMARKS.md)")
 	hybridSlots := fs.Int("hybrid-cpu-slots", -1, "CPU slots of cpu+gpu (0: measured, see --split-probe; -1: all of them)")
 	splitProbe := fs.Duration("split-probe", 300*time.Millisecond, "with --hybrid-cpu-slots 0: run the GPU's batches with 0, 1/4, 1/2, 3/4 of the cores less one busy with CPU queries, and with the cores the GPU's host side leaves, this long each, and give cpu+gpu the CPU slots of the highest throughput (0: the cores the GPU's host side leaves, less one)")
+	diagList := fs.String("diagnose", "", "instead of the replay: probe the GPU's batches back to back beside K busy CPU workers for each K of this comma-separated list, and print where a batch's time goes (host phases, device time, the CUDA thread's CPU and run delay, GC, scheduling latency; issue 24)")
+	diagFor := fs.Duration("diagnose-for", time.Second, "length of each --diagnose probe")
+	cpuNice := fs.Int("cpu-nice", 0, "CPU+GPU setups and --diagnose: run each CPU slot on a thread whose nice value is raised by this much (Linux), so that the kernel runs the GPU side's threads first when the cores are oversubscribed (0: off)")
+	diagYield := fs.Bool("diagnose-yield", false, "--diagnose: the CPU workers call runtime.Gosched between two queries")
+	cpuProfile := fs.String("cpuprofile", "", "write a Go CPU profile of the whole experiment (training, table runs, searches) to this new file (go tool pprof): where the scheduler's own per-query work goes")
+	gpuProfile := fs.Bool("gpu-profile", false, "after each run's progress line, print the GPU's batch profile (host phases, device time by CUDA events) and the Go runtime's GC and scheduling figures over the run")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -110,8 +118,30 @@ GPU side's host cores (measured online) CPU slots at once. Needs a usable GPU.`)
 	if !(*target > 0 && *target <= 1) {
 		return fmt.Errorf("--target %v: want a fraction in (0, 1]", *target)
 	}
+	if !(*spare >= 0) || math.IsInf(*spare, 0) {
+		return fmt.Errorf("--spare-fixed %v: want >= 0", *spare)
+	}
 	if !(*cheap >= 0) {
 		return fmt.Errorf("--cpu-cheap %v: want >= 0", *cheap)
+	}
+	var diagKs []int
+	for _, f := range splitComma(*diagList) {
+		var k int
+		if _, err := fmt.Sscan(f, &k); err != nil || k < 0 {
+			return fmt.Errorf("--diagnose: bad CPU worker count %q", f)
+		}
+		diagKs = append(diagKs, k)
+	}
+	if *cpuProfile != "" {
+		if _, err := os.Stat(*cpuProfile); err == nil {
+			return fmt.Errorf("--cpuprofile %s exists; not overwriting it", *cpuProfile)
+		}
+	}
+	if *cpuNice < 0 || *cpuNice > 19 {
+		return fmt.Errorf("--cpu-nice %d: want 0 to 19", *cpuNice)
+	}
+	if *diagFor <= 0 {
+		return fmt.Errorf("--diagnose-for %v: want > 0", *diagFor)
 	}
 	*qf.device = "gpu"
 	qe, mode, opt, err := qf.openEngine(pos[0])
@@ -147,13 +177,22 @@ GPU side's host cores (measured online) CPU slots at once. Needs a usable GPU.`)
 	}
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer cancel()
+	gpuPol := scheduler.BatchPolicy{MaxPostings: *c0, MaxWait: *wait}
+	if len(diagKs) > 0 {
+		return diagnose(ctx, os.Stdout, x, engine.NewCPU(x, 1), gpuBe, gpuPol, opt, qs, diagKs, *diagFor, scheduler.ProbeOptions{Nice: *cpuNice, Yield: *diagYield})
+	}
+	var rd *runDiag
+	if *gpuProfile {
+		gpuBe.SetProfile(true)
+		rd = &runDiag{g: gpuBe, w: os.Stderr}
+	}
 	e := &scheduler.Experiment{
 		Index: x,
 		CPU: scheduler.Processor{Backend: engine.NewCPU(x, 1), Slots: cpuSlots, Sequential: true,
 			Batch: scheduler.BatchPolicy{MaxCost: *cpuBatch}},
 		HybridCPUSlots: *hybridSlots,
 		SplitProbe:     *splitProbe,
-		GPU:            scheduler.Processor{Backend: gpuBe, Slots: 1, Batch: scheduler.BatchPolicy{MaxPostings: *c0, MaxWait: *wait}},
+		GPU:            scheduler.Processor{Backend: gpuBe, Slots: 1, Batch: gpuPol},
 		Options:        opt,
 		Train:          qs[:*train],
 		Queries:        qs[*train:],
@@ -169,14 +208,34 @@ GPU side's host cores (measured online) CPU slots at once. Needs a usable GPU.`)
 		Placement:      place,
 		TargetFraction: *target,
 		CheapRatio:     *cheap,
+		SpareFixed:     *spare,
 		OnlineCores:    *onlineCores,
+		CPUNice:        *cpuNice,
 		Progress: func(r scheduler.Run) {
 			fmt.Fprintf(os.Stderr, "  %v at %.0f q/s: %d answered (cpu %d, gpu %d), %d missed, mean %v p99 %v, growing %v: sustained %v%s\n",
 				r.Setup, r.Rate, r.Answered, r.Procs[scheduler.CPU].Queries, r.Procs[scheduler.GPU].Queries,
 				r.Missed, r.Mean, r.P99, r.Growing, r.Sustained(), gpuFirstNote(r))
+			if g := r.Procs[scheduler.GPU]; g.Batches > 0 {
+				fmt.Fprintf(os.Stderr, "    gpu %d batches of %.0f queries, busy %.0f%%: batch wall %v, gap to the next batch mean %v max %v\n",
+					g.Batches, float64(g.Queries)/float64(g.Batches), 100*g.Busy.Seconds()/max(r.Elapsed.Seconds(), 1e-9),
+					(g.Busy / time.Duration(g.Batches)).Round(time.Microsecond), g.Gap.Round(time.Microsecond), g.GapMax.Round(time.Microsecond))
+			}
+			if rd != nil {
+				rd.report()
+			}
 		},
 	}
+	if *cpuProfile != "" {
+		stop, err := startCPUProfile(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	start := time.Now()
+	if rd != nil {
+		rd.mark() // the first run's lines then include the training
+	}
 	rep, err := e.Run(ctx)
 	if err != nil {
 		return err

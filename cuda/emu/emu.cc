@@ -306,6 +306,7 @@ int cuDevicePrimaryCtxRetain(void **ctx, int) {
 	return 0;
 }
 int cuDevicePrimaryCtxRelease_v2(int) { return 0; }
+int cuDevicePrimaryCtxSetFlags_v2(int, unsigned) { return 0; }
 int cuCtxSetCurrent(void *) { return 0; }
 int cuCtxSynchronize() { return 0; }
 int cuMemGetInfo_v2(size_t *free, size_t *total) {

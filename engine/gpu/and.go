@@ -464,7 +464,7 @@ func (r *andRun) download(out []engine.Response) error {
 	if err != nil {
 		return err
 	}
-	parallel(nq, func(lo, hi int) {
+	b.convert(nq, func(lo, hi int) {
 		for a := lo; a < hi; a++ {
 			p := qs[a]
 			ti := b.info[p.terms[0].id]

@@ -103,7 +103,7 @@ func (b *Backend) andTotals(mem *devMem, sel *cuda.Buffer, selOff int, flag *cud
 			return err
 		}
 	}
-	if err := s.Synchronize(); err != nil {
+	if err := b.sync(); err != nil {
 		return err
 	}
 	b.prof.Syncs++

@@ -15,6 +15,7 @@ import (
 	"github.com/qpengine/qp/cuda/kern"
 	"github.com/qpengine/qp/engine"
 	"github.com/qpengine/qp/index"
+	"github.com/qpengine/qp/internal/cputime"
 	"github.com/qpengine/qp/topk"
 )
 
@@ -146,6 +147,7 @@ func (b *Backend) SearchBatch(ctx context.Context, qs []engine.Query, opt engine
 			prepErr[i] = b.prepare(&preps[i], &qs[i])
 		}
 	})
+	b.prof.HostPrepare += time.Since(start)
 	work := make([]*prep, 0, len(qs))
 	for i := range qs {
 		p := &preps[i]
@@ -173,7 +175,9 @@ func (b *Backend) SearchBatch(ctx context.Context, qs []engine.Query, opt engine
 	// many steps (launches and waits) as its longest query has terms, so
 	// one long query would make every query of its set pay for them.
 	slices.SortStableFunc(work, func(x, y *prep) int { return len(x.terms) - len(y.terms) })
+	handed := time.Now()
 	err := b.ctx.Do(func() error {
+		defer b.ownerTimes(handed)()
 		if b.lc != nil {
 			return b.runCached(ctx, work, out) // listcache.go
 		}
@@ -201,6 +205,48 @@ func (b *Backend) SearchBatch(ctx context.Context, qs []engine.Query, opt engine
 		return fmt.Errorf("gpu: %w", err)
 	}
 	return ctx.Err()
+}
+
+// ownerTimes starts the host-side accounting of a Do closure handed to the
+// owner goroutine at handed (Profile's HostWait, HostRun, Owner*); call
+// the function it returns when the closure ends, on the owner thread.
+func (b *Backend) ownerTimes(handed time.Time) func() {
+	t0 := time.Now()
+	b.prof.HostWait += t0.Sub(handed)
+	c0, inv0, ok := cputime.Thread()
+	var d0 time.Duration
+	okd := b.tm.on
+	if okd {
+		d0, okd = cputime.ThreadRunDelay()
+	}
+	return func() {
+		b.prof.HostRun += time.Since(t0)
+		if c1, inv1, ok1 := cputime.Thread(); ok && ok1 {
+			b.prof.OwnerCPU += c1 - c0
+			b.prof.OwnerInvoluntary += inv1 - inv0
+		}
+		if okd {
+			if d1, ok := cputime.ThreadRunDelay(); ok {
+				b.prof.OwnerRunDelay += d1 - d0
+			}
+		}
+	}
+}
+
+// sync waits for the stream, timed in Profile.HostSync.
+func (b *Backend) sync() error {
+	t := time.Now()
+	err := b.stream.Synchronize()
+	b.prof.HostSync += time.Since(t)
+	return err
+}
+
+// convert is parallel for the result conversion of a launch, timed in
+// Profile.HostConvert.
+func (b *Backend) convert(n int, f func(lo, hi int)) {
+	t := time.Now()
+	parallel(n, f)
+	b.prof.HostConvert += time.Since(t)
 }
 
 // parallel calls f on consecutive chunks of [0, n) from up to GOMAXPROCS
@@ -272,7 +318,7 @@ func (b *Backend) runSet(set []*prep, out []engine.Response) (err error) {
 	mem := &devMem{pool: b.ctx.Pool()}
 	defer func() {
 		// Leave the stream idle before the buffers go back to the pool.
-		serr := b.stream.Synchronize()
+		serr := b.sync()
 		if err == nil {
 			err = serr
 		}

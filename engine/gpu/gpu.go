@@ -566,6 +566,22 @@ type Profile struct {
 	OrMSCandidates, OrMSKept int64
 	// Cache is the list cache's traffic (zero when the index is resident).
 	Cache CacheStats
+	// Host side of the batches (wall clock, always measured; issue 24:
+	// where a GPU batch's time goes when CPU query workers share the
+	// host): HostPrepare, query preparation (on all cores); HostWait, the
+	// hand-off to the CUDA context's owner goroutine (from Do to its
+	// closure's start: the owner waiting for a P); HostRun, the closure
+	// on the owner thread (launches, waits, conversion); HostSync, the
+	// waits for the stream inside it (device time plus the owner's return
+	// from the driver call); HostConvert, the result conversion (on all
+	// cores). OwnerCPU and OwnerInvoluntary: the owner thread's CPU time
+	// and involuntary context switches during the closures (getrusage
+	// RUSAGE_THREAD; the driver spins in a stream wait unless told
+	// otherwise, see cuda.Open); OwnerRunDelay, its time runnable without
+	// a CPU (schedstat; with Options.Profile only).
+	HostPrepare, HostWait, HostRun, HostSync, HostConvert time.Duration
+	OwnerCPU, OwnerRunDelay                               time.Duration
+	OwnerInvoluntary                                      int64
 }
 
 // Profile returns the accumulated profile.

@@ -193,7 +193,7 @@ func (r *orDenseRun) download(out []engine.Response) error {
 	if err != nil {
 		return err
 	}
-	parallel(nq, func(lo, hi int) {
+	b.convert(nq, func(lo, hi int) {
 		for a := lo; a < hi; a++ {
 			p := qs[a]
 			p.st.OrAlgo = OrGPU

@@ -467,7 +467,7 @@ func (r *orTileRun) download(out []engine.Response) ([]*prep, error) {
 			over = append(over, p)
 		}
 	}
-	parallel(nq, func(lo, hi int) {
+	b.convert(nq, func(lo, hi int) {
 		for a := lo; a < hi; a++ {
 			p := qs[a]
 			if int(emitted[a]) > r.caps[a] {

@@ -156,7 +156,7 @@ func (b *Backend) fetch(mem *devMem, parts []*download) error {
 		}
 	}
 	b.tm.stop(s, t, phTransfer)
-	if err := s.Synchronize(); err != nil {
+	if err := b.sync(); err != nil {
 		return err
 	}
 	return mem.synced()

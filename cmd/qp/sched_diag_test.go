@@ -1,0 +1,52 @@
+package main
+
+import (
+	"math"
+	"runtime/metrics"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/qpengine/qp/engine/gpu"
+)
+
+// TestHistQuantile: the quantiles of the difference of two cumulative
+// histogram readings are the upper bounds of the buckets they fall in (the
+// lower bound for the open last bucket); an empty difference is 0.
+func TestHistQuantile(t *testing.T) {
+	b := []float64{0, 1, 2, 4, math.Inf(1)}
+	a := &metrics.Float64Histogram{Counts: []uint64{5, 0, 0, 0}, Buckets: b}
+	c := &metrics.Float64Histogram{Counts: []uint64{95, 9, 0, 1}, Buckets: b} // +90, +9, 0, +1
+	for _, k := range []struct {
+		q    float64
+		want float64
+	}{{0.5, 1}, {0.9, 1}, {0.95, 2}, {0.99, 2}, {1, 4}} {
+		if got, n := histQuantile(a, c, k.q); got != k.want || n != 100 {
+			t.Errorf("q %v: %v (n %d), want %v (n 100)", k.q, got, n, k.want)
+		}
+	}
+	if got, n := histQuantile(c, c, 0.5); got != 0 || n != 0 {
+		t.Errorf("empty difference: %v, %d", got, n)
+	}
+	if got, n := histQuantile(nil, c, 0.5); got != 0 || n != 0 {
+		t.Errorf("unknown reading: %v, %d", got, n)
+	}
+}
+
+// TestProfileLine: the per-batch figures are the differences of two
+// profiles divided by the batches between them.
+func TestProfileLine(t *testing.T) {
+	a := gpu.Profile{Batches: 10, Queries: 1000, Wall: time.Second}
+	b := a
+	b.Batches, b.Queries, b.Wall = 12, 3000, time.Second+4*time.Millisecond
+	b.HostPrepare, b.HostConvert, b.Decode = 200*time.Microsecond, 600*time.Microsecond, time.Millisecond
+	got := profileLine(a, b)
+	for _, w := range []string{"2 batches of 1000 queries", "wall 2ms (2.00µs/query)", "prepare 100µs", "convert 300µs", "device 500µs (0.50µs/query)"} {
+		if !strings.Contains(got, w) {
+			t.Errorf("profile line %q lacks %q", got, w)
+		}
+	}
+	if got := profileLine(a, a); got != "gpu: no batches" {
+		t.Errorf("no batches: %q", got)
+	}
+}
