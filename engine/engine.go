@@ -294,7 +294,6 @@ type Engine struct {
 	touched []uint32
 	bits    []uint64      // orTAATMaxScore's touched documents, as a bitset
 	sel     []topk.Result // orTAATMaxScore's prefix top k
-	prime   []uint32      // and their documents, ascending (primeDocs)
 	rem     []float64     // orTAATMaxScore's suffix sums of list maxima
 	brem    []float64     // and of block maxima at a document (blockRem)
 	sblk    []int         // blockRem's blocks

@@ -3,7 +3,6 @@ package engine
 import (
 	"math"
 	"math/bits"
-	"slices"
 
 	"github.com/qpengine/qp/score"
 	"github.com/qpengine/qp/topk"
@@ -23,9 +22,7 @@ import (
 //  3. Each touched document, ascending, continues its float32 sum over
 //     lists p..m-1 in canonical order by NextGEQ, stopping as soon as its
 //     partial score plus the maxima of the lists left falls strictly below
-//     the threshold; the survivors go to the heap. The k documents of the
-//     best prefix sums go first (primeLong), so that the threshold starts
-//     near its final value rather than at th0.
+//     the threshold; the survivors go to the heap.
 //  4. A document in none of the short lists scores at most R, the sum of
 //     the long lists' maxima, and its score is its canonical sum over the
 //     long lists alone. When R (inflated) is below the threshold the heap
@@ -63,7 +60,6 @@ func (e *Engine) orTAATMaxScore(p int) error {
 	}
 	h := &e.heap
 	th := math.Inf(-1)
-	e.sel = e.sel[:0]
 	if nt >= h.K() {
 		e.sel = topk.Select(e.sel[:0], acc, touched, h.K())
 		th = float64(e.sel[h.K()-1].Score)
@@ -71,10 +67,7 @@ func (e *Engine) orTAATMaxScore(p int) error {
 	if err := e.resetCursors(p); err != nil {
 		return err
 	}
-	th, err := e.probeLong(p, th)
-	if err != nil {
-		return err
-	}
+	th = e.probeLong(p, th)
 	e.st.Candidates += int64(nt)
 	if e.rem[p]*inflate(len(e.terms)) >= th {
 		// Documents in none of the short lists may still enter: MaxScore
@@ -95,13 +88,15 @@ func (e *Engine) orTAATMaxScore(p int) error {
 // returns the final threshold (at least th). e.rem[i] is set to the sum of
 // the maxima of lists i..m-1.
 //
-// The documents of the k best prefix sums (e.sel, from step 2) are scored
-// first (primeLong): they are the likeliest to rank, and their full scores
-// in the heap raise the threshold from th0 to about its final value before
-// the pass over all documents, which then drops most of them by the bounds
-// below instead of probing them. (The order documents enter the heap does
-// not matter: its order is total, score then docID.)
-func (e *Engine) probeLong(p int, th float64) (float64, error) {
+// Besides the list maxima, a document that would make a list's cursor
+// decode a new block is first bounded by the block maxima of the blocks of
+// the lists left that would hold it (found from the skip tables without
+// decoding; PISA's block_max_maxscore bound, as probeNonEssential uses): a
+// document whose partial sum plus those falls strictly below the threshold
+// is dropped before the block is decoded. Documents that stay within the
+// decoded blocks skip that bound (its skip-table walk would cost more than
+// the probe).
+func (e *Engine) probeLong(p int, th float64) float64 {
 	m := len(e.terms)
 	if cap(e.rem) < m+1 {
 		e.rem = make([]float64, m+1)
@@ -109,103 +104,53 @@ func (e *Engine) probeLong(p int, th float64) (float64, error) {
 	if cap(e.brem) < m+1 {
 		e.brem, e.sblk = make([]float64, m+1), make([]int, m+1)
 	}
-	rem := e.rem[:m+1]
-	rem[m], e.brem[m] = 0, 0
+	rem, brem, sblk := e.rem[:m+1], e.brem[:m+1], e.sblk[:m]
+	rem[m], brem[m] = 0, 0
 	for i := m - 1; i >= 0; i-- {
 		rem[i] = rem[i+1] + float64(e.terms[i].max)
+		sblk[i] = 0
 	}
 	infl := inflate(m)
-	prime := e.primeDocs()
-	if len(prime) > 0 {
-		clear(e.sblk[:m])
-		for _, d := range prime {
-			if (float64(e.acc[d])+rem[p])*infl >= th {
-				th = e.probeDoc(p, d, th, infl)
-			}
-		}
-		// The pass below starts over: cursors at their lists' starts,
-		// skip-table blocks at 0.
-		if err := e.finishCursors(p); err != nil {
-			return th, err
-		}
-		if err := e.resetCursors(p); err != nil {
-			return th, err
-		}
-	}
-	clear(e.sblk[:m])
-	acc, np := e.acc, 0
+	acc, norms, k1p1, cs, terms, h := e.acc, e.norms, e.k1p1, e.curs, e.terms, &e.heap
 	for w, word := range e.bits {
 		for word != 0 {
 			d := uint32(w<<6 | bits.TrailingZeros64(word))
 			word &= word - 1
-			if np < len(prime) && prime[np] == d { // scored by primeLong
-				np++
+			s := acc[d]
+			partial := float64(s)
+			if (partial+rem[p])*infl < th {
 				continue
 			}
-			if (float64(acc[d])+rem[p])*infl < th {
+			i := p
+			bounded := false // brem[i:] holds d's block-max bounds
+			for ; i < m; i++ {
+				if (partial+rem[i])*infl < th {
+					break
+				}
+				c := &cs[i]
+				if !bounded && d > c.BlockLast() {
+					// NextGEQ would decode a block: first bound d by
+					// the block maxima of lists i..m-1.
+					e.blockRem(i, d)
+					bounded = true
+				}
+				if bounded && (partial+brem[i])*infl < th {
+					break
+				}
+				if c.NextGEQ(d) == d {
+					t := &terms[i]
+					x := float32(t.w * score.Term(t.idf, k1p1, c.Freq(), norms[d]))
+					s += x
+					partial += float64(x)
+				}
+			}
+			if i < m {
 				continue
 			}
-			th = e.probeDoc(p, d, th, infl)
+			if h.Push(d, s) && h.Full() {
+				th = max(th, float64(h.Threshold()))
+			}
 		}
-	}
-	return th, nil
-}
-
-// primeDocs returns the documents of e.sel (the best prefix sums), in
-// ascending docID order, in e.prime.
-func (e *Engine) primeDocs() []uint32 {
-	e.prime = e.prime[:0]
-	for _, r := range e.sel {
-		e.prime = append(e.prime, r.Doc)
-	}
-	slices.Sort(e.prime)
-	return e.prime
-}
-
-// probeDoc continues document d's prefix sum e.acc[d] over lists p..m-1 and
-// pushes it when it may rank, and returns the threshold (at least th). Each
-// list is probed only while d's partial score plus the maxima of the lists
-// left (e.rem) is not strictly below th. Besides the list maxima, a
-// document that would make a list's cursor decode a new block is first
-// bounded by the block maxima of the blocks of the lists left that would
-// hold it (found from the skip tables without decoding; PISA's
-// block_max_maxscore bound, as probeNonEssential uses): a document whose
-// partial sum plus those falls strictly below the threshold is dropped
-// before the block is decoded. Documents that stay within the decoded
-// blocks skip that bound (its skip-table walk would cost more than the
-// probe). Calls must come in ascending docID order between resets of the
-// cursors and of e.sblk.
-func (e *Engine) probeDoc(p int, d uint32, th, infl float64) float64 {
-	m := len(e.terms)
-	rem, brem := e.rem[:m+1], e.brem[:m+1]
-	cs, terms := e.curs[:m], e.terms[:m]
-	s := e.acc[d]
-	partial := float64(s)
-	i := p
-	bounded := false // brem[i:] holds d's block-max bounds
-	for ; i < m; i++ {
-		if (partial+rem[i])*infl < th {
-			return th
-		}
-		c := &cs[i]
-		if !bounded && d > c.BlockLast() {
-			// NextGEQ would decode a block: first bound d by the block
-			// maxima of lists i..m-1.
-			e.blockRem(i, d)
-			bounded = true
-		}
-		if bounded && (partial+brem[i])*infl < th {
-			return th
-		}
-		if c.NextGEQ(d) == d {
-			t := &terms[i]
-			x := float32(t.w * score.Term(t.idf, e.k1p1, c.Freq(), e.norms[d]))
-			s += x
-			partial += float64(x)
-		}
-	}
-	if h := &e.heap; h.Push(d, s) && h.Full() {
-		th = max(th, float64(h.Threshold()))
 	}
 	return th
 }
