@@ -49,6 +49,7 @@ func (e *Engine) andSkip() error {
 	var bound float64     // inflated block-max bound, valid for docs <= boundEnd
 	boundEnd := int64(-1) // -1: no bound computed
 	for d != index.Terminated {
+		lim := index.Terminated - 1 // the lead's docIDs up to lim may match
 		if h.Full() {
 			if int64(d) > boundEnd {
 				bound, boundEnd = 0, int64(index.Terminated)
@@ -72,8 +73,20 @@ func (e *Engine) andSkip() error {
 				d = lead.nextGEQ(uint32(boundEnd + 1))
 				continue
 			}
+			lim = uint32(boundEnd) // past it, the bound is recomputed
 		}
-		i := 1
+		if m > 1 {
+			// The lead and the second list to their next common docID
+			// (or the lead past lim, to check the bound again).
+			d = index.Leapfrog(&lead.Cursor, &cs[1].Cursor, lim)
+			if d == index.Terminated {
+				break
+			}
+			if d != cs[1].DocID() {
+				continue
+			}
+		}
+		i := 2
 		for ; i < m; i++ {
 			if cs[i].nextGEQ(d) != d {
 				break

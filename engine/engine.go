@@ -399,6 +399,14 @@ func (e *Engine) prepare(q Query) error {
 		e.terms = append(e.terms, qterm{id: c.ID, df: c.DF, w: c.W})
 		e.tids = append(e.tids, c.ID)
 	}
+	e.st.Terms = len(e.terms)
+	e.heap.Reset(q.K)
+	e.unknown = unknown
+	if unknown && q.Mode == And {
+		// The intersection is empty (runAnd returns at once): the lists
+		// are not read, and their records' misses are not paid.
+		return nil
+	}
 	if cap(e.tlists) < len(e.tids) {
 		e.tlists = make([]index.List, len(e.tids))
 	}
@@ -410,9 +418,6 @@ func (e *Engine) prepare(q Query) error {
 		t, l := &e.terms[i], &e.tlists[i]
 		t.list, t.idf, t.max = *l, l.IDF, float32(t.w*l.MaxScore)
 	}
-	e.st.Terms = len(e.terms)
-	e.heap.Reset(q.K)
-	e.unknown = unknown
 	if cap(e.contrib) < len(e.terms) {
 		e.contrib = make([]float32, len(e.terms))
 	}

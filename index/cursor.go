@@ -185,28 +185,34 @@ func (c *Cursor) nextGEQ(d uint32) uint32 {
 }
 
 // scan moves to the first posting >= d of the decoded block, which holds
-// one (d <= last). The next scanWindow postings are compared with d without
-// branches (the count of those below d is the offset of the first >= d:
-// independent compares, no mispredicted loop exit for the short jumps of a
-// probe that lands nearby); beyond them a branch-free binary search of the
-// rest of the block (Khuong & Morin, "Array layouts for comparison-based
-// searching", JEA 2017: the conditional move form), whose log2(128) = 7
-// steps cost less than a linear scan's mispredicted exit over a long jump.
+// one (d <= last): seekGEQ from the next position.
 func (c *Cursor) scan(d uint32) uint32 {
-	docs := c.docs
-	p := c.pos + 1
+	c.pos = seekGEQ(c.docs, c.pos+1, d)
+	c.cur = c.docs[c.pos]
+	return c.cur
+}
+
+// seekGEQ returns the first position >= p of docs whose docID is >= d;
+// docs (increasing) must hold one there (its last docID is >= d). The next
+// scanWindow postings are compared with d without branches (the count of
+// those below d is the offset of the first >= d: independent compares, no
+// mispredicted loop exit for the short jumps of a probe that lands nearby);
+// beyond them a branch-free binary search of the rest of the block (Khuong
+// & Morin, "Array layouts for comparison-based searching", JEA 2017: the
+// conditional move form), whose log2(128) = 7 steps cost less than a
+// linear scan's mispredicted exit over a long jump.
+func seekGEQ(docs []uint32, p int, d uint32) int {
 	if p+scanWindow <= len(docs) {
 		w := docs[p : p+scanWindow : p+scanWindow]
 		n := below(w[0], d) + below(w[1], d) + below(w[2], d) + below(w[3], d) +
 			below(w[4], d) + below(w[5], d) + below(w[6], d) + below(w[7], d)
 		p += n
 		if n < scanWindow {
-			c.pos, c.cur = p, docs[p]
-			return c.cur
+			return p
 		}
 	}
 	if p >= len(docs) {
-		panic(fmt.Sprintf("BUG: index.Cursor.scan: docID %d not in the block ending at %d", d, c.last))
+		panic(fmt.Sprintf("BUG: index.seekGEQ: docID %d not in the block ending at %d", d, docs[len(docs)-1]))
 	}
 	// The first docID >= d of rest lies in rest[lo : lo+n]; each step
 	// halves n (the last docID is >= d, so n = 1 ends on it).
@@ -219,9 +225,7 @@ func (c *Cursor) scan(d uint32) uint32 {
 		}
 		n -= half
 	}
-	p += lo
-	c.pos, c.cur = p, docs[p]
-	return c.cur
+	return p + lo
 }
 
 // scanWindow is the number of postings scan compares without branches.

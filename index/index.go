@@ -529,12 +529,24 @@ func (x *Index) lookupBatch(terms []string, ids []int) {
 	for i := range terms {
 		slots[i] = tab[hs[i]]
 	}
+	var touch byte
 	for i := range terms {
 		if id := slots[i]; id != 0 {
 			t := int(id - 1)
 			offs[i] = [2]uint64{binary.LittleEndian.Uint64(x.termOffs[8*t:]), binary.LittleEndian.Uint64(x.termOffs[8*t+8:])}
+			touch ^= x.recs[termRecSize*t]
 		}
 	}
+	// The slots' terms' records are on their way (read above, before the
+	// terms are verified): start the reads of their lists' heads too, so
+	// that these misses overlap with the dictionary bytes' (a slot holding
+	// another term only wastes the reads).
+	for i := range terms {
+		if id := slots[i]; id != 0 {
+			touch ^= x.touchList(int(id - 1))
+		}
+	}
+	keep(touch)
 	for i, term := range terms {
 		switch id := slots[i]; {
 		case id == 0:
@@ -740,14 +752,8 @@ func (x *Index) ListsInto(out []List, ids []int) error {
 	for _, t := range ids {
 		touch ^= x.recs[termRecSize*t]
 	}
-	bs := uint64(x.Meta.BlockSize)
 	for _, t := range ids {
-		r := x.recs[termRecSize*t:]
-		off := binary.LittleEndian.Uint64(r)
-		nb := (uint64(binary.LittleEndian.Uint32(r[16:])) + bs - 1) / bs
-		if e := off + skipEntrySize*nb; off < e && e < uint64(len(x.post)) {
-			touch ^= x.post[off] ^ x.post[e-1] ^ x.post[e] // skip table, first docID block
-		}
+		touch ^= x.touchList(t)
 	}
 	keep(touch)
 	for i, t := range ids {
@@ -758,6 +764,21 @@ func (x *Index) ListsInto(out []List, ids []int) error {
 		out[i] = l
 	}
 	return nil
+}
+
+// touchList reads a byte of the head and of the end of term t's skip table
+// and of its first docID block (and the block's next line), and returns
+// their xor: loads whose cache misses overlap with others' before List and
+// the cursors read these lines.
+func (x *Index) touchList(t int) byte {
+	r := x.recs[termRecSize*t:]
+	off := binary.LittleEndian.Uint64(r)
+	bs := uint64(x.Meta.BlockSize)
+	nb := (uint64(binary.LittleEndian.Uint32(r[16:])) + bs - 1) / bs
+	if e := off + skipEntrySize*nb; off < e && e+64 < uint64(len(x.post)) {
+		return x.post[off] ^ x.post[e-1] ^ x.post[e] ^ x.post[e+64]
+	}
+	return 0
 }
 
 // keep consumes a value so that the loads computing it are not removed.

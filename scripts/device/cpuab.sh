@@ -15,28 +15,44 @@
 # is 28 MiB xz'd; GCIDE's 23 MB about 9); with RFCPAGES_INDEX "-" only GCIDE
 # travels (then run with COLLS=gcide).
 #
-# On the device: COLLS (default "gcide rfc-pages"), ROUNDS (3), PASSES (3).
-# Output: $OUT/cpuab.txt (one line per run: round build job cpu-us/query
-# wall-us/query hash), $OUT/summary.txt (per collection and job: the rounds,
-# speedup of the geometric means and of the minima, whether the hashes
-# agree), $OUT/cpu.txt (lscpu, load). Runtime about 2-4 minutes per collection
-# (ROUNDS=3 PASSES=2 keeps both collections within one 9-minute call).
+# Further builds, to measure intermediate steps side by side: append
+# NAME=CHECKOUT arguments to --prepare (each built as "new" is, with its own
+# cmd/qp/default.pgo when it has one); they run between old and new in every
+# round.
+#
+# On the device: COLLS (default "gcide rfc-pages"), ROUNDS (3), PASSES (3),
+# JOBS (default "or:maxscore or:bmw and:skip"), QMIN=1 (time by the sum of
+# per-query minimum wall times over the passes instead of the best pass's
+# CPU time: scripts/cpuab's QB_QMIN), PROF=1 (after the rounds, one more run
+# of the new build per collection and job writing a Go CPU profile,
+# $OUT/prof-COLL-JOB.pb, symbolized: go tool pprof -top FILE).
+# Output: $OUT/cpuab.txt (one line per run: collection round build job
+# us/query wall-us/query hash), $OUT/summary.txt (per collection and job,
+# per build: the rounds, the geometric mean, the speedup over old of the
+# geometric means and of the minima, and whether the hashes equal old's),
+# $OUT/cpu.txt (lscpu, load). Runtime about 2-4 minutes per collection and
+# pair of builds (ROUNDS=3 PASSES=2 keeps both collections within one
+# 9-minute call for two builds; with more builds use JOBS or COLLS).
 set -u
 d=$PWD/bin/cpuab
 if [ "${1:-}" = --prepare ]; then
   set -e
-  [ $# -eq 4 ] || { echo "usage: $0 --prepare OLD_CHECKOUT GCIDE_INDEX RFCPAGES_INDEX" >&2; exit 2; }
+  [ $# -ge 4 ] || { echo "usage: $0 --prepare OLD_CHECKOUT GCIDE_INDEX RFCPAGES_INDEX [NAME=CHECKOUT ...]" >&2; exit 2; }
   old=$(realpath "$2"); new=$PWD; w=$(mktemp -d); trap 'rm -rf "$w"' EXIT
-  mkdir -p "$d"
-  for who in old new; do
-    src=$old; pgo=""; [ $who = new ] && { src=$new; pgo="-pgo=$new/cmd/qp/default.pgo"; }
+  gidx=$3; ridx=$4; shift 4
+  rm -rf "$d"; mkdir -p "$d"
+  for spec in "old=$old" "new=$new" "$@"; do
+    who=${spec%%=*}; src=$(realpath "${spec#*=}"); pgo=""
+    case $who in ''|*[!a-z0-9]*) echo "$0: build name '$who': want [a-z0-9]+" >&2; exit 2 ;; esac
+    [ $who != old ] && [ -f "$src/cmd/qp/default.pgo" ] && pgo="-pgo=$src/cmd/qp/default.pgo"
     mkdir -p "$w/$who" && cp scripts/cpuab/main.go go.sum "$w/$who/"
     printf 'module cpuab\n\ngo 1.26\n\nrequire github.com/qpengine/qp v0.0.0\n\nreplace github.com/qpengine/qp => %s\n' "$src" >"$w/$who/go.mod"
     (cd "$w/$who" && GOFLAGS=-mod=mod CGO_ENABLED=0 go build $pgo -o "$w/cpuab-$who" .)
     xz -T2 -c "$w/cpuab-$who" >"$d/cpuab-$who.xz"
+    [ $who = old ] || [ $who = new ] || echo "$who" >>"$d/builds.txt"
   done
-  xz -T2 -c "$3" >"$d/gcide.qp.xz"
-  [ "$4" = - ] || xz -T2 -c "$4" >"$d/rfc-pages.qp.xz" # "-": GCIDE only (COLLS=gcide)
+  xz -T2 -c "$gidx" >"$d/gcide.qp.xz"
+  [ "$ridx" = - ] || xz -T2 -c "$ridx" >"$d/rfc-pages.qp.xz" # "-": GCIDE only (COLLS=gcide)
   cp "${QP_QUERIES:-../shared/data/queries}/06.efficiency_topics.txt" "$d/"
   du -sh "$d"
   exit 0
@@ -45,27 +61,39 @@ OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
 for f in "$d"/*.xz; do
   b=$(basename "$f" .xz)
+  case $b in cpuab-*) rm -f "/tmp/$b" ;; esac # builds change between calls, indexes seldom
   [ -s "/tmp/$b" ] || xz -d -c "$f" >"/tmp/$b" || exit 1
 done
-chmod +x /tmp/cpuab-old /tmp/cpuab-new
+builds="old $(cat "$d/builds.txt" 2>/dev/null) new"
+for who in $builds; do chmod +x "/tmp/cpuab-$who"; done
 { lscpu; uptime; } >"$OUT/cpu.txt" 2>&1
 head -10000 "$d/06.efficiency_topics.txt" >/tmp/q10k.txt
 res=$OUT/cpuab.txt
 : >"$res"
 rc=0
+qmin=""; [ "${QMIN:-}" = 1 ] && qmin=1
 for c in ${COLLS:-gcide rfc-pages}; do
   for r in $(seq 1 "${ROUNDS:-3}"); do
-    for who in old new; do
-      for job in "or maxscore" "or bmw" "and skip"; do
-        set -- $job
-        line=$(GOMAXPROCS=1 timeout 300 "/tmp/cpuab-$who" "/tmp/$c.qp" /tmp/q10k.txt "$1" "$2" "${PASSES:-3}") || rc=1
-        echo "$c $r $who $1-$2 $line" | tee -a "$res"
+    for who in $builds; do
+      for job in ${JOBS:-or:maxscore or:bmw and:skip}; do
+        m=${job%%:*}; a=${job#*:}
+        line=$(QB_QMIN=$qmin GOMAXPROCS=1 timeout 300 "/tmp/cpuab-$who" "/tmp/$c.qp" /tmp/q10k.txt "$m" "$a" "${PASSES:-3}") || rc=1
+        echo "$c $r $who $m-$a $line" | tee -a "$res"
       done
     done
   done
+  if [ "${PROF:-}" = 1 ]; then
+    for job in ${JOBS:-or:maxscore or:bmw and:skip}; do
+      m=${job%%:*}; a=${job#*:}; rm -f "$OUT/prof-$c-$m-$a.pb"
+      QB_PROF="$OUT/prof-$c-$m-$a.pb" GOMAXPROCS=1 timeout 300 /tmp/cpuab-new "/tmp/$c.qp" /tmp/q10k.txt "$m" "$a" "${PASSES:-3}" >/dev/null || rc=1
+    done
+  fi
 done
-awk '{k=$1" "$4; q[k,$3]=q[k,$3]" "$5; s[k,$3]+=log($5); n[k,$3]++; a[k]=1; h[k,$3]=$7
+awk -v builds="$builds" '{k=$1" "$4; q[k,$3]=q[k,$3]" "$5; s[k,$3]+=log($5); n[k,$3]++; a[k]=1; h[k,$3]=$7
 	if (!((k,$3) in mn) || $5<mn[k,$3]) mn[k,$3]=$5}
-END{for(k in a){go=exp(s[k,"old"]/n[k,"old"]); gn=exp(s[k,"new"]/n[k,"new"])
-	printf "%-22s cpu us/query old%s | new%s | speedup geo-mean %.2f, min %.2f | results %s\n", k, q[k,"old"], q[k,"new"], go/gn, mn[k,"old"]/mn[k,"new"], (h[k,"old"]==h[k,"new"]?"identical":"DIFFER")}}' "$res" | sort | tee "$OUT/summary.txt"
+END{nb=split(builds, B, " "); for(k in a){go=exp(s[k,"old"]/n[k,"old"])
+	line=sprintf("%-22s old%s geo %.2f", k, q[k,"old"], go)
+	for(i=2;i<=nb;i++){b=B[i]; if(!((k,b) in n)) continue; g=exp(s[k,b]/n[k,b])
+		line=line sprintf(" | %s%s geo %.2f: speedup geo-mean %.2f, min %.2f, results %s", b, q[k,b], g, go/g, mn[k,"old"]/mn[k,b], (h[k,b]==h[k,"old"]?"identical":"DIFFER"))}
+	print line}}' "$res" | sort | tee "$OUT/summary.txt"
 exit $rc
