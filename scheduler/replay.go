@@ -16,6 +16,7 @@ import (
 
 	"github.com/qpengine/qp/engine"
 	"github.com/qpengine/qp/index"
+	"github.com/qpengine/qp/internal/cputime"
 	"github.com/qpengine/qp/report"
 )
 
@@ -219,6 +220,11 @@ type Run struct {
 	// Go's timers on Linux); it is part of every delay.
 	Late    time.Duration
 	Elapsed time.Duration // first arrival to last finish
+	// CPUTime is the process's CPU time (user + system, every thread)
+	// over the replay: the queries' own work and the replay machinery's
+	// (arrivals, dispatch, hand-offs, bookkeeping; issue 24); 0 where
+	// unknown. CPUPerQuery divides it by the answered queries.
+	CPUTime time.Duration
 	Procs   [2]ProcRun
 	// GPU-first runs (zero otherwise): the GPU's BatchModel at the end of
 	// the run (fixed part, time per query, the mean relative error of its
@@ -231,6 +237,15 @@ type Run struct {
 	BatchN               int
 	CPUCap               int
 	HostDemand           float64
+}
+
+// CPUPerQuery is the process's CPU time per answered query over the
+// replay (0: unknown or none answered).
+func (r *Run) CPUPerQuery() time.Duration {
+	if r.Answered == 0 {
+		return 0
+	}
+	return r.CPUTime / time.Duration(r.Answered)
 }
 
 // Sustained reports whether the run kept up with its arrivals: every
@@ -538,6 +553,9 @@ func (e *Experiment) Run(ctx context.Context) (*Report, error) {
 	var single [2]*CostModel // models of queries run alone, for best-serial
 	for i := range procs {
 		p := &procs[i]
+		if p.Backend == nil { // a cpu-only experiment's GPU
+			continue
+		}
 		if p.Name == "" {
 			p.Name = p.Backend.Name()
 		}
@@ -612,7 +630,10 @@ func (e *Experiment) Run(ctx context.Context) (*Report, error) {
 		if setup == BestSerial {
 			cpu.Model, gpu.Model = single[CPU], single[GPU]
 		}
-		cpu.Model, gpu.Model = cpu.Model.Clone(), gpu.Model.Clone()
+		cpu.Model = cpu.Model.Clone()
+		if gpu.Model != nil { // nil: a cpu-only experiment's absent GPU
+			gpu.Model = gpu.Model.Clone()
+		}
 		if gpu.BatchModel != nil {
 			gpu.BatchModel = gpu.BatchModel.Clone()
 		}
@@ -637,11 +658,17 @@ func (e *Experiment) Run(ctx context.Context) (*Report, error) {
 		if stopOnMiss {
 			maxMiss = len(qs) / 100 // more fail the p99 criterion
 		}
-		res, err := Replay(ctx, s, qs, Arrivals(len(qs), rate, seed), maxMiss)
+		arr := Arrivals(len(qs), rate, seed)
+		c0, ok0 := cputime.Process()
+		res, err := Replay(ctx, s, qs, arr, maxMiss)
+		c1, ok1 := cputime.Process()
 		if err != nil {
 			return Run{}, err
 		}
 		r := Summarize(setup, rate, res)
+		if ok0 && ok1 {
+			r.CPUTime = c1 - c0
+		}
 		s.gpuFirstSummary(&r) // Replay has shut s down: its dispatcher is done
 		if e.Progress != nil {
 			e.Progress(r)
@@ -677,8 +704,11 @@ func (e *Experiment) check() error {
 	if e.Index == nil {
 		return errors.New("scheduler: experiment without an index")
 	}
-	if e.CPU.Backend == nil || e.GPU.Backend == nil {
-		return errors.New("scheduler: experiment needs a CPU and a GPU backend")
+	if e.CPU.Backend == nil {
+		return errors.New("scheduler: experiment needs a CPU backend")
+	}
+	if e.GPU.Backend == nil && !e.cpuOnly() {
+		return errors.New("scheduler: experiment needs a GPU backend for setups other than cpu-only")
 	}
 	if len(e.Queries) == 0 {
 		return errors.New("scheduler: experiment without queries")
@@ -687,6 +717,12 @@ func (e *Experiment) check() error {
 		return fmt.Errorf("scheduler: %w", err)
 	}
 	return nil
+}
+
+// cpuOnly says whether every setup is CPUOnly (the GPU processor may then
+// be absent: no backend).
+func (e *Experiment) cpuOnly() bool {
+	return len(e.Setups) > 0 && !slices.ContainsFunc(e.Setups, func(s Setup) bool { return s != CPUOnly })
 }
 
 // cycled is the log replayed at rate: qs itself, or qs repeated cyclically
@@ -837,7 +873,10 @@ func (e *Experiment) capacity(setup Setup, procs [2]Processor, models [2]*CostMo
 	for _, q := range e.Queries {
 		f := QueryFeatures(e.Index, q)
 		c := models[CPU].Predict(f).Seconds()
-		g := models[GPU].Predict(f).Seconds()
+		g := c // no GPU (a cpu-only experiment): only CPUOnly's sum is used
+		if models[GPU] != nil {
+			g = models[GPU].Predict(f).Seconds()
+		}
 		sum[CPU] += c
 		sum[GPU] += g
 		best += min(c, g)
