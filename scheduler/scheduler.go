@@ -355,6 +355,10 @@ type Scheduler struct {
 	// with the queues, unlike the per-query bookkeeping).
 	visits   int64
 	stealBuf []stealCand
+	// bjobs and burgency are the scratch arrays of the batch being built
+	// (newBuilder).
+	bjobs    []*job
+	burgency []bool
 	gf       gpuFirst
 }
 
@@ -385,6 +389,10 @@ type batch struct {
 	eta     time.Duration // GPU-first: the BatchModel's prediction of its wall time
 	steal   bool
 	urgency []bool // per job: taken as urgent
+	// one and oneUrgent hold jobs and urgency for a batch of one (a CPU
+	// slot's usual batch): one allocation per batch instead of three.
+	one       [1]*job
+	oneUrgent [1]bool
 	// Set by the slot before it hands the batch back: its measured wall
 	// time, and whether the backend failed it.
 	wall   time.Duration
@@ -689,6 +697,11 @@ func (s *Scheduler) loop() {
 			}
 		case b := <-s.done:
 			s.finished(b)
+			// And the batches that finished meanwhile: one dispatch pass
+			// for all of them (the same passes' outcome, fewer passes).
+			for n := len(s.done); n > 0; n-- {
+				s.finished(<-s.done)
+			}
 		case <-timer.C:
 			timerAt = time.Time{}
 		case <-abort:
@@ -909,7 +922,7 @@ func (b *builder) unpick() {
 func (s *Scheduler) pickOwn(p *proc, now time.Time) (*batch, time.Time) {
 	own, either := &s.queues[p.id], &s.queues[QueueEither]
 	o := s.other(p)
-	bb := builder{p: p}
+	bb := s.newBuilder(p)
 	if s.gf.on && p.id == GPU {
 		bb.limit = s.budgetLimit()
 	}
@@ -1039,7 +1052,7 @@ func (s *Scheduler) pickSteal(p *proc, now time.Time) *batch {
 	}
 	reserved := s.nextBatchEnd(o) // the first query behind o's next batch
 	ahead := s.runningLeft(o, now) + q.cost[o.id]
-	bb := builder{p: p}
+	bb := s.newBuilder(p)
 	cands := s.stealBuf[:0]
 	inReserve := reserved == nil // o's next batch takes the whole queue
 	for j := q.tail; j != nil && !bb.full(); j = j.prev {
@@ -1142,13 +1155,28 @@ func (s *Scheduler) dispatchSerial(now time.Time) {
 	if first == nil {
 		return
 	}
-	bb := builder{p: s.procs[first.pref]}
+	bb := s.newBuilder(s.procs[first.pref])
 	bb.add(first, false)
 	s.start(s.newBatch(&bb, false), now)
 }
 
+// newBuilder starts a batch for p in the dispatcher's scratch arrays
+// (newBatch copies them out; one builder at a time).
+func (s *Scheduler) newBuilder(p *proc) builder {
+	return builder{p: p, jobs: s.bjobs[:0], urgency: s.burgency[:0]}
+}
+
 func (s *Scheduler) newBatch(bb *builder, steal bool) *batch {
-	return &batch{p: bb.p, jobs: bb.jobs, urgency: bb.urgency, pred: bb.cost, steal: steal}
+	b := &batch{p: bb.p, pred: bb.cost, steal: steal}
+	if len(bb.jobs) == 1 {
+		b.one[0], b.oneUrgent[0] = bb.jobs[0], bb.urgency[0]
+		b.jobs, b.urgency = b.one[:], b.oneUrgent[:]
+	} else {
+		b.jobs, b.urgency = slices.Clone(bb.jobs), slices.Clone(bb.urgency)
+	}
+	clear(bb.jobs)
+	s.bjobs, s.burgency = bb.jobs[:0], bb.urgency[:0] // keep what the scratch has grown to
+	return b
 }
 
 // start takes b's jobs out of their queues and hands b to a slot of its
