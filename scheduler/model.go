@@ -196,8 +196,10 @@ func (m *CostModel) Fit(samples []Sample) {
 }
 
 // learn adds one sample to the pooled and the mode regressions (m.mu held).
-func (m *CostModel) learn(f Features, t time.Duration) {
-	x := Basis(f)
+func (m *CostModel) learn(f Features, t time.Duration) { m.learnBasis(f, Basis(f), t) }
+
+// learnBasis is learn with f's Basis given.
+func (m *CostModel) learnBasis(f Features, x [NumBasis]float64, t time.Duration) {
 	y := math.Log(max(t, MinTime).Seconds())
 	m.pooled.add(x, y, m.opt.Window)
 	if r := m.mode(f.Mode); r != nil {
@@ -223,8 +225,10 @@ func (m *CostModel) Predict(f Features) time.Duration {
 
 func (m *CostModel) predict(f Features) time.Duration { return m.cur.Load().predict(f) }
 
-func (p *fit) predict(f Features) time.Duration {
-	x := Basis(f)
+func (p *fit) predict(f Features) time.Duration { return p.predictBasis(f, Basis(f)) }
+
+// predictBasis is predict with f's Basis given.
+func (p *fit) predictBasis(f Features, x [NumBasis]float64) time.Duration {
 	r := &p.pooled
 	if md := f.Mode; md >= engine.And && md <= engine.AndOr && p.modes[md].usable {
 		r = &p.modes[md]
@@ -252,11 +256,12 @@ func (p *fit) predict(f Features) time.Duration {
 func (m *CostModel) Observe(f Features, t time.Duration) (predicted time.Duration) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	predicted = m.predict(f)
+	x := Basis(f) // once for the prediction and the update
+	predicted = m.cur.Load().predictBasis(f, x)
 	m.errSum += RelError(predicted, t)
 	m.errN++
 	if !m.opt.Frozen {
-		m.learn(f, t)
+		m.learnBasis(f, x, t)
 	}
 	return predicted
 }
