@@ -926,6 +926,12 @@ func (s *Scheduler) pickOwn(p *proc, now time.Time) (*batch, time.Time) {
 	if s.gf.on && p.id == GPU {
 		bb.limit = s.budgetLimit()
 	}
+	if p.spec.Sequential && p.maxQ > 1 && p.free > 0 {
+		// A slot that runs its batch query by query (BatchPolicy.MaxCost
+		// of a CPU) takes its share of the queue, no more than the policy
+		// allows: with a short queue the other free slots get theirs.
+		bb.limit = max(1, (own.n+either.n+p.free-1)/p.free)
+	}
 	// 1. Urgent queries committed to p, or waiting in the either queue and
 	// preferring p (Ding §9: "we prioritize this job and schedule it
 	// immediately on its preferred processor").

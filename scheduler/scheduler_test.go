@@ -702,3 +702,38 @@ func TestCPUNiceSameResults(t *testing.T) {
 		}
 	}
 }
+
+// TestSequentialShare: a Sequential processor's slot takes its share of
+// the queue (queued over free slots, rounded up), not all its BatchPolicy
+// allows, so that the other free slots are not left idle.
+func TestSequentialShare(t *testing.T) {
+	x := testIndex(t)
+	clk := newManualClock()
+	s, err := newScheduler(x, Config{
+		CPU: &Processor{Backend: nopBackend{}, Slots: 3, Sequential: true,
+			Batch: BatchPolicy{MaxCost: time.Hour}, Model: constModel(time.Millisecond)},
+		Clock: clk,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 7 {
+		q := engine.Query{ID: fmt.Sprintf("q%d", i), Terms: []string{termName(10 + i)}, Mode: engine.And, K: 10}
+		s.enqueue(s.newJob(Request{Query: q}, func(*Result) {}), clk.Now())
+	}
+	s.dispatch(clk.Now())
+	var sizes []int
+	var ids []string
+	for _, b := range s.procs[CPU].running {
+		sizes = append(sizes, len(b.jobs))
+		for _, j := range b.jobs {
+			ids = append(ids, j.q.ID)
+		}
+	}
+	if !slices.Equal(sizes, []int{3, 2, 2}) {
+		t.Errorf("batch sizes %v, want [3 2 2] (7 queries over 3 free slots)", sizes)
+	}
+	if want := []string{"q0", "q1", "q2", "q3", "q4", "q5", "q6"}; !slices.Equal(ids, want) {
+		t.Errorf("queries %v, want %v: oldest first", ids, want)
+	}
+}
