@@ -737,3 +737,28 @@ func TestSequentialShare(t *testing.T) {
 		t.Errorf("queries %v, want %v: oldest first", ids, want)
 	}
 }
+
+// TestBatchOfOneAllocs: building a batch of one query (a CPU slot's usual
+// batch) allocates the batch alone; its job and urgency live inside it.
+func TestBatchOfOneAllocs(t *testing.T) {
+	x := testIndex(t)
+	s, err := newScheduler(x, Config{CPU: &Processor{Backend: nopBackend{}, Slots: 1, Model: constModel(time.Millisecond)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := s.procs[CPU]
+	j := s.newJob(Request{Query: engine.Query{ID: "q", Terms: []string{termName(10)}, Mode: engine.And, K: 10}}, func(*Result) {})
+	var b *batch
+	allocs := testing.AllocsPerRun(100, func() {
+		bb := s.newBuilder(p)
+		bb.add(j, true)
+		b = s.newBatch(&bb, false)
+		j.picked = false
+	})
+	if allocs != 1 {
+		t.Errorf("%v allocations per batch of one, want 1", allocs)
+	}
+	if len(b.jobs) != 1 || b.jobs[0] != j || !b.urgency[0] {
+		t.Errorf("batch jobs %v urgency %v", b.jobs, b.urgency)
+	}
+}
