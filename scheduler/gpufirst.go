@@ -184,7 +184,7 @@ func (s *Scheduler) pickOverflow(p *proc, now time.Time) *batch {
 	}
 	e := s.eta(g, now)
 	spare := s.spareBatch(&e)
-	bb := builder{p: p}
+	bb := s.newBuilder(p)
 	cands := s.stealBuf[:0]
 	i := q.n - 1
 	for j := q.tail; j != nil && len(cands) < overflowScan && i >= spare; j, i = j.prev, i-1 {

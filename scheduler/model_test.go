@@ -255,3 +255,17 @@ func TestPredictLockFree(t *testing.T) {
 		t.Fatalf("untrained model: %v, want the prior %v", got, want)
 	}
 }
+
+// TestObserveAllocs: a cost-model update allocates nothing but, on every
+// refit, the published coefficients (one refit per refitEvery samples once
+// the window has a full start: under one allocation per update).
+func TestObserveAllocs(t *testing.T) {
+	m := NewCostModel(ModelOptions{})
+	f := Features{Mode: engine.And, Terms: 2, Min: 100, Second: 1000, Max: 1000, Sum: 1100}
+	for i := range 20 * minSamples {
+		m.Observe(f, time.Duration(1000+i)*time.Nanosecond)
+	}
+	if a := testing.AllocsPerRun(800, func() { m.Observe(f, 5*time.Microsecond) }); a >= 1 {
+		t.Errorf("%v allocations per Observe, want under 1", a)
+	}
+}

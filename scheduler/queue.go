@@ -18,6 +18,7 @@ type job struct {
 	deadline  time.Time // absolute
 	urgentAt  time.Time // when it starts to count as near its deadline
 	custom    bool      // its deadline is not the default
+	tag       int       // Request.Tag
 	done      func(*Result)
 
 	queue      Queue // classification (where it waits)

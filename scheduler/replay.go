@@ -16,6 +16,7 @@ import (
 
 	"github.com/qpengine/qp/engine"
 	"github.com/qpengine/qp/index"
+	"github.com/qpengine/qp/internal/cputime"
 	"github.com/qpengine/qp/report"
 )
 
@@ -50,14 +51,37 @@ func Arrivals(n int, rate float64, seed uint64) []time.Duration {
 // stops the same way and returns ctx's error. Arrivals follow the wall
 // clock, so s should run on RealClock.
 func Replay(ctx context.Context, s *Scheduler, qs []engine.Query, arrivals []time.Duration, maxMiss int) ([]*Result, error) {
-	if len(arrivals) != len(qs) {
-		panic(fmt.Sprintf("BUG: scheduler: %d arrivals for %d queries", len(arrivals), len(qs)))
+	return replay(ctx, s, qs, nil, arrivals, maxMiss)
+}
+
+// replayState is what a replay's done function needs: one function for
+// every query (Request.Tag is the query's position), not a closure per
+// query.
+type replayState struct {
+	res      []*Result
+	maxMiss  int
+	misses   atomic.Int64
+	missed   atomic.Bool
+	stop     chan struct{}
+	stopOnce sync.Once
+}
+
+func (st *replayState) done(r *Result) {
+	st.res[r.Tag] = r
+	if st.maxMiss >= 0 && r.Proc != NoProc && !r.MetDeadline && st.misses.Add(1) > int64(st.maxMiss) {
+		st.missed.Store(true)
+		st.stopOnce.Do(func() { close(st.stop) })
 	}
-	res := make([]*Result, len(qs))
-	stop := make(chan struct{})
-	var stopOnce sync.Once
-	var misses atomic.Int64
-	var missed atomic.Bool
+}
+
+// replay is Replay with the queries' features given (feats[i] those of
+// qs[i]; nil: Submit computes them).
+func replay(ctx context.Context, s *Scheduler, qs []engine.Query, feats []Features, arrivals []time.Duration, maxMiss int) ([]*Result, error) {
+	if len(arrivals) != len(qs) || (feats != nil && len(feats) != len(qs)) {
+		panic(fmt.Sprintf("BUG: scheduler: %d arrivals and %d features for %d queries", len(arrivals), len(feats), len(qs)))
+	}
+	st := &replayState{res: make([]*Result, len(qs)), maxMiss: maxMiss, stop: make(chan struct{})}
+	done := st.done
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	defer timer.Stop()
@@ -70,7 +94,7 @@ submit:
 			timer.Reset(d)
 			select {
 			case <-timer.C:
-			case <-stop:
+			case <-st.stop:
 				break submit
 			case <-ctx.Done():
 				err = ctx.Err()
@@ -78,7 +102,7 @@ submit:
 			}
 		} else {
 			select {
-			case <-stop:
+			case <-st.stop:
 				break submit
 			case <-ctx.Done():
 				err = ctx.Err()
@@ -86,14 +110,11 @@ submit:
 			default:
 			}
 		}
-		e := s.Submit(Request{Query: qs[i], Arrival: at}, func(r *Result) {
-			res[i] = r
-			if maxMiss >= 0 && r.Proc != NoProc && !r.MetDeadline && misses.Add(1) > int64(maxMiss) {
-				missed.Store(true)
-				stopOnce.Do(func() { close(stop) })
-			}
-		})
-		if e != nil { // closed by someone else
+		r := Request{Query: qs[i], Arrival: at, Tag: i}
+		if feats != nil {
+			r.Features = &feats[i]
+		}
+		if e := s.Submit(r, done); e != nil { // closed by someone else
 			err = e
 			break
 		}
@@ -101,12 +122,12 @@ submit:
 	// Drain, unless the run has failed or ctx ended: then abandon the queue.
 	sctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	if err != nil || missed.Load() {
+	if err != nil || st.missed.Load() {
 		cancel()
 	} else {
 		go func() {
 			select {
-			case <-stop:
+			case <-st.stop:
 			case <-ctx.Done():
 			case <-sctx.Done():
 			}
@@ -117,7 +138,7 @@ submit:
 	if err == nil {
 		err = ctx.Err()
 	}
-	return res, err
+	return st.res, err
 }
 
 // Setup is one of the four configurations of Ding et al.'s Figure 7.
@@ -219,6 +240,11 @@ type Run struct {
 	// Go's timers on Linux); it is part of every delay.
 	Late    time.Duration
 	Elapsed time.Duration // first arrival to last finish
+	// CPUTime is the process's CPU time (user + system, every thread)
+	// over the replay: the queries' own work and the replay machinery's
+	// (arrivals, dispatch, hand-offs, bookkeeping; issue 24); 0 where
+	// unknown. CPUPerQuery divides it by the answered queries.
+	CPUTime time.Duration
 	Procs   [2]ProcRun
 	// GPU-first runs (zero otherwise): the GPU's BatchModel at the end of
 	// the run (fixed part, time per query, the mean relative error of its
@@ -231,6 +257,15 @@ type Run struct {
 	BatchN               int
 	CPUCap               int
 	HostDemand           float64
+}
+
+// CPUPerQuery is the process's CPU time per answered query over the
+// replay (0: unknown or none answered).
+func (r *Run) CPUPerQuery() time.Duration {
+	if r.Answered == 0 {
+		return 0
+	}
+	return r.CPUTime / time.Duration(r.Answered)
 }
 
 // Sustained reports whether the run kept up with its arrivals: every
@@ -250,12 +285,12 @@ func (r *Run) Sustained() bool {
 // submitted).
 func Summarize(setup Setup, rate float64, results []*Result) Run {
 	run := Run{Setup: setup, Rate: rate}
-	var delays []time.Duration
+	delays := make([]time.Duration, 0, len(results))
 	var late time.Duration
 	var first, last time.Time
 	var errSum [2]float64
 	var errN [2]int
-	var byArrival []*Result
+	byArrival := make([]*Result, 0, len(results))
 	batches := [2]map[time.Time]time.Time{{}, {}} // distinct batches of several queries per processor: start -> finish
 	gpuBatches := map[time.Time]time.Time{}       // all the GPU's batches: start -> finish
 	for _, r := range results {
@@ -538,6 +573,9 @@ func (e *Experiment) Run(ctx context.Context) (*Report, error) {
 	var single [2]*CostModel // models of queries run alone, for best-serial
 	for i := range procs {
 		p := &procs[i]
+		if p.Backend == nil { // a cpu-only experiment's GPU
+			continue
+		}
 		if p.Name == "" {
 			p.Name = p.Backend.Name()
 		}
@@ -602,6 +640,10 @@ func (e *Experiment) Run(ctx context.Context) (*Report, error) {
 		rep.Split = ps
 		rep.HybridCPUSlots = bestSplit(ps).CPUSlots
 	}
+	feats := make([]Features, len(e.Queries)) // of the log, once: the runs replay it many times
+	for i, q := range e.Queries {
+		feats[i] = QueryFeatures(e.Index, q)
+	}
 	run := func(setup Setup, rate float64, stopOnMiss bool, seed uint64) (Run, error) {
 		cfg := Config{
 			Options: e.Options, Deadline: e.Deadline, UrgentFraction: e.UrgentFraction,
@@ -612,7 +654,10 @@ func (e *Experiment) Run(ctx context.Context) (*Report, error) {
 		if setup == BestSerial {
 			cpu.Model, gpu.Model = single[CPU], single[GPU]
 		}
-		cpu.Model, gpu.Model = cpu.Model.Clone(), gpu.Model.Clone()
+		cpu.Model = cpu.Model.Clone()
+		if gpu.Model != nil { // nil: a cpu-only experiment's absent GPU
+			gpu.Model = gpu.Model.Clone()
+		}
 		if gpu.BatchModel != nil {
 			gpu.BatchModel = gpu.BatchModel.Clone()
 		}
@@ -632,16 +677,22 @@ func (e *Experiment) Run(ctx context.Context) (*Report, error) {
 		if err != nil {
 			return Run{}, err
 		}
-		qs := cycled(e.Queries, rate, minDur)
+		qs, fs := cycled(e.Queries, rate, minDur), cycled(feats, rate, minDur)
 		maxMiss := -1
 		if stopOnMiss {
 			maxMiss = len(qs) / 100 // more fail the p99 criterion
 		}
-		res, err := Replay(ctx, s, qs, Arrivals(len(qs), rate, seed), maxMiss)
+		arr := Arrivals(len(qs), rate, seed)
+		c0, ok0 := cputime.Process()
+		res, err := replay(ctx, s, qs, fs, arr, maxMiss)
+		c1, ok1 := cputime.Process()
 		if err != nil {
 			return Run{}, err
 		}
 		r := Summarize(setup, rate, res)
+		if ok0 && ok1 {
+			r.CPUTime = c1 - c0
+		}
 		s.gpuFirstSummary(&r) // Replay has shut s down: its dispatcher is done
 		if e.Progress != nil {
 			e.Progress(r)
@@ -677,8 +728,11 @@ func (e *Experiment) check() error {
 	if e.Index == nil {
 		return errors.New("scheduler: experiment without an index")
 	}
-	if e.CPU.Backend == nil || e.GPU.Backend == nil {
-		return errors.New("scheduler: experiment needs a CPU and a GPU backend")
+	if e.CPU.Backend == nil {
+		return errors.New("scheduler: experiment needs a CPU backend")
+	}
+	if e.GPU.Backend == nil && !e.cpuOnly() {
+		return errors.New("scheduler: experiment needs a GPU backend for setups other than cpu-only")
 	}
 	if len(e.Queries) == 0 {
 		return errors.New("scheduler: experiment without queries")
@@ -689,9 +743,15 @@ func (e *Experiment) check() error {
 	return nil
 }
 
-// cycled is the log replayed at rate: qs itself, or qs repeated cyclically
+// cpuOnly says whether every setup is CPUOnly (the GPU processor may then
+// be absent: no backend).
+func (e *Experiment) cpuOnly() bool {
+	return len(e.Setups) > 0 && !slices.ContainsFunc(e.Setups, func(s Setup) bool { return s != CPUOnly })
+}
+
+// cycled is the log (or its features) replayed at rate: qs itself, or qs repeated cyclically
 // to span at least minDur of arrivals (at most 2^20 queries).
-func cycled(qs []engine.Query, rate float64, minDur time.Duration) []engine.Query {
+func cycled[T any](qs []T, rate float64, minDur time.Duration) []T {
 	if minDur <= 0 {
 		return qs
 	}
@@ -699,7 +759,7 @@ func cycled(qs []engine.Query, rate float64, minDur time.Duration) []engine.Quer
 	if n <= len(qs) {
 		return qs
 	}
-	out := make([]engine.Query, n)
+	out := make([]T, n)
 	for i := range out {
 		out[i] = qs[i%len(qs)]
 	}
@@ -837,7 +897,10 @@ func (e *Experiment) capacity(setup Setup, procs [2]Processor, models [2]*CostMo
 	for _, q := range e.Queries {
 		f := QueryFeatures(e.Index, q)
 		c := models[CPU].Predict(f).Seconds()
-		g := models[GPU].Predict(f).Seconds()
+		g := c // no GPU (a cpu-only experiment): only CPUOnly's sum is used
+		if models[GPU] != nil {
+			g = models[GPU].Predict(f).Seconds()
+		}
 		sum[CPU] += c
 		sum[GPU] += g
 		best += min(c, g)

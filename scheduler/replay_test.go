@@ -322,3 +322,35 @@ func TestSummarizeGPUGaps(t *testing.T) {
 		t.Errorf("cpu: %d batches, busy %v, gap %v max %v; want 2, 5ms, 0, 0", c.Batches, c.Busy, c.Gap, c.GapMax)
 	}
 }
+
+// TestExperimentCPUOnly: an experiment of the cpu-only setup alone needs no
+// GPU backend (qp bench sched --device cpu), reports each run's process
+// CPU time, and one with another setup still asks for the GPU.
+func TestExperimentCPUOnly(t *testing.T) {
+	x := testIndex(t)
+	all := testQueries(160, 9)
+	e := &Experiment{
+		Index:       x,
+		CPU:         Processor{Backend: engine.NewCPU(x, 1), Slots: 2, Sequential: true},
+		Train:       all[:100],
+		Queries:     all[100:],
+		Rates:       []float64{2000},
+		Search:      RateSearch{Off: true},
+		Setups:      []Setup{CPUOnly},
+		MinDuration: -1,
+	}
+	rep, err := e.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Runs) != 1 || rep.Runs[0].Answered != 60 || rep.Runs[0].Procs[GPU].Queries != 0 {
+		t.Fatalf("runs %+v, want one of 60 queries on the CPU", rep.Runs)
+	}
+	if r := rep.Runs[0]; runtime.GOOS == "linux" && (r.CPUTime <= 0 || r.CPUPerQuery() != r.CPUTime/60) {
+		t.Errorf("process CPU %v, per query %v", r.CPUTime, r.CPUPerQuery())
+	}
+	e.Setups = []Setup{CPUOnly, GPUOnly}
+	if _, err := e.Run(context.Background()); err == nil {
+		t.Fatal("gpu-only without a GPU backend: no error")
+	}
+}

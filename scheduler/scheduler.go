@@ -224,6 +224,14 @@ type Request struct {
 	Arrival time.Time
 	// Deadline overrides Config.Deadline for this query (0: the default).
 	Deadline time.Duration
+	// Features, if set, are the query's QueryFeatures on the scheduler's
+	// index, computed by the caller (the replay driver computes those of
+	// its log once, not on every arrival: a dictionary lookup per term);
+	// nil: Submit computes them.
+	Features *Features
+	// Tag is the caller's, returned in Result.Tag (the replay driver's
+	// position of the query in its log: one done function for all).
+	Tag int
 }
 
 // Result is the outcome of one query: exactly the backend's Response (the
@@ -249,6 +257,7 @@ type Result struct {
 	Queue          Queue // where it was classified on arrival
 	Stolen, Urgent bool  // taken by stealing; taken as urgent
 	BatchSize      int
+	Tag            int // Request.Tag
 }
 
 // Delay is the response time: finish minus arrival.
@@ -346,6 +355,10 @@ type Scheduler struct {
 	// with the queues, unlike the per-query bookkeeping).
 	visits   int64
 	stealBuf []stealCand
+	// bjobs and burgency are the scratch arrays of the batch being built
+	// (newBuilder).
+	bjobs    []*job
+	burgency []bool
 	gf       gpuFirst
 }
 
@@ -376,6 +389,10 @@ type batch struct {
 	eta     time.Duration // GPU-first: the BatchModel's prediction of its wall time
 	steal   bool
 	urgency []bool // per job: taken as urgent
+	// one and oneUrgent hold jobs and urgency for a batch of one (a CPU
+	// slot's usual batch): one allocation per batch instead of three.
+	one       [1]*job
+	oneUrgent [1]bool
 	// Set by the slot before it hands the batch back: its measured wall
 	// time, and whether the backend failed it.
 	wall   time.Duration
@@ -533,8 +550,12 @@ func (s *Scheduler) Submit(r Request, done func(*Result)) error {
 // newJob prepares r for the dispatcher: its features, predicted costs,
 // preferred processor, deadline and urgency time.
 func (s *Scheduler) newJob(r Request, done func(*Result)) *job {
-	j := &job{q: r.Query, done: done, arrival: r.Arrival, submitted: s.clock.Now()}
-	j.f = QueryFeatures(s.x, r.Query)
+	j := &job{q: r.Query, done: done, arrival: r.Arrival, submitted: s.clock.Now(), tag: r.Tag}
+	if r.Features != nil {
+		j.f = *r.Features
+	} else {
+		j.f = QueryFeatures(s.x, r.Query)
+	}
 	for _, p := range s.procs {
 		if p != nil {
 			j.cost[p.id] = p.model.Predict(j.f)
@@ -676,6 +697,11 @@ func (s *Scheduler) loop() {
 			}
 		case b := <-s.done:
 			s.finished(b)
+			// And the batches that finished meanwhile: one dispatch pass
+			// for all of them (the same passes' outcome, fewer passes).
+			for n := len(s.done); n > 0; n-- {
+				s.finished(<-s.done)
+			}
 		case <-timer.C:
 			timerAt = time.Time{}
 		case <-abort:
@@ -896,9 +922,15 @@ func (b *builder) unpick() {
 func (s *Scheduler) pickOwn(p *proc, now time.Time) (*batch, time.Time) {
 	own, either := &s.queues[p.id], &s.queues[QueueEither]
 	o := s.other(p)
-	bb := builder{p: p}
+	bb := s.newBuilder(p)
 	if s.gf.on && p.id == GPU {
 		bb.limit = s.budgetLimit()
+	}
+	if p.spec.Sequential && p.maxQ > 1 && p.free > 0 {
+		// A slot that runs its batch query by query (BatchPolicy.MaxCost
+		// of a CPU) takes its share of the queue, no more than the policy
+		// allows: with a short queue the other free slots get theirs.
+		bb.limit = max(1, (own.n+either.n+p.free-1)/p.free)
 	}
 	// 1. Urgent queries committed to p, or waiting in the either queue and
 	// preferring p (Ding §9: "we prioritize this job and schedule it
@@ -1026,7 +1058,7 @@ func (s *Scheduler) pickSteal(p *proc, now time.Time) *batch {
 	}
 	reserved := s.nextBatchEnd(o) // the first query behind o's next batch
 	ahead := s.runningLeft(o, now) + q.cost[o.id]
-	bb := builder{p: p}
+	bb := s.newBuilder(p)
 	cands := s.stealBuf[:0]
 	inReserve := reserved == nil // o's next batch takes the whole queue
 	for j := q.tail; j != nil && !bb.full(); j = j.prev {
@@ -1129,13 +1161,28 @@ func (s *Scheduler) dispatchSerial(now time.Time) {
 	if first == nil {
 		return
 	}
-	bb := builder{p: s.procs[first.pref]}
+	bb := s.newBuilder(s.procs[first.pref])
 	bb.add(first, false)
 	s.start(s.newBatch(&bb, false), now)
 }
 
+// newBuilder starts a batch for p in the dispatcher's scratch arrays
+// (newBatch copies them out; one builder at a time).
+func (s *Scheduler) newBuilder(p *proc) builder {
+	return builder{p: p, jobs: s.bjobs[:0], urgency: s.burgency[:0]}
+}
+
 func (s *Scheduler) newBatch(bb *builder, steal bool) *batch {
-	return &batch{p: bb.p, jobs: bb.jobs, urgency: bb.urgency, pred: bb.cost, steal: steal}
+	b := &batch{p: bb.p, pred: bb.cost, steal: steal}
+	if len(bb.jobs) == 1 {
+		b.one[0], b.oneUrgent[0] = bb.jobs[0], bb.urgency[0]
+		b.jobs, b.urgency = b.one[:], b.oneUrgent[:]
+	} else {
+		b.jobs, b.urgency = slices.Clone(bb.jobs), slices.Clone(bb.urgency)
+	}
+	clear(bb.jobs)
+	s.bjobs, s.burgency = bb.jobs[:0], bb.urgency[:0] // keep what the scratch has grown to
+	return b
 }
 
 // start takes b's jobs out of their queues and hands b to a slot of its
@@ -1203,7 +1250,7 @@ func (s *Scheduler) fail(j *job) {
 	r := &Result{
 		Response: engine.Response{Err: fmt.Errorf("%w: query %q abandoned at shutdown", ErrClosed, j.q.ID)},
 		Query:    j.q, Features: j.f, Predicted: j.cost, Arrival: j.arrival, Submitted: j.submitted,
-		Deadline: j.deadline, Proc: NoProc, Queue: j.queue,
+		Deadline: j.deadline, Proc: NoProc, Queue: j.queue, Tag: j.tag,
 	}
 	s.completed.Add(1)
 	j.done(r)
@@ -1216,9 +1263,19 @@ func (s *Scheduler) worker(p *proc) {
 		// here all the same, the slot runs at the normal priority.
 		_ = lowerThreadPriority(s.cfg.CPUNice)
 	}
+	var buf slotBuf
 	for b := range p.work {
-		s.run(p, b)
+		s.run(p, b, &buf)
 	}
+}
+
+// slotBuf is a slot's reusable query and response arrays for its batches
+// of one, which are delivered before the slot takes its next batch (a
+// batch of several is delivered on a goroutine of its own, and gets its
+// own arrays).
+type slotBuf struct {
+	qs  [1]engine.Query
+	out [1]engine.Response
 }
 
 // run executes one batch and delivers its results. The slot is free again
@@ -1229,17 +1286,25 @@ func (s *Scheduler) worker(p *proc) {
 // batch at once instead of keeping a one-slot GPU idle through it; a
 // batch of one (a CPU core) is delivered in place, where a goroutine
 // would cost more than it saves.
-func (s *Scheduler) run(p *proc, b *batch) {
+func (s *Scheduler) run(p *proc, b *batch, buf *slotBuf) {
 	n := len(b.jobs)
 	if p.spec.Sequential && n > 1 {
 		s.runSequential(p, b)
 		return
 	}
-	qs := make([]engine.Query, n)
+	var qs []engine.Query
+	var out []engine.Response
+	if n == 1 {
+		// The response is the callee's once delivered: start from a zero
+		// one, not from the last query's result slices.
+		buf.out[0] = engine.Response{}
+		qs, out = buf.qs[:], buf.out[:]
+	} else {
+		qs, out = make([]engine.Query, n), make([]engine.Response, n)
+	}
 	for i, j := range b.jobs {
 		qs[i] = j.q
 	}
-	out := make([]engine.Response, n)
 	start := s.clock.Now()
 	err := p.spec.Backend.SearchBatch(s.ctx, qs, s.cfg.Options, out)
 	finish := s.clock.Now()
@@ -1304,7 +1369,7 @@ func (s *Scheduler) runSequential(p *proc, b *batch) {
 			Response: out[0], Query: j.q, Features: j.f, Predicted: j.cost, Cost: cost,
 			Arrival: j.arrival, Submitted: j.submitted, Start: start, Finish: finish, Deadline: j.deadline,
 			MetDeadline: !finish.After(j.deadline), Proc: p.id, ProcName: p.name, Queue: j.queue,
-			Stolen: j.stolen, Urgent: b.urgency[i], BatchSize: n,
+			Stolen: j.stolen, Urgent: b.urgency[i], BatchSize: n, Tag: j.tag,
 		}
 		if r.Urgent {
 			p.st.urgent.Add(1)
@@ -1353,7 +1418,7 @@ func (s *Scheduler) deliver(p *proc, b *batch, out []engine.Response, start, fin
 		res[i] = Result{
 			Response: out[i], Query: j.q, Features: j.f, Predicted: j.cost, Cost: c,
 			Arrival: j.arrival, Submitted: j.submitted, Start: start, Finish: finish, Deadline: j.deadline, MetDeadline: met,
-			Proc: p.id, ProcName: p.name, Queue: j.queue, Stolen: j.stolen, Urgent: j.urgent, BatchSize: n,
+			Proc: p.id, ProcName: p.name, Queue: j.queue, Stolen: j.stolen, Urgent: j.urgent, BatchSize: n, Tag: j.tag,
 		}
 		if j.urgent {
 			p.st.urgent.Add(1)

@@ -702,3 +702,63 @@ func TestCPUNiceSameResults(t *testing.T) {
 		}
 	}
 }
+
+// TestSequentialShare: a Sequential processor's slot takes its share of
+// the queue (queued over free slots, rounded up), not all its BatchPolicy
+// allows, so that the other free slots are not left idle.
+func TestSequentialShare(t *testing.T) {
+	x := testIndex(t)
+	clk := newManualClock()
+	s, err := newScheduler(x, Config{
+		CPU: &Processor{Backend: nopBackend{}, Slots: 3, Sequential: true,
+			Batch: BatchPolicy{MaxCost: time.Hour}, Model: constModel(time.Millisecond)},
+		Clock: clk,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 7 {
+		q := engine.Query{ID: fmt.Sprintf("q%d", i), Terms: []string{termName(10 + i)}, Mode: engine.And, K: 10}
+		s.enqueue(s.newJob(Request{Query: q}, func(*Result) {}), clk.Now())
+	}
+	s.dispatch(clk.Now())
+	var sizes []int
+	var ids []string
+	for _, b := range s.procs[CPU].running {
+		sizes = append(sizes, len(b.jobs))
+		for _, j := range b.jobs {
+			ids = append(ids, j.q.ID)
+		}
+	}
+	if !slices.Equal(sizes, []int{3, 2, 2}) {
+		t.Errorf("batch sizes %v, want [3 2 2] (7 queries over 3 free slots)", sizes)
+	}
+	if want := []string{"q0", "q1", "q2", "q3", "q4", "q5", "q6"}; !slices.Equal(ids, want) {
+		t.Errorf("queries %v, want %v: oldest first", ids, want)
+	}
+}
+
+// TestBatchOfOneAllocs: building a batch of one query (a CPU slot's usual
+// batch) allocates the batch alone; its job and urgency live inside it.
+func TestBatchOfOneAllocs(t *testing.T) {
+	x := testIndex(t)
+	s, err := newScheduler(x, Config{CPU: &Processor{Backend: nopBackend{}, Slots: 1, Model: constModel(time.Millisecond)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := s.procs[CPU]
+	j := s.newJob(Request{Query: engine.Query{ID: "q", Terms: []string{termName(10)}, Mode: engine.And, K: 10}}, func(*Result) {})
+	var b *batch
+	allocs := testing.AllocsPerRun(100, func() {
+		bb := s.newBuilder(p)
+		bb.add(j, true)
+		b = s.newBatch(&bb, false)
+		j.picked = false
+	})
+	if allocs != 1 {
+		t.Errorf("%v allocations per batch of one, want 1", allocs)
+	}
+	if len(b.jobs) != 1 || b.jobs[0] != j || !b.urgency[0] {
+		t.Errorf("batch jobs %v urgency %v", b.jobs, b.urgency)
+	}
+}

@@ -70,7 +70,7 @@ GPU side's host cores (measured online) CPU slots at once. Needs a usable GPU.`)
 	minDur := fs.Duration("min-duration", 0, "shortest span of arrivals of a run (0: 10 deadlines)")
 	reportDir := fs.String("report", "", "also write a Markdown report with the delay-vs-rate plot to this directory")
 	wait := fs.Duration("batch-wait", 2*time.Millisecond, "GPU batch time limit")
-	cpuBatch := fs.Duration("cpu-batch", 0, "a CPU slot takes up to this much predicted work of the queued queries at once, running them one by one (0: one query per slot; 1ms lowered CPU alone on the GPU machine, see docs/BENCHMARKS.md)")
+	cpuBatch := fs.Duration("cpu-batch", 0, "a CPU slot takes up to this much predicted work of the queued queries at once, and no more than its share (queued over free slots), running them one by one (0: one query per slot; 1ms, before the share, lowered CPU alone on the GPU machine, see docs/BENCHMARKS.md; 100us raised it 1.5x on 2 cores, issue 24)")
 	hybridSlots := fs.Int("hybrid-cpu-slots", -1, "CPU slots of cpu+gpu (0: measured, see --split-probe; -1: all of them)")
 	splitProbe := fs.Duration("split-probe", 300*time.Millisecond, "with --hybrid-cpu-slots 0: run the GPU's batches with 0, 1/4, 1/2, 3/4 of the cores less one busy with CPU queries, and with the cores the GPU's host side leaves, this long each, and give cpu+gpu the CPU slots of the highest throughput (0: the cores the GPU's host side leaves, less one)")
 	diagList := fs.String("diagnose", "", "instead of the replay: probe the GPU's batches back to back beside K busy CPU workers for each K of this comma-separated list, and print where a batch's time goes (host phases, device time, the CUDA thread's CPU and run delay, GC, scheduling latency; issue 24)")
@@ -143,14 +143,20 @@ GPU side's host cores (measured online) CPU slots at once. Needs a usable GPU.`)
 	if *diagFor <= 0 {
 		return fmt.Errorf("--diagnose-for %v: want > 0", *diagFor)
 	}
-	*qf.device = "gpu"
+	cpuOnly, err := cpuOnlyRun(*qf.device, setups, diagKs)
+	if err != nil {
+		return err
+	}
+	if !cpuOnly {
+		*qf.device = "gpu"
+	}
 	qe, mode, opt, err := qf.openEngine(pos[0])
 	if err != nil {
 		return fmt.Errorf("bench sched compares CPU and GPU: %w", err)
 	}
 	defer qe.Close()
 	x, an, gpuBe := qe.Index(), qe.Analyzer(), qe.GPU()
-	if gpuBe == nil {
+	if gpuBe == nil && !cpuOnly {
 		return fmt.Errorf("bench sched compares CPU and GPU: no GPU backend")
 	}
 	cpuSlots := *qf.threads
@@ -182,7 +188,7 @@ GPU side's host cores (measured online) CPU slots at once. Needs a usable GPU.`)
 		return diagnose(ctx, os.Stdout, x, engine.NewCPU(x, 1), gpuBe, gpuPol, opt, qs, diagKs, *diagFor, scheduler.ProbeOptions{Nice: *cpuNice, Yield: *diagYield})
 	}
 	var rd *runDiag
-	if *gpuProfile {
+	if *gpuProfile && gpuBe != nil {
 		gpuBe.SetProfile(true)
 		rd = &runDiag{g: gpuBe, w: os.Stderr}
 	}
@@ -192,7 +198,7 @@ GPU side's host cores (measured online) CPU slots at once. Needs a usable GPU.`)
 			Batch: scheduler.BatchPolicy{MaxCost: *cpuBatch}},
 		HybridCPUSlots: *hybridSlots,
 		SplitProbe:     *splitProbe,
-		GPU:            scheduler.Processor{Backend: gpuBe, Slots: 1, Batch: gpuPol},
+		GPU:            gpuProcessor(gpuBe, gpuPol),
 		Options:        opt,
 		Train:          qs[:*train],
 		Queries:        qs[*train:],
@@ -212,9 +218,9 @@ GPU side's host cores (measured online) CPU slots at once. Needs a usable GPU.`)
 		OnlineCores:    *onlineCores,
 		CPUNice:        *cpuNice,
 		Progress: func(r scheduler.Run) {
-			fmt.Fprintf(os.Stderr, "  %v at %.0f q/s: %d answered (cpu %d, gpu %d), %d missed, mean %v p99 %v, growing %v: sustained %v%s\n",
+			fmt.Fprintf(os.Stderr, "  %v at %.0f q/s: %d answered (cpu %d, gpu %d), %d missed, mean %v p99 %v, growing %v, process CPU %v/query: sustained %v%s\n",
 				r.Setup, r.Rate, r.Answered, r.Procs[scheduler.CPU].Queries, r.Procs[scheduler.GPU].Queries,
-				r.Missed, r.Mean, r.P99, r.Growing, r.Sustained(), gpuFirstNote(r))
+				r.Missed, r.Mean, r.P99, r.Growing, r.CPUPerQuery().Round(10*time.Nanosecond), r.Sustained(), gpuFirstNote(r))
 			if g := r.Procs[scheduler.GPU]; g.Batches > 0 {
 				fmt.Fprintf(os.Stderr, "    gpu %d batches of %.0f queries, busy %.0f%%: batch wall %v, gap to the next batch mean %v max %v\n",
 					g.Batches, float64(g.Queries)/float64(g.Batches), 100*g.Busy.Seconds()/max(r.Elapsed.Seconds(), 1e-9),
@@ -267,6 +273,33 @@ GPU side's host cores (measured online) CPU slots at once. Needs a usable GPU.`)
 	return nil
 }
 
+// cpuOnlyRun says whether the run is the CPU's alone (--device cpu: the
+// scheduler's own cost measured without a GPU, issue 24), which only the
+// cpu-only setup can be, without --diagnose.
+func cpuOnlyRun(device string, setups []scheduler.Setup, diagKs []int) (bool, error) {
+	if device != "cpu" {
+		return false, nil
+	}
+	if len(diagKs) > 0 {
+		return false, fmt.Errorf("--device cpu: --diagnose probes the GPU")
+	}
+	for _, st := range setups {
+		if st != scheduler.CPUOnly {
+			return false, fmt.Errorf("--device cpu runs the cpu-only setup only, not %v", st)
+		}
+	}
+	return true, nil
+}
+
+// gpuProcessor is the GPU processor of an experiment (no backend: a
+// CPU-only run).
+func gpuProcessor(b *gpu.Backend, pol scheduler.BatchPolicy) scheduler.Processor {
+	if b == nil {
+		return scheduler.Processor{}
+	}
+	return scheduler.Processor{Backend: b, Slots: 1, Batch: pol}
+}
+
 // gpuFirstNote describes a GPU-first run's batch model and CPU cap.
 func gpuFirstNote(r scheduler.Run) string {
 	if !r.GPUFirst {
@@ -283,7 +316,7 @@ func gpuFirstNote(r scheduler.Run) string {
 // CPU cores.
 func describeDevice(b engine.Backend) string {
 	cpu := fmt.Sprintf("%d CPU cores", runtime.GOMAXPROCS(0))
-	if g, ok := b.(*gpu.Backend); ok {
+	if g, ok := b.(*gpu.Backend); ok && g != nil {
 		d := g.Device()
 		return fmt.Sprintf("GPU %s (%d SMs, %d GiB), %s", d.Name, d.SMs, d.TotalMemory>>30, cpu)
 	}

@@ -30,7 +30,10 @@
 #     whose fixed part is at most a quarter of its time, so that a CPU
 #     taking the overflow no longer shrinks the GPU's batches) and gcbatch
 #     (GOGC=400 and --cpu-batch 200us: a CPU slot takes up to 200 µs of
-#     predicted overflow per hand-off) run cpu+gpu-first only. SLIMIT (85) s
+#     predicted overflow per hand-off) run cpu+gpu-first only; gcrun
+#     (GOGC=400 and --cpu-batch 100us: every CPU slot, CPU alone too, takes
+#     a run of queued queries per hand-off, at most its share of the queue;
+#     issue 24's scheduler-overhead work) runs all three. SLIMIT (85) s
 #     per process; a process is skipped once BUDGET (490) s have passed.
 # Everything under $OUT is packed into $OUT/all.tgz at the end (the device
 # tool returns a few files only); stdout is the short summary.
@@ -71,7 +74,7 @@ envof() {
     procs17) echo "GOMAXPROCS=17" ;;
     blocking) echo "QP_CUDA_SYNC=blocking" ;;
     yield) echo "QP_CUDA_SYNC=yield" ;;
-    gogc400 | gcyield | gcbatch | gcspare) echo "GOGC=400" ;;
+    gogc400 | gcyield | gcbatch | gcspare | gcrun) echo "GOGC=400" ;;
     p17block) echo "GOMAXPROCS=17 QP_CUDA_SYNC=blocking" ;;
     p20nice) echo "GOMAXPROCS=20" ;;
   esac
@@ -88,6 +91,7 @@ flagsof() {
     nice10 | p20nice) echo "--cpu-nice 10" ;;
     gosched | gcyield) echo "--diagnose-yield" ;;
     batch | gcbatch) echo "--cpu-batch 200us" ;;
+    gcrun) echo "--cpu-batch 100us" ;;
     spare | gcspare) echo "--spare-fixed 3" ;;
   esac
 }
@@ -138,7 +142,7 @@ if [ "${SEARCH:-1}" = 1 ]; then
       setups=cpu-only,gpu-only,cpu+gpu-first
       threads=()
       [ "$e" = base ] || setups=${SETUPS_V:-$setups}
-      case "$(flagsof "$e")" in *--cpu-batch* | *--spare-fixed*) setups=cpu+gpu-first ;; esac
+      case "$e" in batch | gcbatch | spare | gcspare) setups=cpu+gpu-first ;; esac
       case "$(envof "$e")" in *GOMAXPROCS=*) threads=(--threads "$(nproc)") ;; esac
       env $(envof "$e") timeout "${SLIMIT:-85}" "$bin/qp" bench sched "$idx" "$queries" "${common[@]}" --mode "$m" \
         --rates "${RATES:-100000}" --min-duration 1s --search-runs "${RUNS:-5}" --search-repeats "${REPEATS:-2}" \
