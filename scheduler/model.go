@@ -223,8 +223,6 @@ func (m *CostModel) Predict(f Features) time.Duration {
 	return m.cur.Load().predict(f)
 }
 
-func (m *CostModel) predict(f Features) time.Duration { return m.cur.Load().predict(f) }
-
 func (p *fit) predict(f Features) time.Duration { return p.predictBasis(f, Basis(f)) }
 
 // predictBasis is predict with f's Basis given.
@@ -300,7 +298,7 @@ func (m *CostModel) Evaluate(samples []Sample) float64 {
 	defer m.mu.Unlock()
 	var s float64
 	for _, x := range samples {
-		s += RelError(m.predict(x.Features), x.Time)
+		s += RelError(m.Predict(x.Features), x.Time)
 	}
 	return s / float64(len(samples))
 }
