@@ -164,28 +164,27 @@ func jsonMessage(err error) string {
 
 // DecodeSearch decodes a POST /v1/search body (at most max bytes).
 func DecodeSearch(r io.Reader, max int64) (SearchRequest, *Error) {
-	var buf bytes.Buffer
-	if e := readBody(&buf, r, max); e != nil {
-		return SearchRequest{}, e
-	}
-	req, e := decodeSearch(buf.Bytes())
-	if e != nil {
-		return SearchRequest{}, e
-	}
-	return req, nil
+	return decodeReader(r, max, decodeSearch)
 }
 
 // DecodeBatch decodes a POST /v1/search/batch body (at most max bytes).
 func DecodeBatch(r io.Reader, max int64) (BatchRequest, *Error) {
+	return decodeReader(r, max, decodeBatch)
+}
+
+// decodeReader reads r (at most max bytes) and decodes it with dec; the
+// zero T on any error.
+func decodeReader[T any](r io.Reader, max int64, dec func([]byte) (T, *Error)) (T, *Error) {
+	var zero T
 	var buf bytes.Buffer
 	if e := readBody(&buf, r, max); e != nil {
-		return BatchRequest{}, e
+		return zero, e
 	}
-	req, e := decodeBatch(buf.Bytes())
+	v, e := dec(buf.Bytes())
 	if e != nil {
-		return BatchRequest{}, e
+		return zero, e
 	}
-	return req, nil
+	return v, nil
 }
 
 // checkText refuses query text that is not UTF-8 or too long.
