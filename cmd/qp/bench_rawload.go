@@ -14,6 +14,8 @@ import (
 	"time"
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
+
+	"github.com/qpengine/qp/report"
 )
 
 // The raw load generator (qp bench load --client raw): HTTP/1.1 keep-alive
@@ -101,12 +103,7 @@ func rawAttack(name, addr string, ts []rawTarget, rate float64, per, conns int, 
 		}
 	}
 	slices.Sort(lat)
-	q := func(p float64) time.Duration {
-		if len(lat) == 0 {
-			return 0
-		}
-		return lat[min(len(lat)-1, int(p*float64(len(lat))))]
-	}
+	q := func(p float64) time.Duration { return report.Percentile(lat, p) } // nearest rank, as every latency table
 	var cs []string
 	for c, n := range codes {
 		cs = append(cs, fmt.Sprintf("%d:%d", c, n))
