@@ -206,11 +206,18 @@ func seekGEQ(docs []uint32, p int, d uint32) int {
 		w := docs[p : p+scanWindow : p+scanWindow]
 		n := below(w[0], d) + below(w[1], d) + below(w[2], d) + below(w[3], d) +
 			below(w[4], d) + below(w[5], d) + below(w[6], d) + below(w[7], d)
-		p += n
 		if n < scanWindow {
-			return p
+			return p + n
 		}
+		p += scanWindow
 	}
+	return seekRest(docs, p, d)
+}
+
+// seekRest is seekGEQ's binary search of docs[p:] (kept out of seekGEQ so
+// that the window inlines into its callers: most moves of a probe or of an
+// intersection's zig-zag are a few postings, docs/CPU-ENGINE.md).
+func seekRest(docs []uint32, p int, d uint32) int {
 	if p >= len(docs) {
 		panic(fmt.Sprintf("BUG: index.seekGEQ: docID %d not in the block ending at %d", d, docs[len(docs)-1]))
 	}

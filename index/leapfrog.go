@@ -23,7 +23,7 @@ func Leapfrog(a, b *Cursor, lim uint32) uint32 {
 					return Terminated
 				}
 			} else {
-				b.pos = seekNear(b.docs, b.pos+1, x)
+				b.pos = seekGEQ(b.docs, b.pos+1, x)
 				b.cur = b.docs[b.pos]
 			}
 		}
@@ -35,25 +35,10 @@ func Leapfrog(a, b *Cursor, lim uint32) uint32 {
 		if y > a.last {
 			x = a.nextGEQBlock(y)
 		} else {
-			a.pos = seekNear(a.docs, a.pos+1, y)
+			a.pos = seekGEQ(a.docs, a.pos+1, y)
 			x = a.docs[a.pos]
 			a.cur = x
 		}
 	}
 	return x
-}
-
-// seekNear is seekGEQ with its window inlined into the caller: most moves
-// of an intersection's zig-zag are a few postings (docs/CPU-ENGINE.md).
-func seekNear(docs []uint32, p int, d uint32) int {
-	if p+scanWindow <= len(docs) {
-		w := docs[p : p+scanWindow : p+scanWindow]
-		n := below(w[0], d) + below(w[1], d) + below(w[2], d) + below(w[3], d) +
-			below(w[4], d) + below(w[5], d) + below(w[6], d) + below(w[7], d)
-		if n < scanWindow {
-			return p + n
-		}
-		p += scanWindow
-	}
-	return seekGEQ(docs, p, d)
 }
