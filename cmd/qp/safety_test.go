@@ -234,6 +234,8 @@ func TestBadFlagValues(t *testing.T) {
 		{"--target 0: want a fraction in (0, 1]", []string{"bench", "sched", idx, docs, "--target", "0"}},
 		{"--target 1.5: want a fraction in (0, 1]", []string{"bench", "sched", idx, docs, "--target", "1.5"}},
 		{"--cpu-cheap -1: want >= 0", []string{"bench", "sched", idx, docs, "--cpu-cheap", "-1"}},
+		{`--client "bogus": want vegeta or raw`, []string{"bench", "serve", idx, docs, "--client", "bogus"}},
+		{`--client "bogus": want vegeta or raw`, []string{"bench", "load", "http://127.0.0.1:1", docs, "--client", "bogus"}},
 		{`--diagnose: bad CPU worker count "x"`, []string{"bench", "sched", idx, docs, "--diagnose", "0,x"}},
 		{"--cpu-nice 20: want 0 to 19", []string{"bench", "sched", idx, docs, "--cpu-nice", "20"}},
 		{"--spare-fixed -1: want >= 0", []string{"bench", "sched", idx, docs, "--spare-fixed", "-1"}},
