@@ -20,6 +20,10 @@ type job struct {
 	custom    bool      // its deadline is not the default
 	tag       int       // Request.Tag
 	done      func(*Result)
+	res       *Result // Request.Result: where the result goes (nil: a new one)
+	// more is the next job of the same SubmitBatch call (nil: none): the
+	// dispatcher receives a call's jobs in one channel hand-off.
+	more *job
 
 	queue      Queue // classification (where it waits)
 	stolen     bool

@@ -51,7 +51,10 @@ func Arrivals(n int, rate float64, seed uint64) []time.Duration {
 // stops the same way and returns ctx's error. Arrivals follow the wall
 // clock, so s should run on RealClock.
 func Replay(ctx context.Context, s *Scheduler, qs []engine.Query, arrivals []time.Duration, maxMiss int) ([]*Result, error) {
-	return replay(ctx, s, qs, nil, arrivals, maxMiss)
+	if len(arrivals) != len(qs) {
+		panic(fmt.Sprintf("BUG: scheduler: %d arrivals for %d queries", len(arrivals), len(qs)))
+	}
+	return replay(ctx, s, qs, nil, arrivals, maxMiss, nil)
 }
 
 // replayState is what a replay's done function needs: one function for
@@ -74,23 +77,38 @@ func (st *replayState) done(r *Result) {
 	}
 }
 
-// replay is Replay with the queries' features given (feats[i] those of
-// qs[i]; nil: Submit computes them).
-func replay(ctx context.Context, s *Scheduler, qs []engine.Query, feats []Features, arrivals []time.Duration, maxMiss int) ([]*Result, error) {
-	if len(arrivals) != len(qs) || (feats != nil && len(feats) != len(qs)) {
-		panic(fmt.Sprintf("BUG: scheduler: %d arrivals and %d features for %d queries", len(arrivals), len(feats), len(qs)))
+// maxBurst caps the arrivals a replay submits in one SubmitBatch call.
+const maxBurst = 256
+
+// replay is Replay for len(arrivals) queries, the i-th being qs[i %
+// len(qs)] (the log replayed cyclically) with features feats[i % len(qs)]
+// (nil: Submit computes them), whose results go to slab[i] (nil: a new
+// array; the replay's results point into it, and the capacity of their
+// Results slices is reused, so a slab reused from run to run spares the
+// per-query allocations). Every arrival whose time has passed when the
+// submitter wakes is submitted in one SubmitBatch call (at most maxBurst):
+// at a million arrivals a second the timer's wake-up latency is longer
+// than the gaps, and one hand-off per query was the generator's limit
+// (issue 24).
+func replay(ctx context.Context, s *Scheduler, qs []engine.Query, feats []Features, arrivals []time.Duration, maxMiss int, slab []Result) ([]*Result, error) {
+	n := len(arrivals)
+	if len(qs) == 0 || (feats != nil && len(feats) != len(qs)) || (slab != nil && len(slab) < n) {
+		panic(fmt.Sprintf("BUG: scheduler: %d arrivals, %d queries, %d features, %d result slots", n, len(qs), len(feats), len(slab)))
 	}
-	st := &replayState{res: make([]*Result, len(qs)), maxMiss: maxMiss, stop: make(chan struct{})}
+	if slab == nil {
+		slab = make([]Result, n)
+	}
+	st := &replayState{res: make([]*Result, n), maxMiss: maxMiss, stop: make(chan struct{})}
 	done := st.done
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	defer timer.Stop()
+	reqs := make([]Request, 0, maxBurst)
 	start := time.Now()
 	var err error
 submit:
-	for i := range qs {
-		at := start.Add(arrivals[i])
-		if d := time.Until(at); d > 0 {
+	for i := 0; i < n; {
+		if d := time.Until(start.Add(arrivals[i])); d > 0 {
 			timer.Reset(d)
 			select {
 			case <-timer.C:
@@ -110,15 +128,21 @@ submit:
 			default:
 			}
 		}
-		r := Request{Query: qs[i], Arrival: at, Tag: i}
-		if feats != nil {
-			r.Features = &feats[i]
+		due := time.Since(start)
+		reqs = reqs[:0]
+		for ; i < n && len(reqs) < maxBurst && (len(reqs) == 0 || arrivals[i] <= due); i++ {
+			r := Request{Query: qs[i%len(qs)], Arrival: start.Add(arrivals[i]), Tag: i, Result: &slab[i]}
+			if feats != nil {
+				r.Features = &feats[i%len(qs)]
+			}
+			reqs = append(reqs, r)
 		}
-		if e := s.Submit(r, done); e != nil { // closed by someone else
+		if e := s.SubmitBatch(reqs, done); e != nil { // closed by someone else
 			err = e
 			break
 		}
 	}
+	clear(reqs)
 	// Drain, unless the run has failed or ctx ended: then abandon the queue.
 	sctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -419,7 +443,10 @@ type RateSearch struct {
 	// Start is the first rate tried (queries/s); 0: half the capacity the
 	// trained cost models predict for the setup.
 	Start float64
-	// Max caps the rates tried (default 1e6 queries/s).
+	// Max caps the rates tried (0: no cap; the search grows the rate until
+	// a run fails, which a run of maxRunQueries queries bounds in time).
+	// Before issue 24's third round the default cap was 1e6 q/s, which
+	// GPU-alone AND on GCIDE reached without failing.
 	Max float64
 	// The search doubles the rate until a run fails (halves it until one
 	// is sustained), then bisects until (failing - sustained) <=
@@ -644,6 +671,7 @@ func (e *Experiment) Run(ctx context.Context) (*Report, error) {
 	for i, q := range e.Queries {
 		feats[i] = QueryFeatures(e.Index, q)
 	}
+	var slab []Result // the runs' results, reused (replay)
 	run := func(setup Setup, rate float64, stopOnMiss bool, seed uint64) (Run, error) {
 		cfg := Config{
 			Options: e.Options, Deadline: e.Deadline, UrgentFraction: e.UrgentFraction,
@@ -677,14 +705,17 @@ func (e *Experiment) Run(ctx context.Context) (*Report, error) {
 		if err != nil {
 			return Run{}, err
 		}
-		qs, fs := cycled(e.Queries, rate, minDur), cycled(feats, rate, minDur)
+		n := runLength(len(e.Queries), rate, minDur)
 		maxMiss := -1
 		if stopOnMiss {
-			maxMiss = len(qs) / 100 // more fail the p99 criterion
+			maxMiss = n / 100 // more fail the p99 criterion
 		}
-		arr := Arrivals(len(qs), rate, seed)
+		arr := Arrivals(n, rate, seed)
+		if len(slab) < n {
+			slab = make([]Result, n)
+		}
 		c0, ok0 := cputime.Process()
-		res, err := replay(ctx, s, qs, fs, arr, maxMiss)
+		res, err := replay(ctx, s, e.Queries, feats, arr, maxMiss, slab[:n])
 		c1, ok1 := cputime.Process()
 		if err != nil {
 			return Run{}, err
@@ -749,21 +780,18 @@ func (e *Experiment) cpuOnly() bool {
 	return len(e.Setups) > 0 && !slices.ContainsFunc(e.Setups, func(s Setup) bool { return s != CPUOnly })
 }
 
-// cycled is the log (or its features) replayed at rate: qs itself, or qs repeated cyclically
-// to span at least minDur of arrivals (at most 2^20 queries).
-func cycled[T any](qs []T, rate float64, minDur time.Duration) []T {
+// maxRunQueries caps the queries of one run (runLength): 4M results are
+// about 2 GB.
+const maxRunQueries = 1 << 22
+
+// runLength is the number of queries replayed at rate: the log once, or
+// the log repeated cyclically to span at least minDur of arrivals (at most
+// maxRunQueries).
+func runLength(logLen int, rate float64, minDur time.Duration) int {
 	if minDur <= 0 {
-		return qs
+		return logLen
 	}
-	n := min(int(math.Ceil(rate*minDur.Seconds())), 1<<20)
-	if n <= len(qs) {
-		return qs
-	}
-	out := make([]T, n)
-	for i := range out {
-		out[i] = qs[i%len(qs)]
-	}
-	return out
+	return max(logLen, min(int(math.Ceil(rate*minDur.Seconds())), maxRunQueries))
 }
 
 // runAll runs the table (every setup at every rate of e.Rates) and then,
@@ -806,7 +834,7 @@ func (e *Experiment) runAll(rep *Report, setups []Setup, procs [2]Processor, sin
 func (e *Experiment) search(setup Setup, procs [2]Processor, models [2]*CostModel, run func(Setup, float64, bool, uint64) (Run, error)) (SearchResult, error) {
 	rs := e.Search
 	if rs.Max <= 0 {
-		rs.Max = 1e6
+		rs.Max = math.Inf(1)
 	}
 	if rs.Precision <= 0 {
 		rs.Precision = 0.05

@@ -40,19 +40,23 @@ least --min-duration. Cost models are fitted on --train queries of the log
 query mode; --report DIR also writes DIR/README.md with the tables and the
 delay-vs-rate plot (DIR/delay-MODE.svg: mean and p99 delay per
 configuration). The CPU has one slot per core (--threads, default GOMAXPROCS),
-each running one query at a time (--cpu-batch D: taking up to D of predicted
-work from its queue at once); in CPU+GPU it gets every core by default
-(--hybrid-cpu-slots 0: only the cores the GPU's host side leaves, measured
-before the runs, --split-probe: the number of busy CPU slots at which the
-GPU's batches and the CPU's queries together complete the most queries).
-Both options are off by default: on the GPU machine they lowered every rate
-(docs/BENCHMARKS.md, twelfth session). GPU-first: the GPU's batches are cut
-to --target of the deadline by its measured batch time (fixed part + time
-per query, fitted on the training batches and refitted from every batch), the
-CPU takes the queries the GPU is predicted to answer later than arrival +
---target × deadline, and (--cpu-cheap R) those it answers in under R times the
-GPU's time per query; with --online-cores it runs at most GOMAXPROCS less the
-GPU side's host cores (measured online) CPU slots at once. Needs a usable GPU.`)
+each taking up to --cpu-batch (default 100us) of predicted work from its
+queue at once, at most its share (queued over free slots), and running it
+one query at a time (0: one query per hand-off); in CPU+GPU it gets every
+core by default (--hybrid-cpu-slots 0: only the cores the GPU's host side
+leaves, measured before the runs, --split-probe). --placement gpu-first (the
+default since issue 24's device runs, where it was never below the cost
+placement): the GPU's batches are cut to --target of the deadline by its
+measured batch time (fixed part + time per query, fitted on the training
+batches and refitted from every batch), the CPU takes the queries the GPU is
+predicted to answer later than arrival + --target × deadline, and
+(--cpu-cheap R) those it answers in under R times the GPU's time per query;
+with --online-cores it runs at most GOMAXPROCS less the GPU side's host
+cores (measured online) CPU slots at once. The rate search has no upper
+bound: it doubles until a run fails. Unless GOGC or GOMEMLIMIT is set, the
+process runs with GOGC 400 and a soft memory limit of half the machine's
+memory (the first line of standard error says which). --device cpu runs the
+cpu-only setup without a GPU (the scheduler's own cost, measured). Otherwise needs a usable GPU.`)
 	qf := addQueryFlags(fs)
 	train := fs.Int("train", 3000, "training queries (taken from the start of the log)")
 	n := fs.Int("replay", 2000, "replayed queries (after the training slice)")
@@ -62,7 +66,7 @@ GPU side's host cores (measured online) CPU slots at once. Needs a usable GPU.`)
 	searchRuns := fs.Int("search-runs", 12, "runs of the highest-sustained-rate search per setup and repeat (0: no search)")
 	repeats := fs.Int("search-repeats", 3, "searches per setup, each with its own arrivals (median and spread reported)")
 	setupList := fs.String("setups", "cpu-only,gpu-only,best-serial,cpu+gpu,cpu+gpu-nosteal", "configurations, in order (cpu+gpu-first: also the GPU-first hybrid)")
-	placement := fs.String("placement", "cost", "placement of cpu+gpu and cpu+gpu-nosteal: cost (Ding's queues by predicted finish time) or gpu-first")
+	placement := fs.String("placement", "gpu-first", "placement of cpu+gpu and cpu+gpu-nosteal: gpu-first (every query to the GPU, the CPU takes the overflow) or cost (Ding's queues by predicted finish time)")
 	target := fs.Float64("target", scheduler.DefaultTargetFraction, "GPU-first: fraction of the deadline a query should be answered in; the GPU's batches are cut to it and the CPU takes the queries the GPU would answer later")
 	cheap := fs.Float64("cpu-cheap", 0, "GPU-first: a CPU slot without overflow also takes a query predicted to cost the CPU at most this many times the GPU's time per query (0: off)")
 	spare := fs.Float64("spare-fixed", 0, "GPU-first: the CPU leaves the GPU the head of its queue, as many queries as make the GPU's fixed part per batch at most 1/(1+R) of the batch's time (0: off)")
@@ -70,7 +74,7 @@ GPU side's host cores (measured online) CPU slots at once. Needs a usable GPU.`)
 	minDur := fs.Duration("min-duration", 0, "shortest span of arrivals of a run (0: 10 deadlines)")
 	reportDir := fs.String("report", "", "also write a Markdown report with the delay-vs-rate plot to this directory")
 	wait := fs.Duration("batch-wait", 2*time.Millisecond, "GPU batch time limit")
-	cpuBatch := fs.Duration("cpu-batch", 0, "a CPU slot takes up to this much predicted work of the queued queries at once, and no more than its share (queued over free slots), running them one by one (0: one query per slot; 1ms, before the share, lowered CPU alone on the GPU machine, see docs/BENCHMARKS.md; 100us raised it 1.5x on 2 cores, issue 24)")
+	cpuBatch := fs.Duration("cpu-batch", 100*time.Microsecond, "a CPU slot takes up to this much predicted work of the queued queries at once, and no more than its share (queued over free slots), running them one by one (0: one query per hand-off; 100us never lost on the GPU machine and raised CPU alone 1.5-2x on 2 cores, issue 24)")
 	hybridSlots := fs.Int("hybrid-cpu-slots", -1, "CPU slots of cpu+gpu (0: measured, see --split-probe; -1: all of them)")
 	splitProbe := fs.Duration("split-probe", 300*time.Millisecond, "with --hybrid-cpu-slots 0: run the GPU's batches with 0, 1/4, 1/2, 3/4 of the cores less one busy with CPU queries, and with the cores the GPU's host side leaves, this long each, and give cpu+gpu the CPU slots of the highest throughput (0: the cores the GPU's host side leaves, less one)")
 	diagList := fs.String("diagnose", "", "instead of the replay: probe the GPU's batches back to back beside K busy CPU workers for each K of this comma-separated list, and print where a batch's time goes (host phases, device time, the CUDA thread's CPU and run delay, GC, scheduling latency; issue 24)")
@@ -143,6 +147,7 @@ GPU side's host cores (measured online) CPU slots at once. Needs a usable GPU.`)
 	if *diagFor <= 0 {
 		return fmt.Errorf("--diagnose-for %v: want > 0", *diagFor)
 	}
+	fmt.Fprintf(os.Stderr, "bench sched: garbage collector %s\n", gcDefault())
 	cpuOnly, err := cpuOnlyRun(*qf.device, setups, diagKs)
 	if err != nil {
 		return err

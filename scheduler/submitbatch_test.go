@@ -1,0 +1,250 @@
+package scheduler
+
+import (
+	"context"
+	"math"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/qpengine/qp/engine"
+	"github.com/qpengine/qp/topk"
+)
+
+// TestSubmitBatch: queries submitted in batches (SubmitBatch) are answered
+// exactly as the CPU engine answers them alone, each done called once; a
+// Request.Result is the record done receives, and the capacity of its
+// Results is reused; after Shutdown, SubmitBatch returns ErrClosed and
+// calls nothing.
+func TestSubmitBatch(t *testing.T) {
+	x := testIndex(t)
+	qs := testQueries(200, 3)
+	want := direct(t, x, qs)
+	for _, tc := range []struct {
+		name string
+		cfg  func() Config
+	}{
+		{"cpu-only", func() Config { return Config{CPU: &Processor{Backend: engine.NewCPU(x, 1), Slots: 2}} }},
+		{"cpu-runs", func() Config {
+			return Config{CPU: &Processor{Backend: engine.NewCPU(x, 1), Slots: 2, Sequential: true, Batch: BatchPolicy{MaxQueries: 8}}}
+		}},
+		{"gpu-first", func() Config {
+			return Config{CPU: &Processor{Backend: engine.NewCPU(x, 1), Slots: 2},
+				GPU:       &Processor{Name: "fake-gpu", Backend: engine.NewCPU(x, 1), Batch: BatchPolicy{MaxQueries: 16, MaxWait: time.Millisecond}},
+				Placement: PlaceGPUFirst}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := runtime.NumGoroutine()
+			s, err := New(x, tc.cfg())
+			if err != nil {
+				t.Fatal(err)
+			}
+			slab := make([]Result, len(qs))
+			bufs := make([][]topk.Result, len(qs)) // the capacity given with each even query
+			for i := 0; i < len(qs); i += 2 {
+				bufs[i] = make([]topk.Result, 0, 1024) // more than any path of the engine needs for k = 10
+				slab[i].Results = bufs[i]
+			}
+			var mu sync.Mutex
+			got := make([]*Result, len(qs))
+			calls := make([]int, len(qs))
+			var wg sync.WaitGroup
+			wg.Add(len(qs))
+			done := func(r *Result) {
+				mu.Lock()
+				got[r.Tag], calls[r.Tag] = r, calls[r.Tag]+1
+				mu.Unlock()
+				wg.Done()
+			}
+			for lo := 0; lo < len(qs); lo += 7 {
+				var rs []Request
+				for i := lo; i < min(lo+7, len(qs)); i++ {
+					r := Request{Query: qs[i], Tag: i}
+					if i%2 == 0 {
+						r.Result = &slab[i]
+					}
+					rs = append(rs, r)
+				}
+				if err := s.SubmitBatch(rs, done); err != nil {
+					t.Fatal(err)
+				}
+			}
+			wg.Wait()
+			if st := s.Stats(); st.Submitted != uint64(len(qs)) || st.Completed != uint64(len(qs)) {
+				t.Errorf("stats: %d submitted, %d completed; want %d", st.Submitted, st.Completed, len(qs))
+			}
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.SubmitBatch([]Request{{Query: qs[0]}}, func(*Result) { t.Error("done called after shutdown") }); err != ErrClosed {
+				t.Errorf("SubmitBatch after Close: %v, want ErrClosed", err)
+			}
+			checkNoLeak(t, before)
+			for i, r := range got {
+				if calls[i] != 1 {
+					t.Fatalf("query %d: done called %d times", i, calls[i])
+				}
+				if err := sameResponse(r.Response, want[i]); err != nil {
+					t.Fatalf("query %d: %v", i, err)
+				}
+				if i%2 == 0 {
+					if r != &slab[i] {
+						t.Fatalf("query %d: result not written to its Request.Result", i)
+					}
+					if len(r.Results) > 0 && &r.Results[:1][0] != &bufs[i][:1][0] {
+						t.Fatalf("query %d: the Results capacity given was not reused", i)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestSequentialRunAllocs: a CPU slot running a batch query by query into
+// caller-owned Results (the replay's) allocates nothing per query.
+func TestSequentialRunAllocs(t *testing.T) {
+	x := testIndex(t)
+	s, err := newScheduler(x, Config{CPU: &Processor{Backend: nopBackend{}, Slots: 1, Sequential: true,
+		Batch: BatchPolicy{MaxQueries: 4}, Model: constModel(time.Microsecond)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := s.procs[CPU]
+	slab := make([]Result, 4)
+	var answered int
+	done := func(*Result) { answered++ }
+	bb := s.newBuilder(p)
+	for i := range slab {
+		bb.add(s.newJob(Request{Query: engine.Query{ID: "q", Terms: []string{termName(10 + i)}, Mode: engine.And, K: 10},
+			Result: &slab[i]}, done), false)
+	}
+	b := s.newBatch(&bb, false)
+	var buf slotBuf
+	allocs := testing.AllocsPerRun(50, func() {
+		s.run(p, b, &buf)
+		<-s.done // what the dispatcher would take
+	})
+	if allocs != 0 {
+		t.Errorf("%v allocations per sequential batch of 4, want 0", allocs)
+	}
+	if answered != 4*51 {
+		t.Errorf("%d answers, want %d", answered, 4*51)
+	}
+	for i := range slab {
+		if slab[i].Proc != CPU || slab[i].BatchSize != 4 || slab[i].Query.Terms[0] != termName(10+i) {
+			t.Errorf("result %d: %+v", i, slab[i])
+		}
+	}
+}
+
+// TestTryObserve: without contention TryObserve learns every sample, as
+// Observe does; while another goroutine holds the model it drops the
+// sample instead of waiting.
+func TestTryObserve(t *testing.T) {
+	m := NewCostModel(ModelOptions{})
+	f := Features{Mode: engine.And, Terms: 2, Min: 10, Second: 20, Max: 30, Sum: 60}
+	for range 5 {
+		if !m.TryObserve(f, time.Millisecond) {
+			t.Fatal("TryObserve dropped a sample without contention")
+		}
+	}
+	if n := m.Samples(); n != 5 {
+		t.Fatalf("%d samples learned, want 5", n)
+	}
+	m.mu.Lock()
+	ok := m.TryObserve(f, time.Millisecond)
+	m.mu.Unlock()
+	if ok {
+		t.Fatal("TryObserve learned while the model was held")
+	}
+	if n := m.Samples(); n != 5 {
+		t.Fatalf("%d samples after a dropped one, want 5", n)
+	}
+	if _, n := m.MeanRelError(); n != 5 {
+		t.Fatalf("error record of %d samples, want 5", n)
+	}
+}
+
+// TestSearchUnbounded: the rate search has no upper bound by default: from
+// 1,000 q/s it doubles past the old 1M cap to a capacity of 3.7M q/s and
+// brackets it to 5%.
+func TestSearchUnbounded(t *testing.T) {
+	const capacity = 3.7e6
+	e := &Experiment{Search: RateSearch{Start: 1000, Repeats: 1, MaxRuns: 20}}
+	var runs int
+	sr, err := e.search(CPUOnly, [2]Processor{}, [2]*CostModel{}, func(_ Setup, r float64, _ bool, _ uint64) (Run, error) {
+		runs++
+		run := Run{Rate: r, Submitted: 1, Answered: 1, Deadline: time.Second}
+		if r > capacity {
+			run.P99 = 2 * time.Second
+		}
+		return run, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !(sr.MaxRate <= capacity && sr.Failed > capacity && sr.Failed-sr.MaxRate <= 0.05*sr.Failed) {
+		t.Fatalf("search: sustained %v, failed %v; want a 5%% bracket of %v (%d runs)", sr.MaxRate, sr.Failed, capacity, runs)
+	}
+}
+
+// TestRunLength: a run replays the log once, or cyclically for the minimum
+// duration, capped at maxRunQueries.
+func TestRunLength(t *testing.T) {
+	for _, c := range []struct {
+		log  int
+		rate float64
+		dur  time.Duration
+		want int
+	}{
+		{1000, 1e5, 0, 1000},
+		{1000, 1e5, -time.Second, 1000},
+		{1000, 100, time.Second, 1000},
+		{1000, 1e5, time.Second, 100_000},
+		{1000, 1e8, time.Second, maxRunQueries},
+		{maxRunQueries + 5, 1e8, time.Second, maxRunQueries + 5},
+	} {
+		if got := runLength(c.log, c.rate, c.dur); got != c.want {
+			t.Errorf("runLength(%d, %v, %v) = %d, want %d", c.log, c.rate, c.dur, got, c.want)
+		}
+	}
+}
+
+// TestReplayCyclic: a replay longer than its log answers the i-th arrival
+// with query i mod the log's length, from the features given, into the
+// slab given.
+func TestReplayCyclic(t *testing.T) {
+	x := testIndex(t)
+	qs := testQueries(30, 9)
+	want := direct(t, x, qs)
+	feats := make([]Features, len(qs))
+	for i, q := range qs {
+		feats[i] = QueryFeatures(x, q)
+	}
+	s, err := New(x, Config{CPU: &Processor{Backend: engine.NewCPU(x, 1), Slots: 2, Sequential: true, Batch: BatchPolicy{MaxCost: time.Millisecond}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 3*len(qs) + 7
+	slab := make([]Result, n)
+	res, err := replay(context.Background(), s, qs, feats, Arrivals(n, 20_000, 2), -1, slab)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range res {
+		if r != &slab[i] {
+			t.Fatalf("arrival %d: result not in its slab slot", i)
+		}
+		if r.Features != feats[i%len(qs)] || r.Query.ID != qs[i%len(qs)].ID {
+			t.Fatalf("arrival %d: query %q, want %q", i, r.Query.ID, qs[i%len(qs)].ID)
+		}
+		if err := sameResponse(r.Response, want[i%len(qs)]); err != nil {
+			t.Fatalf("arrival %d: %v", i, err)
+		}
+	}
+	if run := Summarize(CPUOnly, 20_000, res); run.Answered != n || math.IsNaN(float64(run.Mean)) {
+		t.Fatalf("run %+v", run)
+	}
+}
