@@ -77,8 +77,10 @@ func (st *replayState) done(r *Result) {
 	}
 }
 
-// maxBurst caps the arrivals a replay submits in one SubmitBatch call.
-const maxBurst = 256
+// maxBurst caps the arrivals a replay submits in one SubmitBatch call
+// (64 jobs are one small allocation; 256, a large one, cost a page-fresh
+// span and its clearing per call).
+const maxBurst = 64
 
 // replay is Replay for len(arrivals) queries, the i-th being qs[i %
 // len(qs)] (the log replayed cyclically) with features feats[i % len(qs)]

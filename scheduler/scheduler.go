@@ -132,6 +132,14 @@ type Processor struct {
 	// as a whole query on a small collection, where one-query slots make
 	// the dispatcher, not the cores, the CPU's limit.
 	Sequential bool
+	// LearnEvery > 1: a slot of a Sequential processor (or one running
+	// batches of one) refits the cost model on one answer in LearnEvery
+	// rather than on each (0 or 1: each). The update costs about as much as
+	// a small collection's query on the CPU (issue 24: 17% of the replay's
+	// CPU time with instant backends); with the model's window of 4,096
+	// samples, 1 in 4 still refits within 16k answers. The error record
+	// then covers the answers learned.
+	LearnEvery int
 	// Model predicts this processor's costs and is refitted from its
 	// measured times (unless frozen). nil: a new untrained model. The
 	// scheduler uses the model in place, so share one between schedulers
@@ -1337,6 +1345,18 @@ func (s *Scheduler) worker(p *proc) {
 type slotBuf struct {
 	qs  [1]engine.Query
 	out [1]engine.Response
+	n   int // answers the slot has had to learn from (Processor.LearnEvery)
+}
+
+// learn refits p's model on one query's time, or on one in
+// Processor.LearnEvery of the slot's answers; without waiting for a model
+// another slot is updating (TryObserve).
+func (buf *slotBuf) learn(p *proc, f Features, t time.Duration) {
+	buf.n++
+	if every := p.spec.LearnEvery; every > 1 && buf.n%every != 0 {
+		return
+	}
+	p.model.TryObserve(f, t)
 }
 
 // run executes one batch and delivers its results. The slot is free again
@@ -1389,14 +1409,14 @@ func (s *Scheduler) run(p *proc, b *batch, buf *slotBuf) {
 	p.st.busy.Add(int64(wall))
 	if n == 1 {
 		s.done <- b // the slot is free
-		s.deliver(p, b, out, start, finish)
+		s.deliver(p, b, out, start, finish, buf)
 		return
 	}
 	s.wg.Add(1) // before the slot is released: Shutdown waits for the delivery
 	s.done <- b
 	go func() {
 		defer s.wg.Done()
-		s.deliver(p, b, out, start, finish)
+		s.deliver(p, b, out, start, finish, nil)
 	}()
 }
 
@@ -1421,7 +1441,7 @@ func (s *Scheduler) runSequential(p *proc, b *batch, buf *slotBuf) {
 		cost := finish.Sub(start)
 		busy += cost
 		if r.Err == nil {
-			p.model.TryObserve(j.f, cost)
+			buf.learn(p, j.f, cost)
 		}
 		r.Query, r.Features, r.Predicted, r.Cost = j.q, j.f, j.cost, cost
 		r.Arrival, r.Submitted, r.Start, r.Finish, r.Deadline = j.arrival, j.submitted, start, finish, j.deadline
@@ -1473,8 +1493,10 @@ func (j *job) result() *Result {
 }
 
 // deliver refits p's model on b's measured times and calls the done
-// functions of b's queries (after b's slot has been released).
-func (s *Scheduler) deliver(p *proc, b *batch, out []engine.Response, start, finish time.Time) {
+// functions of b's queries (after b's slot has been released); buf is the
+// slot's for a batch of one delivered in place (nil: a batch of several,
+// whose every answer is learned).
+func (s *Scheduler) deliver(p *proc, b *batch, out []engine.Response, start, finish time.Time, buf *slotBuf) {
 	n := len(b.jobs)
 	wall := finish.Sub(start)
 	var res []Result // for the jobs without a Request.Result
@@ -1489,8 +1511,8 @@ func (s *Scheduler) deliver(p *proc, b *batch, out []engine.Response, start, fin
 			}
 		}
 		if out[i].Err == nil {
-			if n == 1 {
-				p.model.TryObserve(j.f, c) // one-query slots run side by side
+			if buf != nil {
+				buf.learn(p, j.f, c) // one-query slots run side by side
 			} else {
 				p.model.Observe(j.f, c)
 			}

@@ -248,3 +248,28 @@ func TestReplayCyclic(t *testing.T) {
 		t.Fatalf("run %+v", run)
 	}
 }
+
+// TestLearnEvery: a sequential CPU slot with LearnEvery 4 refits its model
+// on one answer in four; without it, on every answer.
+func TestLearnEvery(t *testing.T) {
+	x := testIndex(t)
+	for _, c := range []struct{ every, want int }{{0, 8}, {1, 8}, {4, 2}} {
+		m := NewCostModel(ModelOptions{})
+		s, err := newScheduler(x, Config{CPU: &Processor{Backend: nopBackend{}, Slots: 1, Sequential: true,
+			Batch: BatchPolicy{MaxQueries: 8}, Model: m, LearnEvery: c.every}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := s.procs[CPU]
+		bb := s.newBuilder(p)
+		for i := range 8 {
+			bb.add(s.newJob(Request{Query: engine.Query{ID: "q", Terms: []string{termName(10 + i)}, Mode: engine.And, K: 10}}, func(*Result) {}), false)
+		}
+		var buf slotBuf
+		s.run(p, s.newBatch(&bb, false), &buf)
+		<-s.done
+		if n := m.Samples(); n != c.want {
+			t.Errorf("LearnEvery %d: %d samples learned from 8 answers, want %d", c.every, n, c.want)
+		}
+	}
+}

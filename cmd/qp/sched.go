@@ -199,7 +199,7 @@ cpu-only setup without a GPU (the scheduler's own cost, measured). Otherwise nee
 	}
 	e := &scheduler.Experiment{
 		Index: x,
-		CPU: scheduler.Processor{Backend: engine.NewCPU(x, 1), Slots: cpuSlots, Sequential: true,
+		CPU: scheduler.Processor{Backend: engine.NewCPU(x, 1), Slots: cpuSlots, Sequential: true, LearnEvery: 4,
 			Batch: scheduler.BatchPolicy{MaxCost: *cpuBatch}},
 		HybridCPUSlots: *hybridSlots,
 		SplitProbe:     *splitProbe,
