@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/qpengine/qp/engine"
+	"github.com/qpengine/qp/internal/cputime"
 )
 
 // BenchmarkOverhead measures the scheduler's cost per query with backends
@@ -91,8 +92,10 @@ func BenchmarkOverhead(b *testing.B) {
 // sustains, so the time is the generator's and the machinery's per query
 // (issue 24 asks > 2M arrivals/s of the generator). Reported: arrivals/s
 // (the arrivals over the replay's wall time, submission to the last
-// answer) and late-µs (mean submission lateness: behind schedule when the
-// machinery is slower than the arrivals).
+// answer), late-µs (mean submission lateness: behind schedule when the
+// machinery is slower than the arrivals) and cpu-ns/q (the process's CPU
+// time over the replay per arrival: on a loaded machine steadier than the
+// wall-time rate).
 func BenchmarkReplayArrivals(b *testing.B) {
 	x := testIndex(b)
 	qs := testQueries(1024, 1)
@@ -113,15 +116,18 @@ func BenchmarkReplayArrivals(b *testing.B) {
 		}},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
-			var wall, late time.Duration
+			var wall, late, cpu time.Duration
 			for range b.N {
 				s, err := New(x, tc.cfg())
 				if err != nil {
 					b.Fatal(err)
 				}
+				c0, _ := cputime.Process()
 				t0 := time.Now()
 				res, err := replay(context.Background(), s, qs, feats, arr, -1, slab)
 				wall += time.Since(t0)
+				c1, _ := cputime.Process()
+				cpu += c1 - c0
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -133,6 +139,7 @@ func BenchmarkReplayArrivals(b *testing.B) {
 			}
 			b.ReportMetric(float64(n*b.N)/wall.Seconds(), "arrivals/s")
 			b.ReportMetric(float64(late.Microseconds())/float64(b.N), "late-µs")
+			b.ReportMetric(float64(cpu.Nanoseconds())/float64(n*b.N), "cpu-ns/q")
 		})
 	}
 }

@@ -570,26 +570,37 @@ func (s *Scheduler) SubmitBatch(rs []Request, done func(*Result)) error {
 	if len(rs) == 0 {
 		return nil
 	}
-	jobs := make([]job, len(rs))
-	now := s.clock.Now()
 	for i := range rs {
 		checkRequest(rs[i], done)
-		s.initJob(&jobs[i], rs[i], done, now)
-		if i > 0 {
-			jobs[i-1].more = &jobs[i]
-		}
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
 		return ErrClosed
 	}
-	seq := s.seq.Add(uint64(len(jobs))) - uint64(len(jobs))
-	for i := range jobs {
-		jobs[i].seq = seq + uint64(i) + 1
+	now := s.clock.Now()
+	seq := s.seq.Add(uint64(len(rs))) - uint64(len(rs))
+	var first, last *job
+	for lo := 0; lo < len(rs); lo += chunkJobs {
+		part := rs[lo:min(lo+chunkJobs, len(rs))]
+		c := chunkPool.Get().(*jobChunk)
+		c.live.Store(int32(len(part)))
+		for i := range part {
+			j := &c.jobs[i]
+			s.initJob(j, part[i], done, now)
+			j.chunk = c
+			seq++
+			j.seq = seq
+			if last != nil {
+				last.more = j
+			} else {
+				first = j
+			}
+			last = j
+		}
 	}
-	s.submitted.Add(uint64(len(jobs)))
-	s.arrive <- &jobs[0]
+	s.submitted.Add(uint64(len(rs)))
+	s.arrive <- first
 	return nil
 }
 
@@ -752,8 +763,10 @@ func (s *Scheduler) loop() {
 			// fast submitter cannot starve dispatching) before dispatching,
 			// so that batches form.
 			for burst := len(arrive); ok; burst-- {
-				for ; j != nil; j = j.more {
+				for j != nil {
+					next := j.more // enqueue may answer j (aborted) and release it
 					s.enqueue(j, now)
+					j = next
 				}
 				if burst <= 0 {
 					break
@@ -1323,6 +1336,7 @@ func (s *Scheduler) fail(j *job) {
 	}
 	s.completed.Add(1)
 	j.done(r)
+	j.release()
 }
 
 func (s *Scheduler) worker(p *proc) {
@@ -1465,6 +1479,7 @@ func (s *Scheduler) runSequential(p *proc, b *batch, buf *slotBuf) {
 			s.done <- b // the slot is free
 		}
 		j.done(r)
+		j.release()
 	}
 }
 
@@ -1542,5 +1557,6 @@ func (s *Scheduler) deliver(p *proc, b *batch, out []engine.Response, start, fin
 	s.completed.Add(uint64(n))
 	for _, j := range b.jobs {
 		j.done(j.res)
+		j.release()
 	}
 }
