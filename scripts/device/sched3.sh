@@ -11,14 +11,16 @@
 #   COLL=gcide      the GCIDE JSONL carried (bin/dev/data/gcide.jsonl.xz),
 #                   indexed here (~10 s); about 6-8 minutes in all.
 #   COLL=rfc-pages  the RFC pages index carried, built on the Go machine
-#                   with the same binary (bin/dev/data/rfc-pages.qp.xz; the
-#                   JSONL is 421 MB); about 7-9 minutes.
+#                   with the same binary (bin/dev/data/rfc-pages.qp.xz, ~30 MB;
+#                   the JSONL is 421 MB); about 7-9 minutes.
 #   COLL=gen10m     a topic-model gen index of 10M documents with the TREC
 #                   2005/2006 query terms, /tmp/g10m-topics.qp, kept on the
 #                   warm machine: GEN=1 builds it and exits (~4-5 minutes
-#                   on 16 cores; GENLIMIT 500 s); then MODES="and or" and
-#                   MODES=andor in two more calls (each under SLIMIT per
-#                   mode).
+#                   on 16 cores; GENLIMIT 500 s); then, on the same warm
+#                   machine, a second call runs the three modes (at most
+#                   3 x SLIMIT, ~8.5 min; MODES splits it if need be). If
+#                   CPU alone sustains nothing at 10M documents (single
+#                   queries past the deadline), DEADLINE=500ms.
 #
 # Per mode one process, at most SLIMIT (170) s; a mode is skipped once
 # BUDGET (400) s have passed since the start (the call's 10 minutes). RUNS
@@ -28,19 +30,18 @@
 # everything packed into $OUT/all.tgz. Stdout: per mode the "highest
 # sustained" table with the ratios (CPU+GPU / the better, / the sum).
 #
-# Build (on the Go machine, repository root; ~15 MB, or ~50 MB with RFC pages):
+# Build (on the Go machine, repository root; ~45 MB with both collections):
 #   mkdir -p bin/dev/data && cp ../shared/data/queries/0[56].efficiency_topics.txt bin/dev/data/
 #   CGO_ENABLED=0 go build -o /tmp/qp ./cmd/qp && xz -T0 -9 -c /tmp/qp >bin/dev/data/qp.xz
 #   xz -T0 -9 -c /tmp/qp-data/collections/gcide/docs.jsonl >bin/dev/data/gcide.jsonl.xz     # COLL=gcide
 #   /tmp/qp index --in /tmp/qp-data/collections/rfc-pages/docs.jsonl --out /tmp/rfc-pages.qp \
 #     --stem english --stopwords english && xz -T0 -6 -c /tmp/rfc-pages.qp >bin/dev/data/rfc-pages.qp.xz  # COLL=rfc-pages
-# (carry one collection per call: gcide.jsonl.xz and rfc-pages.qp.xz together
-# exceed 64 MiB with the binary), then with carry ["bin/dev"]:
+# (the RFC pages index must come from the same binary: the index format is
+# the build's), then with carry ["bin/dev"] (one carry serves every call):
 #   COLL=gcide bash scripts/device/sched3.sh
 #   COLL=rfc-pages bash scripts/device/sched3.sh
 #   COLL=gen10m GEN=1 bash scripts/device/sched3.sh                # builds the index
-#   COLL=gen10m MODES="and or" bash scripts/device/sched3.sh       # same warm machine
-#   COLL=gen10m MODES=andor bash scripts/device/sched3.sh
+#   COLL=gen10m bash scripts/device/sched3.sh                      # same warm machine
 source scripts/device/lib.sh
 if [ "${UNPACK:-1}" = 1 ]; then
   [ -e "$bin/data/qp.xz" ] && rm -f /tmp/qp
