@@ -1,0 +1,382 @@
+// Package andprune measures, on the CPU and outside any hot path, how many
+// of a GPU AND's candidates block maxima could prune (issue 20 §4). The GPU
+// AND (cuda/kernels/query_and.cu, docs/GPU-QUERY.md "What runs where")
+// makes every posting of a query's shortest list a candidate and locates it
+// in each further list; it ignores the skip tables' block maxima. Here, for
+// each AND query, every block b of the shortest list gets an upper bound on
+// the score of any document in it:
+//
+//   - block max: w0·blockMax0(b) + Σ_i max over the blocks of list i that
+//     overlap b's docID range [BlockBase(b), LastDoc(b)] of w_i·blockMax_i
+//     (the conjunctive block-max bound of the CPU's andSkip, Ding & Suel
+//     SIGIR'11, taken per candidate block instead of per docID);
+//   - list max: w0·blockMax0(b) + Σ_i w_i·MaxScore_i (no skip-table search).
+//
+// Both are float64 sums raised by the CPU engine's inflation factor
+// (engine.inflate: 1 + 1e-5 + m·2^-22), so that a block whose bound is
+// strictly below a threshold θ holds no document with score ≥ θ. A block is
+// pruned when its bound is strictly below θ, for
+//
+//   - θ = the query's true k-th score (the best any block-level scheme can
+//     do), and
+//   - θ_B = the exact k-th score among the results of the B blocks with the
+//     highest block-max bounds (what a GPU gets from one first round over B
+//     blocks per query; those B blocks count as processed).
+//
+// Work is counted as blocks and candidates of the shortest list and as
+// lookups: a candidate is searched in the next list only while it matched
+// the previous ones (the GPU compacts survivors after every step), so its
+// lookups are 1 + the further lists it matched, at most m-1.
+package andprune
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/qpengine/qp/engine"
+	"github.com/qpengine/qp/index"
+	"github.com/qpengine/qp/score"
+)
+
+// Work is an amount of AND work.
+type Work struct {
+	Blocks, Cands, Lookups int64
+}
+
+func (w *Work) add(o Work) { w.Blocks += o.Blocks; w.Cands += o.Cands; w.Lookups += o.Lookups }
+
+// Scheme is one pruning rule and the work it leaves (processed, not pruned).
+type Scheme struct {
+	Name string
+	Left Work
+}
+
+// Report is the outcome over a query log.
+type Report struct {
+	K        int
+	Queries  int  // AND queries with every term in the index
+	Multi    int  // of which with at least two distinct terms
+	Full     Work // without pruning
+	Results  int64
+	Schemes  []Scheme
+	Unsafe   int64 // results whose block bound is below their score (must be 0)
+	ThetaBad int64 // queries where some θ_B exceeds the true k-th score (must be 0)
+}
+
+// Share is the fraction of w pruned by scheme s.
+func (r *Report) Share(s Scheme) (blocks, cands, lookups float64) {
+	f := func(left, full int64) float64 {
+		if full == 0 {
+			return 0
+		}
+		return 1 - float64(left)/float64(full)
+	}
+	return f(s.Left.Blocks, r.Full.Blocks), f(s.Left.Cands, r.Full.Cands), f(s.Left.Lookups, r.Full.Lookups)
+}
+
+// Measurer holds the per-query scratch.
+type Measurer struct {
+	x     *index.Index
+	k     int
+	bs    []int
+	canon []engine.Term
+	lists []index.List
+	docs  [][]uint32
+	freqs [][]uint32
+	ids   []int
+	// per posting of the shortest list
+	score []float32 // -1: not in the intersection
+	look  []int32
+	// per block of the shortest list
+	bmB, lmB []float64
+	order    []int
+	sel      []float32
+	Report   Report
+}
+
+// New returns a Measurer over x for top-k queries and first rounds of
+// B ∈ bs blocks.
+func New(x *index.Index, k int, bs []int) *Measurer {
+	m := &Measurer{x: x, k: k, bs: bs}
+	m.Report.K = k
+	m.Report.Schemes = append(m.Report.Schemes, Scheme{Name: "true k-th, block max"}, Scheme{Name: "true k-th, list max"})
+	for _, b := range bs {
+		m.Report.Schemes = append(m.Report.Schemes, Scheme{Name: fmt.Sprintf("θ of top-%d blocks, block max", b)})
+	}
+	return m
+}
+
+// Add measures one query (analyzed terms).
+func (m *Measurer) Add(terms []string) error {
+	var unknown bool
+	m.canon, unknown = engine.CanonicalTerms(m.canon, m.x, engine.Query{Terms: terms, Mode: engine.And, K: m.k})
+	if unknown || len(m.canon) == 0 {
+		return nil
+	}
+	n := len(m.canon)
+	m.ids = m.ids[:0]
+	for _, c := range m.canon {
+		m.ids = append(m.ids, c.ID)
+	}
+	m.lists = slices.Grow(m.lists[:0], n)[:n]
+	if err := m.x.ListsInto(m.lists, m.ids); err != nil {
+		return err
+	}
+	for len(m.docs) < n {
+		m.docs, m.freqs = append(m.docs, nil), append(m.freqs, nil)
+	}
+	for i := range m.lists {
+		var err error
+		if m.docs[i], m.freqs[i], err = m.lists[i].Decode(m.docs[i], m.freqs[i]); err != nil {
+			return err
+		}
+	}
+	m.intersect(n)
+	m.bounds(n)
+	m.tally(n)
+	return nil
+}
+
+// intersect scores every posting of the shortest list that is in every list
+// (score in canonical order, as engine.term: float32(w·score.Term)) and
+// counts its lookups.
+func (m *Measurer) intersect(n int) {
+	d0 := m.docs[0]
+	m.score = slices.Grow(m.score[:0], len(d0))[:len(d0)]
+	m.look = slices.Grow(m.look[:0], len(d0))[:len(d0)]
+	var pos [engine.MaxTerms]int
+	norms, k1p1 := m.x.Norms(), m.x.Params().K1p1()
+	for j, d := range d0 {
+		ok := true
+		look := int32(0)
+		for i := 1; i < n && ok; i++ {
+			look++
+			ds := m.docs[i]
+			p := pos[i] + sortSearchGEQ(ds[pos[i]:], d)
+			pos[i] = p
+			ok = p < len(ds) && ds[p] == d
+		}
+		m.look[j] = look
+		if !ok {
+			m.score[j] = -1
+			continue
+		}
+		var s float32
+		for i := 0; i < n; i++ {
+			tf := m.freqs[i][j]
+			if i > 0 {
+				tf = m.freqs[i][pos[i]]
+			}
+			s += float32(m.canon[i].W * score.Term(m.lists[i].IDF, k1p1, tf, norms[d]))
+		}
+		m.score[j] = s
+	}
+}
+
+// sortSearchGEQ is the first index of s holding a value >= d (galloping).
+func sortSearchGEQ(s []uint32, d uint32) int {
+	hi := 1
+	for hi < len(s) && s[hi-1] < d {
+		hi *= 2
+	}
+	lo := hi / 2
+	hi = min(hi, len(s))
+	for lo < hi {
+		mid := (lo + hi) / 2
+		if s[mid] < d {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return lo
+}
+
+// inflate is engine.inflate (unexported there): the factor by which float64
+// sums of float32 maxima are raised before a comparison with a score.
+func inflate(m int) float64 { return 1 + 1e-5 + float64(m)*(1.0/(1<<22)) }
+
+// bounds computes both bounds of every block of the shortest list. A block
+// over which some list has no block gets -1 (it can hold no result).
+func (m *Measurer) bounds(n int) {
+	l0 := &m.lists[0]
+	nb := l0.NBlocks
+	m.bmB = slices.Grow(m.bmB[:0], nb)[:nb]
+	m.lmB = slices.Grow(m.lmB[:0], nb)[:nb]
+	infl := inflate(n)
+	var lm float64
+	for i := 1; i < n; i++ {
+		lm += float64(m.canon[i].W) * float64(m.lists[i].MaxScore)
+	}
+	var first [engine.MaxTerms]int // per list, first block that may overlap (ranges increase)
+	for b := 0; b < nb; b++ {
+		lo, hi := l0.BlockBase(b), l0.LastDoc(b)
+		own := float64(m.canon[0].W) * float64(l0.BlockMax(b))
+		bm := own
+		for i := 1; i < n && bm >= 0; i++ {
+			l := &m.lists[i]
+			c := first[i]
+			for c < l.NBlocks && l.LastDoc(c) < lo {
+				c++
+			}
+			first[i] = c
+			if c == l.NBlocks {
+				bm = -1
+				break
+			}
+			mx := float32(0)
+			for ; c < l.NBlocks && l.BlockBase(c) <= hi; c++ {
+				mx = max(mx, l.BlockMax(c))
+			}
+			bm += float64(m.canon[i].W) * float64(mx)
+		}
+		if bm >= 0 {
+			bm *= infl
+		}
+		m.bmB[b] = bm
+		m.lmB[b] = (own + lm) * infl
+	}
+}
+
+// kth is the k-th largest of s, or 0 when s has fewer than k values (scores
+// are positive: θ = 0 prunes only blocks bounded below 0). It reorders s.
+func kth(s []float32, k int) float64 {
+	if len(s) < k {
+		return 0
+	}
+	slices.SortFunc(s, func(a, b float32) int {
+		switch {
+		case a > b:
+			return -1
+		case a < b:
+			return 1
+		}
+		return 0
+	})
+	return float64(s[k-1])
+}
+
+// blockWork is the work of block b of the shortest list.
+func (m *Measurer) blockWork(b int) Work {
+	l0 := &m.lists[0]
+	s := b * l0.BlockSize
+	e := s + l0.BlockLen(b)
+	var lk int64
+	for _, v := range m.look[s:e] {
+		lk += int64(v)
+	}
+	return Work{Blocks: 1, Cands: int64(e - s), Lookups: lk}
+}
+
+// tally adds the query's work under every scheme to the report.
+func (m *Measurer) tally(n int) {
+	r := &m.Report
+	r.Queries++
+	if n > 1 {
+		r.Multi++
+	}
+	l0 := &m.lists[0]
+	nb := l0.NBlocks
+	m.sel = m.sel[:0]
+	for j, s := range m.score {
+		if s < 0 {
+			continue
+		}
+		m.sel = append(m.sel, s)
+		if b := j / l0.BlockSize; m.bmB[b] < float64(s) || m.lmB[b] < float64(s) {
+			r.Unsafe++
+		}
+	}
+	r.Results += int64(len(m.sel))
+	theta := kth(m.sel, m.k)
+	// Blocks by descending block-max bound, ties by ascending block.
+	m.order = slices.Grow(m.order[:0], nb)[:nb]
+	for b := range m.order {
+		m.order[b] = b
+	}
+	slices.SortStableFunc(m.order, func(a, b int) int {
+		switch {
+		case m.bmB[a] > m.bmB[b]:
+			return -1
+		case m.bmB[a] < m.bmB[b]:
+			return 1
+		}
+		return 0
+	})
+	thetaB := make([]float64, len(m.bs))
+	for i, B := range m.bs {
+		m.sel = m.sel[:0]
+		for _, b := range m.order[:min(B, nb)] {
+			s := b * l0.BlockSize
+			for _, v := range m.score[s : s+l0.BlockLen(b)] {
+				if v >= 0 {
+					m.sel = append(m.sel, v)
+				}
+			}
+		}
+		thetaB[i] = kth(m.sel, m.k)
+		if thetaB[i] > theta {
+			r.ThetaBad++
+		}
+	}
+	for rank, b := range m.order {
+		w := m.blockWork(b)
+		r.Full.add(w)
+		if !(m.bmB[b] < theta) {
+			r.Schemes[0].Left.add(w)
+		}
+		if !(m.lmB[b] < theta) {
+			r.Schemes[1].Left.add(w)
+		}
+		for i, B := range m.bs {
+			if rank < B || !(m.bmB[b] < thetaB[i]) {
+				r.Schemes[2+i].Left.add(w)
+			}
+		}
+	}
+}
+
+// TopK is the query's top k as (docID, score) pairs by descending score,
+// ties by ascending docID, from the last Add (for checks against the
+// engine).
+func (m *Measurer) TopK() (docs []uint32, scores []float32) {
+	type ds struct {
+		d uint32
+		s float32
+	}
+	var all []ds
+	for j, s := range m.score {
+		if s >= 0 {
+			all = append(all, ds{m.docs[0][j], s})
+		}
+	}
+	slices.SortFunc(all, func(a, b ds) int {
+		switch {
+		case a.s > b.s:
+			return -1
+		case a.s < b.s:
+			return 1
+		case a.d < b.d:
+			return -1
+		case a.d > b.d:
+			return 1
+		}
+		return 0
+	})
+	for _, v := range all[:min(m.k, len(all))] {
+		docs, scores = append(docs, v.d), append(scores, v.s)
+	}
+	return docs, scores
+}
+
+// Table formats the report as a Markdown table.
+func (r *Report) Table() string {
+	s := fmt.Sprintf("%d AND queries (%d with ≥ 2 terms), k = %d: %d blocks, %d candidates, %d lookups, %d results (unsafe bounds %d, θ_B > θ %d)\n\n",
+		r.Queries, r.Multi, r.K, r.Full.Blocks, r.Full.Cands, r.Full.Lookups, r.Results, r.Unsafe, r.ThetaBad)
+	s += "| scheme | blocks pruned | candidates pruned | lookups pruned |\n|---|---|---|---|\n"
+	for _, sc := range r.Schemes {
+		b, c, l := r.Share(sc)
+		s += fmt.Sprintf("| %s | %.1f%% | %.1f%% | %.1f%% |\n", sc.Name, 100*b, 100*c, 100*l)
+	}
+	return s
+}

@@ -1,0 +1,118 @@
+package andprune
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/qpengine/qp/bench/internal/testidx"
+	"github.com/qpengine/qp/engine"
+	"github.com/qpengine/qp/eval"
+	"github.com/qpengine/qp/index"
+)
+
+// run measures the first limit queries of the TREC 2006 efficiency log on
+// x and checks every query's top k against the CPU engine's (docIDs and
+// score bits), so that the thresholds measured are the engine's.
+func run(t *testing.T, x *index.Index, k, limit, check int) *Report {
+	t.Helper()
+	qs, err := eval.ReadQueryFile(filepath.Join(testidx.DataDir, "queries", "06.efficiency_topics.txt"), limit)
+	if err != nil {
+		t.Skip(err)
+	}
+	an, err := x.Analyzer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := New(x, k, []int{1, 2, 4, 8})
+	e := engine.New(x)
+	for i, q := range qs {
+		terms := an.Tokens(q.Text)
+		if len(terms) == 0 || len(terms) > engine.MaxTerms {
+			continue
+		}
+		before := m.Report.Queries
+		if err := m.Add(terms); err != nil {
+			t.Fatalf("query %s: %v", q.ID, err)
+		}
+		if i >= check || m.Report.Queries == before {
+			continue
+		}
+		want, _, err := e.Search(engine.Query{ID: q.ID, Terms: terms, Mode: engine.And, K: k}, engine.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs, scores := m.TopK()
+		if len(docs) != len(want) {
+			t.Fatalf("query %s: %d results, engine %d", q.ID, len(docs), len(want))
+		}
+		for j, w := range want {
+			if docs[j] != w.Doc || math.Float32bits(scores[j]) != math.Float32bits(w.Score) {
+				t.Fatalf("query %s rank %d: (%d, %v), engine (%d, %v)", q.ID, j, docs[j], scores[j], w.Doc, w.Score)
+			}
+		}
+	}
+	r := &m.Report
+	if r.Unsafe != 0 || r.ThetaBad != 0 {
+		t.Fatalf("unsafe bounds %d, θ_B above the k-th score %d", r.Unsafe, r.ThetaBad)
+	}
+	if r.Queries == 0 || r.Full.Cands == 0 {
+		t.Fatalf("no AND query measured: %+v", r.Full)
+	}
+	for i, s := range r.Schemes {
+		if s.Left.Cands > r.Full.Cands || s.Left.Blocks > r.Full.Blocks {
+			t.Fatalf("scheme %s leaves more than the full work", s.Name)
+		}
+		// The true k-th score with block maxima prunes at least as much
+		// as any other scheme with block maxima.
+		if i >= 2 && s.Left.Cands < r.Schemes[0].Left.Cands {
+			t.Fatalf("scheme %s prunes more than the true k-th score", s.Name)
+		}
+	}
+	return r
+}
+
+// TestCACM checks the measurement on a small real collection: bounds safe,
+// θ_B never above the k-th score, the top k equal to the engine's.
+func TestCACM(t *testing.T) {
+	x := testidx.Build(t, "cacm", testidx.English)
+	for _, k := range []int{1, 10} {
+		r := run(t, x, k, 2000, 2000)
+		t.Logf("CACM, first 2000 TREC'06 queries:\n%s", r.Table())
+	}
+}
+
+// TestIndex measures $QP_ANDPRUNE_INDEX on the first $QP_ANDPRUNE_QUERIES
+// (default 10000) TREC 2006 queries, k = 10, checking the first 500
+// against the engine, and prints the table (docs/GPU-QUERY.md, "Block-max
+// pruning of AND candidates: the potential").
+func TestIndex(t *testing.T) {
+	path := os.Getenv("QP_ANDPRUNE_INDEX")
+	if path == "" {
+		t.Skip("QP_ANDPRUNE_INDEX not set")
+	}
+	x, err := index.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	limit := 10000
+	if s := os.Getenv("QP_ANDPRUNE_QUERIES"); s != "" {
+		limit = atoi(t, s)
+	}
+	r := run(t, x, 10, limit, 500)
+	t.Logf("%s (%d documents), first %d TREC'06 queries:\n%s", filepath.Base(path), x.NumDocs(), limit, r.Table())
+}
+
+func atoi(t *testing.T, s string) int {
+	n := 0
+	for _, c := range strings.TrimSpace(s) {
+		if c < '0' || c > '9' {
+			t.Fatalf("bad number %q", s)
+		}
+		n = 10*n + int(c-'0')
+	}
+	return n
+}
