@@ -87,21 +87,29 @@ type Measurer struct {
 	// per posting of the shortest list
 	score []float32 // -1: not in the intersection
 	look  []int32
+	step  []float64 // per posting, per step i = 1..n-1: the candidate bound (see intersect)
 	// per block of the shortest list
 	bmB, lmB []float64
 	order    []int
 	sel      []float32
-	Report   Report
+	Report   Report // all AND queries
+	Multi    Report // AND queries of at least two distinct terms (the ones with intersection steps)
 }
 
 // New returns a Measurer over x for top-k queries and first rounds of
 // B ∈ bs blocks.
 func New(x *index.Index, k int, bs []int) *Measurer {
 	m := &Measurer{x: x, k: k, bs: bs}
-	m.Report.K = k
-	m.Report.Schemes = append(m.Report.Schemes, Scheme{Name: "true k-th, block max"}, Scheme{Name: "true k-th, list max"})
-	for _, b := range bs {
-		m.Report.Schemes = append(m.Report.Schemes, Scheme{Name: fmt.Sprintf("θ of top-%d blocks, block max", b)})
+	for _, r := range []*Report{&m.Report, &m.Multi} {
+		r.K = k
+		r.Schemes = append(r.Schemes, Scheme{Name: "true k-th, block max"}, Scheme{Name: "true k-th, list max"})
+		for _, b := range bs {
+			r.Schemes = append(r.Schemes, Scheme{Name: fmt.Sprintf("θ of top-%d blocks, block max", b)})
+		}
+		r.Schemes = append(r.Schemes, Scheme{Name: "true k-th, candidate bounds"})
+		for _, b := range bs {
+			r.Schemes = append(r.Schemes, Scheme{Name: fmt.Sprintf("θ of top-%d blocks, candidate bounds", b)})
+		}
 	}
 	return m
 }
@@ -133,7 +141,10 @@ func (m *Measurer) Add(terms []string) error {
 	}
 	m.intersect(n)
 	m.bounds(n)
-	m.tally(n)
+	m.tally(&m.Report, n)
+	if n > 1 {
+		m.tally(&m.Multi, n)
+	}
 	return nil
 }
 
@@ -144,33 +155,70 @@ func (m *Measurer) intersect(n int) {
 	d0 := m.docs[0]
 	m.score = slices.Grow(m.score[:0], len(d0))[:len(d0)]
 	m.look = slices.Grow(m.look[:0], len(d0))[:len(d0)]
+	st := max(n-1, 1)
+	m.step = slices.Grow(m.step[:0], len(d0)*st)[:len(d0)*st]
 	var pos [engine.MaxTerms]int
+	var part [engine.MaxTerms]float32 // term scores of d (0 where absent)
+	var rest [engine.MaxTerms + 1]float64
 	norms, k1p1 := m.x.Norms(), m.x.Params().K1p1()
+	infl := inflate(n)
 	for j, d := range d0 {
-		ok := true
-		look := int32(0)
-		for i := 1; i < n && ok; i++ {
-			look++
+		// Locate d in every list (the block of d in list i is the block
+		// of its GEQ position); a miss ends the GPU's steps.
+		look, ok := int32(0), true
+		past := 0 // lists 1..past-1 reach d; list past ends before d
+		for i := 1; i < n; i++ {
 			ds := m.docs[i]
 			p := pos[i] + sortSearchGEQ(ds[pos[i]:], d)
 			pos[i] = p
-			ok = p < len(ds) && ds[p] == d
+			if ok {
+				look++
+			}
+			if p == len(ds) && past == 0 {
+				past = i
+			}
+			ok = ok && p < len(ds) && ds[p] == d
 		}
 		m.look[j] = look
+		part[0] = m.term(0, m.freqs[0][j], d, norms, k1p1)
+		rest[n] = 0
+		for i := n - 1; i >= 1; i-- {
+			part[i] = 0
+			bm := -1.0
+			if p := pos[i]; p < len(m.docs[i]) {
+				bm = float64(m.canon[i].W) * float64(m.lists[i].BlockMax(p/m.lists[i].BlockSize))
+				if m.docs[i][p] == d {
+					part[i] = m.term(i, m.freqs[i][p], d, norms, k1p1)
+				}
+			}
+			rest[i] = rest[i+1] + bm
+		}
+		// Step i's bound: the exact scores of terms 0..i-1 plus the block
+		// maxima of d's blocks in lists i..n-1 (-1: some list ends before d).
+		acc := 0.0
+		for i := 1; i < n; i++ {
+			acc += float64(part[i-1])
+			b := (acc + rest[i]) * infl
+			if past != 0 && past >= i {
+				b = -1
+			}
+			m.step[j*st+i-1] = b
+		}
 		if !ok {
 			m.score[j] = -1
 			continue
 		}
 		var s float32
 		for i := 0; i < n; i++ {
-			tf := m.freqs[i][j]
-			if i > 0 {
-				tf = m.freqs[i][pos[i]]
-			}
-			s += float32(m.canon[i].W * score.Term(m.lists[i].IDF, k1p1, tf, norms[d]))
+			s += part[i]
 		}
 		m.score[j] = s
 	}
+}
+
+// term is engine.term: canonical term i's BM25 contribution for (d, tf).
+func (m *Measurer) term(i int, tf, d uint32, norms []float32, k1p1 float32) float32 {
+	return float32(m.canon[i].W * score.Term(m.lists[i].IDF, k1p1, tf, norms[d]))
 }
 
 // sortSearchGEQ is the first index of s holding a value >= d (galloping).
@@ -269,8 +317,7 @@ func (m *Measurer) blockWork(b int) Work {
 }
 
 // tally adds the query's work under every scheme to the report.
-func (m *Measurer) tally(n int) {
-	r := &m.Report
+func (m *Measurer) tally(r *Report, n int) {
 	r.Queries++
 	if n > 1 {
 		r.Multi++
@@ -285,6 +332,11 @@ func (m *Measurer) tally(n int) {
 		m.sel = append(m.sel, s)
 		if b := j / l0.BlockSize; m.bmB[b] < float64(s) || m.lmB[b] < float64(s) {
 			r.Unsafe++
+		}
+		for _, v := range m.step[j*max(n-1, 1) : j*max(n-1, 1)+n-1] {
+			if v < float64(s) {
+				r.Unsafe++
+			}
 		}
 	}
 	r.Results += int64(len(m.sel))
@@ -333,7 +385,45 @@ func (m *Measurer) tally(n int) {
 				r.Schemes[2+i].Left.add(w)
 			}
 		}
+		c := 2 + len(m.bs)
+		r.Schemes[c].Left.add(m.candWork(b, n, theta))
+		for i, B := range m.bs {
+			if rank < B {
+				r.Schemes[c+1+i].Left.add(w)
+			} else {
+				r.Schemes[c+1+i].Left.add(m.candWork(b, n, thetaB[i]))
+			}
+		}
 	}
+}
+
+// candWork is the work left in block b of the shortest list when every
+// step i checks each candidate's step-i bound against θ before decoding
+// list i's block: candidates are those passing step 1's check, lookups the
+// steps each one passes. Blocks counts b if a candidate passes.
+func (m *Measurer) candWork(b, n int, theta float64) Work {
+	l0 := &m.lists[0]
+	s := b * l0.BlockSize
+	e := s + l0.BlockLen(b)
+	if n == 1 {
+		return Work{Blocks: 1, Cands: int64(e - s)}
+	}
+	st := n - 1
+	var w Work
+	for j := s; j < e; j++ {
+		st0 := m.step[j*st : j*st+st]
+		if st0[0] < theta {
+			continue
+		}
+		w.Cands++
+		for i := 0; i < int(m.look[j]) && !(st0[i] < theta); i++ {
+			w.Lookups++
+		}
+	}
+	if w.Cands > 0 {
+		w.Blocks = 1
+	}
+	return w
 }
 
 // TopK is the query's top k as (docID, score) pairs by descending score,
