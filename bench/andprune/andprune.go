@@ -63,6 +63,19 @@ type Report struct {
 	ThetaBad int64 // queries where some θ_B exceeds the true k-th score (must be 0)
 }
 
+// Merge adds o (a report of other queries, same k and schemes) to r.
+func (r *Report) Merge(o *Report) {
+	r.Queries += o.Queries
+	r.Multi += o.Multi
+	r.Full.add(o.Full)
+	r.Results += o.Results
+	r.Unsafe += o.Unsafe
+	r.ThetaBad += o.ThetaBad
+	for i := range r.Schemes {
+		r.Schemes[i].Left.add(o.Schemes[i].Left)
+	}
+}
+
 // Share is the fraction of w pruned by scheme s.
 func (r *Report) Share(s Scheme) (blocks, cands, lookups float64) {
 	f := func(left, full int64) float64 {
@@ -88,6 +101,7 @@ type Measurer struct {
 	score []float32 // -1: not in the intersection
 	look  []int32
 	step  []float64 // per posting, per step i = 1..n-1: the candidate bound (see intersect)
+	stepL []float64 // the same with list maxima for the lists after i (no extra search)
 	// per block of the shortest list
 	bmB, lmB []float64
 	order    []int
@@ -110,6 +124,7 @@ func New(x *index.Index, k int, bs []int) *Measurer {
 		for _, b := range bs {
 			r.Schemes = append(r.Schemes, Scheme{Name: fmt.Sprintf("θ of top-%d blocks, candidate bounds", b)})
 		}
+		r.Schemes = append(r.Schemes, Scheme{Name: "true k-th, candidate bounds, later lists by list max"})
 	}
 	return m
 }
@@ -157,6 +172,12 @@ func (m *Measurer) intersect(n int) {
 	m.look = slices.Grow(m.look[:0], len(d0))[:len(d0)]
 	st := max(n-1, 1)
 	m.step = slices.Grow(m.step[:0], len(d0)*st)[:len(d0)*st]
+	m.stepL = slices.Grow(m.stepL[:0], len(d0)*st)[:len(d0)*st]
+	var lmax [engine.MaxTerms + 1]float64 // suffix sums of w·MaxScore
+	for i := n - 1; i >= 1; i-- {
+		lmax[i] = lmax[i+1] + float64(m.canon[i].W)*float64(m.lists[i].MaxScore)
+	}
+	var bmi [engine.MaxTerms]float64 // w·blockMax of d's block in list i (-1: past the end)
 	var pos [engine.MaxTerms]int
 	var part [engine.MaxTerms]float32 // term scores of d (0 where absent)
 	var rest [engine.MaxTerms + 1]float64
@@ -192,6 +213,7 @@ func (m *Measurer) intersect(n int) {
 				}
 			}
 			rest[i] = rest[i+1] + bm
+			bmi[i] = bm
 		}
 		// Step i's bound: the exact scores of terms 0..i-1 plus the block
 		// maxima of d's blocks in lists i..n-1 (-1: some list ends before d).
@@ -199,10 +221,15 @@ func (m *Measurer) intersect(n int) {
 		for i := 1; i < n; i++ {
 			acc += float64(part[i-1])
 			b := (acc + rest[i]) * infl
+			bl := (acc + bmi[i] + lmax[i+1]) * infl
 			if past != 0 && past >= i {
 				b = -1
 			}
+			if bmi[i] < 0 {
+				bl = -1
+			}
 			m.step[j*st+i-1] = b
+			m.stepL[j*st+i-1] = bl
 		}
 		if !ok {
 			m.score[j] = -1
@@ -333,8 +360,8 @@ func (m *Measurer) tally(r *Report, n int) {
 		if b := j / l0.BlockSize; m.bmB[b] < float64(s) || m.lmB[b] < float64(s) {
 			r.Unsafe++
 		}
-		for _, v := range m.step[j*max(n-1, 1) : j*max(n-1, 1)+n-1] {
-			if v < float64(s) {
+		for i, v := range m.step[j*max(n-1, 1) : j*max(n-1, 1)+n-1] {
+			if v < float64(s) || m.stepL[j*max(n-1, 1)+i] < float64(s) {
 				r.Unsafe++
 			}
 		}
@@ -386,14 +413,15 @@ func (m *Measurer) tally(r *Report, n int) {
 			}
 		}
 		c := 2 + len(m.bs)
-		r.Schemes[c].Left.add(m.candWork(b, n, theta))
+		r.Schemes[c].Left.add(m.candWork(m.step, b, n, theta))
 		for i, B := range m.bs {
 			if rank < B {
 				r.Schemes[c+1+i].Left.add(w)
 			} else {
-				r.Schemes[c+1+i].Left.add(m.candWork(b, n, thetaB[i]))
+				r.Schemes[c+1+i].Left.add(m.candWork(m.step, b, n, thetaB[i]))
 			}
 		}
+		r.Schemes[c+1+len(m.bs)].Left.add(m.candWork(m.stepL, b, n, theta))
 	}
 }
 
@@ -401,7 +429,7 @@ func (m *Measurer) tally(r *Report, n int) {
 // step i checks each candidate's step-i bound against θ before decoding
 // list i's block: candidates are those passing step 1's check, lookups the
 // steps each one passes. Blocks counts b if a candidate passes.
-func (m *Measurer) candWork(b, n int, theta float64) Work {
+func (m *Measurer) candWork(step []float64, b, n int, theta float64) Work {
 	l0 := &m.lists[0]
 	s := b * l0.BlockSize
 	e := s + l0.BlockLen(b)
@@ -411,7 +439,7 @@ func (m *Measurer) candWork(b, n int, theta float64) Work {
 	st := n - 1
 	var w Work
 	for j := s; j < e; j++ {
-		st0 := m.step[j*st : j*st+st]
+		st0 := step[j*st : j*st+st]
 		if st0[0] < theta {
 			continue
 		}

@@ -1,10 +1,13 @@
 package andprune
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/qpengine/qp/bench/internal/testidx"
@@ -14,8 +17,10 @@ import (
 )
 
 // run measures the first limit queries of the TREC 2006 efficiency log on
-// x and checks every query's top k against the CPU engine's (docIDs and
-// score bits), so that the thresholds measured are the engine's.
+// x, on all cores (query i on worker i mod P, the reports merged), and
+// checks the top k of the first checkN queries against the CPU engine's
+// (docIDs and score bits), so that the thresholds measured are the
+// engine's.
 func run(t *testing.T, x *index.Index, k, limit, checkN int) *Measurer {
 	t.Helper()
 	qs, err := eval.ReadQueryFile(filepath.Join(testidx.DataDir, "queries", "06.efficiency_topics.txt"), limit)
@@ -26,37 +31,65 @@ func run(t *testing.T, x *index.Index, k, limit, checkN int) *Measurer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := New(x, k, []int{1, 2, 4, 8})
-	e := engine.New(x)
-	for i, q := range qs {
-		terms := an.Tokens(q.Text)
+	P := runtime.GOMAXPROCS(0)
+	ms := make([]*Measurer, P)
+	errs := make([]error, P)
+	var wg sync.WaitGroup
+	for w := range ms {
+		ms[w] = New(x, k, []int{1, 2, 4, 8})
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			errs[w] = measure(ms[w], engine.New(x), an.Tokens, qs, k, w, P, checkN)
+		}(w)
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	m := ms[0]
+	for _, o := range ms[1:] {
+		m.Report.Merge(&o.Report)
+		m.Multi.Merge(&o.Multi)
+	}
+	checkReport(t, &m.Multi)
+	checkReport(t, &m.Report)
+	return m
+}
+
+// measure adds queries w, w+P, ... of qs to m, checking those before
+// checkN against e.
+func measure(m *Measurer, e *engine.Engine, tokens func(string) []string, qs []eval.Query, k, w, P, checkN int) error {
+	for i := w; i < len(qs); i += P {
+		q := qs[i]
+		terms := tokens(q.Text)
 		if len(terms) == 0 || len(terms) > engine.MaxTerms {
 			continue
 		}
 		before := m.Report.Queries
 		if err := m.Add(terms); err != nil {
-			t.Fatalf("query %s: %v", q.ID, err)
+			return fmt.Errorf("query %s: %v", q.ID, err)
 		}
 		if i >= checkN || m.Report.Queries == before {
 			continue
 		}
 		want, _, err := e.Search(engine.Query{ID: q.ID, Terms: terms, Mode: engine.And, K: k}, engine.Options{})
 		if err != nil {
-			t.Fatal(err)
+			return err
 		}
 		docs, scores := m.TopK()
 		if len(docs) != len(want) {
-			t.Fatalf("query %s: %d results, engine %d", q.ID, len(docs), len(want))
+			return fmt.Errorf("query %s: %d results, engine %d", q.ID, len(docs), len(want))
 		}
-		for j, w := range want {
-			if docs[j] != w.Doc || math.Float32bits(scores[j]) != math.Float32bits(w.Score) {
-				t.Fatalf("query %s rank %d: (%d, %v), engine (%d, %v)", q.ID, j, docs[j], scores[j], w.Doc, w.Score)
+		for j, r := range want {
+			if docs[j] != r.Doc || math.Float32bits(scores[j]) != math.Float32bits(r.Score) {
+				return fmt.Errorf("query %s rank %d: (%d, %v), engine (%d, %v)", q.ID, j, docs[j], scores[j], r.Doc, r.Score)
 			}
 		}
 	}
-	checkReport(t, &m.Multi)
-	checkReport(t, &m.Report)
-	return m
+	return nil
 }
 
 func checkReport(t *testing.T, r *Report) {
@@ -75,6 +108,11 @@ func checkReport(t *testing.T, r *Report) {
 		// as any other scheme with block maxima.
 		if i >= 2 && i < 2+4 && s.Left.Cands < r.Schemes[0].Left.Cands {
 			t.Fatalf("scheme %s prunes more than the true k-th score", s.Name)
+		}
+		// Candidate bounds are at most the block bounds, and the later
+		// lists' block maxima at most their list maxima.
+		if c := 2 + 4; i > c && s.Left.Lookups < r.Schemes[c].Left.Lookups {
+			t.Fatalf("scheme %s prunes more lookups than %s", s.Name, r.Schemes[c].Name)
 		}
 	}
 }
