@@ -53,14 +53,21 @@ type Scheme struct {
 
 // Report is the outcome over a query log.
 type Report struct {
-	K        int
-	Queries  int  // AND queries with every term in the index
-	Multi    int  // of which with at least two distinct terms
-	Full     Work // without pruning
-	Results  int64
-	Schemes  []Scheme
-	Unsafe   int64 // results whose block bound is below their score (must be 0)
-	ThetaBad int64 // queries where some θ_B exceeds the true k-th score (must be 0)
+	K       int
+	Queries int  // AND queries with every term in the index
+	Multi   int  // of which with at least two distinct terms
+	Full    Work // without pruning
+	Results int64
+	Schemes []Scheme
+	Unsafe  int64 // results whose block bound is below their score (must be 0)
+	// Why blocks prune little: sums over the shortest lists' blocks of
+	// blockMax/MaxScore of the shortest list (Own) and of the overlapping
+	// blocks' max/MaxScore of each further list (Other, OtherN terms), and
+	// over the queries with at least k results of θ / Σ w·MaxScore (Theta,
+	// ThetaN queries).
+	Own, Other, Theta float64
+	OtherN, ThetaN    int64
+	ThetaBad          int64 // queries where some θ_B exceeds the true k-th score (must be 0)
 }
 
 // Merge adds o (a report of other queries, same k and schemes) to r.
@@ -70,6 +77,11 @@ func (r *Report) Merge(o *Report) {
 	r.Full.add(o.Full)
 	r.Results += o.Results
 	r.Unsafe += o.Unsafe
+	r.Own += o.Own
+	r.Other += o.Other
+	r.OtherN += o.OtherN
+	r.Theta += o.Theta
+	r.ThetaN += o.ThetaN
 	r.ThetaBad += o.ThetaBad
 	for i := range r.Schemes {
 		r.Schemes[i].Left.add(o.Schemes[i].Left)
@@ -103,18 +115,25 @@ type Measurer struct {
 	step  []float64 // per posting, per step i = 1..n-1: the candidate bound (see intersect)
 	stepL []float64 // the same with list maxima for the lists after i (no extra search)
 	// per block of the shortest list
-	bmB, lmB []float64
-	order    []int
-	sel      []float32
-	Report   Report // all AND queries
-	Multi    Report // AND queries of at least two distinct terms (the ones with intersection steps)
+	bmB, lmB   []float64
+	own, other float64 // this query's ratio sums (bounds), added by tally
+	otherN     int64
+	order      []int
+	sel        []float32
+	Report     Report    // all AND queries
+	Multi      Report    // AND queries of at least two distinct terms (the ones with intersection steps)
+	s0         []float32 // per posting of the shortest list: its term-0 score
+	idx        []int
+	inA        []bool
+	Rich       Report // those of them with at least k results (the only ones a threshold can prune)
+	theta      float64
 }
 
 // New returns a Measurer over x for top-k queries and first rounds of
 // B ∈ bs blocks.
 func New(x *index.Index, k int, bs []int) *Measurer {
 	m := &Measurer{x: x, k: k, bs: bs}
-	for _, r := range []*Report{&m.Report, &m.Multi} {
+	for _, r := range []*Report{&m.Report, &m.Multi, &m.Rich} {
 		r.K = k
 		r.Schemes = append(r.Schemes, Scheme{Name: "true k-th, block max"}, Scheme{Name: "true k-th, list max"})
 		for _, b := range bs {
@@ -125,6 +144,9 @@ func New(x *index.Index, k int, bs []int) *Measurer {
 			r.Schemes = append(r.Schemes, Scheme{Name: fmt.Sprintf("θ of top-%d blocks, candidate bounds", b)})
 		}
 		r.Schemes = append(r.Schemes, Scheme{Name: "true k-th, candidate bounds, later lists by list max"})
+		for _, c := range seedCs {
+			r.Schemes = append(r.Schemes, Scheme{Name: fmt.Sprintf("θ of top-%d candidates by term-0 score, candidate bounds, later lists by list max", c)})
+		}
 	}
 	return m
 }
@@ -159,6 +181,9 @@ func (m *Measurer) Add(terms []string) error {
 	m.tally(&m.Report, n)
 	if n > 1 {
 		m.tally(&m.Multi, n)
+		if m.theta > 0 {
+			m.tally(&m.Rich, n)
+		}
 	}
 	return nil
 }
@@ -173,6 +198,7 @@ func (m *Measurer) intersect(n int) {
 	st := max(n-1, 1)
 	m.step = slices.Grow(m.step[:0], len(d0)*st)[:len(d0)*st]
 	m.stepL = slices.Grow(m.stepL[:0], len(d0)*st)[:len(d0)*st]
+	m.s0 = slices.Grow(m.s0[:0], len(d0))[:len(d0)]
 	var lmax [engine.MaxTerms + 1]float64 // suffix sums of w·MaxScore
 	for i := n - 1; i >= 1; i-- {
 		lmax[i] = lmax[i+1] + float64(m.canon[i].W)*float64(m.lists[i].MaxScore)
@@ -202,6 +228,7 @@ func (m *Measurer) intersect(n int) {
 		}
 		m.look[j] = look
 		part[0] = m.term(0, m.freqs[0][j], d, norms, k1p1)
+		m.s0[j] = part[0]
 		rest[n] = 0
 		for i := n - 1; i >= 1; i-- {
 			part[i] = 0
@@ -283,11 +310,15 @@ func (m *Measurer) bounds(n int) {
 	for i := 1; i < n; i++ {
 		lm += float64(m.canon[i].W) * float64(m.lists[i].MaxScore)
 	}
+	m.own, m.other, m.otherN = 0, 0, 0
 	var first [engine.MaxTerms]int // per list, first block that may overlap (ranges increase)
 	for b := 0; b < nb; b++ {
 		lo, hi := l0.BlockBase(b), l0.LastDoc(b)
 		own := float64(m.canon[0].W) * float64(l0.BlockMax(b))
 		bm := own
+		if l0.MaxScore > 0 {
+			m.own += float64(l0.BlockMax(b)) / float64(l0.MaxScore)
+		}
 		for i := 1; i < n && bm >= 0; i++ {
 			l := &m.lists[i]
 			c := first[i]
@@ -304,6 +335,10 @@ func (m *Measurer) bounds(n int) {
 				mx = max(mx, l.BlockMax(c))
 			}
 			bm += float64(m.canon[i].W) * float64(mx)
+			if l.MaxScore > 0 {
+				m.other += float64(mx) / float64(l.MaxScore)
+				m.otherN++
+			}
 		}
 		if bm >= 0 {
 			bm *= infl
@@ -368,6 +403,18 @@ func (m *Measurer) tally(r *Report, n int) {
 	}
 	r.Results += int64(len(m.sel))
 	theta := kth(m.sel, m.k)
+	m.theta = theta
+	r.Own += m.own
+	r.Other += m.other
+	r.OtherN += m.otherN
+	if theta > 0 {
+		var lm float64
+		for i := 0; i < n; i++ {
+			lm += float64(m.canon[i].W) * float64(m.lists[i].MaxScore)
+		}
+		r.Theta += theta / lm
+		r.ThetaN++
+	}
 	// Blocks by descending block-max bound, ties by ascending block.
 	m.order = slices.Grow(m.order[:0], nb)[:nb]
 	for b := range m.order {
@@ -423,6 +470,67 @@ func (m *Measurer) tally(r *Report, n int) {
 		}
 		r.Schemes[c+1+len(m.bs)].Left.add(m.candWork(m.stepL, b, n, theta))
 	}
+	for i, c := range seedCs {
+		r.Schemes[3+2*len(m.bs)+1+i].Left.add(m.seedWork(n, c))
+	}
+}
+
+// seedCs are the first rounds of seedWork: candidates per query.
+var seedCs = []int{16, 64, 256}
+
+// seedWork is a two-round scheme that needs no block order: round A runs
+// all steps for the c candidates of the highest term-0 scores (ties by
+// position; qp_query_topk selects them after step 0), its k-th result
+// score is θ_c; round B runs the other candidates with every step's check
+// of the list-max candidate bound (stepL) against θ_c. Every block of the
+// shortest list is still decoded (step 0).
+func (m *Measurer) seedWork(n, c int) Work {
+	np := len(m.s0)
+	m.idx = slices.Grow(m.idx[:0], np)[:np]
+	for j := range m.idx {
+		m.idx[j] = j
+	}
+	slices.SortStableFunc(m.idx, func(a, b int) int {
+		switch {
+		case m.s0[a] > m.s0[b]:
+			return -1
+		case m.s0[a] < m.s0[b]:
+			return 1
+		}
+		return 0
+	})
+	a := m.idx[:min(c, np)]
+	w := Work{Blocks: int64(m.lists[0].NBlocks)} // no block is skipped
+	m.sel = m.sel[:0]
+	m.inA = slices.Grow(m.inA[:0], np)[:np]
+	clear(m.inA)
+	for _, j := range a {
+		m.inA[j] = true
+		w.Cands++
+		w.Lookups += int64(m.look[j])
+		if m.score[j] >= 0 {
+			m.sel = append(m.sel, m.score[j])
+		}
+	}
+	theta := kth(m.sel, m.k)
+	if n == 1 {
+		return Work{Blocks: w.Blocks, Cands: int64(np)}
+	}
+	st := n - 1
+	for j := 0; j < np; j++ {
+		if m.inA[j] {
+			continue
+		}
+		b := m.stepL[j*st : j*st+st]
+		if b[0] < theta {
+			continue
+		}
+		w.Cands++
+		for i := 0; i < int(m.look[j]) && !(b[i] < theta); i++ {
+			w.Lookups++
+		}
+	}
+	return w
 }
 
 // candWork is the work left in block b of the shortest list when every
@@ -491,6 +599,8 @@ func (m *Measurer) TopK() (docs []uint32, scores []float32) {
 func (r *Report) Table() string {
 	s := fmt.Sprintf("%d AND queries (%d with ≥ 2 terms), k = %d: %d blocks, %d candidates, %d lookups, %d results (unsafe bounds %d, θ_B > θ %d)\n\n",
 		r.Queries, r.Multi, r.K, r.Full.Blocks, r.Full.Cands, r.Full.Lookups, r.Results, r.Unsafe, r.ThetaBad)
+	s += fmt.Sprintf("mean over blocks: shortest list's blockMax/MaxScore %.3f; further lists' overlapping blocks' max/MaxScore %.3f; mean over %d queries with ≥ k results: θ/Σ MaxScore %.3f\n\n",
+		r.Own/float64(max(r.Full.Blocks, 1)), r.Other/float64(max(r.OtherN, 1)), r.ThetaN, r.Theta/float64(max(r.ThetaN, 1)))
 	s += "| scheme | blocks pruned | candidates pruned | lookups pruned |\n|---|---|---|---|\n"
 	for _, sc := range r.Schemes {
 		b, c, l := r.Share(sc)

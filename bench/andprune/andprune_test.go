@@ -53,6 +53,7 @@ func run(t *testing.T, x *index.Index, k, limit, checkN int) *Measurer {
 	for _, o := range ms[1:] {
 		m.Report.Merge(&o.Report)
 		m.Multi.Merge(&o.Multi)
+		m.Rich.Merge(&o.Rich)
 	}
 	checkReport(t, &m.Multi)
 	checkReport(t, &m.Report)
@@ -146,7 +147,8 @@ func TestIndex(t *testing.T) {
 		limit = atoi(t, s)
 	}
 	m := run(t, x, 10, limit, 500)
-	t.Logf("%s (%d documents), first %d TREC'06 queries:\n%s\nof which ≥ 2 terms:\n%s", filepath.Base(path), x.NumDocs(), limit, m.Report.Table(), m.Multi.Table())
+	t.Logf("%s (%d documents), first %d TREC'06 queries:\n%s\nof which ≥ 2 terms:\n%s\nof which ≥ k results:\n%s", filepath.Base(path), x.NumDocs(), limit,
+		m.Report.Table(), m.Multi.Table(), m.Rich.Table())
 }
 
 func atoi(t *testing.T, s string) int {
