@@ -1,6 +1,7 @@
 package andprune
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"github.com/qpengine/qp/bench/internal/testidx"
 	"github.com/qpengine/qp/engine"
 	"github.com/qpengine/qp/eval"
+	"github.com/qpengine/qp/gen"
 	"github.com/qpengine/qp/index"
 )
 
@@ -164,4 +166,57 @@ func atoi(t *testing.T, s string) int {
 		n = 10*n + int(c-'0')
 	}
 	return n
+}
+
+// TestGenSmallBlocks runs the measurement on a synthetic index (gen's
+// independent model: lists drawn term by term, documents uniform, unlike
+// real text's co-occurrence) of 20,000 documents with blocks of 8
+// postings, so that lists span many blocks and the overlap search of the
+// block bounds is exercised: bounds safe, θ_B never above the k-th score,
+// the first 2000 queries' top k equal to the engine's, and the candidate
+// bound with the true k-th score pruning something.
+func TestGenSmallBlocks(t *testing.T) {
+	dir := os.Getenv("QP_QUERIES")
+	if dir == "" {
+		dir = filepath.Join(testidx.DataDir, "queries")
+	}
+	qterms, err := gen.LoadQueryTerms(filepath.Join(dir, "05.efficiency_topics.txt"), filepath.Join(dir, "06.efficiency_topics.txt"))
+	if err != nil {
+		t.Skip(err)
+	}
+	g, err := gen.New(gen.Config{Docs: 20000, Seed: 1, QueryTerms: qterms})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "gen.qp")
+	w, err := index.NewWriter(path, index.WriterOptions{DocLens: g.DocLengths(), BlockSize: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	order := g.SortedRanks()
+	if _, err := w.AddListsParallel(context.Background(), len(order), 0, func(i int, d, f []uint32) (string, []uint32, []uint32, error) {
+		term, _ := g.Term(int(order[i]))
+		d, f = g.Postings(int(order[i]), d, f)
+		return term, d, f, nil
+	}, nil); err != nil {
+		w.Abort()
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	x, err := index.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	m := run(t, x, 10, 2000, 2000)
+	if m.Rich.Queries == 0 {
+		t.Fatal("no query with at least k results")
+	}
+	c := m.Report.Schemes[2+4] // true k-th, candidate bounds
+	if _, cands, _ := m.Report.Share(c); !(cands > 0) {
+		t.Fatalf("%s pruned nothing", c.Name)
+	}
+	t.Logf("gen, 20000 documents, blocks of 8:\n%s", m.Report.Table())
 }
