@@ -23,6 +23,12 @@
 //     highest block-max bounds (what a GPU gets from one first round over B
 //     blocks per query; those B blocks count as processed).
 //
+// Candidate bounds (one candidate d, before step i): the exact scores of
+// terms 0..i-1 plus, for each list j >= i, w_j·blockMax of the block that
+// would hold d (or, cheaper, that for list i and list maxima after it);
+// also with θ_c, the k-th score among the results of the c candidates of
+// highest term-0 score (seedWork).
+//
 // Work is counted as blocks and candidates of the shortest list and as
 // lookups: a candidate is searched in the next list only while it matched
 // the previous ones (the GPU compacts survivors after every step), so its
@@ -99,8 +105,14 @@ func (r *Report) Share(s Scheme) (blocks, cands, lookups float64) {
 	return f(s.Left.Blocks, r.Full.Blocks), f(s.Left.Cands, r.Full.Cands), f(s.Left.Lookups, r.Full.Lookups)
 }
 
-// Measurer holds the per-query scratch.
+// Measurer measures queries one at a time (Add) into its reports; it
+// holds the per-query scratch and is not safe for concurrent use (one per
+// goroutine, reports merged with Report.Merge).
 type Measurer struct {
+	Report Report // all AND queries
+	Multi  Report // AND queries of at least two distinct terms (the ones with intersection steps)
+	Rich   Report // those of them with at least k results (the only ones a threshold can prune)
+
 	x     *index.Index
 	k     int
 	bs    []int
@@ -109,24 +121,22 @@ type Measurer struct {
 	docs  [][]uint32
 	freqs [][]uint32
 	ids   []int
-	// per posting of the shortest list
+	theta float64 // the last query's true k-th score (0: fewer than k results)
+	// Per posting of the shortest list.
 	score []float32 // -1: not in the intersection
+	s0    []float32 // its term-0 score
 	look  []int32
-	step  []float64 // per posting, per step i = 1..n-1: the candidate bound (see intersect)
+	step  []float64 // per step i = 1..n-1: the candidate bound (see intersect)
 	stepL []float64 // the same with list maxima for the lists after i (no extra search)
-	// per block of the shortest list
+	// Per block of the shortest list.
 	bmB, lmB   []float64
 	own, other float64 // this query's ratio sums (bounds), added by tally
 	otherN     int64
-	order      []int
-	sel        []float32
-	Report     Report    // all AND queries
-	Multi      Report    // AND queries of at least two distinct terms (the ones with intersection steps)
-	s0         []float32 // per posting of the shortest list: its term-0 score
-	idx        []int
-	inA        []bool
-	Rich       Report // those of them with at least k results (the only ones a threshold can prune)
-	theta      float64
+	// Scratch of tally and seedWork.
+	order []int
+	sel   []float32
+	idx   []int
+	inA   []bool
 }
 
 // New returns a Measurer over x for top-k queries and first rounds of
@@ -189,8 +199,8 @@ func (m *Measurer) Add(terms []string) error {
 }
 
 // intersect scores every posting of the shortest list that is in every list
-// (score in canonical order, as engine.term: float32(w·score.Term)) and
-// counts its lookups.
+// (score in canonical order, as engine.term: float32(w·score.Term)),
+// counts its lookups and computes its candidate bounds before each step.
 func (m *Measurer) intersect(n int) {
 	d0 := m.docs[0]
 	m.score = slices.Grow(m.score[:0], len(d0))[:len(d0)]
