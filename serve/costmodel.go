@@ -113,6 +113,31 @@ func (m *costModel) maxBatch(budget time.Duration, limit int) int {
 	return int(n)
 }
 
+// predict is the expected time of a batch of n queries (ok false before
+// any batch).
+func (m *costModel) predict(n int) (d time.Duration, ok bool) {
+	a, b, ok := m.fit()
+	if !ok {
+		return 0, false
+	}
+	return time.Duration((a + b*float64(n)) * float64(time.Second)), true
+}
+
+// autoBatch is the size whose expected time has the fixed cost a as the
+// share s of it (a = s·(a + b·n): n = a(1-s)/(s·b)), within [1, limit];
+// limit when the fit has no fixed cost or is not known yet.
+func (m *costModel) autoBatch(s float64, limit int) int {
+	a, b, ok := m.fit()
+	if !ok || a <= 0 {
+		return limit
+	}
+	n := a*(1-s)/(s*b) + 1e-9 // 8.999999 queries are 9
+	if n >= float64(limit) {
+		return limit
+	}
+	return max(1, int(n))
+}
+
 // capacity is the saturated throughput in queries/second (0: not measured
 // yet: the processor has not been saturated).
 func (m *costModel) capacity() float64 {
