@@ -249,8 +249,11 @@ type batcher struct {
 	cfg     BatchConfig
 	run     runFunc
 	onBatch func(n int, d time.Duration) // metrics hook
-	model   costModel
-	stats   batchStats
+	// onPhases (pipelined; set before the first submit): a batch's host
+	// preparation, its wait for the device and its device phase.
+	onPhases func(prep, wait, dev time.Duration)
+	model    costModel
+	stats    batchStats
 	// Pipelined (cfg.pipe): the device phase's time and the host
 	// preparation's, by batch size (the backend reports both).
 	devModel, prepModel costModel
@@ -402,8 +405,8 @@ func (b *batcher) loop() {
 // never is closeInLocked's "not before something happens" (a wake).
 const never = time.Duration(math.MaxInt64)
 
-// closeInLocked is how long, from now, the forming batch (not empty) stays
-// open: <= 0 closes it now (it then waits for a slot, growing, while
+// closeInLocked is how long, from now (the batches' clock, b.now), the
+// forming batch (not empty) stays open: <= 0 closes it now (it then waits for a slot, growing, while
 // every slot is busy), never until a wake. It closes at its threshold or
 // size cap; else, unless Lazy, when the processor is idle (pipelined:
 // when the device is about to be free, devFreeInLocked); else when its
@@ -420,7 +423,7 @@ func (b *batcher) closeInLocked(now time.Time) time.Duration {
 			return 0
 		}
 	}
-	return b.cfg.MaxWait - now.Sub(b.pending[0].arrive)
+	return b.cfg.MaxWait - time.Since(b.pending[0].arrive) // arrivals are on the wall clock
 }
 
 // devFreeInLocked is, on a pipelined GPU, how long until the forming
@@ -515,12 +518,16 @@ func (b *batcher) runBatch(batch []*job) {
 		qs[i] = j.q
 	}
 	ctx := context.Background()
-	var devAt time.Time // when the batch took the device (pipelined)
+	var devAt time.Time    // when the batch took the device (pipelined)
+	var prep time.Duration // its host preparation
 	if b.cfg.pipe {
-		ctx = gpu.WithDeviceHook(ctx, func(prep time.Duration) { devAt = b.toDevice(len(live), prep) })
+		ctx = gpu.WithDeviceHook(ctx, func(p time.Duration) { prep, devAt = p, b.toDevice(len(live), p) })
 	}
 	err := b.run(ctx, qs, out, procs)
 	end := b.now()
+	if !devAt.IsZero() && b.onPhases != nil {
+		b.onPhases(prep, devAt.Sub(start)-prep, end.Sub(devAt))
+	}
 	b.model.observe(len(live), end.Sub(start), end, b.depth())
 	b.release(len(live), devAt)
 	b.stats.batches.Add(1)
