@@ -232,6 +232,23 @@ func TestCostModel(t *testing.T) {
 	if n := m.maxBatch(time.Microsecond, 1000); n != 1 {
 		t.Fatalf("maxBatch below one query's time = %d, want 1", n)
 	}
+	// The automatic cap: 1 ms + 1 ms/query over sizes 1 and 3 gives 9; over
+	// sizes too alike (100 and 101: spread under minSpread) no cap.
+	var c costModel
+	c.observe(1, 2*time.Millisecond, t0, 0)
+	c.observe(3, 4*time.Millisecond, t0, 0)
+	if n := c.autoBatch(0.1, 1000); n != 9 {
+		t.Fatalf("autoBatch = %d, want 9", n)
+	}
+	var d costModel
+	d.observe(100, 101*time.Millisecond, t0, 0)
+	d.observe(101, 102*time.Millisecond, t0, 0)
+	if a, _, ok := d.fit(); !ok || a < 0.0009 {
+		t.Fatalf("alike sizes: fit a=%v ok=%v, want about 1 ms", a, ok)
+	}
+	if n := d.autoBatch(0.1, 1000); n != 1000 {
+		t.Fatalf("autoBatch over alike sizes = %d, want the limit 1000", n)
+	}
 }
 
 // TestBatcherSheds: a submission expected to wait past its deadline, or
