@@ -38,10 +38,16 @@
 # ROUNDS=1, both modes: ~3 min after gen, so ~5-7 minutes cold, ~3 warm
 # (no build starts after 500 s, no mode after 430 s).
 #
-# Run (the lead: after scripts/device/build.sh here on the serve2 branch, with
-# main's HEAD qp built the same way and xz'd as bin/dev/data/qp-old.xz;
-# carry ["bin/dev"]):
-#   bash scripts/device/unpack.sh; MODEL=topics bash scripts/device/serveab.sh
+# Run (the lead): here, on the serve2 branch,
+#   bash scripts/device/build.sh &&
+#   git -C /work/main archive main | (mkdir -p /tmp/qpm && tar -x -C /tmp/qpm) &&  # main before serve2's merge
+#   (cd /tmp/qpm && CGO_ENABLED=0 go build -o /tmp/qp-old ./cmd/qp) &&
+#   xz -T0 -c /tmp/qp-old >bin/dev/data/qp-old.xz &&
+#   xz -T0 -c bin/dev/qp >bin/dev/data/qp.xz && rm bin/dev/qp bin/dev/*.test
+# (about 25 MB: the test binaries are not needed), then on the GPU machine,
+# carry ["bin/dev"] (unpack.sh keeps a /tmp/qp or /tmp/qp-old already there:
+# remove them on a machine that ran other calls):
+#   rm -f /tmp/qp /tmp/qp-old; bash scripts/device/unpack.sh; MODEL=topics bash scripts/device/serveab.sh
 # On the warm machine (index kept), a second round or a variant:
 #   MODEL=topics ROUNDS=2 MODES=and bash scripts/device/serveab.sh
 #   MODEL=topics OLD=$PWD/bin/dev/qp SERVE_FLAGS_OLD="--inflight 1 --batch-budget -1" bash scripts/device/serveab.sh
