@@ -55,6 +55,7 @@ emu:
 
 test-emu: emu
 	LD_LIBRARY_PATH=$(EMU_LIB) $(GO) test -count=1 $(EMU_SHORT) -timeout 40m ./cuda/... ./bench/decode/ ./engine/gpu/
+	LD_LIBRARY_PATH=$(EMU_LIB) $(GO) test -count=1 -run '^TestServeGPU' ./serve/
 
 # The race detector on the packages that run goroutines. It needs cgo (and
 # gcc), for this step only: the shipped binary stays CGO_ENABLED=0. -short:
@@ -62,12 +63,13 @@ test-emu: emu
 # batch and bench tests (RACE_CMD_RUN), the rest is serial CLI code. The
 # GPU packages run on the emulator (whose C++ the detector does not slow)
 # only the tests of their concurrent code (RACE_GPU_RUN): the context's
-# worker goroutine, and the engine's parallel query preparation and result
-# conversion in differential batches; test-emu runs the rest.
+# worker goroutine, the engine's parallel query preparation and result
+# conversion in differential batches, concurrent SearchBatch calls (serve's
+# two batches in flight); test-emu runs the rest.
 RACE_PKGS    = . ./cache ./scheduler ./engine ./index ./index/analysis ./reorder \
                ./gen ./bench/collstats ./bench/queryset ./serve ./client
 RACE_CMD_RUN = ^(TestQuer|TestBenchQueryCPU|TestDemoQueries|TestCPUFallbackNotice)
-RACE_GPU_RUN = ^(TestContextDo|TestMemory|TestAvailable|TestDevices|TestDecodeAPI|TestQueryTopK|TestDifferentialRandom|TestCacheDifferential|TestErrors)$$
+RACE_GPU_RUN = ^(TestContextDo|TestMemory|TestAvailable|TestDevices|TestDecodeAPI|TestQueryTopK|TestDifferentialRandom|TestCacheDifferential|TestErrors|TestSearchBatchConcurrent)$$
 RACE         = CGO_ENABLED=1 $(GO) test -race -short -count=1 -timeout 40m
 test-race: emu
 	$(RACE) $(RACE_PKGS)

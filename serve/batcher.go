@@ -3,11 +3,13 @@ package serve
 import (
 	"context"
 	"errors"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/qpengine/qp/engine"
+	"github.com/qpengine/qp/engine/gpu"
 )
 
 // Live batching (Ding et al. WWW'09 §4, Ao et al. VLDB'11 §4.1 "PARA"):
@@ -28,6 +30,22 @@ import (
 //
 // Up to Inflight batches run at once; while every slot is busy the next
 // batch keeps growing (up to its cap), so batches are large under load.
+//
+// A GPU (engine/gpu, --device gpu) is pipelined (issue 25): two batches
+// in flight, one preparing its queries on the host while the other's
+// launch sets run, the backend telling (gpu.WithDeviceHook) when a batch
+// takes the device. There the forming batch closes, instead of when the
+// processor is idle, when the device is about to be: no batch is waiting
+// for it, and the one on it is predicted (devModel: its device time by
+// size, fitted on the recent batches) to end within the forming batch's
+// host preparation (prepModel) plus pipeLead. The next batch is then
+// ready when the device frees, and holds what arrived until then: at a
+// moderate rate batches stay small and a request waits about one batch
+// time for its batch, then one for its answer; under a backlog they grow
+// to their cap, by default the size whose predicted device time is ten
+// times the fitted fixed cost (autoShare: at least 90% of the device's
+// throughput on the largest batches), so that one batch, and with it the
+// wait of the requests queued behind it, stays bounded.
 // On the CPU the defaults are Inflight = the CPU's workers and MaxBatch 1:
 // the CPU gains nothing from batching, and a batch answers all its queries
 // only when its slowest ends (AND queries' times are heavy-tailed), which
@@ -52,25 +70,29 @@ type BatchConfig struct {
 	// MaxBatch caps the queries of one batch (default DefaultMaxBatch; 1
 	// on the CPU).
 	MaxBatch int
-	// Budget caps a batch's expected time on the processor (default:
-	// none when a GPU answers, DefaultBudget otherwise; negative: no
-	// cap): the batcher takes at most the
-	// queries the processor's measured cost model answers within it.
+	// Budget caps a batch's expected time on the processor (negative:
+	// no cap): the batcher takes at most the queries the processor's
+	// measured cost model answers within it (on a pipelined GPU, the
+	// device's time). Default: on a pipelined GPU (--device gpu) auto,
+	// the batch whose fixed cost is a tenth of its predicted device time
+	// (autoShare; Budget stays 0); none with a GPU that is not pipelined
+	// (--device auto); DefaultBudget on the CPU.
 	Budget time.Duration
 	// Inflight is the number of batches that may run at once. Default:
-	// on the CPU, its workers; on a GPU, 1: the GPU backend holds the
-	// device for a whole SearchBatch (engine/gpu: one mutex, preparation
-	// included), so a second batch in flight would only wait behind the
-	// first, closed small after MaxWait, while with one in flight the
-	// next batch is whatever queued meanwhile (up to its cap); for other
-	// backends 2 (one runs while the next forms).
+	// on the CPU, its workers; on a pipelined GPU 2 (one prepares on the
+	// host while the other runs on the device); on a GPU behind the CPU/GPU
+	// router (--device auto), 1: the next batch is whatever queued
+	// meanwhile (up to its cap); for other backends 2 (one runs while the
+	// next forms).
 	Inflight int
 	// Lazy keeps a batch open until its threshold, size or wait closes it
 	// even when no batch is running. By default (false) a batch also
-	// closes as soon as the processor is idle (no batch running): an
+	// closes as soon as the processor is idle (no batch running; on a
+	// pipelined GPU, when the device is about to be free: see above): an
 	// idle server answers a lone request at once instead of after
 	// MaxWait, and under load, while batches run, the next one grows as
-	// the rule above says.
+	// the rule above says. MaxWait does not close a pipelined GPU's batch
+	// early while the device is busy (the batch would only wait for it).
 	Lazy bool
 	// QueueSize bounds the queries waiting for a batch; a request that
 	// does not fit is refused with 429 (default DefaultQueueSize).
@@ -81,7 +103,15 @@ type BatchConfig struct {
 	// measured while the processor was saturated; until it has been
 	// saturated nothing is refused this way.
 	MaxQueueWait time.Duration
+
+	// pipe: the primary is pipelined (a GPU that reports when a batch
+	// takes the device, gpu.WithDeviceHook); set by withDefaults.
+	pipe bool
 }
+
+// Pipelined reports whether batches are pipelined on a GPU (the device
+// phase rule above).
+func (c BatchConfig) Pipelined() bool { return c.pipe }
 
 // Batching defaults.
 const (
@@ -92,11 +122,26 @@ const (
 	DefaultCPUThreshold = 1 << 20
 )
 
+// Pipelining constants (the GPU's close rule above).
+const (
+	// autoShare: the automatic cap of a pipelined GPU's batch is the size
+	// n with a = autoShare·t(n), t(n) = a + b·n its predicted device
+	// time: n = a(1-autoShare)/(autoShare·b), the largest batches at 90%
+	// of the device's throughput on unbounded ones (1/b).
+	autoShare = 0.1
+	// pipeLead is added to the forming batch's predicted preparation: the
+	// hand-offs between closing a batch and its preparation's start (a
+	// goroutine, the batch's slices) and the scatter of the prediction.
+	pipeLead = 200 * time.Microsecond
+)
+
 // withDefaults fills the zero fields. gpuThreshold is the GPU's PARA
-// threshold (0: no GPU; > 0: one batch in flight); cpuWorkers > 0 says the
-// primary is the CPU backend with that many workers (its defaults: one
-// query per batch, one batch per worker).
-func (c BatchConfig) withDefaults(gpuThreshold int64, cpuWorkers int) BatchConfig {
+// threshold (0: no GPU; > 0: a GPU answers); pipe says the GPU is the
+// primary itself, which reports its device phases (two batches in flight);
+// cpuWorkers > 0 says the primary is the CPU backend with that many workers
+// (its defaults: one query per batch, one batch per worker).
+func (c BatchConfig) withDefaults(gpuThreshold int64, cpuWorkers int, pipe bool) BatchConfig {
+	c.pipe = pipe && gpuThreshold > 0
 	if c.Threshold <= 0 {
 		c.Threshold = gpuThreshold
 		if c.Threshold <= 0 {
@@ -119,16 +164,19 @@ func (c BatchConfig) withDefaults(gpuThreshold int64, cpuWorkers int) BatchConfi
 		// queued requests most (the fourteenth session's device run: 580-
 		// query batches of 7.5 ms with ~3,500 waiting, 40 ms of queue wait,
 		// 48% of in-process). The whole queue, up to MaxBatch, goes.
+		// Pipelined, the cap is automatic (autoShare: Budget stays 0).
 		c.Budget = DefaultBudget
-		if gpuThreshold > 0 {
+		if gpuThreshold > 0 && !c.pipe {
 			c.Budget = -1
+		} else if c.pipe {
+			c.Budget = 0
 		}
 	}
 	if c.Inflight <= 0 {
 		switch {
 		case cpuWorkers > 0:
 			c.Inflight = cpuWorkers
-		case gpuThreshold > 0:
+		case gpuThreshold > 0 && !c.pipe:
 			c.Inflight = 1
 		default:
 			c.Inflight = 2
@@ -201,15 +249,30 @@ type batcher struct {
 	cfg     BatchConfig
 	run     runFunc
 	onBatch func(n int, d time.Duration) // metrics hook
-	model   costModel
-	stats   batchStats
-	now     func() time.Time // the batches' clock: time.Now (tests give a fake one)
+	// onPhases (pipelined; set before the first submit): a batch's host
+	// preparation, its wait for the device and its device phase.
+	onPhases func(prep, wait, dev time.Duration)
+	model    costModel
+	stats    batchStats
+	// Pipelined (cfg.pipe): the device phase's time and the host
+	// preparation's, by batch size (the backend reports both).
+	devModel, prepModel costModel
+	now                 func() time.Time // the batches' clock: time.Now (tests give a fake one)
 
 	mu      sync.Mutex
 	pending []*job
 	cost    int64 // of pending
 	active  int   // batches running
 	closed  bool
+	// Pipelined: queued counts the running batches not yet on the device
+	// (preparing, or waiting for it), onDev those that took it and have
+	// not returned (one, but for the moments between a batch's return
+	// from the backend and its release); the last took it at devStart
+	// with devN queries.
+	queued   int
+	onDev    int
+	devStart time.Time
+	devN     int
 
 	wake    chan struct{} // a job arrived, or close
 	sem     chan struct{} // one token per running batch
@@ -244,6 +307,9 @@ func (b *batcher) submit(js []*job, deadline time.Time) (wait time.Duration, err
 		select {
 		case b.sem <- struct{}{}:
 			b.active++
+			if b.cfg.pipe {
+				b.queued++
+			}
 			b.running.Add(1)
 			b.mu.Unlock()
 			b.runBatch(js)
@@ -302,12 +368,10 @@ func (b *batcher) loop() {
 	for {
 		b.mu.Lock()
 		n, closed := len(b.pending), b.closed
-		var first time.Time
+		var in time.Duration
 		if n > 0 {
-			first = b.pending[0].arrive
+			in = b.closeInLocked(b.now())
 		}
-		full := b.cost >= b.cfg.Threshold || n >= b.limit() ||
-			(!b.cfg.Lazy && b.active == 0)
 		b.mu.Unlock()
 		if n == 0 {
 			if closed {
@@ -317,16 +381,18 @@ func (b *batcher) loop() {
 			<-b.wake
 			continue
 		}
-		if !full && !closed {
-			if wait := b.cfg.MaxWait - time.Since(first); wait > 0 {
-				timer.Reset(wait)
-				select {
-				case <-b.wake:
-					timer.Stop()
-					continue
-				case <-timer.C:
-				}
+		if in > 0 && !closed {
+			if in == never {
+				<-b.wake
+				continue
 			}
+			timer.Reset(in)
+			select {
+			case <-b.wake:
+				timer.Stop()
+			case <-timer.C:
+			}
+			continue // the state may have changed: decide again
 		}
 		// Take a slot first: while every slot is busy, the batch grows.
 		b.sem <- struct{}{}
@@ -336,10 +402,62 @@ func (b *batcher) loop() {
 	}
 }
 
+// never is closeInLocked's "not before something happens" (a wake).
+const never = time.Duration(math.MaxInt64)
+
+// closeInLocked is how long, from now (the batches' clock, b.now), the
+// forming batch (not empty) stays open: <= 0 closes it now (it then waits for a slot, growing, while
+// every slot is busy), never until a wake. It closes at its threshold or
+// size cap; else, unless Lazy, when the processor is idle (pipelined:
+// when the device is about to be free, devFreeInLocked); else when its
+// oldest request has waited MaxWait.
+func (b *batcher) closeInLocked(now time.Time) time.Duration {
+	if b.cost >= b.cfg.Threshold || len(b.pending) >= b.limit() {
+		return 0
+	}
+	if !b.cfg.Lazy {
+		if b.cfg.pipe {
+			return b.devFreeInLocked(now)
+		}
+		if b.active == 0 {
+			return 0
+		}
+	}
+	return b.cfg.MaxWait - time.Since(b.pending[0].arrive) // arrivals are on the wall clock
+}
+
+// devFreeInLocked is, on a pipelined GPU, how long until the forming
+// batch should close so that its preparation ends as the device frees:
+// never while another batch is preparing or waiting for the device (its
+// taking the device wakes the loop); 0 when the device is idle or its
+// batch's time cannot be predicted yet; else the device batch's predicted
+// remaining time less the forming batch's predicted preparation and
+// pipeLead.
+func (b *batcher) devFreeInLocked(now time.Time) time.Duration {
+	if b.queued > 0 {
+		return never
+	}
+	if b.onDev == 0 {
+		return 0
+	}
+	d, ok := b.devModel.predict(b.devN)
+	if !ok {
+		return 0
+	}
+	p, _ := b.prepModel.predict(min(len(b.pending), b.limit()))
+	return d - now.Sub(b.devStart) - p - pipeLead
+}
+
 // limit is the size cap of the next batch: MaxBatch, or fewer when the
 // cost model expects more to take longer than Budget.
 func (b *batcher) limit() int {
-	return b.model.maxBatch(b.cfg.Budget, b.cfg.MaxBatch)
+	if !b.cfg.pipe {
+		return b.model.maxBatch(b.cfg.Budget, b.cfg.MaxBatch)
+	}
+	if b.cfg.Budget == 0 {
+		return b.devModel.autoBatch(autoShare, b.cfg.MaxBatch)
+	}
+	return b.devModel.maxBatch(b.cfg.Budget, b.cfg.MaxBatch)
 }
 
 // take removes the next batch (up to limit jobs) from pending.
@@ -353,6 +471,9 @@ func (b *batcher) take() []*job {
 		b.cost -= j.cost
 	}
 	b.active++
+	if b.cfg.pipe {
+		b.queued++
+	}
 	rest := copy(b.pending, b.pending[n:])
 	clear(b.pending[rest:])
 	b.pending = b.pending[:rest]
@@ -381,7 +502,7 @@ func (b *batcher) runBatch(batch []*job) {
 		live = append(live, j)
 	}
 	if len(live) == 0 {
-		b.release()
+		b.release(0, time.Time{})
 		return
 	}
 	var qs []engine.Query
@@ -396,10 +517,19 @@ func (b *batcher) runBatch(batch []*job) {
 	for i, j := range live {
 		qs[i] = j.q
 	}
-	err := b.run(context.Background(), qs, out, procs)
+	ctx := context.Background()
+	var devAt time.Time    // when the batch took the device (pipelined)
+	var prep time.Duration // its host preparation
+	if b.cfg.pipe {
+		ctx = gpu.WithDeviceHook(ctx, func(p time.Duration) { prep, devAt = p, b.toDevice(len(live), p) })
+	}
+	err := b.run(ctx, qs, out, procs)
 	end := b.now()
+	if !devAt.IsZero() && b.onPhases != nil {
+		b.onPhases(prep, devAt.Sub(start)-prep, end.Sub(devAt))
+	}
 	b.model.observe(len(live), end.Sub(start), end, b.depth())
-	b.release()
+	b.release(len(live), devAt)
 	b.stats.batches.Add(1)
 	b.stats.queries.Add(int64(len(live)))
 	for _, j := range live {
@@ -417,11 +547,39 @@ func (b *batcher) runBatch(batch []*job) {
 	}
 }
 
+// toDevice records, pipelined, that a batch of n queries took the device
+// after a preparation of prep (the backend's hook: it must not block) and
+// wakes the loop (the device's end can now be predicted).
+func (b *batcher) toDevice(n int, prep time.Duration) time.Time {
+	now := b.now()
+	b.prepModel.observe(n, prep, now, 0)
+	b.mu.Lock()
+	b.queued--
+	b.onDev++
+	b.devStart, b.devN = now, n
+	b.mu.Unlock()
+	b.signal()
+	return now
+}
+
 // release gives a batch's slot back and wakes the loop (an idle processor
-// closes the forming batch).
-func (b *batcher) release() {
+// closes the forming batch). Pipelined, devAt is when the batch of n
+// queries took the device (its device time, until now, is observed), zero
+// when it never got there.
+func (b *batcher) release(n int, devAt time.Time) {
+	if b.cfg.pipe && !devAt.IsZero() {
+		now := b.now()
+		b.devModel.observe(n, now.Sub(devAt), now, 0)
+	}
 	b.mu.Lock()
 	b.active--
+	if b.cfg.pipe {
+		if devAt.IsZero() {
+			b.queued--
+		} else {
+			b.onDev--
+		}
+	}
 	b.mu.Unlock()
 	<-b.sem
 	b.signal()

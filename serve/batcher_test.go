@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/qpengine/qp/engine"
+	"github.com/qpengine/qp/engine/gpu"
 )
 
 // fakeRun is a runFunc that records batch sizes, answers every query, and
@@ -44,7 +45,7 @@ func (f *fakeRun) run(ctx context.Context, qs []engine.Query, out []engine.Respo
 // start returns a batcher running f, closed (every held batch released
 // first) when the test ends, failed or not.
 func (f *fakeRun) start(t *testing.T, cfg BatchConfig) *batcher {
-	b := newBatcher(cfg.withDefaults(0, 0), f.run, nil)
+	b := newBatcher(cfg.withDefaults(0, 0, false), f.run, nil)
 	t.Cleanup(func() { f.releaseAll(); b.close() })
 	return b
 }
@@ -231,6 +232,23 @@ func TestCostModel(t *testing.T) {
 	if n := m.maxBatch(time.Microsecond, 1000); n != 1 {
 		t.Fatalf("maxBatch below one query's time = %d, want 1", n)
 	}
+	// The automatic cap: 1 ms + 1 ms/query over sizes 1 and 3 gives 9; over
+	// sizes too alike (100 and 101: spread under minSpread) no cap.
+	var c costModel
+	c.observe(1, 2*time.Millisecond, t0, 0)
+	c.observe(3, 4*time.Millisecond, t0, 0)
+	if n := c.autoBatch(0.1, 1000); n != 9 {
+		t.Fatalf("autoBatch = %d, want 9", n)
+	}
+	var d costModel
+	d.observe(100, 101*time.Millisecond, t0, 0)
+	d.observe(101, 102*time.Millisecond, t0, 0)
+	if a, _, ok := d.fit(); !ok || a < 0.0009 {
+		t.Fatalf("alike sizes: fit a=%v ok=%v, want about 1 ms", a, ok)
+	}
+	if n := d.autoBatch(0.1, 1000); n != 1000 {
+		t.Fatalf("autoBatch over alike sizes = %d, want the limit 1000", n)
+	}
 }
 
 // TestBatcherSheds: a submission expected to wait past its deadline, or
@@ -309,7 +327,7 @@ func TestBatcherFreesSlotBeforeAnswers(t *testing.T) {
 	f := &fakeRun{}
 	var b *batcher
 	active := make(chan int, 4)
-	b = newBatcher(BatchConfig{Inflight: 1, MaxBatch: 100}.withDefaults(0, 0), f.run, func(n int, d time.Duration) {
+	b = newBatcher(BatchConfig{Inflight: 1, MaxBatch: 100}.withDefaults(0, 0, false), f.run, func(n int, d time.Duration) {
 		b.mu.Lock()
 		active <- b.active
 		b.mu.Unlock()
@@ -329,4 +347,213 @@ func TestBatcherFreesSlotBeforeAnswers(t *testing.T) {
 	default:
 		t.Fatal("the batch's slot was still taken after its answers")
 	}
+}
+
+// devRun is a pipelined fake GPU: each batch announces itself on entered,
+// waits for the device (one batch at a time), takes it (calling
+// gpu.WithDeviceHook's function) when given a toDev token, and returns
+// when given a done token.
+type devRun struct {
+	entered      chan int
+	toDev, done  chan struct{}
+	dev          sync.Mutex
+	mu           sync.Mutex
+	onDev, worst int         // batches on the device now, and at most
+	advance      func(n int) // if set, called once the batch holds the device
+}
+
+func newDevRun() *devRun {
+	return &devRun{entered: make(chan int, 64), toDev: make(chan struct{}, 64), done: make(chan struct{}, 64)}
+}
+
+func (d *devRun) run(ctx context.Context, qs []engine.Query, out []engine.Response, procs []string) error {
+	d.entered <- len(qs)
+	d.dev.Lock() // one batch on the device at a time, in arrival order
+	defer d.dev.Unlock()
+	<-d.toDev
+	d.mu.Lock()
+	d.onDev++
+	d.worst = max(d.worst, d.onDev)
+	d.mu.Unlock()
+	if f := gpu.DeviceHook(ctx); f != nil {
+		f(0)
+	}
+	if d.advance != nil {
+		d.advance(len(qs))
+	}
+	<-d.done
+	d.mu.Lock()
+	d.onDev--
+	d.mu.Unlock()
+	for i := range procs {
+		procs[i] = "fake-gpu"
+	}
+	return nil
+}
+
+// startPiped returns a pipelined batcher (a GPU's defaults) over d.
+func (d *devRun) startPiped(t *testing.T) *batcher {
+	cfg := BatchConfig{}.withDefaults(1<<20, 0, true)
+	if !cfg.Pipelined() || cfg.Inflight != 2 || cfg.Budget != 0 {
+		t.Fatalf("pipelined GPU defaults: pipelined %v, inflight %d, budget %v; want true, 2, 0 (auto)", cfg.Pipelined(), cfg.Inflight, cfg.Budget)
+	}
+	b := newBatcher(cfg, d.run, nil)
+	t.Cleanup(func() {
+		close(d.toDev)
+		close(d.done)
+		b.close()
+	})
+	return b
+}
+
+// notEntered fails if a batch starts within wait.
+func notEntered(t *testing.T, d *devRun, wait time.Duration, why string) {
+	t.Helper()
+	select {
+	case n := <-d.entered:
+		t.Fatalf("a batch of %d started: %s", n, why)
+	case <-time.After(wait):
+	}
+}
+
+// TestBatcherPipelined: on a pipelined GPU a second batch goes to the
+// backend while the first runs, but only once the first has taken the
+// device (not while it prepares: the second would only queue behind it,
+// closed too early), and never a third while two are in flight.
+func TestBatcherPipelined(t *testing.T) {
+	d := newDevRun()
+	b := d.startPiped(t)
+	first := newJobs(1)
+	goSubmit(t, b, first) // idle: runs at once
+	if n := <-d.entered; n != 1 {
+		t.Fatalf("first batch %d queries, want 1", n)
+	}
+	second := newJobs(3)
+	if _, err := b.submit(second, time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	notEntered(t, d, 100*time.Millisecond, "the first batch has not taken the device yet")
+	d.toDev <- struct{}{} // the first takes the device; no model yet: the next closes at once
+	if n := <-d.entered; n != 3 {
+		t.Fatalf("second batch %d queries, want the 3 queued", n)
+	}
+	third := newJobs(2)
+	if _, err := b.submit(third, time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	notEntered(t, d, 100*time.Millisecond, "two batches in flight (Inflight 2)")
+	d.done <- struct{}{} // the first returns
+	waitJobs(t, first)
+	d.toDev <- struct{}{} // the second takes the device
+	if n := <-d.entered; n != 2 {
+		t.Fatalf("third batch %d queries, want 2", n)
+	}
+	d.done <- struct{}{}
+	waitJobs(t, second)
+	d.toDev <- struct{}{}
+	d.done <- struct{}{}
+	waitJobs(t, third)
+	if d.worst != 1 {
+		t.Fatalf("%d batches on the fake device at once", d.worst)
+	}
+	b.mu.Lock()
+	q, on := b.queued, b.onDev
+	b.mu.Unlock()
+	if q != 0 || on != 0 {
+		t.Fatalf("after all batches: queued %d, on device %d; want 0, 0", q, on)
+	}
+}
+
+// TestBatcherPipelinedHolds: once the device's time is predictable, the
+// forming batch stays open while the batch on the device is expected to
+// run longer than the forming one's preparation, collecting what arrives,
+// and closes near the device batch's predicted end (here 1 s).
+func TestBatcherPipelinedHolds(t *testing.T) {
+	d := newDevRun()
+	b := d.startPiped(t)
+	t0 := time.Now()
+	b.devModel.observe(1, time.Second, t0, 0) // 1 s per query, no fixed part
+	b.devModel.observe(2, 2*time.Second, t0, 0)
+	if p, ok := b.devModel.predict(1); !ok || p < 999*time.Millisecond || p > 1001*time.Millisecond {
+		t.Fatalf("predicted %v for one query, want 1 s", p)
+	}
+	first := newJobs(1)
+	goSubmit(t, b, first)
+	<-d.entered
+	d.toDev <- struct{}{}
+	var held time.Time
+	for {
+		b.mu.Lock()
+		on, at := b.onDev, b.devStart
+		b.mu.Unlock()
+		if on == 1 {
+			held = at
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	second := newJobs(4)
+	for _, j := range second { // arrivals during the hold join one batch
+		if _, err := b.submit([]*job{j}, time.Time{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	notEntered(t, d, 200*time.Millisecond, "the device batch is predicted to run 1 s")
+	n := <-d.entered
+	if n != 4 {
+		t.Fatalf("held batch %d queries, want the 4 that arrived", n)
+	}
+	if w := time.Since(held); w < 700*time.Millisecond {
+		t.Fatalf("held batch closed %v after the device batch started, want about 1 s", w)
+	}
+	d.done <- struct{}{}
+	d.toDev <- struct{}{}
+	d.done <- struct{}{}
+	waitJobs(t, append(first, second...))
+}
+
+// TestBatcherPipelinedAutoCap: pipelined with the default budget, a batch
+// holds at most the queries whose predicted device time has its fixed cost
+// as a tenth (1 ms + 1 ms/query: 9 queries).
+func TestBatcherPipelinedAutoCap(t *testing.T) {
+	d := newDevRun()
+	b := d.startPiped(t)
+	// A fake clock, advanced by each batch's device time (1 ms + 1 ms per
+	// query) as it takes the device: the model stays exact.
+	var mu sync.Mutex
+	clock := time.Unix(0, 0)
+	b.now = func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
+	d.advance = func(n int) {
+		mu.Lock()
+		clock = clock.Add(time.Millisecond + time.Duration(n)*time.Millisecond)
+		mu.Unlock()
+	}
+	if got := b.limit(); got != DefaultMaxBatch {
+		t.Fatalf("limit %d before any batch, want %d", got, DefaultMaxBatch)
+	}
+	b.devModel.observe(1, 2*time.Millisecond, clock, 0)
+	b.devModel.observe(3, 4*time.Millisecond, clock, 0)
+	if got := b.limit(); got != 9 {
+		t.Fatalf("limit %d, want 9 (a = 1 ms is 10%% of 1 + 9 x 1 ms)", got)
+	}
+	hold := newJobs(1)
+	goSubmit(t, b, hold)
+	<-d.entered
+	many := newJobs(30)
+	if _, err := b.submit(many, time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	total := 0
+	for total < 30 {
+		d.toDev <- struct{}{}
+		n := <-d.entered
+		if n > 9 {
+			t.Fatalf("batch of %d over the automatic cap of 9", n)
+		}
+		total += n
+		d.done <- struct{}{}
+	}
+	d.toDev <- struct{}{}
+	d.done <- struct{}{}
+	waitJobs(t, append(hold, many...))
 }

@@ -44,6 +44,10 @@ type costModel struct {
 
 const costDecay = 0.95
 
+// minSpread is the least coefficient of variation of the recent batch
+// sizes from which autoBatch trusts the fit's fixed cost.
+const minSpread = 0.25
+
 // rateWindow is the time constant of the saturated throughput's average:
 // intervals weigh exp(-age/rateWindow), so the rate covers about the last
 // second of saturated work whatever the batch size (a per-batch weight
@@ -111,6 +115,38 @@ func (m *costModel) maxBatch(budget time.Duration, limit int) int {
 		return limit
 	}
 	return int(n)
+}
+
+// predict is the expected time of a batch of n queries (ok false before
+// any batch).
+func (m *costModel) predict(n int) (d time.Duration, ok bool) {
+	a, b, ok := m.fit()
+	if !ok {
+		return 0, false
+	}
+	return time.Duration((a + b*float64(n)) * float64(time.Second)), true
+}
+
+// autoBatch is the size whose expected time has the fixed cost a as the
+// share s of it (a = s·(a + b·n): n = a(1-s)/(s·b)), within [1, limit];
+// limit when the fit has no fixed cost, is not known yet, or rests on
+// batches of too alike sizes (their sizes' coefficient of variation below
+// minSpread: the intercept a is then noise, and a small one would cap the
+// batches, and the throughput, for nothing; under a steady backlog the
+// capped batches lose their spread and a batch of limit restores it).
+func (m *costModel) autoBatch(s float64, limit int) int {
+	m.mu.Lock()
+	sm := m.sums
+	a, b, ok := m.fitLocked()
+	m.mu.Unlock()
+	if !ok || a <= 0 || sm.W*sm.XX-sm.X*sm.X < minSpread*minSpread*sm.X*sm.X {
+		return limit
+	}
+	n := a*(1-s)/(s*b) + 1e-9 // 8.999999 queries are 9
+	if n >= float64(limit) {
+		return limit
+	}
+	return max(1, int(n))
 }
 
 // capacity is the saturated throughput in queries/second (0: not measured

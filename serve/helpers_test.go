@@ -58,7 +58,10 @@ func (s *docSlice) Next() (*index.Document, error) {
 
 // testEngine builds the test collection (Porter stemming, English stop
 // words, stored fields) and opens it on the CPU.
-func testEngine(t testing.TB) *qp.Engine {
+func testEngine(t testing.TB) *qp.Engine { t.Helper(); return testEngineOn(t, qp.CPU) }
+
+// testEngineOn is testEngine on the device dev.
+func testEngineOn(t testing.TB, dev qp.Device) *qp.Engine {
 	t.Helper()
 	dir := t.TempDir()
 	aopt := analysis.Options{Stem: "english", Stopwords: "english"}
@@ -78,7 +81,7 @@ func testEngine(t testing.TB) *qp.Engine {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := qp.Open(path, qp.Options{Device: qp.CPU, Threads: 2})
+	e, err := qp.Open(path, qp.Options{Device: dev, Threads: 2})
 	if err != nil {
 		t.Fatal(err)
 	}

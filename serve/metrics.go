@@ -23,6 +23,9 @@ type metrics struct {
 	fallbacks     prometheus.Counter
 	backendErrors prometheus.Counter
 	queueWait     prometheus.Histogram
+	// A pipelined GPU's batch phases (batcher.go): host preparation, the
+	// wait for the device, the device phase.
+	prepare, devWait, device prometheus.Histogram
 
 	// Children resolved once (WithLabelValues hashes its labels and takes
 	// a lock on every call): the hot path's label sets.
@@ -59,6 +62,12 @@ func newMetrics(reg *prometheus.Registry, s *Server) *metrics {
 			Help: "Batches in which the primary processor failed."}),
 		queueWait: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "qp_serve_queue_wait_seconds",
 			Help: "Time from a query's arrival to the start of its batch (queueing).", Buckets: latencyBuckets}),
+		prepare: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "qp_serve_batch_prepare_seconds",
+			Help: "A pipelined GPU's batch: its host preparation (dictionary lookups; --device gpu only).", Buckets: latencyBuckets}),
+		devWait: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "qp_serve_batch_device_wait_seconds",
+			Help: "A pipelined GPU's batch: from its preparation's end to taking the device, held by the batch before it (--device gpu only).", Buckets: latencyBuckets}),
+		device: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "qp_serve_batch_device_seconds",
+			Help: "A pipelined GPU's batch: its device phase, launch sets and result conversion (--device gpu only).", Buckets: latencyBuckets}),
 	}
 	procs := []string{s.pname}
 	if s.cfg.Cache != nil {
@@ -69,7 +78,7 @@ func newMetrics(reg *prometheus.Registry, s *Server) *metrics {
 	}
 	m.resolve(procs)
 	reg.MustRegister(m.requests, m.reqDuration, m.queries, m.qDuration, m.batchSize, m.batchDuration,
-		m.rejected, m.fallbacks, m.backendErrors, m.queueWait,
+		m.rejected, m.fallbacks, m.backendErrors, m.queueWait, m.prepare, m.devWait, m.device,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "qp_serve_queue_depth",
 		Help: "Queries waiting for a batch."}, func() float64 { return float64(s.b.depth()) }))
@@ -104,6 +113,12 @@ func newMetrics(reg *prometheus.Registry, s *Server) *metrics {
 func (m *metrics) observeBatch(n int, d time.Duration) {
 	m.batchSize.Observe(float64(n))
 	m.batchDuration.Observe(d.Seconds())
+}
+
+func (m *metrics) observePhases(prep, wait, dev time.Duration) {
+	m.prepare.Observe(prep.Seconds())
+	m.devWait.Observe(wait.Seconds())
+	m.device.Observe(dev.Seconds())
 }
 
 // resolve pre-resolves the children of the hot path's label sets: the

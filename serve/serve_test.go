@@ -600,10 +600,10 @@ func TestCPUDefaults(t *testing.T) {
 	// A GPU (its PARA threshold known) runs one batch at a time, of the
 	// whole queue up to the batch max (no time budget), unless a budget
 	// is set.
-	if c := (BatchConfig{}).withDefaults(12<<20, 0); c.Inflight != 1 || c.MaxBatch != DefaultMaxBatch || c.Threshold != 12<<20 || c.Budget >= 0 {
+	if c := (BatchConfig{}).withDefaults(12<<20, 0, false); c.Inflight != 1 || c.MaxBatch != DefaultMaxBatch || c.Threshold != 12<<20 || c.Budget >= 0 {
 		t.Errorf("GPU: inflight %d, batch max %d, threshold %d, budget %v", c.Inflight, c.MaxBatch, c.Threshold, c.Budget)
 	}
-	if c := (BatchConfig{Budget: 8 * time.Millisecond}).withDefaults(12<<20, 0); c.Budget != 8*time.Millisecond {
+	if c := (BatchConfig{Budget: 8 * time.Millisecond}).withDefaults(12<<20, 0, false); c.Budget != 8*time.Millisecond {
 		t.Errorf("GPU with --batch-budget 8ms: budget %v", c.Budget)
 	}
 }

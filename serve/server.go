@@ -152,8 +152,12 @@ func New(e *qp.Engine, cfg Config) (*Server, error) {
 			cpuWorkers = cb.Workers()
 		}
 	}
+	pipe := false
 	if g := e.GPU(); g != nil {
 		gpuThreshold = int64(g.Threshold())
+		// Pipelined when the GPU itself runs the batches (--device gpu),
+		// not behind the CPU/GPU router (--device auto).
+		pipe = s.primary == Backend(e) && e.Backend() == engine.Backend(g)
 		if s.fallback == nil {
 			s.fallback = engine.NewCPU(s.x, cfg.Threads)
 		}
@@ -163,7 +167,8 @@ func New(e *qp.Engine, cfg Config) (*Server, error) {
 		reg = prometheus.NewRegistry()
 	}
 	s.m = newMetrics(reg, s)
-	s.b = newBatcher(cfg.Batch.withDefaults(gpuThreshold, cpuWorkers), s.runBatch, s.m.observeBatch)
+	s.b = newBatcher(cfg.Batch.withDefaults(gpuThreshold, cpuWorkers, pipe), s.runBatch, s.m.observeBatch)
+	s.b.onPhases = s.m.observePhases
 	s.mux = s.routes()
 	s.hs = &http.Server{
 		Handler:           s.mux,

@@ -160,8 +160,12 @@ much of the machine each query takes end to end.`)
 		return err
 	}
 	bc := s.Batch()
-	fmt.Printf("server: inflight %d, batch max %d, budget %v, max wait %v, max queue wait %v; load generator: %s, client %s\n",
-		bc.Inflight, bc.MaxBatch, bc.Budget, bc.MaxWait, bc.MaxQueueWait, genWhere(*genProcs), *client)
+	budgetText := bc.Budget.String()
+	if bc.Pipelined() && bc.Budget == 0 {
+		budgetText = "auto (pipelined GPU)"
+	}
+	fmt.Printf("server: inflight %d, batch max %d, budget %s, max wait %v, max queue wait %v; load generator: %s, client %s\n",
+		bc.Inflight, bc.MaxBatch, budgetText, bc.MaxWait, bc.MaxQueueWait, genWhere(*genProcs), *client)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err

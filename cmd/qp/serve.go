@@ -33,6 +33,10 @@ its queries' shortest lists reach the PARA threshold, when it holds
 --batch-max queries or as many as the processor's measured cost model
 expects to answer within --batch-budget, when its oldest request has
 waited --batch-wait, or (unless --batch-lazy) when no batch is running.
+With --device gpu two batches are in flight, one preparing on the host
+while the other runs on the GPU, and the next batch closes when the GPU
+is about to be free (its batch's predicted end), so batches stay small at
+moderate load and grow under a backlog up to an automatic cap.
 On the CPU each query runs alone, one per worker (--batch-max 1, --inflight
 the workers). A request expected to wait past its deadline (or longer than
 --max-queue-wait) for its batch is refused at once with 503 overloaded.
@@ -43,11 +47,11 @@ exits. --mode and -k are the defaults of requests that name none.`)
 		wait := fs.Duration("batch-wait", serve.DefaultMaxWait, "longest a request waits for its batch to close")
 		threshold := fs.String("batch-threshold", "", "PARA threshold: a batch closes when its queries' shortest lists hold this\nmany postings (default: the GPU's --gpu-threshold, or 1M on the CPU)")
 		maxBatch := fs.Int("batch-max", 0, fmt.Sprintf("most queries per batch (0: %d; 1 on the CPU)", serve.DefaultMaxBatch))
-		budget := fs.Duration("batch-budget", 0, fmt.Sprintf("cap a batch's expected time on the processor at this (its size from the\nmeasured cost per batch and per query; negative: no cap; 0: none on a\nGPU, %v otherwise)", serve.DefaultBudget))
+		budget := fs.Duration("batch-budget", 0, fmt.Sprintf("cap a batch's expected time on the processor at this (its size from the\nmeasured cost per batch and per query; negative: no cap; 0: on --device\ngpu automatic (the batch whose fixed cost is a tenth of its time), none\nwith --device auto, %v otherwise)", serve.DefaultBudget))
 		queueWait := fs.Duration("max-queue-wait", 0, "refuse (503 overloaded, Retry-After) a request expected to wait longer\nthan this for its batch (0: none; a request expected to wait past its\ndeadline is always refused)")
 		pprofOn := fs.Bool("pprof", false, "serve Go profiles at /debug/pprof/ (net/http/pprof; for diagnosis, not\nfor an exposed address)")
 		lazy := fs.Bool("batch-lazy", false, "keep a batch open until its threshold, --batch-max or --batch-wait closes it,\neven when the processor is idle (default: an idle processor takes the\nforming batch at once)")
-		inflight := fs.Int("inflight", 0, "batches running at once (0: 1 with a GPU, which runs one batch at a time;\non the CPU, its workers)")
+		inflight := fs.Int("inflight", 0, "batches running at once (0: 2 with --device gpu (one prepares on the\nhost while the other runs), 1 with --device auto, the workers on the CPU)")
 		queue := fs.Int("queue", serve.DefaultQueueSize, "most queries waiting for a batch (more: 429 with Retry-After)")
 		cacheSize := fs.String("cache", "", "result cache of this size (e.g. 64M; default none)")
 		maxK := fs.Int("max-k", 1000, "largest k a request may ask")

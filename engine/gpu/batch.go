@@ -121,6 +121,12 @@ func (s *setBudget) add(b *Backend, p *prep) { s.sum += p.cost(); s.or += b.orCo
 // shortest lists; a set that runs out of device memory (or meets a corrupt
 // block) is split in halves and retried, so that the error lands only on
 // the queries that cause it.
+//
+// Concurrent calls overlap (issue 25): each prepares its queries on the
+// host (prepareBatch, on its own buffers from b.bufs) without the device,
+// then takes b.mu, the device, for its launch sets (ctx.Do on the CUDA
+// owner thread); one batch's preparation runs while another's kernels do.
+// A hook in ctx (WithDeviceHook) is called when the batch takes the device.
 func (b *Backend) SearchBatch(ctx context.Context, qs []engine.Query, opt engine.Options, out []engine.Response) error {
 	if len(out) != len(qs) {
 		return fmt.Errorf("gpu: %d responses for %d queries", len(out), len(qs))
@@ -128,53 +134,20 @@ func (b *Backend) SearchBatch(ctx context.Context, qs []engine.Query, opt engine
 	if _, err := opt.Resolve(); err != nil {
 		return fmt.Errorf("gpu: %w", err)
 	}
+	start := time.Now()
+	bb := b.bufs.get(len(qs))
+	defer b.bufs.put(bb)
+	work := b.prepareBatch(bb, qs, out)
+	prepared := time.Since(start)
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
 		return errors.New("gpu: backend closed")
 	}
-	start := time.Now()
-	if cap(b.preps) < len(qs) {
-		b.preps = append(b.preps[:cap(b.preps)], make([]prep, len(qs)-cap(b.preps))...)
+	b.prof.HostPrepare += prepared
+	if f := DeviceHook(ctx); f != nil {
+		f(prepared)
 	}
-	preps := b.preps[:len(qs)]
-	// Preparation (dictionary lookups, canonical order) runs on all cores,
-	// like the CPU backend's workers do it.
-	prepErr := make([]error, len(qs))
-	parallel(len(qs), func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			preps[i].i = i
-			prepErr[i] = b.prepare(&preps[i], &qs[i])
-		}
-	})
-	b.prof.HostPrepare += time.Since(start)
-	work := make([]*prep, 0, len(qs))
-	for i := range qs {
-		p := &preps[i]
-		r := &out[i]
-		r.Results, r.Stats, r.Err = r.Results[:0], engine.Stats{}, nil
-		if err := prepErr[i]; err != nil {
-			r.Err = err
-			continue
-		}
-		switch {
-		case p.runsAnd():
-		case p.q.Mode == engine.And:
-			r.Stats = p.st // an unknown term: no results
-			continue
-		case len(p.terms) == 0:
-			p.st.OrAlgo = OrGPU
-			r.Stats = p.st // OR over no known term: no results
-			continue
-		default:
-			p.needOr = true
-		}
-		work = append(work, p)
-	}
-	// Launch sets of queries with similar term counts: an AND set takes as
-	// many steps (launches and waits) as its longest query has terms, so
-	// one long query would make every query of its set pay for them.
-	slices.SortStableFunc(work, func(x, y *prep) int { return len(x.terms) - len(y.terms) })
 	handed := time.Now()
 	err := b.ctx.Do(func() error {
 		defer b.ownerTimes(handed)()
@@ -205,6 +178,130 @@ func (b *Backend) SearchBatch(ctx context.Context, qs []engine.Query, opt engine
 		return fmt.Errorf("gpu: %w", err)
 	}
 	return ctx.Err()
+}
+
+// deviceHookKey is the context key of WithDeviceHook's function.
+type deviceHookKey struct{}
+
+// WithDeviceHook returns ctx carrying f, which SearchBatch calls when its
+// batch takes the device (its host preparation is done, no other batch's
+// launch sets run), with the time the preparation took. f runs while the
+// batch holds the device: it must return at once (no blocking, no
+// SearchBatch). A server with two batches in flight uses it to tell one
+// waiting for the device from one running on it (serve/batcher.go).
+func WithDeviceHook(ctx context.Context, f func(prepared time.Duration)) context.Context {
+	return context.WithValue(ctx, deviceHookKey{}, f)
+}
+
+// DeviceHook is the function WithDeviceHook put into ctx, nil if none (for
+// tests, and other backends that report when a batch takes their device).
+func DeviceHook(ctx context.Context) func(prepared time.Duration) {
+	f, _ := ctx.Value(deviceHookKey{}).(func(time.Duration))
+	return f
+}
+
+// prepareBatch prepares qs into bb.preps (dictionary lookups, canonical
+// order; on all cores, like the CPU backend's workers), answers in out the
+// queries that need no device work (errors, unknown AND terms, OR over no
+// known term) and returns the others, sorted by term count. It touches no
+// device state: concurrent calls on distinct bb are safe.
+func (b *Backend) prepareBatch(bb *batchBufs, qs []engine.Query, out []engine.Response) []*prep {
+	preps, prepErr := bb.preps[:len(qs)], bb.errs[:len(qs)]
+	parallel(len(qs), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			preps[i].i = i
+			prepErr[i] = b.prepare(&preps[i], &qs[i])
+		}
+	})
+	work := bb.work[:0]
+	for i := range qs {
+		p := &preps[i]
+		r := &out[i]
+		r.Results, r.Stats, r.Err = r.Results[:0], engine.Stats{}, nil
+		if err := prepErr[i]; err != nil {
+			r.Err = err
+			continue
+		}
+		switch {
+		case p.runsAnd():
+		case p.q.Mode == engine.And:
+			r.Stats = p.st // an unknown term: no results
+			continue
+		case len(p.terms) == 0:
+			p.st.OrAlgo = OrGPU
+			r.Stats = p.st // OR over no known term: no results
+			continue
+		default:
+			p.needOr = true
+		}
+		work = append(work, p)
+	}
+	bb.work = work
+	// Launch sets of queries with similar term counts: an AND set takes as
+	// many steps (launches and waits) as its longest query has terms, so
+	// one long query would make every query of its set pay for them.
+	slices.SortStableFunc(work, func(x, y *prep) int { return len(x.terms) - len(y.terms) })
+	return work
+}
+
+// batchBufs are one SearchBatch call's host buffers: its prepared queries
+// (each keeping its term and canonical-order scratch), their preparation
+// errors and the work list.
+type batchBufs struct {
+	preps []prep
+	errs  []error
+	work  []*prep
+}
+
+// maxFreeBufs is how many batchBufs bufPool keeps: one per batch a caller
+// keeps in flight (serve runs two) and a spare.
+const maxFreeBufs = 4
+
+// bufPool lends batchBufs to concurrent SearchBatch calls. Not a
+// sync.Pool: the GC would drop the grown buffers, and with them the
+// per-query scratch, so that batches would allocate again.
+type bufPool struct {
+	mu   sync.Mutex
+	free []*batchBufs
+}
+
+// get returns buffers for n queries.
+func (p *bufPool) get(n int) *batchBufs {
+	p.mu.Lock()
+	var bb *batchBufs
+	if k := len(p.free); k > 0 {
+		bb = p.free[k-1]
+		p.free[k-1] = nil
+		p.free = p.free[:k-1]
+	}
+	p.mu.Unlock()
+	if bb == nil {
+		bb = &batchBufs{}
+	}
+	if cap(bb.preps) < n {
+		bb.preps = append(bb.preps[:cap(bb.preps)], make([]prep, n-cap(bb.preps))...)
+		bb.errs = make([]error, cap(bb.preps))
+		bb.work = make([]*prep, 0, cap(bb.preps))
+	}
+	return bb
+}
+
+// put returns bb, dropping its references to the caller's queries.
+func (p *bufPool) put(bb *batchBufs) {
+	for i := range bb.preps {
+		if bb.preps[i].q == nil {
+			break // unused beyond: get hands out prefixes
+		}
+		bb.preps[i].q = nil
+	}
+	clear(bb.errs)
+	clear(bb.work[:cap(bb.work)])
+	bb.work = bb.work[:0]
+	p.mu.Lock()
+	if len(p.free) < maxFreeBufs {
+		p.free = append(p.free, bb)
+	}
+	p.mu.Unlock()
 }
 
 // ownerTimes starts the host-side accounting of a Do closure handed to the

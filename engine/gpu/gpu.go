@@ -172,8 +172,9 @@ type termInfo struct {
 	max        float32 // the largest block maximum (the term's maximum score)
 }
 
-// Backend is the GPU engine.Backend. It is safe for concurrent use;
-// batches run one at a time on one CUDA stream.
+// Backend is the GPU engine.Backend. It is safe for concurrent use:
+// concurrent batches prepare their queries on the host at once, and run
+// their launch sets one at a time on one CUDA stream (mu, the device).
 type Backend struct {
 	x    *index.Index
 	opt  Options
@@ -191,6 +192,11 @@ type Backend struct {
 	lc                  *listCache
 	bm                  *bitmaps // device bitmaps of the densest lists (bitmap.go), nil without
 
+	bufs bufPool // per-batch host buffers (batch.go): preparation needs no mu
+
+	// mu is the device: held by a batch while its launch sets run (and
+	// by the setters, Profile, Close); it guards every field below, the
+	// device buffers, scratch and the profile.
 	mu     sync.Mutex
 	closed bool
 	stream *cuda.Stream
@@ -202,7 +208,6 @@ type Backend struct {
 	small  pinned       // mid-phase totals
 	tm     timer
 	prof   Profile
-	preps  []prep
 	msB    []prep   // OrMaxScore pass B sub-queries (orms.go)
 	msKeys []uint64 // OrMaxScore merge scratch
 	and    andState // AND step kernels and scratch (and.go)
@@ -540,7 +545,7 @@ type Profile struct {
 	Batches, Sets, Queries int64
 	Launches               int64         // kernel launches (decoders included)
 	Syncs                  int64         // host waits for the stream in AND phases
-	Wall                   time.Duration // SearchBatch wall-clock time
+	Wall                   time.Duration // SearchBatch wall-clock time (each call's: preparation and its wait for the device included)
 	// GPU time by phase: Decode (gathering and decoding blocks), Intersect
 	// (AND block selection, search in decoded blocks with the term's score
 	// added, compaction), Score (the first term of AND, OR accumulation),

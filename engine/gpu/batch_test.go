@@ -1,0 +1,114 @@
+package gpu
+
+import (
+	"context"
+	"math/rand"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/qpengine/qp/engine"
+)
+
+// TestSearchBatchConcurrent runs batches from several goroutines at once
+// (serve keeps two in flight: one preparing on the host while the other's
+// launch sets run) and requires each answer to equal the CPU engine's,
+// with the device hook called once per batch. Run it with -race: the
+// preparation of one batch must not touch what another's launch sets use.
+func TestSearchBatchConcurrent(t *testing.T) {
+	c := testContext(t)
+	rng := rand.New(rand.NewSource(25))
+	col := genCollection(rng, 1500, 24, 16, false)
+	x := col.bp128(t)
+	nq := 16
+	if emulated(c) {
+		nq = 4
+	}
+	qs := expand(randomQueries(rng, col.terms, nq, nil), []int{1, 10, 100})
+	want := make([]engine.Response, len(qs))
+	if err := engine.NewCPU(x, 0).SearchBatch(context.Background(), qs, engine.Options{}, want); err != nil {
+		t.Fatal(err)
+	}
+	// Threshold 64: several launch sets per batch, so that batches
+	// interleave on the host while one holds the device.
+	g := newBackend(t, x, Options{Threshold: 64})
+	const workers, rounds = 4, 3
+	var hooks, busy atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan string, workers*rounds*len(qs))
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for r := range rounds {
+				// Each worker takes a different, overlapping window of qs.
+				lo := (w*len(qs)/workers + r) % len(qs)
+				hi := min(len(qs), lo+len(qs)/2+1)
+				batch := qs[lo:hi]
+				out := make([]engine.Response, len(batch))
+				ctx := WithDeviceHook(context.Background(), func(prepared time.Duration) {
+					if prepared < 0 {
+						errs <- "negative preparation time"
+					}
+					if busy.Add(1) != 1 {
+						errs <- "two batches hold the device at once"
+					}
+					hooks.Add(1)
+					busy.Add(-1)
+				})
+				if err := g.SearchBatch(ctx, batch, engine.Options{}, out); err != nil {
+					errs <- err.Error()
+					return
+				}
+				for i := range batch {
+					if msg := sameResponse(out[i], want[lo+i]); msg != "" {
+						errs <- batch[i].ID + ": " + msg
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for msg := range errs {
+		t.Error(msg)
+	}
+	if n := hooks.Load(); n != workers*rounds {
+		t.Errorf("device hook called %d times, want %d (once per batch)", n, workers*rounds)
+	}
+	if p := g.Profile(); p.Batches != workers*rounds {
+		t.Errorf("profile counts %d batches, want %d", p.Batches, workers*rounds)
+	}
+}
+
+// TestBufPool checks that SearchBatch's buffers are reused, hold at least
+// the batch's queries, and let go of the caller's queries when returned.
+func TestBufPool(t *testing.T) {
+	var p bufPool
+	a := p.get(10)
+	if len(a.preps) < 10 || len(a.errs) < 10 || cap(a.work) < 10 {
+		t.Fatalf("get(10): %d preps, %d errs, work cap %d", len(a.preps), len(a.errs), cap(a.work))
+	}
+	q := engine.Query{ID: "x"}
+	a.preps[0].q = &q
+	a.work = append(a.work, &a.preps[0])
+	p.put(a)
+	if a.preps[0].q != nil || len(a.work) != 0 || a.work[:1][0] != nil {
+		t.Fatal("put kept a reference to the caller's query or the work list")
+	}
+	b := p.get(5)
+	if b != a {
+		t.Fatal("get after put did not reuse the buffers")
+	}
+	c := p.get(20) // the pool is empty: new buffers
+	if c == b || len(c.preps) < 20 {
+		t.Fatalf("second get: same buffers %v, %d preps", c == b, len(c.preps))
+	}
+	for range 2 * maxFreeBufs {
+		p.put(&batchBufs{})
+	}
+	if len(p.free) != maxFreeBufs {
+		t.Fatalf("pool keeps %d buffers, want at most %d", len(p.free), maxFreeBufs)
+	}
+}

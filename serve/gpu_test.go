@@ -1,0 +1,65 @@
+package serve
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/qpengine/qp"
+	"github.com/qpengine/qp/cuda"
+)
+
+// TestServeGPUPipelined serves the test collection from the GPU backend
+// (a real GPU, or cuda/emu's emulator on LD_LIBRARY_PATH) with its
+// defaults, two batches in flight, pipelined, and requires the answers of
+// many concurrent requests to equal the CPU engine's.
+func TestServeGPUPipelined(t *testing.T) {
+	if ok, why := cuda.Available(); !ok {
+		t.Skip("no GPU or emulator: " + why)
+	}
+	e := testEngineOn(t, qp.GPU)
+	cpu := testEngine(t)
+	s, hs := newTestServer(t, e, Config{})
+	if c := s.Batch(); !c.Pipelined() || c.Inflight != 2 || c.Budget != 0 {
+		t.Fatalf("GPU server: pipelined %v, inflight %d, budget %v; want true, 2, 0 (auto)", c.Pipelined(), c.Inflight, c.Budget)
+	}
+	texts := []string{"parallel", "gpu", "sorting parallel", "query processing", "compressed index",
+		"graphics processors", "inverted index compression", "merge sort"}
+	modes := []string{"and", "or", "andor"}
+	type answer struct {
+		q, mode string
+		st      int
+		body    []byte
+		r       SearchResponse
+	}
+	const clients, each = 8, 12
+	answers := make([]answer, clients*each)
+	var wg sync.WaitGroup
+	for c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				a := &answers[c*each+i]
+				a.q, a.mode = texts[(c+i)%len(texts)], modes[(c*each+i)%len(modes)]
+				body := fmt.Sprintf(`{"q":%q,"mode":%q,"k":5}`, a.q, a.mode)
+				a.st, _, a.body = post(t, hs.URL+"/v1/search", body, &a.r)
+			}
+		}()
+	}
+	wg.Wait()
+	procs := map[string]int{}
+	for _, a := range answers {
+		if a.st != 200 {
+			t.Fatalf("%s %q: %d %s", a.mode, a.q, a.st, a.body)
+		}
+		wantHits(t, cpu, a.q, a.mode, 5, a.r.Hits)
+		procs[a.r.Processor]++
+	}
+	if procs["gpu"] != len(answers) {
+		t.Fatalf("processors %v, want every answer from the gpu", procs)
+	}
+	if st := s.Stats(); st.Queries != int64(len(answers)) || st.Batches < 1 {
+		t.Fatalf("stats %+v for %d queries", st, len(answers))
+	}
+}

@@ -1,0 +1,131 @@
+package serve
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/qpengine/qp/engine"
+	"github.com/qpengine/qp/engine/gpu"
+	"github.com/qpengine/qp/report"
+)
+
+// simGPU models a GPU backend's timing for the batcher (not its results):
+// a batch's host preparation takes prepA + prepB·n, its device phase
+// devA + devB·n, both as sleeps (no CPU: unlike the real backend, whose
+// preparation and result conversion compete with the server's HTTP work
+// for cores). Pipelined, the preparation runs outside the device lock and
+// the device hook is called on taking it (engine/gpu since issue 25);
+// else the whole batch holds the lock (engine/gpu before).
+type simGPU struct {
+	prepA, prepB, devA, devB time.Duration
+	pipelined                bool
+	dev                      sync.Mutex
+}
+
+func (g *simGPU) run(ctx context.Context, qs []engine.Query, out []engine.Response, procs []string) error {
+	n := time.Duration(len(qs))
+	if !g.pipelined {
+		g.dev.Lock()
+	}
+	time.Sleep(g.prepA + g.prepB*n)
+	if g.pipelined {
+		g.dev.Lock()
+		if f := gpu.DeviceHook(ctx); f != nil {
+			f(g.prepA + g.prepB*n)
+		}
+	}
+	time.Sleep(g.devA + g.devB*n)
+	g.dev.Unlock()
+	for i := range procs {
+		procs[i] = "sim"
+	}
+	return nil
+}
+
+// BenchmarkPipelineSim offers a constant rate of one-query requests to
+// the batcher over simGPU, one batch in flight with the preparation under
+// the device lock (old: the GPU defaults before issue 25's pipelining) and
+// pipelined (new: the defaults now), and reports the latency percentiles
+// (arrival to answer), the throughput and the mean batch. The model is
+// the H100's 10M-document AND batch (docs/BENCHMARKS.md, fourteenth
+// session: ~200k q/s in-process, batches of ~2,000 in 15-16 ms at HTTP
+// saturation) slowed 10 times so that a loaded development machine can
+// offer the rate: device 2 ms + 5 µs/query and preparation 0.2 ms + 0.5
+// µs/query, times 10. It says what the batching policy does with a device
+// of that shape, not what the real server does (HTTP, the generator and
+// the CPU work of preparation are not in it): scripts/device/serveab.sh
+// measures that.
+//
+//	go test -run ^$ -bench PipelineSim -benchtime 1x ./serve/
+func BenchmarkPipelineSim(b *testing.B) {
+	const scale = 10
+	newSim := func(pipe bool) *simGPU {
+		return &simGPU{prepA: scale * 200 * time.Microsecond, prepB: scale * 500 * time.Nanosecond,
+			devA: scale * 2 * time.Millisecond, devB: scale * 5 * time.Microsecond, pipelined: pipe}
+	}
+	// Capacity, old: n / (prep(n) + dev(n)) -> 1/(prepB+devB) = 18.2k/s at
+	// this scale; new: 1/devB = 20k/s. 80% of the old one:
+	for _, rate := range []float64{0.5 * 18_182, 0.8 * 18_182} {
+		for _, pipe := range []bool{false, true} {
+			name := fmt.Sprintf("rate=%.0f/pipelined=%v", rate, pipe)
+			b.Run(name, func(b *testing.B) {
+				for range b.N {
+					g := newSim(pipe)
+					cfg := BatchConfig{}.withDefaults(12<<20, 0, pipe)
+					bt := newBatcher(cfg, g.run, nil)
+					lat, batches, qs, wall := offer(b, bt, rate, 6*time.Second)
+					bt.close()
+					b.ReportMetric(report.Percentile(lat, 0.5).Seconds()*1e3, "p50-ms")
+					b.ReportMetric(report.Percentile(lat, 0.99).Seconds()*1e3, "p99-ms")
+					b.ReportMetric(float64(qs)/wall.Seconds(), "q/s")
+					b.ReportMetric(float64(qs)/float64(max(batches, 1)), "batch")
+				}
+			})
+		}
+	}
+}
+
+// offer submits one-query jobs to bt at rate per second for d (in groups
+// every millisecond: the rate's arrivals of that millisecond), waits for
+// every answer and returns the latencies (arrival to answer, sorted), the
+// batches and queries run, and the wall time.
+func offer(b *testing.B, bt *batcher, rate float64, d time.Duration) (lat []time.Duration, batches, queries int64, wall time.Duration) {
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	start := time.Now()
+	sent := 0
+	for tick := time.NewTicker(time.Millisecond); time.Since(start) < d; <-tick.C {
+		due := int(rate * time.Since(start).Seconds())
+		if due <= sent {
+			continue
+		}
+		js := newJobs(due - sent)
+		sent = due
+		// One submission per millisecond (a lone job on an idle batcher
+		// would run in the submitting goroutine: not in this loop's).
+		if len(js) == 1 {
+			go bt.submit(js, time.Time{})
+		} else if _, err := bt.submit(js, time.Time{}); err != nil {
+			b.Fatal(err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for _, j := range js {
+				<-j.done
+				l := j.end.Sub(j.arrive)
+				mu.Lock()
+				lat = append(lat, l)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	wall = time.Since(start)
+	slices.Sort(lat)
+	return lat, bt.stats.batches.Load(), bt.stats.queries.Load(), wall
+}
