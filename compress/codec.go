@@ -8,7 +8,9 @@
 // feeds them d-gaps minus one and tf minus one); codecs of kind Sorted take a
 // non-decreasing array (the index feeds docID minus the block base, and
 // prefix sums of tf minus one), which is what Elias-Fano and the LRC family
-// need for random access.
+// need for random access. A Bounded codec also has encodings without the
+// count (and the sum), for readers that know them: the index's blocks
+// (index/blockcode.go).
 //
 // Every codec has a persisted ID: an index file names its codec by that ID,
 // so an ID is never reused or renumbered.
