@@ -103,14 +103,14 @@ func TestBP128IPBoundedFormat(t *testing.T) {
 func TestBP128IPBoundedCorrupt(t *testing.T) {
 	zero128 := "00" // one full block of width 0
 	codectest.BoundedCorrupt(t, bp128ipBounded(t), []codectest.BadBounded{
-		{"full block summing to 0, sum 1", 128, 1, zero128},
-		{"full block of ones (width 1), sum 1", 128, 1, "01" + "ffffffffffffffffffffffffffffffff"},
-		{"full block above the sum, then a tail", 129, 0, "01" + "ffffffffffffffffffffffffffffffff"},
-		{"no block header", 128, 0, ""},
-		{"width 33", 128, 0, "21"},
-		{"trailing byte after a full block", 128, 0, zero128 + "00"},
-		{"tail: byte for a single value", 129, 5, zero128 + "00"},
-		{"tail: nonzero padding", 131, 3, zero128 + "83"},
+		{Name: "full block summing to 0, sum 1", N: 128, Sum: 1, Hex: zero128},
+		{Name: "full block of ones (width 1), sum 1", N: 128, Sum: 1, Hex: "01" + "ffffffffffffffffffffffffffffffff"},
+		{Name: "full block above the sum, then a tail", N: 129, Sum: 0, Hex: "01" + "ffffffffffffffffffffffffffffffff"},
+		{Name: "no block header", N: 128, Sum: 0, Hex: ""},
+		{Name: "width 33", N: 128, Sum: 0, Hex: "21"},
+		{Name: "trailing byte after a full block", N: 128, Sum: 0, Hex: zero128 + "00"},
+		{Name: "tail: byte for a single value", N: 129, Sum: 5, Hex: zero128 + "00"},
+		{Name: "tail: nonzero padding", N: 131, Sum: 3, Hex: zero128 + "83"},
 	})
 }
 

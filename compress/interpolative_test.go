@@ -166,17 +166,17 @@ func TestInterpolativeBoundedGolden(t *testing.T) {
 // malformed bit strings and sums no values of that count can have.
 func TestInterpolativeBoundedCorrupt(t *testing.T) {
 	codectest.BoundedCorrupt(t, interpolativeBounded(t), []codectest.BadBounded{
-		{"byte for a single value", 1, 7, "00"},
-		{"bytes for no values", 0, 0, "00"},
-		{"sum for no values", 0, 3, ""},
-		{"single value above 2^32-1", 1, 1 << 32, ""},
-		{"sum of two values above 2·(2^32-1)", 2, 1<<33 - 1, "0000000000"},
-		{"bit string missing", 3, 3, ""},
-		{"bit string cut short", 7, 71013, "50f596a3fb04"},
-		{"trailing byte", 3, 3, "0300"},
-		{"nonzero padding bit", 3, 3, "83"},
+		{Name: "byte for a single value", N: 1, Sum: 7, Hex: "00"},
+		{Name: "bytes for no values", N: 0, Sum: 0, Hex: "00"},
+		{Name: "sum for no values", N: 0, Sum: 3, Hex: ""},
+		{Name: "single value above 2^32-1", N: 1, Sum: 1 << 32, Hex: ""},
+		{Name: "sum of two values above 2·(2^32-1)", N: 2, Sum: 1<<33 - 1, Hex: "0000000000"},
+		{Name: "bit string missing", N: 3, Sum: 3, Hex: ""},
+		{Name: "bit string cut short", N: 7, Sum: 71013, Hex: "50f596a3fb04"},
+		{Name: "trailing byte", N: 3, Sum: 3, Hex: "0300"},
+		{Name: "nonzero padding bit", N: 3, Sum: 3, Hex: "83"},
 		// Two values of sum 2^32: P[0] = 0 makes the second 2^32.
-		{"value above 2^32-1", 2, 1 << 32, "ffffffff01"},
+		{Name: "value above 2^32-1", N: 2, Sum: 1 << 32, Hex: "ffffffff01"},
 	})
 }
 
