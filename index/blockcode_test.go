@@ -182,3 +182,50 @@ func TestOldBoundedRefused(t *testing.T) {
 		t.Fatalf("version 3: %v", err)
 	}
 }
+
+// TestBoundedSkipRange: a skip table whose last docIDs leave a block too
+// small a range for its postings (damage behind a valid checksum that
+// Open's monotonicity checks let through) is an ErrCorrupt naming the
+// block when the block is decoded, not a wrapped sum.
+func TestBoundedSkipRange(t *testing.T) {
+	ip, _ := compress.ByName("interpolative")
+	rng := rand.New(rand.NewSource(5))
+	terms, docs, freqs, lens := randomLists(rng, 500, 8)
+	path := filepath.Join(t.TempDir(), "x.qp")
+	writeIndexMode(t, path, ip, 8, BitmapsOff, terms, docs, freqs, lens)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := load(path, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tm := -1
+	for i := range terms {
+		if len(docs[i]) >= 16 && docs[i][7] > 0 {
+			tm = i
+			break
+		}
+	}
+	if tm < 0 {
+		t.Fatal("no list of two blocks")
+	}
+	post := sectionOffset(t, data, secPostings)
+	skip := post + int(x.Record(tm).Offset) // block 0's skip entry: lastDoc first
+	bad := append([]byte(nil), data...)
+	binary.LittleEndian.PutUint32(bad[skip:], 6) // 8 postings cannot lie in [0, 6]
+	fixCRCs(bad)
+	y, err := load(path, bad)
+	if err != nil {
+		t.Fatalf("load: %v (Open does not check block ranges)", err)
+	}
+	l, err := y.List(tm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = l.DecodeDocs(0, make([]uint32, 8))
+	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "block 0") || !strings.Contains(err.Error(), "cannot lie in [0, 6]") {
+		t.Fatalf("DecodeDocs: %v; want ErrCorrupt naming block 0 and its range", err)
+	}
+}
