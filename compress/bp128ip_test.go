@@ -67,3 +67,61 @@ func TestBP128IPMutations(t *testing.T) {
 	}
 	codectest.Mutations(t, bp128ipCodec(t), arrays, 300)
 }
+
+func bp128ipBounded(tb testing.TB) compress.Bounded {
+	tb.Helper()
+	return codectest.As[compress.Bounded](tb, bp128ipCodec(tb))
+}
+
+// TestBP128IPBounded checks the count-less encodings (the index's blocks)
+// against the reference codec.
+func TestBP128IPBounded(t *testing.T) { codectest.BoundedSuite(t, bp128ipBounded(t)) }
+
+func FuzzBP128IPBounded(f *testing.F) { codectest.FuzzBounded(f, bp128ipBounded(f)) }
+
+// TestBP128IPBoundedFormat pins the count-less formats to their parts: the
+// self-delimiting encoding without its count (known count), and without the
+// tail's sum too (known sum), whose decoder derives the tail's sum from the
+// full blocks'.
+func TestBP128IPBoundedFormat(t *testing.T) {
+	c := bp128ipBounded(t)
+	ip := interpolativeBounded(t)
+	g := codectest.Golden130()
+	self := c.AppendEncode(nil, g)
+	if got := c.AppendEncodeKnownN(nil, g); string(got) != string(self[2:]) {
+		t.Fatalf("130 values, known count: not the encoding without its count")
+	}
+	want := append(append([]byte(nil), self[2:len(self)-len(ip.AppendEncodeKnownN(nil, g[128:]))]...), ip.AppendEncodeKnownSum(nil, g[128:])...)
+	if got := c.AppendEncodeKnownSum(nil, g); string(got) != string(want) {
+		t.Fatalf("130 values, known sum: not bp128's block then the tail's bit string")
+	}
+	codectest.BoundedCheck(t, c, g)
+}
+
+// TestBP128IPBoundedCorrupt checks that DecodeKnownSum rejects full blocks
+// that do not fit the sum and malformed tails.
+func TestBP128IPBoundedCorrupt(t *testing.T) {
+	zero128 := "00" // one full block of width 0
+	codectest.BoundedCorrupt(t, bp128ipBounded(t), []codectest.BadBounded{
+		{Name: "full block summing to 0, sum 1", N: 128, Sum: 1, Hex: zero128},
+		{Name: "full block of ones (width 1), sum 1", N: 128, Sum: 1, Hex: "01" + "ffffffffffffffffffffffffffffffff"},
+		{Name: "full block above the sum, then a tail", N: 129, Sum: 0, Hex: "01" + "ffffffffffffffffffffffffffffffff"},
+		{Name: "no block header", N: 128, Sum: 0, Hex: ""},
+		{Name: "width 33", N: 128, Sum: 0, Hex: "21"},
+		{Name: "trailing byte after a full block", N: 128, Sum: 0, Hex: zero128 + "00"},
+		{Name: "tail: byte for a single value", N: 129, Sum: 5, Hex: zero128 + "00"},
+		{Name: "tail: nonzero padding", N: 131, Sum: 3, Hex: zero128 + "83"},
+	})
+}
+
+// TestBP128IPBoundedMutations damages count-less encodings at random.
+func TestBP128IPBoundedMutations(t *testing.T) {
+	rng := rand.New(rand.NewSource(16))
+	var arrays [][]uint32
+	for _, n := range []int{1, 2, 127, 128, 129, 300} {
+		for _, bits := range []int{0, 3, 13, 32} {
+			arrays = append(arrays, codectest.Values(rng, n, bits, compress.General))
+		}
+	}
+	codectest.BoundedMutations(t, bp128ipBounded(t), arrays, 200)
+}

@@ -8,7 +8,9 @@
 // feeds them d-gaps minus one and tf minus one); codecs of kind Sorted take a
 // non-decreasing array (the index feeds docID minus the block base, and
 // prefix sums of tf minus one), which is what Elias-Fano and the LRC family
-// need for random access.
+// need for random access. A Bounded codec also has encodings without the
+// count (and the sum), for readers that know them: the index's blocks
+// (index/blockcode.go).
 //
 // Every codec has a persisted ID: an index file names its codec by that ID,
 // so an ID is never reused or renumbered.
@@ -90,6 +92,36 @@ type Searcher interface {
 	// Search returns the smallest i >= from whose value is >= x, and that
 	// value; i equals the count (and the value is 0) when there is none.
 	Search(src []byte, from int, x uint32) (int, uint32, error)
+}
+
+// Bounded is implemented by General codecs that can leave out of an
+// encoding what its reader knows from elsewhere. The index knows the number
+// of values of every block (from the list's df, the block size and the
+// block's index) and, for docID blocks, their sum too (the block's last
+// docID from the skip table minus its base minus n-1; format.go), as PISA's
+// block codecs do (pisa-engine/pisa, codec/block_codecs.hpp:
+// interpolative_block takes a docID block's upper bound from the skip
+// data). Such an encoding is not self-delimiting: it is decoded only with
+// the count, and the sum, it was written with.
+type Bounded interface {
+	Codec
+	// AppendEncodeKnownN appends an encoding of vals that does not record
+	// len(vals).
+	AppendEncodeKnownN(dst []byte, vals []uint32) []byte
+	// DecodeKnownN decodes len(out) values from src, which must be exactly
+	// one encoding of AppendEncodeKnownN (ErrCorrupt otherwise, trailing
+	// bytes included). It never panics and does not allocate.
+	DecodeKnownN(out []uint32, src []byte) error
+	// AppendEncodeKnownSum appends an encoding of vals that records
+	// neither len(vals) nor the sum of vals.
+	AppendEncodeKnownSum(dst []byte, vals []uint32) []byte
+	// DecodeKnownSum decodes len(out) values whose sum is sum from src,
+	// which must be exactly one encoding of AppendEncodeKnownSum: an error
+	// wraps ErrCorrupt when it is not (trailing bytes, nonzero padding, a
+	// sum above len(out)·(2^32-1), a value above 2^32-1), and the values
+	// it returns without error always add up to sum. It never panics and
+	// does not allocate.
+	DecodeKnownSum(out []uint32, src []byte, sum uint64) error
 }
 
 // ErrCorrupt is wrapped by every decode error caused by invalid input.

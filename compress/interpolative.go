@@ -25,16 +25,17 @@ import (
 // v[0]+...+v[i], which are non-decreasing; for docIDs P[i] = d[i] - base - i,
 // which is exactly the position-narrowed range of the paper for a strictly
 // increasing list. PISA takes the docID blocks' last prefix sum from its
-// skip data; a qp codec is self-delimiting (codec.go), so the sum S =
-// P[n-1] is stored in the block, as PISA does for its frequency blocks.
-// PISA's minimal binary codes give the short codewords to the smallest
-// values; this codec centres them, as the paper does.
+// skip data; so does the index through Bounded (codec.go): a docID block is
+// written by AppendEncodeKnownSum (the bit string only), a frequency block
+// by AppendEncodeKnownN (no count); Codec's self-delimiting AppendEncode
+// stores both. PISA's minimal binary codes give the short codewords to the
+// smallest values; this codec centres them, as the paper does.
 //
 // Format (ID IDInterpolative, name "interpolative", kind General):
 //
-//	uvarint(n)          number of values
+//	uvarint(n)          number of values (AppendEncode only)
 //	uvarint(S)          only when n > 0: the sum of all values, at most
-//	                    n·(2^32-1)
+//	                    n·(2^32-1) (AppendEncode and AppendEncodeKnownN)
 //	ceil(L/8) bytes     the L-bit string coding P[0..n-2] within [0, S]:
 //	                    code(P[a..b), lo, hi) with m = a + (b-a)/2 writes
 //	                    P[m]-lo in the centred minimal binary code of the
@@ -48,6 +49,10 @@ import (
 // (x >= o) or x + r - o (x < o); x' < s is written in b-1 bits, else x'+s
 // is written as its top b-1 bits followed by its lowest bit, so that the
 // reader knows from the first b-1 bits whether a last bit follows.
+//
+// So a block of n values costs ceil(L/8) bytes with its count and sum
+// known (zero bytes for n = 1 or for n consecutive docIDs), the varint of S
+// more with its count known, and the varint of n more with neither.
 //
 // Every bit string decodes to values within their ranges; the decoder
 // rejects (ErrCorrupt) a string that ends before the last code, nonzero
@@ -72,12 +77,29 @@ func (interpolativeCodec) AppendEncode(dst []byte, vals []uint32) []byte {
 	if len(vals) == 0 {
 		return dst
 	}
-	return ipAppendBody(dst, vals)
+	return ipAppendBody(dst, vals, true)
 }
 
-// ipAppendBody appends the body of the format (uvarint(S) and the bit
-// string) of the non-empty vals.
-func ipAppendBody(dst []byte, vals []uint32) []byte {
+// AppendEncodeKnownN implements Bounded: uvarint(S) and the bit string
+// (nothing for no values).
+func (interpolativeCodec) AppendEncodeKnownN(dst []byte, vals []uint32) []byte {
+	if len(vals) == 0 {
+		return dst
+	}
+	return ipAppendBody(dst, vals, true)
+}
+
+// AppendEncodeKnownSum implements Bounded: the bit string alone.
+func (interpolativeCodec) AppendEncodeKnownSum(dst []byte, vals []uint32) []byte {
+	if len(vals) == 0 {
+		return dst
+	}
+	return ipAppendBody(dst, vals, false)
+}
+
+// ipAppendBody appends the body of the format of the non-empty vals: the
+// bit string, after uvarint(S) when withSum.
+func ipAppendBody(dst []byte, vals []uint32, withSum bool) []byte {
 	var buf [ipStack]uint64
 	p := buf[:0]
 	if len(vals) > ipStack {
@@ -88,7 +110,9 @@ func ipAppendBody(dst []byte, vals []uint32) []byte {
 		s += uint64(v)
 		p = append(p, s)
 	}
-	dst = binary.AppendUvarint(dst, s)
+	if withSum {
+		dst = binary.AppendUvarint(dst, s)
+	}
 	w := ipWriter{dst: dst}
 	w.code(p[:len(p)-1], 0, s)
 	return w.flush()
@@ -130,15 +154,64 @@ func (interpolativeCodec) Decode(out []uint32, src []byte) (int, error) {
 	return int(n), ipDecodeBody("interpolative", out[:n], src[p:])
 }
 
+// DecodeKnownN implements Bounded.
+func (interpolativeCodec) DecodeKnownN(out []uint32, src []byte) error {
+	if err := ipKnownCount("interpolative", len(out)); err != nil {
+		return err
+	}
+	if len(out) == 0 {
+		if len(src) != 0 {
+			return corrupt("interpolative", "%d trailing bytes after 0 values", len(src))
+		}
+		return nil
+	}
+	return ipDecodeBody("interpolative", out, src)
+}
+
+// DecodeKnownSum implements Bounded.
+func (interpolativeCodec) DecodeKnownSum(out []uint32, src []byte, sum uint64) error {
+	if err := ipKnownCount("interpolative", len(out)); err != nil {
+		return err
+	}
+	if len(out) == 0 {
+		if len(src) != 0 || sum != 0 {
+			return corrupt("interpolative", "%d bytes and sum %d for 0 values", len(src), sum)
+		}
+		return nil
+	}
+	return ipDecodeBits("interpolative", out, src, sum)
+}
+
+// ipKnownCount checks a count given to a Bounded decoder against the
+// format's limit (as ipHeader checks a stored one): the decoder's explicit
+// stack holds the right halves of counts below 2^31.
+func ipKnownCount(codec string, n int) error {
+	if uint64(n) > math.MaxInt32 {
+		return corrupt(codec, "count %d above 2^31-1", n)
+	}
+	return nil
+}
+
 // ipDecodeBody decodes the len(vals) (> 0) values of a body written by
-// ipAppendBody, which must be all of src; codec names the codec in errors.
+// ipAppendBody with withSum, which must be all of src; codec names the
+// codec in errors.
 func ipDecodeBody(codec string, vals []uint32, src []byte) error {
 	n := uint64(len(vals))
 	s, p, err := vbUvarint(codec, "sum", src, 0, n*math.MaxUint32)
 	if err != nil {
 		return err
 	}
-	r := ipReader{src: src[p:]}
+	return ipDecodeBits(codec, vals, src[p:], s)
+}
+
+// ipDecodeBits decodes the len(vals) (> 0, < 2^31) values of sum s from
+// the bit string src, which must be all of src.
+func ipDecodeBits(codec string, vals []uint32, src []byte, s uint64) error {
+	n := uint64(len(vals))
+	if s > n*math.MaxUint32 {
+		return corrupt(codec, "sum %d of %d values above %d·(2^32-1)", s, n, n)
+	}
+	r := ipReader{src: src}
 	r.decode(vals[:n-1], 0, s)
 	nbits := r.consumed()
 	if nbits > 8*uint64(len(r.src)) {

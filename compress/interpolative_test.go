@@ -1,6 +1,7 @@
 package compress_test
 
 import (
+	"encoding/hex"
 	"math/rand"
 	"testing"
 
@@ -121,4 +122,72 @@ func TestInterpolativeLong(t *testing.T) {
 		codectest.Check(t, c, bpLikeGaps(rng, n))
 		codectest.Check(t, c, codectest.Values(rng, n, 32, compress.General))
 	}
+}
+
+func interpolativeBounded(tb testing.TB) compress.Bounded {
+	tb.Helper()
+	return codectest.As[compress.Bounded](tb, interpolativeCodec(tb))
+}
+
+// TestInterpolativeBounded checks the count-less encodings (the index's
+// docID and frequency blocks) against the reference codec.
+func TestInterpolativeBounded(t *testing.T) { codectest.BoundedSuite(t, interpolativeBounded(t)) }
+
+func FuzzInterpolativeBounded(f *testing.F) { codectest.FuzzBounded(f, interpolativeBounded(f)) }
+
+// TestInterpolativeBoundedGolden pins the count-less formats: the
+// self-delimiting golden encodings without their uvarint(n) (known count)
+// and without uvarint(S) too (known sum); a single value, or a run of
+// consecutive docIDs, costs no byte when the sum is known.
+func TestInterpolativeBoundedGolden(t *testing.T) {
+	c := interpolativeBounded(t)
+	for _, g := range []struct {
+		vals       []uint32
+		knownN, ns string
+	}{
+		{[]uint32{1, 0, 2}, "0303", "03"},
+		{[]uint32{0, 0, 0}, "00", ""},
+		{[]uint32{77}, "4d", ""},
+		{make([]uint32, 1000), "00", ""},
+		{[]uint32{0, 1, 2, 3, 1000, 7, 70000}, "e5aa0450f596a3fb0401", "50f596a3fb0401"},
+		{[]uint32{5, 1<<32 - 1}, "848080801000000000", "00000000"},
+	} {
+		if got := hex.EncodeToString(c.AppendEncodeKnownN(nil, g.vals)); got != g.knownN {
+			t.Errorf("%v: known count %s, want %s", g.vals[:min(len(g.vals), 8)], got, g.knownN)
+		}
+		if got := hex.EncodeToString(c.AppendEncodeKnownSum(nil, g.vals)); got != g.ns {
+			t.Errorf("%v: known sum %s, want %s", g.vals[:min(len(g.vals), 8)], got, g.ns)
+		}
+		codectest.BoundedCheck(t, c, g.vals)
+	}
+}
+
+// TestInterpolativeBoundedCorrupt checks that DecodeKnownSum rejects
+// malformed bit strings and sums no values of that count can have.
+func TestInterpolativeBoundedCorrupt(t *testing.T) {
+	codectest.BoundedCorrupt(t, interpolativeBounded(t), []codectest.BadBounded{
+		{Name: "byte for a single value", N: 1, Sum: 7, Hex: "00"},
+		{Name: "bytes for no values", N: 0, Sum: 0, Hex: "00"},
+		{Name: "sum for no values", N: 0, Sum: 3, Hex: ""},
+		{Name: "single value above 2^32-1", N: 1, Sum: 1 << 32, Hex: ""},
+		{Name: "sum of two values above 2·(2^32-1)", N: 2, Sum: 1<<33 - 1, Hex: "0000000000"},
+		{Name: "bit string missing", N: 3, Sum: 3, Hex: ""},
+		{Name: "bit string cut short", N: 7, Sum: 71013, Hex: "50f596a3fb04"},
+		{Name: "trailing byte", N: 3, Sum: 3, Hex: "0300"},
+		{Name: "nonzero padding bit", N: 3, Sum: 3, Hex: "83"},
+		// Two values of sum 2^32: P[0] = 0 makes the second 2^32.
+		{Name: "value above 2^32-1", N: 2, Sum: 1 << 32, Hex: "ffffffff01"},
+	})
+}
+
+// TestInterpolativeBoundedMutations damages count-less encodings at random.
+func TestInterpolativeBoundedMutations(t *testing.T) {
+	rng := rand.New(rand.NewSource(15))
+	var arrays [][]uint32
+	for _, n := range []int{1, 2, 3, 127, 128, 129} {
+		for _, bits := range []int{0, 1, 5, 13, 32} {
+			arrays = append(arrays, codectest.Values(rng, n, bits, compress.General))
+		}
+	}
+	codectest.BoundedMutations(t, interpolativeBounded(t), arrays, 200)
 }

@@ -136,7 +136,7 @@ func (l *List) encodeBlocks() ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		enc = l.DocCodec.AppendEncode(enc, blockValues(l.DocCodec, vals[:n], docs[:n], l.BlockBase(b)))
+		enc = AppendDocBlock(enc, l.DocCodec, blockValues(l.DocCodec, vals[:n], docs[:n], l.BlockBase(b)))
 		if s, e := l.docRange(b); e != len(enc) || s > e {
 			return nil, l.blockErr(b, "docID blocks", fmt.Errorf("re-encoded block ends at %d, skip table says %d", len(enc), e))
 		}

@@ -1,6 +1,6 @@
 package index
 
-// The qp index file format, version 2. All integers are little-endian.
+// The qp index file format, version 3. All integers are little-endian.
 //
 //	file    = header, section*, toc, trailer
 //	header  = magic "QPINDEX\x00" (8 bytes), version u32, reserved u32
@@ -42,6 +42,18 @@ package index
 // (tf >= 1) are encoded as tf - 1 for General codecs and as the running sum
 // of tf - 1 within the block for Sorted codecs.
 //
+// Blocks of compress.Bounded codecs (version 3; interpolative, bp128ip)
+// record what the reader knows (blockcode.go): a docID block holds
+// AppendEncodeKnownSum's encoding, neither its count n (from df and b) nor
+// its values' sum (lastDoc(b) - base - (n-1): the values are d[0] - base
+// and the gaps minus one, which add up to d[n-1] - base - (n-1)); a
+// frequency block holds AppendEncodeKnownN's (no count). A docID block of
+// one posting then takes no bytes (docEnd repeats the previous block's).
+// Versions 1 and 2 stored these codecs' self-delimiting encodings; Open
+// refuses such a file (ErrOldFormat, naming the fix: rebuild) rather than
+// decode it wrongly. Every other codec's blocks are the same in all
+// versions.
+//
 // Bitmap lists (version 2). A list whose flags have flagBitmap stores its
 // docIDs as a roaring bitmap instead of docID blocks (the writer chooses it
 // when the serialized bitmap is smaller than the blocks, WriterOptions.Bitmaps).
@@ -59,19 +71,23 @@ package index
 // operations.
 //
 // Version 1 files (no bitmap lists; flags and bitmapBytes were reserved,
-// zero) are read unchanged; this version writes version 2.
+// zero) are read unchanged; this qp writes version 3.
 //
 // Every section's CRC-32C is verified when the index is opened.
 
 const (
 	magic         = "QPINDEX\x00"
 	trailerMagic  = "QPEND\x00\x00\x00"
-	formatVersion = 2
+	formatVersion = 3
 	minVersion    = 1 // the oldest version Open reads
-	headerSize    = 16
-	trailerSize   = 28
-	termRecSize   = 32
-	skipEntrySize = 16
+	// boundedVersion is the first version whose blocks of compress.Bounded
+	// codecs hold no count (and docID blocks no sum); older files with such
+	// lists are refused (ErrOldFormat).
+	boundedVersion = 3
+	headerSize     = 16
+	trailerSize    = 28
+	termRecSize    = 32
+	skipEntrySize  = 16
 )
 
 // Term record flags.

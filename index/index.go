@@ -31,6 +31,25 @@ import (
 // ErrCorrupt is wrapped by every error about a damaged index file.
 var ErrCorrupt = errors.New("corrupt index")
 
+// ErrOldFormat is wrapped by the error of opening a file whose format this
+// qp no longer reads: a version 1 or 2 file with lists of a
+// compress.Bounded codec (interpolative, bp128ip), whose blocks stored
+// their count and sum (version 3 leaves them out, blockcode.go).
+var ErrOldFormat = errors.New("index format no longer read")
+
+// oldBounded reports whether codec c stores its blocks differently in a
+// file of the given version than this qp reads them (then the file is
+// refused with errOldFormat: never decoded wrongly).
+func oldBounded(version uint32, c compress.Codec) bool {
+	_, ok := c.(compress.Bounded)
+	return ok && version < boundedVersion
+}
+
+func errOldFormat(path string, version uint32, codec string) error {
+	return fmt.Errorf("index %s: %w: format version %d stores %s blocks with their count and sum, version %d without them; rebuild the index with this qp (qp index, with --docid-order bp or then qp reorder for BP order)",
+		path, ErrOldFormat, version, codec, boundedVersion)
+}
+
 // Index is an open index, its file memory-mapped (Open). It is safe for
 // concurrent readers; Close must not run concurrently with them.
 type Index struct {
@@ -197,6 +216,11 @@ func load(path string, data []byte) (*Index, error) {
 		return nil, corruptf(path, "META: %v", err)
 	}
 	m := &x.Meta
+	for _, name := range []string{m.DocCodec, m.FreqCodec} {
+		if c, err := compress.ByName(name); err == nil && oldBounded(version, c) {
+			return nil, errOldFormat(path, version, name)
+		}
+	}
 	if m.BlockSize < 1 || m.BlockSize > 1<<16 {
 		return nil, corruptf(path, "META: block size %d", m.BlockSize)
 	}
@@ -361,11 +385,14 @@ func (x *Index) verifyRange(lo, hi int) (v listsVerified, err error) {
 		if r.DF == 0 || uint64(r.DF) > x.Meta.Docs {
 			return v, corruptf(x.path, "TERMS: term %q has df %d (N=%d)", term, r.DF, x.Meta.Docs)
 		}
-		if _, err := compress.ByID(r.DocCodec); err != nil {
-			return v, corruptf(x.path, "term %q: %v", term, err)
-		}
-		if _, err := compress.ByID(r.FreqCodec); err != nil {
-			return v, corruptf(x.path, "term %q: %v", term, err)
+		for _, id := range []compress.ID{r.DocCodec, r.FreqCodec} {
+			c, err := compress.ByID(id)
+			if err != nil {
+				return v, corruptf(x.path, "term %q: %v", term, err)
+			}
+			if oldBounded(x.version, c) {
+				return v, errOldFormat(x.path, x.version, c.Name())
+			}
 		}
 		if r.Flags&^knownFlags != 0 || (x.version < 2 && r.Flags != 0) || (r.Flags&flagBitmap == 0 && r.BitmapBytes != 0) {
 			return v, corruptf(x.path, "TERMS: term %q has flags %#x and bitmap length %d (format version %d)", term, r.Flags, r.BitmapBytes, x.version)
@@ -830,6 +857,8 @@ func (x *Index) list(t int, bm []float32, ms *float32) (List, error) {
 		skips: skips, docs: b[len(skips) : len(skips)+int(dl)], freqs: b[len(skips)+int(dl):],
 		blockMax: bm, path: x.path, bm: dbm,
 	}
+	l.docB, _ = dc.(compress.Bounded)
+	l.freqB, _ = fc.(compress.Bounded)
 	if ms != nil {
 		l.MaxScore = *ms
 	}

@@ -24,6 +24,11 @@ type List struct {
 	NBlocks   int
 	BlockSize int
 
+	// docB and freqB are DocCodec and FreqCodec when they are
+	// compress.Bounded (their blocks are stored without count and sum,
+	// blockcode.go), else nil.
+	docB, freqB compress.Bounded
+
 	skips, docs, freqs []byte
 	blockMax           []float32
 	path               string
@@ -113,6 +118,9 @@ func (l *List) DecodeDocs(b int, out []uint32) (int, error) {
 		iterPool.Put(it)
 		return n, err
 	}
+	if l.docB != nil {
+		return l.decodeKnownSum(b, out)
+	}
 	n, err := l.DocCodec.Decode(out, l.DocBlock(b))
 	if err != nil {
 		return 0, l.blockErr(b, "docIDs", err)
@@ -131,6 +139,29 @@ func (l *List) DecodeDocs(b int, out []uint32) (int, error) {
 	// (which Open checked against N) every one lies in [base, last].
 	if d := prefixGaps(out[:n], base); d != last {
 		return 0, l.blockErr(b, "docIDs", fmt.Errorf("last docID %d, skip table says %d (docIDs not increasing, or past the block's last docID)", d, last))
+	}
+	return n, nil
+}
+
+// decodeKnownSum is DecodeDocs for a compress.Bounded doc codec, whose
+// blocks hold neither count nor sum (blockcode.go): the count is BlockLen,
+// the values (gaps minus one, the first relative to the base) add up to
+// lastDoc - base - (n-1).
+func (l *List) decodeKnownSum(b int, out []uint32) (int, error) {
+	n := l.BlockLen(b)
+	if len(out) < n {
+		return 0, l.blockErr(b, "docIDs", compress.ErrShortBuffer)
+	}
+	last := uint64(l.LastDoc(b))
+	base := uint64(l.BlockBase(b))
+	if last+1 < base+uint64(n) {
+		return 0, l.blockErr(b, "docIDs", fmt.Errorf("%d docIDs cannot lie in [%d, %d] (skip table)", n, base, last))
+	}
+	if err := l.docB.DecodeKnownSum(out[:n], l.DocBlock(b), last-base-uint64(n-1)); err != nil {
+		return 0, l.blockErr(b, "docIDs", err)
+	}
+	if d := prefixGaps(out[:n], base); d != last { // the decoder guarantees the sum: a bug
+		panic(fmt.Sprintf("BUG: %s decoded docIDs ending at %d, the sum says %d", l.DocCodec.Name(), d, last))
 	}
 	return n, nil
 }
@@ -180,7 +211,7 @@ func (l *List) checkSorted(b int, out []uint32, base, last uint64) error {
 
 // DecodeFreqs decodes the term frequencies of block b into out.
 func (l *List) DecodeFreqs(b int, out []uint32) (int, error) {
-	n, err := l.FreqCodec.Decode(out, l.FreqBlock(b))
+	n, err := l.decodeFreqValues(b, out)
 	if err != nil {
 		return 0, l.blockErr(b, "frequencies", err)
 	}
@@ -212,6 +243,20 @@ func (l *List) DecodeFreqs(b int, out []uint32) (int, error) {
 		}
 	}
 	return n, nil
+}
+
+// decodeFreqValues decodes the stored values of frequency block b: its
+// count is BlockLen for a compress.Bounded codec (blockcode.go), else
+// stored.
+func (l *List) decodeFreqValues(b int, out []uint32) (int, error) {
+	if l.freqB == nil {
+		return l.FreqCodec.Decode(out, l.FreqBlock(b))
+	}
+	n := l.BlockLen(b)
+	if len(out) < n {
+		return 0, compress.ErrShortBuffer
+	}
+	return n, l.freqB.DecodeKnownN(out[:n], l.FreqBlock(b))
 }
 
 // Freq returns the frequency of posting i of block b by random access where

@@ -430,7 +430,7 @@ func (e *ListEncoder) Encode(dst []byte, docs, freqs []uint32) ([]byte, error) {
 				v[i-start] = d - docs[i-1] - 1
 			}
 		}
-		e.docs = e.dc.AppendEncode(e.docs, v)
+		e.docs = AppendDocBlock(e.docs, e.dc, v)
 		for i := start; i < end; i++ {
 			if e.fc.Kind() == compress.Sorted {
 				sum += uint64(freqs[i] - 1)
@@ -442,7 +442,7 @@ func (e *ListEncoder) Encode(dst []byte, docs, freqs []uint32) ([]byte, error) {
 				v[i-start] = freqs[i] - 1
 			}
 		}
-		e.frqs = e.fc.AppendEncode(e.frqs, v)
+		e.frqs = AppendFreqBlock(e.frqs, e.fc, v)
 		if len(e.docs) > math.MaxUint32 || len(e.frqs) > math.MaxUint32 {
 			return dst, fmt.Errorf("list larger than 4 GiB")
 		}

@@ -66,7 +66,7 @@ func blockSizes(x *index.Index, c compress.Codec) (post, bytes [blockClasses]int
 							v = append(v, docs[i]-docs[i-1]-1)
 						}
 					}
-					buf = c.AppendEncode(buf[:0], v)
+					buf = index.AppendDocBlock(buf[:0], c, v)
 					k := blockFull
 					if end-start < bs {
 						k = blockTail

@@ -32,7 +32,7 @@ func TestStatsBlocks(t *testing.T) {
 			short += int64(df)
 		}
 	}
-	for _, name := range []string{"bp128", "pfordelta", "eliasfano"} {
+	for _, name := range []string{"bp128", "pfordelta", "eliasfano", "interpolative", "bp128ip"} { // the last two: count-less blocks (index.AppendDocBlock)
 		c, err := compress.ByName(name)
 		if err != nil {
 			t.Fatal(err)
