@@ -597,11 +597,18 @@ func TestCPUDefaults(t *testing.T) {
 	if c := s.Batch(); c.MaxBatch != DefaultMaxBatch || c.Inflight != 2 || c.Budget != DefaultBudget {
 		t.Errorf("other primary: batch max %d, inflight %d, budget %v", c.MaxBatch, c.Inflight, c.Budget)
 	}
-	// A GPU (its PARA threshold known) runs one batch at a time, of the
-	// whole queue up to the batch max (no time budget), unless a budget
-	// is set.
+	// A GPU behind the CPU/GPU router (--device auto: not pipelined) runs
+	// one batch at a time, of the whole queue up to the batch max (no time
+	// budget), unless a budget is set; pipelined (--device gpu), two and
+	// the automatic cap (Budget 0).
 	if c := (BatchConfig{}).withDefaults(12<<20, 0, false); c.Inflight != 1 || c.MaxBatch != DefaultMaxBatch || c.Threshold != 12<<20 || c.Budget >= 0 {
 		t.Errorf("GPU: inflight %d, batch max %d, threshold %d, budget %v", c.Inflight, c.MaxBatch, c.Threshold, c.Budget)
+	}
+	if c := (BatchConfig{}).withDefaults(12<<20, 0, true); !c.Pipelined() || c.Inflight != 2 || c.Budget != 0 || c.MaxBatch != DefaultMaxBatch {
+		t.Errorf("pipelined GPU: pipelined %v, inflight %d, budget %v, batch max %d", c.Pipelined(), c.Inflight, c.Budget, c.MaxBatch)
+	}
+	if c := (BatchConfig{}).withDefaults(0, 4, true); c.Pipelined() {
+		t.Error("pipelined without a GPU")
 	}
 	if c := (BatchConfig{Budget: 8 * time.Millisecond}).withDefaults(12<<20, 0, false); c.Budget != 8*time.Millisecond {
 		t.Errorf("GPU with --batch-budget 8ms: budget %v", c.Budget)
