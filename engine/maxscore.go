@@ -81,9 +81,10 @@ func (e *Engine) maxScore(lo int, th0 float64, skip []uint64) {
 		d = min(d, ess[k].c.DocID())
 	}
 	for d != index.Terminated {
-		if fe == n-1 && n > 1 {
-			// One essential list left: it stays the only one until the
-			// end (fe only grows), so a dedicated loop takes over.
+		if fe == n-1 {
+			// One essential list left (or one list in all): it stays
+			// the only one until the end (fe only grows), so a
+			// dedicated loop takes over.
 			e.maxScoreOne(fe, th, infl, skip)
 			break
 		}
@@ -164,8 +165,10 @@ func (e *Engine) essential(ord []int) []msTerm {
 }
 
 // maxScoreOne finishes MaxScore when one essential list is left (ord[fe],
-// fe = m-1 >= 1), from its current posting. Every document it proposes is
-// bounded by its own contribution plus ub[fe-1]; whole blocks are skipped
+// fe = n-1 >= 0: with fe = 0 it is the only list, a one-term query or
+// orTAATMaxScore's continuation over one long list), from its current
+// posting. Every document it proposes is bounded by its own contribution
+// plus ub[fe-1] (0 when fe = 0); whole blocks are skipped
 // without decoding while their block maximum plus ub[fe-1] stays strictly
 // below the k-th score (the block-max skipping of the essential list in
 // block_max_maxscore), and a posting whose contribution plus ub[fe-1] is
@@ -178,7 +181,10 @@ func (e *Engine) maxScoreOne(fe int, th, infl float64, skip []uint64) {
 	t := &terms[i]
 	l := c.List()
 	w := float64(t.w)
-	rest := ub[fe-1]
+	rest := 0.0
+	if fe > 0 {
+		rest = ub[fe-1]
+	}
 	norms, k1p1, contrib, h := e.norms, e.k1p1, e.contrib, &e.heap
 	d := c.DocID()
 	bb := -1 // block whose bound was checked at threshold th

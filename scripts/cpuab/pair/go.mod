@@ -1,0 +1,3 @@
+module qppair
+
+go 1.26
