@@ -132,7 +132,7 @@ type Stats struct {
 	Docs, Terms, Postings            uint64 // of the index
 	GraphTerms, GraphPostings        uint64 // kept in the graph (df >= MinDF)
 	CostBefore, CostAfter            float64
-	Depth                            int
+	Depth, Refine                    int // bisection levels: full, then refinement
 	Load, Graph, Bisect, Cost, Write time.Duration
 	Out                              index.BuildStats
 }
@@ -178,6 +178,7 @@ func Run(ctx context.Context, in, out string, cfg Config) (Stats, error) {
 		opt.Depth = DefaultDepth(g.NumDocs())
 	}
 	st.Depth = opt.Depth
+	st.Refine, _ = refineOf(opt)
 	order, err := Bisect(ctx, g, opt)
 	if err != nil {
 		return st, err

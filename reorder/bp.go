@@ -19,6 +19,18 @@ type Options struct {
 	// al. KDD 2016 §4.2 and PISA). A round without a swap ends the
 	// bisection early (the next round would be identical).
 	Iters int
+	// Refine is the number of further levels below Depth, each bisection
+	// of them with RefineIters rounds (0: DefaultRefine; negative: none,
+	// PISA's behaviour). Below PISA's depth the parts hold 32-64 documents
+	// whose relative order is otherwise left as it came (random, for a
+	// crawl without URL order); refining them to parts of one or two
+	// documents with a few rounds orders the documents inside those parts
+	// at about a tenth of the cost of full rounds (docs/REORDER.md,
+	// "Refinement levels").
+	Refine int
+	// RefineIters is the number of swap rounds per bisection of the
+	// refinement levels (0: DefaultRefineIters).
+	RefineIters int
 	// Seed orders documents of equal move gain (a hash of seed and
 	// docID); the result depends on it and on nothing else, not on Workers.
 	Seed uint64
@@ -29,6 +41,14 @@ type Options struct {
 	// about N × Depth.
 	Progress func(done, total int64)
 }
+
+// Defaults of Options.Refine and Options.RefineIters: five levels take
+// PISA's parts of 32-64 documents down to one or two; four rounds gave
+// 95% of the gain of twenty at a tenth of their time (docs/REORDER.md).
+const (
+	DefaultRefine      = 5
+	DefaultRefineIters = 4
+)
 
 // DefaultDepth is the Depth that 0 selects for n documents.
 func DefaultDepth(n int) int {
@@ -44,8 +64,9 @@ func DefaultDepth(n int) int {
 // move gain (the drop of the log-gap cost, below, if it moved to the other
 // half) is computed, each half is sorted by gain, and the i-th documents of
 // the two halves swap while the sum of their gains is positive; then each
-// half is bisected the same way, to Depth levels, and the documents of each
-// final part keep their relative docID order. The cost of a term t in a part
+// half is bisected the same way, to Depth levels, then Refine more levels
+// of RefineIters rounds each, and the documents of each final part keep
+// their relative docID order. The cost of a term t in a part
 // of n documents, d of which hold t, is d·(log2 n − log2(d+1)): the bits of
 // d gaps of mean n/(d+1) (§4.1's log-gap approximation, as in PISA).
 //
@@ -54,7 +75,7 @@ func DefaultDepth(n int) int {
 // part's gain computation is split among the goroutines that part owns;
 // every step is exact or ordered (integer degrees, per-document sums of
 // per-term gains in term order, sorts by (gain, hash, docID)), so the order
-// is a function of g and Options.Depth/Iters/Seed only.
+// is a function of g and Options.Depth/Iters/Refine/RefineIters/Seed only.
 //
 // Memory: 4 bytes per document for order, plus, per worker, 25 bytes per
 // term of g (degrees, per-term gains, a mark), 8 per distinct term of the
@@ -67,6 +88,7 @@ func Bisect(ctx context.Context, g *Graph, opt Options) ([]uint32, error) {
 	if opt.Iters <= 0 {
 		opt.Iters = 20
 	}
+	opt.Refine, opt.RefineIters = refineOf(opt)
 	if opt.Workers <= 0 {
 		opt.Workers = runtime.GOMAXPROCS(0)
 	}
@@ -75,12 +97,12 @@ func Bisect(ctx context.Context, g *Graph, opt Options) ([]uint32, error) {
 		order[i] = uint32(i)
 	}
 	b := &bisector{g: g, opt: opt, ctx: ctx}
-	b.total = int64(n) * int64(opt.Depth)
+	b.total = int64(n) * int64(opt.Depth+opt.Refine)
 	b.log2 = make([]float64, 1<<16)
 	for i := 1; i < len(b.log2); i++ {
 		b.log2[i] = math.Log2(float64(i))
 	}
-	b.run(order, opt.Depth, b.newScratch(), opt.Workers)
+	b.run(order, opt.Depth+opt.Refine, b.newScratch(), opt.Workers)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -126,7 +148,22 @@ func (b *bisector) lg(x int32) float64 {
 	return math.Log2(float64(x))
 }
 
-// run bisects docs to depth levels with p goroutines (this one included).
+// refineOf resolves Options.Refine and RefineIters to the levels and
+// rounds to run (none when Refine is negative).
+func refineOf(opt Options) (levels, iters int) {
+	levels, iters = opt.Refine, opt.RefineIters
+	if levels == 0 {
+		levels = DefaultRefine
+	}
+	if iters <= 0 {
+		iters = DefaultRefineIters
+	}
+	return max(levels, 0), iters
+}
+
+// run bisects docs to depth levels with p goroutines (this one included);
+// the last opt.Refine levels run opt.RefineIters rounds, the others
+// opt.Iters.
 func (b *bisector) run(docs []uint32, depth int, sc *scratch, p int) {
 	slices.Sort(docs)
 	if depth == 0 || len(docs) < 2 || b.ctx.Err() != nil {
@@ -134,7 +171,11 @@ func (b *bisector) run(docs []uint32, depth int, sc *scratch, p int) {
 	}
 	half := len(docs) / 2
 	left, right := docs[:half], docs[half:]
-	b.bisect(left, right, sc, p)
+	iters := b.opt.Iters
+	if depth <= b.opt.Refine {
+		iters = b.opt.RefineIters
+	}
+	b.bisect(left, right, sc, p, iters)
 	b.report(len(docs))
 	switch {
 	case depth == 1:
@@ -166,8 +207,8 @@ func (b *bisector) report(n int) {
 }
 
 // bisect improves the split of a part into left and right (equal sizes or
-// right one larger) by Iters rounds of swaps, in place.
-func (b *bisector) bisect(left, right []uint32, sc *scratch, p int) {
+// right one larger) by iters rounds of swaps, in place.
+func (b *bisector) bisect(left, right []uint32, sc *scratch, p, iters int) {
 	sc.terms = sc.terms[:0]
 	for side, half := range [2][]uint32{left, right} {
 		deg, other := sc.deg[side], sc.deg[1-side]
@@ -180,7 +221,7 @@ func (b *bisector) bisect(left, right []uint32, sc *scratch, p int) {
 			}
 		}
 	}
-	for it := 0; it < b.opt.Iters && b.ctx.Err() == nil; it++ {
+	for it := 0; it < iters && b.ctx.Err() == nil; it++ {
 		// A term's gains change only with its degrees (the sizes stay).
 		if it == 0 {
 			b.termGains(sc, sc.terms, len(left), len(right), p)

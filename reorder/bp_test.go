@@ -115,7 +115,10 @@ func TestBisectRecoversPlantedClusters(t *testing.T) {
 }
 
 // TestBisectNeverWorseThanInput: from an order that already groups the
-// clusters (input order), BP keeps the cost at most where it was.
+// clusters (input order), BP to PISA's depth keeps the cost at most where
+// it was; the refinement levels below it (parts of 1-32 documents, where
+// the log-gap estimate of a part is coarse) may add a little: at most 0.1%
+// here.
 func TestBisectNeverWorseThanInput(t *testing.T) {
 	p := newPlanted(16, 64, 30, 8, 3, 2)
 	// Renumber so that input order is cluster order.
@@ -134,13 +137,18 @@ func TestBisectNeverWorseThanInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, seed := range []uint64{1, 2, 3} {
-		order, err := Bisect(context.Background(), g, Options{Seed: seed})
-		if err != nil {
-			t.Fatal(err)
-		}
-		before, after := LogGapCost(g, Identity(p.n)), LogGapCost(g, order)
-		if !isPermutation(order, p.n) || after > before {
-			t.Errorf("seed %d: bits per gap %.4f -> %.4f (permutation: %v)", seed, before, after, isPermutation(order, p.n))
+		for _, o := range []struct {
+			refine int
+			slack  float64
+		}{{-1, 1}, {0, 1.001}} {
+			order, err := Bisect(context.Background(), g, Options{Seed: seed, Refine: o.refine})
+			if err != nil {
+				t.Fatal(err)
+			}
+			before, after := LogGapCost(g, Identity(p.n)), LogGapCost(g, order)
+			if !isPermutation(order, p.n) || after > o.slack*before {
+				t.Errorf("seed %d refine %d: bits per gap %.4f -> %.4f (permutation: %v)", seed, o.refine, before, after, isPermutation(order, p.n))
+			}
 		}
 	}
 }
@@ -231,4 +239,43 @@ func TestGainKeys(t *testing.T) {
 	if keyOf(math.Copysign(0, -1)) != keyOf(0) {
 		t.Error("-0 and +0 have different keys")
 	}
+}
+
+// TestBisectRefine: the refinement levels are further bisection levels with
+// their own rounds (Refine r with RefineIters = Iters gives the order of
+// Depth + r levels and no refinement), and they change the order inside
+// PISA's final parts. Whether that lowers the cost depends on the data:
+// on these planted clusters (uniform terms inside a cluster, nothing to
+// find below 32 documents) it raises bits per gap by 2%; on the gen
+// collection with sites it lowers bits per docID by 2-3% and on GCIDE and
+// RFC pages by 0.1-0.2% (docs/REORDER.md, "Refinement levels").
+func TestBisectRefine(t *testing.T) {
+	p := newPlanted(32, 128, 40, 10, 2, 9)
+	g, err := FromLists(p.n, p.lists, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bisect := func(o Options) []uint32 {
+		t.Helper()
+		o.Seed, o.Workers = 3, 2
+		order, err := Bisect(context.Background(), g, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !isPermutation(order, p.n) {
+			t.Fatalf("%+v: not a permutation", o)
+		}
+		return order
+	}
+	d := DefaultDepth(p.n)
+	deep := bisect(Options{Depth: d + 3, Iters: 6, Refine: -1})
+	refined := bisect(Options{Depth: d, Iters: 6, Refine: 3, RefineIters: 6})
+	if !slices.Equal(deep, refined) {
+		t.Error("Refine 3 with RefineIters = Iters differs from Depth + 3 without refinement")
+	}
+	pisa, def := bisect(Options{Refine: -1}), bisect(Options{})
+	if slices.Equal(pisa, def) {
+		t.Error("the default refinement left PISA's order unchanged")
+	}
+	t.Logf("bits per gap: depth %d alone %.4f, with the default refinement %.4f", d, LogGapCost(g, pisa), LogGapCost(g, def))
 }

@@ -37,6 +37,8 @@ Example:
 		threads := fs.Int("threads", 0, "goroutines (0 = all cores)")
 		depth := fs.Int("depth", 0, "bisection levels (0 = floor(log2 N) - 5, parts of 32-64 documents)")
 		iters := fs.Int("iters", 20, "swap rounds per bisection")
+		refine := fs.Int("refine", reorder.DefaultRefine, "further levels below --depth, each with --refine-iters rounds:\nthey order the documents inside PISA's final parts (0 = none, PISA's behaviour)")
+		refineIters := fs.Int("refine-iters", reorder.DefaultRefineIters, "swap rounds per bisection of the refinement levels")
 		minDF := fs.Int("min-df", 2, "leave lists with fewer postings out of the graph (they cannot be compressed better)")
 		quiet := fs.Bool("quiet", false, "no progress output")
 		pos, err := parse(fs, args)
@@ -50,10 +52,16 @@ Example:
 		if err := checkReorderFlags(*threads, *depth, *iters, *minDF); err != nil {
 			return err
 		}
+		if err := checkRefineFlags(*refine, *refineIters); err != nil {
+			return err
+		}
+		if *refine == 0 {
+			*refine = -1 // reorder.Options: negative is none, 0 the default
+		}
 		ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
 		defer cancel()
 		st, err := runReorder(ctx, pos[0], pos[1], reorder.Config{
-			Options: reorder.Options{Depth: *depth, Iters: *iters, Seed: *seed, Workers: *threads},
+			Options: reorder.Options{Depth: *depth, Iters: *iters, Refine: *refine, RefineIters: *refineIters, Seed: *seed, Workers: *threads},
 			MinDF:   *minDF,
 		}, *quiet)
 		if err != nil {
@@ -63,6 +71,16 @@ Example:
 		return nil
 	}
 	register(c)
+}
+
+func checkRefineFlags(refine, iters int) error {
+	switch {
+	case refine < 0 || refine > 32:
+		return fmt.Errorf("--refine %d: want 0 (none) to 32", refine)
+	case iters < 1:
+		return fmt.Errorf("--refine-iters %d: want >= 1", iters)
+	}
+	return nil
 }
 
 func checkReorderFlags(threads, depth, iters, minDF int) error {
@@ -109,8 +127,8 @@ func runReorder(ctx context.Context, in, out string, cfg reorder.Config, quiet b
 }
 
 func printReorderStats(st reorder.Stats, out string) {
-	fmt.Printf("reordered %d documents: graph of %d terms, %d postings (of %d, %d); depth %d\n",
-		st.Docs, st.GraphTerms, st.GraphPostings, st.Terms, st.Postings, st.Depth)
+	fmt.Printf("reordered %d documents: graph of %d terms, %d postings (of %d, %d); depth %d + %d refinement levels\n",
+		st.Docs, st.GraphTerms, st.GraphPostings, st.Terms, st.Postings, st.Depth, st.Refine)
 	fmt.Printf("log2 gap (bits per gap, graph lists): %.3f -> %.3f (%.1f%%)\n",
 		st.CostBefore, st.CostAfter, 100*(st.CostAfter-st.CostBefore)/st.CostBefore)
 	p := float64(st.Out.Postings)
