@@ -343,18 +343,7 @@ func Mutations(t *testing.T, c compress.Codec, arrays [][]uint32, rounds int) {
 	for _, vals := range arrays {
 		enc := c.AppendEncode(nil, vals)
 		for r := 0; r < rounds; r++ {
-			m := append([]byte(nil), enc...)
-			switch k := rng.Intn(len(m)); rng.Intn(5) {
-			case 0, 1:
-				m[k] ^= 1 << rng.Intn(8)
-			case 2:
-				m[k] = byte(rng.Intn(256))
-				m[rng.Intn(len(m))] = byte(rng.Intn(256))
-			case 3:
-				m = m[:k]
-			case 4:
-				m = append(m[:k], append([]byte{byte(rng.Intn(256))}, m[k:]...)...)
-			}
+			m := mutate(rng, enc)
 			n, err := c.Decode(out, m)
 			if !Allowed(err) {
 				t.Fatalf("Decode: error does not wrap ErrCorrupt: %v", err)
