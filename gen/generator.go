@@ -6,6 +6,8 @@ import (
 	"math"
 	"sync"
 	"sync/atomic"
+
+	"github.com/qpengine/qp/index"
 )
 
 // Generator generates the posting lists of a synthetic collection. It holds
@@ -198,6 +200,19 @@ func (g *Generator) Postings(rank int, docs, freqs []uint32) ([]uint32, []uint32
 // order in which an index writer must receive the lists
 // (index.Writer.AddList). 4·V bytes.
 func (g *Generator) SortedRanks() []int32 { return g.vc.sortedRanks() }
+
+// Lists returns the number of lists and an index.ProduceFunc that yields
+// them in SortedRanks order (the i-th call generates the i-th term's list
+// into the buffers it is given), for index.Writer.AddListsParallel.
+func (g *Generator) Lists() (int, index.ProduceFunc) {
+	order := g.SortedRanks()
+	return len(order), func(i int, d, f []uint32) (string, []uint32, []uint32, error) {
+		rank := int(order[i])
+		term, _ := g.Term(rank)
+		d, f = g.Postings(rank, d, f)
+		return term, d, f, nil
+	}
+}
 
 // DocLengths returns every document's length, the sum of its term
 // frequencies over all lists, by generating every list once: O(Postings)

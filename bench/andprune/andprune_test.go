@@ -193,12 +193,8 @@ func TestGenSmallBlocks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	order := g.SortedRanks()
-	if _, err := w.AddListsParallel(context.Background(), len(order), 0, func(i int, d, f []uint32) (string, []uint32, []uint32, error) {
-		term, _ := g.Term(int(order[i]))
-		d, f = g.Postings(int(order[i]), d, f)
-		return term, d, f, nil
-	}, nil); err != nil {
+	n, produce := g.Lists()
+	if _, err := w.AddListsParallel(context.Background(), n, 0, produce, nil); err != nil {
 		w.Abort()
 		t.Fatal(err)
 	}

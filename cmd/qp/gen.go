@@ -443,17 +443,12 @@ func genIndependent(out string, docs int, seed int64, codec string, block int, q
 	if err != nil {
 		return err
 	}
-	order := g.SortedRanks()
-	bar := progress.New("generating", "terms", int64(len(order)))
+	n, produce := g.Lists()
+	bar := progress.New("generating", "terms", int64(n))
 	if quiet {
 		bar.Quiet()
 	}
-	st, err := w.AddListsParallel(ctx, len(order), threads, func(i int, d, f []uint32) (string, []uint32, []uint32, error) {
-		rank := int(order[i])
-		term, _ := g.Term(rank)
-		d, f = g.Postings(rank, d, f)
-		return term, d, f, nil
-	}, func(done int, s index.BuildStats) {
+	st, err := w.AddListsParallel(ctx, n, threads, produce, func(done int, s index.BuildStats) {
 		bar.Set(int64(done), fmt.Sprintf("%s postings", progress.Human(float64(s.Postings))))
 	})
 	if err != nil {

@@ -45,13 +45,8 @@ func buildGenIndex(path, logDir string) (*index.Index, [][]string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	order := g.SortedRanks()
-	if _, err := w.AddListsParallel(context.Background(), len(order), 0, func(i int, d, f []uint32) (string, []uint32, []uint32, error) {
-		rank := int(order[i])
-		term, _ := g.Term(rank)
-		d, f = g.Postings(rank, d, f)
-		return term, d, f, nil
-	}, nil); err != nil {
+	n, produce := g.Lists()
+	if _, err := w.AddListsParallel(context.Background(), n, 0, produce, nil); err != nil {
 		w.Abort()
 		return nil, nil, err
 	}
