@@ -94,6 +94,25 @@ func (r *Report) Merge(o *Report) {
 	}
 }
 
+// byDescending returns the positions 0..len(key)-1 in idx's storage,
+// ordered by descending key, ties by ascending position.
+func byDescending[T float32 | float64](idx []int, key []T) []int {
+	idx = slices.Grow(idx[:0], len(key))[:len(key)]
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		switch {
+		case key[a] > key[b]:
+			return -1
+		case key[a] < key[b]:
+			return 1
+		}
+		return 0
+	})
+	return idx
+}
+
 // Share is the fraction of w pruned by scheme s.
 func (r *Report) Share(s Scheme) (blocks, cands, lookups float64) {
 	f := func(left, full int64) float64 {
@@ -426,19 +445,7 @@ func (m *Measurer) tally(r *Report, n int) {
 		r.ThetaN++
 	}
 	// Blocks by descending block-max bound, ties by ascending block.
-	m.order = slices.Grow(m.order[:0], nb)[:nb]
-	for b := range m.order {
-		m.order[b] = b
-	}
-	slices.SortStableFunc(m.order, func(a, b int) int {
-		switch {
-		case m.bmB[a] > m.bmB[b]:
-			return -1
-		case m.bmB[a] < m.bmB[b]:
-			return 1
-		}
-		return 0
-	})
+	m.order = byDescending(m.order, m.bmB)
 	thetaB := make([]float64, len(m.bs))
 	for i, B := range m.bs {
 		m.sel = m.sel[:0]
@@ -496,19 +503,7 @@ var seedCs = []int{16, 64, 256}
 // shortest list is still decoded (step 0).
 func (m *Measurer) seedWork(n, c int) Work {
 	np := len(m.s0)
-	m.idx = slices.Grow(m.idx[:0], np)[:np]
-	for j := range m.idx {
-		m.idx[j] = j
-	}
-	slices.SortStableFunc(m.idx, func(a, b int) int {
-		switch {
-		case m.s0[a] > m.s0[b]:
-			return -1
-		case m.s0[a] < m.s0[b]:
-			return 1
-		}
-		return 0
-	})
+	m.idx = byDescending(m.idx, m.s0)
 	a := m.idx[:min(c, np)]
 	w := Work{Blocks: int64(m.lists[0].NBlocks)} // no block is skipped
 	m.sel = m.sel[:0]
