@@ -59,12 +59,7 @@ func TestBP128IPCorrupt(t *testing.T) {
 // TestBP128IPMutations damages valid encodings at random.
 func TestBP128IPMutations(t *testing.T) {
 	rng := rand.New(rand.NewSource(6))
-	var arrays [][]uint32
-	for _, n := range []int{1, 2, 127, 128, 129, 300} {
-		for _, bits := range []int{0, 3, 13, 32} {
-			arrays = append(arrays, codectest.Values(rng, n, bits, compress.General))
-		}
-	}
+	arrays := codectest.ValueSets(rng, compress.General, []int{1, 2, 127, 128, 129, 300}, []int{0, 3, 13, 32})
 	codectest.Mutations(t, bp128ipCodec(t), arrays, 300)
 }
 
@@ -117,11 +112,6 @@ func TestBP128IPBoundedCorrupt(t *testing.T) {
 // TestBP128IPBoundedMutations damages count-less encodings at random.
 func TestBP128IPBoundedMutations(t *testing.T) {
 	rng := rand.New(rand.NewSource(16))
-	var arrays [][]uint32
-	for _, n := range []int{1, 2, 127, 128, 129, 300} {
-		for _, bits := range []int{0, 3, 13, 32} {
-			arrays = append(arrays, codectest.Values(rng, n, bits, compress.General))
-		}
-	}
+	arrays := codectest.ValueSets(rng, compress.General, []int{1, 2, 127, 128, 129, 300}, []int{0, 3, 13, 32})
 	codectest.BoundedMutations(t, bp128ipBounded(t), arrays, 200)
 }

@@ -63,12 +63,7 @@ func TestInterpolativeCorrupt(t *testing.T) {
 // TestInterpolativeMutations damages valid encodings at random.
 func TestInterpolativeMutations(t *testing.T) {
 	rng := rand.New(rand.NewSource(5))
-	var arrays [][]uint32
-	for _, n := range []int{1, 2, 3, 127, 128, 129, 700} {
-		for _, bits := range []int{0, 1, 5, 13, 32} {
-			arrays = append(arrays, codectest.Values(rng, n, bits, compress.General))
-		}
-	}
+	arrays := codectest.ValueSets(rng, compress.General, []int{1, 2, 3, 127, 128, 129, 700}, []int{0, 1, 5, 13, 32})
 	codectest.Mutations(t, interpolativeCodec(t), arrays, 300)
 }
 
@@ -183,11 +178,6 @@ func TestInterpolativeBoundedCorrupt(t *testing.T) {
 // TestInterpolativeBoundedMutations damages count-less encodings at random.
 func TestInterpolativeBoundedMutations(t *testing.T) {
 	rng := rand.New(rand.NewSource(15))
-	var arrays [][]uint32
-	for _, n := range []int{1, 2, 3, 127, 128, 129} {
-		for _, bits := range []int{0, 1, 5, 13, 32} {
-			arrays = append(arrays, codectest.Values(rng, n, bits, compress.General))
-		}
-	}
+	arrays := codectest.ValueSets(rng, compress.General, []int{1, 2, 3, 127, 128, 129}, []int{0, 1, 5, 13, 32})
 	codectest.BoundedMutations(t, interpolativeBounded(t), arrays, 200)
 }

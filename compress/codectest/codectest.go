@@ -51,6 +51,19 @@ func Lengths() []int {
 	return out
 }
 
+// ValueSets returns Values(rng, n, bits, kind) for every n of ns and,
+// within it, every bits of widths, in that order (the arrays the mutation
+// tests damage).
+func ValueSets(rng *rand.Rand, kind compress.Kind, ns, widths []int) [][]uint32 {
+	var arrays [][]uint32
+	for _, n := range ns {
+		for _, bits := range widths {
+			arrays = append(arrays, Values(rng, n, bits, kind))
+		}
+	}
+	return arrays
+}
+
 // Values returns n values whose maximum has exactly `bits` significant bits
 // (bits 0 gives all zeros). For Sorted codecs the values are prefix sums
 // capped so that the last value has `bits` bits.
