@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand"
 	"path/filepath"
+	"slices"
 	"sort"
 	"testing"
 
@@ -109,18 +110,6 @@ func cases(rng *rand.Rand, bs int) [][][]uint32 {
 	return out
 }
 
-func eq(a, b []uint32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 func TestArraysAgainstReference(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
 	for _, bs := range []int{1, 2, 8, 128} {
@@ -130,7 +119,7 @@ func TestArraysAgainstReference(t *testing.T) {
 				cp := append([][]uint32(nil), lists...)
 				dst := make([]uint32, 3) // stale contents must be overwritten
 				got := a.f(dst, cp)
-				if !eq(got, want) {
+				if !slices.Equal(got, want) {
 					t.Fatalf("B=%d case %d %s: got %v, want %v (lists %v)", bs, ci, a.name, trunc(got), trunc(want), len(lists))
 				}
 			}
@@ -228,7 +217,7 @@ func TestCursorsAllCodecs(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					if want := ref.Intersect(lists); !eq(dst, want) {
+					if want := ref.Intersect(lists); !slices.Equal(dst, want) {
 						t.Fatalf("trial %d: got %v, want %v", trial, trunc(dst), trunc(want))
 					}
 				}

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/rand"
+	"slices"
 	"sort"
 	"testing"
 
@@ -84,7 +85,7 @@ func TestNewAlgosAgainstReference(t *testing.T) {
 		for _, a := range newAlgos {
 			cp := append([][]uint32(nil), lists...)
 			got := a.f(make([]uint32, 3), cp)
-			if !eq(got, want) {
+			if !slices.Equal(got, want) {
 				t.Fatalf("case %d %s: got %d elements %v, want %d %v", ci, a.name, len(got), trunc(got), len(want), trunc(want))
 			}
 		}
@@ -211,7 +212,7 @@ func TestSearchEncoded(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if want := ref.Intersect(lists); !eq(got, want) {
+			if want := ref.Intersect(lists); !slices.Equal(got, want) {
 				t.Fatalf("%s case %d: got %v, want %v", name, ci, trunc(got), trunc(want))
 			}
 		}
@@ -286,7 +287,7 @@ func FuzzIntersectNew(f *testing.F) {
 		want := ref.Intersect(lists)
 		for _, a := range newAlgos {
 			got := a.f(nil, append([][]uint32(nil), lists...))
-			if strict && !eq(got, want) {
+			if strict && !slices.Equal(got, want) {
 				t.Fatalf("%s: got %v, want %v", a.name, got, want)
 			}
 		}
@@ -300,7 +301,7 @@ func FuzzIntersectNew(f *testing.F) {
 				encs = append(encs, s.AppendEncode(nil, l))
 			}
 			got, err := intersect.SearchEncoded(nil, cp[0], encs, s)
-			if err != nil || !eq(got, want) {
+			if err != nil || !slices.Equal(got, want) {
 				t.Fatalf("hslrc search: got %v (%v), want %v", got, err, want)
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"math/rand"
+	"slices"
 	"testing"
 
 	"github.com/qpengine/qp/compress"
@@ -117,13 +118,13 @@ func boundedTruncations(t *testing.T, c compress.Bounded) {
 			var errs [2]error
 			if cut < len(encN) {
 				errs[0] = c.DecodeKnownN(out, encN[:cut])
-				if errs[0] == nil && equal(out, vals) {
+				if errs[0] == nil && slices.Equal(out, vals) {
 					t.Fatalf("%s: n=%d: prefix of %d/%d bytes decodes to the full array (DecodeKnownN)", c.Name(), n, cut, len(encN))
 				}
 			}
 			if cut < len(encS) {
 				errs[1] = c.DecodeKnownSum(out, encS[:cut], s)
-				if errs[1] == nil && equal(out, vals) {
+				if errs[1] == nil && slices.Equal(out, vals) {
 					t.Fatalf("%s: n=%d: prefix of %d/%d bytes decodes to the full array (DecodeKnownSum)", c.Name(), n, cut, len(encS))
 				}
 			}
@@ -134,18 +135,6 @@ func boundedTruncations(t *testing.T, c compress.Bounded) {
 			}
 		}
 	}
-}
-
-func equal(a, b []uint32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // BoundedCorrupt checks that DecodeKnownSum rejects each bad encoding
