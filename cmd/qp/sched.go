@@ -81,7 +81,7 @@ cpu-only setup without a GPU (the scheduler's own cost, measured). Otherwise nee
 	diagFor := fs.Duration("diagnose-for", time.Second, "length of each --diagnose probe")
 	cpuNice := fs.Int("cpu-nice", 0, "CPU+GPU setups and --diagnose: run each CPU slot on a thread whose nice value is raised by this much (Linux), so that the kernel runs the GPU side's threads first when the cores are oversubscribed (0: off)")
 	diagYield := fs.Bool("diagnose-yield", false, "--diagnose: the CPU workers call runtime.Gosched between two queries")
-	cpuProfile := fs.String("cpuprofile", "", "write a Go CPU profile of the whole experiment (training, table runs, searches) to this new file (go tool pprof): where the scheduler's own per-query work goes")
+	cpuProfile := fs.String("cpuprofile", "", "write a Go CPU profile of the whole experiment (training, table runs, searches; with --diagnose: the probes) to this new file (go tool pprof): where the scheduler's own per-query work goes")
 	gpuProfile := fs.Bool("gpu-profile", false, "after each run's progress line, print the GPU's batch profile (host phases, device time by CUDA events) and the Go runtime's GC and scheduling figures over the run")
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -189,6 +189,16 @@ cpu-only setup without a GPU (the scheduler's own cost, measured). Otherwise nee
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer cancel()
 	gpuPol := scheduler.BatchPolicy{MaxPostings: *c0, MaxWait: *wait}
+	// The profile starts before either path: --diagnose returns below, and
+	// it used to start only after that branch, so that --diagnose
+	// --cpuprofile wrote no profile at all.
+	if *cpuProfile != "" {
+		stop, err := startCPUProfile(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	if len(diagKs) > 0 {
 		return diagnose(ctx, os.Stdout, x, engine.NewCPU(x, 1), gpuBe, gpuPol, opt, qs, diagKs, *diagFor, scheduler.ProbeOptions{Nice: *cpuNice, Yield: *diagYield})
 	}
@@ -235,13 +245,6 @@ cpu-only setup without a GPU (the scheduler's own cost, measured). Otherwise nee
 				rd.report()
 			}
 		},
-	}
-	if *cpuProfile != "" {
-		stop, err := startCPUProfile(*cpuProfile)
-		if err != nil {
-			return err
-		}
-		defer stop()
 	}
 	start := time.Now()
 	if rd != nil {

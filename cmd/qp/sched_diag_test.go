@@ -1,12 +1,16 @@
 package main
 
 import (
+	"bytes"
 	"math"
+	"os"
+	"path/filepath"
 	"runtime/metrics"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/qpengine/qp/cuda"
 	"github.com/qpengine/qp/engine/gpu"
 )
 
@@ -48,5 +52,36 @@ func TestProfileLine(t *testing.T) {
 	}
 	if got := profileLine(a, a); got != "gpu: no batches" {
 		t.Errorf("no batches: %q", got)
+	}
+}
+
+// TestDiagnoseCPUProfile: `qp bench sched --diagnose --cpuprofile FILE`
+// writes a complete profile (pprof's gzip stream, closed: the profile was
+// started only after the --diagnose branch had returned, so none was
+// written). Needs a GPU or the emulator.
+func TestDiagnoseCPUProfile(t *testing.T) {
+	if ok, why := cuda.Available(); !ok {
+		t.Skip(why)
+	}
+	runWriterIndex(t)
+	dir := t.TempDir()
+	queries := filepath.Join(dir, "q.tsv")
+	if err := commands["queries"].run([]string{rwIndex, "--out", queries, "--n", "40", "--kinds", "and", "--seed", "3"}); err != nil {
+		t.Fatal(err)
+	}
+	prof := filepath.Join(dir, "diag.pb")
+	err := commands["bench"].run([]string{"sched", rwIndex, queries, "--mode", "and", "--train", "30", "--replay", "5",
+		"--diagnose", "0", "--diagnose-for", "20ms", "--cpuprofile", prof})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(prof)
+	if err != nil {
+		t.Fatalf("--diagnose --cpuprofile wrote no profile: %v", err)
+	}
+	// A stopped profile is a whole gzip stream: magic, and the 8-byte
+	// trailer after at least a header.
+	if len(b) < 18 || !bytes.HasPrefix(b, []byte{0x1f, 0x8b}) {
+		t.Fatalf("profile of %d bytes is not a finished gzip stream", len(b))
 	}
 }
