@@ -157,9 +157,14 @@ func (b *Backend) initBitmaps(lists []index.List) error {
 	}
 	for lo := 0; lo < len(terms); lo += chunk {
 		part := terms[lo:min(lo+chunk, len(terms))]
-		parallelChunks(len(part), 1, func(i, _ int) {
-			e := &encs[i]
-			e.bm, e.rank, e.err = encodeList(&lists[part[i]], b.n, e.bm.Words, e.rank, D, S)
+		// Every index of [lo, hi): parallelChunks hands the whole range to
+		// one call when it runs in the caller (GOMAXPROCS 1), and encoding
+		// only its first list left the others empty, so New failed.
+		parallelChunks(len(part), 1, func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				e := &encs[i]
+				e.bm, e.rank, e.err = encodeList(&lists[part[i]], b.n, e.bm.Words, e.rank, D, S)
+			}
 		})
 		var bms []wah.Bitmap
 		c0 := len(cols)

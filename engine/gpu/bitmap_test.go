@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -319,4 +320,42 @@ func TestOrBitmaps(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestBitmapsOneProc: with GOMAXPROCS 1, New encodes every list that gets
+// a bitmap (the encoding loop ran only its first list when parallelChunks
+// ran in the caller, and New failed with more than one), and AND with
+// them equals the CPU.
+func TestBitmapsOneProc(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	testContext(t)
+	docs := 3000
+	rng := rand.New(rand.NewSource(29))
+	col := genCollection(rng, docs, 24, 32, false)
+	codec, err := compress.ByName("bp128")
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := col.write(t, codec)
+	g := newBackend(t, x, Options{BitmapDensity: 1.0 / 64})
+	minDF := bitmapDF(1.0/64, uint32(docs))
+	dense := 0
+	for tid := range x.NumTerms() {
+		if g.info[tid].df >= minDF {
+			dense++
+		}
+	}
+	if st := g.Bitmaps(); dense < 2 || st.Lists != dense || st.InUse != dense || st.Corrupt != 0 {
+		t.Fatalf("bitmaps %+v, want %d (>= 2) lists of df >= %d in use", st, dense, minDF)
+	}
+	terms := [][]string{{col.terms[8], col.terms[6]}, {col.terms[10], col.terms[7], col.terms[6]}, {col.terms[3], col.terms[6], col.terms[7]}}
+	var qs []engine.Query
+	for _, q := range expand(terms, []int{1, 10}) {
+		if q.Mode != engine.Or {
+			qs = append(qs, q)
+		}
+	}
+	if res, _ := compare(t, x, g, qs); res == 0 {
+		t.Fatal("no query had results")
+	}
 }
