@@ -22,6 +22,7 @@ type Context struct {
 	cuDev int32
 	cu    uintptr     // CUcontext (the device's primary context)
 	tid   int         // OS thread id of the owner goroutine
+	g     uintptr     // getg() of the owner goroutine (onThread)
 	sched SyncMode    // how the owner thread waits for the GPU
 	dead  atomic.Bool // set by the owner goroutine just before it exits
 
@@ -86,7 +87,7 @@ func (c *Context) loop(ready chan<- error) {
 		c.dead.Store(true)
 		close(c.exited)
 	}()
-	c.tid = gettid()
+	c.tid, c.g = gettid(), getg()
 	if err := check("cuDeviceGet", drv.cuDeviceGet(&c.cuDev, int32(c.dev.Ordinal))); err != nil {
 		ready <- err
 		return
@@ -118,11 +119,15 @@ func (c *Context) Device() Device { return c.dev }
 // Pool is the Context's device memory pool.
 func (c *Context) Pool() *Pool { return c.pool }
 
-// onThread reports whether the caller runs on the owner goroutine: while a
-// goroutine is locked to an OS thread no other goroutine runs on that
-// thread, so equal thread ids mean the caller is the owner.
-// After the owner exits its thread id may be reused, hence dead.
-func (c *Context) onThread() bool { return !c.dead.Load() && gettid() == c.tid }
+// onThread reports whether the caller runs on the owner goroutine, and so
+// on the owner's OS thread, where the CUDA context is current. The owner
+// is locked to its thread (runtime.LockOSThread in loop, never unlocked)
+// for its whole life, so goroutine identity implies thread identity: the
+// check compares the caller's g (getg, a register or TLS read) with the
+// owner's instead of asking the kernel for the thread id (gettid, a system
+// call on every driver call: 1,411 ns against 5.9 ns on the GPU host).
+// After the owner exits its g may be reused by a new goroutine, hence dead.
+func (c *Context) onThread() bool { return !c.dead.Load() && getg() == c.g }
 
 // panicked carries a panic out of a Do closure to the calling goroutine.
 type panicked struct{ v any }

@@ -30,6 +30,8 @@
 //	errors.go   CUresult names, *Error, ErrOutOfMemory, ErrUnavailable
 //	device.go   Devices, Available
 //	context.go  Context: the owner goroutine, Do, Close
+//	getg*.go/s  getg: the current goroutine's identity for Do's owner check
+//	            (assembly on amd64 and arm64; the thread id elsewhere)
 //	memory.go   Buffer, HostBuffer (pinned), Pool (size classes), synchronous copies
 //	stream.go   Stream (async copies, fills), Event (record, synchronize, elapsed time)
 //	module.go   Module, Function.Launch (kernel parameter safety), Fatbin
