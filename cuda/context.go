@@ -26,6 +26,10 @@ type Context struct {
 	sched SyncMode    // how the owner thread waits for the GPU
 	dead  atomic.Bool // set by the owner goroutine just before it exits
 
+	// Hot driver calls (fast.go): count, time inside them, timing on.
+	drvCalls, drvNanos atomic.Int64
+	drvTimed           atomic.Bool
+
 	mu     sync.RWMutex // guards closed against sends on work
 	closed bool
 	work   chan func()

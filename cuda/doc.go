@@ -27,6 +27,8 @@
 // Layout:
 //
 //	driver.go   binding of libcuda.so.1 (every symbol used, _v2 where the ABI has one)
+//	fast.go     the hot calls (launch, async copies, events, waits) by purego.SyscallN
+//	            on the symbols, counted and optionally timed (DriverStats)
 //	errors.go   CUresult names, *Error, ErrOutOfMemory, ErrUnavailable
 //	device.go   Devices, Available
 //	context.go  Context: the owner goroutine, Do, Close

@@ -162,6 +162,9 @@ func bindDriver() error {
 			}
 		}
 		purego.RegisterFunc(s.fptr, sym)
+		if f := fastSymbol(s.name); f != nil {
+			*f = sym // fast.go
+		}
 	}
 	drv.lib = h
 	drvBound.Store(true)

@@ -46,7 +46,7 @@ func (s *Stream) Synchronize() error {
 	if s == nil {
 		panic("BUG: cuda.Stream.Synchronize on the nil (default) stream; use Context.Synchronize")
 	}
-	return s.ctx.Do(func() error { return check("cuStreamSynchronize", drv.cuStreamSynchronize(s.h)) })
+	return s.ctx.Do(func() error { return check("cuStreamSynchronize", s.ctx.cuStreamSynchronize(s.h)) })
 }
 
 // Destroy destroys the stream once its pending work is done (the call does
@@ -68,7 +68,7 @@ func (s *Stream) CopyToDevice(dst *Buffer, dstOff int, src *HostBuffer, srcOff, 
 		return nil
 	}
 	return dst.ctx.Do(func() error {
-		return check("cuMemcpyHtoDAsync_v2", drv.cuMemcpyHtoDAsync_v2(uint64(dst.ptr)+uint64(dstOff),
+		return check("cuMemcpyHtoDAsync_v2", dst.ctx.cuMemcpyHtoDAsync(uint64(dst.ptr)+uint64(dstOff),
 			unsafe.Add(src.p, srcOff), uintptr(n), s.handle()))
 	})
 }
@@ -83,7 +83,7 @@ func (s *Stream) CopyFromDevice(dst *HostBuffer, dstOff int, src *Buffer, srcOff
 		return nil
 	}
 	return src.ctx.Do(func() error {
-		return check("cuMemcpyDtoHAsync_v2", drv.cuMemcpyDtoHAsync_v2(unsafe.Add(dst.p, dstOff),
+		return check("cuMemcpyDtoHAsync_v2", src.ctx.cuMemcpyDtoHAsync(unsafe.Add(dst.p, dstOff),
 			uint64(src.ptr)+uint64(srcOff), uintptr(n), s.handle()))
 	})
 }
@@ -97,7 +97,7 @@ func (s *Stream) CopyDevice(dst *Buffer, dstOff int, src *Buffer, srcOff, n int)
 		return nil
 	}
 	return dst.ctx.Do(func() error {
-		return check("cuMemcpyDtoDAsync_v2", drv.cuMemcpyDtoDAsync_v2(uint64(dst.ptr)+uint64(dstOff),
+		return check("cuMemcpyDtoDAsync_v2", dst.ctx.cuMemcpyDtoDAsync(uint64(dst.ptr)+uint64(dstOff),
 			uint64(src.ptr)+uint64(srcOff), uintptr(n), s.handle()))
 	})
 }
@@ -113,7 +113,7 @@ func (s *Stream) Fill32(dst *Buffer, off int, v uint32, n int) error {
 		return nil
 	}
 	return dst.ctx.Do(func() error {
-		return check("cuMemsetD32Async", drv.cuMemsetD32Async(uint64(dst.ptr)+uint64(off), v, uintptr(n), s.handle()))
+		return check("cuMemsetD32Async", dst.ctx.cuMemsetD32Async(uint64(dst.ptr)+uint64(off), v, uintptr(n), s.handle()))
 	})
 }
 
@@ -136,12 +136,12 @@ func (c *Context) NewEvent() (*Event, error) {
 
 // Record enqueues the event on s (nil: the legacy default stream).
 func (e *Event) Record(s *Stream) error {
-	return e.ctx.Do(func() error { return check("cuEventRecord", drv.cuEventRecord(e.h, s.handle())) })
+	return e.ctx.Do(func() error { return check("cuEventRecord", e.ctx.cuEventRecord(e.h, s.handle())) })
 }
 
 // Synchronize waits until the work before the event's last Record is done.
 func (e *Event) Synchronize() error {
-	return e.ctx.Do(func() error { return check("cuEventSynchronize", drv.cuEventSynchronize(e.h)) })
+	return e.ctx.Do(func() error { return check("cuEventSynchronize", e.ctx.cuEventSynchronize(e.h)) })
 }
 
 // Destroy destroys the event. Destroying twice is a programmer bug.
@@ -157,7 +157,7 @@ func (e *Event) Destroy() error {
 func Elapsed(start, end *Event) (time.Duration, error) {
 	var ms float32
 	err := start.ctx.Do(func() error {
-		return check("cuEventElapsedTime", drv.cuEventElapsedTime(&ms, start.h, end.h))
+		return check("cuEventElapsedTime", start.ctx.cuEventElapsedTime(&ms, start.h, end.h))
 	})
 	runtime.KeepAlive(end)
 	return time.Duration(float64(ms) * 1e6), err

@@ -167,9 +167,10 @@ func profileLine(a, b gpu.Profile) string {
 		}
 		return fmt.Sprintf("%.2fµs", d.Seconds()*1e6/float64(q))
 	}
-	return fmt.Sprintf("gpu: %d batches of %.0f queries: wall %s (%s/query) = prepare %s + hand-off %s + owner %s [sync waits %s, convert %s]; device %s (%s/query); owner thread cpu %s, run delay %s, %.1f involuntary switches per batch",
+	return fmt.Sprintf("gpu: %d batches of %.0f queries: wall %s (%s/query) = prepare %s + hand-off %s + owner %s [sync waits %s, convert %s, inside %.0f driver calls %s]; device %s (%s/query); owner thread cpu %s, run delay %s, %.1f involuntary switches per batch",
 		n, float64(q)/float64(n), per(a.Wall, b.Wall), perQ(b.Wall-a.Wall), per(a.HostPrepare, b.HostPrepare), per(a.HostWait, b.HostWait),
 		per(a.HostRun, b.HostRun), per(a.HostSync, b.HostSync), per(a.HostConvert, b.HostConvert),
+		float64(b.DriverCalls-a.DriverCalls)/float64(n), per(a.OwnerDriver, b.OwnerDriver),
 		(dev / time.Duration(n)).Round(time.Microsecond/10), perQ(dev),
 		per(a.OwnerCPU, b.OwnerCPU), per(a.OwnerRunDelay, b.OwnerRunDelay), float64(b.OwnerInvoluntary-a.OwnerInvoluntary)/float64(n))
 }
@@ -203,6 +204,7 @@ func diagnose(ctx context.Context, w io.Writer, x *index.Index, cpuBe engine.Bac
 	if err != nil {
 		return err
 	}
+	fmt.Fprintf(w, "diagnose: the phases' CUDA events (device times) about double the driver calls of a batch (two records and an elapsed time per timed span)\n")
 	fmt.Fprintf(w, "diagnose: GOMAXPROCS %d, %d logical CPUs, %s=%v, GOGC %s, CPU workers' nice +%d, yield %v; %d queries cycled, GPU batches of c = %d postings; %v per probe\n",
 		runtime.GOMAXPROCS(0), runtime.NumCPU(), cuda.SyncEnv, sync, gogc(), po.Nice, po.Yield, len(qs), pol.MaxPostings, dur)
 	g.SetProfile(true)

@@ -311,6 +311,7 @@ func (b *Backend) ownerTimes(handed time.Time) func() {
 	t0 := time.Now()
 	b.prof.HostWait += t0.Sub(handed)
 	c0, inv0, ok := cputime.Thread()
+	drv0 := b.ctx.DriverStats()
 	var d0 time.Duration
 	okd := b.tm.on
 	if okd {
@@ -318,6 +319,9 @@ func (b *Backend) ownerTimes(handed time.Time) func() {
 	}
 	return func() {
 		b.prof.HostRun += time.Since(t0)
+		drv1 := b.ctx.DriverStats()
+		b.prof.DriverCalls += drv1.Calls - drv0.Calls
+		b.prof.OwnerDriver += drv1.Time - drv0.Time
 		if c1, inv1, ok1 := cputime.Thread(); ok && ok1 {
 			b.prof.OwnerCPU += c1 - c0
 			b.prof.OwnerInvoluntary += inv1 - inv0

@@ -1,0 +1,116 @@
+package cuda
+
+import (
+	"testing"
+)
+
+// TestFastCalls: the hot driver calls through fast.go reach the driver
+// (an event recorded after a fill and an async copy orders them: the copy
+// lands), are counted, are timed only while SetDriverTiming is on, and do
+// allocate at most their argument block.
+func TestFastCalls(t *testing.T) {
+	c := gpu(t)
+	s, err := c.NewStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Destroy()
+	e, err := c.NewEvent()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Destroy()
+	d, err := c.Alloc(64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Free()
+	h, err := c.AllocHost(64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Free()
+	c.SetDriverTiming(false)
+	s0 := c.DriverStats()
+	if err := s.Fill32(d, 0, 0xdeadbeef, 16); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CopyFromDevice(h, 0, d, 0, 64); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Record(s); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Synchronize(); err != nil {
+		t.Fatal(err)
+	}
+	s1 := c.DriverStats()
+	if s1.Calls-s0.Calls != 4 || s1.Time != s0.Time {
+		t.Fatalf("4 untimed hot calls: stats went from %+v to %+v", s0, s1)
+	}
+	for i, w := range HostSlice[uint32](h) {
+		if w != 0xdeadbeef {
+			t.Fatalf("word %d after fill and copy: %#x", i, w)
+		}
+	}
+	c.SetDriverTiming(true)
+	defer c.SetDriverTiming(false)
+	if err := s.Synchronize(); err != nil {
+		t.Fatal(err)
+	}
+	if s2 := c.DriverStats(); s2.Calls != s1.Calls+1 || s2.Time <= s1.Time {
+		t.Fatalf("a timed call: stats went from %+v to %+v", s1, s2)
+	}
+	err = c.Do(func() error {
+		allocs := testing.AllocsPerRun(50, func() {
+			if r := c.cuEventRecord(e.h, s.h); r != 0 {
+				t.Fatalf("cuEventRecord: %d", r)
+			}
+		})
+		// One: SyscallN's variadic argument block, which its
+		// //go:uintptrescapes makes escape.
+		if allocs > 1 {
+			t.Errorf("a fast driver call allocates %.1f times, want at most 1", allocs)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// BenchmarkDriverCall: one cuEventRecord on the owner goroutine through
+// purego's reflection-based RegisterFunc wrapper (driver.go) and through
+// SyscallN on the symbol (fast.go).
+func BenchmarkDriverCall(b *testing.B) {
+	c := gpu(b)
+	s, err := c.NewStream()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Destroy()
+	e, err := c.NewEvent()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer e.Destroy()
+	for _, v := range []struct {
+		name string
+		f    func() int32
+	}{
+		{"registered", func() int32 { return drv.cuEventRecord(e.h, s.h) }},
+		{"syscalln", func() int32 { return c.cuEventRecord(e.h, s.h) }},
+	} {
+		b.Run(v.name, func(b *testing.B) {
+			b.ReportAllocs()
+			_ = c.Do(func() error {
+				for b.Loop() {
+					if r := v.f(); r != 0 {
+						b.Fatalf("cuEventRecord: %d", r)
+					}
+				}
+				return nil
+			})
+		})
+	}
+}
