@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 
 	"github.com/qpengine/qp/compress"
 	"github.com/qpengine/qp/cuda"
@@ -132,30 +133,45 @@ func (b *Backend) planAnd(mem *devMem, qs []*prep, keep bool) (*andRun, error) {
 	// Bitmap terms (bitmap.go): the filter drops the candidates outside
 	// their lists; with bp128 frequencies they take no list step, their
 	// scores are added by rank after the steps. Keep-misses has none.
-	for _, p := range qs {
-		p.bm = 0
-		if !keep {
-			p.bm = b.bitmapTerms(p)
-			p.st.AndBitmaps = p.bm
+	// On all cores: each chunk of queries writes its own preps and adds its
+	// sums to the set's under mu.
+	var mu sync.Mutex
+	parallel(len(qs), func(lo, hi int) {
+		var c andRun
+		for _, p := range qs[lo:hi] {
+			p.bm = 0
+			if !keep {
+				p.bm = b.bitmapTerms(p)
+				p.st.AndBitmaps = p.bm
+			}
+			p.steps = len(p.terms)
+			if r.randomFreqs {
+				p.steps -= p.bm
+			}
+			c.anyBM = c.anyBM || p.bm > 0
+			c.nterms += len(p.terms)
+			c.maxM = max(c.maxM, p.steps)
+			ti := b.info[p.terms[0].id]
+			c.nblk += int(ti.nb)
+			c.dbytes += int(ti.dlen)
+			c.fbytes += int(ti.flen)
+			c.nval += int(ti.df)
 		}
-		p.steps = len(p.terms)
-		if r.randomFreqs {
-			p.steps -= p.bm
-		}
-		r.anyBM = r.anyBM || p.bm > 0
-	}
-	st8.order = append(st8.order[:0], qs...)
-	slices.SortStableFunc(st8.order, func(x, y *prep) int { return y.steps - x.steps })
+		mu.Lock()
+		r.anyBM = r.anyBM || c.anyBM
+		r.nterms += c.nterms
+		r.maxM = max(r.maxM, c.maxM)
+		r.nblk += c.nblk
+		r.dbytes += c.dbytes
+		r.fbytes += c.fbytes
+		r.nval += c.nval
+		mu.Unlock()
+	})
+	// By descending steps, stable: a counting sort (the keys are term
+	// counts), not a comparison sort.
+	st8.order = slices.Grow(st8.order[:0], len(qs))[:len(qs)]
+	st8.counts = countingSort(st8.order, qs, r.maxM, true, stepsOf, st8.counts)
 	r.qs, r.nq = st8.order, len(st8.order)
-	for _, p := range r.qs {
-		r.nterms += len(p.terms)
-		r.maxM = max(r.maxM, p.steps)
-		ti := b.info[p.terms[0].id]
-		r.nblk += int(ti.nb)
-		r.dbytes += int(ti.dlen)
-		r.fbytes += int(ti.flen)
-		r.nval += int(ti.df)
-	}
 	if r.nval > math.MaxInt32/2 || r.dbytes > math.MaxInt32 || r.fbytes > math.MaxInt32 {
 		return nil, fmt.Errorf("%w: launch set of %d postings", cuda.ErrOutOfMemory, r.nval)
 	}
@@ -186,7 +202,7 @@ func (r *andRun) upload() error {
 		return err
 	}
 	b.up.take(r.size)
-	r.nres, r.scratchWords = b.fillQueries(r.qs, r.oMeta, r.oTerms, r.oScr)
+	_, r.nres, r.scratchWords = b.fillQueries(r.qs, r.oMeta, r.oTerms, r.oScr)
 	if r.useLR {
 		if err := r.fillLR(); err != nil {
 			return err
@@ -542,3 +558,6 @@ func resultOffsets(qs []*prep, cnts []uint32) ([]int, error) {
 	}
 	return offs, nil
 }
+
+// stepsOf is planAnd's order key.
+func stepsOf(p *prep) int { return p.steps }

@@ -34,6 +34,7 @@ type andState struct {
 	// bp128 slots could be used (tests of both paths).
 	decodeFreqs bool
 	order       []*prep // the set's AND queries, by descending term count
+	counts      []int   // countingSort's scratch
 	active      []int   // active[j]: queries with more than j terms
 }
 

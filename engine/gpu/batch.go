@@ -236,21 +236,32 @@ func (b *Backend) prepareBatch(bb *batchBufs, qs []engine.Query, out []engine.Re
 		}
 		work = append(work, p)
 	}
-	bb.work = work
 	// Launch sets of queries with similar term counts: an AND set takes as
 	// many steps (launches and waits) as its longest query has terms, so
 	// one long query would make every query of its set pay for them.
-	slices.SortStableFunc(work, func(x, y *prep) int { return len(x.terms) - len(y.terms) })
-	return work
+	// Stable, by a counting sort (the keys are term counts).
+	maxTerms := 0
+	for _, p := range work {
+		maxTerms = max(maxTerms, len(p.terms))
+	}
+	bb.sorted = slices.Grow(bb.sorted[:0], len(work))[:len(work)]
+	bb.counts = countingSort(bb.sorted, work, maxTerms, false, termsOf, bb.counts)
+	bb.work, bb.sorted = bb.sorted, work
+	return bb.work
 }
+
+// termsOf is prepareBatch's order key.
+func termsOf(p *prep) int { return len(p.terms) }
 
 // batchBufs are one SearchBatch call's host buffers: its prepared queries
 // (each keeping its term and canonical-order scratch), their preparation
 // errors and the work list.
 type batchBufs struct {
-	preps []prep
-	errs  []error
-	work  []*prep
+	preps  []prep
+	errs   []error
+	work   []*prep
+	sorted []*prep // the other of work's two buffers (countingSort)
+	counts []int   // countingSort's scratch
 }
 
 // maxFreeBufs is how many batchBufs bufPool keeps: one per batch a caller
@@ -297,6 +308,8 @@ func (p *bufPool) put(bb *batchBufs) {
 	clear(bb.errs)
 	clear(bb.work[:cap(bb.work)])
 	bb.work = bb.work[:0]
+	clear(bb.sorted[:cap(bb.sorted)])
+	bb.sorted = bb.sorted[:0]
 	p.mu.Lock()
 	if len(p.free) < maxFreeBufs {
 		p.free = append(p.free, bb)

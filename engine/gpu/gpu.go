@@ -208,9 +208,10 @@ type Backend struct {
 	small  pinned       // mid-phase totals
 	tm     timer
 	prof   Profile
-	msB    []prep   // OrMaxScore pass B sub-queries (orms.go)
-	msKeys []uint64 // OrMaxScore merge scratch
-	and    andState // AND step kernels and scratch (and.go)
+	msB    []prep      // OrMaxScore pass B sub-queries (orms.go)
+	msKeys []uint64    // OrMaxScore merge scratch
+	and    andState    // AND step kernels and scratch (and.go)
+	slots  []querySlot // fillQueries' per-query slots (owner thread)
 }
 
 var _ engine.Backend = (*Backend)(nil)

@@ -80,7 +80,7 @@ func (r *orDenseRun) upload() error {
 		return err
 	}
 	b.up.take(r.size)
-	r.nres, r.scratchWords = b.fillQueries(qs, r.oMeta, r.oTerms, r.oScr)
+	_, r.nres, r.scratchWords = b.fillQueries(qs, r.oMeta, r.oTerms, r.oScr)
 	segs := b.up.u32(r.oSegs, kern.SegWords*r.nterms)
 	toff := make([]int, r.nq)
 	for a := 1; a < r.nq; a++ {

@@ -250,7 +250,7 @@ func (r *orTileRun) upload() error {
 		return err
 	}
 	b.up.take(r.size)
-	r.nres, r.scratchWords = b.fillQueries(r.qs, r.oMeta, r.oTerms, r.oScr)
+	_, r.nres, r.scratchWords = b.fillQueries(r.qs, r.oMeta, r.oTerms, r.oScr)
 	segs := b.up.u32(r.oSegs, kern.SegWords*r.nterms)
 	oqs := b.up.u32(r.oOq, kern.OQueryWords*r.nq)
 	r.caps = make([]int, r.nq)

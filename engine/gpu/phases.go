@@ -88,32 +88,58 @@ func pow2(n int) int {
 	return p
 }
 
-// fillQueries writes QMeta, QTerm and the top-k scratch offsets of qs into
-// the upload arena at the given offsets.
-func (b *Backend) fillQueries(qs []*prep, oMeta, oTerms, oScr int) (nres, scratchWords int) {
-	meta := b.up.u32(oMeta, kern.QMetaWords*len(qs))
-	exact := b.bmExact() && !b.opt.orNoPrune
-	scr := b.up.u64(oScr, len(qs))
+// querySlot is one query's place in a launch set's uploaded arrays: its
+// first QTerm and first result key, and its top-k scratch offset (0 for
+// k <= 4096, which needs none). querySlots computes them by prefix sums in
+// one serial pass, so that workers then fill disjoint ranges.
+type querySlot struct{ toff, res, scr int }
+
+// querySlots returns the slots of qs (in b.slots, reused; owner thread
+// only), the result keys and the scratch words of the set.
+func (b *Backend) querySlots(qs []*prep) (slots []querySlot, nres, scratchWords int) {
+	if cap(b.slots) < len(qs) {
+		b.slots = make([]querySlot, len(qs))
+	}
+	slots = b.slots[:len(qs)]
 	toff := 0
 	for a, p := range qs {
-		kern.PutQMeta(meta[kern.QMetaWords*a:], uint32(len(p.terms)), uint32(toff), uint32(p.q.K), uint32(nres))
-		qt := b.up.u32(oTerms+16*toff, kern.QTermWords*len(p.terms))
-		for j, t := range p.terms {
-			mx := float32(math.MaxFloat32) // stale block maxima: no bound
-			if exact {
-				mx = t.w * b.info[t.id].max
-			}
-			kern.PutQTerm(qt[kern.QTermWords*j:], uint32(t.id), t.w, t.idf, mx)
-		}
-		scr[a] = 0
+		s := querySlot{toff: toff, res: nres}
 		if p.q.K > 4096 {
-			scr[a] = uint64(scratchWords)
+			s.scr = scratchWords
 			scratchWords += pow2(p.q.K)
 		}
+		slots[a] = s
 		toff += len(p.terms)
 		nres += p.q.K
 	}
-	return nres, scratchWords
+	return slots, nres, scratchWords
+}
+
+// fillQueries writes QMeta, QTerm and the top-k scratch offsets of qs into
+// the upload arena at the given offsets, on all cores (each query's range
+// from querySlots); it returns the slots too, for the caller's own
+// per-query arrays.
+func (b *Backend) fillQueries(qs []*prep, oMeta, oTerms, oScr int) (slots []querySlot, nres, scratchWords int) {
+	slots, nres, scratchWords = b.querySlots(qs)
+	meta := b.up.u32(oMeta, kern.QMetaWords*len(qs))
+	exact := b.bmExact() && !b.opt.orNoPrune
+	scr := b.up.u64(oScr, len(qs))
+	parallel(len(qs), func(lo, hi int) {
+		for a := lo; a < hi; a++ {
+			p, sl := qs[a], slots[a]
+			kern.PutQMeta(meta[kern.QMetaWords*a:], uint32(len(p.terms)), uint32(sl.toff), uint32(p.q.K), uint32(sl.res))
+			qt := b.up.u32(oTerms+16*sl.toff, kern.QTermWords*len(p.terms))
+			for j, t := range p.terms {
+				mx := float32(math.MaxFloat32) // stale block maxima: no bound
+				if exact {
+					mx = t.w * b.info[t.id].max
+				}
+				kern.PutQTerm(qt[kern.QTermWords*j:], uint32(t.id), t.w, t.idf, mx)
+			}
+			scr[a] = uint64(sl.scr)
+		}
+	})
+	return slots, nres, scratchWords
 }
 
 // upload copies the first n bytes of the upload arena to a new device

@@ -1,0 +1,117 @@
+package gpu
+
+import (
+	"fmt"
+	"math/rand"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/qpengine/qp/engine"
+	"github.com/qpengine/qp/eval"
+	"github.com/qpengine/qp/index"
+	"github.com/qpengine/qp/internal/cputime"
+)
+
+// BenchmarkHostPrep: the host side of one AND launch set of 4,500 queries
+// (GCIDE's batches on the GPU host, docs/GPU-QUERY.md "Host cost"), on a
+// 20,000-document collection of 1,000 terms with bitmaps: "prepare" is
+// prepareBatch (dictionary lookups, canonical order, the order by term
+// count); "plan" is planAnd and upload (bitmap terms, the order by steps,
+// QMeta/QTerm/Seg filling, one upload) on the owner thread. Needs a GPU
+// or the emulator (the plan loads the AND kernels and uploads). With
+// QP_HOSTPREP_INDEX (an index, e.g. GCIDE) and QP_HOSTPREP_QUERIES (a
+// query log, e.g. TREC 2006 efficiency): its first 4,500 non-empty
+// queries on that index instead.
+func BenchmarkHostPrep(b *testing.B) {
+	testContext(b)
+	var g *Backend
+	var terms [][]string
+	if path := os.Getenv("QP_HOSTPREP_INDEX"); path != "" {
+		x, err := index.Open(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		an, err := x.Analyzer()
+		if err != nil {
+			b.Fatal(err)
+		}
+		f, err := os.Open(os.Getenv("QP_HOSTPREP_QUERIES"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		eq, err := eval.ReadQueries(f)
+		f.Close()
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, q := range eq {
+			if ts := an.Tokens(q.Text); len(ts) > 0 && len(terms) < 4500 {
+				terms = append(terms, ts)
+			}
+		}
+		g = newBackend(b, x, Options{})
+	} else {
+		rng := rand.New(rand.NewSource(41))
+		col := genCollection(rng, 20000, 1000, 128, false)
+		g = newBackend(b, col.bp128(b), Options{BitmapDensity: 1.0 / 64})
+		terms = randomQueries(rng, col.terms, 4500, nil)
+	}
+	qs := make([]engine.Query, len(terms))
+	for i, t := range terms {
+		qs[i] = engine.Query{ID: fmt.Sprint(i), Terms: t, Mode: engine.And, K: 10}
+	}
+	out := make([]engine.Response, len(qs))
+	b.Run("prepare", func(b *testing.B) {
+		c0, _ := cputime.Process()
+		for b.Loop() {
+			bb := g.bufs.get(len(qs))
+			g.prepareBatch(bb, qs, out)
+			g.bufs.put(bb)
+		}
+		reportCPU(b, c0)
+	})
+	b.Run("plan", func(b *testing.B) {
+		bb := g.bufs.get(len(qs))
+		defer g.bufs.put(bb)
+		var work []*prep
+		for _, p := range g.prepareBatch(bb, qs, out) {
+			if p.runsAnd() {
+				work = append(work, p)
+			}
+		}
+		c0, _ := cputime.Process()
+		err := g.ctx.Do(func() error {
+			for b.Loop() {
+				mem := &devMem{pool: g.ctx.Pool()}
+				r, err := g.planAnd(mem, work, false)
+				if err != nil {
+					return err
+				}
+				if err := r.upload(); err != nil {
+					return err
+				}
+				if err := g.sync(); err != nil {
+					return err
+				}
+				if err := mem.release(); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		reportCPU(b, c0)
+	})
+}
+
+// reportCPU reports the process CPU time per op since c0 (on a shared
+// machine a steadier figure than the wall time; the parallel parts'
+// gain shows in the wall time on many free cores only).
+func reportCPU(b *testing.B, c0 time.Duration) {
+	if c1, ok := cputime.Process(); ok {
+		b.ReportMetric(float64((c1-c0).Nanoseconds())/float64(b.N), "cpu-ns/op")
+	}
+}
