@@ -35,26 +35,40 @@ prints one JSON row (the load generator of bench serve
 // loadRow is one load level's outcome. The client fields come from the
 // load generator; the server fields from the serving process.
 type loadRow struct {
-	Name        string        `json:"level"`
-	Rate        float64       `json:"offered_rps"`         // offered requests/s (0: as fast as possible)
-	PerReq      int           `json:"queries_per_request"` // queries per request
-	Conns       int           `json:"connections"`
-	QPS         float64       `json:"qps"` // queries answered (2xx) per second
-	P50         time.Duration `json:"p50_ns"`
-	P99         time.Duration `json:"p99_ns"`
-	Max         time.Duration `json:"max_ns"`
-	Success     float64       `json:"success"`
-	Codes       string        `json:"codes"`
-	Requests    uint64        `json:"requests"`
-	Errors      []string      `json:"errors,omitempty"` // the first few distinct client errors
-	ClientCPU   float64       `json:"client_cpu_s"`     // the generator's CPU seconds (separate process only)
-	Wall        float64       `json:"wall_s"`
-	ServerCPU   float64       `json:"server_cpu_s"` // the serving process's CPU seconds (the generator's too when in-process)
-	BatchMean   float64       `json:"mean_batch"`   // queries per batch on the processor
-	QueueMeanMS float64       `json:"mean_queue_ms"`
-	HeapMB      float64       `json:"peak_heap_mb"`
-	RSSMB       float64       `json:"rss_mb"`
-	Goroutines  int           `json:"peak_goroutines"`
+	Name   string        `json:"level"`
+	Rate   float64       `json:"offered_rps"`         // offered requests/s (0: as fast as possible)
+	PerReq int           `json:"queries_per_request"` // queries per request
+	Conns  int           `json:"connections"`
+	QPS    float64       `json:"qps"` // queries answered (2xx) per second
+	P50    time.Duration `json:"p50_ns"`
+	P90    time.Duration `json:"p90_ns,omitempty"` // raw client only
+	P99    time.Duration `json:"p99_ns"`
+	P999   time.Duration `json:"p999_ns,omitempty"` // raw client only
+	Max    time.Duration `json:"max_ns"`
+	// Raw client only (bench_rawload.go): the service time (answer − send)
+	// and the send lag (send − due time) percentiles; the latency fields
+	// above count from the due time (service + lag).
+	SvcP50  time.Duration `json:"service_p50_ns,omitempty"`
+	SvcP99  time.Duration `json:"service_p99_ns,omitempty"`
+	LagP50  time.Duration `json:"send_lag_p50_ns,omitempty"`
+	LagP99  time.Duration `json:"send_lag_p99_ns,omitempty"`
+	LagMax  time.Duration `json:"send_lag_max_ns,omitempty"`
+	Redials int           `json:"redials,omitempty"` // connections dialed again in the level
+	// GenPeakRSSMB is the generator process's peak resident set (VmHWM;
+	// in-process, the server's and the generator's together).
+	GenPeakRSSMB float64  `json:"gen_peak_rss_mb,omitempty"`
+	Success      float64  `json:"success"`
+	Codes        string   `json:"codes"`
+	Requests     uint64   `json:"requests"`
+	Errors       []string `json:"errors,omitempty"` // the first few distinct client errors
+	ClientCPU    float64  `json:"client_cpu_s"`     // the generator's CPU seconds (separate process only)
+	Wall         float64  `json:"wall_s"`
+	ServerCPU    float64  `json:"server_cpu_s"` // the serving process's CPU seconds (the generator's too when in-process)
+	BatchMean    float64  `json:"mean_batch"`   // queries per batch on the processor
+	QueueMeanMS  float64  `json:"mean_queue_ms"`
+	HeapMB       float64  `json:"peak_heap_mb"`
+	RSSMB        float64  `json:"rss_mb"`
+	Goroutines   int      `json:"peak_goroutines"`
 	// ListenOverflows counts the connections the kernel dropped because
 	// the listen queue was full (Linux TcpExt ListenOverflows, the whole
 	// machine's, during the level): a client whose handshake is dropped
