@@ -117,9 +117,10 @@ func TestRawRow(t *testing.T) {
 	}
 	rs[1].redials, rs[2].redials = 2, 1
 	rs[3].fail(errors.New("boom"))
+	rs[2].unsent = 2 // claimed, then given up
 	t0 := time.Unix(0, 0)
-	sch := &rawSchedule{t0: t0, stop: t0.Add(time.Second), rate: 1005}
-	sch.next.Store(1001) // 1,005 due, 1,001 claimed: 4 never sent
+	sch := &rawSchedule{t0: t0, stop: t0.Add(time.Second), rate: 1007}
+	sch.next.Store(1001) // 1,007 due, 1,001 claimed: 6 never claimed
 	row := rawRow("x", 1, 4, sch, rs[:], time.Second)
 	ms := time.Millisecond
 	if row.P50 != 500*ms || row.P90 != 900*ms || row.P99 != 990*ms || row.P999 != 999*ms || row.Max != 1000*ms {
@@ -128,9 +129,9 @@ func TestRawRow(t *testing.T) {
 	if row.SvcP99 != 495*ms || row.LagP99 != 495*ms || row.LagMax != 500*ms || row.SvcP50 != 250*ms {
 		t.Errorf("service p50 %v p99 %v, lag p99 %v max %v", row.SvcP50, row.SvcP99, row.LagP99, row.LagMax)
 	}
-	// 1,000 answered, 1 failed, 4 never sent.
-	if row.Requests != 1005 || row.Redials != 3 || row.Codes != "200:1000" || math.Abs(row.Success-1000.0/1005) > 1e-12 ||
-		row.QPS != 1000 || len(row.Errors) != 2 || !strings.Contains(row.Errors[1], "4 requests not sent") {
+	// 1,000 answered, 1 failed, 2 + 6 not sent.
+	if row.Requests != 1009 || row.Redials != 3 || row.Codes != "200:1000" || math.Abs(row.Success-1000.0/1009) > 1e-12 ||
+		row.QPS != 1000 || len(row.Errors) != 2 || !strings.Contains(row.Errors[1], "8 requests not sent") {
 		t.Errorf("row %+v", row)
 	}
 }
