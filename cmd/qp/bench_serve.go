@@ -414,7 +414,13 @@ queries of QUERIES (qid:text lines) for --duration: --per-request queries
 per request (1: POST /v1/search; more: POST /v1/search/batch), at --rate
 requests/s (0: as fast as --conns connections are answered). Prints one
 JSON row: queries/s, latency percentiles in ns, status codes, and the
-generator's own CPU seconds (client_cpu_s). qp bench serve --gen-procs runs
+generator's own CPU seconds (client_cpu_s). With --client raw the fixed
+rate is one open-loop schedule shared by the connections (the next free
+connection sends the next due request), latency counts from each
+request's due time, and the row adds p90/p99.9, the service time (send to
+answer) and the send lag (due to send: when it grows, the generator, not
+the server, sets the tail; give it about rate x latency connections),
+redials and the generator's peak RSS. qp bench serve --gen-procs runs
 it; bound its cores with GOMAXPROCS.`)
 	name := fs.String("name", "load", "the row's name")
 	per := fs.Int("per-request", 1, "queries per request")
