@@ -235,15 +235,6 @@ func seekRest(docs []uint32, p int, d uint32) int {
 	return p + lo
 }
 
-// seekFull returns the first position of a freshly loaded block docs whose
-// docID is >= d, where docs[0] < d <= the last docID: the branch-free
-// binary search of seekRest over docs[1:], without seekGEQ's window. A
-// target past the previous block lands anywhere in the new one (the skip
-// table chose the block by its last docID only), so the window's 8
-// postings after the first would hold it for about 8 of 128 targets and
-// cost a compare chain and a branch on every other one.
-func seekFull(docs []uint32, d uint32) int { return seekRest(docs, 1, d) }
-
 // scanWindow is the number of postings scan compares without branches.
 const scanWindow = 8
 
@@ -266,9 +257,7 @@ func (c *Cursor) nextGEQBlock(d uint32) uint32 {
 	if d <= c.cur {
 		return c.cur
 	}
-	c.pos = seekFull(c.docs, d)
-	c.cur = c.docs[c.pos]
-	return c.cur
+	return c.scan(d)
 }
 
 // seekBlock returns the first block >= from whose last docID is >= d
