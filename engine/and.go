@@ -63,6 +63,9 @@ func (e *Engine) andSkip() error {
 		lim := index.Terminated - 1 // the lead's docIDs up to lim may match
 		if h.Full() {
 			if int64(d) > boundEnd {
+				if ready < m {
+					panic(fmt.Sprintf("BUG: engine.andSkip: heap full with %d of %d cursors reset", ready, m))
+				}
 				bound, boundEnd = 0, int64(index.Terminated)
 				for i := range cs {
 					l := cs[i].list()
