@@ -138,7 +138,9 @@ type Processor struct {
 	// a small collection's query on the CPU (issue 24: 17% of the replay's
 	// CPU time with instant backends); with the model's window of 4,096
 	// samples, 1 in 4 still refits within 16k answers. The error record
-	// then covers the answers learned.
+	// then covers the answers learned. A processor whose batches hold
+	// several queries (the GPU) learns from one batch in LearnEvery, each
+	// of its queries then (a batch of a thousand is a thousand updates).
 	LearnEvery int
 	// Model predicts this processor's costs and is refitted from its
 	// measured times (unless frozen). nil: a new untrained model. The
@@ -376,6 +378,66 @@ type Scheduler struct {
 	bjobs    []*job
 	burgency []bool
 	gf       gpuFirst
+	arrays   arrayPool // the arrays of batches of several (any goroutine)
+}
+
+// batchArrays are the arrays of one batch of several queries: its jobs
+// and their urgency (the dispatcher fills them), the queries and the
+// responses of its SearchBatch call (the slot). Reused from batch to batch
+// (issue 24: a GPU batch of a thousand queries allocated some 200 kB of
+// them, and a CPU slot's hand-off of a few queries two small arrays, at a
+// million queries a second).
+type batchArrays struct {
+	jobs    []*job
+	urgency []bool
+	qs      []engine.Query
+	out     []engine.Response
+}
+
+// calls returns the query and response arrays for n queries, the
+// responses zero.
+func (a *batchArrays) calls(n int) ([]engine.Query, []engine.Response) {
+	if cap(a.qs) < n {
+		a.qs, a.out = make([]engine.Query, n), make([]engine.Response, n)
+	}
+	return a.qs[:n], a.out[:n]
+}
+
+// arrayPool lends batchArrays; safe for concurrent use. Not a sync.Pool:
+// the collector would drop the grown arrays.
+type arrayPool struct {
+	mu   sync.Mutex
+	free []*batchArrays
+}
+
+// maxFreeArrays is how many batchArrays the pool keeps: more batches of
+// several than that are rarely in flight at once (the CPU's slots hand
+// theirs back as they finish).
+const maxFreeArrays = 64
+
+func (p *arrayPool) get() *batchArrays {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if k := len(p.free); k > 0 {
+		a := p.free[k-1]
+		p.free[k-1] = nil
+		p.free = p.free[:k-1]
+		return a
+	}
+	return new(batchArrays)
+}
+
+// put returns a, dropping its references to jobs, queries and results.
+func (p *arrayPool) put(a *batchArrays) {
+	clear(a.jobs)
+	clear(a.qs[:cap(a.qs)])
+	clear(a.out[:cap(a.out)])
+	a.jobs, a.urgency = a.jobs[:0], a.urgency[:0]
+	p.mu.Lock()
+	if len(p.free) < maxFreeArrays {
+		p.free = append(p.free, a)
+	}
+	p.mu.Unlock()
 }
 
 type proc struct {
@@ -390,6 +452,9 @@ type proc struct {
 	running []*batch   // dispatcher-owned
 	hold    time.Time  // dispatcher-owned: a free slot waits to fill a batch until then
 	st      procCounts // atomic
+	// batchLearn counts the delivered batches of several queries
+	// (Processor.LearnEvery; deliveries run concurrently).
+	batchLearn atomic.Uint64
 }
 
 type procCounts struct {
@@ -409,6 +474,10 @@ type batch struct {
 	// slot's usual batch): one allocation per batch instead of three.
 	one       [1]*job
 	oneUrgent [1]bool
+	// arr holds jobs and urgency, and the slot's query and response arrays,
+	// for a batch of several (nil: a batch of one); back to the
+	// scheduler's pool once the batch is delivered.
+	arr *batchArrays
 	// Set by the slot before it hands the batch back: its measured wall
 	// time, and whether the backend failed it.
 	wall   time.Duration
@@ -626,9 +695,10 @@ func (s *Scheduler) initJob(j *job, r Request, done func(*Result), now time.Time
 	} else {
 		j.f = QueryFeatures(s.x, r.Query)
 	}
+	j.x = Basis(j.f) // once for both predictions and the model update (deliver)
 	for _, p := range s.procs {
 		if p != nil {
-			j.cost[p.id] = p.model.Predict(j.f)
+			j.cost[p.id] = p.model.PredictBasis(j.f, &j.x)
 		}
 	}
 	switch {
@@ -1259,7 +1329,9 @@ func (s *Scheduler) newBatch(bb *builder, steal bool) *batch {
 		b.one[0], b.oneUrgent[0] = bb.jobs[0], bb.urgency[0]
 		b.jobs, b.urgency = b.one[:], b.oneUrgent[:]
 	} else {
-		b.jobs, b.urgency = slices.Clone(bb.jobs), slices.Clone(bb.urgency)
+		a := s.arrays.get()
+		a.jobs, a.urgency = append(a.jobs[:0], bb.jobs...), append(a.urgency[:0], bb.urgency...)
+		b.arr, b.jobs, b.urgency = a, a.jobs, a.urgency
 	}
 	clear(bb.jobs)
 	s.bjobs, s.burgency = bb.jobs[:0], bb.urgency[:0] // keep what the scratch has grown to
@@ -1273,15 +1345,21 @@ func (s *Scheduler) start(b *batch, now time.Time) {
 	if p.free <= 0 {
 		panic("BUG: scheduler: starting a batch on a processor without a free slot")
 	}
+	var left [3]int64 // the queue-depth counters, updated once per batch
 	for i, j := range b.jobs {
 		s.queues[j.queue].remove(j)
-		s.queued[j.queue].Add(-1)
+		left[j.queue]++
 		if j.custom {
 			s.custom--
 		}
 		j.picked = false
 		j.stolen = b.steal
 		j.urgent = b.urgency[i]
+	}
+	for q, n := range left {
+		if n > 0 {
+			s.queued[q].Add(-n)
+		}
 	}
 	b.start = now
 	if s.gf.on && p.id == GPU {
@@ -1365,12 +1443,12 @@ type slotBuf struct {
 // learn refits p's model on one query's time, or on one in
 // Processor.LearnEvery of the slot's answers; without waiting for a model
 // another slot is updating (TryObserve).
-func (buf *slotBuf) learn(p *proc, f Features, t time.Duration) {
+func (buf *slotBuf) learn(p *proc, j *job, t time.Duration) {
 	buf.n++
 	if every := p.spec.LearnEvery; every > 1 && buf.n%every != 0 {
 		return
 	}
-	p.model.TryObserve(f, t)
+	p.model.TryObserveBasis(j.f, &j.x, t)
 }
 
 // run executes one batch and delivers its results. The slot is free again
@@ -1395,7 +1473,7 @@ func (s *Scheduler) run(p *proc, b *batch, buf *slotBuf) {
 		buf.out[0] = engine.Response{}
 		qs, out = buf.qs[:], buf.out[:]
 	} else {
-		qs, out = make([]engine.Query, n), make([]engine.Response, n)
+		qs, out = b.arr.calls(n)
 	}
 	for i, j := range b.jobs {
 		qs[i] = j.q
@@ -1431,6 +1509,7 @@ func (s *Scheduler) run(p *proc, b *batch, buf *slotBuf) {
 	go func() {
 		defer s.wg.Done()
 		s.deliver(p, b, out, start, finish, nil)
+		s.arrays.put(b.arr) // nothing reads them now (the dispatcher: only len(b.jobs))
 	}()
 }
 
@@ -1455,7 +1534,7 @@ func (s *Scheduler) runSequential(p *proc, b *batch, buf *slotBuf) {
 		cost := finish.Sub(start)
 		busy += cost
 		if r.Err == nil {
-			buf.learn(p, j.f, cost)
+			buf.learn(p, j, cost)
 		}
 		r.Query, r.Features, r.Predicted, r.Cost = j.q, j.f, j.cost, cost
 		r.Arrival, r.Submitted, r.Start, r.Finish, r.Deadline = j.arrival, j.submitted, start, finish, j.deadline
@@ -1480,6 +1559,9 @@ func (s *Scheduler) runSequential(p *proc, b *batch, buf *slotBuf) {
 		}
 		j.done(r)
 		j.release()
+	}
+	if b.arr != nil {
+		s.arrays.put(b.arr)
 	}
 }
 
@@ -1514,6 +1596,10 @@ func (j *job) result() *Result {
 func (s *Scheduler) deliver(p *proc, b *batch, out []engine.Response, start, finish time.Time, buf *slotBuf) {
 	n := len(b.jobs)
 	wall := finish.Sub(start)
+	// A batch of several learns once in Processor.LearnEvery batches (a
+	// GPU batch of a thousand queries is a thousand model updates, about
+	// a millisecond of a core; issue 24).
+	learn := buf != nil || p.spec.LearnEvery <= 1 || p.batchLearn.Add(1)%uint64(p.spec.LearnEvery) == 0
 	var res []Result // for the jobs without a Request.Result
 	var missed uint64
 	for i, j := range b.jobs {
@@ -1525,11 +1611,11 @@ func (s *Scheduler) deliver(p *proc, b *batch, out []engine.Response, start, fin
 				c = wall / time.Duration(n)
 			}
 		}
-		if out[i].Err == nil {
+		if out[i].Err == nil && learn {
 			if buf != nil {
-				buf.learn(p, j.f, c) // one-query slots run side by side
+				buf.learn(p, j, c) // one-query slots run side by side
 			} else {
-				p.model.Observe(j.f, c)
+				p.model.ObserveBasis(j.f, &j.x, c)
 			}
 		}
 		met := !finish.After(j.deadline)

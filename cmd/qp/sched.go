@@ -302,7 +302,10 @@ func gpuProcessor(b *gpu.Backend, pol scheduler.BatchPolicy) scheduler.Processor
 	if b == nil {
 		return scheduler.Processor{}
 	}
-	return scheduler.Processor{Backend: b, Slots: 1, Batch: pol}
+	// One batch in four refits the per-query model (Processor.LearnEvery):
+	// a batch of a thousand queries is a thousand updates on the delivery
+	// goroutine, a core's millisecond beside the CPU's slots.
+	return scheduler.Processor{Backend: b, Slots: 1, Batch: pol, LearnEvery: 4}
 }
 
 // gpuFirstNote describes a GPU-first run's batch model and CPU cap.
