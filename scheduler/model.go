@@ -224,8 +224,8 @@ func (m *CostModel) Predict(f Features) time.Duration {
 }
 
 // PredictBasis is Predict with f's Basis given: a caller that predicts one
-// query on several models, and later observes it, computes its Basis (six
-// logarithms) once (the scheduler keeps it in the job, issue 24).
+// query on several models computes its Basis (six logarithms) once (the
+// scheduler: once per job for both processors, issue 24).
 func (m *CostModel) PredictBasis(f Features, x *[NumBasis]float64) time.Duration {
 	return m.cur.Load().predictBasis(f, *x)
 }
@@ -270,24 +270,7 @@ func (m *CostModel) observe(f Features, t time.Duration) (predicted time.Duratio
 	return m.observeBasis(f, &x, t)
 }
 
-// ObserveBasis is Observe with f's Basis given (see PredictBasis).
-func (m *CostModel) ObserveBasis(f Features, x *[NumBasis]float64, t time.Duration) (predicted time.Duration) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.observeBasis(f, x, t)
-}
-
-// TryObserveBasis is TryObserve with f's Basis given (see PredictBasis).
-func (m *CostModel) TryObserveBasis(f Features, x *[NumBasis]float64, t time.Duration) bool {
-	if !m.mu.TryLock() {
-		return false
-	}
-	defer m.mu.Unlock()
-	m.observeBasis(f, x, t)
-	return true
-}
-
-// observeBasis is ObserveBasis with m.mu held.
+// observeBasis is observe with f's Basis given.
 func (m *CostModel) observeBasis(f Features, xp *[NumBasis]float64, t time.Duration) (predicted time.Duration) {
 	x := *xp
 	predicted = m.cur.Load().predictBasis(f, x)

@@ -12,10 +12,9 @@ import (
 type job struct {
 	q         engine.Query
 	f         Features
-	x         [NumBasis]float64 // Basis(f), computed once (initJob) for the predictions and the model update
-	cost      [2]time.Duration  // predicted cost on CPU and GPU (0: absent)
-	pref      ProcID            // processor with the lower predicted cost
-	seq       uint64            // submission order
+	cost      [2]time.Duration // predicted cost on CPU and GPU (0: absent)
+	pref      ProcID           // processor with the lower predicted cost
+	seq       uint64           // submission order
 	arrival   time.Time
 	submitted time.Time
 	deadline  time.Time // absolute

@@ -215,6 +215,18 @@ type Config struct {
 	// goroutine is then locked to its thread: each hand-off wakes that
 	// thread, a few microseconds more than an unlocked goroutine.
 	CPUNice int
+	// PrepareAdapt > 0 parks that many CPU slots (at most all) while a GPU
+	// batch is being prepared on the host: a parked slot starts no query
+	// until no batch is preparing, so that the preparation, which fans
+	// out over the host's cores, does not wait for cores busy with CPU
+	// queries (see prepGate; issue 24). It needs both processors (ignored
+	// otherwise, and with Serialize). A batch counts as preparing from its
+	// SearchBatch call until the backend calls the function PrepareHook
+	// put into the call's context (engine/gpu.WithDeviceHook: when the
+	// batch takes the device), or until the call returns (PrepareHook nil,
+	// or a backend that never calls it). 0: off.
+	PrepareAdapt int
+	PrepareHook  func(ctx context.Context, prepared func(time.Duration)) context.Context
 }
 
 // DefaultDeadline is Ding et al.'s deadline: 500 ms after arrival.
@@ -379,6 +391,7 @@ type Scheduler struct {
 	burgency []bool
 	gf       gpuFirst
 	arrays   arrayPool // the arrays of batches of several (any goroutine)
+	gate     *prepGate // Config.PrepareAdapt (nil: off)
 }
 
 // batchArrays are the arrays of one batch of several queries: its jobs
@@ -534,6 +547,9 @@ func newScheduler(x *index.Index, cfg Config) (*Scheduler, error) {
 	if err := checkNice(cfg.CPUNice); err != nil {
 		return nil, err
 	}
+	if cfg.PrepareAdapt < 0 {
+		return nil, fmt.Errorf("scheduler: negative prepare-adapt slot count %d", cfg.PrepareAdapt)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Scheduler{x: x, cfg: cfg, clock: cfg.Clock, ctx: ctx, cancel: cancel,
 		arrive: make(chan *job, 1024), abort: make(chan struct{})}
@@ -581,6 +597,9 @@ func newScheduler(x *index.Index, cfg Config) (*Scheduler, error) {
 	if s.gf.bm == nil {
 		s.gf.on = false // no GPU: nothing to place first
 	}
+	if c := s.procs[CPU]; c != nil && s.procs[GPU] != nil && cfg.PrepareAdapt > 0 && !cfg.Serialize {
+		s.gate = newPrepGate(min(cfg.PrepareAdapt, c.slots))
+	}
 	return s, nil
 }
 
@@ -595,9 +614,9 @@ func New(x *index.Index, cfg Config) (*Scheduler, error) {
 		if p == nil {
 			continue
 		}
-		for range p.slots {
+		for i := range p.slots {
 			s.wg.Add(1)
-			go s.worker(p)
+			go s.worker(p, i)
 		}
 	}
 	s.wg.Add(1)
@@ -695,10 +714,10 @@ func (s *Scheduler) initJob(j *job, r Request, done func(*Result), now time.Time
 	} else {
 		j.f = QueryFeatures(s.x, r.Query)
 	}
-	j.x = Basis(j.f) // once for both predictions and the model update (deliver)
+	x := Basis(j.f) // once for both predictions
 	for _, p := range s.procs {
 		if p != nil {
-			j.cost[p.id] = p.model.PredictBasis(j.f, &j.x)
+			j.cost[p.id] = p.model.PredictBasis(j.f, &x)
 		}
 	}
 	switch {
@@ -1417,14 +1436,14 @@ func (s *Scheduler) fail(j *job) {
 	j.release()
 }
 
-func (s *Scheduler) worker(p *proc) {
+func (s *Scheduler) worker(p *proc, slot int) {
 	defer s.wg.Done()
 	if p.id == CPU && s.cfg.CPUNice > 0 {
 		// New checked that the priority can be lowered; should it fail
 		// here all the same, the slot runs at the normal priority.
 		_ = lowerThreadPriority(s.cfg.CPUNice)
 	}
-	var buf slotBuf
+	buf := slotBuf{slot: slot}
 	for b := range p.work {
 		s.run(p, b, &buf)
 	}
@@ -1438,6 +1457,9 @@ type slotBuf struct {
 	qs  [1]engine.Query
 	out [1]engine.Response
 	n   int // answers the slot has had to learn from (Processor.LearnEvery)
+	// slot is the slot's index among its processor's (prepGate parks the
+	// CPU's first ones).
+	slot int
 }
 
 // learn refits p's model on one query's time, or on one in
@@ -1448,7 +1470,7 @@ func (buf *slotBuf) learn(p *proc, j *job, t time.Duration) {
 	if every := p.spec.LearnEvery; every > 1 && buf.n%every != 0 {
 		return
 	}
-	p.model.TryObserveBasis(j.f, &j.x, t)
+	p.model.TryObserve(j.f, t)
 }
 
 // run executes one batch and delivers its results. The slot is free again
@@ -1481,8 +1503,21 @@ func (s *Scheduler) run(p *proc, b *batch, buf *slotBuf) {
 			out[i].Results = j.res.Results[:0] // the caller's capacity
 		}
 	}
-	start := s.clock.Now()
-	err := p.spec.Backend.SearchBatch(s.ctx, qs, s.cfg.Options, out)
+	var err error
+	var start time.Time
+	switch {
+	case s.gate != nil && p.id == GPU:
+		err = gateBatch(s.ctx, s.gate, s.cfg.PrepareHook, func(ctx context.Context) error {
+			start = s.clock.Now()
+			return p.spec.Backend.SearchBatch(ctx, qs, s.cfg.Options, out)
+		})
+	default:
+		if s.gate != nil && p.id == CPU && buf != nil {
+			s.gate.wait(buf.slot) // a CPU slot's query
+		}
+		start = s.clock.Now()
+		err = p.spec.Backend.SearchBatch(s.ctx, qs, s.cfg.Options, out)
+	}
 	finish := s.clock.Now()
 	wall := finish.Sub(start)
 	b.wall, b.failed = wall, err != nil
@@ -1568,6 +1603,9 @@ func (s *Scheduler) runSequential(p *proc, b *batch, buf *slotBuf) {
 // runOne runs j alone on p into r's Response (reusing the capacity of its
 // Results) and returns the call's start and finish.
 func (s *Scheduler) runOne(p *proc, j *job, buf *slotBuf, r *Result) (start, finish time.Time) {
+	if s.gate != nil && p.id == CPU {
+		s.gate.wait(buf.slot)
+	}
 	buf.qs[0] = j.q
 	buf.out[0] = engine.Response{Results: r.Results[:0]}
 	start = s.clock.Now()
@@ -1615,7 +1653,7 @@ func (s *Scheduler) deliver(p *proc, b *batch, out []engine.Response, start, fin
 			if buf != nil {
 				buf.learn(p, j, c) // one-query slots run side by side
 			} else {
-				p.model.ObserveBasis(j.f, &j.x, c)
+				p.model.Observe(j.f, c)
 			}
 		}
 		met := !finish.After(j.deadline)
