@@ -1465,12 +1465,12 @@ type slotBuf struct {
 // learn refits p's model on one query's time, or on one in
 // Processor.LearnEvery of the slot's answers; without waiting for a model
 // another slot is updating (TryObserve).
-func (buf *slotBuf) learn(p *proc, j *job, t time.Duration) {
+func (buf *slotBuf) learn(p *proc, f Features, t time.Duration) {
 	buf.n++
 	if every := p.spec.LearnEvery; every > 1 && buf.n%every != 0 {
 		return
 	}
-	p.model.TryObserve(j.f, t)
+	p.model.TryObserve(f, t)
 }
 
 // run executes one batch and delivers its results. The slot is free again
@@ -1495,6 +1495,9 @@ func (s *Scheduler) run(p *proc, b *batch, buf *slotBuf) {
 		buf.out[0] = engine.Response{}
 		qs, out = buf.qs[:], buf.out[:]
 	} else {
+		if b.arr == nil { // a batch not built by newBatch
+			b.arr = s.arrays.get()
+		}
 		qs, out = b.arr.calls(n)
 	}
 	for i, j := range b.jobs {
@@ -1569,7 +1572,7 @@ func (s *Scheduler) runSequential(p *proc, b *batch, buf *slotBuf) {
 		cost := finish.Sub(start)
 		busy += cost
 		if r.Err == nil {
-			buf.learn(p, j, cost)
+			buf.learn(p, j.f, cost)
 		}
 		r.Query, r.Features, r.Predicted, r.Cost = j.q, j.f, j.cost, cost
 		r.Arrival, r.Submitted, r.Start, r.Finish, r.Deadline = j.arrival, j.submitted, start, finish, j.deadline
@@ -1651,7 +1654,7 @@ func (s *Scheduler) deliver(p *proc, b *batch, out []engine.Response, start, fin
 		}
 		if out[i].Err == nil && learn {
 			if buf != nil {
-				buf.learn(p, j, c) // one-query slots run side by side
+				buf.learn(p, j.f, c) // one-query slots run side by side
 			} else {
 				p.model.Observe(j.f, c)
 			}
