@@ -245,6 +245,10 @@ func TestBadFlagValues(t *testing.T) {
 		{"--spare-fixed -1: want >= 0", []string{"bench", "sched", idx, docs, "--spare-fixed", "-1"}},
 		{"exists; not overwriting it", []string{"bench", "sched", idx, docs, "--cpuprofile", docs}},
 		{"--diagnose-for 0s: want > 0", []string{"bench", "sched", idx, docs, "--diagnose", "1", "--diagnose-for", "0s"}},
+		{"--gpu-slots 0: want 1 to 8", []string{"bench", "sched", idx, docs, "--gpu-slots", "0"}},
+		{"--gpu-slots 9: want 1 to 8", []string{"bench", "sched", idx, docs, "--gpu-slots", "9"}},
+		{"--prepare-cores -1: want 0 (all) to GOMAXPROCS", []string{"bench", "sched", idx, docs, "--prepare-cores", "-1"}},
+		{"--prepare-cores 100000: want 0 (all) to GOMAXPROCS", []string{"bench", "sched", idx, docs, "--prepare-cores", "100000"}},
 	} {
 		expectFail(t, []string{c.want}, c.args...)
 	}
