@@ -136,7 +136,7 @@ func (b *Backend) planAnd(mem *devMem, qs []*prep, keep bool) (*andRun, error) {
 	// On all cores: each chunk of queries writes its own preps and adds its
 	// sums to the set's under mu.
 	var mu sync.Mutex
-	parallel(len(qs), func(lo, hi int) {
+	parallelWorkers(b.prepareWorkers(), len(qs), 256, func(lo, hi int) { // --prepare-cores caps it too
 		var c andRun
 		for _, p := range qs[lo:hi] {
 			p.bm = 0

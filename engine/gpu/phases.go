@@ -124,7 +124,7 @@ func (b *Backend) fillQueries(qs []*prep, oMeta, oTerms, oScr int) (slots []quer
 	meta := b.up.u32(oMeta, kern.QMetaWords*len(qs))
 	exact := b.bmExact() && !b.opt.orNoPrune
 	scr := b.up.u64(oScr, len(qs))
-	parallel(len(qs), func(lo, hi int) {
+	parallelWorkers(b.prepareWorkers(), len(qs), 256, func(lo, hi int) { // --prepare-cores caps it too
 		for a := lo; a < hi; a++ {
 			p, sl := qs[a], slots[a]
 			kern.PutQMeta(meta[kern.QMetaWords*a:], uint32(len(p.terms)), uint32(sl.toff), uint32(p.q.K), uint32(sl.res))
