@@ -293,6 +293,7 @@ type Engine struct {
 	acc     []float32
 	touched []uint32
 	bits    []uint64      // orTAATMaxScore's touched documents, as a bitset
+	sorted  []uint32      // and flattened, ascending (flattenBits)
 	sel     []topk.Result // orTAATMaxScore's prefix top k
 	rem     []float64     // orTAATMaxScore's suffix sums of list maxima
 	brem    []float64     // and of block maxima at a document (blockRem)

@@ -1,8 +1,8 @@
 package engine
 
 import (
+	"fmt"
 	"math"
-	"math/bits"
 
 	"github.com/qpengine/qp/score"
 	"github.com/qpengine/qp/topk"
@@ -58,6 +58,13 @@ func (e *Engine) orTAATMaxScore(p int) error {
 	for _, d := range touched {
 		bs[d>>6] |= 1 << (d & 63)
 	}
+	if cap(e.sorted) < nt+1 {
+		e.sorted = make([]uint32, nt+1, 2*(nt+1))
+	}
+	nc := flattenBits(e.sorted[:nt+1], bs)
+	if nc != nt {
+		panic(fmt.Sprintf("BUG: %d touched documents flatten to %d", nt, nc))
+	}
 	h := &e.heap
 	th := math.Inf(-1)
 	if nt >= h.K() {
@@ -67,7 +74,7 @@ func (e *Engine) orTAATMaxScore(p int) error {
 	if err := e.resetCursors(p); err != nil {
 		return err
 	}
-	th = e.probeLong(p, th)
+	th = e.probeLong(p, th, e.sorted[:nc])
 	e.st.Candidates += int64(nt)
 	if e.rem[p]*inflate(len(e.terms)) >= th {
 		// Documents in none of the short lists may still enter: MaxScore
@@ -84,7 +91,8 @@ func (e *Engine) orTAATMaxScore(p int) error {
 	return e.finishCursors(p)
 }
 
-// probeLong is step 3 of orTAATMaxScore over the documents of e.bits, and
+// probeLong is step 3 of orTAATMaxScore over cand (the touched documents,
+// ascending: flattenBits of e.bits), and
 // returns the final threshold (at least th). e.rem[i] is set to the sum of
 // the maxima of lists i..m-1.
 //
@@ -96,7 +104,7 @@ func (e *Engine) orTAATMaxScore(p int) error {
 // is dropped before the block is decoded. Documents that stay within the
 // decoded blocks skip that bound (its skip-table walk would cost more than
 // the probe).
-func (e *Engine) probeLong(p int, th float64) float64 {
+func (e *Engine) probeLong(p int, th float64, cand []uint32) float64 {
 	m := len(e.terms)
 	if cap(e.rem) < m+1 {
 		e.rem = make([]float64, m+1)
@@ -112,44 +120,40 @@ func (e *Engine) probeLong(p int, th float64) float64 {
 	}
 	infl := inflate(m)
 	acc, norms, k1p1, cs, terms, h := e.acc, e.norms, e.k1p1, e.curs, e.terms, &e.heap
-	for w, word := range e.bits {
-		for word != 0 {
-			d := uint32(w<<6 | bits.TrailingZeros64(word))
-			word &= word - 1
-			s := acc[d]
-			partial := float64(s)
-			if (partial+rem[p])*infl < th {
-				continue
+	for _, d := range cand {
+		s := acc[d]
+		partial := float64(s)
+		if (partial+rem[p])*infl < th {
+			continue
+		}
+		i := p
+		bounded := false // brem[i:] holds d's block-max bounds
+		for ; i < m; i++ {
+			if (partial+rem[i])*infl < th {
+				break
 			}
-			i := p
-			bounded := false // brem[i:] holds d's block-max bounds
-			for ; i < m; i++ {
-				if (partial+rem[i])*infl < th {
-					break
-				}
-				c := &cs[i]
-				if !bounded && d > c.BlockLast() {
-					// NextGEQ would decode a block: first bound d by
-					// the block maxima of lists i..m-1.
-					e.blockRem(i, d)
-					bounded = true
-				}
-				if bounded && (partial+brem[i])*infl < th {
-					break
-				}
-				if c.NextGEQ(d) == d {
-					t := &terms[i]
-					x := float32(t.w * score.Term(t.idf, k1p1, c.Freq(), norms[d]))
-					s += x
-					partial += float64(x)
-				}
+			c := &cs[i]
+			if !bounded && d > c.BlockLast() {
+				// NextGEQ would decode a block: first bound d by
+				// the block maxima of lists i..m-1.
+				e.blockRem(i, d)
+				bounded = true
 			}
-			if i < m {
-				continue
+			if bounded && (partial+brem[i])*infl < th {
+				break
 			}
-			if h.Push(d, s) && h.Full() {
-				th = max(th, float64(h.Threshold()))
+			if c.NextGEQ(d) == d {
+				t := &terms[i]
+				x := float32(t.w * score.Term(t.idf, k1p1, c.Freq(), norms[d]))
+				s += x
+				partial += float64(x)
 			}
+		}
+		if i < m {
+			continue
+		}
+		if h.Push(d, s) && h.Full() {
+			th = max(th, float64(h.Threshold()))
 		}
 	}
 	return th
