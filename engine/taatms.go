@@ -74,7 +74,11 @@ func (e *Engine) orTAATMaxScore(p int) error {
 	if err := e.resetCursors(p); err != nil {
 		return err
 	}
-	th = e.probeLong(p, th, e.sorted[:nc])
+	if p == len(e.terms)-1 {
+		th = e.probeOne(p, th, e.sorted[:nc])
+	} else {
+		th = e.probeLong(p, th, e.sorted[:nc])
+	}
 	e.st.Candidates += int64(nt)
 	if e.rem[p]*inflate(len(e.terms)) >= th {
 		// Documents in none of the short lists may still enter: MaxScore
@@ -151,6 +155,64 @@ func (e *Engine) probeLong(p int, th float64, cand []uint32) float64 {
 		}
 		if i < m {
 			continue
+		}
+		if h.Push(d, s) && h.Full() {
+			th = max(th, float64(h.Threshold()))
+		}
+	}
+	return th
+}
+
+// probeOne is probeLong for a single long list (p = m-1): the same bounds
+// and pushes in the same order, without the loop over lists and its
+// per-list bound checks (about half of the taat+maxscore queries of the
+// TREC'06 log on RFC pages have one long list).
+func (e *Engine) probeOne(p int, th float64, cand []uint32) float64 {
+	m := len(e.terms)
+	if p != m-1 {
+		panic(fmt.Sprintf("BUG: probeOne at list %d of %d", p, m))
+	}
+	if cap(e.rem) < m+1 {
+		e.rem = make([]float64, m+1)
+	}
+	if cap(e.brem) < m+1 {
+		e.brem, e.sblk = make([]float64, m+1), make([]int, m+1)
+	}
+	rem := e.rem[:m+1]
+	rem[m] = 0
+	for i := m - 1; i >= 0; i-- {
+		rem[i] = rem[i+1] + float64(e.terms[i].max)
+	}
+	mx := rem[p]
+	infl := inflate(m)
+	acc, norms, k1p1, h := e.acc, e.norms, e.k1p1, &e.heap
+	c := &e.curs[p]
+	t := &e.terms[p]
+	l := c.List()
+	w, idf := t.w, t.idf
+	b := 0 // the block of l that would hold d (only moves forward)
+	for _, d := range cand {
+		s := acc[d]
+		partial := float64(s)
+		if (partial+mx)*infl < th {
+			continue
+		}
+		if d > c.BlockLast() {
+			// NextGEQ would decode a block: first bound d by the
+			// maximum of the block that would hold it (0 past the end).
+			for b < l.NBlocks && l.LastDoc(b) < d {
+				b++
+			}
+			v := 0.0
+			if b < l.NBlocks {
+				v = e.blockBound(p, l, b)
+			}
+			if (partial+v)*infl < th {
+				continue
+			}
+		}
+		if c.NextGEQ(d) == d {
+			s += float32(w * score.Term(idf, k1p1, c.Freq(), norms[d]))
 		}
 		if h.Push(d, s) && h.Full() {
 			th = max(th, float64(h.Threshold()))
