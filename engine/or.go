@@ -27,7 +27,7 @@ func (e *Engine) runOr(dst []topk.Result, k int, opt Options) ([]topk.Result, er
 			algo = OrTAAT
 		case p > 0:
 			e.st.OrAlgo = OrTAATMaxScore
-			if err := e.orTAATMaxScore(p); err != nil {
+			if err := e.orTAATMaxScore(p, opt.OrTAATPostings); err != nil {
 				return dst[:0], err
 			}
 			return e.heap.Results(dst), nil

@@ -31,7 +31,7 @@ import (
 //
 // The sums are the canonical float32 sums of score/bm25.go, so results are
 // bit-identical to every other strategy.
-func (e *Engine) orTAATMaxScore(p int) error {
+func (e *Engine) orTAATMaxScore(p, limit int) error {
 	if len(e.acc) != int(e.n) {
 		e.acc = make([]float32, e.n)
 	}
@@ -54,8 +54,28 @@ func (e *Engine) orTAATMaxScore(p int) error {
 			return err
 		}
 	}
-	touched := e.touched[:nt]
-	for _, d := range touched {
+	h := &e.heap
+	m := len(e.terms)
+	infl := inflate(m)
+	th := math.Inf(-1)
+	for {
+		th = math.Inf(-1)
+		if nt >= h.K() {
+			e.sel = topk.Select(e.sel[:0], acc, e.touched[:nt], h.K())
+			th = float64(e.sel[h.K()-1].Score)
+		}
+		if m-p < 2 || !e.absorb(p, limit, th, infl) {
+			break
+		}
+		// Absorb list p into the prefix (step 2 of the seventeenth
+		// session): MaxScore over two or more long lists would run.
+		var err error
+		if nt, err = e.taatList(p, nt); err != nil {
+			return err
+		}
+		p++
+	}
+	for _, d := range e.touched[:nt] {
 		bs[d>>6] |= 1 << (d & 63)
 	}
 	if cap(e.sorted) < nt+1 {
@@ -64,12 +84,6 @@ func (e *Engine) orTAATMaxScore(p int) error {
 	nc := flattenBits(e.sorted[:nt+1], bs)
 	if nc != nt {
 		panic(fmt.Sprintf("BUG: %d touched documents flatten to %d", nt, nc))
-	}
-	h := &e.heap
-	th := math.Inf(-1)
-	if nt >= h.K() {
-		e.sel = topk.Select(e.sel[:0], acc, touched, h.K())
-		th = float64(e.sel[h.K()-1].Score)
 	}
 	if err := e.resetCursors(p); err != nil {
 		return err
@@ -93,6 +107,24 @@ func (e *Engine) orTAATMaxScore(p int) error {
 		e.maxScore(p, th, e.bits)
 	}
 	return e.finishCursors(p)
+}
+
+// absorb reports whether the TAAT prefix should take list p (of two or
+// more long lists p..m-1) too: after the prefix of p lists, whose k-th
+// largest sum is th, a document in none of them could still reach th
+// (the long lists' maxima sum, inflated, to th or more), so MaxScore over
+// the long lists would follow the probes, and list p is short enough
+// (limit = Options.OrTAATPostings, times absorbFactor, postings at most) that adding it
+// term-at-a-time costs less than that traversal.
+func (e *Engine) absorb(p, limit int, th, infl float64) bool {
+	if int64(e.terms[p].df) > absorbFactor*int64(limit) {
+		return false
+	}
+	r := 0.0
+	for i := p; i < len(e.terms); i++ {
+		r += float64(e.terms[i].max)
+	}
+	return r*infl >= th
 }
 
 // probeLong is step 3 of orTAATMaxScore over cand (the touched documents,
@@ -162,6 +194,10 @@ func (e *Engine) probeLong(p int, th float64, cand []uint32) float64 {
 	}
 	return th
 }
+
+// absorbFactor bounds the lists orTAATMaxScore absorbs into its TAAT
+// prefix: absorbFactor × Options.OrTAATPostings postings.
+const absorbFactor = 8
 
 // probeOne is probeLong for a single long list (p = m-1): the same bounds
 // and pushes in the same order, without the loop over lists and its
