@@ -67,8 +67,8 @@ func (e *Engine) orTAATMaxScore(p, limit int) error {
 		if m-p < 2 || !e.absorb(p, limit, th, infl) {
 			break
 		}
-		// Absorb list p into the prefix (step 2 of the seventeenth
-		// session): MaxScore over two or more long lists would run.
+		// Absorb list p into the prefix (step 28,
+		// docs/CPU-ENGINE.md): MaxScore over two or more long lists would run.
 		var err error
 		if nt, err = e.taatList(p, nt); err != nil {
 			return err
@@ -295,6 +295,14 @@ func (e *Engine) resetCursors(p int) error {
 		e.curs[i].reset(l)
 	}
 	return nil
+}
+
+// taatLong reports whether a query with no short list may still run
+// orTAATMaxScore with its first list as the prefix: TAAT is on (limit >= 0)
+// and the collection fits the dense accumulator. (Bounding the first
+// list's length by absorbFactor × limit was slower on RFC pages.)
+func (e *Engine) taatLong(limit int) bool {
+	return limit >= 0 && e.n <= TAATMaxDocs
 }
 
 // taatPrefix is the number p of canonical lists, from the first, whose
