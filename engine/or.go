@@ -31,6 +31,12 @@ func (e *Engine) runOr(dst []topk.Result, k int, opt Options) ([]topk.Result, er
 			// lists) and BMW (two or more) over all of them.
 			p = 1
 		}
+		if p == 0 && len(e.terms) == 1 {
+			// One long list: MaxScore's one-list loop (maxScoreOne,
+			// block-max skipping) is BMW's best case too, without
+			// BMW's pivot bookkeeping (step 30, docs/CPU-ENGINE.md).
+			algo = OrMaxScore
+		}
 		switch {
 		case p == len(e.terms):
 			algo = OrTAAT
