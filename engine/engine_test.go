@@ -162,7 +162,7 @@ func TestStats(t *testing.T) {
 // postings, the stats saying what ran and the results staying identical.
 // A query of two or more lists none of which is short runs the TAAT prefix
 // plan with its first list (step 29); a one-list query runs MaxScore
-// (step 30).
+// (step 30) unless NoTAAT keeps the strategy asked for.
 func TestShortOrRunsTAAT(t *testing.T) {
 	x, col := smallIndex(t, "bp128", 3000, 64, 5)
 	e := New(x)
@@ -208,6 +208,12 @@ func TestShortOrRunsTAAT(t *testing.T) {
 		}
 		if i, ok := sameResults(got, want1); !ok {
 			t.Errorf("%s, one long list: results differ from TAAT at rank %d", algo, i)
+		}
+		if _, st, err = e.SearchInto(nil, one, Options{OrAlgo: algo, OrTAATPostings: NoTAAT}); err != nil {
+			t.Fatal(err)
+		}
+		if st.OrAlgo != algo {
+			t.Errorf("%s, one list, NoTAAT: ran %q", algo, st.OrAlgo)
 		}
 	}
 }

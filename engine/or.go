@@ -31,10 +31,11 @@ func (e *Engine) runOr(dst []topk.Result, k int, opt Options) ([]topk.Result, er
 			// lists) and BMW (two or more) over all of them.
 			p = 1
 		}
-		if p == 0 && len(e.terms) == 1 {
+		if p == 0 && len(e.terms) == 1 && opt.OrTAATPostings >= 0 {
 			// One long list: MaxScore's one-list loop (maxScoreOne,
 			// block-max skipping) is BMW's best case too, without
 			// BMW's pivot bookkeeping (step 30, docs/CPU-ENGINE.md).
+			// NoTAAT keeps the strategy asked for.
 			algo = OrMaxScore
 		}
 		switch {
