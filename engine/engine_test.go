@@ -162,7 +162,7 @@ func TestStats(t *testing.T) {
 // postings, the stats saying what ran and the results staying identical.
 // A query of two or more lists none of which is short runs the TAAT prefix
 // plan with its first list (step 29); a one-list query runs MaxScore
-// (step 30) unless NoTAAT keeps the strategy asked for.
+// (step 31) unless NoTAAT keeps the strategy asked for.
 func TestShortOrRunsTAAT(t *testing.T) {
 	x, col := smallIndex(t, "bp128", 3000, 64, 5)
 	e := New(x)

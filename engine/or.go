@@ -34,7 +34,7 @@ func (e *Engine) runOr(dst []topk.Result, k int, opt Options) ([]topk.Result, er
 		if p == 0 && len(e.terms) == 1 && opt.OrTAATPostings >= 0 {
 			// One long list: MaxScore's one-list loop (maxScoreOne,
 			// block-max skipping) is BMW's best case too, without
-			// BMW's pivot bookkeeping (step 30, docs/CPU-ENGINE.md).
+			// BMW's pivot bookkeeping (step 31, docs/CPU-ENGINE.md).
 			// NoTAAT keeps the strategy asked for.
 			algo = OrMaxScore
 		}
