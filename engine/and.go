@@ -36,12 +36,23 @@ func (e *Engine) runAnd(algo AndAlgorithm, bitmapDensity, bitmapMax float64) err
 // the k-th score the whole range is skipped (the block-max idea of Ding &
 // Suel SIGIR'11 applied to conjunctions). Skipped documents cannot enter the
 // top k, so the result equals scoring the full intersection.
+//
+// The cursors of the third and later lists are reset only when a candidate
+// first reaches them (ready counts the positioned ones): the lead and the
+// second list often have no common docID, or none that the block-max bound
+// lets through, and such a query then never reads the rarer-last lists'
+// first blocks. The block-max bound reads every cursor, but only once the
+// heap is full, which takes k candidates that reached every list.
 func (e *Engine) andSkip() error {
-	if err := e.ensureCursors(); err != nil {
-		return err
-	}
+	e.sizeCursors()
 	cs := e.curs
 	m := len(cs)
+	ready := min(m, 2)
+	for i := range ready {
+		if err := e.resetCursor(i); err != nil {
+			return err
+		}
+	}
 	h := &e.heap
 	infl := inflate(m)
 	lead := &cs[0]
@@ -52,6 +63,9 @@ func (e *Engine) andSkip() error {
 		lim := index.Terminated - 1 // the lead's docIDs up to lim may match
 		if h.Full() {
 			if int64(d) > boundEnd {
+				if ready < m {
+					panic(fmt.Sprintf("BUG: engine.andSkip: heap full with %d of %d cursors reset", ready, m))
+				}
 				bound, boundEnd = 0, int64(index.Terminated)
 				for i := range cs {
 					l := cs[i].list()
@@ -88,6 +102,12 @@ func (e *Engine) andSkip() error {
 		}
 		i := 2
 		for ; i < m; i++ {
+			if i == ready {
+				if err := e.resetCursor(i); err != nil {
+					return err
+				}
+				ready++
+			}
 			if cs[i].nextGEQ(d) != d {
 				break
 			}
@@ -104,7 +124,7 @@ func (e *Engine) andSkip() error {
 		h.Push(d, s)
 		d = lead.next()
 	}
-	return e.finishCursors(0)
+	return e.finishCursorRange(0, ready)
 }
 
 // andDecoded decodes every list completely, intersects the docID arrays with

@@ -467,18 +467,35 @@ func (e *Engine) collect(lo, hi int) float32 {
 // ensureCursors sizes e.curs for the query's terms and resets them on their
 // lists in canonical order.
 func (e *Engine) ensureCursors() error {
+	e.sizeCursors()
+	for i := range e.curs {
+		if err := e.resetCursor(i); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sizeCursors sizes e.curs for the query's terms without positioning them:
+// a cursor holds its previous query's state until resetCursor (andSkip
+// resets its third and later cursors only when the intersection reaches
+// them).
+func (e *Engine) sizeCursors() {
 	m := len(e.terms)
 	if cap(e.curs) < m {
 		e.curs = append(e.curs[:cap(e.curs)], make([]cursor, m-cap(e.curs))...)
 	}
 	e.curs = e.curs[:m]
-	for i := range e.curs {
-		l, err := e.blockList(i)
-		if err != nil {
-			return err
-		}
-		e.curs[i].reset(l)
+}
+
+// resetCursor resets the cursor of canonical position i on its list (its
+// first block decoded).
+func (e *Engine) resetCursor(i int) error {
+	l, err := e.blockList(i)
+	if err != nil {
+		return err
 	}
+	e.curs[i].reset(l)
 	return nil
 }
 
@@ -503,8 +520,14 @@ func (e *Engine) blockList(i int) (index.List, error) {
 // finishCursors adds the decode counts of the cursors of canonical
 // positions from on to the stats and returns their first decoding error.
 func (e *Engine) finishCursors(from int) error {
+	return e.finishCursorRange(from, len(e.curs))
+}
+
+// finishCursorRange is finishCursors for the cursors of positions [from,
+// to) (those a query reset: the others hold an earlier query's counts).
+func (e *Engine) finishCursorRange(from, to int) error {
 	var first error
-	for i := from; i < len(e.curs); i++ {
+	for i := from; i < to; i++ {
 		c := &e.curs[i]
 		e.st.BlocksDecoded += c.BlocksDecoded()
 		e.st.PostingsDecoded += c.PostingsDecoded()

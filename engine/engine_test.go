@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -363,5 +364,52 @@ func TestCorruptionNeverPanics(t *testing.T) {
 func TestModeString(t *testing.T) {
 	if And.String() != "and" || AndOr.String() != "andor" || !strings.HasPrefix(Mode(0).String(), "Mode(") {
 		t.Error("Mode.String")
+	}
+}
+
+// TestAndSkipLazyCursors: an AND whose two shortest lists have no common
+// docID decodes only their blocks (the third list's cursor is never
+// reset), and its stats count none of the blocks that an earlier query's
+// cursors decoded.
+func TestAndSkipLazyCursors(t *testing.T) {
+	x, col := smallIndex(t, "bp128", 3000, 64, 5)
+	long := 0
+	for i := range col.Docs {
+		if len(col.Docs[i]) > len(col.Docs[long]) {
+			long = i
+		}
+	}
+	disjoint := func(a, b []uint32) bool {
+		for _, d := range a {
+			if _, ok := slices.BinarySearch(b, d); ok {
+				return false
+			}
+		}
+		return true
+	}
+	ta, tb := -1, -1
+	for i := range col.Docs {
+		for j := i + 1; j < len(col.Docs) && ta < 0; j++ {
+			if n := len(col.Docs[long]); len(col.Docs[i]) < n/2 && len(col.Docs[j]) < n/2 && disjoint(col.Docs[i], col.Docs[j]) {
+				ta, tb = i, j
+			}
+		}
+	}
+	if ta < 0 {
+		t.Fatal("no two disjoint short lists")
+	}
+	e := New(x)
+	// An earlier query leaves every cursor with decode counts.
+	if _, _, err := e.Search(Query{Terms: col.Terms, Mode: Or, K: 10}, Options{OrAlgo: OrMaxScore, OrTAATPostings: NoTAAT}); err != nil {
+		t.Fatal(err)
+	}
+	res, st, err := e.Search(Query{Terms: []string{col.Terms[long], col.Terms[ta], col.Terms[tb]}, Mode: And, K: 10}, Options{AndAlgo: AndSkip})
+	if err != nil {
+		t.Fatal(err)
+	}
+	la, _ := x.List(ta)
+	lb, _ := x.List(tb)
+	if len(res) != 0 || st.BlocksDecoded < 1 || st.BlocksDecoded > int64(la.NBlocks+lb.NBlocks) {
+		t.Errorf("AND of disjoint terms %d, %d and the long %d: %d results, %d blocks decoded (lists of %d and %d blocks)", ta, tb, long, len(res), st.BlocksDecoded, la.NBlocks, lb.NBlocks)
 	}
 }

@@ -109,3 +109,34 @@ func TestCursorSkipToBlock(t *testing.T) {
 	}
 	t.Fatal("no list of 4 blocks")
 }
+
+// TestSeekGEQ compares seekGEQ (window, then binary search) from every
+// start position with a linear scan, for every target of blocks of every
+// length up to 130 with random gaps.
+func TestSeekGEQ(t *testing.T) {
+	rng := rand.New(rand.NewSource(23))
+	for n := 1; n <= 130; n++ {
+		docs := make([]uint32, n)
+		d := uint32(rng.Intn(3))
+		for i := range docs {
+			d += 1 + uint32(rng.Intn(1+rng.Intn(40)))
+			docs[i] = d
+		}
+		linear := func(p int, x uint32) int {
+			for docs[p] < x {
+				p++
+			}
+			return p
+		}
+		for x := uint32(0); x <= docs[n-1]; x++ {
+			for p := 0; p < n; p++ {
+				if p > 0 && docs[p-1] >= x {
+					break // seekGEQ's contract: the target lies past p-1
+				}
+				if got, want := seekGEQ(docs, p, x), linear(p, x); got != want {
+					t.Fatalf("n %d, docs %v: seekGEQ(%d, %d) = %d, want %d", n, docs, p, x, got, want)
+				}
+			}
+		}
+	}
+}

@@ -143,3 +143,78 @@ func BenchmarkReplayArrivals(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkFanOutBeside measures the dispatcher's cost per query with a
+// CPU and a GPU side by side, as bench sched runs them (issue 24): a CPU
+// of two Sequential slots taking up to 100 µs of predicted work per
+// hand-off, beside a GPU of two slots whose batches hold up to 512
+// queries, both learning from one answer (batch) in four; backends that
+// answer instantly, so the time is the scheduler's: classification,
+// dispatch, batch arrays, the fan-out of a batch's answers to their done
+// functions and the model updates. Arrivals come in bursts of 256
+// (SubmitBatch) with their Result records given, as the replay driver
+// submits them. Reported: ns/op per query, allocs per query and
+// cpu-ns/q, the process's CPU time per query (steadier than the wall time
+// on a loaded machine).
+func BenchmarkFanOutBeside(b *testing.B) {
+	x := testIndex(b)
+	qs := testQueries(1024, 1)
+	feats := make([]Features, len(qs))
+	for i, q := range qs {
+		feats[i] = QueryFeatures(x, q)
+	}
+	s, err := New(x, Config{
+		CPU: &Processor{Backend: nopBackend{}, Slots: 2, Sequential: true, LearnEvery: 4,
+			Batch: BatchPolicy{MaxCost: 100 * time.Microsecond}},
+		GPU: &Processor{Backend: nopBackend{}, Slots: 2, LearnEvery: 4, Batch: BatchPolicy{MaxQueries: 512}},
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	const burst, ring = 256, 16 // a wait every ring bursts: the records are reused
+	rs := make([]Request, burst)
+	res := make([]Result, burst*ring)
+	var wg sync.WaitGroup
+	done := func(*Result) { wg.Done() }
+	var ran [2]uint64
+	count := func(rs []Result) {
+		for k := range rs {
+			if p := rs[k].Proc; p == CPU || p == GPU {
+				ran[p]++
+			}
+		}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	c0, _ := cputime.Process()
+	for i, r := 0, 0; i < b.N; i, r = i+burst, r+1 {
+		if r == ring {
+			wg.Wait()
+			count(res)
+			r = 0
+		}
+		n := min(burst, b.N-i)
+		for k := range n {
+			q := (i + k) % len(qs)
+			rs[k] = Request{Query: qs[q], Features: &feats[q], Result: &res[r*burst+k]}
+		}
+		wg.Add(n)
+		if err := s.SubmitBatch(rs[:n], done); err != nil {
+			b.Fatal(err)
+		}
+		if i+n == b.N {
+			wg.Wait()
+			count(res[:r*burst+n])
+		}
+	}
+	c1, _ := cputime.Process()
+	b.StopTimer()
+	if err := s.Close(); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64((c1-c0).Nanoseconds())/float64(b.N), "cpu-ns/q")
+	if ran[CPU]+ran[GPU] != uint64(b.N) {
+		b.Fatalf("%d + %d of %d queries answered", ran[CPU], ran[GPU], b.N)
+	}
+	b.ReportMetric(float64(ran[GPU])/float64(b.N), "gpu-share")
+}

@@ -87,6 +87,8 @@ type gpuFirst struct {
 	// predicted GPU cost.
 	postings, cost float64
 	noMore         bool // pickOverflow found nothing in this dispatch round
+	// lastFinish is when the GPU's last batch came back (gpuFinished).
+	lastFinish time.Time
 }
 
 // meanDecay is the weight of the past in the running means.
@@ -159,9 +161,12 @@ func (e *gpuETA) finish(i int) time.Time {
 
 // eta is the GPU's gpuETA at now: its running batches' remaining time
 // (and a batch wait it holds) first, then batches of the size its policy
-// and the latency budget admit (budgetLimit).
+// and the latency budget admit (budgetLimit). The GPU is one server
+// whatever its slots: with several, the BatchModel learns a batch's
+// marginal time in the pipeline (gpuFinished), so its batches follow one
+// another at that pace, not side by side.
 func (s *Scheduler) eta(g *proc, now time.Time) gpuETA {
-	e := gpuETA{start: now.Add(s.runningLeft(g, now) / time.Duration(g.slots))}
+	e := gpuETA{start: now.Add(s.runningLeft(g, now))}
 	if !g.hold.IsZero() && g.hold.After(e.start) {
 		e.start = g.hold
 	}
@@ -170,7 +175,6 @@ func (s *Scheduler) eta(g *proc, now time.Time) gpuETA {
 	if n := s.budgetLimit(); n > 0 {
 		e.batch = min(e.batch, float64(n))
 	}
-	e.batch *= float64(g.slots)
 	return e
 }
 
@@ -346,12 +350,26 @@ func cpuSlotCap(cores int, demand float64, slots int) int {
 // gpuFinished learns from a GPU batch that has come back (dispatcher):
 // the batch model from its wall time, the host share from the window it
 // may close, and the CPU cap from the new demand.
+//
+// With several GPU slots a batch's wall time includes its wait for the
+// device while the previous batch ran there (engine/gpu: preparation
+// overlaps, the device is one): a batch that started before the previous
+// one came back is learned at its marginal time, the time since then
+// (issue 24, --gpu-slots 2). Learning the wall time would have the model
+// see the GPU up to twice as slow, cut its batches and hand the CPU
+// overflow the GPU could take. With one slot the time is the wall time.
 func (s *Scheduler) gpuFinished(b *batch) {
-	if !b.failed && b.wall > 0 {
-		s.gf.bm.Observe(len(b.jobs), b.wall)
+	now := s.clock.Now()
+	t := b.wall
+	if s.procs[GPU].slots > 1 && !s.gf.lastFinish.IsZero() && s.gf.lastFinish.After(b.start) {
+		t = max(min(t, now.Sub(s.gf.lastFinish)), 0)
+	}
+	s.gf.lastFinish = now
+	if !b.failed && t > 0 {
+		s.gf.bm.Observe(len(b.jobs), t)
 	}
 	if s.gf.cpuCap >= 0 {
-		s.gf.host.gpuDone(s.clock.Now(), b.wall)
+		s.gf.host.gpuDone(now, t)
 		s.gf.cpuCap = cpuSlotCap(s.cfg.Cores, s.gf.host.demand(), s.procs[CPU].slots)
 	}
 }

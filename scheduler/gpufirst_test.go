@@ -194,3 +194,46 @@ func TestSpareBatch(t *testing.T) {
 		}
 	}
 }
+
+// TestGPUFirstPipelinedBatchTime: with two GPU slots a batch dispatched
+// before the previous one came back is learned at its marginal time (the
+// time since the previous batch came back), not its wall time, which
+// includes its wait for the device; a batch dispatched after it is
+// learned at its wall time, and so is every batch of a one-slot GPU.
+func TestGPUFirstPipelinedBatchTime(t *testing.T) {
+	x := testIndex(t)
+	for _, slots := range []int{1, 2} {
+		clk := newManualClock()
+		s, err := newScheduler(x, Config{Clock: clk, Placement: PlaceGPUFirst,
+			GPU: &Processor{Backend: nopBackend{}, Slots: slots, Batch: BatchPolicy{MaxQueries: 100}, BatchModel: NewBatchModel(0, 0)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := s.procs[GPU]
+		mk := func(n int, wall time.Duration) *batch {
+			return &batch{p: g, jobs: make([]*job, n), start: clk.Now(), wall: wall}
+		}
+		// Batch a (10 queries) runs 4 ms; b (10 queries) is dispatched 1 ms
+		// after a and comes back 3 ms after it, wall 6 ms.
+		a := mk(10, 4*time.Millisecond)
+		clk.Advance(time.Millisecond)
+		b := mk(10, 6*time.Millisecond)
+		clk.Advance(3 * time.Millisecond)
+		s.gpuFinished(a)
+		clk.Advance(3 * time.Millisecond)
+		s.gpuFinished(b)
+		// c starts after b came back: its wall time.
+		c := mk(10, 3*time.Millisecond)
+		clk.Advance(3 * time.Millisecond)
+		s.gpuFinished(c)
+		// The model through the origin (one batch size): the mean time
+		// (the recent batches weigh a little more: within 2%).
+		want := (4 + 6 + 3) * time.Millisecond / 3
+		if slots == 2 {
+			want = (4 + 3 + 3) * time.Millisecond / 3
+		}
+		if got := s.gf.bm.Predict(10); math.Abs(got.Seconds()/want.Seconds()-1) > 0.02 {
+			t.Errorf("%d slots: predicts %v for 10 queries, want %v", slots, got, want)
+		}
+	}
+}

@@ -223,6 +223,13 @@ func (m *CostModel) Predict(f Features) time.Duration {
 	return m.cur.Load().predict(f)
 }
 
+// PredictBasis is Predict with f's Basis given: a caller that predicts one
+// query on several models computes its Basis (six logarithms) once (the
+// scheduler: once per job for both processors, issue 24).
+func (m *CostModel) PredictBasis(f Features, x *[NumBasis]float64) time.Duration {
+	return m.cur.Load().predictBasis(f, *x)
+}
+
 func (p *fit) predict(f Features) time.Duration { return p.predictBasis(f, Basis(f)) }
 
 // predictBasis is predict with f's Basis given.
@@ -260,6 +267,12 @@ func (m *CostModel) Observe(f Features, t time.Duration) (predicted time.Duratio
 // observe is Observe with m.mu held.
 func (m *CostModel) observe(f Features, t time.Duration) (predicted time.Duration) {
 	x := Basis(f) // once for the prediction and the update
+	return m.observeBasis(f, &x, t)
+}
+
+// observeBasis is observe with f's Basis given.
+func (m *CostModel) observeBasis(f Features, xp *[NumBasis]float64, t time.Duration) (predicted time.Duration) {
+	x := *xp
 	predicted = m.cur.Load().predictBasis(f, x)
 	m.errSum += RelError(predicted, t)
 	m.errN++

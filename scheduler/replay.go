@@ -553,7 +553,11 @@ type Experiment struct {
 	// CPUNice is Config.CPUNice of the hybrid setups (the CPU alone runs
 	// at the normal priority).
 	CPUNice int
-	Seed    uint64 // of the arrivals
+	// PrepareAdapt and PrepareHook are Config's of the hybrid setups
+	// (park CPU slots while a GPU batch is prepared on the host).
+	PrepareAdapt int
+	PrepareHook  func(ctx context.Context, prepared func(time.Duration)) context.Context
+	Seed         uint64 // of the arrivals
 	// Progress, if set, is called after every run.
 	Progress func(Run)
 }
@@ -749,6 +753,7 @@ func (e *Experiment) placement(cfg *Config, setup Setup, hostCores float64) {
 		return
 	}
 	cfg.TargetFraction, cfg.CheapRatio, cfg.SpareFixed, cfg.CPUNice = e.TargetFraction, e.CheapRatio, e.SpareFixed, e.CPUNice
+	cfg.PrepareAdapt, cfg.PrepareHook = e.PrepareAdapt, e.PrepareHook
 	if e.OnlineCores && cfg.Placement == PlaceGPUFirst {
 		cfg.Cores = runtime.GOMAXPROCS(0)
 		cfg.HostCores = max(hostCores, 0)

@@ -138,7 +138,9 @@ type Processor struct {
 	// a small collection's query on the CPU (issue 24: 17% of the replay's
 	// CPU time with instant backends); with the model's window of 4,096
 	// samples, 1 in 4 still refits within 16k answers. The error record
-	// then covers the answers learned.
+	// then covers the answers learned. A processor whose batches hold
+	// several queries (the GPU) learns from one batch in LearnEvery, each
+	// of its queries then (a batch of a thousand is a thousand updates).
 	LearnEvery int
 	// Model predicts this processor's costs and is refitted from its
 	// measured times (unless frozen). nil: a new untrained model. The
@@ -213,6 +215,18 @@ type Config struct {
 	// goroutine is then locked to its thread: each hand-off wakes that
 	// thread, a few microseconds more than an unlocked goroutine.
 	CPUNice int
+	// PrepareAdapt > 0 parks that many CPU slots (at most all) while a GPU
+	// batch is being prepared on the host: a parked slot starts no query
+	// until no batch is preparing, so that the preparation, which fans
+	// out over the host's cores, does not wait for cores busy with CPU
+	// queries (see prepGate; issue 24). It needs both processors (ignored
+	// otherwise, and with Serialize). A batch counts as preparing from its
+	// SearchBatch call until the backend calls the function PrepareHook
+	// put into the call's context (engine/gpu.WithDeviceHook: when the
+	// batch takes the device), or until the call returns (PrepareHook nil,
+	// or a backend that never calls it). 0: off.
+	PrepareAdapt int
+	PrepareHook  func(ctx context.Context, prepared func(time.Duration)) context.Context
 }
 
 // DefaultDeadline is Ding et al.'s deadline: 500 ms after arrival.
@@ -376,6 +390,67 @@ type Scheduler struct {
 	bjobs    []*job
 	burgency []bool
 	gf       gpuFirst
+	arrays   arrayPool // the arrays of batches of several (any goroutine)
+	gate     *prepGate // Config.PrepareAdapt (nil: off)
+}
+
+// batchArrays are the arrays of one batch of several queries: its jobs
+// and their urgency (the dispatcher fills them), the queries and the
+// responses of its SearchBatch call (the slot). Reused from batch to batch
+// (issue 24: a GPU batch of a thousand queries allocated some 200 kB of
+// them, and a CPU slot's hand-off of a few queries two small arrays, at a
+// million queries a second).
+type batchArrays struct {
+	jobs    []*job
+	urgency []bool
+	qs      []engine.Query
+	out     []engine.Response
+}
+
+// calls returns the query and response arrays for n queries, the
+// responses zero.
+func (a *batchArrays) calls(n int) ([]engine.Query, []engine.Response) {
+	if cap(a.qs) < n {
+		a.qs, a.out = make([]engine.Query, n), make([]engine.Response, n)
+	}
+	return a.qs[:n], a.out[:n]
+}
+
+// arrayPool lends batchArrays; safe for concurrent use. Not a sync.Pool:
+// the collector would drop the grown arrays.
+type arrayPool struct {
+	mu   sync.Mutex
+	free []*batchArrays
+}
+
+// maxFreeArrays is how many batchArrays the pool keeps: more batches of
+// several than that are rarely in flight at once (the CPU's slots hand
+// theirs back as they finish).
+const maxFreeArrays = 64
+
+func (p *arrayPool) get() *batchArrays {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if k := len(p.free); k > 0 {
+		a := p.free[k-1]
+		p.free[k-1] = nil
+		p.free = p.free[:k-1]
+		return a
+	}
+	return new(batchArrays)
+}
+
+// put returns a, dropping its references to jobs, queries and results.
+func (p *arrayPool) put(a *batchArrays) {
+	clear(a.jobs)
+	clear(a.qs[:cap(a.qs)])
+	clear(a.out[:cap(a.out)])
+	a.jobs, a.urgency = a.jobs[:0], a.urgency[:0]
+	p.mu.Lock()
+	if len(p.free) < maxFreeArrays {
+		p.free = append(p.free, a)
+	}
+	p.mu.Unlock()
 }
 
 type proc struct {
@@ -390,6 +465,9 @@ type proc struct {
 	running []*batch   // dispatcher-owned
 	hold    time.Time  // dispatcher-owned: a free slot waits to fill a batch until then
 	st      procCounts // atomic
+	// batchLearn counts the delivered batches of several queries
+	// (Processor.LearnEvery; deliveries run concurrently).
+	batchLearn atomic.Uint64
 }
 
 type procCounts struct {
@@ -409,6 +487,10 @@ type batch struct {
 	// slot's usual batch): one allocation per batch instead of three.
 	one       [1]*job
 	oneUrgent [1]bool
+	// arr holds jobs and urgency, and the slot's query and response arrays,
+	// for a batch of several (nil: a batch of one); back to the
+	// scheduler's pool once the batch is delivered.
+	arr *batchArrays
 	// Set by the slot before it hands the batch back: its measured wall
 	// time, and whether the backend failed it.
 	wall   time.Duration
@@ -465,6 +547,9 @@ func newScheduler(x *index.Index, cfg Config) (*Scheduler, error) {
 	if err := checkNice(cfg.CPUNice); err != nil {
 		return nil, err
 	}
+	if cfg.PrepareAdapt < 0 {
+		return nil, fmt.Errorf("scheduler: negative prepare-adapt slot count %d", cfg.PrepareAdapt)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Scheduler{x: x, cfg: cfg, clock: cfg.Clock, ctx: ctx, cancel: cancel,
 		arrive: make(chan *job, 1024), abort: make(chan struct{})}
@@ -512,6 +597,9 @@ func newScheduler(x *index.Index, cfg Config) (*Scheduler, error) {
 	if s.gf.bm == nil {
 		s.gf.on = false // no GPU: nothing to place first
 	}
+	if c := s.procs[CPU]; c != nil && s.procs[GPU] != nil && cfg.PrepareAdapt > 0 && !cfg.Serialize {
+		s.gate = newPrepGate(min(cfg.PrepareAdapt, c.slots))
+	}
 	return s, nil
 }
 
@@ -526,9 +614,9 @@ func New(x *index.Index, cfg Config) (*Scheduler, error) {
 		if p == nil {
 			continue
 		}
-		for range p.slots {
+		for i := range p.slots {
 			s.wg.Add(1)
-			go s.worker(p)
+			go s.worker(p, i)
 		}
 	}
 	s.wg.Add(1)
@@ -626,9 +714,10 @@ func (s *Scheduler) initJob(j *job, r Request, done func(*Result), now time.Time
 	} else {
 		j.f = QueryFeatures(s.x, r.Query)
 	}
+	x := Basis(j.f) // once for both predictions
 	for _, p := range s.procs {
 		if p != nil {
-			j.cost[p.id] = p.model.Predict(j.f)
+			j.cost[p.id] = p.model.PredictBasis(j.f, &x)
 		}
 	}
 	switch {
@@ -1259,7 +1348,9 @@ func (s *Scheduler) newBatch(bb *builder, steal bool) *batch {
 		b.one[0], b.oneUrgent[0] = bb.jobs[0], bb.urgency[0]
 		b.jobs, b.urgency = b.one[:], b.oneUrgent[:]
 	} else {
-		b.jobs, b.urgency = slices.Clone(bb.jobs), slices.Clone(bb.urgency)
+		a := s.arrays.get()
+		a.jobs, a.urgency = append(a.jobs[:0], bb.jobs...), append(a.urgency[:0], bb.urgency...)
+		b.arr, b.jobs, b.urgency = a, a.jobs, a.urgency
 	}
 	clear(bb.jobs)
 	s.bjobs, s.burgency = bb.jobs[:0], bb.urgency[:0] // keep what the scratch has grown to
@@ -1273,15 +1364,21 @@ func (s *Scheduler) start(b *batch, now time.Time) {
 	if p.free <= 0 {
 		panic("BUG: scheduler: starting a batch on a processor without a free slot")
 	}
+	var left [3]int64 // the queue-depth counters, updated once per batch
 	for i, j := range b.jobs {
 		s.queues[j.queue].remove(j)
-		s.queued[j.queue].Add(-1)
+		left[j.queue]++
 		if j.custom {
 			s.custom--
 		}
 		j.picked = false
 		j.stolen = b.steal
 		j.urgent = b.urgency[i]
+	}
+	for q, n := range left {
+		if n > 0 {
+			s.queued[q].Add(-n)
+		}
 	}
 	b.start = now
 	if s.gf.on && p.id == GPU {
@@ -1339,14 +1436,14 @@ func (s *Scheduler) fail(j *job) {
 	j.release()
 }
 
-func (s *Scheduler) worker(p *proc) {
+func (s *Scheduler) worker(p *proc, slot int) {
 	defer s.wg.Done()
 	if p.id == CPU && s.cfg.CPUNice > 0 {
 		// New checked that the priority can be lowered; should it fail
 		// here all the same, the slot runs at the normal priority.
 		_ = lowerThreadPriority(s.cfg.CPUNice)
 	}
-	var buf slotBuf
+	buf := slotBuf{slot: slot}
 	for b := range p.work {
 		s.run(p, b, &buf)
 	}
@@ -1360,6 +1457,9 @@ type slotBuf struct {
 	qs  [1]engine.Query
 	out [1]engine.Response
 	n   int // answers the slot has had to learn from (Processor.LearnEvery)
+	// slot is the slot's index among its processor's (prepGate parks the
+	// CPU's first ones).
+	slot int
 }
 
 // learn refits p's model on one query's time, or on one in
@@ -1395,7 +1495,10 @@ func (s *Scheduler) run(p *proc, b *batch, buf *slotBuf) {
 		buf.out[0] = engine.Response{}
 		qs, out = buf.qs[:], buf.out[:]
 	} else {
-		qs, out = make([]engine.Query, n), make([]engine.Response, n)
+		if b.arr == nil { // a batch not built by newBatch
+			b.arr = s.arrays.get()
+		}
+		qs, out = b.arr.calls(n)
 	}
 	for i, j := range b.jobs {
 		qs[i] = j.q
@@ -1403,8 +1506,21 @@ func (s *Scheduler) run(p *proc, b *batch, buf *slotBuf) {
 			out[i].Results = j.res.Results[:0] // the caller's capacity
 		}
 	}
-	start := s.clock.Now()
-	err := p.spec.Backend.SearchBatch(s.ctx, qs, s.cfg.Options, out)
+	var err error
+	var start time.Time
+	switch {
+	case s.gate != nil && p.id == GPU:
+		err = gateBatch(s.ctx, s.gate, s.cfg.PrepareHook, func(ctx context.Context) error {
+			start = s.clock.Now()
+			return p.spec.Backend.SearchBatch(ctx, qs, s.cfg.Options, out)
+		})
+	default:
+		if s.gate != nil && p.id == CPU && buf != nil {
+			s.gate.wait(buf.slot) // a CPU slot's query
+		}
+		start = s.clock.Now()
+		err = p.spec.Backend.SearchBatch(s.ctx, qs, s.cfg.Options, out)
+	}
 	finish := s.clock.Now()
 	wall := finish.Sub(start)
 	b.wall, b.failed = wall, err != nil
@@ -1431,6 +1547,7 @@ func (s *Scheduler) run(p *proc, b *batch, buf *slotBuf) {
 	go func() {
 		defer s.wg.Done()
 		s.deliver(p, b, out, start, finish, nil)
+		s.arrays.put(b.arr) // nothing reads them now (the dispatcher: only len(b.jobs))
 	}()
 }
 
@@ -1481,11 +1598,17 @@ func (s *Scheduler) runSequential(p *proc, b *batch, buf *slotBuf) {
 		j.done(r)
 		j.release()
 	}
+	if b.arr != nil {
+		s.arrays.put(b.arr)
+	}
 }
 
 // runOne runs j alone on p into r's Response (reusing the capacity of its
 // Results) and returns the call's start and finish.
 func (s *Scheduler) runOne(p *proc, j *job, buf *slotBuf, r *Result) (start, finish time.Time) {
+	if s.gate != nil && p.id == CPU {
+		s.gate.wait(buf.slot)
+	}
 	buf.qs[0] = j.q
 	buf.out[0] = engine.Response{Results: r.Results[:0]}
 	start = s.clock.Now()
@@ -1514,6 +1637,10 @@ func (j *job) result() *Result {
 func (s *Scheduler) deliver(p *proc, b *batch, out []engine.Response, start, finish time.Time, buf *slotBuf) {
 	n := len(b.jobs)
 	wall := finish.Sub(start)
+	// A batch of several learns once in Processor.LearnEvery batches (a
+	// GPU batch of a thousand queries is a thousand model updates, about
+	// a millisecond of a core; issue 24).
+	learn := buf != nil || p.spec.LearnEvery <= 1 || p.batchLearn.Add(1)%uint64(p.spec.LearnEvery) == 0
 	var res []Result // for the jobs without a Request.Result
 	var missed uint64
 	for i, j := range b.jobs {
@@ -1525,7 +1652,7 @@ func (s *Scheduler) deliver(p *proc, b *batch, out []engine.Response, start, fin
 				c = wall / time.Duration(n)
 			}
 		}
-		if out[i].Err == nil {
+		if out[i].Err == nil && learn {
 			if buf != nil {
 				buf.learn(p, j.f, c) // one-query slots run side by side
 			} else {

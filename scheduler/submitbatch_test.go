@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"runtime"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -120,9 +121,16 @@ func TestSequentialRunAllocs(t *testing.T) {
 			Result: &slab[i]}, done), false)
 	}
 	b := s.newBatch(&bb, false)
+	jobs, urgency := slices.Clone(b.jobs), slices.Clone(b.urgency)
 	var buf slotBuf
 	allocs := testing.AllocsPerRun(50, func() {
-		s.run(p, b, &buf)
+		if b.arr == nil {
+			t.Fatal("a batch of 4 without pooled arrays")
+		}
+		s.run(p, b, &buf) // returns b's arrays to the pool: the same batch again, from the pool
+		a := s.arrays.get()
+		a.jobs, a.urgency = append(a.jobs[:0], jobs...), append(a.urgency[:0], urgency...)
+		b.arr, b.jobs, b.urgency = a, a.jobs, a.urgency
 		<-s.done // what the dispatcher would take
 	})
 	if allocs != 0 {
@@ -270,5 +278,44 @@ func TestLearnEvery(t *testing.T) {
 		if n := m.Samples(); n != c.want {
 			t.Errorf("LearnEvery %d: %d samples learned from 8 answers, want %d", c.every, n, c.want)
 		}
+	}
+}
+
+// TestBatchLearnEvery: a processor whose batches hold several queries
+// learns from one batch in Processor.LearnEvery (each of its queries),
+// and its batches' arrays go back to the pool once delivered.
+func TestBatchLearnEvery(t *testing.T) {
+	x := testIndex(t)
+	m := NewCostModel(ModelOptions{})
+	s, err := newScheduler(x, Config{GPU: &Processor{Backend: nopBackend{}, Slots: 1, LearnEvery: 4,
+		Batch: BatchPolicy{MaxQueries: 3}, Model: m}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := s.procs[GPU]
+	var answered int
+	var mu sync.Mutex
+	done := func(*Result) { mu.Lock(); answered++; mu.Unlock() }
+	for i := range 8 {
+		bb := s.newBuilder(p)
+		for k := range 3 {
+			bb.add(s.newJob(Request{Query: engine.Query{ID: "q", Terms: []string{termName(10 + k + i)}, Mode: engine.And, K: 10}}, done), false)
+		}
+		b := s.newBatch(&bb, false)
+		if b.arr == nil || len(b.jobs) != 3 {
+			t.Fatalf("batch %d: arrays %v, %d jobs", i, b.arr != nil, len(b.jobs))
+		}
+		s.run(p, b, nil)
+		<-s.done
+		s.wg.Wait() // the delivery
+	}
+	if answered != 24 {
+		t.Errorf("%d answers, want 24", answered)
+	}
+	if got := m.Samples(); got != 2*3 {
+		t.Errorf("model learned %d samples from 8 batches of 3 with LearnEvery 4, want 6", got)
+	}
+	if n := len(s.arrays.free); n != 1 {
+		t.Errorf("%d arrays in the pool after 8 sequential batches, want 1 (reused)", n)
 	}
 }

@@ -2,6 +2,7 @@ package serve
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
@@ -61,5 +62,17 @@ func TestServeGPUPipelined(t *testing.T) {
 	}
 	if st := s.Stats(); st.Queries != int64(len(answers)) || st.Batches < 1 {
 		t.Fatalf("stats %+v for %d queries", st, len(answers))
+	}
+	// The fits PipeModel's bound reads (qp bench pipebound): exported,
+	// and the device phase's measured.
+	m := scrape(t, hs.URL)
+	for _, name := range []string{"qp_serve_gpu_device_fixed_seconds ", "qp_serve_gpu_device_per_query_seconds ",
+		"qp_serve_gpu_prepare_fixed_seconds ", "qp_serve_gpu_prepare_per_query_seconds "} {
+		if !strings.Contains(m, name) {
+			t.Errorf("metrics lack %s", name)
+		}
+	}
+	if pm, ok := s.PipeModel(); !ok || pm.DeviceA+pm.DeviceB <= 0 {
+		t.Errorf("PipeModel after %d batches: %+v, %v", s.Stats().Batches, pm, ok)
 	}
 }

@@ -302,6 +302,7 @@ func (s *Server) answer(ctx context.Context, deadline time.Time, reqs []SearchRe
 	if e := s.await(ctx, deadline, queued); e != nil {
 		return nil, e
 	}
+	woke := time.Now() // the handler runs again: answer_wake's end
 	for i, j := range jobs {
 		if j == nil {
 			continue
@@ -319,6 +320,7 @@ func (s *Server) answer(ctx context.Context, deadline time.Time, reqs []SearchRe
 			continue
 		}
 		s.m.queueWait.Observe(j.start.Sub(arrive).Seconds())
+		s.m.answerWake.Observe(max(0, woke.Sub(j.end)).Seconds())
 		s.fill(&resp[i], req, j.resp.Results, j.proc, j.batchN)
 		resp[i].Timing = Timing{QueueMS: ms(j.start.Sub(arrive)), BatchMS: ms(j.end.Sub(j.start)),
 			EngineMS: ms(j.resp.Stats.Time), TotalMS: msSince(arrive)}

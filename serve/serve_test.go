@@ -412,10 +412,23 @@ func TestMetricsHealth(t *testing.T) {
 		`qp_serve_requests_total{code="400",endpoint="search"} 1`,
 		"qp_serve_batch_size_count 3", "qp_serve_queue_depth 0", `qp_serve_query_duration_seconds_count{processor="cpu"} 3`,
 		"go_goroutines",
+		// The answer-wake histogram (3 answered queries) and the runtime's
+		// measurements (runtimemetrics.go).
+		"qp_serve_answer_wake_seconds_count 3", "qp_serve_go_gc_pauses_seconds_bucket", "qp_serve_go_sched_latencies_seconds_count",
+		"qp_serve_go_goroutines ", "qp_serve_go_heap_objects_bytes ", "qp_serve_go_heap_goal_bytes ", "qp_serve_go_gc_cycles_total ",
+		"qp_serve_go_gc_cpu_seconds_total ",
+		// The finer latency buckets: 0.1 ms × 1.2^i.
+		`qp_serve_request_duration_seconds_bucket{endpoint="search",le="0.00012"}`,
 	} {
 		if !strings.Contains(m, want) {
 			t.Errorf("metrics lack %q", want)
 		}
+	}
+	if strings.Contains(m, "qp_serve_gpu_device_fixed_seconds") {
+		t.Error("a CPU server exports the pipelined GPU's fits")
+	}
+	if n := strings.Count(m, `qp_serve_request_duration_seconds_bucket{endpoint="search"`); n != len(latencyBuckets)+1 {
+		t.Errorf("%d request-duration buckets, want %d and +Inf", n, len(latencyBuckets))
 	}
 	for path, want := range map[string]int{"/healthz": 200, "/readyz": 200} {
 		if resp, err := http.Get(hs.URL + path); err != nil || resp.StatusCode != want {

@@ -5,12 +5,15 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"net/url"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
@@ -28,15 +31,31 @@ import (
 // rate it can offer below what the server can answer. This client does
 // only what the measurement needs (about a third of vegeta's CPU).
 //
-// At a fixed rate R over C connections, connection i sends its n-th
-// request at t0 + (i + n·C)/R, and a request's latency counts from that
-// intended time, not from when it was sent (wrk2's correction of
-// coordinated omission: a slow answer delays the connection's next
-// requests, and their latencies include the delay). At rate 0 each
-// connection sends its next request when the previous is answered. A
-// connection still behind its schedule half a level after its end stops;
-// the requests it had not sent count as failed (in the row's success and
-// errors), so that a level ends on time however overloaded the server.
+// One open-loop schedule for all connections (issue 25's p99 at fixed
+// rates): at a fixed rate R the j-th request of the level is due at
+// t0 + j/R, and the next free connection takes the next due request
+// (a shared counter), sleeps until its time and sends it. Each request
+// records its send lag (actual send − due time: the generator's own
+// shortfall, no free connection or no CPU), its service time (answer −
+// actual send: what the server and the network took) and its latency from
+// the due time (service + lag: wrk2's correction of coordinated omission;
+// a slow answer does not hide the requests it delayed). With a schedule
+// per connection (before: connection i sent its n-th request at
+// t0 + (i + n·C)/R), a request due on a busy connection waited for that
+// connection even while others idled, so the lag measured the
+// connection count, not the server. The connections needed are about
+// R × latency (Little's law): a level with fewer shows a growing send lag.
+// At rate 0 each connection sends its next request when the previous is
+// answered (closed loop; lag 0).
+//
+// Connections are dialed before t0 (at most rawDialers at once, so that
+// a level of 16,384 does not overflow the server's listen queue and
+// measure SYN retransmits); a connection that fails or is closed is
+// redialed (counted). A level still behind its schedule half its length
+// after its end stops; the due requests not sent by then count as failed
+// (in the row's success and errors), so that a level ends on time however
+// overloaded the server. Latency percentiles are exact (every request's,
+// nearest rank: report.Percentile, qp's one definition).
 
 // rawTarget is one request: its bytes on the wire.
 type rawTarget []byte
@@ -58,36 +77,93 @@ func rawTargets(host string, ts []vegeta.Target) ([]rawTarget, error) {
 	return out, nil
 }
 
+// rawDialers bounds the connections being dialed at once before a level.
+const rawDialers = 256
+
+// rawSchedule is a level's shared open-loop schedule (see above).
+type rawSchedule struct {
+	t0, stop time.Time
+	rate     float64 // requests/s; 0: closed loop
+	grace    time.Duration
+	next     atomic.Int64 // the next request's index
+}
+
+// due is the time request j is due at (rate > 0).
+func (s *rawSchedule) due(j int64) time.Time {
+	return s.t0.Add(time.Duration(float64(j) / s.rate * float64(time.Second)))
+}
+
+// scheduled is the number of requests due before stop (rate > 0): the j
+// with j/rate < du.
+func (s *rawSchedule) scheduled() int64 {
+	du := s.stop.Sub(s.t0).Seconds()
+	n := int64(math.Ceil(du * s.rate))
+	for n > 0 && !s.due(n-1).Before(s.stop) { // float rounding at the edge
+		n--
+	}
+	for s.due(n).Before(s.stop) {
+		n++
+	}
+	return n
+}
+
 // rawResult is one connection's outcome.
 type rawResult struct {
-	lat   []time.Duration
-	codes map[int]int
-	errs  []string
-	errN  int
+	lat, svc, lag []time.Duration // per answered request: from due, from send, send − due
+	codes         map[int]int
+	errs          []string
+	errN          int
+	unsent        int // due requests claimed but not sent before the level stopped
+	redials       int
 }
 
 // rawAttack runs one load level with the raw client (see above) and
 // returns the client's side of its row.
 func rawAttack(name, addr string, ts []rawTarget, rate float64, per, conns int, du time.Duration) loadRow {
 	results := make([]rawResult, conns)
+	cs := make([]net.Conn, conns)
 	var wg sync.WaitGroup
-	t0 := time.Now()
-	stop := t0.Add(du)
+	dialers := make(chan struct{}, rawDialers)
 	for i := range conns {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			results[i] = rawConn(addr, ts, i, conns, rate, t0, stop)
+			dialers <- struct{}{}
+			defer func() { <-dialers }()
+			c, err := net.DialTimeout("tcp", addr, 30*time.Second)
+			if err != nil {
+				results[i].fail(err) // dialed again in the level
+				return
+			}
+			cs[i] = c
 		}()
 	}
 	wg.Wait()
-	wall := time.Since(t0)
-	var lat []time.Duration
+	sch := &rawSchedule{rate: rate}
+	sch.t0 = time.Now()
+	sch.stop = sch.t0.Add(du)
+	sch.grace = max(du/2, 100*time.Millisecond)
+	for i := range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rawConn(&results[i], addr, cs[i], ts, sch)
+		}()
+	}
+	wg.Wait()
+	return rawRow(name, per, conns, sch, results, time.Since(sch.t0))
+}
+
+// rawRow sums the connections' results of a level that ran wall on the
+// schedule sch into the client's side of its row.
+func rawRow(name string, per, conns int, sch *rawSchedule, results []rawResult, wall time.Duration) loadRow {
+	rate := sch.rate
+	var lat, svc, lag []time.Duration
 	codes := map[int]int{}
 	var errs []string
-	requests, ok := 0, 0
+	requests, ok, redials := 0, 0, 0
 	for _, r := range results {
-		lat = append(lat, r.lat...)
+		lat, svc, lag = append(lat, r.lat...), append(svc, r.svc...), append(lag, r.lag...)
 		for c, n := range r.codes {
 			codes[c] += n
 			requests += n
@@ -96,24 +172,40 @@ func rawAttack(name, addr string, ts []rawTarget, rate float64, per, conns int, 
 			}
 		}
 		requests += r.errN
+		redials += r.redials
 		for _, e := range r.errs {
 			if len(errs) < 3 && !slices.Contains(errs, e) {
 				errs = append(errs, e)
 			}
 		}
 	}
+	if rate > 0 {
+		// Due requests not sent before the level stopped: those claimed
+		// by a connection that then gave up, and those none claimed.
+		n := max(0, sch.scheduled()-sch.next.Load())
+		for _, r := range results {
+			n += int64(r.unsent)
+		}
+		if n > 0 {
+			requests += int(n)
+			if len(errs) < 3 {
+				errs = append(errs, fmt.Sprintf("%d requests not sent by the end of the level and %v (the generator was behind its schedule)", n, sch.grace))
+			}
+		}
+	}
 	slices.Sort(lat)
-	q := func(p float64) time.Duration { return report.Percentile(lat, p) } // nearest rank, as every latency table
-	var cs []string
+	slices.Sort(svc)
+	slices.Sort(lag)
+	q := func(v []time.Duration, p float64) time.Duration { return report.Percentile(v, p) } // nearest rank, as every latency table
+	var cl []string
 	for c, n := range codes {
-		cs = append(cs, fmt.Sprintf("%d:%d", c, n))
+		cl = append(cl, fmt.Sprintf("%d:%d", c, n))
 	}
-	slices.Sort(cs)
-	row := loadRow{Name: name, Rate: rate, PerReq: per, Conns: conns, P50: q(0.5), P99: q(0.99), Requests: uint64(requests),
-		Codes: strings.Join(cs, " "), Errors: errs}
-	if len(lat) > 0 {
-		row.Max = lat[len(lat)-1]
-	}
+	slices.Sort(cl)
+	row := loadRow{Name: name, Rate: rate, PerReq: per, Conns: conns, Requests: uint64(requests),
+		P50: q(lat, 0.5), P90: q(lat, 0.9), P99: q(lat, 0.99), P999: q(lat, 0.999), Max: q(lat, 1),
+		SvcP50: q(svc, 0.5), SvcP99: q(svc, 0.99), LagP50: q(lag, 0.5), LagP99: q(lag, 0.99), LagMax: q(lag, 1),
+		Redials: redials, GenPeakRSSMB: peakRSSMB(), Codes: strings.Join(cl, " "), Errors: errs}
 	if requests > 0 {
 		row.Success = float64(ok) / float64(requests)
 	}
@@ -121,72 +213,101 @@ func rawAttack(name, addr string, ts []rawTarget, rate float64, per, conns int, 
 	return row
 }
 
-// rawConn is connection i of n: requests ts[i], ts[i+n], ... (cycling)
-// until stop, paced at its share of rate (0: closed loop).
-func rawConn(addr string, ts []rawTarget, i, n int, rate float64, t0, stop time.Time) rawResult {
-	res := rawResult{codes: map[int]int{}}
-	fail := func(err error) {
-		res.errN++
-		if len(res.errs) < 3 {
-			res.errs = append(res.errs, err.Error())
-		}
+func (r *rawResult) fail(err error) {
+	r.errN++
+	if len(r.errs) < 3 {
+		r.errs = append(r.errs, err.Error())
 	}
-	var c net.Conn
+}
+
+// rawConn is one connection (c: dialed before the level, nil if that
+// failed) taking requests from the schedule until its end; res collects
+// its outcome.
+func rawConn(res *rawResult, addr string, c net.Conn, ts []rawTarget, sch *rawSchedule) {
+	if res.codes == nil {
+		res.codes = map[int]int{}
+	}
 	var br *bufio.Reader
+	if c != nil {
+		br = bufio.NewReaderSize(c, 16<<10)
+	}
 	defer func() {
 		if c != nil {
 			c.Close()
 		}
 	}()
-	grace := max(stop.Sub(t0)/2, 100*time.Millisecond)
-	for k := 0; ; k++ {
+	for {
+		if sch.rate == 0 && !time.Now().Before(sch.stop) {
+			return
+		}
+		j := sch.next.Add(1) - 1
 		intended := time.Now()
-		if rate > 0 {
-			intended = t0.Add(time.Duration(float64(i+k*n) / rate * float64(time.Second)))
+		if sch.rate > 0 {
+			intended = sch.due(j)
+			if !intended.Before(sch.stop) {
+				return
+			}
 			if d := time.Until(intended); d > 0 {
 				time.Sleep(d)
 			}
-		}
-		if !intended.Before(stop) {
-			return res
-		}
-		if rate > 0 && time.Since(stop) > grace {
-			// Behind schedule well past the end: the requests not sent
-			// by now count as failed (dropping them silently would hide
-			// the backlog's latency), and the level ends.
-			unsent := 0
-			for kk := k; t0.Add(time.Duration(float64(i+kk*n) / rate * float64(time.Second))).Before(stop); kk++ {
-				unsent++
+			if time.Since(sch.stop) > sch.grace {
+				// Behind schedule well past the end: this request and
+				// the due ones no connection claimed (rawAttack counts
+				// those) fail; dropping them silently would hide the
+				// backlog's latency.
+				res.unsent++
+				return
 			}
-			res.errN += unsent
-			res.errs = append(res.errs, fmt.Sprintf("%d requests not sent by the end of the level and %v (the connection was behind its schedule)", unsent, grace))
-			return res
 		}
 		if c == nil {
 			var err error
 			if c, err = net.DialTimeout("tcp", addr, 30*time.Second); err != nil {
 				c = nil
-				fail(err)
+				res.fail(err)
 				time.Sleep(10 * time.Millisecond)
 				continue
 			}
+			res.redials++
 			br = bufio.NewReaderSize(c, 16<<10)
 		}
-		_ = c.SetDeadline(time.Now().Add(30 * time.Second))
-		code, keep, err := rawRoundTrip(c, br, ts[(i+k*n)%len(ts)])
+		sent := time.Now()
+		_ = c.SetDeadline(sent.Add(30 * time.Second))
+		code, keep, err := rawRoundTrip(c, br, ts[j%int64(len(ts))])
 		if err != nil {
-			fail(err)
+			res.fail(err)
 			c.Close()
 			c = nil
 			continue
 		}
-		res.lat = append(res.lat, time.Since(intended))
+		end := time.Now()
+		res.lat = append(res.lat, end.Sub(intended))
+		res.svc = append(res.svc, end.Sub(sent))
+		res.lag = append(res.lag, max(0, sent.Sub(intended)))
 		res.codes[code]++
 		if !keep {
 			c.Close()
 			c = nil
 		}
 	}
+}
+
+// peakRSSMB is this process's peak resident set (Linux VmHWM), 0
+// elsewhere: for qp bench load, one level's generator.
+func peakRSSMB() float64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			f := strings.Fields(v)
+			if len(f) > 0 {
+				kb, _ := strconv.ParseFloat(f[0], 64)
+				return kb / 1024
+			}
+		}
+	}
+	return 0
 }
 
 // rawRoundTrip writes req and reads one answer: its status code, whether

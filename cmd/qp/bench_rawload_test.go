@@ -1,10 +1,15 @@
 package main
 
 import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -70,5 +75,114 @@ func TestRawAttackBehind(t *testing.T) {
 	// 100/s for 0.2 s: 20 scheduled on the one connection, 2 or 3 answered.
 	if row.Requests != 20 || row.Success >= 0.5 || len(row.Errors) == 0 || !strings.Contains(row.Errors[0], "not sent") {
 		t.Errorf("overloaded: %+v", row)
+	}
+}
+
+// TestRawSchedule: the shared schedule's due times and its count of due
+// requests (j/rate < duration), at its edges.
+func TestRawSchedule(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	for _, c := range []struct {
+		rate float64
+		du   time.Duration
+		want int64
+	}{{200, 300 * time.Millisecond, 60}, {3, time.Second, 3}, {1000, time.Millisecond, 1}, {0.5, time.Second, 1}, {2.5, 2 * time.Second, 5}} {
+		s := &rawSchedule{t0: t0, stop: t0.Add(c.du), rate: c.rate}
+		if n := s.scheduled(); n != c.want {
+			t.Errorf("%v/s for %v: %d due, want %d", c.rate, c.du, n, c.want)
+		}
+		if d := s.due(c.want).Sub(t0); d < c.du {
+			t.Errorf("%v/s: request %d due at %v, before the end %v", c.rate, c.want, d, c.du)
+		}
+	}
+	s := &rawSchedule{t0: t0, rate: 4}
+	if d := s.due(3).Sub(t0); d != 750*time.Millisecond {
+		t.Errorf("request 3 at 4/s due at %v", d)
+	}
+}
+
+// TestRawRow: a level's row sums its connections, and its percentiles are
+// report.Percentile's nearest ranks over every request (not per
+// connection).
+func TestRawRow(t *testing.T) {
+	var rs [4]rawResult
+	for i := range 1000 { // latencies 1..1000 ms over 4 connections
+		r := &rs[i%4]
+		if r.codes == nil {
+			r.codes = map[int]int{}
+		}
+		d := time.Duration(i+1) * time.Millisecond
+		r.lat, r.svc, r.lag = append(r.lat, d), append(r.svc, d/2), append(r.lag, d-d/2)
+		r.codes[200]++
+	}
+	rs[1].redials, rs[2].redials = 2, 1
+	rs[3].fail(errors.New("boom"))
+	rs[2].unsent = 2 // claimed, then given up
+	t0 := time.Unix(0, 0)
+	sch := &rawSchedule{t0: t0, stop: t0.Add(time.Second), rate: 1007}
+	sch.next.Store(1001) // 1,007 due, 1,001 claimed: 6 never claimed
+	row := rawRow("x", 1, 4, sch, rs[:], time.Second)
+	ms := time.Millisecond
+	if row.P50 != 500*ms || row.P90 != 900*ms || row.P99 != 990*ms || row.P999 != 999*ms || row.Max != 1000*ms {
+		t.Errorf("latency p50 %v p90 %v p99 %v p99.9 %v max %v", row.P50, row.P90, row.P99, row.P999, row.Max)
+	}
+	if row.SvcP99 != 495*ms || row.LagP99 != 495*ms || row.LagMax != 500*ms || row.SvcP50 != 250*ms {
+		t.Errorf("service p50 %v p99 %v, lag p99 %v max %v", row.SvcP50, row.SvcP99, row.LagP99, row.LagMax)
+	}
+	// 1,000 answered, 1 failed, 2 + 6 not sent.
+	if row.Requests != 1009 || row.Redials != 3 || row.Codes != "200:1000" || math.Abs(row.Success-1000.0/1009) > 1e-12 ||
+		row.QPS != 1000 || len(row.Errors) != 2 || !strings.Contains(row.Errors[1], "8 requests not sent") {
+		t.Errorf("row %+v", row)
+	}
+}
+
+// TestRawSharedSchedule: at a fixed rate every due request is sent once,
+// whichever connection is free takes it (one slow answer does not hold
+// back the requests due after it: they go out on the other
+// connections), and a server that closes every connection is redialed.
+func TestRawSharedSchedule(t *testing.T) {
+	var mu sync.Mutex
+	seen := map[string]int{}
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var q struct{ Q string }
+		if err := json.NewDecoder(r.Body).Decode(&q); err != nil {
+			t.Error(err)
+		}
+		mu.Lock()
+		seen[q.Q]++
+		mu.Unlock()
+		if q.Q == "q5" {
+			time.Sleep(300 * time.Millisecond) // holds its connection past the level
+		}
+		if q.Q >= "q3" { // texts from "q3" on (in string order) close their connection
+			w.Header().Set("Connection", "close")
+		}
+		w.Write([]byte(`{}`))
+	}))
+	defer hs.Close()
+	var texts []string
+	for i := range 1000 {
+		texts = append(texts, fmt.Sprintf("q%d", i))
+	}
+	// 100/s for 0.2 s: q0..q19 due, 4 connections.
+	row, err := load("raw", "shared", hs.URL, texts, 1, engine.And, 10, 100, 4, 200*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for i := range 20 {
+		if n := seen[texts[i]]; n != 1 {
+			t.Errorf("%s sent %d times", texts[i], n)
+		}
+	}
+	if len(seen) != 20 || row.Requests != 20 || row.Success != 1 || row.Redials == 0 {
+		t.Errorf("sent %d distinct, row %+v", len(seen), row)
+	}
+	if !(row.P50 <= row.P90 && row.P90 <= row.P99 && row.P99 <= row.P999 && row.P999 <= row.Max) || row.SvcP99 > row.Max || row.LagMax > row.Max {
+		t.Errorf("percentiles out of order: %+v", row)
+	}
+	if row.Max < 300*time.Millisecond {
+		t.Errorf("max %v below the slow answer's 300 ms", row.Max)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -35,26 +36,40 @@ prints one JSON row (the load generator of bench serve
 // loadRow is one load level's outcome. The client fields come from the
 // load generator; the server fields from the serving process.
 type loadRow struct {
-	Name        string        `json:"level"`
-	Rate        float64       `json:"offered_rps"`         // offered requests/s (0: as fast as possible)
-	PerReq      int           `json:"queries_per_request"` // queries per request
-	Conns       int           `json:"connections"`
-	QPS         float64       `json:"qps"` // queries answered (2xx) per second
-	P50         time.Duration `json:"p50_ns"`
-	P99         time.Duration `json:"p99_ns"`
-	Max         time.Duration `json:"max_ns"`
-	Success     float64       `json:"success"`
-	Codes       string        `json:"codes"`
-	Requests    uint64        `json:"requests"`
-	Errors      []string      `json:"errors,omitempty"` // the first few distinct client errors
-	ClientCPU   float64       `json:"client_cpu_s"`     // the generator's CPU seconds (separate process only)
-	Wall        float64       `json:"wall_s"`
-	ServerCPU   float64       `json:"server_cpu_s"` // the serving process's CPU seconds (the generator's too when in-process)
-	BatchMean   float64       `json:"mean_batch"`   // queries per batch on the processor
-	QueueMeanMS float64       `json:"mean_queue_ms"`
-	HeapMB      float64       `json:"peak_heap_mb"`
-	RSSMB       float64       `json:"rss_mb"`
-	Goroutines  int           `json:"peak_goroutines"`
+	Name   string        `json:"level"`
+	Rate   float64       `json:"offered_rps"`         // offered requests/s (0: as fast as possible)
+	PerReq int           `json:"queries_per_request"` // queries per request
+	Conns  int           `json:"connections"`
+	QPS    float64       `json:"qps"` // queries answered (2xx) per second
+	P50    time.Duration `json:"p50_ns"`
+	P90    time.Duration `json:"p90_ns,omitempty"` // raw client only
+	P99    time.Duration `json:"p99_ns"`
+	P999   time.Duration `json:"p999_ns,omitempty"` // raw client only
+	Max    time.Duration `json:"max_ns"`
+	// Raw client only (bench_rawload.go): the service time (answer − send)
+	// and the send lag (send − due time) percentiles; the latency fields
+	// above count from the due time (service + lag).
+	SvcP50  time.Duration `json:"service_p50_ns,omitempty"`
+	SvcP99  time.Duration `json:"service_p99_ns,omitempty"`
+	LagP50  time.Duration `json:"send_lag_p50_ns,omitempty"`
+	LagP99  time.Duration `json:"send_lag_p99_ns,omitempty"`
+	LagMax  time.Duration `json:"send_lag_max_ns,omitempty"`
+	Redials int           `json:"redials,omitempty"` // connections dialed again in the level
+	// GenPeakRSSMB is the generator process's peak resident set (VmHWM;
+	// in-process, the server's and the generator's together).
+	GenPeakRSSMB float64  `json:"gen_peak_rss_mb,omitempty"`
+	Success      float64  `json:"success"`
+	Codes        string   `json:"codes"`
+	Requests     uint64   `json:"requests"`
+	Errors       []string `json:"errors,omitempty"` // the first few distinct client errors
+	ClientCPU    float64  `json:"client_cpu_s"`     // the generator's CPU seconds (separate process only)
+	Wall         float64  `json:"wall_s"`
+	ServerCPU    float64  `json:"server_cpu_s"` // the serving process's CPU seconds (the generator's too when in-process)
+	BatchMean    float64  `json:"mean_batch"`   // queries per batch on the processor
+	QueueMeanMS  float64  `json:"mean_queue_ms"`
+	HeapMB       float64  `json:"peak_heap_mb"`
+	RSSMB        float64  `json:"rss_mb"`
+	Goroutines   int      `json:"peak_goroutines"`
 	// ListenOverflows counts the connections the kernel dropped because
 	// the listen queue was full (Linux TcpExt ListenOverflows, the whole
 	// machine's, during the level): a client whose handshake is dropped
@@ -72,7 +87,7 @@ query does), then HTTP load for --duration per level: at saturation (each
 of --conns-one connections sending one query per request (POST /v1/search)
 as fast as answered; --conns connections with --per-request queries per
 request (POST /v1/search/batch)); at the fixed --fractions of the best
-one-query saturation rate; and --many connections at once (memory,
+one-query saturation rate (rate × 100 ms connections, at least 64); and --many connections at once (memory,
 goroutines, shedding, no crash). With --gen-procs N the load generator
 runs as a separate process (qp bench load) with GOMAXPROCS=N, and the
 server's CPU use is its own; with 0 it runs in this process (vegeta as a
@@ -207,7 +222,7 @@ much of the machine each query takes end to end.`)
 		bestBatch = r.QPS
 	}
 	for _, x := range fracs {
-		r, err := lg.level(fmt.Sprintf("%.0f%% of saturation", 100*x), 1, x*best, min(10000, 10*slices.Max(connList)))
+		r, err := lg.level(fmt.Sprintf("%.0f%% of saturation", 100*x), 1, x*best, rateConns(x*best))
 		if err != nil {
 			return err
 		}
@@ -224,6 +239,17 @@ much of the machine each query takes end to end.`)
 	fmt.Printf("\nHTTP at saturation / in-process: 1 query/request %.0f%%, %d/request %.0f%% (target >= 80%%)\n",
 		100*best/inproc, *perReq, 100*bestBatch/inproc)
 	fmt.Printf("server CPU per query, in-process / HTTP at saturation:%s\n", cpuRatios(rows[:len(connList)+min(1, *perReq)], inCPU))
+	if pm, ok := s.PipeModel(); ok {
+		// The pipelined GPU's latency floor (serve.PipeModel) from the
+		// server's own fits after the levels: issue 25's 80% of the
+		// in-process rate, then each fixed rate.
+		fmt.Printf("pipelined GPU model (serve.PipeModel, the server's fits now): device %.3f ms + %.3f us/query, preparation %.3f ms + %.3f us/query\n",
+			1e3*pm.DeviceA, 1e6*pm.DeviceB, 1e3*pm.PrepA, 1e6*pm.PrepB)
+		fmt.Printf("  80%% of in-process, %s\n", pipeBoundLine(pm, 0.8*inproc, 0.99, 20*time.Millisecond))
+		for _, x := range fracs {
+			fmt.Printf("  %.0f%% of saturation, %s\n", 100*x, pipeBoundLine(pm, x*best, 0.99, 20*time.Millisecond))
+		}
+	}
 	if *jsonOut != "" {
 		b, _ := json.MarshalIndent(map[string]any{"in_process_qps": inproc, "in_process_cpu_s_per_query": inCPU,
 			"gen_procs": *genProcs, "rows": rows}, "", " ")
@@ -232,6 +258,14 @@ much of the machine each query takes end to end.`)
 		}
 	}
 	return nil
+}
+
+// rateConns is the connections of a fixed-rate level of rate requests/s:
+// rate × 100 ms (Little's law: the requests in flight at a latency of
+// 100 ms), at least 64. Fewer would cap the rate the generator can offer
+// whenever latency passes conns/rate (the raw client's send lag shows it).
+func rateConns(rate float64) int {
+	return max(64, int(math.Ceil(0.1*rate)))
 }
 
 // cpuRatios says, per saturation row, the in-process CPU per query over
@@ -256,8 +290,8 @@ func genWhere(procs int) string {
 }
 
 func printRows(rows []loadRow) {
-	fmt.Printf("\n%-40s %9s %9s %8s %8s %8s %8s %7s %7s %7s %7s %6s %6s %6s  %s\n", "level", "offered/s", "queries/s", "p50 ms", "p99 ms",
-		"max ms", "success", "srv cpu", "cpu/q", "gen cpu", "batch", "queue", "rssMB", "gorout", "codes")
+	fmt.Printf("\n%-40s %9s %9s %8s %8s %8s %8s %8s %8s %7s %7s %7s %7s %6s %6s %6s  %s\n", "level", "offered/s", "queries/s", "p50 ms", "p99 ms",
+		"p99.9 ms", "lag99 ms", "max ms", "success", "srv cpu", "cpu/q", "gen cpu", "batch", "queue", "rssMB", "gorout", "codes")
 	for _, r := range rows {
 		offered := "max"
 		if r.Rate > 0 {
@@ -267,8 +301,8 @@ func printRows(rows []loadRow) {
 		if ans := r.QPS * r.Wall; ans > 0 {
 			perQ = 1e6 * r.ServerCPU / ans
 		}
-		fmt.Printf("%-40s %9s %9.0f %8.2f %8.2f %8.0f %7.2f%% %6.1fc %6.0fus %6.1fc %7.1f %5.1fms %6.0f %6d  %s\n", r.Name, offered, r.QPS,
-			ms(r.P50), ms(r.P99), ms(r.Max), 100*r.Success, r.ServerCPU/max(r.Wall, 1e-9), perQ, r.ClientCPU/max(r.Wall, 1e-9),
+		fmt.Printf("%-40s %9s %9.0f %8.2f %8.2f %8.2f %8.2f %8.0f %7.2f%% %6.1fc %6.0fus %6.1fc %7.1f %5.1fms %6.0f %6d  %s\n", r.Name, offered, r.QPS,
+			ms(r.P50), ms(r.P99), ms(r.P999), ms(r.LagP99), ms(r.Max), 100*r.Success, r.ServerCPU/max(r.Wall, 1e-9), perQ, r.ClientCPU/max(r.Wall, 1e-9),
 			r.BatchMean, r.QueueMeanMS, r.RSSMB, r.Goroutines, r.Codes)
 		for _, e := range r.Errors {
 			fmt.Printf("    client error: %s\n", e)
@@ -277,7 +311,7 @@ func printRows(rows []loadRow) {
 			fmt.Printf("    listen queue overflowed %d times (connections dropped by the kernel before accept)\n", r.ListenOverflows)
 		}
 	}
-	fmt.Println("(srv cpu, gen cpu: cores used by the server process and by a separate generator; cpu/q: server CPU per answered query;\n batch: mean queries per batch on the processor; queue: mean wait from arrival to batch start)")
+	fmt.Println("(latencies from each request's due time; p99.9 and lag99, the 99th percentile of send time − due time: raw client only;\n srv cpu, gen cpu: cores used by the server process and by a separate generator; cpu/q: server CPU per answered query;\n batch: mean queries per batch on the processor; queue: mean wait from arrival to batch start)")
 }
 
 // loader runs load levels against a server of this process.
@@ -380,7 +414,13 @@ queries of QUERIES (qid:text lines) for --duration: --per-request queries
 per request (1: POST /v1/search; more: POST /v1/search/batch), at --rate
 requests/s (0: as fast as --conns connections are answered). Prints one
 JSON row: queries/s, latency percentiles in ns, status codes, and the
-generator's own CPU seconds (client_cpu_s). qp bench serve --gen-procs runs
+generator's own CPU seconds (client_cpu_s). With --client raw the fixed
+rate is one open-loop schedule shared by the connections (the next free
+connection sends the next due request), latency counts from each
+request's due time, and the row adds p90/p99.9, the service time (send to
+answer) and the send lag (due to send: when it grows, the generator, not
+the server, sets the tail; give it about rate x latency connections),
+redials and the generator's peak RSS. qp bench serve --gen-procs runs
 it; bound its cores with GOMAXPROCS.`)
 	name := fs.String("name", "load", "the row's name")
 	per := fs.Int("per-request", 1, "queries per request")

@@ -236,11 +236,19 @@ func TestBadFlagValues(t *testing.T) {
 		{"--cpu-cheap -1: want >= 0", []string{"bench", "sched", idx, docs, "--cpu-cheap", "-1"}},
 		{`--client "bogus": want vegeta or raw`, []string{"bench", "serve", idx, docs, "--client", "bogus"}},
 		{`--client "bogus": want vegeta or raw`, []string{"bench", "load", "http://127.0.0.1:1", docs, "--client", "bogus"}},
+		{`--rate "0": want positive numbers`, []string{"bench", "pipebound", "--device-a", "3ms", "--device-b", "4us", "--rate", "0"}},
+		{"--rate: at least one rate", []string{"bench", "pipebound", "--device-a", "3ms", "--device-b", "4us"}},
+		{"--q 1: want 0 < q < 1", []string{"bench", "pipebound", "--device-a", "3ms", "--device-b", "4us", "--rate", "1000", "--q", "1"}},
+		{"without URL, --device-a and --device-b are required", []string{"bench", "pipebound", "--rate", "1000"}},
 		{`--diagnose: bad CPU worker count "x"`, []string{"bench", "sched", idx, docs, "--diagnose", "0,x"}},
 		{"--cpu-nice 20: want 0 to 19", []string{"bench", "sched", idx, docs, "--cpu-nice", "20"}},
 		{"--spare-fixed -1: want >= 0", []string{"bench", "sched", idx, docs, "--spare-fixed", "-1"}},
 		{"exists; not overwriting it", []string{"bench", "sched", idx, docs, "--cpuprofile", docs}},
 		{"--diagnose-for 0s: want > 0", []string{"bench", "sched", idx, docs, "--diagnose", "1", "--diagnose-for", "0s"}},
+		{"--gpu-slots 0: want 1 to 8", []string{"bench", "sched", idx, docs, "--gpu-slots", "0"}},
+		{"--gpu-slots 9: want 1 to 8", []string{"bench", "sched", idx, docs, "--gpu-slots", "9"}},
+		{"--prepare-cores -1: want 0 (all) to GOMAXPROCS", []string{"bench", "sched", idx, docs, "--prepare-cores", "-1"}},
+		{"--prepare-cores 100000: want 0 (all) to GOMAXPROCS", []string{"bench", "sched", idx, docs, "--prepare-cores", "100000"}},
 	} {
 		expectFail(t, []string{c.want}, c.args...)
 	}

@@ -52,7 +52,11 @@ batches and refitted from every batch), the CPU takes the queries the GPU is
 predicted to answer later than arrival + --target × deadline, and
 (--cpu-cheap R) those it answers in under R times the GPU's time per query;
 with --online-cores it runs at most GOMAXPROCS less the GPU side's host
-cores (measured online) CPU slots at once. The rate search has no upper
+cores (measured online) CPU slots at once. The GPU runs --gpu-slots
+batches at once (default 2: one prepared on the host while another runs on
+the device); --prepare-cores caps the cores a batch's host preparation
+fans out over, and --prepare-adapt parks that many CPU slots while a batch
+is being prepared. The rate search has no upper
 bound: it doubles until a run fails. Unless GOGC or GOMEMLIMIT is set, the
 process runs with GOGC 400 and a soft memory limit of half the machine's
 memory (the first line of standard error says which). --device cpu runs the
@@ -81,6 +85,9 @@ cpu-only setup without a GPU (the scheduler's own cost, measured). Otherwise nee
 	diagFor := fs.Duration("diagnose-for", time.Second, "length of each --diagnose probe")
 	cpuNice := fs.Int("cpu-nice", 0, "CPU+GPU setups and --diagnose: run each CPU slot on a thread whose nice value is raised by this much (Linux), so that the kernel runs the GPU side's threads first when the cores are oversubscribed (0: off)")
 	diagYield := fs.Bool("diagnose-yield", false, "--diagnose: the CPU workers call runtime.Gosched between two queries")
+	gpuSlots := fs.Int("gpu-slots", 2, "GPU batches in flight at once (1 to 8): with 2, one batch is prepared on the host while another runs on the device (issue 24)")
+	prepCores := fs.Int("prepare-cores", 0, "cores a GPU batch's host preparation may use (0: all, GOMAXPROCS; at most GOMAXPROCS)")
+	prepAdapt := fs.Bool("prepare-adapt", false, "CPU+GPU setups: while a GPU batch is prepared on the host, park --prepare-cores CPU slots (all of them with --prepare-cores 0), so that the preparation does not wait for cores busy with CPU queries")
 	cpuProfile := fs.String("cpuprofile", "", "write a Go CPU profile of the whole experiment (training, table runs, searches) to this new file (go tool pprof): where the scheduler's own per-query work goes")
 	gpuProfile := fs.Bool("gpu-profile", false, "after each run's progress line, print the GPU's batch profile (host phases, device time by CUDA events) and the Go runtime's GC and scheduling figures over the run")
 	pos, err := parse(fs, args)
@@ -144,6 +151,12 @@ cpu-only setup without a GPU (the scheduler's own cost, measured). Otherwise nee
 	if *cpuNice < 0 || *cpuNice > 19 {
 		return fmt.Errorf("--cpu-nice %d: want 0 to 19", *cpuNice)
 	}
+	if *gpuSlots < 1 || *gpuSlots > 8 {
+		return fmt.Errorf("--gpu-slots %d: want 1 to 8", *gpuSlots)
+	}
+	if *prepCores < 0 || *prepCores > runtime.GOMAXPROCS(0) {
+		return fmt.Errorf("--prepare-cores %d: want 0 (all) to GOMAXPROCS (%d)", *prepCores, runtime.GOMAXPROCS(0))
+	}
 	if *diagFor <= 0 {
 		return fmt.Errorf("--diagnose-for %v: want > 0", *diagFor)
 	}
@@ -192,6 +205,16 @@ cpu-only setup without a GPU (the scheduler's own cost, measured). Otherwise nee
 	if len(diagKs) > 0 {
 		return diagnose(ctx, os.Stdout, x, engine.NewCPU(x, 1), gpuBe, gpuPol, opt, qs, diagKs, *diagFor, scheduler.ProbeOptions{Nice: *cpuNice, Yield: *diagYield})
 	}
+	park := 0 // CPU slots parked while a GPU batch prepares (--prepare-adapt)
+	if gpuBe != nil {
+		gpuBe.SetPrepareCores(*prepCores)
+		if *prepAdapt {
+			park = cpuSlots
+			if *prepCores > 0 {
+				park = min(*prepCores, cpuSlots)
+			}
+		}
+	}
 	var rd *runDiag
 	if *gpuProfile && gpuBe != nil {
 		gpuBe.SetProfile(true)
@@ -203,7 +226,7 @@ cpu-only setup without a GPU (the scheduler's own cost, measured). Otherwise nee
 			Batch: scheduler.BatchPolicy{MaxCost: *cpuBatch}},
 		HybridCPUSlots: *hybridSlots,
 		SplitProbe:     *splitProbe,
-		GPU:            gpuProcessor(gpuBe, gpuPol),
+		GPU:            gpuProcessor(gpuBe, gpuPol, *gpuSlots),
 		Options:        opt,
 		Train:          qs[:*train],
 		Queries:        qs[*train:],
@@ -222,6 +245,8 @@ cpu-only setup without a GPU (the scheduler's own cost, measured). Otherwise nee
 		SpareFixed:     *spare,
 		OnlineCores:    *onlineCores,
 		CPUNice:        *cpuNice,
+		PrepareAdapt:   park,
+		PrepareHook:    gpu.WithDeviceHook,
 		Progress: func(r scheduler.Run) {
 			fmt.Fprintf(os.Stderr, "  %v at %.0f q/s: %d answered (cpu %d, gpu %d), %d missed, mean %v p99 %v, growing %v, process CPU %v/query: sustained %v%s\n",
 				r.Setup, r.Rate, r.Answered, r.Procs[scheduler.CPU].Queries, r.Procs[scheduler.GPU].Queries,
@@ -257,8 +282,8 @@ cpu-only setup without a GPU (the scheduler's own cost, measured). Otherwise nee
 	title := fmt.Sprintf("Scheduler, %v queries: delay vs arrival rate", mode)
 	add := func(r *report.Report) {
 		s := r.Section(title)
-		s.Para("%s; index %s: %d documents, %d terms, %d postings; GPU batches of c = %d postings, wait %v; CPU %d slots, batches of up to %v predicted, %d slots in CPU+GPU (GPU host side %.2f cores; %d core splits probed); %d training and %d replayed queries; ran %v.",
-			describeDevice(gpuBe), pos[0], x.NumDocs(), x.NumTerms(), x.Meta.Postings, *c0, *wait,
+		s.Para("%s; index %s: %d documents, %d terms, %d postings; GPU batches of c = %d postings, wait %v, %d in flight, preparation on %s cores%s; CPU %d slots, batches of up to %v predicted, %d slots in CPU+GPU (GPU host side %.2f cores; %d core splits probed); %d training and %d replayed queries; ran %v.",
+			describeDevice(gpuBe), pos[0], x.NumDocs(), x.NumTerms(), x.Meta.Postings, *c0, *wait, *gpuSlots, prepCoresNote(*prepCores), parkNote(park),
 			cpuSlots, *cpuBatch, rep.HybridCPUSlots, rep.HostCores[scheduler.GPU], len(rep.Split), *train, len(qs)-*train,
 			time.Since(start).Round(time.Second))
 		rep.AddTo(s, fmt.Sprintf("delay-%v", mode))
@@ -298,11 +323,30 @@ func cpuOnlyRun(device string, setups []scheduler.Setup, diagKs []int) (bool, er
 
 // gpuProcessor is the GPU processor of an experiment (no backend: a
 // CPU-only run).
-func gpuProcessor(b *gpu.Backend, pol scheduler.BatchPolicy) scheduler.Processor {
+func gpuProcessor(b *gpu.Backend, pol scheduler.BatchPolicy, slots int) scheduler.Processor {
 	if b == nil {
 		return scheduler.Processor{}
 	}
-	return scheduler.Processor{Backend: b, Slots: 1, Batch: pol}
+	// One batch in four refits the per-query model (Processor.LearnEvery):
+	// a batch of a thousand queries is a thousand updates on the delivery
+	// goroutine, a core's millisecond beside the CPU's slots.
+	return scheduler.Processor{Backend: b, Slots: slots, Batch: pol, LearnEvery: 4}
+}
+
+// prepCoresNote is --prepare-cores for the report ("all" for 0).
+func prepCoresNote(k int) string {
+	if k == 0 {
+		return "all"
+	}
+	return fmt.Sprint(k)
+}
+
+// parkNote describes --prepare-adapt for the report.
+func parkNote(park int) string {
+	if park == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%d CPU slots parked meanwhile)", park)
 }
 
 // gpuFirstNote describes a GPU-first run's batch model and CPU cap.

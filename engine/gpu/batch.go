@@ -201,13 +201,14 @@ func DeviceHook(ctx context.Context) func(prepared time.Duration) {
 }
 
 // prepareBatch prepares qs into bb.preps (dictionary lookups, canonical
-// order; on all cores, like the CPU backend's workers), answers in out the
+// order; on all cores, like the CPU backend's workers, or on
+// SetPrepareCores' cap), answers in out the
 // queries that need no device work (errors, unknown AND terms, OR over no
 // known term) and returns the others, sorted by term count. It touches no
 // device state: concurrent calls on distinct bb are safe.
 func (b *Backend) prepareBatch(bb *batchBufs, qs []engine.Query, out []engine.Response) []*prep {
 	preps, prepErr := bb.preps[:len(qs)], bb.errs[:len(qs)]
-	parallel(len(qs), func(lo, hi int) {
+	parallelWorkers(b.prepareWorkers(), len(qs), 256, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			preps[i].i = i
 			prepErr[i] = b.prepare(&preps[i], &qs[i])
@@ -242,6 +243,28 @@ func (b *Backend) prepareBatch(bb *batchBufs, qs []engine.Query, out []engine.Re
 	// one long query would make every query of its set pay for them.
 	slices.SortStableFunc(work, func(x, y *prep) int { return len(x.terms) - len(y.terms) })
 	return work
+}
+
+// prepCap is Backend.prepCores: SetPrepareCores' cap (0: none).
+type prepCap struct{ n atomic.Int32 }
+
+// SetPrepareCores caps the goroutines that prepare a batch's queries on
+// the host (dictionary lookups, canonical order: prepareBatch) at k; k <= 0
+// restores the default, GOMAXPROCS. Beside a CPU engine on the same cores
+// (qp bench sched --prepare-cores, issue 24) the preparation then takes
+// fewer cores from the CPU's queries, and a batch prepared while another
+// runs on the device needs no more than that. Safe during searches (the
+// next batch's preparation uses it).
+func (b *Backend) SetPrepareCores(k int) {
+	b.prepCores.n.Store(int32(max(min(k, math.MaxInt32), 0)))
+}
+
+// prepareWorkers is the goroutines prepareBatch may use.
+func (b *Backend) prepareWorkers() int {
+	if k := int(b.prepCores.n.Load()); k > 0 {
+		return min(k, runtime.GOMAXPROCS(0))
+	}
+	return runtime.GOMAXPROCS(0)
 }
 
 // batchBufs are one SearchBatch call's host buffers: its prepared queries
@@ -352,7 +375,12 @@ func parallel(n int, f func(lo, hi int)) { parallelChunks(n, 256, f) }
 
 // parallelChunks is parallel with chunks of the given size.
 func parallelChunks(n, chunk int, f func(lo, hi int)) {
-	w := min(runtime.GOMAXPROCS(0), (n+chunk-1)/chunk)
+	parallelWorkers(runtime.GOMAXPROCS(0), n, chunk, f)
+}
+
+// parallelWorkers is parallelChunks on at most workers goroutines.
+func parallelWorkers(workers, n, chunk int, f func(lo, hi int)) {
+	w := min(workers, (n+chunk-1)/chunk)
 	if w <= 1 {
 		f(0, n)
 		return

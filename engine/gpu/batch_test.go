@@ -3,6 +3,7 @@ package gpu
 import (
 	"context"
 	"math/rand"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -110,5 +111,36 @@ func TestBufPool(t *testing.T) {
 	}
 	if len(p.free) != maxFreeBufs {
 		t.Fatalf("pool keeps %d buffers, want at most %d", len(p.free), maxFreeBufs)
+	}
+}
+
+// TestPrepareCores: SetPrepareCores caps prepareBatch's goroutines at k,
+// at most GOMAXPROCS; k <= 0 restores GOMAXPROCS. No device needed.
+func TestPrepareCores(t *testing.T) {
+	var b Backend
+	all := runtime.GOMAXPROCS(0)
+	for _, tc := range []struct{ k, want int }{{0, all}, {1, 1}, {all + 5, all}, {-3, all}, {1 << 40, all}} {
+		b.SetPrepareCores(tc.k)
+		if got := b.prepareWorkers(); got != tc.want {
+			t.Errorf("SetPrepareCores(%d): %d workers, want %d", tc.k, got, tc.want)
+		}
+	}
+	var calls atomic.Int32
+	var seen [1000]atomic.Bool
+	parallelWorkers(2, len(seen), 10, func(lo, hi int) {
+		calls.Add(1)
+		for i := lo; i < hi; i++ {
+			if seen[i].Swap(true) {
+				t.Errorf("index %d twice", i)
+			}
+		}
+	})
+	for i := range seen {
+		if !seen[i].Load() {
+			t.Fatalf("index %d not covered", i)
+		}
+	}
+	if calls.Load() != 100 {
+		t.Errorf("%d chunks of 10 for 1000, want 100", calls.Load())
 	}
 }

@@ -193,6 +193,9 @@ type Backend struct {
 	bm                  *bitmaps // device bitmaps of the densest lists (bitmap.go), nil without
 
 	bufs bufPool // per-batch host buffers (batch.go): preparation needs no mu
+	// prepCores caps the goroutines of a batch's host preparation
+	// (prepareBatch; SetPrepareCores); 0: GOMAXPROCS.
+	prepCores prepCap
 
 	// mu is the device: held by a batch while its launch sets run (and
 	// by the setters, Profile, Close); it guards every field below, the

@@ -1,81 +1,88 @@
 #!/usr/bin/env bash
-# scripts/device/serveab.sh — issue #25's targets, old server against new:
-# for each mode (MODES, default "and or") and each server build (new =
-# bin/dev/qp, run first; old = $OLD, main's qp), `qp serve --device
-# $DEVICE` on the gen index (lib.sh's gen10m, MODEL (topics for issue 25's
-# figures) and DOCS (default 10M); or IDX) is loaded by the SAME generator,
-# the new build's `qp bench load --client raw` (plain HTTP/1.1, prebuilt
-# requests, latency from the intended send time; GOMAXPROCS=$GEN, default
-# 6), levels of DUR (default 4s):
+# scripts/device/serveab.sh — issue #25's targets, new server against old,
+# measured honestly: for each mode (MODES, default "and or") and each
+# server build (new = bin/dev/qp, run first; old = $OLD, main's qp carried
+# as bin/dev/data/qp-old.xz), `qp serve --device $DEVICE` on the gen index
+# (lib.sh's gen10m: MODEL, default topics, and DOCS, default 10M; built
+# there in ~170 s, reused on a warm machine; or IDX) is loaded by the SAME
+# generator, the new build's `qp bench load --client raw` (plain HTTP/1.1,
+# prebuilt requests, one open-loop schedule shared by all connections,
+# connections dialed before the level, latency from each request's due
+# time: no coordinated omission; GOMAXPROCS=$GEN, default 6), levels of
+# DUR (default 4s):
 #   sat1    saturation, one query per request (POST /v1/search), $CONNS
-#           connections (default 4096: the GPU needs many queries in flight)
+#           connections (default 16384: at 4096 the level was capped by
+#           Little's law, 4096 in flight / 29.8 ms = 137k/s, not by the
+#           server)
 #   sat100  saturation, 100 queries per request, 64 connections
-#   r80     a constant rate of 80% of the IN-PROCESS rate (the issue's
-#           "p99 <= 20 ms at 80% of that rate"), one query per request,
-#           $CONNS connections
-#   r80s    80% of the first new server's sat1 rate (the fourteenth
-#           session's r80: the same offered rate for both builds)
-# (R80="r80" or "r80s" keeps one of the two), in ROUNDS (default 1)
-# rounds, new old (the spread between rounds is the noise).
-# Each row: q/s and its share of the in-process rate (inproc%), p50/p99/max
-# latency (client side), status codes, the server's CPU over the level
-# (srv_us_per_req = server CPU µs per answered request), the generator's
-# cores, and the server's own latency breakdown from its /metrics
-# (histogram deltas over the level: mean and p99 of the queue wait
-# (arrival to batch start), of the batch's time (from its start: the
-# host preparation, the wait for the device and the device phase), and of
-# the whole request inside the server; the batches' count and mean size;
-# and, new build on a GPU, the pipelined batch's three phases: host
-# preparation, wait for the device, device phase; zero counts otherwise).
-# The in-process batch throughput is qp bench serve's first line (qp.Stream,
-# 16,384-query chunks, best of 3; new build: Stream runs one SearchBatch at
-# a time, which the change does not touch).
+#   r80     80% of the IN-PROCESS rate (the issue's "p99 <= 20 ms at 80%
+#           of that rate"), one query per request
+#   r60     60% of it
+# (LEVELS, default "sat1 sat100 r80 r60", keeps some), the fixed rates
+# with rate × 100 ms connections (Little's law at 100 ms of latency), in
+# ROUNDS (default 1) rounds, new old.
+# Each row: q/s and its share of the in-process rate (inproc%), the
+# client's latency p50/p90/p99/p99.9/max from the due time, its service
+# time p99 (send to answer) and send lag p99 (due to send: above a
+# millisecond or two the generator, not the server, set the tail), the
+# server's CPU cores and µs per answered request, the generator's cores,
+# redials, the generator's peak RSS, status codes; then the server's own
+# breakdown from its /metrics (histogram deltas over the level: mean and
+# p99 bucket of queue wait, batch time, in-server request time, and, new
+# build, answer wake (batch return to handler), Go scheduling latency and
+# GC pauses; pipelined GPU: host preparation, wait for the device, device
+# phase; batches and mean size). After each level of the new build on a
+# GPU, `qp bench pipebound` prints the model's p99 floor at the r80 and
+# r60 rates from the server's fits of that moment (serve/pipebound.go,
+# docs/BENCHMARKS.md "The p99 floor"). After each build, the server's peak
+# RSS (VmHWM) and threads.
+# The in-process batch throughput is qp bench serve's first line (qp.Stream
+# over the queries, best of 3).
 # SERVE_FLAGS adds qp serve flags to both builds; SERVE_FLAGS_OLD and
-# SERVE_FLAGS_NEW to one (e.g. SERVE_FLAGS_NEW="--inflight 1" or
-# "--batch-budget -1" separates the pipelining from the automatic cap).
-# Budget (GPU, 10M topic model cold): gen 120-200 s; per mode: in-process
-# ~20 s, then per build ~15 s start + 4 x (DUR + ~1.5 s): ~40 s with DUR=4s;
-# ROUNDS=1, both modes: ~3 min after gen, so ~5-7 minutes cold, ~3 warm
-# (no build starts after 500 s, no mode after 430 s).
+# SERVE_FLAGS_NEW to one.
+# Budget (GPU, 10M topic model cold): gen ~170 s; per mode: in-process
+# ~20 s, per build ~15 s start + 4 x (DUR + ~3 s) ≈ 45 s: ~4 minutes after
+# gen, ~7-8 minutes cold, ~4 warm (no build starts after 470 s, no mode
+# after 400 s: the call ends within 9 minutes).
 #
-# Run (the lead): here, on the serve2 branch,
+# Run (the lead), on the Go machine in the serve3 worktree:
 #   bash scripts/device/build.sh &&
-#   git -C /work/main archive main | (mkdir -p /tmp/qpm && tar -x -C /tmp/qpm) &&  # main before serve2's merge
+#   git -C /work/main archive main | (mkdir -p /tmp/qpm && tar -x -C /tmp/qpm) &&
 #   (cd /tmp/qpm && CGO_ENABLED=0 go build -o /tmp/qp-old ./cmd/qp) &&
 #   xz -T0 -c /tmp/qp-old >bin/dev/data/qp-old.xz &&
 #   xz -T0 -c bin/dev/qp >bin/dev/data/qp.xz && rm bin/dev/qp bin/dev/*.test
-# (about 25 MB: the test binaries are not needed), then on the GPU machine,
-# carry ["bin/dev"] (unpack.sh keeps a /tmp/qp or /tmp/qp-old already there:
-# remove them on a machine that ran other calls):
-#   rm -f /tmp/qp /tmp/qp-old; bash scripts/device/unpack.sh; MODEL=topics bash scripts/device/serveab.sh
-# On the warm machine (index kept), a second round or a variant:
-#   MODEL=topics ROUNDS=2 MODES=and bash scripts/device/serveab.sh
-#   MODEL=topics OLD=$PWD/bin/dev/qp SERVE_FLAGS_OLD="--inflight 1 --batch-budget -1" bash scripts/device/serveab.sh
-# (the second compares pipelining + cap against one batch in flight, same build).
+# then on the GPU machine, carry ["bin/dev"]:
+#   rm -f /tmp/qp /tmp/qp-old; bash scripts/device/unpack.sh; bash scripts/device/serveab.sh
+# A second round on the warm machine (index kept):
+#   ROUNDS=1 MODES=and bash scripts/device/serveab.sh
 # Output: $OUT/serveab.txt (the rows; also on stdout), $OUT/serveab-*.json
 # (the generator's rows), $OUT/serveab-*-server.log, $OUT/gen.log.
-# Look at: sat1 and sat100 inproc% new vs old (target >= 80%), p99 at r80
-# and r80s new vs old (target <= 20 ms at r80), and at r80 which of queue
-# / batch / in-server dominates, the mean batch size (new: small at r80,
-# large at sat), gen cores (near GEN: the generator limited the rate).
+# Look at: sat1 and sat100 inproc% new vs old (target >= 80%); r80 p99
+# (target <= 20 ms) beside the model's floor (pipebound) and the send lag
+# (lag p99 near 0: the generator kept its schedule); where the in-server
+# time goes (queue / batch / answer wake / sched); the summary at the end.
 source scripts/device/lib.sh
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 OLD=${OLD:-/tmp/qp-old}
 DEVICE=${DEVICE:-gpu}
 DUR=${DUR:-4s}
 GEN=${GEN:-6}
-CONNS=${CONNS:-4096}
+CONNS=${CONNS:-16384}
+export MODEL=${MODEL:-topics}
 IDX=${IDX:-/tmp/g10m.qp}
 Q=${Q:-$bin/data/06.efficiency_topics.txt}
 LIMIT=${LIMIT:-50000}
 PORT=${PORT:-18080}
+LEVELS=${LEVELS:-sat1 sat100 r80 r60}
 if [ "$IDX" = /tmp/g10m.qp ]; then gen10m || exit 1; fi
 chmod +x "$OLD" 2>/dev/null  # unpack.sh leaves /tmp/qp-old without the x bit
 [ -x "$OLD" ] || { echo "no old build at $OLD (see the header)"; exit 1; }
 head -n "$LIMIT" "$Q" >/tmp/serveab-q.txt
 res=$OUT/serveab.txt
+sum=$OUT/serveab-summary.txt
+: >"$sum"
 tck=$(getconf CLK_TCK)
-echo "device $DEVICE, index $IDX, $(nproc) cores, generator GOMAXPROCS=$GEN, DUR $DUR, CONNS $CONNS" | tee "$res"
+echo "device $DEVICE, index $IDX (MODEL $MODEL), $(nproc) cores, generator GOMAXPROCS=$GEN, DUR $DUR, sat1 CONNS $CONNS, levels $LEVELS" | tee "$res"
 
 # cpu PID: the process's user+system CPU seconds.
 cpu() { awk -v t="$tck" '{printf "%.3f", ($14+$15)/t}' "/proc/$1/stat"; }
@@ -86,22 +93,23 @@ metrics() {
   cat <&3
   exec 3<&-
 }
-# breakdown BEFORE AFTER: mean and p99 (bucket upper bound) of the three
-# histograms' deltas, in ms.
+# breakdown BEFORE AFTER: mean and p99 (bucket upper bound) of the
+# histograms' deltas, in ms (a histogram the build lacks prints n/a).
 breakdown() {
   awk 'FNR==1{f++} /^qp_serve_batch_size_(sum|count)/ { if (f==1) a[$1]=$NF; else b[$1]=$NF-a[$1] }
-  /^qp_serve_(queue_wait|batch_duration|request_duration|batch_prepare|batch_device_wait|batch_device)_seconds/ {
-    name=$1; v=$NF; sub(/\{.*/, "", name)
+  /^qp_serve_(queue_wait|batch_duration|request_duration|answer_wake|go_sched_latencies|go_gc_pauses|batch_prepare|batch_device_wait|batch_device)_seconds/ {
+    v=$NF
     if ($1 ~ /request_duration/ && $1 !~ /endpoint="search"/ && $1 !~ /endpoint="batch"/) next
     key=$1; if (f==1) a[key]=v; else b[key]=v-a[key] }
   END {
-    n=split("queue_wait batch_duration request_duration batch_prepare batch_device_wait batch_device", hs, " ")
-    for (i=1;i<=n;i++) { h="qp_serve_" hs[i] "_seconds"; s=0; c=0; delete le
-      if (i==4) printf "\n       pipelined GPU batches:"
-      for (k in b) { if (index(k, h "_sum")==1) s+=b[k]; if (index(k, h "_count")==1) c+=b[k]
+    n=split("queue_wait batch_duration request_duration answer_wake go_sched_latencies go_gc_pauses batch_prepare batch_device_wait batch_device", hs, " ")
+    for (i=1;i<=n;i++) { h="qp_serve_" hs[i] "_seconds"; s=0; c=0; seen=0; delete le
+      if (i==7) printf "\n       pipelined GPU batches:"
+      for (k in b) { if (index(k, h "_sum")==1) s+=b[k]; if (index(k, h "_count")==1) { c+=b[k]; seen=1 }
         if (index(k, h "_bucket")==1) { m=k; sub(/.*le="/, "", m); sub(/".*/, "", m); le[m]+=b[k] } }
+      if (!seen) { printf " %s n/a", hs[i]; continue }
       p=""; if (c>0) { best=""; for (m in le) if (le[m] >= 0.99*c && (best=="" || m+0 < best+0)) best=m; p=best }
-      printf " %s mean %.2f p99<=%s", hs[i], (c>0 ? 1000*s/c : 0), (p=="" ? "-" : (p=="+Inf" ? p : sprintf("%.1f", 1000*p))) }
+      printf " %s mean %.3f p99<=%s", hs[i], (c>0 ? 1000*s/c : 0), (p=="" ? "-" : (p=="+Inf" ? p : sprintf("%.2f", 1000*p))) }
     printf " (ms); batches %d, mean size %.1f\n", b["qp_serve_batch_size_count"], (b["qp_serve_batch_size_count"]>0 ? b["qp_serve_batch_size_sum"]/b["qp_serve_batch_size_count"] : 0) }' "$1" "$2"
 }
 # level BUILD MODE NAME PER RATE CONNS: one load level on the running server.
@@ -110,26 +118,34 @@ level() {
   local j=$OUT/serveab-$m-$b-$name.json c0 c1 t0 t1
   metrics >/tmp/serveab-m0.txt 2>/dev/null
   c0=$(cpu "$spid"); t0=$(date +%s.%N)
-  GOMAXPROCS=$GEN timeout "$(( ${DUR%s} + 40 ))" "$bin/qp" bench load "http://127.0.0.1:$PORT" /tmp/serveab-q.txt --client raw --mode "$m" \
+  GOMAXPROCS=$GEN timeout "$(( ${DUR%s} + 60 ))" "$bin/qp" bench load "http://127.0.0.1:$PORT" /tmp/serveab-q.txt --client raw --mode "$m" \
     --per-request "$per" --rate "$rate" --conns "$conns" --duration "$DUR" --name "$name" >"$j" 2>>"$OUT/serveab-gen.log"
   c1=$(cpu "$spid"); t1=$(date +%s.%N)
   metrics >/tmp/serveab-m1.txt 2>/dev/null
-  python3 - "$j" "$c0" "$c1" "$t0" "$t1" "$b" "$m" "${inproc:-0}" <<'EOF' 2>/dev/null || awk -v f="$j" 'BEGIN{getline l <f; print "  " l}'
+  python3 - "$j" "$c0" "$c1" "$t0" "$t1" "$b" "$m" "${inproc:-0}" "$sum" <<'EOF' 2>/dev/null || awk -v f="$j" 'BEGIN{getline l <f; print "  " l}'
 import json, sys
 r = json.load(open(sys.argv[1]))
 c = float(sys.argv[3]) - float(sys.argv[2]); w = float(sys.argv[5]) - float(sys.argv[4])
 req = r["qps"] * r["wall_s"] / r["queries_per_request"]
 ip = float(sys.argv[8])
 pct = f'{100*r["qps"]/ip:5.1f}%' if ip > 0 else '    -'
-print(f'{sys.argv[7]:4} {sys.argv[6]:4} {r["level"]:7} offered {r["offered_rps"]:8.0f} q/s {r["qps"]:8.0f} inproc% {pct} p50 {r["p50_ns"]/1e6:7.2f} p99 {r["p99_ns"]/1e6:8.2f} max {r["max_ns"]/1e6:8.1f} ms '
-      f'srv {c/w:5.2f} cores srv_us_per_req {1e6*c/max(req,1):6.1f} gen {r["client_cpu_s"]/r["wall_s"]:4.2f} cores codes {r["codes"]}')
+g = lambda k: r.get(k, 0) / 1e6
+line = (f'{sys.argv[7]:4} {sys.argv[6]:4} {r["level"]:6} offered {r["offered_rps"]:7.0f} conns {r["connections"]:5} q/s {r["qps"]:7.0f} inproc% {pct} '
+        f'p50 {g("p50_ns"):6.2f} p90 {g("p90_ns"):6.2f} p99 {g("p99_ns"):7.2f} p99.9 {g("p999_ns"):7.2f} max {g("max_ns"):7.1f} '
+        f'svc99 {g("service_p99_ns"):6.2f} lag99 {g("send_lag_p99_ns"):6.2f} ms')
+print(line + f' srv {c/w:5.2f} cores {1e6*c/max(req,1):6.1f} us/req gen {r["client_cpu_s"]/r["wall_s"]:4.2f} cores '
+      f'redials {r.get("redials", 0)} genRSS {r.get("gen_peak_rss_mb", 0):.0f}MB ok {100*r["success"]:.2f}% codes {r["codes"]}')
+for e in r.get("errors") or []:
+    print("       client error:", e)
+open(sys.argv[9], "a").write(line + f' ok {100*r["success"]:.2f}%\n')
 EOF
   echo "     server:$(breakdown /tmp/serveab-m0.txt /tmp/serveab-m1.txt)"
-  sed -n 's/.*"qps":\([0-9.]*\).*/\1/p' "$j" | head -1 >/tmp/serveab-last-qps
+  if [ "$b" = new ] && grep -q '^qp_serve_gpu_device_fixed_seconds' /tmp/serveab-m1.txt; then
+    "$bin/qp" bench pipebound "http://127.0.0.1:$PORT" --rate "$r80,$r60" | sed 's/^/     model: /' | tee -a "$sum"
+  fi
 }
-# server BUILD-BINARY: starts qp serve, waits until ready (90 s at most).
+# server BUILD-BINARY NAME: starts qp serve, waits until ready (90 s at most).
 server() {
-  # shellcheck disable=SC2086
   local extra=${SERVE_FLAGS_NEW:-}
   [ "$2" = old ] && extra=${SERVE_FLAGS_OLD:-}
   # shellcheck disable=SC2086
@@ -144,30 +160,31 @@ server() {
   done
   echo "server $2 not ready in 90 s"; return 1
 }
-# want LEVEL: whether R80 (empty: both) keeps that rate level.
-want() { [ -z "${R80:-}" ] || [ "$R80" = "$1" ]; }
+want() { case " $LEVELS " in *" $1 "*) return 0 ;; esac; return 1; }
 for m in ${MODES:-and or}; do
-  if [ "$SECONDS" -gt 430 ]; then echo "== $m skipped (time: ${SECONDS}s)" | tee -a "$res"; continue; fi
+  if [ "$SECONDS" -gt 400 ]; then echo "== $m skipped (time: ${SECONDS}s)" | tee -a "$res"; continue; fi
   timeout 100 "$bin/qp" bench serve "$IDX" /tmp/serveab-q.txt --device "$DEVICE" --mode "$m" --duration 1s \
-    --conns-one 64 --per-request 0 --fractions "" --many 0 2>&1 | grep "^in-process" | sed "s/^/$m /" | tee -a "$res" >/tmp/serveab-inproc
+    --conns-one 64 --per-request 0 --fractions "" --many 0 2>&1 | grep "^in-process" | sed "s/^/$m /" | tee -a "$res" "$sum" >/tmp/serveab-inproc
   inproc=$(sed -n 's/.*): \([0-9.]*\) q\/s.*/\1/p' /tmp/serveab-inproc | head -1)
-  rm -f /tmp/serveab-r80s
+  [ -n "$inproc" ] || { echo "== $m: no in-process rate"; continue; }
+  r80=$(awk -v r="$inproc" 'BEGIN{printf "%.0f", 0.8*r}')
+  r60=$(awk -v r="$inproc" 'BEGIN{printf "%.0f", 0.6*r}')
+  c80=$(awk -v r="$r80" 'BEGIN{c=int(0.1*r+0.999); print (c<64?64:c)}')
+  c60=$(awk -v r="$r60" 'BEGIN{c=int(0.1*r+0.999); print (c<64?64:c)}')
   for b in $(for _ in $(seq "${ROUNDS:-1}"); do echo new old; done); do
-    if [ "$SECONDS" -gt 500 ]; then echo "== $m $b skipped (time: ${SECONDS}s)" | tee -a "$res"; continue; fi
+    if [ "$SECONDS" -gt 470 ]; then echo "== $m $b skipped (time: ${SECONDS}s)" | tee -a "$res"; continue; fi
     exe=$bin/qp; [ "$b" = old ] && exe=$OLD
     server "$exe" "$b" || continue
     {
-      level "$b" "$m" sat1 1 0 "$CONNS"
-      [ -s /tmp/serveab-r80s ] || awk '{printf "%.0f", 0.8*$1}' /tmp/serveab-last-qps >/tmp/serveab-r80s
-      level "$b" "$m" sat100 100 0 64
-      if want r80 && [ -n "$inproc" ]; then
-        level "$b" "$m" r80 1 "$(awk -v r="$inproc" 'BEGIN{printf "%.0f", 0.8*r}')" "$CONNS"
-      fi
-      if want r80s; then
-        level "$b" "$m" r80s 1 "$(cat /tmp/serveab-r80s 2>/dev/null || echo 1000)" "$CONNS"
-      fi
+      if want sat1; then level "$b" "$m" sat1 1 0 "$CONNS"; fi
+      if want sat100; then level "$b" "$m" sat100 100 0 64; fi
+      if want r80; then level "$b" "$m" r80 1 "$r80" "$c80"; fi
+      if want r60; then level "$b" "$m" r60 1 "$r60" "$c60"; fi
+      echo "     server process: $(grep -E '^(VmHWM|Threads)' "/proc/$spid/status" | tr -s ' \t' ' ' | paste -sd ' ')"
     } | tee -a "$res"
     kill -TERM "$spid"; wait "$spid"
-    echo "== $m $b done (${SECONDS}s)"
+    echo "== $m $b done (${SECONDS}s)" | tee -a "$res"
   done
 done
+echo "== summary (${SECONDS}s)" | tee -a "$res"
+tee -a "$res" <"$sum"
