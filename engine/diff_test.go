@@ -149,17 +149,19 @@ func sameResults(got, want []topk.Result) (int, bool) {
 
 // allOptions is every (AND algorithm, OR strategy) pair, MaxScore and
 // BlockMax-WAND kept from switching to TAAT on short queries (NoTAAT: the
-// test collections' lists are all short), plus the switch at three limits.
+// test collections' lists are all short), plus the switch at four limits.
 func allOptions() []Options {
 	var out []Options
 	for _, a := range AndAlgorithms {
 		for _, o := range OrStrategies {
 			out = append(out, Options{AndAlgo: a, OrAlgo: o, OrTAATPostings: NoTAAT})
 		}
-		// The default switch, and TAAT-then-MaxScore over the lists of
-		// up to 40 and 400 postings.
+		// The default switch, TAAT-then-MaxScore over the lists of up
+		// to 40 and 400 postings, and at 2 postings, where most queries
+		// have no short list (the TAAT plan from the first list, then
+		// absorbing lists of up to 16 postings).
 		out = append(out, Options{AndAlgo: a, OrAlgo: OrMaxScore}, Options{AndAlgo: a, OrAlgo: OrMaxScore, OrTAATPostings: 40},
-			Options{AndAlgo: a, OrAlgo: OrBMW, OrTAATPostings: 400})
+			Options{AndAlgo: a, OrAlgo: OrBMW, OrTAATPostings: 400}, Options{AndAlgo: a, OrAlgo: OrMaxScore, OrTAATPostings: 2})
 	}
 	return out
 }

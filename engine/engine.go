@@ -178,7 +178,10 @@ type Options struct {
 	// OrTAATPostings: an OR query run by MaxScore or BlockMax-WAND whose
 	// lists hold at most this many postings in all runs OrTAAT instead
 	// (short lists: scoring every posting into a dense accumulator costs
-	// less than DAAT's per-candidate work; docs/CPU-ENGINE.md). 0 selects
+	// less than DAAT's per-candidate work; docs/CPU-ENGINE.md), one whose
+	// first lists fit, or of two or more lists none of which fits, runs a
+	// TAAT prefix then MaxScore probes (OrTAATMaxScore), and a one-list
+	// query too long for it runs MaxScore's one-list loop. 0 selects
 	// DefaultOrTAATPostings; a negative value (NoTAAT) never switches. It
 	// applies only to collections of at most TAATMaxDocs documents.
 	// Results are identical either way; Stats.OrAlgo says what ran.
@@ -293,6 +296,7 @@ type Engine struct {
 	acc     []float32
 	touched []uint32
 	bits    []uint64      // orTAATMaxScore's touched documents, as a bitset
+	sorted  []uint32      // and flattened, ascending (flattenBits)
 	sel     []topk.Result // orTAATMaxScore's prefix top k
 	rem     []float64     // orTAATMaxScore's suffix sums of list maxima
 	brem    []float64     // and of block maxima at a document (blockRem)

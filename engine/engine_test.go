@@ -161,6 +161,9 @@ func TestStats(t *testing.T) {
 // TestShortOrRunsTAAT checks the switch of MaxScore and BlockMax-WAND to
 // TAAT, or to a TAAT prefix then MaxScore, at Options.OrTAATPostings
 // postings, the stats saying what ran and the results staying identical.
+// A query of two or more lists none of which is short runs the TAAT prefix
+// plan with its first list (step 29); a one-list query runs MaxScore
+// (step 31) unless NoTAAT keeps the strategy asked for.
 func TestShortOrRunsTAAT(t *testing.T) {
 	x, col := smallIndex(t, "bp128", 3000, 64, 5)
 	e := New(x)
@@ -180,7 +183,7 @@ func TestShortOrRunsTAAT(t *testing.T) {
 		for _, c := range []struct {
 			limit int
 			ran   OrStrategy
-		}{{sum, OrTAAT}, {sum - 1, OrTAATMaxScore}, {minDF, OrTAATMaxScore}, {minDF - 1, algo}, {NoTAAT, algo}, {0, OrTAAT}} {
+		}{{sum, OrTAAT}, {sum - 1, OrTAATMaxScore}, {minDF, OrTAATMaxScore}, {minDF - 1, OrTAATMaxScore}, {NoTAAT, algo}, {0, OrTAAT}} {
 			got, st, err := e.SearchInto(nil, q, Options{OrAlgo: algo, OrTAATPostings: c.limit})
 			if err != nil {
 				t.Fatal(err)
@@ -191,6 +194,27 @@ func TestShortOrRunsTAAT(t *testing.T) {
 			if i, ok := sameResults(got, want); !ok {
 				t.Errorf("%s with OrTAATPostings %d: results differ from TAAT at rank %d", algo, c.limit, i)
 			}
+		}
+		one := Query{Terms: terms[:1], Mode: Or, K: 10}
+		want1, _, err := e.SearchInto(nil, one, Options{OrAlgo: OrTAAT})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, st, err := e.SearchInto(nil, one, Options{OrAlgo: algo, OrTAATPostings: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.OrAlgo != OrMaxScore {
+			t.Errorf("%s, one long list: ran %q, want %q", algo, st.OrAlgo, OrMaxScore)
+		}
+		if i, ok := sameResults(got, want1); !ok {
+			t.Errorf("%s, one long list: results differ from TAAT at rank %d", algo, i)
+		}
+		if _, st, err = e.SearchInto(nil, one, Options{OrAlgo: algo, OrTAATPostings: NoTAAT}); err != nil {
+			t.Fatal(err)
+		}
+		if st.OrAlgo != algo {
+			t.Errorf("%s, one list, NoTAAT: ran %q", algo, st.OrAlgo)
 		}
 	}
 }

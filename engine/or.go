@@ -10,7 +10,8 @@ import (
 // runOr evaluates the disjunction of e.terms and writes the top K to dst.
 // opt is resolved. MaxScore and BlockMax-WAND run a query whose lists are
 // all short (Options.OrTAATPostings) by OrTAAT, and one whose shortest
-// lists are short by orTAATMaxScore; e.st.OrAlgo records what ran.
+// lists are short (or, with two or more lists, none is) by orTAATMaxScore;
+// e.st.OrAlgo records what ran.
 func (e *Engine) runOr(dst []topk.Result, k int, opt Options) ([]topk.Result, error) {
 	e.heap.Reset(k)
 	if len(e.terms) == 0 {
@@ -22,12 +23,27 @@ func (e *Engine) runOr(dst []topk.Result, k int, opt Options) ([]topk.Result, er
 		e.st.OrBitmaps = len(e.bidx)
 		algo = "bitmap"
 	} else if algo == OrMaxScore || algo == OrBMW {
-		switch p := e.taatPrefix(opt.OrTAATPostings); {
+		p := e.taatPrefix(opt.OrTAATPostings)
+		if p == 0 && len(e.terms) >= 2 && e.taatLong(opt.OrTAATPostings) {
+			// No short list, two or more long ones: the TAAT plan
+			// with the shortest list as its prefix (step 29,
+			// docs/CPU-ENGINE.md) beats MaxScore (three or more
+			// lists) and BMW (two or more) over all of them.
+			p = 1
+		}
+		if p == 0 && len(e.terms) == 1 && opt.OrTAATPostings >= 0 {
+			// One long list: MaxScore's one-list loop (maxScoreOne,
+			// block-max skipping) is BMW's best case too, without
+			// BMW's pivot bookkeeping (step 31, docs/CPU-ENGINE.md).
+			// NoTAAT keeps the strategy asked for.
+			algo = OrMaxScore
+		}
+		switch {
 		case p == len(e.terms):
 			algo = OrTAAT
 		case p > 0:
 			e.st.OrAlgo = OrTAATMaxScore
-			if err := e.orTAATMaxScore(p); err != nil {
+			if err := e.orTAATMaxScore(p, opt.OrTAATPostings); err != nil {
 				return dst[:0], err
 			}
 			return e.heap.Results(dst), nil

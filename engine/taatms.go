@@ -1,8 +1,8 @@
 package engine
 
 import (
+	"fmt"
 	"math"
-	"math/bits"
 
 	"github.com/qpengine/qp/score"
 	"github.com/qpengine/qp/topk"
@@ -31,7 +31,7 @@ import (
 //
 // The sums are the canonical float32 sums of score/bm25.go, so results are
 // bit-identical to every other strategy.
-func (e *Engine) orTAATMaxScore(p int) error {
+func (e *Engine) orTAATMaxScore(p, limit int) error {
 	if len(e.acc) != int(e.n) {
 		e.acc = make([]float32, e.n)
 	}
@@ -54,20 +54,45 @@ func (e *Engine) orTAATMaxScore(p int) error {
 			return err
 		}
 	}
-	touched := e.touched[:nt]
-	for _, d := range touched {
+	h := &e.heap
+	m := len(e.terms)
+	infl := inflate(m)
+	th := math.Inf(-1)
+	for {
+		th = math.Inf(-1)
+		if nt >= h.K() {
+			e.sel = topk.Select(e.sel[:0], acc, e.touched[:nt], h.K())
+			th = float64(e.sel[h.K()-1].Score)
+		}
+		if m-p < 2 || !e.absorb(p, limit, th, infl) {
+			break
+		}
+		// Absorb list p into the prefix (step 28,
+		// docs/CPU-ENGINE.md): MaxScore over two or more long lists would run.
+		var err error
+		if nt, err = e.taatList(p, nt); err != nil {
+			return err
+		}
+		p++
+	}
+	for _, d := range e.touched[:nt] {
 		bs[d>>6] |= 1 << (d & 63)
 	}
-	h := &e.heap
-	th := math.Inf(-1)
-	if nt >= h.K() {
-		e.sel = topk.Select(e.sel[:0], acc, touched, h.K())
-		th = float64(e.sel[h.K()-1].Score)
+	if cap(e.sorted) < nt+1 {
+		e.sorted = make([]uint32, nt+1, 2*(nt+1))
+	}
+	nc := flattenBits(e.sorted[:nt+1], bs)
+	if nc != nt {
+		panic(fmt.Sprintf("BUG: %d touched documents flatten to %d", nt, nc))
 	}
 	if err := e.resetCursors(p); err != nil {
 		return err
 	}
-	th = e.probeLong(p, th)
+	if p == len(e.terms)-1 {
+		th = e.probeOne(p, th, e.sorted[:nc])
+	} else {
+		th = e.probeLong(p, th, e.sorted[:nc])
+	}
 	e.st.Candidates += int64(nt)
 	if e.rem[p]*inflate(len(e.terms)) >= th {
 		// Documents in none of the short lists may still enter: MaxScore
@@ -84,7 +109,26 @@ func (e *Engine) orTAATMaxScore(p int) error {
 	return e.finishCursors(p)
 }
 
-// probeLong is step 3 of orTAATMaxScore over the documents of e.bits, and
+// absorb reports whether the TAAT prefix should take list p (of two or
+// more long lists p..m-1) too: after the prefix of p lists, whose k-th
+// largest sum is th, a document in none of them could still reach th
+// (the long lists' maxima sum, inflated, to th or more), so MaxScore over
+// the long lists would follow the probes, and list p is short enough
+// (limit = Options.OrTAATPostings, times absorbFactor, postings at most) that adding it
+// term-at-a-time costs less than that traversal.
+func (e *Engine) absorb(p, limit int, th, infl float64) bool {
+	if int64(e.terms[p].df) > absorbFactor*int64(limit) {
+		return false
+	}
+	r := 0.0
+	for i := p; i < len(e.terms); i++ {
+		r += float64(e.terms[i].max)
+	}
+	return r*infl >= th
+}
+
+// probeLong is step 3 of orTAATMaxScore over cand (the touched documents,
+// ascending: flattenBits of e.bits), and
 // returns the final threshold (at least th). e.rem[i] is set to the sum of
 // the maxima of lists i..m-1.
 //
@@ -96,7 +140,7 @@ func (e *Engine) orTAATMaxScore(p int) error {
 // is dropped before the block is decoded. Documents that stay within the
 // decoded blocks skip that bound (its skip-table walk would cost more than
 // the probe).
-func (e *Engine) probeLong(p int, th float64) float64 {
+func (e *Engine) probeLong(p int, th float64, cand []uint32) float64 {
 	m := len(e.terms)
 	if cap(e.rem) < m+1 {
 		e.rem = make([]float64, m+1)
@@ -112,44 +156,102 @@ func (e *Engine) probeLong(p int, th float64) float64 {
 	}
 	infl := inflate(m)
 	acc, norms, k1p1, cs, terms, h := e.acc, e.norms, e.k1p1, e.curs, e.terms, &e.heap
-	for w, word := range e.bits {
-		for word != 0 {
-			d := uint32(w<<6 | bits.TrailingZeros64(word))
-			word &= word - 1
-			s := acc[d]
-			partial := float64(s)
-			if (partial+rem[p])*infl < th {
+	for _, d := range cand {
+		s := acc[d]
+		partial := float64(s)
+		if (partial+rem[p])*infl < th {
+			continue
+		}
+		i := p
+		bounded := false // brem[i:] holds d's block-max bounds
+		for ; i < m; i++ {
+			if (partial+rem[i])*infl < th {
+				break
+			}
+			c := &cs[i]
+			if !bounded && d > c.BlockLast() {
+				// NextGEQ would decode a block: first bound d by
+				// the block maxima of lists i..m-1.
+				e.blockRem(i, d)
+				bounded = true
+			}
+			if bounded && (partial+brem[i])*infl < th {
+				break
+			}
+			if c.NextGEQ(d) == d {
+				t := &terms[i]
+				x := float32(t.w * score.Term(t.idf, k1p1, c.Freq(), norms[d]))
+				s += x
+				partial += float64(x)
+			}
+		}
+		if i < m {
+			continue
+		}
+		if h.Push(d, s) && h.Full() {
+			th = max(th, float64(h.Threshold()))
+		}
+	}
+	return th
+}
+
+// absorbFactor bounds the lists orTAATMaxScore absorbs into its TAAT
+// prefix: absorbFactor × Options.OrTAATPostings postings.
+const absorbFactor = 8
+
+// probeOne is probeLong for a single long list (p = m-1): the same bounds
+// and pushes in the same order, without the loop over lists and its
+// per-list bound checks (about half of the taat+maxscore queries of the
+// TREC'06 log on RFC pages have one long list).
+func (e *Engine) probeOne(p int, th float64, cand []uint32) float64 {
+	m := len(e.terms)
+	if p != m-1 {
+		panic(fmt.Sprintf("BUG: probeOne at list %d of %d", p, m))
+	}
+	if cap(e.rem) < m+1 {
+		e.rem = make([]float64, m+1)
+	}
+	if cap(e.brem) < m+1 {
+		e.brem, e.sblk = make([]float64, m+1), make([]int, m+1)
+	}
+	rem := e.rem[:m+1]
+	rem[m] = 0
+	for i := m - 1; i >= 0; i-- {
+		rem[i] = rem[i+1] + float64(e.terms[i].max)
+	}
+	mx := rem[p]
+	infl := inflate(m)
+	acc, norms, k1p1, h := e.acc, e.norms, e.k1p1, &e.heap
+	c := &e.curs[p]
+	t := &e.terms[p]
+	l := c.List()
+	w, idf := t.w, t.idf
+	b := 0 // the block of l that would hold d (only moves forward)
+	for _, d := range cand {
+		s := acc[d]
+		partial := float64(s)
+		if (partial+mx)*infl < th {
+			continue
+		}
+		if d > c.BlockLast() {
+			// NextGEQ would decode a block: first bound d by the
+			// maximum of the block that would hold it (0 past the end).
+			for b < l.NBlocks && l.LastDoc(b) < d {
+				b++
+			}
+			v := 0.0
+			if b < l.NBlocks {
+				v = e.blockBound(p, l, b)
+			}
+			if (partial+v)*infl < th {
 				continue
 			}
-			i := p
-			bounded := false // brem[i:] holds d's block-max bounds
-			for ; i < m; i++ {
-				if (partial+rem[i])*infl < th {
-					break
-				}
-				c := &cs[i]
-				if !bounded && d > c.BlockLast() {
-					// NextGEQ would decode a block: first bound d by
-					// the block maxima of lists i..m-1.
-					e.blockRem(i, d)
-					bounded = true
-				}
-				if bounded && (partial+brem[i])*infl < th {
-					break
-				}
-				if c.NextGEQ(d) == d {
-					t := &terms[i]
-					x := float32(t.w * score.Term(t.idf, k1p1, c.Freq(), norms[d]))
-					s += x
-					partial += float64(x)
-				}
-			}
-			if i < m {
-				continue
-			}
-			if h.Push(d, s) && h.Full() {
-				th = max(th, float64(h.Threshold()))
-			}
+		}
+		if c.NextGEQ(d) == d {
+			s += float32(w * score.Term(idf, k1p1, c.Freq(), norms[d]))
+		}
+		if h.Push(d, s) && h.Full() {
+			th = max(th, float64(h.Threshold()))
 		}
 	}
 	return th
@@ -193,6 +295,14 @@ func (e *Engine) resetCursors(p int) error {
 		e.curs[i].reset(l)
 	}
 	return nil
+}
+
+// taatLong reports whether a query with no short list may still run
+// orTAATMaxScore with its first list as the prefix: TAAT is on (limit >= 0)
+// and the collection fits the dense accumulator. (Bounding the first
+// list's length by absorbFactor × limit was slower on RFC pages.)
+func (e *Engine) taatLong(limit int) bool {
+	return limit >= 0 && e.n <= TAATMaxDocs
 }
 
 // taatPrefix is the number p of canonical lists, from the first, whose

@@ -232,17 +232,32 @@ func (l *List) DecodeFreqs(b int, out []uint32) (int, error) {
 		// tf - 1 is stored: add 1, and an overflow (a stored 2^32-1) shows
 		// as a zero minimum.
 		fs := out[:n]
-		mn := uint32(math.MaxUint32)
-		for i, v := range fs {
-			v++
-			fs[i] = v
-			mn = min(mn, v)
-		}
-		if mn == 0 {
+		if incMin(fs) == 0 {
 			return 0, l.blockErr(b, "frequencies", fmt.Errorf("frequency overflows at %d", slices.Index(fs, 0)))
 		}
 	}
 	return n, nil
+}
+
+// incMin adds 1 to every value of fs in place and returns the smallest
+// result (0 exactly when a value was 2^32-1 and wrapped; MaxUint32 for an
+// empty fs). Four values per iteration with four independent minima, so
+// the minimum is not one dependency chain through the block.
+func incMin(fs []uint32) uint32 {
+	m0, m1, m2, m3 := uint32(math.MaxUint32), uint32(math.MaxUint32), uint32(math.MaxUint32), uint32(math.MaxUint32)
+	i := 0
+	for ; i+4 <= len(fs); i += 4 {
+		f := fs[i : i+4 : i+4]
+		a, b, c, d := f[0]+1, f[1]+1, f[2]+1, f[3]+1
+		f[0], f[1], f[2], f[3] = a, b, c, d
+		m0, m1, m2, m3 = min(m0, a), min(m1, b), min(m2, c), min(m3, d)
+	}
+	for ; i < len(fs); i++ {
+		v := fs[i] + 1
+		fs[i] = v
+		m0 = min(m0, v)
+	}
+	return min(m0, m1, m2, m3)
 }
 
 // decodeFreqValues decodes the stored values of frequency block b: its
