@@ -99,10 +99,7 @@ func BenchmarkOverhead(b *testing.B) {
 func BenchmarkReplayArrivals(b *testing.B) {
 	x := testIndex(b)
 	qs := testQueries(1024, 1)
-	feats := make([]Features, len(qs))
-	for i, q := range qs {
-		feats[i] = QueryFeatures(x, q)
-	}
+	feats := featuresOf(x, qs)
 	const n = 200_000
 	arr := Arrivals(n, 5e6, 1)
 	slab := make([]Result, n)
@@ -159,10 +156,7 @@ func BenchmarkReplayArrivals(b *testing.B) {
 func BenchmarkFanOutBeside(b *testing.B) {
 	x := testIndex(b)
 	qs := testQueries(1024, 1)
-	feats := make([]Features, len(qs))
-	for i, q := range qs {
-		feats[i] = QueryFeatures(x, q)
-	}
+	feats := featuresOf(x, qs)
 	s, err := New(x, Config{
 		CPU: &Processor{Backend: nopBackend{}, Slots: 2, Sequential: true, LearnEvery: 4,
 			Batch: BatchPolicy{MaxCost: 100 * time.Microsecond}},

@@ -60,6 +60,16 @@ func testIndex(t testing.TB) *index.Index {
 	return x
 }
 
+// featuresOf returns every query's Features on x, as a replay precomputes
+// them.
+func featuresOf(x *index.Index, qs []engine.Query) []Features {
+	feats := make([]Features, len(qs))
+	for i, q := range qs {
+		feats[i] = QueryFeatures(x, q)
+	}
+	return feats
+}
+
 func termName(i int) string { return fmt.Sprintf("t%03d", i) }
 
 // testQueries returns n random queries: 1 to 4 terms (sometimes repeated,

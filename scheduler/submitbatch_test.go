@@ -226,10 +226,7 @@ func TestReplayCyclic(t *testing.T) {
 	x := testIndex(t)
 	qs := testQueries(30, 9)
 	want := direct(t, x, qs)
-	feats := make([]Features, len(qs))
-	for i, q := range qs {
-		feats[i] = QueryFeatures(x, q)
-	}
+	feats := featuresOf(x, qs)
 	s, err := New(x, Config{CPU: &Processor{Backend: engine.NewCPU(x, 1), Slots: 2, Sequential: true, Batch: BatchPolicy{MaxCost: time.Millisecond}}})
 	if err != nil {
 		t.Fatal(err)
