@@ -57,7 +57,7 @@ func (e *Engine) orTAATMaxScore(p, limit int) error {
 	h := &e.heap
 	m := len(e.terms)
 	infl := inflate(m)
-	th := math.Inf(-1)
+	var th float64
 	for {
 		th = math.Inf(-1)
 		if nt >= h.K() {
