@@ -124,8 +124,8 @@ func NewTopics(cfg TopicsConfig) (*Topics, error) {
 	t.topQMass = make([]float64, k)
 	// Synthetic ranges: far beyond the vocabulary that can be observed.
 	rb := min(max(8*p.Vocab, 1024), 1<<30-len(t.qterms))
-	rt := max((rb-len(t.fw))/topicSpread, 64)
-	rb = max(rb, len(t.fw)+rt*topicSpread)
+	rt := max((rb-len(t.fw))/p.TopicSpread, 64)
+	rb = max(rb, len(t.fw)+rt*p.TopicSpread)
 	s := p.ZipfS
 	if s == 0 {
 		s = 1.2
