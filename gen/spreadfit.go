@@ -30,9 +30,9 @@ type SpreadFitOptions struct {
 // maxFitSpreadLog2 bounds the fitted TopicSpread at 2^16.
 const maxFitSpreadLog2 = 16
 
-// maxSpreadDistinctErr is the largest relative error of the calibrated
-// distinct terms per document (against PostingsPerDoc) that the spread
-// fit accepts.
+// maxSpreadDistinctErr is how much a candidate spread may add to the
+// relative error of the calibrated distinct terms per document (against
+// PostingsPerDoc) that the default spread leaves.
 const maxSpreadDistinctErr = 0.02
 
 // FitTopicSpread returns the TopicSpread (with cfg's other parameters)
@@ -45,7 +45,9 @@ const maxSpreadDistinctErr = 0.02
 // one document meet again in the few other documents of its topics), so
 // the fit bisects on log2 S and returns the evaluated S of the smallest
 // |score|, with its score. A spread whose calibration misses
-// PostingsPerDoc by more than 2% counts as too high. Each step generates SampleDocs documents
+// PostingsPerDoc by 2 points more than the default spread's counts as too
+// high; when every spread tried does, the default is returned, score NaN.
+// Each step generates SampleDocs documents
 // (seconds).
 func FitTopicSpread(ctx context.Context, cfg TopicsConfig, opt SpreadFitOptions) (spread int, score float64, err error) {
 	// The sample must be uniform: measure in random order (the spread
@@ -59,6 +61,15 @@ func FitTopicSpread(ctx context.Context, cfg TopicsConfig, opt SpreadFitOptions)
 	if n <= 0 {
 		n = CooccurSampleDocs
 	}
+	// The calibration error the default spread leaves (sites, for one,
+	// leave some): a candidate may add at most maxSpreadDistinctErr to it.
+	c0 := cfg
+	c0.Params.TopicSpread = DefaultTopicSpread
+	t0, err := NewTopics(c0)
+	if err != nil {
+		return 0, 0, err
+	}
+	e0 := math.Abs(t0.Fit.SampleDistinct/t0.p.PostingsPerDoc - 1)
 	seen := map[int]float64{}
 	at := func(l2 float64) (int, float64, error) {
 		s := max(1, int(math.Round(math.Exp2(l2))))
@@ -71,7 +82,7 @@ func FitTopicSpread(ctx context.Context, cfg TopicsConfig, opt SpreadFitOptions)
 		if err != nil {
 			return 0, 0, err
 		}
-		if d := t.Fit.SampleDistinct / t.p.PostingsPerDoc; math.Abs(d-1) > maxSpreadDistinctErr {
+		if d := t.Fit.SampleDistinct / t.p.PostingsPerDoc; math.Abs(d-1) > e0+maxSpreadDistinctErr {
 			// Too specific to calibrate: a document's topic draws repeat
 			// its topics' top words so often that no urn concentration
 			// gives PostingsPerDoc (and the vocabulary fit drives zipf_s
@@ -111,8 +122,11 @@ func FitTopicSpread(ctx context.Context, cfg TopicsConfig, opt SpreadFitOptions)
 		}
 	}
 	if best == 0 {
-		// Even the smallest spread tried was not calibrated.
-		return DefaultTopicSpread, 0, fmt.Errorf("gen: topic-spread fit: no spread tried meets postings_per_doc within %.0f%%", 100*maxSpreadDistinctErr)
+		// No spread tried calibrated: keep the default.
+		if opt.Log != nil {
+			fmt.Fprintf(opt.Log, "  no topic_spread tried calibrates: the default %d\n", DefaultTopicSpread)
+		}
+		return DefaultTopicSpread, math.NaN(), nil
 	}
 	return best, bestV, nil
 }
