@@ -71,8 +71,9 @@ same documents as {"id","text"} lines (.gz compressed if so named); qp index
 --locality puts documents of a "site" (same main topic) next to each other,
 as URL order does; without it documents are in random order.
 --fit INDEX estimates the parameters from an existing index (lengths, df
-law, burstiness, topic strength), prints them and generates a collection of
-that size (or --docs). --params FILE reads parameters (JSON, as written by
+law, burstiness, and the topics' specificity --topic-spread from how the
+terms of sampled documents co-occur), prints them and generates a collection
+of that size (or --docs). --params FILE reads parameters (JSON, as written by
 --save-params FILE); flags given explicitly override them.
 
 --model independent is the previous model (gen/model.go): posting lists
