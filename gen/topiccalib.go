@@ -165,7 +165,7 @@ func (t *Topics) expectedVocab(fresh float64, rb, rt int) float64 {
 	ft /= zt * spread
 	nfw := float64(t.nfw)
 	// Rank r (1-based, r > nfw) is drawn at rate fb·(r+q)^-s from the
-	// background and ft·(m+q)^-s, m = (r-nfw)/16 + 1, from the topics.
+	// background and ft·(m+q)^-s, m = (r-nfw)/TopicSpread + 1, from the topics.
 	rate := func(r float64) float64 {
 		return -math.Expm1(-fb*math.Exp(-s*math.Log(r+q)) - ft*math.Exp(-s*math.Log((r-nfw)/spread+1+q)))
 	}
