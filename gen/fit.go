@@ -159,6 +159,6 @@ func docDistinct(x *index.Index, workers int) ([]uint32, error) {
 
 // Summary formats the main parameters on one line.
 func (p TopicParams) Summary() string {
-	return fmt.Sprintf("docs %d, mean_len %.1f, len_sigma %.3f, max_len %d, postings_per_doc %.1f, alpha %.4g, discount %.3f, vocab %d, zipf_s %.4g, zipf_q %.4g, topics %d, topic_zipf %.3g, topics_per_doc %.3g, background %.3g, query_topical %.3g, %d query dfs, site_docs %.3g, site_share %.3g, site_vocab %d",
-		p.Docs, p.MeanLen, p.LenSigma, p.MaxLen, p.PostingsPerDoc, p.Alpha, p.Discount, p.Vocab, p.ZipfS, p.ZipfQ, p.Topics, p.TopicZipf, p.TopicsPerDoc, p.Background, p.QueryTopical, len(p.QueryDF), p.SiteDocs, p.SiteShare, p.SiteVocab)
+	return fmt.Sprintf("docs %d, mean_len %.1f, len_sigma %.3f, max_len %d, postings_per_doc %.1f, alpha %.4g, discount %.3f, vocab %d, zipf_s %.4g, zipf_q %.4g, topics %d, topic_zipf %.3g, topics_per_doc %.3g, topic_spread %d, background %.3g, query_topical %.3g, %d query dfs, site_docs %.3g, site_share %.3g, site_vocab %d",
+		p.Docs, p.MeanLen, p.LenSigma, p.MaxLen, p.PostingsPerDoc, p.Alpha, p.Discount, p.Vocab, p.ZipfS, p.ZipfQ, p.Topics, p.TopicZipf, p.TopicsPerDoc, p.TopicSpread, p.Background, p.QueryTopical, len(p.QueryDF), p.SiteDocs, p.SiteShare, p.SiteVocab)
 }

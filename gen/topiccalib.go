@@ -157,16 +157,17 @@ func (t *Topics) expectedVocab(fresh float64, rb, rt int) float64 {
 	zb, _ := zipfSums(rb, 0, s, q, 0, 1)
 	zt, _ := zipfSums(rt, 0, s, q, 0, 1)
 	fb := F * t.p.Background * (1 - t.bgQMass) / zb
-	var ft float64 // topical synthetic draws, spread over topicSpread ranks each
+	var ft float64 // topical synthetic draws, spread over TopicSpread ranks each
 	for k, pk := range t.pi {
 		ft += F * (1 - t.p.Background) * pk * (1 - t.topQMass[k])
 	}
-	ft /= zt * topicSpread
+	spread := float64(t.p.TopicSpread)
+	ft /= zt * spread
 	nfw := float64(t.nfw)
 	// Rank r (1-based, r > nfw) is drawn at rate fb·(r+q)^-s from the
-	// background and ft·(m+q)^-s, m = (r-nfw)/16 + 1, from the topics.
+	// background and ft·(m+q)^-s, m = (r-nfw)/TopicSpread + 1, from the topics.
 	rate := func(r float64) float64 {
-		return -math.Expm1(-fb*math.Exp(-s*math.Log(r+q)) - ft*math.Exp(-s*math.Log((r-nfw)/topicSpread+1+q)))
+		return -math.Expm1(-fb*math.Exp(-s*math.Log(r+q)) - ft*math.Exp(-s*math.Log((r-nfw)/spread+1+q)))
 	}
 	var v float64
 	r := t.nfw + 1

@@ -13,9 +13,9 @@ const (
 	siteWords     = 20
 )
 
-// topicSpread is the number of background ranks over which a topic's m-th
-// word is spread (a power of two).
-const topicSpread = 16
+// DefaultTopicSpread is the default number of background ranks over
+// which a topic's m-th word is spread (TopicParams.TopicSpread).
+const DefaultTopicSpread = 16
 
 // docScratch is one worker's reusable state for generating documents.
 type docScratch struct {
@@ -129,14 +129,20 @@ func (t *Topics) bgWord(r *rng) uint32 {
 }
 
 // topicWord draws a word of topic k: one of its query terms by weight,
-// else its m-th word, background rank nfw + m·topicSpread + h(k, m).
+// else its m-th word, background rank nfw + m·TopicSpread + h(k, m).
 func (t *Topics) topicWord(r *rng, k int) uint32 {
 	if m := t.topQMass[k]; m > 0 && r.unit() < m {
 		return t.topQIDs[k][t.topQ[k].draw(r)]
 	}
 	m := uint64(t.top.draw(r))
-	h := mix(uint64(k)<<40^m) & (topicSpread - 1)
-	return uint32(len(t.qterms)) + uint32(t.nfw) + uint32(m*topicSpread+h)
+	sp := uint64(t.p.TopicSpread)
+	h := mix(uint64(k)<<40 ^ m)
+	if sp&(sp-1) == 0 {
+		h &= sp - 1
+	} else {
+		h %= sp
+	}
+	return uint32(len(t.qterms)) + uint32(t.nfw) + uint32(m*sp+h)
 }
 
 // Document generates document d (0 <= d < N) into s and returns its word

@@ -39,9 +39,10 @@ import (
 // j = id - len(QueryTerms) the word's background rank, named "t" + j ("t" +
 // j + "_" when a query term is spelled that way). Topics share the
 // background's words: word m of topic k is the background rank nfw +
-// m·16 + h(k, m) (h a hash in [0, 16), nfw the function words at the top),
-// so a topic re-weights general words of about its rank, as LDA topics do,
-// and many topics add no words of their own.
+// m·S + h(k, m) (S = TopicSpread, default 16; h a hash in [0, S), nfw the
+// function words at the top), so a topic re-weights general words of about
+// its rank, as LDA topics do, and many topics add no words of their own;
+// the larger S, the fewer topics share a word (--fit fits S).
 type Topics struct {
 	cfg   TopicsConfig
 	p     TopicParams // defaults filled, Alpha and ZipfS fitted
@@ -124,8 +125,8 @@ func NewTopics(cfg TopicsConfig) (*Topics, error) {
 	t.topQMass = make([]float64, k)
 	// Synthetic ranges: far beyond the vocabulary that can be observed.
 	rb := min(max(8*p.Vocab, 1024), 1<<30-len(t.qterms))
-	rt := max((rb-len(t.fw))/topicSpread, 64)
-	rb = max(rb, len(t.fw)+rt*topicSpread)
+	rt := max((rb-len(t.fw))/p.TopicSpread, 64)
+	rb = max(rb, len(t.fw)+rt*p.TopicSpread)
 	s := p.ZipfS
 	if s == 0 {
 		s = 1.2

@@ -29,6 +29,8 @@ const (
 	DefaultQueryTopical = 0.95
 	DefaultSiteDocs     = 50
 	DefaultSiteVocab    = 1000
+	// MaxTopicSpread bounds TopicParams.TopicSpread.
+	MaxTopicSpread = 1 << 20
 	// maxTopicQueryMass caps the share of a topic's (or the background's)
 	// fresh draws that go to query-log terms.
 	maxTopicQueryMass = 0.5
@@ -72,6 +74,13 @@ type TopicParams struct {
 	Topics       int     `json:"topics"`
 	TopicZipf    float64 `json:"topic_zipf"`
 	TopicsPerDoc float64 `json:"topics_per_doc"`
+	// TopicSpread S sets how specific a topic's words
+	// are: word m of topic k is background rank m·S + h(k, m), h a hash in
+	// [0, S), so a topic prefers its words S^zipf_s-fold or so over the
+	// background's words of that rank, and about K/S topics share each
+	// rank; 0 = 16. Larger S: rarer words concentrate in fewer topics, and
+	// the terms of one document co-occur more elsewhere (--fit fits it).
+	TopicSpread int `json:"topic_spread,omitempty"`
 	// Background is λ, the share of fresh draws from the general-language
 	// component rather than the document's topics; 0 = 0.5. Use a tiny
 	// value such as 1e-9 for "none".
@@ -141,6 +150,9 @@ func (p *TopicParams) withDefaults() (TopicParams, error) {
 	if c.SiteVocab == 0 {
 		c.SiteVocab = DefaultSiteVocab
 	}
+	if c.TopicSpread == 0 {
+		c.TopicSpread = DefaultTopicSpread
+	}
 	bad := func(name string, v any, want string) (TopicParams, error) {
 		return c, fmt.Errorf("gen: %s = %v, want %s", name, v, want)
 	}
@@ -171,6 +183,8 @@ func (p *TopicParams) withDefaults() (TopicParams, error) {
 		return bad("topics", c.Topics, "1..2^20")
 	case !(c.TopicZipf >= 0 && c.TopicZipf <= 4):
 		return bad("topic_zipf", c.TopicZipf, "0..4")
+	case c.TopicSpread < 1 || c.TopicSpread > MaxTopicSpread:
+		return bad("topic_spread", c.TopicSpread, fmt.Sprintf("1..%d", MaxTopicSpread))
 	case !(c.TopicsPerDoc >= 1 && c.TopicsPerDoc <= 8):
 		return bad("topics_per_doc", c.TopicsPerDoc, "1..8")
 	case !(c.Background > 0 && c.Background < 1):

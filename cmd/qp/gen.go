@@ -71,8 +71,9 @@ same documents as {"id","text"} lines (.gz compressed if so named); qp index
 --locality puts documents of a "site" (same main topic) next to each other,
 as URL order does; without it documents are in random order.
 --fit INDEX estimates the parameters from an existing index (lengths, df
-law, burstiness, topic strength), prints them and generates a collection of
-that size (or --docs). --params FILE reads parameters (JSON, as written by
+law, burstiness, and the topics' specificity --topic-spread from how the
+terms of sampled documents co-occur), prints them and generates a collection
+of that size (or --docs). --params FILE reads parameters (JSON, as written by
 --save-params FILE); flags given explicitly override them.
 
 --model independent is the previous model (gen/model.go): posting lists
@@ -101,8 +102,9 @@ type genFlags struct {
 	docs, block, threads, topics, valLimit       int
 	seed                                         int64
 	quiet, locality, validate, fitSites          bool
+	fitTopics                                    bool
 	bgShare, siteShare                           float64
-	siteVocab                                    int
+	siteVocab, topicSpread                       int
 	qfiles                                       multiFlag
 	set                                          map[string]bool
 }
@@ -128,6 +130,8 @@ func (f *genFlags) define(fs *flag.FlagSet) {
 	fs.Float64Var(&f.siteShare, "site-share", 0, "topics: share of fresh words from the document's site vocabulary; > 0 gives every\ndocument a site (shared main topic and words), in random order too (docs/GEN.md, Sites)")
 	fs.BoolVar(&f.fitSites, "fit-sites", false, "topics, with --fit: also fit --site-share so that BP gains on a random sample of the\ngenerated documents what it gains on the index's (docs/GEN.md, Sites; about a minute)")
 	fs.IntVar(&f.siteVocab, "site-vocab", 0, "topics: word slots of a site's vocabulary (0 = default 1000)")
+	fs.IntVar(&f.topicSpread, "topic-spread", 0, "topics: how specific a topic's words are (word m of a topic is background rank about\nm·S; larger S, stronger co-occurrence of a document's words; 0 = default 16, or\nfitted with --fit; docs/GEN.md)")
+	fs.BoolVar(&f.fitTopics, "fit-topics", true, "topics, with --fit: fit --topic-spread so that known-item queries on a 20,000-document\nsample of the generated collection intersect as on a sample of the index\n(docs/GEN.md, --fit; tens of seconds); false keeps the default 16")
 	fs.StringVar(&f.mem, "mem", "1G", "topics: the builder's memory budget: in-memory postings before it spills\na run, then, in the merge, the runs' pages it keeps mapped (never both at\nonce; the model, term names and per-document arrays come on top:\ndocs/GEN.md)")
 	fs.StringVar(&f.tmp, "tmp", "", "topics: directory for spilled runs")
 	fs.BoolVar(&f.validate, "validate", false, "topics, with --fit: compare the stand-in with the fitted index (qp compare's table on the TREC 2006 log and\ngenerated and/known sets) and mark issue 20's targets met or not; without --out the stand-in is a temporary file")
@@ -152,7 +156,7 @@ func (f *genFlags) run(fs *flag.FlagSet) error {
 	}
 	switch f.model {
 	case "independent":
-		for _, name := range []string{"text", "locality", "params", "save-params", "fit", "topics", "background", "site-share", "site-vocab", "fit-sites", "mem", "tmp"} {
+		for _, name := range []string{"text", "locality", "params", "save-params", "fit", "topics", "background", "site-share", "site-vocab", "fit-sites", "topic-spread", "fit-topics", "mem", "tmp"} {
 			if f.set[name] {
 				return fmt.Errorf("--%s needs --model topics", name)
 			}
@@ -201,6 +205,12 @@ func (f *genFlags) check() error {
 	}
 	if f.set["fit-sites"] && f.fitSites && f.fitIdx == "" {
 		return fmt.Errorf("--fit-sites needs --fit INDEX")
+	}
+	if f.set["fit-topics"] && f.fitTopics && f.fitIdx == "" {
+		return fmt.Errorf("--fit-topics needs --fit INDEX")
+	}
+	if f.topicSpread < 0 || f.topicSpread > gen.MaxTopicSpread {
+		return fmt.Errorf("--topic-spread %d: want 0 (default or fitted) or 1..%d", f.topicSpread, gen.MaxTopicSpread)
 	}
 	if f.out != "" {
 		if err := fileguard.Check(indexOutputs(f.out), "query log", f.qfiles...); err != nil {
@@ -269,6 +279,9 @@ func (f *genFlags) topicParams() (gen.TopicParams, error) {
 	if f.set["site-vocab"] {
 		p.SiteVocab = f.siteVocab
 	}
+	if f.set["topic-spread"] {
+		p.TopicSpread = f.topicSpread
+	}
 	if f.set["background"] {
 		p.Background = f.bgShare
 	}
@@ -333,6 +346,40 @@ func (f *genFlags) fitSiteShare(p gen.TopicParams, ql *gen.QueryLog) (float64, e
 	return share, nil
 }
 
+// fitTopicSpread measures the known-item co-occurrence of a random sample
+// of the --fit index's documents and fits TopicSpread to it
+// (gen.FitTopicSpread).
+func (f *genFlags) fitTopicSpread(p gen.TopicParams, ql *gen.QueryLog) (int, error) {
+	start := time.Now()
+	x, err := index.Open(f.fitIdx)
+	if err != nil {
+		return 0, err
+	}
+	n := gen.CooccurSampleDocs
+	if p.Docs != x.NumDocs() {
+		// The same share of the documents as the generated sample.
+		n = max(2, int(float64(n)*float64(x.NumDocs())/float64(p.Docs)))
+	}
+	target, err := gen.MeasureIndexCooccur(x, n, uint64(f.seed))
+	x.Close()
+	if err != nil {
+		return 0, fmt.Errorf("--fit-topics: %w", err)
+	}
+	fmt.Fprintf(os.Stderr, "--fit-topics: known-item co-occurrence of %s: %s\n", f.fitIdx, target)
+	var lw io.Writer = os.Stderr
+	if f.quiet {
+		lw = nil
+	}
+	s, score, err := gen.FitTopicSpread(context.Background(),
+		gen.TopicsConfig{Params: p, Seed: f.seed, Locality: f.locality, Log: ql, Workers: f.threads},
+		gen.SpreadFitOptions{Target: target, SampleDocs: gen.CooccurSampleDocs, Seed: uint64(f.seed), Log: lw})
+	if err != nil {
+		return 0, fmt.Errorf("--fit-topics: %w", err)
+	}
+	fmt.Fprintf(os.Stderr, "--fit-topics: topic_spread %d (score %+.3f) in %.1fs\n", s, score, time.Since(start).Seconds())
+	return s, nil
+}
+
 // genTopics fits the topic model's remaining parameters to p, saves them
 // (--save-params), generates and builds the collection (--out, --text) and
 // validates it (--validate).
@@ -353,6 +400,11 @@ func (f *genFlags) genTopics(p gen.TopicParams) error {
 	}
 	if f.fitIdx != "" && f.fitSites && !f.set["site-share"] {
 		if p.SiteShare, err = f.fitSiteShare(p, ql); err != nil {
+			return err
+		}
+	}
+	if f.fitIdx != "" && f.fitTopics && !f.set["topic-spread"] {
+		if p.TopicSpread, err = f.fitTopicSpread(p, ql); err != nil {
 			return err
 		}
 	}

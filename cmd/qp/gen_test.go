@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/qpengine/qp/bench/collstats"
+	"github.com/qpengine/qp/gen"
 )
 
 // TestGenTopicsCLI: --save-params then --params regenerates the identical
@@ -35,9 +36,27 @@ func TestGenTopicsCLI(t *testing.T) {
 	if len(ba) == 0 || len(ba) != len(bb) {
 		t.Fatalf("index from saved params: %d bytes, original %d", len(bb), len(ba))
 	}
-	fit := filepath.Join(dir, "fit.idx")
-	if err := run("--fit", a, "--out", fit); err != nil {
+	// --fit fits the topic spread too; its saved parameters regenerate
+	// the same collection.
+	fit, fit2 := filepath.Join(dir, "fit.idx"), filepath.Join(dir, "fit2.idx")
+	fparams := filepath.Join(dir, "fit.json")
+	if err := run("--fit", a, "--out", fit, "--save-params", fparams); err != nil {
 		t.Fatal(err)
+	}
+	fp, err := gen.LoadParams(fparams)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fp.TopicSpread < 1 {
+		t.Errorf("--fit saved topic_spread %d, want a fitted value >= 1", fp.TopicSpread)
+	}
+	if err := run("--params", fparams, "--out", fit2); err != nil {
+		t.Fatal(err)
+	}
+	fa, _ := os.ReadFile(fit)
+	fb, _ := os.ReadFile(fit2)
+	if len(fa) == 0 || len(fa) != len(fb) {
+		t.Fatalf("index from fitted params: %d bytes, fitted %d", len(fb), len(fa))
 	}
 	for _, c := range []struct {
 		args []string
@@ -55,6 +74,10 @@ func TestGenTopicsCLI(t *testing.T) {
 		{[]string{"--docs", "10", "--mem", "lots", "--out", filepath.Join(dir, "x")}, "--mem"},
 		{[]string{"--docs", "10", "--validate", "--out", filepath.Join(dir, "x")}, "--validate needs --fit"},
 		{[]string{"--fit", a, "--docs", "10", "--validate", "--out", filepath.Join(dir, "x")}, "drop --docs"},
+		{[]string{"--docs", "10", "--topic-spread", "-1", "--out", filepath.Join(dir, "x")}, "--topic-spread"},
+		{[]string{"--docs", "10", "--topic-spread", "2000000", "--out", filepath.Join(dir, "x")}, "--topic-spread"},
+		{[]string{"--docs", "10", "--fit-topics", "--out", filepath.Join(dir, "x")}, "--fit-topics needs --fit"},
+		{[]string{"--model", "independent", "--topic-spread", "64", "--out", filepath.Join(dir, "x")}, "needs --model topics"},
 	} {
 		err := run(c.args...)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
