@@ -13,12 +13,14 @@
 # cmd/qp/default.pgo when it has one (pgodup merges the two profiles, the
 # old one's functions renamed). GOMAXPROCS=1. PAIR_BIN=FILE keeps the
 # built harness (then rerun it directly: FILE INDEX QUERIES MODE ALGO PASSES).
+# PAIR_OLD_INDEX=FILE: the old build reads FILE instead of INDEX (each build
+# its own index of the same documents; the new one reads INDEX).
 # Prints one line: per-query minima of old and new (µs/query), old/new,
 # every pass's mean, and whether all top-10 lists are identical.
 set -eu
 [ $# -ge 6 ] || { echo "usage: $0 OLD_CHECKOUT INDEX QUERIES MODE ALGO PASSES [CHUNK]" >&2; exit 2; }
 OLD=$(realpath "$1"); NEW=$(realpath "$(dirname "$0")/../..")
-for f in "$2" "$3"; do [ -r "$f" ] || { echo "$0: cannot read $f" >&2; exit 2; }; done
+for f in "$2" "$3" ${PAIR_OLD_INDEX:-}; do [ -r "$f" ] || { echo "$0: cannot read $f" >&2; exit 2; }; done
 W=$(mktemp -d); trap 'rm -rf "$W"' EXIT
 mkdir -p "$W/old" "$W/tools/pgodup/profile" "$W/h"
 (cd "$OLD" && tar cf - --exclude=.git --exclude=bin --exclude=cuda .) | (cd "$W/old" && tar xf -)

@@ -12,6 +12,11 @@
 //
 //	pair INDEX QUERIES MODE ALGO PASSES [CHUNK]
 //
+// INDEX is read by both builds, unless the environment names another file
+// for the old one, PAIR_OLD_INDEX (the same documents indexed by the old
+// checkout's own qp index, as PISA comparisons let each engine read its
+// own index; the result hashes then still compare the two builds).
+//
 // MODE is and or or, ALGO an AND algorithm or an OR strategy; AND keeps
 // the queries whose terms all exist (as cpuab does). Prints the per-query
 // minima of both builds (µs/query), their ratio old/new, every pass's
@@ -45,7 +50,11 @@ func main() {
 	if err != nil {
 		fail("%v", err)
 	}
-	xo, err := oldi.Open(os.Args[1])
+	oidx := os.Args[1]
+	if p := os.Getenv("PAIR_OLD_INDEX"); p != "" {
+		oidx = p
+	}
+	xo, err := oldi.Open(oidx)
 	if err != nil {
 		fail("%v", err)
 	}
