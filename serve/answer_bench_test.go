@@ -1,0 +1,140 @@
+package serve
+
+import (
+	"bytes"
+	"context"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/qpengine/qp/engine"
+	"github.com/qpengine/qp/topk"
+)
+
+// instantBackend answers every query at once with the same precomputed
+// hits (the test collection's documents 0..k-1): a processor whose own
+// cost is negligible, so that a benchmark over it measures the server's
+// path (decode, analysis, batch join, answer, encode, metrics), not an
+// engine. hold, when not nil, makes each batch wait for a token first
+// (the drain benchmark holds a batch while the next one queues).
+type instantBackend struct {
+	res  []topk.Result
+	hold chan struct{}
+}
+
+func newInstant(k int) *instantBackend {
+	b := &instantBackend{}
+	for d := range k {
+		b.res = append(b.res, topk.Result{Doc: uint32(d), Score: float32(10 - d)})
+	}
+	return b
+}
+
+func (b *instantBackend) SearchBatch(ctx context.Context, qs []engine.Query, opt engine.Options, out []engine.Response) error {
+	if b.hold != nil {
+		<-b.hold
+	}
+	for i := range out {
+		out[i] = engine.Response{Results: b.res[:min(len(b.res), qs[i].K)]}
+	}
+	return nil
+}
+
+// BenchmarkHandleSearchInstant: one POST /v1/search through the handler,
+// no network, over instantBackend with a GPU's batching (batches of up to
+// 4096, the PARA cost looked up per query): the server's own work per
+// one-query request. The request runs as a batch of its own in the
+// handler's goroutine (an idle processor). allocs/op includes httptest's
+// recorder and request (13 allocations).
+func BenchmarkHandleSearchInstant(b *testing.B) {
+	e := testEngine(b)
+	s, _ := newTestServer(b, e, Config{Primary: newInstant(10), PrimaryName: "gpu", Batch: BatchConfig{MaxBatch: 4096}})
+	h := s.Handler()
+	body := []byte(`{"q":"parallel sorting","mode":"and"}`)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		w := httptest.NewRecorder()
+		r := httptest.NewRequest("POST", "/v1/search", bytes.NewReader(body))
+		h.ServeHTTP(w, r)
+		if w.Code != 200 {
+			b.Fatal(w.Code, w.Body.String())
+		}
+	}
+}
+
+// BenchmarkAnswerDrain: a GPU-sized batch's answers going out. Per
+// iteration, n one-query requests (each in its goroutine, through the
+// handler, no network) queue behind a held batch; the timed part is from
+// releasing the processor to the last handler's return: the batch over
+// instantBackend, its completion (a wake per job), then each handler's
+// fill, encode, write and metrics. ns/op is per query; wake-us the mean of
+// qp_serve_answer_wake_seconds (batch return to handler running).
+func BenchmarkAnswerDrain(b *testing.B) {
+	const n = 2048
+	e := testEngine(b)
+	ib := newInstant(10)
+	ib.hold = make(chan struct{}, 2)
+	s, _ := newTestServer(b, e, Config{Primary: ib, PrimaryName: "gpu",
+		Batch: BatchConfig{MaxBatch: 4096, Inflight: 1, Budget: -1, MaxWait: time.Hour}})
+	h := s.Handler()
+	body := []byte(`{"q":"parallel sorting","mode":"and"}`)
+	var wake, count float64
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		b.StopTimer()
+		wake0, count0 := histSum(b, s, "qp_serve_answer_wake_seconds")
+		var wg sync.WaitGroup
+		var bad sync.Once
+		for range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				w := httptest.NewRecorder()
+				r := httptest.NewRequest("POST", "/v1/search", bytes.NewReader(body))
+				h.ServeHTTP(w, r)
+				if w.Code != 200 {
+					bad.Do(func() { b.Error(w.Code, w.Body.String()) })
+				}
+			}()
+		}
+		for s.b.depth() < n-1 { // the first holds the processor, the rest queue
+			time.Sleep(100 * time.Microsecond)
+		}
+		b.StartTimer()
+		ib.hold <- struct{}{} // the lone first batch
+		ib.hold <- struct{}{} // the n-1 queued behind it
+		wg.Wait()
+		b.StopTimer()
+		w1, c1 := histSum(b, s, "qp_serve_answer_wake_seconds")
+		wake, count = wake+w1-wake0, count+c1-count0
+		b.StartTimer()
+	}
+	b.StopTimer()
+	b.SetBytes(0)
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/query")
+	if count > 0 {
+		b.ReportMetric(1e6*wake/count, "wake-us")
+	}
+}
+
+// histSum is a histogram's sum and count from s's registry.
+func histSum(t testing.TB, s *Server, name string) (sum, count float64) {
+	t.Helper()
+	mfs, err := s.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			sum += m.GetHistogram().GetSampleSum()
+			count += float64(m.GetHistogram().GetSampleCount())
+		}
+	}
+	return sum, count
+}
