@@ -72,7 +72,8 @@ func goSubmit(t *testing.T, b *batcher, js []*job) {
 func newJobs(n int) []*job {
 	js := make([]*job, n)
 	for i := range js {
-		js[i] = &job{q: engine.Query{ID: "q"}, ctx: context.Background(), arrive: time.Now(), done: make(chan struct{})}
+		js[i] = newJob()
+		js[i].reset(engine.Query{ID: "q"}, 0, context.Background(), time.Time{}, time.Now())
 	}
 	return js
 }
