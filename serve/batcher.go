@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -560,13 +561,44 @@ func (b *batcher) runBatch(batch []*job) {
 	if b.onBatch != nil {
 		b.onBatch(len(live), end.Sub(start))
 	}
-	for i, j := range live {
-		j.resp, j.proc, j.batchN, j.start, j.end = out[i], procs[i], len(live), start, end
-		if j.resp.Err == nil && err != nil {
-			j.resp.Err = err
+	answer := func(lo, hi int) {
+		for i, j := range live[lo:hi] {
+			j.resp, j.proc, j.batchN, j.start, j.end = out[lo+i], procs[lo+i], len(live), start, end
+			if j.resp.Err == nil && err != nil {
+				j.resp.Err = err
+			}
+			j.finish()
 		}
-		j.finish()
 	}
+	parts := answerParts(len(live), runtime.GOMAXPROCS(0))
+	if parts == 1 {
+		answer(0, len(live))
+		return
+	}
+	// A large batch's answers go out from several goroutines, each waking
+	// a contiguous share of the handlers (made runnable on its own P): the
+	// last handler is woken after 1/parts of the serial loop's time.
+	var wg sync.WaitGroup
+	for p := 1; p < parts; p++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			answer(p*len(live)/parts, (p+1)*len(live)/parts)
+		}()
+	}
+	answer(0, len(live)/parts)
+	wg.Wait()
+}
+
+// answerMin is the fewest answers one goroutine delivers (answerParts):
+// below it a goroutine's start costs more than the wakes it takes over.
+const answerMin = 256
+
+// answerParts is the number of goroutines that deliver a batch of n
+// answers: one per answerMin, at most procs/2 (the handlers woken need
+// the other half of the cores), at least 1.
+func answerParts(n, procs int) int {
+	return max(1, min(n/answerMin, procs/2))
 }
 
 // phases are a pipelined batch's: when it took the device (zero: never)
