@@ -561,33 +561,45 @@ func (b *batcher) runBatch(batch []*job) {
 	if b.onBatch != nil {
 		b.onBatch(len(live), end.Sub(start))
 	}
-	answer := func(lo, hi int) {
-		for i, j := range live[lo:hi] {
-			j.resp, j.proc, j.batchN, j.start, j.end = out[lo+i], procs[lo+i], len(live), start, end
-			if j.resp.Err == nil && err != nil {
-				j.resp.Err = err
-			}
-			j.finish()
-		}
-	}
 	parts := answerParts(len(live), runtime.GOMAXPROCS(0))
 	if parts == 1 {
-		answer(0, len(live))
+		answerJobs(live, out, procs, len(live), err, start, end)
 		return
 	}
-	// A large batch's answers go out from several goroutines, each waking
-	// a contiguous share of the handlers (made runnable on its own P): the
-	// last handler is woken after 1/parts of the serial loop's time.
+	answerParallel(live, out, procs, parts, err, start, end)
+}
+
+// answerParallel answers a large batch's jobs (answerJobs) from parts
+// goroutines, each waking a contiguous share of the handlers (made
+// runnable on its own P): the last handler is woken after 1/parts of the
+// serial loop's time. (A function of its own: the variables its
+// goroutines capture would otherwise escape in every runBatch.)
+func answerParallel(live []*job, out []engine.Response, procs []string, parts int, err error, start, end time.Time) {
 	var wg sync.WaitGroup
 	for p := 1; p < parts; p++ {
+		lo, hi := p*len(live)/parts, (p+1)*len(live)/parts
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			answer(p*len(live)/parts, (p+1)*len(live)/parts)
+			answerJobs(live[lo:hi], out[lo:hi], procs[lo:hi], len(live), err, start, end)
 		}()
 	}
-	answer(0, len(live)/parts)
+	n := len(live) / parts
+	answerJobs(live[:n], out[:n], procs[:n], len(live), err, start, end)
 	wg.Wait()
+}
+
+// answerJobs answers js[i] with out[i] and procs[i] (err, the batch's, for
+// those without their own), the batch of batchN queries having run from
+// start to end.
+func answerJobs(js []*job, out []engine.Response, procs []string, batchN int, err error, start, end time.Time) {
+	for i, j := range js {
+		j.resp, j.proc, j.batchN, j.start, j.end = out[i], procs[i], batchN, start, end
+		if j.resp.Err == nil && err != nil {
+			j.resp.Err = err
+		}
+		j.finish()
+	}
 }
 
 // answerMin is the fewest answers one goroutine delivers (answerParts):
