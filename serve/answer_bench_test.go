@@ -181,3 +181,38 @@ func TestHandleSearchAllocs(t *testing.T) {
 		t.Errorf("%.1f allocations per one-query request, want at most %d", n, maxHandleAllocs)
 	}
 }
+
+// TestOneCallRelease: a one-query request's pooled state goes back to
+// oneCalls only when none of its jobs was abandoned to the batcher (a
+// batch may still answer an abandoned job: reusing it would hand that
+// answer to another request), and goes back cleared, its answered jobs
+// kept for reuse.
+func TestOneCallRelease(t *testing.T) {
+	c := new(oneCall)
+	c.bufs.reset(1)
+	j := c.bufs.job(engine.Query{ID: "q"}, 1, context.Background(), time.Time{}, time.Now())
+	c.bufs.queued = append(c.bufs.queued, j)
+	c.bufs.abandoned = true
+	c.release()
+	for range 100 {
+		if d := oneCalls.Get().(*oneCall); d == c {
+			t.Fatal("an abandoned oneCall came back from the pool")
+		}
+	}
+	c = new(oneCall)
+	c.bufs.reset(1)
+	j = c.bufs.job(engine.Query{ID: "q"}, 1, context.Background(), time.Time{}, time.Now())
+	c.bufs.queued = append(c.bufs.queued, j)
+	c.bufs.resp[0] = SearchResponse{Query: "q"}
+	c.req[0] = SearchRequest{Q: "q"}
+	c.release()
+	if len(c.bufs.pool) != 1 || c.bufs.pool[0] != j || j.ctx != nil || j.q.ID != "" || cap(j.done) != 1 {
+		t.Fatalf("released: pool %v, job %+v", c.bufs.pool, j)
+	}
+	if len(c.bufs.queued) != 0 || c.bufs.resp[0].Query != "" || c.req[0].Q != "" {
+		t.Fatalf("released with state left: %+v", c)
+	}
+	if k := c.bufs.job(engine.Query{ID: "r"}, 2, context.Background(), time.Time{}, time.Now()); k != j || k.q.ID != "r" || len(c.bufs.pool) != 0 {
+		t.Fatalf("the pooled job was not reused: %p %p", k, j)
+	}
+}
