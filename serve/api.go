@@ -110,9 +110,10 @@ func apiErr(status int, code, format string, args ...any) *Error {
 // Status is the HTTP status of e.
 func (e *Error) Status() int { return e.status }
 
-// readBody reads r, at most max bytes, into buf.
+// readBody reads r into buf and refuses more than max bytes; r must end
+// after at most max+1 (an io.LimitedReader of max+1 around the body).
 func readBody(buf *bytes.Buffer, r io.Reader, max int64) *Error {
-	_, err := buf.ReadFrom(&io.LimitedReader{R: r, N: max + 1})
+	_, err := buf.ReadFrom(r)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
@@ -177,7 +178,7 @@ func DecodeBatch(r io.Reader, max int64) (BatchRequest, *Error) {
 func decodeReader[T any](r io.Reader, max int64, dec func([]byte) (T, *Error)) (T, *Error) {
 	var zero T
 	var buf bytes.Buffer
-	if e := readBody(&buf, r, max); e != nil {
+	if e := readBody(&buf, &io.LimitedReader{R: r, N: max + 1}, max); e != nil {
 		return zero, e
 	}
 	v, e := dec(buf.Bytes())

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -189,8 +190,11 @@ func (c BatchConfig) withDefaults(gpuThreshold int64, cpuWorkers int, pipe bool)
 }
 
 // job is one query waiting for, or running in, a batch. The batcher sets
-// resp, proc, batchN, start and end, then closes done; the submitter reads
-// them only after done is closed.
+// resp, proc, batchN, start and end, then sends one token on done
+// (finish); the submitter reads them only after receiving it. done has a
+// buffer of one (newJob), so finishing never blocks, and a job whose token
+// was received can be reused (reset) for another query: the one-query
+// requests' jobs are pooled (handlers.go).
 type job struct {
 	q    engine.Query
 	cost int64
@@ -201,7 +205,7 @@ type job struct {
 	// answered before it without waiting on anything.
 	deadline time.Time
 	arrive   time.Time
-	done     chan struct{}
+	done     chan struct{} // buffer of one: finish sends the job's one token
 
 	resp       engine.Response
 	proc       string
@@ -217,6 +221,19 @@ type job struct {
 		procs [1]string
 	}
 }
+
+// newJob returns a job with its done channel (a buffer of one).
+func newJob() *job { return &job{done: make(chan struct{}, 1)} }
+
+// reset readies j, answered (its token received) or new, for query q;
+// it keeps j's done channel.
+func (j *job) reset(q engine.Query, cost int64, ctx context.Context, deadline, arrive time.Time) {
+	done := j.done
+	*j = job{q: q, cost: cost, ctx: ctx, deadline: deadline, arrive: arrive, done: done}
+}
+
+// finish answers j: its fields are set, the submitter may read them.
+func (j *job) finish() { j.done <- struct{}{} }
 
 // dead is why j is not to run at now (nil: it is to run).
 func (j *job) dead(now time.Time) error {
@@ -496,7 +513,7 @@ func (b *batcher) runBatch(batch []*job) {
 	for _, j := range batch {
 		if err := j.dead(start); err != nil {
 			j.resp.Err, j.start, j.end = err, start, start
-			close(j.done)
+			j.finish()
 			continue
 		}
 		live = append(live, j)
@@ -518,33 +535,89 @@ func (b *batcher) runBatch(batch []*job) {
 		qs[i] = j.q
 	}
 	ctx := context.Background()
-	var devAt time.Time    // when the batch took the device (pipelined)
-	var prep time.Duration // its host preparation
+	var ph *phases // pipelined: when the batch took the device, its host preparation
 	if b.cfg.pipe {
-		ctx = gpu.WithDeviceHook(ctx, func(p time.Duration) { prep, devAt = p, b.toDevice(len(live), p) })
+		ph = new(phases) // only here: a variable the hook captured would escape for every batch
+		ctx = gpu.WithDeviceHook(ctx, func(p time.Duration) { ph.prep, ph.devAt = p, b.toDevice(len(live), p) })
 	}
 	err := b.run(ctx, qs, out, procs)
 	end := b.now()
-	if !devAt.IsZero() && b.onPhases != nil {
-		b.onPhases(prep, devAt.Sub(start)-prep, end.Sub(devAt))
+	var devAt time.Time
+	if ph != nil {
+		devAt = ph.devAt
+		if !devAt.IsZero() && b.onPhases != nil {
+			b.onPhases(ph.prep, devAt.Sub(start)-ph.prep, end.Sub(devAt))
+		}
 	}
 	b.model.observe(len(live), end.Sub(start), end, b.depth())
 	b.release(len(live), devAt)
 	b.stats.batches.Add(1)
 	b.stats.queries.Add(int64(len(live)))
+	var queued time.Duration
 	for _, j := range live {
-		b.stats.queueNanos.Add(int64(start.Sub(j.arrive)))
+		queued += start.Sub(j.arrive)
 	}
+	b.stats.queueNanos.Add(int64(queued))
 	if b.onBatch != nil {
 		b.onBatch(len(live), end.Sub(start))
 	}
-	for i, j := range live {
-		j.resp, j.proc, j.batchN, j.start, j.end = out[i], procs[i], len(live), start, end
+	parts := answerParts(len(live), runtime.GOMAXPROCS(0))
+	if parts == 1 {
+		answerJobs(live, out, procs, len(live), err, start, end)
+		return
+	}
+	answerParallel(live, out, procs, parts, err, start, end)
+}
+
+// answerParallel answers a large batch's jobs (answerJobs) from parts
+// goroutines, each waking a contiguous share of the handlers (made
+// runnable on its own P): the last handler is woken after 1/parts of the
+// serial loop's time. (A function of its own: the variables its
+// goroutines capture would otherwise escape in every runBatch.)
+func answerParallel(live []*job, out []engine.Response, procs []string, parts int, err error, start, end time.Time) {
+	var wg sync.WaitGroup
+	for p := 1; p < parts; p++ {
+		lo, hi := p*len(live)/parts, (p+1)*len(live)/parts
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			answerJobs(live[lo:hi], out[lo:hi], procs[lo:hi], len(live), err, start, end)
+		}()
+	}
+	n := len(live) / parts
+	answerJobs(live[:n], out[:n], procs[:n], len(live), err, start, end)
+	wg.Wait()
+}
+
+// answerJobs answers js[i] with out[i] and procs[i] (err, the batch's, for
+// those without their own), the batch of batchN queries having run from
+// start to end.
+func answerJobs(js []*job, out []engine.Response, procs []string, batchN int, err error, start, end time.Time) {
+	for i, j := range js {
+		j.resp, j.proc, j.batchN, j.start, j.end = out[i], procs[i], batchN, start, end
 		if j.resp.Err == nil && err != nil {
 			j.resp.Err = err
 		}
-		close(j.done)
+		j.finish()
 	}
+}
+
+// answerMin is the fewest answers one goroutine delivers (answerParts):
+// below it a goroutine's start costs more than the wakes it takes over.
+const answerMin = 256
+
+// answerParts is the number of goroutines that deliver a batch of n
+// answers: one per answerMin, at most procs/2 (the handlers woken need
+// the other half of the cores), at least 1.
+func answerParts(n, procs int) int {
+	return max(1, min(n/answerMin, procs/2))
+}
+
+// phases are a pipelined batch's: when it took the device (zero: never)
+// and its host preparation (the backend's hook sets them).
+type phases struct {
+	devAt time.Time
+	prep  time.Duration
 }
 
 // toDevice records, pipelined, that a batch of n queries took the device

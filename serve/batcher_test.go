@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"math"
+	"runtime"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/qpengine/qp/engine"
 	"github.com/qpengine/qp/engine/gpu"
+	"github.com/qpengine/qp/topk"
 )
 
 // fakeRun is a runFunc that records batch sizes, answers every query, and
@@ -72,7 +75,8 @@ func goSubmit(t *testing.T, b *batcher, js []*job) {
 func newJobs(n int) []*job {
 	js := make([]*job, n)
 	for i := range js {
-		js[i] = &job{q: engine.Query{ID: "q"}, ctx: context.Background(), arrive: time.Now(), done: make(chan struct{})}
+		js[i] = newJob()
+		js[i].reset(engine.Query{ID: "q"}, 0, context.Background(), time.Time{}, time.Now())
 	}
 	return js
 }
@@ -556,4 +560,47 @@ func TestBatcherPipelinedAutoCap(t *testing.T) {
 	d.toDev <- struct{}{}
 	d.done <- struct{}{}
 	waitJobs(t, append(hold, many...))
+}
+
+// TestBatcherAnswersInParts: a large batch's answers go out from several
+// goroutines (answerParts); every job still gets its own query's answer,
+// the batch's size and processor, exactly once.
+func TestBatcherAnswersInParts(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(8))
+	if p := answerParts(2000, 8); p != 4 {
+		t.Fatalf("answerParts(2000, 8) = %d, want 4", p)
+	}
+	for _, c := range []struct{ n, procs, want int }{{1, 8, 1}, {511, 8, 1}, {512, 8, 2}, {100000, 16, 8}, {100000, 1, 1}} {
+		if p := answerParts(c.n, c.procs); p != c.want {
+			t.Errorf("answerParts(%d, %d) = %d, want %d", c.n, c.procs, p, c.want)
+		}
+	}
+	run := func(ctx context.Context, qs []engine.Query, out []engine.Response, procs []string) error {
+		for i := range qs {
+			d, _ := strconv.Atoi(qs[i].ID)
+			out[i] = engine.Response{Results: []topk.Result{{Doc: uint32(d)}}}
+			procs[i] = "fake"
+		}
+		return nil
+	}
+	b := newBatcher(BatchConfig{MaxWait: time.Hour, Threshold: 1 << 40, Inflight: 1, MaxBatch: 4096, Budget: -1, QueueSize: 10000}.withDefaults(0, 0, false), run, nil)
+	defer b.close()
+	js := newJobs(2000)
+	for i, j := range js {
+		j.q.ID = strconv.Itoa(i)
+	}
+	if _, err := b.submit(js, time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	waitJobs(t, js)
+	for i, j := range js {
+		if len(j.resp.Results) != 1 || j.resp.Results[0].Doc != uint32(i) || j.batchN != 2000 || j.proc != "fake" {
+			t.Fatalf("job %d: %+v, batch %d, proc %q", i, j.resp, j.batchN, j.proc)
+		}
+		select {
+		case <-j.done:
+			t.Fatalf("job %d answered twice", i)
+		default:
+		}
+	}
 }

@@ -104,6 +104,48 @@ func (p *fastParser) str() (string, bool) {
 	return "", false
 }
 
+// mode reads a string as str does, without allocating the modes' names
+// (the constants of this package's strings instead).
+func (p *fastParser) mode() (string, bool) {
+	i := p.i
+	s, ok := p.rawStr()
+	if !ok {
+		p.i = i
+		return p.str()
+	}
+	switch string(s) {
+	case "and":
+		return "and", true
+	case "or":
+		return "or", true
+	case "andor":
+		return "andor", true
+	}
+	p.i = i
+	return p.str()
+}
+
+// rawStr reads a string of printable ASCII without escapes, returned as
+// the bytes of b (false, with p.i anywhere, for anything else).
+func (p *fastParser) rawStr() ([]byte, bool) {
+	if !p.byte('"') {
+		return nil, false
+	}
+	start := p.i
+	for p.i < len(p.b) {
+		c := p.b[p.i]
+		switch {
+		case c == '"':
+			p.i++
+			return p.b[start : p.i-1], true
+		case c == '\\' || c < 0x20 || c >= 0x80:
+			return nil, false
+		}
+		p.i++
+	}
+	return nil, false
+}
+
 // delim reports whether the value just read ends here (encoding/json
 // would otherwise read a longer literal or number, or fail).
 func (p *fastParser) delim() bool {
@@ -192,7 +234,7 @@ func (p *fastParser) request(v *SearchRequest) bool {
 		case "q":
 			v.Q, ok = p.str()
 		case "mode":
-			v.Mode, ok = p.str()
+			v.Mode, ok = p.mode()
 		case "k":
 			v.K, ok = p.integer()
 		case "qtf":

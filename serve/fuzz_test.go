@@ -61,7 +61,10 @@ var fastSeeds = []string{`{"q":"parallel sorting","mode":"or","k":10}`, ` {"q":"
 	`{"queries":[{"q":"a"},{"q":"b","k":3}]}`, `{"queries":[]}`, `{}`, `{"q":"a\"b"}`, `{"Q":"a"}`, `{"k":1.0}`, `{"k":-0}`,
 	`{"k":01}`, `{"k":123456789012345678}`, `{"k":1234567890123456789}`, `{"q":null}`, `{"q":"é"}`, "{\"q\":\"\xff\"}",
 	`{"queries":[{"q":"a"}],"queries":[{"k":2}]}`, `{"q":"a","q":"b"}`, `{"qtf":truex}`, `{"k":1}x`, `{"k":2,}`, `{,}`,
-	`{"queries":[{"q":"a"},]}`, `{"x":1}`, `{"q":"a"}{}`, "{\"q\":\"a\tb\"}"}
+	`{"queries":[{"q":"a"},]}`, `{"x":1}`, `{"q":"a"}{}`, "{\"q\":\"a\tb\"}",
+	// mode: the interned names (fastParser.mode) and near misses.
+	`{"q":"a","mode":"and"}`, `{"mode":"andor","q":"a"}`, `{"mode":"AND"}`, `{"mode":"an"}`, `{"mode":"andorx"}`,
+	`{"mode":"or\u0000"}`, `{"mode":"é"}`, `{"mode":""}`, `{"mode":"and`, `{"mode":and}`, `{"mode":"and"x}`}
 
 func checkFastEqual(t testing.TB, data []byte) {
 	var v SearchRequest

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/pprof"
 	"strconv"
@@ -68,16 +69,21 @@ func (s *Server) writeError(w http.ResponseWriter, e *Error) {
 	writeJSON(w, e.status, ErrorBody{Error: e})
 }
 
-// handleSearch serves GET and POST /v1/search.
+// handleSearch serves GET and POST /v1/search. Its per-request state
+// (the request, the answer, the job, the hits, await's timer) comes from
+// oneCalls and goes back after the answer is written, unless a job was
+// abandoned to the batcher (deadline, client gone).
 func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 	arrive := time.Now()
-	var req SearchRequest
+	c := oneCalls.Get().(*oneCall)
+	defer c.release()
+	req := &c.req[0]
 	var e *Error
 	switch r.Method {
 	case http.MethodGet, http.MethodHead:
-		req, e = searchFromQuery(r)
+		*req, e = searchFromQuery(r)
 	case http.MethodPost:
-		req, e = decodeBody(s, w, r, decodeSearch)
+		*req, e = decodeBody(s, w, r, decodeSearch)
 	default:
 		w.Header().Set("Allow", "GET, POST")
 		e = apiErr(http.StatusMethodNotAllowed, CodeMethod, "%s: use GET or POST", r.Method)
@@ -90,7 +96,7 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, e)
 		return
 	}
-	resp, e := s.answer(r.Context(), arrive.Add(s.timeout(req.TimeoutMS)), []SearchRequest{req}, arrive)
+	resp, e := s.answer(r.Context(), arrive.Add(s.timeout(req.TimeoutMS)), c.req[:], arrive, &c.bufs)
 	if e == nil {
 		e = resp[0].Error
 	}
@@ -100,6 +106,70 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeSearch(w, &resp[0])
+}
+
+// answerBufs are answer's working slices and await's timer: pooled for
+// one-query requests (oneCall), new for each batch request.
+type answerBufs struct {
+	resp   []SearchResponse
+	jobs   []*job // by request; nil where none was queued
+	queued []*job
+	// pool holds reusable jobs (answered ones: their tokens received);
+	// hits the last answer's hits (one-query requests: reused by fill).
+	pool  []*job
+	hits  []Hit
+	timer *time.Timer // stopped between uses
+	// abandoned: await gave up on queued jobs (deadline, client gone),
+	// which the batcher may still hold: nothing here may be reused.
+	abandoned bool
+}
+
+// reset sizes the slices for n requests.
+func (b *answerBufs) reset(n int) {
+	if cap(b.resp) < n {
+		b.resp, b.jobs = make([]SearchResponse, n), make([]*job, n)
+	}
+	b.resp, b.jobs, b.queued = b.resp[:n], b.jobs[:n], b.queued[:0]
+	clear(b.resp)
+	clear(b.jobs)
+}
+
+// job returns a job for q, reused from pool when one is there.
+func (b *answerBufs) job(q engine.Query, cost int64, ctx context.Context, deadline, arrive time.Time) *job {
+	var j *job
+	if n := len(b.pool); n > 0 {
+		j, b.pool = b.pool[n-1], b.pool[:n-1]
+	} else {
+		j = newJob()
+	}
+	j.reset(q, cost, ctx, deadline, arrive)
+	return j
+}
+
+// oneCall is the pooled state of one one-query request.
+type oneCall struct {
+	req  [1]SearchRequest
+	bufs answerBufs
+}
+
+var oneCalls = sync.Pool{New: func() any { return new(oneCall) }}
+
+// release puts c back in oneCalls, unless its job was abandoned to the
+// batcher. The jobs answered go back to c's own pool.
+func (c *oneCall) release() {
+	b := &c.bufs
+	if b.abandoned {
+		return
+	}
+	for _, j := range b.queued {
+		j.reset(engine.Query{}, 0, nil, time.Time{}, time.Time{}) // drop the request's references
+		b.pool = append(b.pool, j)
+	}
+	b.queued = b.queued[:0]
+	clear(b.resp)
+	clear(b.jobs)
+	c.req[0] = SearchRequest{}
+	oneCalls.Put(c)
 }
 
 // handleBatch serves POST /v1/search/batch.
@@ -130,7 +200,7 @@ func (s *Server) handleBatch(w http.ResponseWriter, r *http.Request) {
 	for _, q := range req.Queries {
 		tmo = max(tmo, q.TimeoutMS)
 	}
-	resp, e := s.answer(r.Context(), arrive.Add(s.timeout(tmo)), req.Queries, arrive)
+	resp, e := s.answer(r.Context(), arrive.Add(s.timeout(tmo)), req.Queries, arrive, &answerBufs{})
 	if e != nil {
 		status = e.status
 		s.writeError(w, e)
@@ -141,25 +211,46 @@ func (s *Server) handleBatch(w http.ResponseWriter, r *http.Request) {
 
 // decodeBody reads a JSON body of at most MaxBodyBytes and decodes it with
 // dec (one pass over the bytes: the body is read into a pooled buffer,
-// which dec must not keep).
+// which dec must not keep). A body of known length (Content-Length, already
+// checked against the limit) is read as net/http bounds it; one of unknown
+// length (chunked) through http.MaxBytesReader.
 func decodeBody[T any](s *Server, w http.ResponseWriter, r *http.Request, dec func([]byte) (T, *Error)) (T, *Error) {
 	var zero T
 	if r.ContentLength > s.lim.MaxBodyBytes {
 		return zero, apiErr(http.StatusRequestEntityTooLarge, CodeBodyTooLarge, "request body of %d bytes: at most %d", r.ContentLength, s.lim.MaxBodyBytes)
 	}
-	buf := bodyPool.Get().(*bytes.Buffer)
-	defer bodyPool.Put(buf)
-	buf.Reset()
-	if e := readBody(buf, http.MaxBytesReader(w, r.Body, s.lim.MaxBodyBytes), s.lim.MaxBodyBytes); e != nil {
+	b := bodyPool.Get().(*bodyBuf)
+	defer bodyPool.Put(b)
+	b.buf.Reset()
+	body := r.Body
+	if r.ContentLength < 0 {
+		body = http.MaxBytesReader(w, r.Body, s.lim.MaxBodyBytes)
+	}
+	if e := b.read(body, s.lim.MaxBodyBytes); e != nil {
 		return zero, e
 	}
-	return dec(buf.Bytes())
+	return dec(b.buf.Bytes())
+}
+
+// bodyBuf is a pooled request body: the buffer and the reader that bounds
+// it (kept with it: a new one per request would escape to the heap).
+type bodyBuf struct {
+	buf bytes.Buffer
+	lr  io.LimitedReader
+}
+
+// read reads r into b.buf (readBody), then drops r.
+func (b *bodyBuf) read(r io.Reader, max int64) *Error {
+	b.lr = io.LimitedReader{R: r, N: max + 1}
+	e := readBody(&b.buf, &b.lr, max)
+	b.lr.R = nil
+	return e
 }
 
 // bodyPool holds the buffers request bodies are read into. Buffers that
 // grew past 64 KiB (batch requests) are still reused: the pool drops them
 // under memory pressure (at each GC).
-var bodyPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+var bodyPool = sync.Pool{New: func() any { return new(bodyBuf) }}
 
 // searchFromQuery reads GET /v1/search?q=&mode=&k=&qtf=&stored=&timeout_ms=.
 func searchFromQuery(r *http.Request) (SearchRequest, *Error) {
@@ -256,11 +347,11 @@ func (s *Server) cost(q engine.Query) int64 {
 // answer runs reqs (valid or not) and answers each; a request-wide error
 // (queue full, shutting down, deadline, client gone) is returned instead.
 // ctx is the request's (done when the client goes away); deadline bounds
-// the wait for the answers.
-func (s *Server) answer(ctx context.Context, deadline time.Time, reqs []SearchRequest, arrive time.Time) ([]SearchResponse, *Error) {
-	resp := make([]SearchResponse, len(reqs))
-	jobs := make([]*job, len(reqs))
-	var queued []*job
+// the wait for the answers. The answers are in bufs (valid until bufs is
+// reset); bufs.abandoned tells whether jobs were left to the batcher.
+func (s *Server) answer(ctx context.Context, deadline time.Time, reqs []SearchRequest, arrive time.Time, bufs *answerBufs) ([]SearchResponse, *Error) {
+	bufs.reset(len(reqs))
+	resp, jobs := bufs.resp, bufs.jobs
 	for i := range reqs {
 		req := &reqs[i]
 		q, e := s.prepare(req)
@@ -271,15 +362,16 @@ func (s *Server) answer(ctx context.Context, deadline time.Time, reqs []SearchRe
 		}
 		if s.cfg.Cache != nil {
 			if res, ok := s.cfg.Cache.Get(nil, s.x, q); ok {
-				s.fill(&resp[i], req, res, "cache", 0)
+				s.fill(&resp[i], req, res, "cache", 0, bufs)
 				resp[i].Timing.TotalMS = msSince(arrive)
 				s.m.observeQuery(req.Mode, "ok", "cache", time.Since(arrive))
 				continue
 			}
 		}
-		jobs[i] = &job{q: q, cost: s.cost(q), ctx: ctx, deadline: deadline, arrive: arrive, done: make(chan struct{})}
-		queued = append(queued, jobs[i])
+		jobs[i] = bufs.job(q, s.cost(q), ctx, deadline, arrive)
+		bufs.queued = append(bufs.queued, jobs[i])
 	}
+	queued := bufs.queued
 	if len(queued) == 0 {
 		return resp, nil
 	}
@@ -299,7 +391,8 @@ func (s *Server) answer(ctx context.Context, deadline time.Time, reqs []SearchRe
 		s.m.rejected.WithLabelValues(CodeShuttingDown).Inc()
 		return nil, apiErr(http.StatusServiceUnavailable, CodeShuttingDown, "the server is shutting down")
 	}
-	if e := s.await(ctx, deadline, queued); e != nil {
+	if e := s.await(ctx, deadline, queued, bufs); e != nil {
+		bufs.abandoned = true
 		return nil, e
 	}
 	woke := time.Now() // the handler runs again: answer_wake's end
@@ -321,7 +414,7 @@ func (s *Server) answer(ctx context.Context, deadline time.Time, reqs []SearchRe
 		}
 		s.m.queueWait.Observe(j.start.Sub(arrive).Seconds())
 		s.m.answerWake.Observe(max(0, woke.Sub(j.end)).Seconds())
-		s.fill(&resp[i], req, j.resp.Results, j.proc, j.batchN)
+		s.fill(&resp[i], req, j.resp.Results, j.proc, j.batchN, bufs)
 		resp[i].Timing = Timing{QueueMS: ms(j.start.Sub(arrive)), BatchMS: ms(j.end.Sub(j.start)),
 			EngineMS: ms(j.resp.Stats.Time), TotalMS: msSince(arrive)}
 		s.m.observeQuery(req.Mode, "ok", j.proc, time.Since(arrive))
@@ -333,25 +426,31 @@ func (s *Server) answer(ctx context.Context, deadline time.Time, reqs []SearchRe
 }
 
 // await waits for the jobs' answers, the client's leaving (ctx) or the
-// deadline, whichever comes first. A timer is made only when an answer is
-// not there yet (a query run in the handler's goroutine is done already).
-func (s *Server) await(ctx context.Context, deadline time.Time, js []*job) *Error {
-	var timer *time.Timer
+// deadline, whichever comes first. A timer (bufs') is armed only when an
+// answer is not there yet (a query run in the handler's goroutine is done
+// already); it is stopped on return.
+func (s *Server) await(ctx context.Context, deadline time.Time, js []*job, bufs *answerBufs) *Error {
+	armed := false
 	for _, j := range js {
 		select {
 		case <-j.done:
 			continue
 		default:
 		}
-		if timer == nil {
-			timer = time.NewTimer(time.Until(deadline))
-			defer timer.Stop()
+		if !armed {
+			armed = true
+			if bufs.timer == nil {
+				bufs.timer = time.NewTimer(time.Until(deadline))
+			} else {
+				bufs.timer.Reset(time.Until(deadline)) // stopped: no stale tick (Go 1.23 timers)
+			}
+			defer bufs.timer.Stop()
 		}
 		select {
 		case <-j.done:
 		case <-ctx.Done():
 			return s.ctxError(false)
-		case <-timer.C:
+		case <-bufs.timer.C:
 			return s.ctxError(true)
 		}
 	}
@@ -384,9 +483,18 @@ func (s *Server) queryError(err error) *Error {
 	return apiErr(http.StatusInternalServerError, CodeBackend, "%v", err)
 }
 
-// fill sets r's hits from res.
-func (s *Server) fill(r *SearchResponse, req *SearchRequest, res []topk.Result, proc string, batchN int) {
-	r.Hits = make([]Hit, len(res))
+// fill sets r's hits from res: in bufs.hits when r is a one-query
+// request's (len(bufs.resp) == 1: the slice is reused by the next request
+// of the pooled oneCall), else in a new slice.
+func (s *Server) fill(r *SearchResponse, req *SearchRequest, res []topk.Result, proc string, batchN int, bufs *answerBufs) {
+	if len(bufs.resp) == 1 {
+		if cap(bufs.hits) < len(res) || bufs.hits == nil { // never nil: [] encodes as [], nil as null
+			bufs.hits = make([]Hit, len(res), max(len(res), 16))
+		}
+		r.Hits = bufs.hits[:len(res)]
+	} else {
+		r.Hits = make([]Hit, len(res))
+	}
 	stored := req.Stored && s.x.HasStored()
 	for i, h := range res {
 		r.Hits[i] = Hit{Rank: i + 1, ID: s.x.ExternalID(h.Doc), Score: h.Score}

@@ -2,6 +2,7 @@ package serve
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -626,4 +627,75 @@ func TestCPUDefaults(t *testing.T) {
 	if c := (BatchConfig{Budget: 8 * time.Millisecond}).withDefaults(12<<20, 0, false); c.Budget != 8*time.Millisecond {
 		t.Errorf("GPU with --batch-budget 8ms: budget %v", c.Budget)
 	}
+}
+
+// TestChunkedBodies: a body of unknown length (chunked, no Content-Length)
+// is bounded by MaxBodyBytes as one of known length is (413 past it), and
+// answered within it; with a known length the handler reads the body as
+// net/http bounds it (decodeBody).
+func TestChunkedBodies(t *testing.T) {
+	e := testEngine(t)
+	_, hs := newTestServer(t, e, Config{Limits: Limits{MaxBodyBytes: 1024, MaxQueryLen: 4000}})
+	cases := []struct {
+		body   string
+		status int
+	}{
+		{`{"q":"parallel sorting"}`, 200},
+		{`{"q":"parallel sorting` + strings.Repeat(" ", 1100) + `"}`, 413},
+		{`{"q":"parallel sorting"}` + strings.Repeat(" ", 1024-24), 200}, // exactly at the limit
+	}
+	for _, c := range cases {
+		// A reader of unknown length: net/http sends it chunked.
+		req, err := http.NewRequest("POST", hs.URL+"/v1/search", io.MultiReader(strings.NewReader(c.body)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if req.ContentLength != 0 || resp.StatusCode != c.status {
+			t.Errorf("chunked body of %d bytes: status %d (request length %d), want %d: %s", len(c.body), resp.StatusCode, req.ContentLength, c.status, b)
+		}
+		if c.status == 413 && errCode(t, b) != CodeBodyTooLarge {
+			t.Errorf("chunked body of %d bytes: %s, want %s", len(c.body), b, CodeBodyTooLarge)
+		}
+	}
+}
+
+// TestPooledCallsReused: one-query requests reuse their pooled state
+// (oneCall: request, answer, job, hits): answers in sequence and from
+// parallel clients equal the engine's whatever the request before left
+// there, and an empty answer is "hits":[] (never null, never stale hits).
+func TestPooledCallsReused(t *testing.T) {
+	e := testEngine(t)
+	_, hs := newTestServer(t, e, Config{})
+	check := func(t *testing.T, q string, k int) {
+		var r SearchResponse
+		st, _, b := post(t, hs.URL+"/v1/search", fmt.Sprintf(`{"q":%q,"mode":"and","k":%d}`, q, k), &r)
+		if st != 200 {
+			t.Fatalf("%q: status %d: %s", q, st, b)
+		}
+		wantHits(t, e, q, "and", k, r.Hits)
+		if len(r.Hits) == 0 && !bytes.Contains(b, []byte(`"hits":[]`)) {
+			t.Fatalf("%q: no hits encoded as %s, want \"hits\":[]", q, b)
+		}
+	}
+	for range 3 {
+		for i, q := range testQueries {
+			check(t, q, 1+i%10)
+		}
+	}
+	t.Run("parallel", func(t *testing.T) {
+		for g := range 8 {
+			t.Run(fmt.Sprint(g), func(t *testing.T) {
+				t.Parallel()
+				for i := range 50 {
+					check(t, testQueries[(g+i)%len(testQueries)], 1+(g*i)%10)
+				}
+			})
+		}
+	})
 }

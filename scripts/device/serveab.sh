@@ -40,6 +40,11 @@
 # over the queries, best of 3).
 # SERVE_FLAGS adds qp serve flags to both builds; SERVE_FLAGS_OLD and
 # SERVE_FLAGS_NEW to one.
+# BUILDS (default "new old") orders the builds of a round; "mid" is a
+# third one, $MID (default /tmp/qp-mid: carry it as bin/dev/data/qp-mid.xz,
+# unpack.sh puts it there), e.g. a branch without its last commit, so that
+# one call separates two steps: BUILDS="new mid old". Every build's row
+# gives its share of the in-process rate (inproc%, the same in-process run).
 # Budget (GPU, 10M topic model cold): gen ~170 s; per mode: in-process
 # ~20 s, per build ~15 s start + 4 x (DUR + ~3 s) ≈ 45 s: ~4 minutes after
 # gen, ~7-8 minutes cold, ~4 warm (no build starts after 470 s, no mode
@@ -57,7 +62,8 @@
 #   ROUNDS=1 MODES=and bash scripts/device/serveab.sh
 # Output: $OUT/serveab.txt (the rows; also on stdout), $OUT/serveab-*.json
 # (the generator's rows), $OUT/serveab-*-server.log, $OUT/gen.log.
-# Look at: sat1 and sat100 inproc% new vs old (target >= 80%); r80 p99
+# Look at: sat1 and sat100 inproc% new vs old (target >= 80%) and the
+# server's us/req (CPU per request, in the summary too); r80 p99
 # (target <= 20 ms) beside the model's floor (pipebound) and the send lag
 # (lag p99 near 0: the generator kept its schedule); where the in-server
 # time goes (queue / batch / answer wake / sched); the summary at the end.
@@ -75,8 +81,11 @@ LIMIT=${LIMIT:-50000}
 PORT=${PORT:-18080}
 LEVELS=${LEVELS:-sat1 sat100 r80 r60}
 if [ "$IDX" = /tmp/g10m.qp ]; then gen10m || exit 1; fi
-chmod +x "$OLD" 2>/dev/null  # unpack.sh leaves /tmp/qp-old without the x bit
+MID=${MID:-/tmp/qp-mid}
+BUILDS=${BUILDS:-new old}
+chmod +x "$OLD" "$MID" 2>/dev/null  # unpack.sh leaves /tmp/qp-old without the x bit
 [ -x "$OLD" ] || { echo "no old build at $OLD (see the header)"; exit 1; }
+case " $BUILDS " in *" mid "*) [ -x "$MID" ] || { echo "no mid build at $MID (see the header)"; exit 1; } ;; esac
 head -n "$LIMIT" "$Q" >/tmp/serveab-q.txt
 res=$OUT/serveab.txt
 sum=$OUT/serveab-summary.txt
@@ -137,7 +146,7 @@ print(line + f' srv {c/w:5.2f} cores {1e6*c/max(req,1):6.1f} us/req gen {r["clie
       f'redials {r.get("redials", 0)} genRSS {r.get("gen_peak_rss_mb", 0):.0f}MB ok {100*r["success"]:.2f}% codes {r["codes"]}')
 for e in r.get("errors") or []:
     print("       client error:", e)
-open(sys.argv[9], "a").write(line + f' ok {100*r["success"]:.2f}%\n')
+open(sys.argv[9], "a").write(line + f' srv {c/w:.2f} cores {1e6*c/max(req,1):.1f} us/req ok {100*r["success"]:.2f}%\n')
 EOF
   echo "     server:$(breakdown /tmp/serveab-m0.txt /tmp/serveab-m1.txt)"
   if [ "$b" = new ] && grep -q '^qp_serve_gpu_device_fixed_seconds' /tmp/serveab-m1.txt; then
@@ -148,6 +157,7 @@ EOF
 server() {
   local extra=${SERVE_FLAGS_NEW:-}
   [ "$2" = old ] && extra=${SERVE_FLAGS_OLD:-}
+  [ "$2" = mid ] && extra=${SERVE_FLAGS_MID:-}
   # shellcheck disable=SC2086
   "$1" serve "$IDX" --addr "127.0.0.1:$PORT" --device "$DEVICE" --log-level warn ${SERVE_FLAGS:-} $extra >"$OUT/serveab-$m-$2-server.log" 2>&1 &
   spid=$!
@@ -171,9 +181,9 @@ for m in ${MODES:-and or}; do
   r60=$(awk -v r="$inproc" 'BEGIN{printf "%.0f", 0.6*r}')
   c80=$(awk -v r="$r80" 'BEGIN{c=int(0.1*r+0.999); print (c<64?64:c)}')
   c60=$(awk -v r="$r60" 'BEGIN{c=int(0.1*r+0.999); print (c<64?64:c)}')
-  for b in $(for _ in $(seq "${ROUNDS:-1}"); do echo new old; done); do
+  for b in $(for _ in $(seq "${ROUNDS:-1}"); do echo "$BUILDS"; done); do
     if [ "$SECONDS" -gt 470 ]; then echo "== $m $b skipped (time: ${SECONDS}s)" | tee -a "$res"; continue; fi
-    exe=$bin/qp; [ "$b" = old ] && exe=$OLD
+    exe=$bin/qp; [ "$b" = old ] && exe=$OLD; [ "$b" = mid ] && exe=$MID
     server "$exe" "$b" || continue
     {
       if want sat1; then level "$b" "$m" sat1 1 0 "$CONNS"; fi
