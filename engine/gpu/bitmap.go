@@ -270,6 +270,7 @@ func (b *Backend) useBitmaps(minDF uint32) error {
 		return fmt.Errorf("gpu: %w", err)
 	}
 	bm.dev = kern.AndBitmaps{Col: bm.colBuf.Ptr(), Mat: bm.mat.Ptr(), Rank: bm.rank.Ptr(), D: bm.d}
+	b.refreshPlanCfg()
 	return nil
 }
 

@@ -88,6 +88,9 @@ func BenchmarkHostPrep(b *testing.B) {
 				if err != nil {
 					return err
 				}
+				if err := r.fill(); err != nil {
+					return err
+				}
 				if err := r.upload(); err != nil {
 					return err
 				}
@@ -102,6 +105,22 @@ func BenchmarkHostPrep(b *testing.B) {
 		})
 		if err != nil {
 			b.Fatal(err)
+		}
+		reportCPU(b, c0)
+	})
+	// planbatch: planBatch, the batch goroutine's share since gpuhost2
+	// (the launch sets, their AND plans and the filled uploads, off the
+	// owner), which "plan" measures on the owner's path.
+	b.Run("planbatch", func(b *testing.B) {
+		bb := g.bufs.get(len(qs))
+		defer g.bufs.put(bb)
+		work := g.prepareBatch(bb, qs, out)
+		c0, _ := cputime.Process()
+		for b.Loop() {
+			g.planBatch(bb, work)
+		}
+		if bb.plan.cfg == nil {
+			b.Fatal("planBatch made no plan")
 		}
 		reportCPU(b, c0)
 	})
