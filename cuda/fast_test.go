@@ -114,3 +114,37 @@ func BenchmarkDriverCall(b *testing.B) {
 		})
 	}
 }
+
+// TestStreamSyncIdle: Stream.Synchronize makes no driver call when no
+// work was enqueued since the last one, and waits again after any enqueue.
+func TestStreamSyncIdle(t *testing.T) {
+	c := gpu(t)
+	s, err := c.NewStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Destroy()
+	buf, err := c.Alloc(64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer buf.Free()
+	calls := func(f func() error) int64 {
+		t.Helper()
+		c0 := c.DriverStats().Calls
+		if err := f(); err != nil {
+			t.Fatal(err)
+		}
+		return c.DriverStats().Calls - c0
+	}
+	fill := func() error { return s.Fill32(buf, 0, 7, 16) }
+	if n := calls(fill) + calls(s.Synchronize); n != 2 {
+		t.Errorf("fill and wait: %d driver calls, want 2", n)
+	}
+	if n := calls(s.Synchronize); n != 0 {
+		t.Errorf("wait on an idle stream: %d driver calls, want 0", n)
+	}
+	if n := calls(fill) + calls(s.Synchronize) + calls(s.Synchronize); n != 2 {
+		t.Errorf("fill and two waits: %d driver calls, want 2", n)
+	}
+}

@@ -171,6 +171,7 @@ func (f *Function) launch(grid, block Dim3, sharedMem int, s *Stream, params uns
 		panic(fmt.Sprintf("BUG: cuda launch of %s with %d bytes of shared memory", f.name, sharedMem))
 	}
 	err := f.mod.ctx.Do(func() error {
+		s.enqueued()
 		return check("cuLaunchKernel", f.mod.ctx.cuLaunchKernel(f.h, grid.X, grid.Y, grid.Z, block.X, block.Y, block.Z,
 			uint32(sharedMem), s.handle(), params))
 	})

@@ -104,8 +104,10 @@ type andRun struct {
 
 	pMeta, pTerms, pSegs, pScr, pLR cuda.DevicePtr
 
-	// Counters: errors (4 uint32) | blocks per query | postings per
-	// query; the decoders' status slots.
+	// The set's device buffer (andPlan's layout). Views of it: the
+	// counters (errors (4 uint32) | blocks per query | postings per
+	// query), the decoders' status slots, the results.
+	dev                  *cuda.Buffer
 	ctr                  *cuda.Buffer
 	pErr, pBlocks, pPost cuda.DevicePtr
 	st                   statusSlots
@@ -163,10 +165,10 @@ func (b *Backend) planAnd(mem *devMem, qs []*prep, keep bool) (*andRun, error) {
 // of the "lr" search) into the owner's upload arena.
 func (r *andRun) fill() error {
 	b := r.b
-	if err := b.up.reset(r.size); err != nil {
+	if err := b.up.reset(r.upSize); err != nil {
 		return err
 	}
-	b.up.take(r.size)
+	b.up.take(r.upSize)
 	sc := planScratch{slots: b.slots}
 	b.fillPlan(&r.andPlan, b.prepareWorkers(), &sc)
 	b.slots = sc.slots
@@ -176,30 +178,30 @@ func (r *andRun) fill() error {
 	return nil
 }
 
-// upload copies the filled upload (QMeta, QTerms, Segs of the shortest
-// lists, scratch offsets and, for the "lr" search, the LR models of the
-// QTerms' skip tables) to the device; then it zeroes the counters and
-// takes the decoders' status slots.
+// upload allocates the set's device buffer (andPlan's layout) and copies
+// the filled part (QMeta, QTerms, Segs of the shortest lists, scratch
+// offsets, for the "lr" search the LR models of the QTerms' skip tables,
+// and the zeroed counters) to it; the decoders' status slots, the result
+// counts, totals and keys are views of its rest.
 func (r *andRun) upload() error {
 	b := r.b
-	base, err := b.uploadFrom(r.mem, r.up, r.upAt, r.size)
+	dev, err := b.uploadFrom(r.mem, r.up, r.upAt, r.upSize, r.size)
 	if err != nil {
 		return err
 	}
+	r.dev = dev
+	base := dev.Ptr()
 	r.pMeta, r.pTerms = base+cuda.DevicePtr(r.oMeta), base+cuda.DevicePtr(r.oTerms)
 	r.pSegs, r.pScr = base+cuda.DevicePtr(r.oSegs), base+cuda.DevicePtr(r.oScr)
 	if r.useLR {
 		r.pLR, r.levels = base+cuda.DevicePtr(r.oLR), 0
 	}
-	if r.ctr, err = r.mem.get(16 + 8*r.nq); err != nil {
-		return err
-	}
-	if err := b.stream.Fill32(r.ctr, 0, 0, 4+2*r.nq); err != nil {
-		return err
-	}
+	r.ctr = cuda.BufferView(dev, r.oCtr, 16+8*r.nq)
 	r.pErr, r.pBlocks, r.pPost = r.ctr.Ptr(), r.ctr.Ptr()+16, r.ctr.Ptr()+16+cuda.DevicePtr(4*r.nq)
-	r.st.buf, err = r.mem.get(16 * r.maxM)
-	return err
+	r.st.buf = cuda.BufferView(dev, r.oSt, 16*r.maxM)
+	r.cnt, r.total = cuda.BufferView(dev, r.oCnt, 4*r.nq), cuda.BufferView(dev, r.oTot, 4*r.nq)
+	r.res = cuda.BufferView(dev, r.oRes, 8*r.nres)
+	return nil
 }
 
 // fillLR writes the LR model of every QTerm's skip table but term 0's
@@ -407,7 +409,7 @@ func (r *andRun) bitmapScores() error {
 func (r *andRun) selectTopK() error {
 	b, s, nq := r.b, r.b.stream, r.nq
 	var scratch *cuda.Buffer
-	if err := r.mem.gets([]**cuda.Buffer{&r.res, &r.cnt, &r.total, &scratch}, 8*r.nres, 4*nq, 4*nq, 8*r.scratchWords); err != nil {
+	if err := r.mem.gets([]**cuda.Buffer{&scratch}, 8*r.scratchWords); err != nil { // res, cnt, total: views of r.dev
 		return err
 	}
 	t := b.tm.start(s)
@@ -426,8 +428,8 @@ func (r *andRun) selectTopK() error {
 // queries with fewer than K results get needOr.
 func (r *andRun) download(out []engine.Response) error {
 	b, nq, qs := r.b, r.nq, r.qs
-	dl := []*download{{src: r.cnt, n: 4 * nq}, {src: r.total, n: 4 * nq}, {src: r.ctr, n: 16 + 8*nq},
-		{src: r.st.buf, n: 8 * r.st.n}, {src: r.res, n: 8 * r.nres}}
+	// One copy: counters | counts | totals | status slots | keys.
+	dl := []*download{{src: r.dev, srcOff: r.oCtr, n: r.size - r.oCtr}}
 	dn := &b.down
 	if r.pend != nil {
 		// Into the batch's arena, after the sets before (converted now, on
@@ -446,20 +448,21 @@ func (r *andRun) download(out []engine.Response) error {
 	} else if err := b.fetch(r.mem, dl); err != nil {
 		return err
 	}
+	at := func(o int) int { return dl[0].at + o - r.oCtr }
 	b.prof.Syncs++
-	ctrs := dn.u32(dl[2].at, 4+2*nq)
-	if err := b.corruptError(ctrs[kern.QueryErrDocs], dn.u64(dl[3].at, r.st.n), r.st.codecs); err != nil {
+	ctrs := dn.u32(at(r.oCtr), 4+2*nq)
+	if err := b.corruptError(ctrs[kern.QueryErrDocs], dn.u64(at(r.oSt), r.st.n), r.st.codecs); err != nil {
 		return err
 	}
 	if c := ctrs[kern.AndErrFreqs]; c != 0 {
 		return fmt.Errorf("%w: %d bp128 frequency blocks read by slot are corrupt", index.ErrCorrupt, c)
 	}
 	if r.pend != nil {
-		r.pend.sets = append(r.pend.sets, pendingSet{qs: qs, cnts: dl[0].at, tots: dl[1].at, ctrs: dl[2].at, keys: dl[4].at, nres: r.nres})
+		r.pend.sets = append(r.pend.sets, pendingSet{qs: qs, cnts: at(r.oCnt), tots: at(r.oTot), ctrs: at(r.oCtr), keys: at(r.oRes), nres: r.nres})
 		return nil
 	}
-	cnts, tots := dn.u32(dl[0].at, nq), dn.u32(dl[1].at, nq)
-	keys := dn.u64(dl[4].at, r.nres)
+	cnts, tots := dn.u32(at(r.oCnt), nq), dn.u32(at(r.oTot), nq)
+	keys := dn.u64(at(r.oRes), r.nres)
 	offs, err := resultOffsets(qs, cnts)
 	if err != nil {
 		return err

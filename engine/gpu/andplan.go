@@ -84,13 +84,19 @@ type andPlan struct {
 	useLR       bool
 	active      []int // active[j]: the queries with a j-th step (a prefix of qs)
 
-	// Upload layout: QMeta | QTerm | Seg | scratch offsets (| LR models),
-	// offsets relative to upAt.
-	oMeta, oTerms, oSegs, oScr, oLR int
-	size                            int
-	nres, scratchWords              int
-	up                              *pinned
-	upAt                            int
+	// Device layout of the set's one buffer, offsets from its start (and
+	// from upAt in the arena up): QMeta | QTerm | Seg | scratch offsets
+	// (| LR models) | counters, the first upSize bytes, filled on the host
+	// (the counters with zeros) and uploaded in one copy; then result
+	// counts | candidate totals | decoder status slots | result keys,
+	// written by the kernels. From the counters on it is downloaded in one
+	// copy.
+	oMeta, oTerms, oSegs, oScr, oLR, oCtr int
+	oCnt, oTot, oSt, oRes                 int
+	upSize, size                          int
+	nres, scratchWords                    int
+	up                                    *pinned
+	upAt                                  int
 }
 
 // planScratch is where a plan's order, counting-sort counts, active
@@ -132,6 +138,7 @@ func (b *Backend) planHost(pl *andPlan, qs []*prep, keep bool, levels int, use [
 			}
 			c.anyBM = c.anyBM || p.bm > 0
 			c.nterms += len(p.terms)
+			c.nres += p.q.K
 			c.maxM = max(c.maxM, p.steps)
 			ti := b.info[p.terms[0].id]
 			c.nblk += int(ti.nb)
@@ -142,6 +149,7 @@ func (b *Backend) planHost(pl *andPlan, qs []*prep, keep bool, levels int, use [
 		mu.Lock()
 		pl.anyBM = pl.anyBM || c.anyBM
 		pl.nterms += c.nterms
+		pl.nres += c.nres
 		pl.maxM = max(pl.maxM, c.maxM)
 		pl.nblk += c.nblk
 		pl.dbytes += c.dbytes
@@ -169,12 +177,16 @@ func (b *Backend) planHost(pl *andPlan, qs []*prep, keep bool, levels int, use [
 	if pl.useLR {
 		pl.oLR = lay.add(4 * kern.AndLRWords * pl.nterms)
 	}
+	pl.oCtr = lay.add(16 + 8*pl.nq)
+	pl.upSize = lay.size
+	pl.oCnt, pl.oTot, pl.oSt, pl.oRes = lay.add(4*pl.nq), lay.add(4*pl.nq), lay.add(16*pl.maxM), lay.add(8*pl.nres)
 	pl.size = lay.size
 	return nil
 }
 
-// fillPlan writes pl's QMeta, QTerms, scratch offsets and Segs into its
-// arena at pl.upAt (which must hold pl.size bytes there), on up to
+// fillPlan writes pl's QMeta, QTerms, scratch offsets, Segs and zeroed
+// counters into its arena at pl.upAt (which must hold pl.upSize bytes
+// there), on up to
 // workers goroutines. The LR models (owner only) are fillLR's.
 func (b *Backend) fillPlan(pl *andPlan, workers int, sc *planScratch) {
 	up, at := pl.up, pl.upAt
@@ -188,6 +200,7 @@ func (b *Backend) fillPlan(pl *andPlan, workers int, sc *planScratch) {
 		d0, f0, v0, blk0 = d0+int(ti.dlen), f0+int(ti.flen), v0+int(ti.df), blk0+int(ti.nb)
 		toff += len(p.terms)
 	}
+	clear(up.u32(at+pl.oCtr, 4+2*pl.nq))
 }
 
 // bitmapTermsIn is bitmapTerms by the columns use (nil: no bitmaps).
@@ -259,7 +272,7 @@ func (b *Backend) planBatch(bb *batchBufs, work []*prep) {
 		pl.qs = bp.order[bp.sets[s]:bp.sets[s+1]]
 		copy(pl.qs, bp.sc.order)
 		pl.upAt = (size + 15) &^ 15
-		size = pl.upAt + pl.size
+		size = pl.upAt + pl.upSize
 	}
 	bp.up.ctx, bp.res.down.ctx = b.ctx, b.ctx
 	if err := bp.up.reset(size); err != nil {

@@ -153,29 +153,34 @@ func (b *Backend) fillQueriesIn(up *pinned, slotBuf *[]querySlot, workers int, q
 // upload copies the first n bytes of the upload arena to a new device
 // buffer.
 func (b *Backend) upload(mem *devMem, n int) (cuda.DevicePtr, error) {
-	return b.uploadFrom(mem, &b.up, 0, n)
-}
-
-// uploadFrom copies n bytes at offset at of the arena up to a new device
-// buffer.
-func (b *Backend) uploadFrom(mem *devMem, up *pinned, at, n int) (cuda.DevicePtr, error) {
-	dev, err := mem.get(n)
+	dev, err := b.uploadFrom(mem, &b.up, 0, n, n)
 	if err != nil {
 		return 0, err
 	}
+	return dev.Ptr(), nil
+}
+
+// uploadFrom copies n bytes at offset at of the arena up to the start of a
+// new device buffer of size bytes.
+func (b *Backend) uploadFrom(mem *devMem, up *pinned, at, n, size int) (*cuda.Buffer, error) {
+	dev, err := mem.get(size)
+	if err != nil {
+		return nil, err
+	}
 	t := b.tm.start(b.stream)
 	if err := b.stream.CopyToDevice(dev, 0, up.h, at, n); err != nil {
-		return 0, err
+		return nil, err
 	}
 	b.tm.stop(b.stream, t, phTransfer)
-	return dev.Ptr(), nil
+	return dev, nil
 }
 
 // download is one device-to-host copy of a phase's final transfer.
 type download struct {
-	src *cuda.Buffer
-	n   int // bytes
-	at  int // offset in the download arena
+	src    *cuda.Buffer
+	srcOff int // bytes into src
+	n      int // bytes
+	at     int // offset in the download arena
 }
 
 // fetch copies every part to the download arena and waits for the stream.
@@ -204,7 +209,7 @@ func (b *Backend) fetchAt(a *pinned, base int, mem *devMem, parts []*download) e
 	t := b.tm.start(s)
 	for _, p := range parts {
 		p.at += base
-		if err := s.CopyFromDevice(a.h, p.at, p.src, 0, p.n); err != nil {
+		if err := s.CopyFromDevice(a.h, p.at, p.src, p.srcOff, p.n); err != nil {
 			return err
 		}
 	}
