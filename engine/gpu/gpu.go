@@ -617,8 +617,9 @@ type Profile struct {
 	// launches, async copies and fills, event records and elapsed times,
 	// stream and event waits; always counted). With Options.Profile the
 	// CUDA events that time the phases add two records and an elapsed
-	// time per timed span, about doubling the count (GCIDE AND: 148 a
-	// batch, 296 profiled). OwnerDriver: the time inside them (with
+	// time per timed span, about doubling the count (GCIDE AND: 142 a
+	// batch since gpuhost2, 148 before and 259 profiled on the H100).
+	// OwnerDriver: the time inside them (with
 	// SetProfile only; HostSync's waits included).
 	DriverCalls int64
 	OwnerDriver time.Duration
