@@ -596,7 +596,8 @@ type Profile struct {
 	Cache CacheStats
 	// Host side of the batches (wall clock, always measured; issue 24:
 	// where a GPU batch's time goes when CPU query workers share the
-	// host): HostPrepare, query preparation (on all cores); HostWait, the
+	// host): HostPrepare, query preparation and the launch sets' plans
+	// made off the owner (prepareBatch, planBatch; on all cores); HostWait, the
 	// hand-off to the CUDA context's owner goroutine (from Do to its
 	// closure's start: the owner waiting for a P); HostRun, the closure
 	// on the owner thread (launches, waits, conversion); HostSync, the
