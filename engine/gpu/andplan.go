@@ -203,7 +203,10 @@ func (b *Backend) fillPlan(pl *andPlan, workers int, sc *planScratch) {
 	clear(up.u32(at+pl.oCtr, 4+2*pl.nq))
 }
 
-// bitmapTermsIn is bitmapTerms by the columns use (nil: no bitmaps).
+// bitmapTermsIn is the number of p's bitmap terms by the columns in use
+// use (nil: no bitmaps): the longest suffix of its canonical terms, term 0
+// excepted, whose bitmaps are in use (the rule of qp_and_filter's
+// bitmap_start).
 func bitmapTermsIn(use []uint32, p *prep) int {
 	if use == nil {
 		return 0

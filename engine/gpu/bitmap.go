@@ -285,20 +285,6 @@ func (bm *bitmaps) free() error {
 	return errors.Join(errs...)
 }
 
-// bitmapTerms is the number of p's bitmap terms: the longest suffix of its
-// canonical terms, term 0 excepted, whose bitmaps are in use (the rule of
-// qp_and_filter's bitmap_start).
-func (b *Backend) bitmapTerms(p *prep) int {
-	if b.bm == nil {
-		return 0
-	}
-	n := 0
-	for j := len(p.terms) - 1; j >= 1 && b.bm.use[p.terms[j].id] != kern.AndNoColumn; j-- {
-		n++
-	}
-	return n
-}
-
 // SetBitmapDensity changes the density from which the AND planner uses a
 // list's device bitmap (Options.BitmapDensity; DefaultBitmapDensity when
 // 0; negative or above 1: none). Only lists that got a bitmap in New can
