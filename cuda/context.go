@@ -39,6 +39,8 @@ type Context struct {
 	closeErr  error
 
 	pool *Pool
+	// params is LaunchFields' parameter arena (owner goroutine only).
+	params *HostBuffer
 
 	fatbinOnce sync.Once
 	fatbin     *Fatbin
@@ -201,6 +203,12 @@ func (c *Context) Close() error {
 	c.closeOnce.Do(func() {
 		var errs []error
 		errs = append(errs, c.pool.close())
+		errs = append(errs, c.Do(func() error {
+			if c.params == nil {
+				return nil
+			}
+			return c.params.Free()
+		}))
 		// Wait for a concurrent first Fatbin call; make later ones fail.
 		c.fatbinOnce.Do(func() { c.fatbinErr = ErrClosed })
 		if c.fatbin != nil {

@@ -36,7 +36,8 @@
 //	            (assembly on amd64 and arm64; the thread id elsewhere)
 //	memory.go   Buffer, HostBuffer (pinned), Pool (size classes), synchronous copies
 //	stream.go   Stream (async copies, fills), Event (record, synchronize, elapsed time)
-//	module.go   Module, Function.Launch (kernel parameter safety), Fatbin
+//	module.go   Module, Function.Launch (kernel parameter safety; LaunchFields
+//	            stages parameters in the Context's pinned arena), Fatbin
 //	            (the embedded kernels by name, occupancy: ResidentCTAs)
 //	fatbin.go   the embedded kernels.fatbin (`make kernels`)
 //	kern/       the kernel launchers: decoding, query, intersection, WAH

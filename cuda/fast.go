@@ -8,7 +8,7 @@ import (
 )
 
 // The hot driver calls of a query batch (launches, async copies and fills,
-// event record and elapsed time, stream and event waits: 148 a GCIDE AND
+// event record and elapsed time, stream and event waits: 142 a GCIDE AND
 // batch) call the resolved symbol through purego.SyscallN directly instead
 // of the typed wrappers purego.RegisterFunc builds (driver.go): those
 // convert every argument and the result by reflection and allocate on each

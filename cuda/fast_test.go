@@ -1,7 +1,10 @@
 package cuda
 
 import (
+	"reflect"
+	"runtime"
 	"testing"
+	"unsafe"
 )
 
 // TestFastCalls: the hot driver calls through fast.go reach the driver
@@ -113,4 +116,107 @@ func BenchmarkDriverCall(b *testing.B) {
 			})
 		})
 	}
+}
+
+// TestStreamSyncIdle: Stream.Synchronize makes no driver call when no
+// work was enqueued since the last one, and waits again after any enqueue.
+func TestStreamSyncIdle(t *testing.T) {
+	c := gpu(t)
+	s, err := c.NewStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Destroy()
+	buf, err := c.Alloc(64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer buf.Free()
+	calls := func(f func() error) int64 {
+		t.Helper()
+		c0 := c.DriverStats().Calls
+		if err := f(); err != nil {
+			t.Fatal(err)
+		}
+		return c.DriverStats().Calls - c0
+	}
+	fill := func() error { return s.Fill32(buf, 0, 7, 16) }
+	if n := calls(fill) + calls(s.Synchronize); n != 2 {
+		t.Errorf("fill and wait: %d driver calls, want 2", n)
+	}
+	if n := calls(s.Synchronize); n != 0 {
+		t.Errorf("wait on an idle stream: %d driver calls, want 0", n)
+	}
+	if n := calls(fill) + calls(s.Synchronize) + calls(s.Synchronize); n != 2 {
+		t.Errorf("fill and two waits: %d driver calls, want 2", n)
+	}
+}
+
+// BenchmarkLaunchFields: one LaunchFields of a kernel that does nothing
+// (qp_query_scan_partials_u32 over no partials, one thread) from the
+// owner goroutine: the host cost of a launch (on the emulator, its
+// kernel call included). The parameters are staged in the Context's
+// arena, with no runtime.Pinner and no allocation but Do's closure.
+func BenchmarkLaunchFields(b *testing.B) {
+	c := gpu(b)
+	fb, err := c.Fatbin()
+	if err != nil {
+		b.Fatal(err)
+	}
+	f, err := fb.Function("qp_query_scan_partials_u32")
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := c.NewStream()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Destroy()
+	part, err := c.Alloc(16)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer part.Free()
+	p := struct {
+		Part DevicePtr
+		NP   uint32
+	}{part.Ptr(), 0}
+	one := Dim3{X: 1, Y: 1, Z: 1}
+	for _, v := range []struct {
+		name   string
+		launch func() error
+	}{
+		{"arena", func() error { return LaunchFields(f, one, one, 0, s, &p) }},
+		{"pinned", func() error { return launchFieldsPinned(f, one, one, 0, s, &p) }},
+	} {
+		b.Run(v.name, func(b *testing.B) {
+			b.ReportAllocs()
+			err := c.Do(func() error {
+				for b.Loop() {
+					if err := v.launch(); err != nil {
+						return err
+					}
+				}
+				return s.Synchronize()
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+		})
+	}
+}
+
+// launchFieldsPinned is LaunchFields as it was before the arena (gpuhost2):
+// the pointers into *p and their array pinned by runtime.Pinner.
+func launchFieldsPinned[P any](f *Function, grid, block Dim3, sharedMem int, s *Stream, p *P) error {
+	offs := fieldOffsets(reflect.TypeFor[P]())
+	var pinner runtime.Pinner
+	defer pinner.Unpin()
+	pinner.Pin(p)
+	ptrs := make([]unsafe.Pointer, len(offs))
+	for i, off := range offs {
+		ptrs[i] = unsafe.Add(unsafe.Pointer(p), off)
+	}
+	pinner.Pin(&ptrs[0])
+	return f.launch(grid, block, sharedMem, s, unsafe.Pointer(&ptrs[0]))
 }

@@ -16,6 +16,20 @@ type Stream struct {
 	ctx       *Context
 	h         uintptr
 	destroyed atomic.Bool
+	// pending: work was enqueued since the last successful Synchronize,
+	// which otherwise returns without a driver call (a launch set's
+	// final wait after its download's). Every enqueue of this package
+	// (launches, async copies, fills, event records) sets it on the owner
+	// goroutine, where Synchronize clears it: none can slip in between.
+	pending atomic.Bool
+}
+
+// enqueued marks work submitted to s (nil: the legacy default stream,
+// not tracked).
+func (s *Stream) enqueued() {
+	if s != nil {
+		s.pending.Store(true)
+	}
 }
 
 // streamNonBlocking is CU_STREAM_NON_BLOCKING: no implicit ordering with the
@@ -41,12 +55,25 @@ func (s *Stream) handle() uintptr {
 }
 
 // Synchronize waits for all work submitted to the stream. (For the legacy
-// default stream, nil, use Context.Synchronize.)
+// default stream, nil, use Context.Synchronize.) When nothing was
+// submitted through this package since the last successful Synchronize,
+// it returns at once, without a driver call.
 func (s *Stream) Synchronize() error {
 	if s == nil {
 		panic("BUG: cuda.Stream.Synchronize on the nil (default) stream; use Context.Synchronize")
 	}
-	return s.ctx.Do(func() error { return check("cuStreamSynchronize", s.ctx.cuStreamSynchronize(s.h)) })
+	if !s.pending.Load() {
+		return nil
+	}
+	return s.ctx.Do(func() error {
+		// On the owner, like every enqueue: none can come in between.
+		s.pending.Store(false)
+		err := check("cuStreamSynchronize", s.ctx.cuStreamSynchronize(s.h))
+		if err != nil {
+			s.pending.Store(true)
+		}
+		return err
+	})
 }
 
 // Destroy destroys the stream once its pending work is done (the call does
@@ -68,6 +95,7 @@ func (s *Stream) CopyToDevice(dst *Buffer, dstOff int, src *HostBuffer, srcOff, 
 		return nil
 	}
 	return dst.ctx.Do(func() error {
+		s.enqueued()
 		return check("cuMemcpyHtoDAsync_v2", dst.ctx.cuMemcpyHtoDAsync(uint64(dst.ptr)+uint64(dstOff),
 			unsafe.Add(src.p, srcOff), uintptr(n), s.handle()))
 	})
@@ -83,6 +111,7 @@ func (s *Stream) CopyFromDevice(dst *HostBuffer, dstOff int, src *Buffer, srcOff
 		return nil
 	}
 	return src.ctx.Do(func() error {
+		s.enqueued()
 		return check("cuMemcpyDtoHAsync_v2", src.ctx.cuMemcpyDtoHAsync(unsafe.Add(dst.p, dstOff),
 			uint64(src.ptr)+uint64(srcOff), uintptr(n), s.handle()))
 	})
@@ -97,6 +126,7 @@ func (s *Stream) CopyDevice(dst *Buffer, dstOff int, src *Buffer, srcOff, n int)
 		return nil
 	}
 	return dst.ctx.Do(func() error {
+		s.enqueued()
 		return check("cuMemcpyDtoDAsync_v2", dst.ctx.cuMemcpyDtoDAsync(uint64(dst.ptr)+uint64(dstOff),
 			uint64(src.ptr)+uint64(srcOff), uintptr(n), s.handle()))
 	})
@@ -113,6 +143,7 @@ func (s *Stream) Fill32(dst *Buffer, off int, v uint32, n int) error {
 		return nil
 	}
 	return dst.ctx.Do(func() error {
+		s.enqueued()
 		return check("cuMemsetD32Async", dst.ctx.cuMemsetD32Async(uint64(dst.ptr)+uint64(off), v, uintptr(n), s.handle()))
 	})
 }
@@ -136,7 +167,10 @@ func (c *Context) NewEvent() (*Event, error) {
 
 // Record enqueues the event on s (nil: the legacy default stream).
 func (e *Event) Record(s *Stream) error {
-	return e.ctx.Do(func() error { return check("cuEventRecord", e.ctx.cuEventRecord(e.h, s.handle())) })
+	return e.ctx.Do(func() error {
+		s.enqueued()
+		return check("cuEventRecord", e.ctx.cuEventRecord(e.h, s.handle()))
+	})
 }
 
 // Synchronize waits until the work before the event's last Record is done.

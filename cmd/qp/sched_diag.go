@@ -148,9 +148,10 @@ func runtimeLine(a, b rtSnap) string {
 func secs(s float64) string { return time.Duration(s * 1e9).String() }
 
 // profileLine describes the GPU batches between two profile readings:
-// per batch, the wall time and its host phases, the device time (events;
-// zero without profiling) and the owner thread's CPU, run delay and
-// involuntary switches.
+// per batch, the wall time and its host phases (finish: the result
+// conversion on the batch's goroutine after the device, andplan.go), the
+// device time (events; zero without profiling) and the owner thread's
+// CPU, run delay and involuntary switches.
 func profileLine(a, b gpu.Profile) string {
 	n := b.Batches - a.Batches
 	if n <= 0 {
@@ -167,10 +168,11 @@ func profileLine(a, b gpu.Profile) string {
 		}
 		return fmt.Sprintf("%.2fµs", d.Seconds()*1e6/float64(q))
 	}
-	return fmt.Sprintf("gpu: %d batches of %.0f queries: wall %s (%s/query) = prepare %s + hand-off %s + owner %s [sync waits %s, convert %s, inside %.0f driver calls %s]; device %s (%s/query); owner thread cpu %s, run delay %s, %.1f involuntary switches per batch",
+	return fmt.Sprintf("gpu: %d batches of %.0f queries: wall %s (%s/query) = prepare %s + hand-off %s + owner %s [sync waits %s, convert %s, inside %.0f driver calls %s] + finish %s (%d of %d sets planned off the owner); device %s (%s/query); owner thread cpu %s, run delay %s, %.1f involuntary switches per batch",
 		n, float64(q)/float64(n), per(a.Wall, b.Wall), perQ(b.Wall-a.Wall), per(a.HostPrepare, b.HostPrepare), per(a.HostWait, b.HostWait),
 		per(a.HostRun, b.HostRun), per(a.HostSync, b.HostSync), per(a.HostConvert, b.HostConvert),
 		float64(b.DriverCalls-a.DriverCalls)/float64(n), per(a.OwnerDriver, b.OwnerDriver),
+		per(a.HostFinish, b.HostFinish), b.PlannedSets-a.PlannedSets, b.Sets-a.Sets,
 		(dev / time.Duration(n)).Round(time.Microsecond/10), perQ(dev),
 		per(a.OwnerCPU, b.OwnerCPU), per(a.OwnerRunDelay, b.OwnerRunDelay), float64(b.OwnerInvoluntary-a.OwnerInvoluntary)/float64(n))
 }

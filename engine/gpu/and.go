@@ -3,10 +3,7 @@ package gpu
 import (
 	"fmt"
 	"math"
-	"slices"
-	"sync"
 
-	"github.com/qpengine/qp/compress"
 	"github.com/qpengine/qp/cuda"
 	"github.com/qpengine/qp/cuda/kern"
 	"github.com/qpengine/qp/engine"
@@ -47,13 +44,34 @@ func (b *Backend) runAndMode(mem *devMem, qs []*prep, out []engine.Response, kee
 	if err != nil {
 		return err
 	}
+	if err := r.fill(); err != nil {
+		return err
+	}
+	return r.run(out)
+}
+
+// runAndPlanned is runAnd on a plan made and filled off the owner
+// (andplan.go); the set's download goes to pend for the batch's goroutine
+// to convert (finishResults).
+func (b *Backend) runAndPlanned(mem *devMem, pl *andPlan, pend *pendingResults, out []engine.Response) error {
+	ak, err := b.andKernels()
+	if err != nil {
+		return err
+	}
+	r := &andRun{andPlan: *pl, b: b, mem: mem, ak: ak, levels: b.and.levels, pend: pend}
+	return r.run(out)
+}
+
+// run is the device part of an AND launch set whose upload is filled:
+// upload, steps, top k, download.
+func (r *andRun) run(out []engine.Response) error {
 	if err := r.upload(); err != nil {
 		return err
 	}
 	if err := r.firstStep(); err != nil {
 		return err
 	}
-	if keep && r.maxM > 1 {
+	if r.keep && r.maxM > 1 {
 		if err := r.seedTheta(); err != nil {
 			return err
 		}
@@ -77,29 +95,19 @@ func (b *Backend) runAndMode(mem *devMem, qs []*prep, out []engine.Response, kee
 // andRun is the state of one runAnd launch set, from its plan to its
 // download.
 type andRun struct {
-	b           *Backend
-	mem         *devMem
-	ak          *kern.AndKernels
-	qs          []*prep // by descending list steps
-	nq, nterms  int
-	maxM        int // the most list steps of a query
-	nblk, nval  int // blocks and postings of the shortest lists
-	dbytes      int // their encoded docID bytes
-	fbytes      int // and frequency bytes
-	randomFreqs bool
-	anyBM       bool
-	keep        bool // OrMaxScore (orms.go): misses kept, pruned by res0/cnt0, results certified
-	useLR       bool
-	levels      int
+	andPlan
+	b      *Backend
+	mem    *devMem
+	ak     *kern.AndKernels
+	levels int
+	pend   *pendingResults // nil: the download is converted on the owner
 
-	// Uploaded: QMeta | QTerm | Seg | scratch offsets (| LR models).
-	oMeta, oTerms, oSegs, oScr, oLR int
-	size                            int
-	nres, scratchWords              int
 	pMeta, pTerms, pSegs, pScr, pLR cuda.DevicePtr
 
-	// Counters: errors (4 uint32) | blocks per query | postings per
-	// query; the decoders' status slots.
+	// The set's device buffer (andPlan's layout). Views of it: the
+	// counters (errors (4 uint32) | blocks per query | postings per
+	// query), the decoders' status slots, the results.
+	dev                  *cuda.Buffer
 	ctr                  *cuda.Buffer
 	pErr, pBlocks, pPost cuda.DevicePtr
 	st                   statusSlots
@@ -114,133 +122,92 @@ type andRun struct {
 	res0, cnt0       *cuda.Buffer // keep: the top k of the step-0 candidates (seedTheta)
 }
 
-// planAnd loads the AND step kernels on first use, finds the queries'
-// bitmap terms and list steps, orders the queries by descending steps
-// (stable: the queries with a j-th step are the first active[j]) and sizes
-// the launch set: the shortest lists' blocks, bytes and postings (an error
-// matching cuda.ErrOutOfMemory past 2^31) and the upload layout.
-func (b *Backend) planAnd(mem *devMem, qs []*prep, keep bool) (*andRun, error) {
-	st8 := &b.and
-	if st8.k == nil {
+// andKernels loads the AND step kernels on first use (owner thread).
+func (b *Backend) andKernels() (*kern.AndKernels, error) {
+	if b.and.k == nil {
 		k, err := kern.LoadAndKernels(b.qk)
 		if err != nil {
 			return nil, fmt.Errorf("gpu: %w", err)
 		}
-		st8.k = k
+		b.and.k = k
 	}
-	r := &andRun{b: b, mem: mem, ak: st8.k, levels: st8.levels, keep: keep}
-	r.randomFreqs = b.freqCodec.ID() == compress.IDBP128 && !st8.decodeFreqs
-	// Bitmap terms (bitmap.go): the filter drops the candidates outside
-	// their lists; with bp128 frequencies they take no list step, their
-	// scores are added by rank after the steps. Keep-misses has none.
-	// On all cores: each chunk of queries writes its own preps and adds its
-	// sums to the set's under mu.
-	var mu sync.Mutex
-	parallelWorkers(b.prepareWorkers(), len(qs), 256, func(lo, hi int) { // --prepare-cores caps it too
-		var c andRun
-		for _, p := range qs[lo:hi] {
-			p.bm = 0
-			if !keep {
-				p.bm = b.bitmapTerms(p)
-				p.st.AndBitmaps = p.bm
-			}
-			p.steps = len(p.terms)
-			if r.randomFreqs {
-				p.steps -= p.bm
-			}
-			c.anyBM = c.anyBM || p.bm > 0
-			c.nterms += len(p.terms)
-			c.maxM = max(c.maxM, p.steps)
-			ti := b.info[p.terms[0].id]
-			c.nblk += int(ti.nb)
-			c.dbytes += int(ti.dlen)
-			c.fbytes += int(ti.flen)
-			c.nval += int(ti.df)
-		}
-		mu.Lock()
-		r.anyBM = r.anyBM || c.anyBM
-		r.nterms += c.nterms
-		r.maxM = max(r.maxM, c.maxM)
-		r.nblk += c.nblk
-		r.dbytes += c.dbytes
-		r.fbytes += c.fbytes
-		r.nval += c.nval
-		mu.Unlock()
-	})
-	// By descending steps, stable: a counting sort (the keys are term
-	// counts), not a comparison sort.
-	st8.order = slices.Grow(st8.order[:0], len(qs))[:len(qs)]
-	st8.counts = countingSort(st8.order, qs, r.maxM, true, stepsOf, st8.counts)
-	r.qs, r.nq = st8.order, len(st8.order)
-	if r.nval > math.MaxInt32/2 || r.dbytes > math.MaxInt32 || r.fbytes > math.MaxInt32 {
-		return nil, fmt.Errorf("%w: launch set of %d postings", cuda.ErrOutOfMemory, r.nval)
+	return b.and.k, nil
+}
+
+// planAnd loads the AND step kernels on first use and plans the launch
+// set on the owner (planHost with the current bitmap columns and the
+// owner's scratch: the queries' bitmap terms and list steps, the order by
+// descending steps, stable, so that the queries with a j-th step are the
+// first active[j], the sizes and the upload layout) in the owner's upload
+// arena; fill fills it.
+func (b *Backend) planAnd(mem *devMem, qs []*prep, keep bool) (*andRun, error) {
+	ak, err := b.andKernels()
+	if err != nil {
+		return nil, err
 	}
-	st8.active = st8.active[:0]
-	for j, a := 0, r.nq; j < r.maxM; j++ {
-		for a > 0 && r.qs[a-1].steps <= j {
-			a--
-		}
-		st8.active = append(st8.active, a)
+	r := &andRun{b: b, mem: mem, ak: ak, levels: b.and.levels}
+	r.active = b.and.active
+	var use []uint32
+	if b.bm != nil {
+		use = b.bm.use
 	}
-	r.useLR = st8.levels == andSearchLR
-	var lay layout
-	r.oMeta, r.oTerms, r.oSegs, r.oScr = lay.add(16*r.nq), lay.add(16*r.nterms), lay.add(40*r.nq), lay.add(8*r.nq)
-	if r.useLR {
-		r.oLR = lay.add(4 * kern.AndLRWords * r.nterms)
+	sc := planScratch{order: b.and.order, counts: b.and.counts, slots: b.slots}
+	err = b.planHost(&r.andPlan, qs, keep, b.and.levels, use, b.prepareWorkers(), &sc)
+	b.and.order, b.and.counts, b.and.active, b.slots = sc.order, sc.counts, r.active, sc.slots
+	if err != nil {
+		return nil, err
 	}
-	r.size = lay.size
+	r.up, r.upAt = &b.up, 0
 	return r, nil
 }
 
-// upload writes the QMeta, QTerms, Segs of the shortest lists, scratch
-// offsets and (for the "lr" search) the LR models of the QTerms' skip
-// tables into the upload buffer and uploads them; then it zeroes the
-// counters and takes the decoders' status slots.
-func (r *andRun) upload() error {
+// fill fills the owner-planned set's upload (fillPlan, and the LR models
+// of the "lr" search) into the owner's upload arena.
+func (r *andRun) fill() error {
 	b := r.b
-	if err := b.up.reset(r.size); err != nil {
+	if err := b.up.reset(r.upSize); err != nil {
 		return err
 	}
-	b.up.take(r.size)
-	_, r.nres, r.scratchWords = b.fillQueries(r.qs, r.oMeta, r.oTerms, r.oScr)
+	b.up.take(r.upSize)
+	sc := planScratch{slots: b.slots}
+	b.fillPlan(&r.andPlan, b.prepareWorkers(), &sc)
+	b.slots = sc.slots
 	if r.useLR {
-		if err := r.fillLR(); err != nil {
-			return err
-		}
+		return r.fillLR()
 	}
-	segs := b.up.u32(r.oSegs, kern.SegWords*r.nq)
-	var d0, f0, v0, blk0, toff int
-	for a, p := range r.qs {
-		t := p.terms[0]
-		ti := b.info[t.id]
-		kern.PutSeg(segs[kern.SegWords*a:], uint64(d0), uint64(f0), uint64(v0), uint32(t.id), uint32(blk0), uint32(a), uint32(toff))
-		d0, f0, v0, blk0 = d0+int(ti.dlen), f0+int(ti.flen), v0+int(ti.df), blk0+int(ti.nb)
-		toff += len(p.terms)
-	}
-	base, err := b.upload(r.mem, r.size)
+	return nil
+}
+
+// upload allocates the set's device buffer (andPlan's layout) and copies
+// the filled part (QMeta, QTerms, Segs of the shortest lists, scratch
+// offsets, for the "lr" search the LR models of the QTerms' skip tables,
+// and the zeroed counters) to it; the decoders' status slots, the result
+// counts, totals and keys are views of its rest.
+func (r *andRun) upload() error {
+	b := r.b
+	dev, err := b.uploadFrom(r.mem, r.up, r.upAt, r.upSize, r.size)
 	if err != nil {
 		return err
 	}
+	r.dev = dev
+	base := dev.Ptr()
 	r.pMeta, r.pTerms = base+cuda.DevicePtr(r.oMeta), base+cuda.DevicePtr(r.oTerms)
 	r.pSegs, r.pScr = base+cuda.DevicePtr(r.oSegs), base+cuda.DevicePtr(r.oScr)
 	if r.useLR {
 		r.pLR, r.levels = base+cuda.DevicePtr(r.oLR), 0
 	}
-	if r.ctr, err = r.mem.get(16 + 8*r.nq); err != nil {
-		return err
-	}
-	if err := b.stream.Fill32(r.ctr, 0, 0, 4+2*r.nq); err != nil {
-		return err
-	}
+	r.ctr = cuda.BufferView(dev, r.oCtr, 16+8*r.nq)
 	r.pErr, r.pBlocks, r.pPost = r.ctr.Ptr(), r.ctr.Ptr()+16, r.ctr.Ptr()+16+cuda.DevicePtr(4*r.nq)
-	r.st.buf, err = r.mem.get(16 * r.maxM)
-	return err
+	r.st.buf = cuda.BufferView(dev, r.oSt, 16*r.maxM)
+	r.cnt, r.total = cuda.BufferView(dev, r.oCnt, 4*r.nq), cuda.BufferView(dev, r.oTot, 4*r.nq)
+	r.res = cuda.BufferView(dev, r.oRes, 8*r.nres)
+	return nil
 }
 
 // fillLR writes the LR model of every QTerm's skip table but term 0's
 // (decoded whole, never searched) into the upload buffer.
 func (r *andRun) fillLR() error {
-	lr := r.b.up.u32(r.oLR, kern.AndLRWords*r.nterms)
+	lr := r.up.u32(r.upAt+r.oLR, kern.AndLRWords*r.nterms)
 	i := 0
 	for _, p := range r.qs {
 		for j, t := range p.terms {
@@ -313,7 +280,7 @@ func (r *andRun) step(j int) error {
 		return err
 	}
 	t := b.tm.start(s)
-	if err := r.ak.Locate(s, b.terms.Ptr(), b.post.Ptr(), r.pMeta, r.pTerms, r.pLR, j, b.and.active[j], n, b.bs, r.levels, r.keep,
+	if err := r.ak.Locate(s, b.terms.Ptr(), b.post.Ptr(), r.pMeta, r.pTerms, r.pLR, j, r.active[j], n, b.bs, r.levels, r.keep,
 		r.cdoc.Ptr(), r.cq.Ptr(), blk.Ptr(), sel.Ptr(), part.Ptr(), r.pBlocks, r.pPost); err != nil {
 		return err
 	}
@@ -442,7 +409,7 @@ func (r *andRun) bitmapScores() error {
 func (r *andRun) selectTopK() error {
 	b, s, nq := r.b, r.b.stream, r.nq
 	var scratch *cuda.Buffer
-	if err := r.mem.gets([]**cuda.Buffer{&r.res, &r.cnt, &r.total, &scratch}, 8*r.nres, 4*nq, 4*nq, 8*r.scratchWords); err != nil {
+	if err := r.mem.gets([]**cuda.Buffer{&scratch}, 8*r.scratchWords); err != nil { // res, cnt, total: views of r.dev
 		return err
 	}
 	t := b.tm.start(s)
@@ -461,21 +428,41 @@ func (r *andRun) selectTopK() error {
 // queries with fewer than K results get needOr.
 func (r *andRun) download(out []engine.Response) error {
 	b, nq, qs := r.b, r.nq, r.qs
-	dl := []*download{{src: r.cnt, n: 4 * nq}, {src: r.total, n: 4 * nq}, {src: r.ctr, n: 16 + 8*nq},
-		{src: r.st.buf, n: 8 * r.st.n}, {src: r.res, n: 8 * r.nres}}
-	if err := b.fetch(r.mem, dl); err != nil {
+	// One copy: counters | counts | totals | status slots | keys.
+	dl := []*download{{src: r.dev, srcOff: r.oCtr, n: r.size - r.oCtr}}
+	dn := &b.down
+	if r.pend != nil {
+		// Into the batch's arena, after the sets before (converted now, on
+		// the owner, when the arena must grow).
+		dn = &r.pend.down
+		n := placeParts(dl)
+		if !dn.room(n) {
+			b.finishPending(r.pend, out)
+			if err := dn.reset(n); err != nil {
+				return err
+			}
+		}
+		if err := b.fetchAt(dn, dn.take(n), r.mem, dl); err != nil {
+			return err
+		}
+	} else if err := b.fetch(r.mem, dl); err != nil {
 		return err
 	}
+	at := func(o int) int { return dl[0].at + o - r.oCtr }
 	b.prof.Syncs++
-	cnts, tots := b.down.u32(dl[0].at, nq), b.down.u32(dl[1].at, nq)
-	ctrs := b.down.u32(dl[2].at, 4+2*nq)
-	if err := b.corruptError(ctrs[kern.QueryErrDocs], b.down.u64(dl[3].at, r.st.n), r.st.codecs); err != nil {
+	ctrs := dn.u32(at(r.oCtr), 4+2*nq)
+	if err := b.corruptError(ctrs[kern.QueryErrDocs], dn.u64(at(r.oSt), r.st.n), r.st.codecs); err != nil {
 		return err
 	}
 	if c := ctrs[kern.AndErrFreqs]; c != 0 {
 		return fmt.Errorf("%w: %d bp128 frequency blocks read by slot are corrupt", index.ErrCorrupt, c)
 	}
-	keys := b.down.u64(dl[4].at, r.nres)
+	if r.pend != nil {
+		r.pend.sets = append(r.pend.sets, pendingSet{qs: qs, cnts: at(r.oCnt), tots: at(r.oTot), ctrs: at(r.oCtr), keys: at(r.oRes), nres: r.nres})
+		return nil
+	}
+	cnts, tots := dn.u32(at(r.oCnt), nq), dn.u32(at(r.oTot), nq)
+	keys := dn.u64(at(r.oRes), r.nres)
 	offs, err := resultOffsets(qs, cnts)
 	if err != nil {
 		return err

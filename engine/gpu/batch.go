@@ -138,10 +138,33 @@ func (b *Backend) SearchBatch(ctx context.Context, qs []engine.Query, opt engine
 	bb := b.bufs.get(len(qs))
 	defer b.bufs.put(bb)
 	work := b.prepareBatch(bb, qs, out)
+	// The launch sets and their AND plans and uploads, on this goroutine
+	// (andplan.go): the owner then only issues driver calls for them.
+	b.planBatch(bb, work)
 	prepared := time.Since(start)
+	err := b.runBatch(ctx, bb, work, prepared, out)
+	// The pure-AND sets' results, converted here (andplan.go), off the
+	// owner and outside b.mu.
+	if len(bb.plan.res.sets) > 0 {
+		t := time.Now()
+		b.finishPending(&bb.plan.res, out)
+		b.finishNanos.Add(int64(time.Since(t)))
+	}
+	b.wallNanos.Add(int64(time.Since(start)))
+	if err != nil {
+		return err
+	}
+	return ctx.Err()
+}
+
+// runBatch runs a prepared batch's launch sets on the device (b.mu, the
+// owner goroutine): the sets planned by planBatch when its snapshot is
+// still current, else sets formed and planned on the owner.
+func (b *Backend) runBatch(ctx context.Context, bb *batchBufs, work []*prep, prepared time.Duration, out []engine.Response) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
+		bb.plan.res.sets = bb.plan.res.sets[:0]
 		return errors.New("gpu: backend closed")
 	}
 	b.prof.HostPrepare += prepared
@@ -149,16 +172,30 @@ func (b *Backend) SearchBatch(ctx context.Context, qs []engine.Query, opt engine
 		f(prepared)
 	}
 	handed := time.Now()
+	bp := &bb.plan
 	err := b.ctx.Do(func() error {
 		defer b.ownerTimes(handed)()
 		if b.lc != nil {
 			return b.runCached(ctx, work, out) // listcache.go
 		}
+		if bp.cfg != nil && bp.cfg == b.pcfg.Load() {
+			for s := 0; s+1 < len(bp.sets); s++ {
+				if err := ctx.Err(); err != nil {
+					b.cancelled(work[bp.sets[s]:], out, err)
+					return nil
+				}
+				var pl *andPlan
+				if bp.plans[s].nq > 0 {
+					pl = &bp.plans[s]
+				}
+				b.runSplitPlanned(work[bp.sets[s]:bp.sets[s+1]], pl, &bp.res, out)
+			}
+			return nil
+		}
+		bp.res.sets = bp.res.sets[:0]
 		for len(work) > 0 {
 			if err := ctx.Err(); err != nil {
-				for _, p := range work {
-					out[p.i].Results, out[p.i].Stats, out[p.i].Err = out[p.i].Results[:0], engine.Stats{}, err
-				}
+				b.cancelled(work, out, err)
 				return nil
 			}
 			n, sb := 0, setBudget{}
@@ -172,12 +209,19 @@ func (b *Backend) SearchBatch(ctx context.Context, qs []engine.Query, opt engine
 		return nil
 	})
 	b.prof.Batches++
-	b.prof.Queries += int64(len(qs))
-	b.prof.Wall += time.Since(start)
+	b.prof.Queries += int64(len(out))
 	if err != nil {
+		bp.res.sets = bp.res.sets[:0]
 		return fmt.Errorf("gpu: %w", err)
 	}
-	return ctx.Err()
+	return nil
+}
+
+// cancelled answers the queries of work that did not run with err.
+func (b *Backend) cancelled(work []*prep, out []engine.Response, err error) {
+	for _, p := range work {
+		out[p.i].Results, out[p.i].Stats, out[p.i].Err = out[p.i].Results[:0], engine.Stats{}, err
+	}
 }
 
 // deviceHookKey is the context key of WithDeviceHook's function.
@@ -286,6 +330,7 @@ type batchBufs struct {
 	work   []*prep
 	sorted []*prep // the other of work's two buffers (countingSort)
 	counts []int   // countingSort's scratch
+	plan   batchPlan
 }
 
 // maxFreeBufs is how many batchBufs bufPool keeps: one per batch a caller
@@ -296,8 +341,9 @@ const maxFreeBufs = 4
 // sync.Pool: the GC would drop the grown buffers, and with them the
 // per-query scratch, so that batches would allocate again.
 type bufPool struct {
-	mu   sync.Mutex
-	free []*batchBufs
+	mu     sync.Mutex
+	free   []*batchBufs
+	closed bool
 }
 
 // get returns buffers for n queries.
@@ -321,7 +367,8 @@ func (p *bufPool) get(n int) *batchBufs {
 	return bb
 }
 
-// put returns bb, dropping its references to the caller's queries.
+// put returns bb, dropping its references to the caller's queries; when
+// the pool is full or b is closed, bb's pinned arenas are freed.
 func (p *bufPool) put(bb *batchBufs) {
 	for i := range bb.preps {
 		if bb.preps[i].q == nil {
@@ -334,11 +381,41 @@ func (p *bufPool) put(bb *batchBufs) {
 	bb.work = bb.work[:0]
 	clear(bb.sorted[:cap(bb.sorted)])
 	bb.sorted = bb.sorted[:0]
+	bp := &bb.plan
+	clear(bp.order[:cap(bp.order)])
+	clear(bp.sc.order[:cap(bp.sc.order)])
+	for i := range bp.plans {
+		bp.plans[i].qs = nil
+	}
+	bp.res.sets = bp.res.sets[:0]
 	p.mu.Lock()
-	if len(p.free) < maxFreeBufs {
+	keep := !p.closed && len(p.free) < maxFreeBufs
+	if keep {
 		p.free = append(p.free, bb)
 	}
 	p.mu.Unlock()
+	if !keep {
+		bb.freeArenas()
+	}
+}
+
+// close frees the pinned arenas of the pooled buffers and makes put free
+// those of the buffers still in use when they come back (Backend.release).
+func (p *bufPool) close() {
+	p.mu.Lock()
+	free := p.free
+	p.free, p.closed = nil, true
+	p.mu.Unlock()
+	for _, bb := range free {
+		bb.freeArenas()
+	}
+}
+
+// freeArenas frees bb's pinned arenas. Errors are dropped: freeing can
+// only fail once the context is closed, which freed them.
+func (bb *batchBufs) freeArenas() {
+	_ = bb.plan.up.free()
+	_ = bb.plan.res.down.free()
 }
 
 // ownerTimes starts the host-side accounting of a Do closure handed to the
@@ -428,14 +505,31 @@ func retryable(err error) bool {
 
 // runSplit runs one launch set, halving it on retryable errors.
 func (b *Backend) runSplit(set []*prep, out []engine.Response) {
+	b.runSplitPlanned(set, nil, nil, out)
+}
+
+// runSplitPlanned is runSplit with the set's AND plan made off the owner
+// (andplan.go; nil: planned here) whose download goes to pend. A failed
+// set's pending download is dropped, and its halves are planned here.
+func (b *Backend) runSplitPlanned(set []*prep, pl *andPlan, pend *pendingResults, out []engine.Response) {
 	// Preserve the prepared state a failed attempt may have changed.
 	saved := make([]bool, len(set))
 	for i, p := range set {
 		saved[i] = p.needOr
 	}
-	err := b.runSet(set, out)
+	mark := 0
+	if pend != nil {
+		mark = pend.mark()
+	}
+	err := b.runSet(set, pl, pend, out)
 	if err == nil {
+		if pl != nil {
+			b.prof.PlannedSets++
+		}
 		return
+	}
+	if pend != nil {
+		pend.drop(mark)
 	}
 	for i, p := range set {
 		p.needOr, p.orFull = saved[i], false
@@ -456,7 +550,9 @@ func (b *Backend) runSplit(set []*prep, out []engine.Response) {
 
 // runSet evaluates one launch set: AND for the queries that need it, then
 // OR for those that need it (in chunks that fit the accumulator budget).
-func (b *Backend) runSet(set []*prep, out []engine.Response) (err error) {
+// With pl (a pure-AND set planned off the owner, andplan.go) its plan is
+// used and its download left in pend for the batch's goroutine.
+func (b *Backend) runSet(set []*prep, pl *andPlan, pend *pendingResults, out []engine.Response) (err error) {
 	start := time.Now()
 	mem := &devMem{pool: b.ctx.Pool()}
 	defer func() {
@@ -475,6 +571,17 @@ func (b *Backend) runSet(set []*prep, out []engine.Response) (err error) {
 		}
 	}()
 	b.prof.Sets++
+	if pl != nil {
+		if err := b.runAndPlanned(mem, pl, pend, out); err != nil {
+			return err
+		}
+		el := time.Since(start)
+		for _, p := range set {
+			p.st.Time = el
+			out[p.i].Stats = p.st // finishSet adds the download's counts
+		}
+		return nil
+	}
 	var ands, ors []*prep
 	for _, p := range set {
 		if p.runsAnd() {

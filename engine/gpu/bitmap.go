@@ -270,6 +270,7 @@ func (b *Backend) useBitmaps(minDF uint32) error {
 		return fmt.Errorf("gpu: %w", err)
 	}
 	bm.dev = kern.AndBitmaps{Col: bm.colBuf.Ptr(), Mat: bm.mat.Ptr(), Rank: bm.rank.Ptr(), D: bm.d}
+	b.refreshPlanCfg()
 	return nil
 }
 
@@ -282,20 +283,6 @@ func (bm *bitmaps) free() error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// bitmapTerms is the number of p's bitmap terms: the longest suffix of its
-// canonical terms, term 0 excepted, whose bitmaps are in use (the rule of
-// qp_and_filter's bitmap_start).
-func (b *Backend) bitmapTerms(p *prep) int {
-	if b.bm == nil {
-		return 0
-	}
-	n := 0
-	for j := len(p.terms) - 1; j >= 1 && b.bm.use[p.terms[j].id] != kern.AndNoColumn; j-- {
-		n++
-	}
-	return n
 }
 
 // SetBitmapDensity changes the density from which the AND planner uses a

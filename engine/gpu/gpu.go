@@ -53,6 +53,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/qpengine/qp/compress"
@@ -196,6 +197,11 @@ type Backend struct {
 	// prepCores caps the goroutines of a batch's host preparation
 	// (prepareBatch; SetPrepareCores); 0: GOMAXPROCS.
 	prepCores prepCap
+	// pcfg is what a batch's plan off the device reads (andplan.go),
+	// replaced under mu by the setters.
+	pcfg atomic.Pointer[planCfg]
+	// Profile's Wall and HostFinish, added by batches outside mu.
+	wallNanos, finishNanos atomic.Int64
 
 	// mu is the device: held by a batch while its launch sets run (and
 	// by the setters, Profile, Close); it guards every field below, the
@@ -285,6 +291,7 @@ func New(x *index.Index, opts ...Options) (*Backend, error) {
 		b.release()
 		return nil, err
 	}
+	b.refreshPlanCfg()
 	return b, nil
 }
 
@@ -456,6 +463,7 @@ func (b *Backend) SetThreshold(c int) {
 	}
 	b.mu.Lock()
 	b.opt.Threshold = min(c, 1<<30)
+	b.refreshPlanCfg()
 	b.mu.Unlock()
 }
 
@@ -469,6 +477,7 @@ func (b *Backend) SetOrThreshold(n int64) {
 	}
 	b.mu.Lock()
 	b.opt.OrThreshold = n
+	b.refreshPlanCfg()
 	b.mu.Unlock()
 }
 
@@ -480,6 +489,7 @@ func (b *Backend) SetAndSearch(name string) error {
 	}
 	b.mu.Lock()
 	b.opt.AndSearch, b.and.levels = name, levels
+	b.refreshPlanCfg()
 	b.mu.Unlock()
 	return nil
 }
@@ -533,6 +543,7 @@ func (b *Backend) release() error {
 		b.bm = nil
 	}
 	errs = append(errs, b.up.free(), b.down.free(), b.small.free(), b.tm.free())
+	b.bufs.close()
 	if b.lc != nil {
 		errs = append(errs, b.lc.close())
 		b.lc = nil
@@ -552,9 +563,12 @@ func (b *Backend) release() error {
 // durations are zero without it).
 type Profile struct {
 	Batches, Sets, Queries int64
-	Launches               int64         // kernel launches (decoders included)
-	Syncs                  int64         // host waits for the stream in AND phases
-	Wall                   time.Duration // SearchBatch wall-clock time (each call's: preparation and its wait for the device included)
+	// PlannedSets: the sets planned and converted off the owner goroutine
+	// (pure-AND sets, andplan.go); the others were planned on it.
+	PlannedSets int64
+	Launches    int64         // kernel launches (decoders included)
+	Syncs       int64         // host waits for the stream in AND phases
+	Wall        time.Duration // SearchBatch wall-clock time (each call's: preparation and its wait for the device included)
 	// GPU time by phase: Decode (gathering and decoding blocks), Intersect
 	// (AND block selection, search in decoded blocks with the term's score
 	// added, compaction), Score (the first term of AND, OR accumulation),
@@ -582,26 +596,31 @@ type Profile struct {
 	Cache CacheStats
 	// Host side of the batches (wall clock, always measured; issue 24:
 	// where a GPU batch's time goes when CPU query workers share the
-	// host): HostPrepare, query preparation (on all cores); HostWait, the
+	// host): HostPrepare, query preparation and the launch sets' plans
+	// made off the owner (prepareBatch, planBatch; on all cores); HostWait, the
 	// hand-off to the CUDA context's owner goroutine (from Do to its
 	// closure's start: the owner waiting for a P); HostRun, the closure
 	// on the owner thread (launches, waits, conversion); HostSync, the
 	// waits for the stream inside it (device time plus the owner's return
 	// from the driver call); HostConvert, the result conversion (on all
-	// cores). OwnerCPU and OwnerInvoluntary: the owner thread's CPU time
+	// cores; on the owner: sets with AND+OR or OR queries). HostFinish:
+	// the pure-AND sets' result conversion on the batch's goroutine after
+	// the device (andplan.go; on all cores, outside the owner). OwnerCPU
+	// and OwnerInvoluntary: the owner thread's CPU time
 	// and involuntary context switches during the closures (getrusage
 	// RUSAGE_THREAD; the driver spins in a stream wait unless told
 	// otherwise, see cuda.Open); OwnerRunDelay, its time runnable without
 	// a CPU (schedstat; with Options.Profile only).
-	HostPrepare, HostWait, HostRun, HostSync, HostConvert time.Duration
-	OwnerCPU, OwnerRunDelay                               time.Duration
-	OwnerInvoluntary                                      int64
+	HostPrepare, HostWait, HostRun, HostSync, HostConvert, HostFinish time.Duration
+	OwnerCPU, OwnerRunDelay                                           time.Duration
+	OwnerInvoluntary                                                  int64
 	// DriverCalls: the hot driver calls of the closures (cuda's fast.go:
 	// launches, async copies and fills, event records and elapsed times,
 	// stream and event waits; always counted). With Options.Profile the
 	// CUDA events that time the phases add two records and an elapsed
-	// time per timed span, about doubling the count (GCIDE AND: 148 a
-	// batch, 296 profiled). OwnerDriver: the time inside them (with
+	// time per timed span, about doubling the count (GCIDE AND: 142 a
+	// batch since gpuhost2, 148 before and 259 profiled on the H100).
+	// OwnerDriver: the time inside them (with
 	// SetProfile only; HostSync's waits included).
 	DriverCalls int64
 	OwnerDriver time.Duration
@@ -615,6 +634,7 @@ func (b *Backend) Profile() Profile {
 	if b.lc != nil {
 		p.Cache = b.lc.stats
 	}
+	p.Wall, p.HostFinish = time.Duration(b.wallNanos.Load()), time.Duration(b.finishNanos.Load())
 	return p
 }
 
@@ -622,6 +642,8 @@ func (b *Backend) Profile() Profile {
 func (b *Backend) ResetProfile() {
 	b.mu.Lock()
 	b.prof = Profile{}
+	b.wallNanos.Store(0)
+	b.finishNanos.Store(0)
 	if b.lc != nil {
 		b.lc.stats = CacheStats{}
 	}

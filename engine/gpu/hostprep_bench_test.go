@@ -1,6 +1,7 @@
 package gpu
 
 import (
+	"context"
 	"fmt"
 	"math/rand"
 	"os"
@@ -88,6 +89,9 @@ func BenchmarkHostPrep(b *testing.B) {
 				if err != nil {
 					return err
 				}
+				if err := r.fill(); err != nil {
+					return err
+				}
 				if err := r.upload(); err != nil {
 					return err
 				}
@@ -102,6 +106,38 @@ func BenchmarkHostPrep(b *testing.B) {
 		})
 		if err != nil {
 			b.Fatal(err)
+		}
+		reportCPU(b, c0)
+	})
+	// batch: the whole SearchBatch (on the emulator its owner time is the
+	// kernels'): the hot driver calls per batch (calls/op), the sets
+	// planned off the owner (planned/op) and the owner closure's wall time
+	// (owner-ns/op).
+	b.Run("batch", func(b *testing.B) {
+		g.ResetProfile()
+		for b.Loop() {
+			if err := g.SearchBatch(context.Background(), qs, engine.Options{}, out); err != nil {
+				b.Fatal(err)
+			}
+		}
+		p := g.Profile()
+		b.ReportMetric(float64(p.DriverCalls)/float64(b.N), "calls/op")
+		b.ReportMetric(float64(p.PlannedSets)/float64(b.N), "planned/op")
+		b.ReportMetric(float64(p.HostRun.Nanoseconds())/float64(b.N), "owner-ns/op")
+	})
+	// planbatch: planBatch, the batch goroutine's share since gpuhost2
+	// (the launch sets, their AND plans and the filled uploads, off the
+	// owner), which "plan" measures on the owner's path.
+	b.Run("planbatch", func(b *testing.B) {
+		bb := g.bufs.get(len(qs))
+		defer g.bufs.put(bb)
+		work := g.prepareBatch(bb, qs, out)
+		c0, _ := cputime.Process()
+		for b.Loop() {
+			g.planBatch(bb, work)
+		}
+		if bb.plan.cfg == nil {
+			b.Fatal("planBatch made no plan")
 		}
 		reportCPU(b, c0)
 	})

@@ -113,6 +113,11 @@ func (p *pinned) free() error {
 	return err
 }
 
+// room reports whether take(n) fits without a reset.
+func (p *pinned) room(n int) bool {
+	return p.h != nil && (p.off+15)&^15+n <= p.h.Len()
+}
+
 // take reserves n bytes at a 16-byte aligned offset and returns it.
 func (p *pinned) take(n int) int {
 	at := (p.off + 15) &^ 15

@@ -94,13 +94,13 @@ func pow2(n int) int {
 // one serial pass, so that workers then fill disjoint ranges.
 type querySlot struct{ toff, res, scr int }
 
-// querySlots returns the slots of qs (in b.slots, reused; owner thread
-// only), the result keys and the scratch words of the set.
-func (b *Backend) querySlots(qs []*prep) (slots []querySlot, nres, scratchWords int) {
-	if cap(b.slots) < len(qs) {
-		b.slots = make([]querySlot, len(qs))
+// querySlots returns the slots of qs (in *buf, reused), the result keys
+// and the scratch words of the set.
+func querySlots(buf *[]querySlot, qs []*prep) (slots []querySlot, nres, scratchWords int) {
+	if cap(*buf) < len(qs) {
+		*buf = make([]querySlot, len(qs))
 	}
-	slots = b.slots[:len(qs)]
+	slots = (*buf)[:len(qs)]
 	toff := 0
 	for a, p := range qs {
 		s := querySlot{toff: toff, res: nres}
@@ -115,20 +115,28 @@ func (b *Backend) querySlots(qs []*prep) (slots []querySlot, nres, scratchWords 
 	return slots, nres, scratchWords
 }
 
-// fillQueries writes QMeta, QTerm and the top-k scratch offsets of qs into
-// the upload arena at the given offsets, on all cores (each query's range
-// from querySlots); it returns the slots too, for the caller's own
-// per-query arrays.
+// fillQueries is fillQueriesIn on the owner's upload arena and slots
+// (owner thread only).
 func (b *Backend) fillQueries(qs []*prep, oMeta, oTerms, oScr int) (slots []querySlot, nres, scratchWords int) {
-	slots, nres, scratchWords = b.querySlots(qs)
-	meta := b.up.u32(oMeta, kern.QMetaWords*len(qs))
+	return b.fillQueriesIn(&b.up, &b.slots, b.prepareWorkers(), qs, oMeta, oTerms, oScr)
+}
+
+// fillQueriesIn writes QMeta, QTerm and the top-k scratch offsets of qs
+// into the arena up at the given byte offsets, on up to workers goroutines
+// (each query's range from querySlots, in *slotBuf); it returns the slots
+// too, for the caller's own per-query arrays. It reads only immutable
+// Backend state (the term table, the index's parameters): any goroutine
+// may fill its own arena.
+func (b *Backend) fillQueriesIn(up *pinned, slotBuf *[]querySlot, workers int, qs []*prep, oMeta, oTerms, oScr int) (slots []querySlot, nres, scratchWords int) {
+	slots, nres, scratchWords = querySlots(slotBuf, qs)
+	meta := up.u32(oMeta, kern.QMetaWords*len(qs))
 	exact := b.bmExact() && !b.opt.orNoPrune
-	scr := b.up.u64(oScr, len(qs))
-	parallelWorkers(b.prepareWorkers(), len(qs), 256, func(lo, hi int) { // --prepare-cores caps it too
+	scr := up.u64(oScr, len(qs))
+	parallelWorkers(workers, len(qs), 256, func(lo, hi int) { // --prepare-cores caps it too
 		for a := lo; a < hi; a++ {
 			p, sl := qs[a], slots[a]
 			kern.PutQMeta(meta[kern.QMetaWords*a:], uint32(len(p.terms)), uint32(sl.toff), uint32(p.q.K), uint32(sl.res))
-			qt := b.up.u32(oTerms+16*sl.toff, kern.QTermWords*len(p.terms))
+			qt := up.u32(oTerms+16*sl.toff, kern.QTermWords*len(p.terms))
 			for j, t := range p.terms {
 				mx := float32(math.MaxFloat32) // stale block maxima: no bound
 				if exact {
@@ -145,39 +153,63 @@ func (b *Backend) fillQueries(qs []*prep, oMeta, oTerms, oScr int) (slots []quer
 // upload copies the first n bytes of the upload arena to a new device
 // buffer.
 func (b *Backend) upload(mem *devMem, n int) (cuda.DevicePtr, error) {
-	dev, err := mem.get(n)
+	dev, err := b.uploadFrom(mem, &b.up, 0, n, n)
 	if err != nil {
 		return 0, err
 	}
+	return dev.Ptr(), nil
+}
+
+// uploadFrom copies n bytes at offset at of the arena up to the start of a
+// new device buffer of size bytes.
+func (b *Backend) uploadFrom(mem *devMem, up *pinned, at, n, size int) (*cuda.Buffer, error) {
+	dev, err := mem.get(size)
+	if err != nil {
+		return nil, err
+	}
 	t := b.tm.start(b.stream)
-	if err := b.stream.CopyToDevice(dev, 0, b.up.h, 0, n); err != nil {
-		return 0, err
+	if err := b.stream.CopyToDevice(dev, 0, up.h, at, n); err != nil {
+		return nil, err
 	}
 	b.tm.stop(b.stream, t, phTransfer)
-	return dev.Ptr(), nil
+	return dev, nil
 }
 
 // download is one device-to-host copy of a phase's final transfer.
 type download struct {
-	src *cuda.Buffer
-	n   int // bytes
-	at  int // offset in the download arena
+	src    *cuda.Buffer
+	srcOff int // bytes into src
+	n      int // bytes
+	at     int // offset in the download arena
 }
 
 // fetch copies every part to the download arena and waits for the stream.
 func (b *Backend) fetch(mem *devMem, parts []*download) error {
+	n := placeParts(parts)
+	if err := b.down.reset(n); err != nil {
+		return err
+	}
+	return b.fetchAt(&b.down, b.down.take(n), mem, parts)
+}
+
+// placeParts lays the parts out from 0 (16-byte aligned) and returns the
+// bytes they take.
+func placeParts(parts []*download) int {
 	var l layout
 	for _, p := range parts {
 		p.at = l.add(p.n)
 	}
-	if err := b.down.reset(l.size); err != nil {
-		return err
-	}
-	b.down.take(l.size)
+	return l.size
+}
+
+// fetchAt copies every part, placed by placeParts, to the arena a from
+// its offset base on (reserved by the caller) and waits for the stream.
+func (b *Backend) fetchAt(a *pinned, base int, mem *devMem, parts []*download) error {
 	s := b.stream
 	t := b.tm.start(s)
 	for _, p := range parts {
-		if err := s.CopyFromDevice(b.down.h, p.at, p.src, 0, p.n); err != nil {
+		p.at += base
+		if err := s.CopyFromDevice(a.h, p.at, p.src, p.srcOff, p.n); err != nil {
 			return err
 		}
 	}

@@ -2,8 +2,10 @@
 # scripts/device/gpuhost.sh — issues 20, 24, 25: the host cost of a GPU
 # query batch, old binary against new (branch gpuhost: the owner check by
 # goroutine instead of gettid, the hot driver calls by purego.SyscallN,
-# planAnd/fillQueries on all cores with counting sorts; docs/GPU-QUERY.md
-# "Host cost of a batch").
+# planAnd/fillQueries on all cores with counting sorts; branch gpuhost2:
+# pure-AND sets planned, filled and converted off the CUDA owner goroutine,
+# one upload and one download copy per AND set, no second stream wait;
+# docs/GPU-QUERY.md "Host cost of a batch").
 #
 # Carry bin/dev (scripts/device/build.sh, or only bin/dev/qp) with, in
 # bin/dev/data:
@@ -22,13 +24,19 @@
 #   bench `qp bench query --gpu-only` on the first 10,000 TREC'06 queries
 #         (default thresholds): the GPU row's q/s
 #   prep  with bin/dev/gpu.test (build.sh) and bin/dev/data/gpu-old.test.xz
-#         (main's engine/gpu tests with engine/gpu/hostprep_bench_test.go
-#         added): BenchmarkHostPrep on GCIDE's first 4,500 TREC'06 queries
-#         (QP_HOSTPREP_INDEX), old and new interleaved: prepareBatch
-#         ("prepare") and planAnd + upload ("plan") wall and CPU per batch
+#         (main's engine/gpu tests, with BenchmarkHostPrep/batch added for
+#         gpuhost2's owner rows: on a main checkout, `git apply
+#         scripts/device/gpuhost-old-batch.patch`, then `CGO_ENABLED=0 go
+#         test -c -o gpu-old.test ./engine/gpu` and xz it): BenchmarkHostPrep on GCIDE's first 4,500
+#         TREC'06 queries (QP_HOSTPREP_INDEX), old and new interleaved:
+#         prepareBatch ("prepare") and planAnd + upload ("plan") wall and CPU
+#         per batch; "batch", a whole SearchBatch: the owner closure's wall
+#         time (owner-ns/op) and driver calls per batch; "planbatch" (new
+#         only): the plan made off the owner
 # Output: $OUT/gpuhost.txt, one line per run, then per mode and measure
 # the medians and a ratio line "ratio MODE MEASURE new/old = R" (target:
-# bench q/s >= 1.5 on GCIDE); $OUT/diag-VER-MODE-ROUND.txt and
+# bench q/s >= 1.5 on GCIDE), and last the AND batch split of the last
+# round's --diagnose, old and new ("split and VER: gpu: ..."); $OUT/diag-VER-MODE-ROUND.txt and
 # $OUT/bench-VER-MODE-ROUND.txt, the whole outputs. About 20 s a run.
 . scripts/device/lib.sh
 BIN=${BIN:-bin/dev} bash scripts/device/unpack.sh
@@ -65,15 +73,24 @@ if [ -x "$bin/gpu.test" ] && [ -s /tmp/gpu-old.test ]; then
     for v in old new; do
       t=$bin/gpu.test; [ $v = old ] && t=/tmp/gpu-old.test
       QP_HOSTPREP_INDEX=$idx QP_HOSTPREP_QUERIES=$q timeout 120 "$t" -test.run XXX -test.bench HostPrep \
-        -test.benchtime 200x 2>&1 | awk -v r="$r" -v v="$v" '/^BenchmarkHostPrep/ { print "prep", r, v, $1, $3, "ns/op", $5, "cpu-ns/op" }' |
+        -test.benchtime 200x 2>&1 | awk -v r="$r" -v v="$v" '/^BenchmarkHostPrep/ { $2 = ""; print "prep", r, v, $0 }' |
         tee -a "$res"
     done
   done
+  # Minimum over rounds of a sub-benchmark's metric (the value before UNIT).
+  pmin() { grep "^prep [0-9]* $1 BenchmarkHostPrep/$2-" "$res" |
+    awk -v u="$3" '{ for (i = 5; i <= NF; i++) if ($i == u) print $(i - 1) }' | sort -g | head -1; }
   for sub in prepare plan; do
-    grep "^prep [0-9]* old BenchmarkHostPrep/$sub" "$res" | awk '{ print $5 }' | sort -n | head -1 >/tmp/gh-o
-    grep "^prep [0-9]* new BenchmarkHostPrep/$sub" "$res" | awk '{ print $5 }' | sort -n | head -1 >/tmp/gh-n
-    awk -v o="$(cat /tmp/gh-o)" -v n="$(cat /tmp/gh-n)" -v s="$sub" 'BEGIN { if (o > 0 && n > 0) printf "ratio hostprep %s old/new (min wall) = %.2f\n", s, o / n }' | tee -a "$res"
+    awk -v o="$(pmin old $sub ns/op)" -v n="$(pmin new $sub ns/op)" -v s="$sub" \
+      'BEGIN { if (o > 0 && n > 0) printf "ratio hostprep %s old/new (min wall) = %.2f\n", s, o / n }' | tee -a "$res"
   done
+  # gpuhost2: the owner's closure per whole AND batch (4,500 queries, one
+  # set), old against new, and the new goroutine-side plan (planbatch).
+  awk -v o="$(pmin old batch owner-ns/op)" -v n="$(pmin new batch owner-ns/op)" \
+    'BEGIN { if (o > 0 && n > 0) printf "ratio hostprep batch owner old/new (min) = %.2f (%.0f -> %.0f ns)\n", o / n, o, n }' | tee -a "$res"
+  awk -v o="$(pmin old batch calls/op)" -v n="$(pmin new batch calls/op)" \
+    'BEGIN { if (o > 0 && n > 0) printf "hostprep batch driver calls: old %.0f new %.0f\n", o, n }' | tee -a "$res"
+  echo "hostprep planbatch (new, off the owner) min wall $(pmin new planbatch ns/op) ns" | tee -a "$res"
 fi
 # Medians and ratios.
 for mode in ${MODES:-and or}; do
@@ -84,4 +101,9 @@ for mode in ${MODES:-and or}; do
     echo "median $mode $m: old $o new $n q/s" | tee -a "$res"
     awk -v o="$o" -v n="$n" -v mode="$mode" -v m="$m" 'BEGIN { if (o > 0 && n > 0) printf "ratio %s %s new/old = %.2f\n", mode, m, n / o; else printf "ratio %s %s new/old = NA\n", mode, m }' | tee -a "$res"
   done
+done
+# The AND batch split (--diagnose) of the last round, old then new.
+for v in old new; do
+  f=$OUT/diag-$v-and-${ROUNDS:-3}.txt
+  [ -s "$f" ] && echo "split and $v: $(grep -E '^  gpu: ' "$f" | head -1 | sed 's/^  //')" | tee -a "$res"
 done

@@ -1,0 +1,383 @@
+package gpu
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+
+	"github.com/qpengine/qp/compress"
+	"github.com/qpengine/qp/cuda"
+	"github.com/qpengine/qp/cuda/kern"
+	"github.com/qpengine/qp/engine"
+)
+
+// The host half of an AND launch set, off the CUDA owner goroutine
+// (issues 20, 24, 25; docs/GPU-QUERY.md "Host cost of a batch"). A GPU
+// batch's host work around its device time was done on the owner
+// goroutine, which holds the device: planAnd's per-query pass and order,
+// fillQueries, the Segs, the result conversion. With two batches in
+// flight only the driver calls need the owner; the rest can run on the
+// batch's own goroutine, before it takes the device (batch N+1's plan
+// while batch N's kernels run) and after (its results while batch N+1's
+// run).
+//
+// Contract (which goroutine touches which buffer when):
+//
+//   - The batch's goroutine, before it takes b.mu: prepareBatch, then
+//     planBatch: the launch sets (by the planCfg snapshot's thresholds),
+//     the AND plan of each (bitmap terms, list steps, order by steps, the
+//     layout) and the filling of the batch's own pinned upload arena
+//     (batchBufs.up: QMeta, QTerm, scratch offsets, Segs). It writes the
+//     batch's preps, batchBufs and nothing of the Backend's.
+//   - The owner goroutine (inside the batch's Do, holding b.mu): checks
+//     that the snapshot is still current (else the plans are dropped and
+//     the sets re-planned there, as before), copies each plan's arena range
+//     to the device (the arena is not written again until the batch's Do
+//     returns: every set ends with a stream synchronization), runs the
+//     steps, and downloads each pure-AND set's counts, counters and keys
+//     into the batch's pinned download arena (batchBufs.res.down),
+//     recording a pendingSet instead of converting.
+//   - The batch's goroutine, after Do returned and b.mu is released:
+//     finishResults converts the pending sets' keys into out (stats and
+//     results, on all cores). Sets that failed were dropped from the
+//     pending list by runSplit before it retried their halves.
+//
+// Sets with AND+OR or OR queries, the list cache (listcache.go), the "lr"
+// search (its models are cached in b.and.lr under b.mu) and retried
+// halves run as before: planned and converted on the owner.
+
+// planCfg is the configuration that a plan made off the device reads:
+// the set thresholds, the AND search and the bitmap columns in use. The
+// setters replace it (never modify it) under b.mu; the owner compares the
+// plan's snapshot with the current one before it uses the plan.
+type planCfg struct {
+	threshold   int
+	orThreshold int64
+	levels      int
+	use         []uint32 // bitmap columns in use (a copy of bm.use); nil without bitmaps
+}
+
+// refreshPlanCfg publishes a new planCfg; call it under b.mu (or in New)
+// after any change of what it holds.
+func (b *Backend) refreshPlanCfg() {
+	c := &planCfg{threshold: b.opt.Threshold, orThreshold: b.opt.OrThreshold, levels: b.and.levels}
+	if b.bm != nil {
+		c.use = slices.Clone(b.bm.use)
+	}
+	b.pcfg.Store(c)
+}
+
+// andPlan is an AND launch set as planned on the host: its queries by
+// descending list steps, the sizes of its step 0 and the layout of its
+// upload, filled at upAt in the arena up.
+type andPlan struct {
+	qs          []*prep // by descending list steps
+	nq, nterms  int
+	maxM        int // the most list steps of a query
+	nblk, nval  int // blocks and postings of the shortest lists
+	dbytes      int // their encoded docID bytes
+	fbytes      int // and frequency bytes
+	randomFreqs bool
+	anyBM       bool
+	keep        bool // OrMaxScore (orms.go): misses kept, pruned by res0/cnt0, results certified
+	useLR       bool
+	active      []int // active[j]: the queries with a j-th step (a prefix of qs)
+
+	// Device layout of the set's one buffer, offsets from its start (and
+	// from upAt in the arena up): QMeta | QTerm | Seg | scratch offsets
+	// (| LR models) | counters, the first upSize bytes, filled on the host
+	// (the counters with zeros) and uploaded in one copy; then result
+	// counts | candidate totals | decoder status slots | result keys,
+	// written by the kernels. From the counters on it is downloaded in one
+	// copy.
+	oMeta, oTerms, oSegs, oScr, oLR, oCtr int
+	oCnt, oTot, oSt, oRes                 int
+	upSize, size                          int
+	nres, scratchWords                    int
+	up                                    *pinned
+	upAt                                  int
+}
+
+// planScratch is where a plan's order, counting-sort counts, active
+// counts and query slots live: the Backend's (owner) or a batch's.
+type planScratch struct {
+	order  []*prep
+	counts []int
+	slots  []querySlot
+}
+
+// planHost fills pl for the AND queries qs (keep: OrMaxScore's
+// keep-misses run) from the bitmap columns use (nil: none) on up to
+// workers goroutines: bitmap terms and list steps, the order by
+// descending steps into sc.order (stable, by a counting sort), active,
+// the sizes (an error matching cuda.ErrOutOfMemory past 2^31) and the
+// upload layout. It touches no device state and no Backend field but the
+// immutable term table.
+func (b *Backend) planHost(pl *andPlan, qs []*prep, keep bool, levels int, use []uint32, workers int, sc *planScratch) error {
+	active := pl.active[:0]
+	*pl = andPlan{keep: keep, active: active}
+	pl.randomFreqs = b.freqCodec.ID() == compress.IDBP128 && !b.and.decodeFreqs
+	// Bitmap terms (bitmap.go): the filter drops the candidates outside
+	// their lists; with bp128 frequencies they take no list step, their
+	// scores are added by rank after the steps. Keep-misses has none.
+	// On all cores: each chunk of queries writes its own preps and adds its
+	// sums to the set's under mu.
+	var mu sync.Mutex
+	parallelWorkers(workers, len(qs), 256, func(lo, hi int) {
+		var c andPlan
+		for _, p := range qs[lo:hi] {
+			p.bm = 0
+			if !keep {
+				p.bm = bitmapTermsIn(use, p)
+				p.st.AndBitmaps = p.bm
+			}
+			p.steps = len(p.terms)
+			if pl.randomFreqs {
+				p.steps -= p.bm
+			}
+			c.anyBM = c.anyBM || p.bm > 0
+			c.nterms += len(p.terms)
+			c.nres += p.q.K
+			c.maxM = max(c.maxM, p.steps)
+			ti := b.info[p.terms[0].id]
+			c.nblk += int(ti.nb)
+			c.dbytes += int(ti.dlen)
+			c.fbytes += int(ti.flen)
+			c.nval += int(ti.df)
+		}
+		mu.Lock()
+		pl.anyBM = pl.anyBM || c.anyBM
+		pl.nterms += c.nterms
+		pl.nres += c.nres
+		pl.maxM = max(pl.maxM, c.maxM)
+		pl.nblk += c.nblk
+		pl.dbytes += c.dbytes
+		pl.fbytes += c.fbytes
+		pl.nval += c.nval
+		mu.Unlock()
+	})
+	// By descending steps, stable: a counting sort (the keys are term
+	// counts), not a comparison sort.
+	sc.order = slices.Grow(sc.order[:0], len(qs))[:len(qs)]
+	sc.counts = countingSort(sc.order, qs, pl.maxM, true, stepsOf, sc.counts)
+	pl.qs, pl.nq = sc.order, len(sc.order)
+	if pl.nval > math.MaxInt32/2 || pl.dbytes > math.MaxInt32 || pl.fbytes > math.MaxInt32 {
+		return fmt.Errorf("%w: launch set of %d postings", cuda.ErrOutOfMemory, pl.nval)
+	}
+	for j, a := 0, pl.nq; j < pl.maxM; j++ {
+		for a > 0 && pl.qs[a-1].steps <= j {
+			a--
+		}
+		pl.active = append(pl.active, a)
+	}
+	pl.useLR = levels == andSearchLR
+	var lay layout
+	pl.oMeta, pl.oTerms, pl.oSegs, pl.oScr = lay.add(16*pl.nq), lay.add(16*pl.nterms), lay.add(40*pl.nq), lay.add(8*pl.nq)
+	if pl.useLR {
+		pl.oLR = lay.add(4 * kern.AndLRWords * pl.nterms)
+	}
+	pl.oCtr = lay.add(16 + 8*pl.nq)
+	pl.upSize = lay.size
+	pl.oCnt, pl.oTot, pl.oSt, pl.oRes = lay.add(4*pl.nq), lay.add(4*pl.nq), lay.add(16*pl.maxM), lay.add(8*pl.nres)
+	pl.size = lay.size
+	return nil
+}
+
+// fillPlan writes pl's QMeta, QTerms, scratch offsets, Segs and zeroed
+// counters into its arena at pl.upAt (which must hold pl.upSize bytes
+// there), on up to
+// workers goroutines. The LR models (owner only) are fillLR's.
+func (b *Backend) fillPlan(pl *andPlan, workers int, sc *planScratch) {
+	up, at := pl.up, pl.upAt
+	_, pl.nres, pl.scratchWords = b.fillQueriesIn(up, &sc.slots, workers, pl.qs, at+pl.oMeta, at+pl.oTerms, at+pl.oScr)
+	segs := up.u32(at+pl.oSegs, kern.SegWords*pl.nq)
+	var d0, f0, v0, blk0, toff int
+	for a, p := range pl.qs {
+		t := p.terms[0]
+		ti := b.info[t.id]
+		kern.PutSeg(segs[kern.SegWords*a:], uint64(d0), uint64(f0), uint64(v0), uint32(t.id), uint32(blk0), uint32(a), uint32(toff))
+		d0, f0, v0, blk0 = d0+int(ti.dlen), f0+int(ti.flen), v0+int(ti.df), blk0+int(ti.nb)
+		toff += len(p.terms)
+	}
+	clear(up.u32(at+pl.oCtr, 4+2*pl.nq))
+}
+
+// bitmapTermsIn is the number of p's bitmap terms by the columns in use
+// use (nil: no bitmaps): the longest suffix of its canonical terms, term 0
+// excepted, whose bitmaps are in use (the rule of qp_and_filter's
+// bitmap_start).
+func bitmapTermsIn(use []uint32, p *prep) int {
+	if use == nil {
+		return 0
+	}
+	n := 0
+	for j := len(p.terms) - 1; j >= 1 && use[p.terms[j].id] != kern.AndNoColumn; j-- {
+		n++
+	}
+	return n
+}
+
+// batchPlan is a batch's launch sets and AND plans, made by planBatch on
+// the batch's goroutine (see the contract above).
+type batchPlan struct {
+	cfg   *planCfg  // the snapshot planned with; nil: no plan (the owner plans)
+	sets  []int     // set s is work[sets[s]:sets[s+1]]
+	plans []andPlan // plans[s]: set s's AND plan (pure AND sets; nq == 0: none)
+	sc    planScratch
+	order []*prep // the plans' orders, back to back
+	up    pinned  // the uploads, back to back
+	res   pendingResults
+}
+
+// planBatch forms work's launch sets and plans and fills the AND part of
+// each pure-AND set into bb's upload arena. It leaves bp.cfg nil (the
+// owner then forms and plans the sets as before) when the batch uses the
+// list cache or the "lr" search, or the arena cannot be allocated.
+func (b *Backend) planBatch(bb *batchBufs, work []*prep) {
+	bp := &bb.plan
+	bp.cfg = nil
+	bp.res.sets, bp.res.flushed = bp.res.sets[:0], 0
+	cfg := b.pcfg.Load()
+	if b.lc != nil || cfg == nil || cfg.levels == andSearchLR || len(work) == 0 {
+		return
+	}
+	bp.sets = append(bp.sets[:0], 0)
+	for i := 0; i < len(work); {
+		n, sb := 0, setBudget{}
+		for i+n < len(work) && sb.fitsCfg(cfg, n) {
+			sb.add(b, work[i+n])
+			n++
+		}
+		i += n
+		bp.sets = append(bp.sets, i)
+	}
+	ns := len(bp.sets) - 1
+	if cap(bp.plans) < ns {
+		bp.plans = append(bp.plans[:cap(bp.plans)], make([]andPlan, ns-cap(bp.plans))...)
+	}
+	bp.plans = bp.plans[:ns]
+	bp.order = slices.Grow(bp.order[:0], len(work))[:len(work)]
+	workers := b.prepareWorkers()
+	size := 0
+	for s := range ns {
+		pl := &bp.plans[s]
+		pl.nq = 0
+		set := work[bp.sets[s]:bp.sets[s+1]]
+		if !pureAnd(set) {
+			continue
+		}
+		if err := b.planHost(pl, set, false, cfg.levels, cfg.use, workers, &bp.sc); err != nil {
+			pl.nq = 0 // the owner meets the error again and splits the set
+			continue
+		}
+		// The order lives in bp.order (sc.order is reused by the next set).
+		pl.qs = bp.order[bp.sets[s]:bp.sets[s+1]]
+		copy(pl.qs, bp.sc.order)
+		pl.upAt = (size + 15) &^ 15
+		size = pl.upAt + pl.upSize
+	}
+	bp.up.ctx, bp.res.down.ctx = b.ctx, b.ctx
+	if err := bp.up.reset(size); err != nil {
+		return // the owner plans on its own arena
+	}
+	bp.up.take(size)
+	for s := range ns {
+		if pl := &bp.plans[s]; pl.nq > 0 {
+			pl.up = &bp.up
+			b.fillPlan(pl, workers, &bp.sc)
+		}
+	}
+	bp.cfg = cfg
+}
+
+// pureAnd reports whether every query of set runs AND only (no OR part:
+// its results are final after the AND download).
+func pureAnd(set []*prep) bool {
+	for _, p := range set {
+		if p.q.Mode != engine.And || !p.runsAnd() {
+			return false
+		}
+	}
+	return len(set) > 0
+}
+
+// fitsCfg is setBudget.fits by a planCfg's thresholds.
+func (s *setBudget) fitsCfg(c *planCfg, n int) bool {
+	return n < MaxSetQueries && s.sum < c.threshold && s.or < c.orThreshold
+}
+
+// pendingResults are the downloads of a batch's pure-AND sets whose
+// conversion into engine results waits for the batch's goroutine
+// (finishResults): the pinned arena they were copied into and, per set,
+// where.
+type pendingResults struct {
+	down    pinned
+	sets    []pendingSet
+	flushed int   // sets converted early (finishPending on the owner), for mark
+	offs    []int // finishSet's result offsets
+}
+
+// mark is the position of the next set, for drop.
+func (pr *pendingResults) mark() int { return pr.flushed + len(pr.sets) }
+
+// drop forgets the sets from mark m on (a failed set's, runSplit).
+func (pr *pendingResults) drop(m int) {
+	pr.sets = pr.sets[:max(min(m-pr.flushed, len(pr.sets)), 0)]
+}
+
+// pendingSet is one set's download in pendingResults.down: byte offsets of
+// its result counts, candidate totals, counters (4 + 2 nq words) and
+// result keys, for its queries qs (the plan's order).
+type pendingSet struct {
+	qs                     []*prep
+	cnts, tots, ctrs, keys int
+	nres                   int
+}
+
+// finishSet converts one pending set: stats (blocks, postings and
+// candidates on top of the set's own) and results into out; offs is
+// scratch, returned grown.
+func (b *Backend) finishSet(a *pinned, ps *pendingSet, out []engine.Response, offs []int) []int {
+	qs, nq := ps.qs, len(ps.qs)
+	cnts, tots := a.u32(ps.cnts, nq), a.u32(ps.tots, nq)
+	ctrs := a.u32(ps.ctrs, 4+2*nq)
+	keys := a.u64(ps.keys, ps.nres)
+	// Result offsets: the running sum of K (one serial pass).
+	offs = slices.Grow(offs[:0], nq)[:nq]
+	off := 0
+	for a, p := range qs {
+		offs[a] = off
+		off += p.q.K
+	}
+	parallel(nq, func(lo, hi int) {
+		for a := lo; a < hi; a++ {
+			p := qs[a]
+			ti := b.info[p.terms[0].id]
+			p.st.BlocksDecoded += int64(ti.nb) + int64(ctrs[4+a])
+			p.st.PostingsDecoded += int64(ti.df) + int64(ctrs[4+nq+a])
+			p.st.Candidates += int64(tots[a])
+			c := int(cnts[a])
+			r := &out[p.i]
+			r.Stats = p.st
+			if c > p.q.K {
+				r.Results, r.Err = r.Results[:0], fmt.Errorf("gpu: query %q: BUG: %d results for k = %d", p.q.ID, c, p.q.K)
+			} else {
+				r.Results = results(r.Results[:0], keys[offs[a]:offs[a]+c])
+			}
+		}
+	})
+	return offs
+}
+
+// finishPending converts every pending set of pr: on the batch's
+// goroutine after its Do returned (finishResults), or on the owner when
+// the download arena must grow.
+func (b *Backend) finishPending(pr *pendingResults, out []engine.Response) {
+	for i := range pr.sets {
+		pr.offs = b.finishSet(&pr.down, &pr.sets[i], out, pr.offs)
+		pr.sets[i].qs = nil
+	}
+	pr.flushed += len(pr.sets)
+	pr.sets = pr.sets[:0]
+}
