@@ -53,16 +53,7 @@ func BenchmarkHandleSearchInstant(b *testing.B) {
 	s, _ := newTestServer(b, e, Config{Primary: newInstant(10), PrimaryName: "gpu", Batch: BatchConfig{MaxBatch: 4096}})
 	h := s.Handler()
 	body := []byte(`{"q":"parallel sorting","mode":"and"}`)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for range b.N {
-		w := httptest.NewRecorder()
-		r := httptest.NewRequest("POST", "/v1/search", bytes.NewReader(body))
-		h.ServeHTTP(w, r)
-		if w.Code != 200 {
-			b.Fatal(w.Code, w.Body.String())
-		}
-	}
+	benchPostSearch(b, h, body)
 }
 
 // BenchmarkAnswerDrain: a GPU-sized batch's answers going out. Per

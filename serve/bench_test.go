@@ -42,6 +42,12 @@ func BenchmarkHandleSearch(b *testing.B) {
 	s, _ := newTestServer(b, e, Config{})
 	h := s.Handler()
 	body := []byte(`{"q":"parallel sorting","mode":"or"}`)
+	benchPostSearch(b, h, body)
+}
+
+// benchPostSearch times b.N POST /v1/search requests of body through h (no
+// network: httptest's recorder), failing on any status but 200.
+func benchPostSearch(b *testing.B, h http.Handler, body []byte) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {

@@ -470,10 +470,7 @@ func (r *andRun) download(out []engine.Response) error {
 	b.convert(nq, func(lo, hi int) {
 		for a := lo; a < hi; a++ {
 			p := qs[a]
-			ti := b.info[p.terms[0].id]
-			p.st.BlocksDecoded += int64(ti.nb) + int64(ctrs[4+a])
-			p.st.PostingsDecoded += int64(ti.df) + int64(ctrs[4+nq+a])
-			p.st.Candidates += int64(tots[a])
+			b.addAndStats(p, ctrs, nq, a, tots[a])
 			c := int(cnts[a])
 			switch {
 			case r.keep: // runOrMS certifies them
@@ -533,6 +530,17 @@ func (b *Backend) keepFlagged(mem *devMem, n int, flag, part *cuda.Buffer, cdoc,
 
 // resultOffsets checks the result counts and returns each query's first
 // result slot (the running sum of K).
+// addAndStats adds query a's decode work, read from an AND set's downloaded
+// counters (ctrs[4+a] blocks and ctrs[4+nq+a] postings beyond the first
+// list's, which is decoded whole), and its candidate total to p's stats.
+// The owner's download path and the off-owner finishSet share it.
+func (b *Backend) addAndStats(p *prep, ctrs []uint32, nq, a int, tot uint32) {
+	ti := b.info[p.terms[0].id]
+	p.st.BlocksDecoded += int64(ti.nb) + int64(ctrs[4+a])
+	p.st.PostingsDecoded += int64(ti.df) + int64(ctrs[4+nq+a])
+	p.st.Candidates += int64(tot)
+}
+
 func resultOffsets(qs []*prep, cnts []uint32) ([]int, error) {
 	offs := make([]int, len(qs))
 	off := 0

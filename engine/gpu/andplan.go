@@ -353,10 +353,7 @@ func (b *Backend) finishSet(a *pinned, ps *pendingSet, out []engine.Response, of
 	parallel(nq, func(lo, hi int) {
 		for a := lo; a < hi; a++ {
 			p := qs[a]
-			ti := b.info[p.terms[0].id]
-			p.st.BlocksDecoded += int64(ti.nb) + int64(ctrs[4+a])
-			p.st.PostingsDecoded += int64(ti.df) + int64(ctrs[4+nq+a])
-			p.st.Candidates += int64(tots[a])
+			b.addAndStats(p, ctrs, nq, a, tots[a])
 			c := int(cnts[a])
 			r := &out[p.i]
 			r.Stats = p.st
