@@ -1,14 +1,9 @@
 package gen
 
 import (
-	"context"
 	"math"
-	"path/filepath"
 	"slices"
 	"testing"
-
-	"github.com/qpengine/qp/index"
-	"github.com/qpengine/qp/score"
 )
 
 // TestFitRecovers generates a collection with known parameters, fits an
@@ -18,14 +13,7 @@ func TestFitRecovers(t *testing.T) {
 	want := TopicParams{Docs: 3000, MeanLen: 120, LenSigma: 0.7, PostingsPerDoc: 60, Topics: 64, Vocab: 40000}
 	ql := queryLog(t)
 	tp := newTopics(t, TopicsConfig{Params: want, Seed: 9, Log: ql, Workers: 2})
-	out := filepath.Join(t.TempDir(), "g.idx")
-	if _, err := tp.Build(context.Background(), BuildOptions{Index: index.BuildOptions{Out: out, DocCodec: bp128(t), FreqCodec: bp128(t), Params: score.Default}}); err != nil {
-		t.Fatal(err)
-	}
-	x, err := index.Open(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	x := buildTopicsIndex(t, tp)
 	got, err := FitIndex(x, FitOptions{Log: ql, Workers: 2})
 	if err != nil {
 		t.Fatal(err)
@@ -71,15 +59,8 @@ func TestFitRecovers(t *testing.T) {
 }
 
 func TestFitErrors(t *testing.T) {
-	out := filepath.Join(t.TempDir(), "one.idx")
 	tp := newTopics(t, TopicsConfig{Params: TopicParams{Docs: 1, MeanLen: 20, PostingsPerDoc: 10, Topics: 4}, Seed: 1})
-	if _, err := tp.Build(context.Background(), BuildOptions{Index: index.BuildOptions{Out: out, DocCodec: bp128(t), FreqCodec: bp128(t), Params: score.Default}}); err != nil {
-		t.Fatal(err)
-	}
-	x, err := index.Open(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	x := buildTopicsIndex(t, tp)
 	if _, err := FitIndex(x, FitOptions{}); err == nil {
 		t.Fatal("fitting a 1-document index: no error")
 	}

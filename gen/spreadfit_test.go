@@ -3,11 +3,7 @@ package gen
 import (
 	"context"
 	"math"
-	"path/filepath"
 	"testing"
-
-	"github.com/qpengine/qp/index"
-	"github.com/qpengine/qp/score"
 )
 
 // TestMeasureCooccurExact: on documents that all hold the same terms,
@@ -73,15 +69,7 @@ func TestFitTopicSpreadRecovers(t *testing.T) {
 	if d := tp.Fit.SampleDistinct / want.PostingsPerDoc; math.Abs(d-1) > maxSpreadDistinctErr {
 		t.Fatalf("the generating model is not calibrated: %.1f distinct terms per document for %v", tp.Fit.SampleDistinct, want.PostingsPerDoc)
 	}
-	out := filepath.Join(t.TempDir(), "g.idx")
-	if _, err := tp.Build(context.Background(), BuildOptions{Index: index.BuildOptions{Out: out, DocCodec: bp128(t), FreqCodec: bp128(t), Params: score.Default}}); err != nil {
-		t.Fatal(err)
-	}
-	x, err := index.Open(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer x.Close()
+	x := buildTopicsIndex(t, tp)
 	target, err := MeasureIndexCooccur(x, sample, 1)
 	if err != nil {
 		t.Fatal(err)

@@ -119,6 +119,22 @@ func equalParams(a, b TopicParams) bool {
 	return reflect.DeepEqual(a, b)
 }
 
+// buildTopicsIndex builds tp's collection into a temporary bp128 index and
+// opens it (closed when the test ends).
+func buildTopicsIndex(t testing.TB, tp *Topics) *index.Index {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "g.idx")
+	if _, err := tp.Build(context.Background(), BuildOptions{Index: index.BuildOptions{Out: out, DocCodec: bp128(t), FreqCodec: bp128(t), Params: score.Default}}); err != nil {
+		t.Fatal(err)
+	}
+	x, err := index.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { x.Close() })
+	return x
+}
+
 // buildIndex builds an index from a DocSource with the text analyzer.
 func buildIndex(t *testing.T, src index.DocSource, out string) {
 	t.Helper()
