@@ -858,6 +858,7 @@ func (x *Index) list(t int, bm []float32, ms *float32) (List, error) {
 		blockMax: bm, path: x.path, bm: dbm,
 	}
 	l.docB, _ = dc.(compress.Bounded)
+	l.docBP = dc.ID() == compress.IDBP128
 	l.freqB, _ = fc.(compress.Bounded)
 	if ms != nil {
 		l.MaxScore = *ms

@@ -28,6 +28,8 @@ type List struct {
 	// compress.Bounded (their blocks are stored without count and sum,
 	// blockcode.go), else nil.
 	docB, freqB compress.Bounded
+	// docBP: DocCodec is bp128 (full blocks take decodeBP128Full).
+	docBP bool
 
 	skips, docs, freqs []byte
 	blockMax           []float32
@@ -121,6 +123,11 @@ func (l *List) DecodeDocs(b int, out []uint32) (int, error) {
 	if l.docB != nil {
 		return l.decodeKnownSum(b, out)
 	}
+	if l.docBP && l.BlockLen(b) == 128 && len(out) >= 128 {
+		if n, ok, err := l.decodeBP128Full(b, (*[128]uint32)(out[:128])); ok {
+			return n, err
+		}
+	}
 	n, err := l.DocCodec.Decode(out, l.DocBlock(b))
 	if err != nil {
 		return 0, l.blockErr(b, "docIDs", err)
@@ -141,6 +148,33 @@ func (l *List) DecodeDocs(b int, out []uint32) (int, error) {
 		return 0, l.blockErr(b, "docIDs", fmt.Errorf("last docID %d, skip table says %d (docIDs not increasing, or past the block's last docID)", d, last))
 	}
 	return n, nil
+}
+
+// decodeBP128Full is DecodeDocs for a full bp128 block of 128 docIDs by
+// compress.BP128Docs128 (unpacking and prefix sum in one vector pass). It
+// checks what Decode and the scalar path check: the count (the canonical
+// uvarint of 128), the width (1..32; 0 and the widths the routine does not
+// cover take the scalar path, ok false), the length (no truncation, no
+// trailing bytes; a full block has no padding), and the last docID against
+// the skip table, computed in 64 bits: when it matches, the docIDs strictly
+// increase within [base, last] (every gap adds at least 1).
+func (l *List) decodeBP128Full(b int, out *[128]uint32) (int, bool, error) {
+	src := l.DocBlock(b)
+	if len(src) < 3 || src[0] != 0x80 || src[1] != 0x01 {
+		return 0, false, nil
+	}
+	w := uint(src[2])
+	if w > 32 || len(src) != 3+16*int(w) {
+		return 0, false, nil // the scalar path reports it
+	}
+	d, ok := compress.BP128Docs128(out, src[3:], w, uint32(l.BlockBase(b)))
+	if !ok {
+		return 0, false, nil
+	}
+	if last := uint64(l.LastDoc(b)); d != last {
+		return 0, true, l.blockErr(b, "docIDs", fmt.Errorf("last docID %d, skip table says %d (docIDs not increasing, or past the block's last docID)", d, last))
+	}
+	return 128, true, nil
 }
 
 // decodeKnownSum is DecodeDocs for a compress.Bounded doc codec, whose

@@ -1,0 +1,51 @@
+#include "textflag.h"
+
+// func bp128Docs128(out *uint32, in *byte, w uintptr, shuf *[32]byte, shift *[8]uint32, mask, carry0 uint32) uint32
+TEXT ·bp128Docs128(SB), NOSPLIT, $0-52
+	MOVQ out+0(FP), DI
+	MOVQ in+8(FP), SI
+	MOVQ w+16(FP), DX
+	MOVQ shuf+24(FP), R8
+	MOVQ shift+32(FP), R9
+	VMOVDQU (R8), Y10          // byte shuffle of the width
+	VMOVDQU (R9), Y11          // per-lane shift counts
+	MOVL mask+40(FP), AX
+	VMOVD AX, X12
+	VPBROADCASTD X12, Y12
+	MOVL carry0+44(FP), AX
+	VMOVD AX, X13
+	VPBROADCASTD X13, Y13      // running carry, all lanes
+	VPCMPEQD Y14, Y14, Y14
+	VPSRLD $31, Y14, Y14       // 1 in every lane
+	MOVL $7, AX
+	VMOVD AX, X15
+	VPBROADCASTD X15, Y15      // VPERMD index: lane 7 everywhere
+	MOVQ $16, CX
+
+loop:
+	VBROADCASTI128 (SI), Y0    // the group's bytes in both lanes
+	VPSHUFB Y10, Y0, Y0
+	VPSRLVD Y11, Y0, Y0
+	VPAND Y12, Y0, Y0          // the 8 values
+	VPADDD Y14, Y0, Y0         // value + 1
+	VPSLLDQ $4, Y0, Y1
+	VPADDD Y1, Y0, Y0
+	VPSLLDQ $8, Y0, Y1
+	VPADDD Y1, Y0, Y0          // prefix within each 128-bit lane
+	VPSHUFD $0xFF, Y0, Y1      // each lane's sum in all its dwords
+	VPERM2I128 $0x08, Y1, Y1, Y1 // low lane's sum to the high lane, low zero
+	VPADDD Y1, Y0, Y0          // prefix of the group
+	VPERMD Y0, Y15, Y2         // the group's sum in every lane
+	VPADDD Y13, Y0, Y0         // + carry
+	VMOVDQU Y0, (DI)
+	VPADDD Y2, Y13, Y13        // carry += group sum
+	ADDQ DX, SI
+	ADDQ $32, DI
+	DECQ CX
+	JNZ loop
+
+	VMOVD X13, AX
+	SUBL carry0+44(FP), AX
+	MOVL AX, ret+48(FP)
+	VZEROUPPER
+	RET
