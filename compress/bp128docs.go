@@ -7,38 +7,67 @@ package compress
 // comparing it with the block's known last docID detects every corruption
 // the scalar path detects: the docIDs then strictly increase and none
 // wraps). ok is false when no fast routine covers the block (no AVX2, a
-// width outside 1..bp128DocsMaxWidth, or data without the 16 readable bytes
-// past the last group that the vector loads take, which must lie within
-// cap(data)): the caller then decodes it with Decode and a scalar prefix
-// sum. The result equals unpack128 followed by that prefix sum
+// width outside 1..bp128DocsMaxWidth, or data without the readable bytes
+// past the block that the vector loads take, bp128SIMDRead, which must lie
+// within cap(data)): the caller then decodes it with Decode and a scalar
+// prefix sum. The result equals unpack128 followed by that prefix sum
 // (bp128Docs128Go, which the tests compare it with).
 //
 // The AVX2 routine (bp128docs_amd64.s) decodes 8 values at a time: the
-// group's w bytes are broadcast to both 128-bit lanes, a per-width byte
-// shuffle puts each value's 4 bytes in its lane, a per-lane variable shift
-// and a mask extract it (the sequential layout's analogue of Lemire &
-// Boytsov's SIMD unpacking, SP&E 2015), then a log-step in-register prefix
+// group's first 16 bytes are loaded into the low 128-bit lane and the 16
+// from value 4's byte (4·w/8) into the high one, a per-width byte shuffle
+// puts each value's 4 bytes in its dword, a per-lane variable shift and a
+// mask extract it (the sequential layout's analogue of Lemire & Boytsov's
+// SIMD unpacking, SP&E 2015), then a log-step in-register prefix
 // sum (Hillis-Steele within lanes, one cross-lane add) and the running
 // carry give the docIDs: one vector add on the carry's dependency chain
 // per 8 values.
 func BP128Docs128(out *[128]uint32, data []byte, width uint, base uint32) (last uint64, ok bool) {
-	if !haveDocsSIMD || width == 0 || width > bp128DocsMaxWidth || cap(data) < 15*int(width)+16 {
+	if !haveDocsSIMD || width == 0 || width > bp128DocsMaxWidth || cap(data) < bp128SIMDRead(width) {
 		return 0, false
 	}
 	t := &docsTables[width]
 	total := bp128Docs128(&out[0], &data[:cap(data)][0], uintptr(width), &t.shuf, &t.shift, uint32(1)<<width-1, base-1)
-	// total = sum of (value+1) over the block < 128·2^14 (no wrap).
+	// total = sum of (value+1) over the block <= 128·2^24 (no wrap).
 	return uint64(base) + uint64(total) - 1, true
 }
 
-// bp128DocsMaxWidth is the largest width the vector routine decodes: a
-// group of 8 values then lies in the 16 bytes one load broadcasts (the
-// last value's 4 bytes start at byte 7·w/8 <= 12).
-const bp128DocsMaxWidth = 14
+// BP128Plus1x128 decodes a full bp128 block of 128 values (its packed data
+// and bit width) into out, each plus one (the index's frequency blocks
+// store tf-1), and reports whether it covered it (width 0 always, else the
+// vector routine under BP128Docs128's conditions; no value can overflow at
+// these widths).
+// When ok is false the caller decodes it with Decode.
+func BP128Plus1x128(out *[128]uint32, data []byte, width uint) bool {
+	if width == 0 { // every value 0: frequency blocks of tf = 1 only
+		for i := range out {
+			out[i] = 1
+		}
+		return true
+	}
+	if !haveDocsSIMD || width > bp128DocsMaxWidth || cap(data) < bp128SIMDRead(width) {
+		return false
+	}
+	t := &docsTables[width]
+	bp128Plus1x128(&out[0], &data[:cap(data)][0], uintptr(width), &t.shuf, &t.shift, uint32(1)<<width-1)
+	return true
+}
 
-// docsTable is the byte shuffle and the shift counts of one width: lane k
-// (value k of a group) takes bytes [k·w/8, k·w/8+4) of the group and
-// shifts them right by k·w mod 8.
+// bp128DocsMaxWidth is the largest width the vector routines decode: each
+// value's bits then lie in the 4 bytes from its first one (shift <= 7,
+// 7+24 <= 32), and the sum of 128 values plus one stays below 2^32.
+const bp128DocsMaxWidth = 24
+
+// bp128SIMDRead is the number of bytes from a block's start that the
+// vector routines read: the last group (15) loads 16 bytes at 15·w and 16
+// at 15·w + w/2.
+func bp128SIMDRead(w uint) int { return 15*int(w) + int(w)/2 + 16 }
+
+// docsTable is the byte shuffle and the shift counts of one width: value k
+// of a group (dword k) takes the 4 bytes of its lane's load from its first
+// bit's byte and shifts them right by that bit's offset in the byte. The
+// low lane (k < 4) is loaded from the group's first byte, the high lane
+// (k >= 4) from byte w/2, bit 4·w - 8·(w/2) (0, or 4 for an odd w).
 type docsTable struct {
 	shuf  [32]byte
 	shift [8]uint32
@@ -47,11 +76,14 @@ type docsTable struct {
 var docsTables = func() (t [bp128DocsMaxWidth + 1]docsTable) {
 	for w := 1; w <= bp128DocsMaxWidth; w++ {
 		for k := 0; k < 8; k++ {
-			off := k * w / 8
-			for i := 0; i < 4; i++ {
-				t[w].shuf[4*k+i] = byte(off + i) // lanes 4..7 index the high copy
+			bit := k * w
+			if k >= 4 {
+				bit -= 8 * (w / 2)
 			}
-			t[w].shift[k] = uint32(k * w % 8)
+			for i := 0; i < 4; i++ {
+				t[w].shuf[4*k+i] = byte(bit/8 + i) // within the lane's 16 bytes
+			}
+			t[w].shift[k] = uint32(bit % 8)
 		}
 	}
 	return t

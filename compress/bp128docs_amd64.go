@@ -8,7 +8,12 @@ var haveDocsSIMD = cpu.X86.HasAVX2
 // bp128Docs128 is the AVX2 routine of BP128Docs128 (bp128docs_amd64.s): it
 // writes out[i] = carry0 + sum of (value_j + 1) for j <= i, the 128 values
 // of width w at in, and returns the sum over all 128. in must have
-// 15·w+16 readable bytes.
+// bp128SIMDRead(w) readable bytes.
 //
 //go:noescape
 func bp128Docs128(out *uint32, in *byte, w uintptr, shuf *[32]byte, shift *[8]uint32, mask, carry0 uint32) uint32
+
+// bp128Plus1x128 is the AVX2 routine of BP128Plus1x128: out[i] = value_i + 1.
+//
+//go:noescape
+func bp128Plus1x128(out *uint32, in *byte, w uintptr, shuf *[32]byte, shift *[8]uint32, mask uint32)

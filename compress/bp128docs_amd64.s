@@ -1,10 +1,18 @@
 #include "textflag.h"
 
+// Both routines decode a full bp128 block 8 values at a time: the low
+// 128-bit lane is loaded from the group's first byte, the high lane from
+// byte 4·w/8 (where value 4 starts, up to 4 bits in), a per-width byte
+// shuffle gathers each value's 4 bytes into its dword, a per-lane variable
+// shift and the mask extract it (compress/bp128docs.go).
+
 // func bp128Docs128(out *uint32, in *byte, w uintptr, shuf *[32]byte, shift *[8]uint32, mask, carry0 uint32) uint32
 TEXT ·bp128Docs128(SB), NOSPLIT, $0-52
 	MOVQ out+0(FP), DI
 	MOVQ in+8(FP), SI
 	MOVQ w+16(FP), DX
+	MOVQ DX, R10
+	SHRQ $1, R10               // high lane offset: 4·w/8 = w/2 bytes
 	MOVQ shuf+24(FP), R8
 	MOVQ shift+32(FP), R9
 	VMOVDQU (R8), Y10          // byte shuffle of the width
@@ -22,8 +30,9 @@ TEXT ·bp128Docs128(SB), NOSPLIT, $0-52
 	VPBROADCASTD X15, Y15      // VPERMD index: lane 7 everywhere
 	MOVQ $16, CX
 
-loop:
-	VBROADCASTI128 (SI), Y0    // the group's bytes in both lanes
+docsloop:
+	VMOVDQU (SI), X0
+	VINSERTI128 $1, (SI)(R10*1), Y0, Y0
 	VPSHUFB Y10, Y0, Y0
 	VPSRLVD Y11, Y0, Y0
 	VPAND Y12, Y0, Y0          // the 8 values
@@ -42,10 +51,44 @@ loop:
 	ADDQ DX, SI
 	ADDQ $32, DI
 	DECQ CX
-	JNZ loop
+	JNZ docsloop
 
 	VMOVD X13, AX
 	SUBL carry0+44(FP), AX
 	MOVL AX, ret+48(FP)
+	VZEROUPPER
+	RET
+
+// func bp128Plus1x128(out *uint32, in *byte, w uintptr, shuf *[32]byte, shift *[8]uint32, mask uint32)
+TEXT ·bp128Plus1x128(SB), NOSPLIT, $0-44
+	MOVQ out+0(FP), DI
+	MOVQ in+8(FP), SI
+	MOVQ w+16(FP), DX
+	MOVQ DX, R10
+	SHRQ $1, R10
+	MOVQ shuf+24(FP), R8
+	MOVQ shift+32(FP), R9
+	VMOVDQU (R8), Y10
+	VMOVDQU (R9), Y11
+	MOVL mask+40(FP), AX
+	VMOVD AX, X12
+	VPBROADCASTD X12, Y12
+	VPCMPEQD Y14, Y14, Y14
+	VPSRLD $31, Y14, Y14
+	MOVQ $16, CX
+
+plusloop:
+	VMOVDQU (SI), X0
+	VINSERTI128 $1, (SI)(R10*1), Y0, Y0
+	VPSHUFB Y10, Y0, Y0
+	VPSRLVD Y11, Y0, Y0
+	VPAND Y12, Y0, Y0
+	VPADDD Y14, Y0, Y0
+	VMOVDQU Y0, (DI)
+	ADDQ DX, SI
+	ADDQ $32, DI
+	DECQ CX
+	JNZ plusloop
+
 	VZEROUPPER
 	RET

@@ -5,7 +5,8 @@ import (
 	"testing"
 )
 
-// TestBP128Docs128 compares BP128Docs128 with its scalar twin on random
+// TestBP128Docs128 compares BP128Docs128 with its scalar twin (and
+// BP128Plus1x128 with the values plus one) on random
 // blocks of every width (values up to the width's maximum, bases near 0 and
 // near 2^32 so that the 32-bit vector sums wrap where the 64-bit ones pass
 // 2^32), and checks that it declines the blocks it does not cover.
@@ -33,10 +34,25 @@ func TestBP128Docs128(t *testing.T) {
 					t.Fatalf("w %d: ok %v, want %v", w, ok, covered)
 				}
 				if !ok {
+					if w == 0 {
+						var plus [128]uint32
+						if !BP128Plus1x128(&plus, data, 0) || plus[0] != 1 || plus[127] != 1 {
+							t.Fatalf("w 0: BP128Plus1x128 %v", plus)
+						}
+					}
 					continue
 				}
 				if last != wantLast || got != want {
 					t.Fatalf("w %d base %d: last %d (want %d), docs %v, want %v", w, base, last, wantLast, got, want)
+				}
+				var plus [128]uint32
+				if !BP128Plus1x128(&plus, data, w) {
+					t.Fatalf("w %d: BP128Plus1x128 declined", w)
+				}
+				for i := range plus {
+					if plus[i] != vals[i]+1 {
+						t.Fatalf("w %d: BP128Plus1x128 value %d = %d, want %d", w, i, plus[i], vals[i]+1)
+					}
 				}
 			}
 		}
@@ -44,8 +60,8 @@ func TestBP128Docs128(t *testing.T) {
 	// Without the readable bytes past the block, it declines.
 	var out [128]uint32
 	data := make([]byte, 16*5)
-	if _, ok := BP128Docs128(&out, data, 5, 0); ok {
-		t.Fatal("decoded a block without 16 readable bytes after its last group")
+	if _, ok := BP128Docs128(&out, data, 5, 0); ok || BP128Plus1x128(&out, data, 5) {
+		t.Fatal("decoded a block without the readable bytes after it that the vector loads take")
 	}
 }
 

@@ -6,14 +6,14 @@ import (
 	"testing"
 )
 
-// TestDecodeDocsBP128Full decodes every full bp128 docID block (the
-// vector path of decodeBP128Full where the width allows it) and compares it
-// with the written docIDs, then damages blocks of the widths it covers: a
+// TestDecodeDocsBP128Full decodes every full bp128 docID and frequency
+// block (the vector paths where the width allows them) and compares them
+// with the written postings, then damages blocks of the widths it covers: a
 // flipped data bit changes one value and so the block's sum, which the
 // skip table's last docID catches; a width of 33 and a width whose length
 // disagrees are reported by the scalar path. Every error wraps ErrCorrupt.
 func TestDecodeDocsBP128Full(t *testing.T) {
-	x, _, docs, _ := bp128Index(t, 128)
+	x, _, docs, freqs := bp128Index(t, 128)
 	out := make([]uint32, 128)
 	covered := 0
 	for id := 0; id < x.NumTerms(); id++ {
@@ -26,8 +26,11 @@ func TestDecodeDocsBP128Full(t *testing.T) {
 			if err != nil || !slices.Equal(out[:n], docs[id][128*b:128*b+l.BlockLen(b)]) {
 				t.Fatalf("term %d block %d: err %v, docs differ", id, b, err)
 			}
+			if n, err := l.DecodeFreqs(b, out); err != nil || !slices.Equal(out[:n], freqs[id][128*b:128*b+l.BlockLen(b)]) {
+				t.Fatalf("term %d block %d: err %v, frequencies differ", id, b, err)
+			}
 			blk := l.DocBlock(b)
-			if l.BlockLen(b) != 128 || blk[2] == 0 || blk[2] > 14 {
+			if l.BlockLen(b) != 128 || blk[2] == 0 || blk[2] > 24 {
 				continue
 			}
 			covered++
@@ -45,7 +48,7 @@ func TestDecodeDocsBP128Full(t *testing.T) {
 		}
 	}
 	if covered == 0 {
-		t.Fatal("no full block of width 1..14")
+		t.Fatal("no full block of width 1..24")
 	}
-	t.Logf("%d full blocks of width 1..14", covered)
+	t.Logf("%d full blocks of width 1..24", covered)
 }

@@ -859,6 +859,7 @@ func (x *Index) list(t int, bm []float32, ms *float32) (List, error) {
 	}
 	l.docB, _ = dc.(compress.Bounded)
 	l.docBP = dc.ID() == compress.IDBP128
+	l.freqBP = fc.ID() == compress.IDBP128
 	l.freqB, _ = fc.(compress.Bounded)
 	if ms != nil {
 		l.MaxScore = *ms

@@ -28,8 +28,9 @@ type List struct {
 	// compress.Bounded (their blocks are stored without count and sum,
 	// blockcode.go), else nil.
 	docB, freqB compress.Bounded
-	// docBP: DocCodec is bp128 (full blocks take decodeBP128Full).
-	docBP bool
+	// docBP, freqBP: DocCodec, FreqCodec is bp128 (full blocks take
+	// the vector routines: decodeBP128Full, DecodeFreqs).
+	docBP, freqBP bool
 
 	skips, docs, freqs []byte
 	blockMax           []float32
@@ -245,6 +246,16 @@ func (l *List) checkSorted(b int, out []uint32, base, last uint64) error {
 
 // DecodeFreqs decodes the term frequencies of block b into out.
 func (l *List) DecodeFreqs(b int, out []uint32) (int, error) {
+	if l.freqBP && l.BlockLen(b) == 128 && len(out) >= 128 {
+		// A full bp128 block: the vector routine adds the 1 (tf-1 is
+		// stored; no overflow at the widths it covers). Its header is
+		// checked as Decode checks it; anything else takes Decode.
+		src := l.FreqBlock(b)
+		if len(src) >= 3 && src[0] == 0x80 && src[1] == 0x01 && src[2] <= 32 && len(src) == 3+16*int(src[2]) &&
+			compress.BP128Plus1x128((*[128]uint32)(out[:128]), src[3:], uint(src[2])) {
+			return 128, nil
+		}
+	}
 	n, err := l.decodeFreqValues(b, out)
 	if err != nil {
 		return 0, l.blockErr(b, "frequencies", err)
