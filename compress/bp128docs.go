@@ -1,17 +1,20 @@
 package compress
 
-// BP128Docs128 turns a full bp128 block of 128 d-gaps (its packed data and
-// bit width, as the index stores a docID block: the first value relative to
-// base, every other one a gap minus one; index/format.go) into docIDs in
-// out, and returns the last docID computed in 64 bits (so that a caller
-// comparing it with the block's known last docID detects every corruption
-// the scalar path detects: the docIDs then strictly increase and none
-// wraps). ok is false when no fast routine covers the block (no AVX2, a
-// width outside 1..bp128DocsMaxWidth, or data without the readable bytes
-// past the block that the vector loads take, bp128SIMDRead, which must lie
-// within cap(data)): the caller then decodes it with Decode and a scalar
-// prefix sum. The result equals unpack128 followed by that prefix sum
-// (bp128Docs128Go, which the tests compare it with).
+// BP128Docs turns a bp128 block of n d-gaps (1 <= n <= 128; its packed
+// data, exactly packBytes(n, width) bytes, and bit width, as the index
+// stores a docID block: the first value relative to base, every other one a
+// gap minus one; index/format.go) into docIDs in out[:n], and returns the
+// last docID computed in 64 bits (so that a caller comparing it with the
+// block's known last docID detects every corruption the scalar path
+// detects: the docIDs then strictly increase and none wraps). out must hold
+// n rounded up to a multiple of 8 (the values past n are overwritten). ok
+// is false when no fast routine covers the block (no AVX2, a width outside
+// 1..bp128DocsMaxWidth, nonzero padding bits, or data without the readable
+// bytes past the block that the vector loads take, bp128SIMDRead, which
+// must lie within cap(data)): the caller then decodes it with Decode
+// (which reports bad padding) and a scalar prefix sum. The result equals
+// the scalar unpacking followed by that prefix sum (bp128DocsGo, which the
+// tests compare it with).
 //
 // The AVX2 routine (bp128docs_amd64.s) decodes 8 values at a time: the
 // group's first 16 bytes are loaded into the low 128-bit lane and the 16
@@ -22,34 +25,41 @@ package compress
 // sum (Hillis-Steele within lanes, one cross-lane add) and the running
 // carry give the docIDs: one vector add on the carry's dependency chain
 // per 8 values.
-func BP128Docs128(out *[128]uint32, data []byte, width uint, base uint32) (last uint64, ok bool) {
-	if !haveDocsSIMD || width == 0 || width > bp128DocsMaxWidth || cap(data) < bp128SIMDRead(width) {
+func BP128Docs(out []uint32, data []byte, n int, width uint, base uint32) (last uint64, ok bool) {
+	g := (n + 7) / 8
+	if !haveDocsSIMD || n < 1 || n > bpBlock || len(out) < 8*g || width == 0 || width > bp128DocsMaxWidth ||
+		len(data) != packBytes(n, width) || cap(data) < bp128SIMDRead(width, g) || !packPadZero(data, uint64(n)*uint64(width)) {
 		return 0, false
 	}
 	t := &docsTables[width]
-	total := bp128Docs128(&out[0], &data[:cap(data)][0], uintptr(width), &t.shuf, &t.shift, uint32(1)<<width-1, base-1)
-	// total = sum of (value+1) over the block <= 128·2^24 (no wrap).
+	bp128Docs(&out[0], &data[:cap(data)][0], uintptr(width), uintptr(g), &t.shuf, &t.shift, uint32(1)<<width-1, base-1)
+	// out[n-1] = base-1 + T mod 2^32, T = the sum of (value+1) over the
+	// first n values < 128·2^24: T is exact.
+	total := out[n-1] - (base - 1)
 	return uint64(base) + uint64(total) - 1, true
 }
 
-// BP128Plus1x128 decodes a full bp128 block of 128 values (its packed data
-// and bit width) into out, each plus one (the index's frequency blocks
-// store tf-1), and reports whether it covered it (width 0 always, else the
-// vector routine under BP128Docs128's conditions; no value can overflow at
-// these widths).
-// When ok is false the caller decodes it with Decode.
-func BP128Plus1x128(out *[128]uint32, data []byte, width uint) bool {
+// BP128Plus1 decodes a bp128 block of n values (as BP128Docs takes it)
+// into out[:n], each plus one (the index's frequency blocks store tf-1),
+// and reports whether it covered it (width 0 always, else the vector
+// routine under BP128Docs's conditions; no value can overflow at these
+// widths). When ok is false the caller decodes it with Decode.
+func BP128Plus1(out []uint32, data []byte, n int, width uint) bool {
+	g := (n + 7) / 8
+	if n < 1 || n > bpBlock || len(out) < 8*g || len(data) != packBytes(n, width) {
+		return false
+	}
 	if width == 0 { // every value 0: frequency blocks of tf = 1 only
-		for i := range out {
+		for i := range out[:n] {
 			out[i] = 1
 		}
 		return true
 	}
-	if !haveDocsSIMD || width > bp128DocsMaxWidth || cap(data) < bp128SIMDRead(width) {
+	if !haveDocsSIMD || width > bp128DocsMaxWidth || cap(data) < bp128SIMDRead(width, g) || !packPadZero(data, uint64(n)*uint64(width)) {
 		return false
 	}
 	t := &docsTables[width]
-	bp128Plus1x128(&out[0], &data[:cap(data)][0], uintptr(width), &t.shuf, &t.shift, uint32(1)<<width-1)
+	bp128Plus1(&out[0], &data[:cap(data)][0], uintptr(width), uintptr(g), &t.shuf, &t.shift, uint32(1)<<width-1)
 	return true
 }
 
@@ -59,9 +69,9 @@ func BP128Plus1x128(out *[128]uint32, data []byte, width uint) bool {
 const bp128DocsMaxWidth = 24
 
 // bp128SIMDRead is the number of bytes from a block's start that the
-// vector routines read: the last group (15) loads 16 bytes at 15·w and 16
-// at 15·w + w/2.
-func bp128SIMDRead(w uint) int { return 15*int(w) + int(w)/2 + 16 }
+// vector routines read for g groups of 8 values: the last group loads 16
+// bytes at (g-1)·w and 16 at (g-1)·w + w/2.
+func bp128SIMDRead(w uint, g int) int { return (g-1)*int(w) + int(w)/2 + 16 }
 
 // docsTable is the byte shuffle and the shift counts of one width: value k
 // of a group (dword k) takes the 4 bytes of its lane's load from its first
@@ -89,17 +99,13 @@ var docsTables = func() (t [bp128DocsMaxWidth + 1]docsTable) {
 	return t
 }()
 
-// bp128Docs128Go is BP128Docs128's scalar twin (the tests' reference): the
-// generated unpacking routine, then the prefix sum in 64 bits.
-func bp128Docs128Go(out *[128]uint32, data []byte, width uint, base uint32) uint64 {
-	if width == 0 {
-		clear(out[:])
-	} else {
-		unpack128[width](out, data)
-	}
+// bp128DocsGo is BP128Docs's scalar twin (the tests' reference): the
+// scalar unpacking, then the prefix sum in 64 bits.
+func bp128DocsGo(out []uint32, data []byte, n int, width uint, base uint32) uint64 {
+	packUnpack(out[:n], data, width)
 	d := uint64(base) + uint64(out[0])
 	out[0] = uint32(d)
-	for i := 1; i < 128; i++ {
+	for i := 1; i < n; i++ {
 		d += uint64(out[i]) + 1
 		out[i] = uint32(d)
 	}

@@ -6,21 +6,22 @@
 // shuffle gathers each value's 4 bytes into its dword, a per-lane variable
 // shift and the mask extract it (compress/bp128docs.go).
 
-// func bp128Docs128(out *uint32, in *byte, w uintptr, shuf *[32]byte, shift *[8]uint32, mask, carry0 uint32) uint32
-TEXT ·bp128Docs128(SB), NOSPLIT, $0-52
+// func bp128Docs(out *uint32, in *byte, w, groups uintptr, shuf *[32]byte, shift *[8]uint32, mask, carry0 uint32) uint32
+TEXT ·bp128Docs(SB), NOSPLIT, $0-60
 	MOVQ out+0(FP), DI
 	MOVQ in+8(FP), SI
 	MOVQ w+16(FP), DX
 	MOVQ DX, R10
 	SHRQ $1, R10               // high lane offset: 4·w/8 = w/2 bytes
-	MOVQ shuf+24(FP), R8
-	MOVQ shift+32(FP), R9
+	MOVQ groups+24(FP), CX
+	MOVQ shuf+32(FP), R8
+	MOVQ shift+40(FP), R9
 	VMOVDQU (R8), Y10          // byte shuffle of the width
 	VMOVDQU (R9), Y11          // per-lane shift counts
-	MOVL mask+40(FP), AX
+	MOVL mask+48(FP), AX
 	VMOVD AX, X12
 	VPBROADCASTD X12, Y12
-	MOVL carry0+44(FP), AX
+	MOVL carry0+52(FP), AX
 	VMOVD AX, X13
 	VPBROADCASTD X13, Y13      // running carry, all lanes
 	VPCMPEQD Y14, Y14, Y14
@@ -28,7 +29,6 @@ TEXT ·bp128Docs128(SB), NOSPLIT, $0-52
 	MOVL $7, AX
 	VMOVD AX, X15
 	VPBROADCASTD X15, Y15      // VPERMD index: lane 7 everywhere
-	MOVQ $16, CX
 
 docsloop:
 	VMOVDQU (SI), X0
@@ -54,28 +54,28 @@ docsloop:
 	JNZ docsloop
 
 	VMOVD X13, AX
-	SUBL carry0+44(FP), AX
-	MOVL AX, ret+48(FP)
+	SUBL carry0+52(FP), AX
+	MOVL AX, ret+56(FP)
 	VZEROUPPER
 	RET
 
-// func bp128Plus1x128(out *uint32, in *byte, w uintptr, shuf *[32]byte, shift *[8]uint32, mask uint32)
-TEXT ·bp128Plus1x128(SB), NOSPLIT, $0-44
+// func bp128Plus1(out *uint32, in *byte, w, groups uintptr, shuf *[32]byte, shift *[8]uint32, mask uint32)
+TEXT ·bp128Plus1(SB), NOSPLIT, $0-52
 	MOVQ out+0(FP), DI
 	MOVQ in+8(FP), SI
 	MOVQ w+16(FP), DX
 	MOVQ DX, R10
 	SHRQ $1, R10
-	MOVQ shuf+24(FP), R8
-	MOVQ shift+32(FP), R9
+	MOVQ groups+24(FP), CX
+	MOVQ shuf+32(FP), R8
+	MOVQ shift+40(FP), R9
 	VMOVDQU (R8), Y10
 	VMOVDQU (R9), Y11
-	MOVL mask+40(FP), AX
+	MOVL mask+48(FP), AX
 	VMOVD AX, X12
 	VPBROADCASTD X12, Y12
 	VPCMPEQD Y14, Y14, Y14
 	VPSRLD $31, Y14, Y14
-	MOVQ $16, CX
 
 plusloop:
 	VMOVDQU (SI), X0

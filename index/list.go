@@ -28,8 +28,8 @@ type List struct {
 	// compress.Bounded (their blocks are stored without count and sum,
 	// blockcode.go), else nil.
 	docB, freqB compress.Bounded
-	// docBP, freqBP: DocCodec, FreqCodec is bp128 (full blocks take
-	// the vector routines: decodeBP128Full, DecodeFreqs).
+	// docBP, freqBP: DocCodec, FreqCodec is bp128 (its blocks take the
+	// vector routines: decodeBP128, DecodeFreqs).
 	docBP, freqBP bool
 
 	skips, docs, freqs []byte
@@ -124,8 +124,8 @@ func (l *List) DecodeDocs(b int, out []uint32) (int, error) {
 	if l.docB != nil {
 		return l.decodeKnownSum(b, out)
 	}
-	if l.docBP && l.BlockLen(b) == 128 && len(out) >= 128 {
-		if n, ok, err := l.decodeBP128Full(b, (*[128]uint32)(out[:128])); ok {
+	if l.docBP && len(out) >= 128 {
+		if n, ok, err := l.decodeBP128(b, out); ok {
 			return n, err
 		}
 	}
@@ -151,31 +151,49 @@ func (l *List) DecodeDocs(b int, out []uint32) (int, error) {
 	return n, nil
 }
 
-// decodeBP128Full is DecodeDocs for a full bp128 block of 128 docIDs by
-// compress.BP128Docs128 (unpacking and prefix sum in one vector pass). It
-// checks what Decode and the scalar path check: the count (the canonical
-// uvarint of 128), the width (1..32; 0 and the widths the routine does not
-// cover take the scalar path, ok false), the length (no truncation, no
-// trailing bytes; a full block has no padding), and the last docID against
-// the skip table, computed in 64 bits: when it matches, the docIDs strictly
-// increase within [base, last] (every gap adds at least 1).
-func (l *List) decodeBP128Full(b int, out *[128]uint32) (int, bool, error) {
-	src := l.DocBlock(b)
-	if len(src) < 3 || src[0] != 0x80 || src[1] != 0x01 {
-		return 0, false, nil
-	}
-	w := uint(src[2])
-	if w > 32 || len(src) != 3+16*int(w) {
+// decodeBP128 is DecodeDocs for a bp128 docID block by compress.BP128Docs
+// (unpacking and prefix sum in one vector pass). It checks what Decode and
+// the scalar path check: the count (its canonical uvarint, BlockLen), the
+// width (1..32; 0 and the widths the routine does not cover take the scalar
+// path, ok false), the length (no truncation, no trailing bytes), the
+// padding bits (BP128Docs declines nonzero ones), and the last docID
+// against the skip table, computed in 64 bits: when it matches, the docIDs
+// strictly increase within [base, last] (every gap adds at least 1).
+func (l *List) decodeBP128(b int, out []uint32) (int, bool, error) {
+	n := l.BlockLen(b)
+	data, w, ok := bp128Header(l.DocBlock(b), n)
+	if !ok {
 		return 0, false, nil // the scalar path reports it
 	}
-	d, ok := compress.BP128Docs128(out, src[3:], w, uint32(l.BlockBase(b)))
+	d, ok := compress.BP128Docs(out, data, n, w, uint32(l.BlockBase(b)))
 	if !ok {
 		return 0, false, nil
 	}
 	if last := uint64(l.LastDoc(b)); d != last {
 		return 0, true, l.blockErr(b, "docIDs", fmt.Errorf("last docID %d, skip table says %d (docIDs not increasing, or past the block's last docID)", d, last))
 	}
-	return 128, true, nil
+	return n, true, nil
+}
+
+// bp128Header parses a bp128 encoding of one block of n values (1..128):
+// the canonical uvarint of n, a width byte (<= 32) and exactly the packed
+// bytes of n values; ok is false for anything else (the codec's Decode
+// then decodes it or reports the damage).
+func bp128Header(src []byte, n int) (data []byte, width uint, ok bool) {
+	h := 2
+	if n >= 128 {
+		if n > 128 || len(src) < 3 || src[0] != 0x80 || src[1] != 0x01 {
+			return nil, 0, false
+		}
+		h = 3
+	} else if n < 1 || len(src) < 2 || int(src[0]) != n {
+		return nil, 0, false
+	}
+	w := uint(src[h-1])
+	if w > 32 || len(src)-h != (n*int(w)+7)/8 {
+		return nil, 0, false
+	}
+	return src[h:], w, true
 }
 
 // decodeKnownSum is DecodeDocs for a compress.Bounded doc codec, whose
@@ -246,14 +264,13 @@ func (l *List) checkSorted(b int, out []uint32, base, last uint64) error {
 
 // DecodeFreqs decodes the term frequencies of block b into out.
 func (l *List) DecodeFreqs(b int, out []uint32) (int, error) {
-	if l.freqBP && l.BlockLen(b) == 128 && len(out) >= 128 {
-		// A full bp128 block: the vector routine adds the 1 (tf-1 is
-		// stored; no overflow at the widths it covers). Its header is
-		// checked as Decode checks it; anything else takes Decode.
-		src := l.FreqBlock(b)
-		if len(src) >= 3 && src[0] == 0x80 && src[1] == 0x01 && src[2] <= 32 && len(src) == 3+16*int(src[2]) &&
-			compress.BP128Plus1x128((*[128]uint32)(out[:128]), src[3:], uint(src[2])) {
-			return 128, nil
+	if l.freqBP && len(out) >= 128 {
+		// The vector routine adds the 1 (tf-1 is stored; no overflow at
+		// the widths it covers). The header is checked as Decode checks
+		// it; anything else takes Decode.
+		n := l.BlockLen(b)
+		if data, w, ok := bp128Header(l.FreqBlock(b), n); ok && compress.BP128Plus1(out, data, n, w) {
+			return n, nil
 		}
 	}
 	n, err := l.decodeFreqValues(b, out)
