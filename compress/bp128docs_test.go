@@ -113,3 +113,35 @@ func BenchmarkBP128Docs(b *testing.B) {
 		}
 	})
 }
+
+// FuzzBP128Docs: on any data, count, width and base, BP128Docs and
+// BP128Plus1 either decline or give what the scalar twin gives (the docIDs
+// and the 64-bit last docID; the values plus one). The data carries 64
+// zero bytes past the block within its capacity, as the index mapping
+// carries the blocks after it.
+func FuzzBP128Docs(f *testing.F) {
+	f.Add([]byte{1, 2, 3, 4, 5, 6, 7, 8, 9}, uint8(9), uint8(7), uint32(5))
+	f.Add(make([]byte, 16*9), uint8(128), uint8(9), uint32(1<<32-3))
+	f.Fuzz(func(t *testing.T, raw []byte, n8, w8 uint8, base uint32) {
+		n, w := 1+int(n8)%128, uint(w8)%33
+		nb := packBytes(n, w)
+		if len(raw) < nb {
+			return
+		}
+		data := append(append([]byte(nil), raw[:nb]...), make([]byte, 64)...)[:nb]
+		got, want := make([]uint32, 128), make([]uint32, 128)
+		if last, ok := BP128Docs(got, data, n, w, base); ok {
+			if wl := bp128DocsGo(want, data, n, w, base); last != wl || !equal(got[:n], want[:n]) {
+				t.Fatalf("n %d w %d base %d: last %d (want %d)", n, w, base, last, wl)
+			}
+		}
+		if BP128Plus1(got, data, n, w) {
+			packUnpack(want[:n], data, w)
+			for i := range n {
+				if got[i] != want[i]+1 {
+					t.Fatalf("n %d w %d: BP128Plus1 value %d = %d, want %d", n, w, i, got[i], want[i]+1)
+				}
+			}
+		}
+	})
+}
