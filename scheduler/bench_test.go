@@ -102,15 +102,24 @@ func BenchmarkReplayArrivals(b *testing.B) {
 	feats := featuresOf(x, qs)
 	const n = 200_000
 	arr := Arrivals(n, 5e6, 1)
-	slab := make([]Result, n)
+	var slab replaySlab
+	gpu := func() Config {
+		return Config{GPU: &Processor{Backend: nopBackend{}, Slots: 2, LearnEvery: 4, Batch: BatchPolicy{MaxQueries: 512}}}
+	}
 	for _, tc := range []struct {
 		name string
 		cfg  func() Config
+		// fresh: a new slab for every replay, unreserved (as the replay
+		// driver's before hostcpu: first touched by the deliveries);
+		// reserve: a new slab reserved before the counters start.
+		fresh, reserve bool
 	}{
-		{"cpu-only", func() Config { return Config{CPU: &Processor{Backend: nopBackend{}, Slots: 2}} }},
+		{"cpu-only", func() Config { return Config{CPU: &Processor{Backend: nopBackend{}, Slots: 2}} }, false, false},
 		{"cpu-runs", func() Config {
 			return Config{CPU: &Processor{Backend: nopBackend{}, Slots: 2, Sequential: true, Batch: BatchPolicy{MaxCost: 100 * time.Microsecond}}}
-		}},
+		}, false, false},
+		{"gpu-fresh-slab", gpu, true, false},
+		{"gpu-reserved-slab", gpu, false, true},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			var wall, late, cpu time.Duration
@@ -119,9 +128,16 @@ func BenchmarkReplayArrivals(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
+				switch {
+				case tc.fresh:
+					slab = replaySlab{res: make([]Result, n), ptrs: make([]*Result, n)}
+				case tc.reserve:
+					slab = replaySlab{}
+					slab.reserve(n, n, qs)
+				}
 				c0, _ := cputime.Process()
 				t0 := time.Now()
-				res, err := replay(context.Background(), s, qs, feats, arr, -1, slab)
+				res, err := replay(context.Background(), s, qs, feats, arr, -1, &slab)
 				wall += time.Since(t0)
 				c1, _ := cputime.Process()
 				cpu += c1 - c0
