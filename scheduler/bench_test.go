@@ -228,3 +228,27 @@ func BenchmarkFanOutBeside(b *testing.B) {
 	}
 	b.ReportMetric(float64(ran[GPU])/float64(b.N), "gpu-share")
 }
+
+// BenchmarkObserveBatch compares learning a GPU batch's 1,024 answers one
+// Observe at a time (the delivery before hostcpu) with one ObserveBatch
+// call; ns/op is per answer.
+func BenchmarkObserveBatch(b *testing.B) {
+	train := syntheticSamples(4096, trueTheta, 0.2, engine.And, 1)
+	batch := append(syntheticSamples(512, trueTheta, 0.2, engine.Or, 2), syntheticSamples(512, trueTheta, 0.3, engine.And, 3)...)
+	at := func(i int) (Features, time.Duration, bool) { return batch[i].Features, batch[i].Time, true }
+	for _, name := range []string{"observe", "batch"} {
+		b.Run(name, func(b *testing.B) {
+			m := FitModel(train, ModelOptions{})
+			b.ResetTimer()
+			for i := 0; i < b.N; i += len(batch) {
+				if name == "batch" {
+					m.ObserveBatch(len(batch), at)
+					continue
+				}
+				for _, s := range batch {
+					m.Observe(s.Features, s.Time)
+				}
+			}
+		})
+	}
+}
