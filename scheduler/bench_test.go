@@ -231,18 +231,32 @@ func BenchmarkFanOutBeside(b *testing.B) {
 
 // BenchmarkObserveBatch compares learning a GPU batch's 1,024 answers one
 // Observe at a time (the delivery before hostcpu) with one ObserveBatch
-// call; ns/op is per answer.
+// call, without and with the answers' Basis given (batch-basis: the
+// scheduler's, computed on arrival); ns/op is per answer.
 func BenchmarkObserveBatch(b *testing.B) {
 	train := syntheticSamples(4096, trueTheta, 0.2, engine.And, 1)
 	batch := append(syntheticSamples(512, trueTheta, 0.2, engine.Or, 2), syntheticSamples(512, trueTheta, 0.3, engine.And, 3)...)
-	at := func(i int) (Features, time.Duration, bool) { return batch[i].Features, batch[i].Time, true }
-	for _, name := range []string{"observe", "batch"} {
+	xs := make([][NumBasis]float64, len(batch))
+	for i, s := range batch {
+		xs[i] = Basis(s.Features)
+	}
+	at := func(i int) (Features, *[NumBasis]float64, time.Duration, bool) {
+		return batch[i].Features, nil, batch[i].Time, true
+	}
+	atBasis := func(i int) (Features, *[NumBasis]float64, time.Duration, bool) {
+		return batch[i].Features, &xs[i], batch[i].Time, true
+	}
+	for _, name := range []string{"observe", "batch", "batch-basis"} {
 		b.Run(name, func(b *testing.B) {
 			m := FitModel(train, ModelOptions{})
 			b.ResetTimer()
 			for i := 0; i < b.N; i += len(batch) {
-				if name == "batch" {
+				switch name {
+				case "batch":
 					m.ObserveBatch(len(batch), at)
+					continue
+				case "batch-basis":
+					m.ObserveBatch(len(batch), atBasis)
 					continue
 				}
 				for _, s := range batch {

@@ -283,23 +283,29 @@ func (m *CostModel) observeBasis(f Features, xp *[NumBasis]float64, t time.Durat
 }
 
 // ObserveBatch is Observe for the n samples at(0), ..., at(n-1) (those
-// whose ok is false are skipped) under one lock, with the regressions
+// whose ok is false are skipped; x is f's Basis, nil: computed here: the
+// scheduler gives the one it predicted with) under one lock, with the regressions
 // solved once after the last rather than every refitEvery samples: each
 // prediction of the error record is then made with the fit from before
 // the batch. The scheduler learns a GPU batch's answers through it (a
 // batch of a thousand is a thousand samples: 1.95 of the 27.3 s of CPU of
 // a 3M q/s GPU-only run on the H100 host, issue 24, through Observe).
 // The window keeps every sample, as n Observe calls would.
-func (m *CostModel) ObserveBatch(n int, at func(i int) (f Features, t time.Duration, ok bool)) {
+func (m *CostModel) ObserveBatch(n int, at func(i int) (f Features, x *[NumBasis]float64, t time.Duration, ok bool)) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	p := m.cur.Load()
 	for i := range n {
-		f, t, ok := at(i)
+		f, xp, t, ok := at(i)
 		if !ok {
 			continue
 		}
-		x := Basis(f)
+		var x [NumBasis]float64
+		if xp != nil {
+			x = *xp
+		} else {
+			x = Basis(f)
+		}
 		m.errSum += RelError(p.predictBasis(f, x), t)
 		m.errN++
 		if m.opt.Frozen {

@@ -291,8 +291,13 @@ func TestObserveBatch(t *testing.T) {
 		wantErr += RelError(before.predict(s.Features), s.Time)
 		wantN++
 	}
-	b.ObserveBatch(len(batch), func(i int) (Features, time.Duration, bool) {
-		return batch[i].Features, batch[i].Time, !skip(i)
+	b.ObserveBatch(len(batch), func(i int) (Features, *[NumBasis]float64, time.Duration, bool) {
+		var x *[NumBasis]float64
+		if i%2 == 0 { // the basis given, or not: the same samples
+			b := Basis(batch[i].Features)
+			x = &b
+		}
+		return batch[i].Features, x, batch[i].Time, !skip(i)
 	})
 	if b.errN != wantN || math.Abs(b.errSum-wantErr) > 1e-9*wantErr {
 		t.Fatalf("error record: %d samples, sum %v; want %d, %v", b.errN, b.errSum, wantN, wantErr)
@@ -318,7 +323,9 @@ func TestObserveBatch(t *testing.T) {
 			t.Fatalf("Predict %v after ObserveBatch, %v after Observe", pb, pa)
 		}
 	}
-	at := func(i int) (Features, time.Duration, bool) { return batch[i].Features, batch[i].Time, true }
+	at := func(i int) (Features, *[NumBasis]float64, time.Duration, bool) {
+		return batch[i].Features, nil, batch[i].Time, true
+	}
 	if n := testing.AllocsPerRun(50, func() { b.ObserveBatch(len(batch), at) }); n > 1 {
 		t.Errorf("%v allocations per ObserveBatch", n)
 	}

@@ -714,10 +714,10 @@ func (s *Scheduler) initJob(j *job, r Request, done func(*Result), now time.Time
 	} else {
 		j.f = QueryFeatures(s.x, r.Query)
 	}
-	x := Basis(j.f) // once for both predictions
+	j.x = Basis(j.f) // once for both predictions and the model update
 	for _, p := range s.procs {
 		if p != nil {
-			j.cost[p.id] = p.model.PredictBasis(j.f, &x)
+			j.cost[p.id] = p.model.PredictBasis(j.f, &j.x)
 		}
 	}
 	switch {
@@ -1652,9 +1652,9 @@ func (s *Scheduler) deliver(p *proc, b *batch, out []engine.Response, start, fin
 	}
 	if learn && buf == nil {
 		// One lock and one refit for the batch (CostModel.ObserveBatch).
-		p.model.ObserveBatch(n, func(i int) (Features, time.Duration, bool) {
+		p.model.ObserveBatch(n, func(i int) (Features, *[NumBasis]float64, time.Duration, bool) {
 			j := b.jobs[i]
-			return j.f, share(j), out[i].Err == nil
+			return j.f, &j.x, share(j), out[i].Err == nil
 		})
 	}
 	var res []Result // for the jobs without a Request.Result
