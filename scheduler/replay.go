@@ -133,9 +133,10 @@ const maxBurst = 64
 // (nil: Submit computes them), whose results go to rs's i-th record (nil:
 // a new replaySlab; the replay's results point into it, and the capacity
 // of their Results slices is reused, so a slab reused from run to run
-// spares the per-query allocations). rs is reserved for n arrivals before
-// the replay's clock starts (replaySlab.reserve). Every arrival whose time has passed when the
-// submitter wakes is submitted in one SubmitBatch call (at most maxBurst):
+// spares the per-query allocations). rs is reserved for n arrivals
+// (replaySlab.reserve) before the replay's clock starts; the results
+// returned share rs's pointer array, valid until rs's next replay. Every
+// arrival whose time has passed when the submitter wakes is submitted in one SubmitBatch call (at most maxBurst):
 // at a million arrivals a second the timer's wake-up latency is longer
 // than the gaps, and one hand-off per query was the generator's limit
 // (issue 24).
