@@ -38,12 +38,28 @@ func Validate(q Query, prefix string) error {
 // whether some term is absent from x. Every backend sums scores in this
 // order, which is what makes their results bit-identical.
 func CanonicalTerms(dst []Term, x *index.Index, q Query) ([]Term, bool) {
+	return canonicalTerms(dst, x, q, true)
+}
+
+// CanonicalTermsDict is CanonicalTerms for a backend that does not read
+// the posting lists on the host (the GPU's are in device memory): the
+// dictionary lookups do not touch the lists' heads (index.LookupDict).
+// The terms are the same.
+func CanonicalTermsDict(dst []Term, x *index.Index, q Query) ([]Term, bool) {
+	return canonicalTerms(dst, x, q, false)
+}
+
+func canonicalTerms(dst []Term, x *index.Index, q Query, lists bool) ([]Term, bool) {
 	dst = dst[:0]
 	unknown := false
 	var ids [32]int // LookupAll's output, a chunk of the query at a time
 	for terms := q.Terms; len(terms) > 0; {
 		n := min(len(terms), len(ids))
-		x.LookupAll(terms[:n], ids[:n])
+		if lists {
+			x.LookupAll(terms[:n], ids[:n])
+		} else {
+			x.LookupDict(terms[:n], ids[:n])
+		}
 		for _, id := range ids[:n] {
 			if id < 0 {
 				unknown = true

@@ -417,22 +417,28 @@ func TestLookupHashMatchesSorted(t *testing.T) {
 	if found < len(terms) {
 		t.Fatalf("found %d of %d terms", found, len(terms))
 	}
-	// LookupAll, in batches of every size around its chunk (lookBatch),
-	// gives Lookup's answers (-1 for absent terms).
+	// LookupAll and LookupDict, in batches of every size around their
+	// chunk (lookBatch), give Lookup's answers (-1 for absent terms).
 	ids := make([]int, len(probes))
-	for _, n := range []int{1, 3, lookBatch - 1, lookBatch, lookBatch + 1, 2*lookBatch + 5, len(probes)} {
-		clear(ids)
-		for i := 0; i < len(probes); i += n {
-			j := min(i+n, len(probes))
-			x.LookupAll(probes[i:j], ids[i:j])
-		}
-		for i, p := range probes {
-			id, ok := x.Lookup(p)
-			if !ok {
-				id = -1
+	for _, dict := range []bool{false, true} {
+		for _, n := range []int{1, 3, lookBatch - 1, lookBatch, lookBatch + 1, 2*lookBatch + 5, len(probes)} {
+			clear(ids)
+			for i := 0; i < len(probes); i += n {
+				j := min(i+n, len(probes))
+				if dict {
+					x.LookupDict(probes[i:j], ids[i:j])
+				} else {
+					x.LookupAll(probes[i:j], ids[i:j])
+				}
 			}
-			if ids[i] != id {
-				t.Fatalf("batches of %d: LookupAll(%q) = %d, Lookup says %d", n, p, ids[i], id)
+			for i, p := range probes {
+				id, ok := x.Lookup(p)
+				if !ok {
+					id = -1
+				}
+				if ids[i] != id {
+					t.Fatalf("batches of %d (LookupDict %v): %q = %d, Lookup says %d", n, dict, p, ids[i], id)
+				}
 			}
 		}
 	}

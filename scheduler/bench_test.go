@@ -102,15 +102,24 @@ func BenchmarkReplayArrivals(b *testing.B) {
 	feats := featuresOf(x, qs)
 	const n = 200_000
 	arr := Arrivals(n, 5e6, 1)
-	slab := make([]Result, n)
+	var slab replaySlab
+	gpu := func() Config {
+		return Config{GPU: &Processor{Backend: nopBackend{}, Slots: 2, LearnEvery: 4, Batch: BatchPolicy{MaxQueries: 512}}}
+	}
 	for _, tc := range []struct {
 		name string
 		cfg  func() Config
+		// fresh: a new slab for every replay, unreserved (as the replay
+		// driver's before hostcpu: first touched by the deliveries);
+		// reserve: a new slab reserved before the counters start.
+		fresh, reserve bool
 	}{
-		{"cpu-only", func() Config { return Config{CPU: &Processor{Backend: nopBackend{}, Slots: 2}} }},
+		{"cpu-only", func() Config { return Config{CPU: &Processor{Backend: nopBackend{}, Slots: 2}} }, false, false},
 		{"cpu-runs", func() Config {
 			return Config{CPU: &Processor{Backend: nopBackend{}, Slots: 2, Sequential: true, Batch: BatchPolicy{MaxCost: 100 * time.Microsecond}}}
-		}},
+		}, false, false},
+		{"gpu-fresh-slab", gpu, true, false},
+		{"gpu-reserved-slab", gpu, false, true},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			var wall, late, cpu time.Duration
@@ -119,9 +128,16 @@ func BenchmarkReplayArrivals(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
+				switch {
+				case tc.fresh:
+					slab = replaySlab{res: make([]Result, n), ptrs: make([]*Result, n)}
+				case tc.reserve:
+					slab = replaySlab{}
+					slab.reserve(n, n, qs)
+				}
 				c0, _ := cputime.Process()
 				t0 := time.Now()
-				res, err := replay(context.Background(), s, qs, feats, arr, -1, slab)
+				res, err := replay(context.Background(), s, qs, feats, arr, -1, &slab)
 				wall += time.Since(t0)
 				c1, _ := cputime.Process()
 				cpu += c1 - c0
@@ -211,4 +227,42 @@ func BenchmarkFanOutBeside(b *testing.B) {
 		b.Fatalf("%d + %d of %d queries answered", ran[CPU], ran[GPU], b.N)
 	}
 	b.ReportMetric(float64(ran[GPU])/float64(b.N), "gpu-share")
+}
+
+// BenchmarkObserveBatch compares learning a GPU batch's 1,024 answers one
+// Observe at a time (the delivery before hostcpu) with one ObserveBatch
+// call, without and with the answers' Basis given (batch-basis: the
+// scheduler's, computed on arrival); ns/op is per answer.
+func BenchmarkObserveBatch(b *testing.B) {
+	train := syntheticSamples(4096, trueTheta, 0.2, engine.And, 1)
+	batch := append(syntheticSamples(512, trueTheta, 0.2, engine.Or, 2), syntheticSamples(512, trueTheta, 0.3, engine.And, 3)...)
+	xs := make([][NumBasis]float64, len(batch))
+	for i, s := range batch {
+		xs[i] = Basis(s.Features)
+	}
+	at := func(i int) (Features, *[NumBasis]float64, time.Duration, bool) {
+		return batch[i].Features, nil, batch[i].Time, true
+	}
+	atBasis := func(i int) (Features, *[NumBasis]float64, time.Duration, bool) {
+		return batch[i].Features, &xs[i], batch[i].Time, true
+	}
+	for _, name := range []string{"observe", "batch", "batch-basis"} {
+		b.Run(name, func(b *testing.B) {
+			m := FitModel(train, ModelOptions{})
+			b.ResetTimer()
+			for i := 0; i < b.N; i += len(batch) {
+				switch name {
+				case "batch":
+					m.ObserveBatch(len(batch), at)
+					continue
+				case "batch-basis":
+					m.ObserveBatch(len(batch), atBasis)
+					continue
+				}
+				for _, s := range batch {
+					m.Observe(s.Features, s.Time)
+				}
+			}
+		})
+	}
 }

@@ -269,3 +269,64 @@ func TestObserveAllocs(t *testing.T) {
 		t.Errorf("%v allocations per Observe, want under 1", a)
 	}
 }
+
+// TestObserveBatch: ObserveBatch learns the samples whose ok is true as
+// many Observe calls do (the same window and, once solved, the same
+// coefficients of every regression), records their errors with the fit
+// from before the batch, and allocates nothing but the published
+// coefficients (once per batch; n Observe calls publish every refitEvery).
+func TestObserveBatch(t *testing.T) {
+	train := syntheticSamples(600, trueTheta, 0.2, engine.And, 1)
+	batch := append(syntheticSamples(300, trueTheta, 0.2, engine.Or, 2), syntheticSamples(200, trueTheta, 0.3, engine.And, 3)...)
+	skip := func(i int) bool { return i%7 == 3 }
+	a, b := FitModel(train, ModelOptions{Window: 512}), FitModel(train, ModelOptions{Window: 512})
+	before := a.cur.Load()
+	var wantErr float64
+	var wantN int64
+	for i, s := range batch {
+		if skip(i) {
+			continue
+		}
+		a.Observe(s.Features, s.Time)
+		wantErr += RelError(before.predict(s.Features), s.Time)
+		wantN++
+	}
+	b.ObserveBatch(len(batch), func(i int) (Features, *[NumBasis]float64, time.Duration, bool) {
+		var x *[NumBasis]float64
+		if i%2 == 0 { // the basis given, or not: the same samples
+			b := Basis(batch[i].Features)
+			x = &b
+		}
+		return batch[i].Features, x, batch[i].Time, !skip(i)
+	})
+	if b.errN != wantN || math.Abs(b.errSum-wantErr) > 1e-9*wantErr {
+		t.Fatalf("error record: %d samples, sum %v; want %d, %v", b.errN, b.errSum, wantN, wantErr)
+	}
+	a.mu.Lock()
+	a.pooled.flush()
+	for md := range a.modes {
+		a.modes[md].flush()
+	}
+	a.publish()
+	a.mu.Unlock()
+	for _, md := range []engine.Mode{0, engine.And, engine.Or, engine.AndOr} {
+		ra, rb := &a.pooled, &b.pooled
+		if md != 0 {
+			ra, rb = &a.modes[md], &b.modes[md]
+		}
+		if ra.n != rb.n || ra.coef != rb.coef || ra.xtx != rb.xtx {
+			t.Fatalf("mode %v: %d samples, coefficients %v; want %d, %v", md, rb.n, rb.coef, ra.n, ra.coef)
+		}
+	}
+	for _, s := range batch[:20] {
+		if pa, pb := a.Predict(s.Features), b.Predict(s.Features); pa != pb {
+			t.Fatalf("Predict %v after ObserveBatch, %v after Observe", pb, pa)
+		}
+	}
+	at := func(i int) (Features, *[NumBasis]float64, time.Duration, bool) {
+		return batch[i].Features, nil, batch[i].Time, true
+	}
+	if n := testing.AllocsPerRun(50, func() { b.ObserveBatch(len(batch), at) }); n > 1 {
+		t.Errorf("%v allocations per ObserveBatch", n)
+	}
+}

@@ -18,6 +18,7 @@ import (
 	"github.com/qpengine/qp/index"
 	"github.com/qpengine/qp/internal/cputime"
 	"github.com/qpengine/qp/report"
+	"github.com/qpengine/qp/topk"
 )
 
 // Arrivals returns the arrival times, as offsets from the start of a run,
@@ -77,6 +78,51 @@ func (st *replayState) done(r *Result) {
 	}
 }
 
+// replaySlab is a replay's result records and the array of pointers to
+// them that it returns, kept from run to run by Experiment.Run. Its memory
+// is touched (and each record's Results given its query's top-k capacity)
+// when it is reserved, before a run's clock and CPU counters start: a
+// fresh slab of millions of ~400-byte records is otherwise first written
+// by the scheduler's delivery, one page fault per ten queries on the GPU
+// slot's delivery path (issue 24: 8.4 of the 27.3 s of CPU of a 3M q/s
+// GPU-only run on the H100 host were that one assignment), a cost of the
+// harness counted as the scheduler's CPU time per query.
+type replaySlab struct {
+	res  []Result
+	ptrs []*Result
+}
+
+// reserve makes rs hold at least n records, growing it to want (>= n)
+// records when it holds fewer than n. New records are written once (page
+// faults now, not inside a run) and get Results slices of capacity K of
+// the query they will hold (qs cyclically, as replay assigns them),
+// carved from one touched array; a reused record keeps its capacity.
+func (rs *replaySlab) reserve(n, want int, qs []engine.Query) {
+	if len(rs.res) >= n {
+		return
+	}
+	want = max(want, n)
+	res := make([]Result, want)
+	clear(res) // touch: a fresh span from the OS is not written by make
+	copy(res, rs.res)
+	total := 0
+	for i := len(rs.res); i < want && len(qs) > 0; i++ {
+		if k := qs[i%len(qs)].K; k > 0 && k <= topk.MaxK {
+			total += k
+		}
+	}
+	hits := make([]topk.Result, total)
+	clear(hits)
+	for i := len(rs.res); i < want && len(qs) > 0; i++ {
+		if k := qs[i%len(qs)].K; k > 0 && k <= topk.MaxK {
+			res[i].Results, hits = hits[:0:k], hits[k:]
+		}
+	}
+	rs.res = res
+	rs.ptrs = make([]*Result, want)
+	clear(rs.ptrs)
+}
+
 // maxBurst caps the arrivals a replay submits in one SubmitBatch call
 // (64 jobs are one small allocation; 256, a large one, cost a page-fresh
 // span and its clearing per call).
@@ -84,23 +130,28 @@ const maxBurst = 64
 
 // replay is Replay for len(arrivals) queries, the i-th being qs[i %
 // len(qs)] (the log replayed cyclically) with features feats[i % len(qs)]
-// (nil: Submit computes them), whose results go to slab[i] (nil: a new
-// array; the replay's results point into it, and the capacity of their
-// Results slices is reused, so a slab reused from run to run spares the
-// per-query allocations). Every arrival whose time has passed when the
-// submitter wakes is submitted in one SubmitBatch call (at most maxBurst):
+// (nil: Submit computes them), whose results go to rs's i-th record (nil:
+// a new replaySlab; the replay's results point into it, and the capacity
+// of their Results slices is reused, so a slab reused from run to run
+// spares the per-query allocations). rs is reserved for n arrivals
+// (replaySlab.reserve) before the replay's clock starts; the results
+// returned share rs's pointer array, valid until rs's next replay. Every
+// arrival whose time has passed when the submitter wakes is submitted in one SubmitBatch call (at most maxBurst):
 // at a million arrivals a second the timer's wake-up latency is longer
 // than the gaps, and one hand-off per query was the generator's limit
 // (issue 24).
-func replay(ctx context.Context, s *Scheduler, qs []engine.Query, feats []Features, arrivals []time.Duration, maxMiss int, slab []Result) ([]*Result, error) {
+func replay(ctx context.Context, s *Scheduler, qs []engine.Query, feats []Features, arrivals []time.Duration, maxMiss int, rs *replaySlab) ([]*Result, error) {
 	n := len(arrivals)
-	if len(qs) == 0 || (feats != nil && len(feats) != len(qs)) || (slab != nil && len(slab) < n) {
-		panic(fmt.Sprintf("BUG: scheduler: %d arrivals, %d queries, %d features, %d result slots", n, len(qs), len(feats), len(slab)))
+	if rs == nil {
+		rs = new(replaySlab)
 	}
-	if slab == nil {
-		slab = make([]Result, n)
+	rs.reserve(n, n, qs)
+	if len(qs) == 0 || (feats != nil && len(feats) != len(qs)) {
+		panic(fmt.Sprintf("BUG: scheduler: %d arrivals, %d queries, %d features", n, len(qs), len(feats)))
 	}
-	st := &replayState{res: make([]*Result, n), maxMiss: maxMiss, stop: make(chan struct{})}
+	slab := rs.res[:n]
+	st := &replayState{res: rs.ptrs[:n], maxMiss: maxMiss, stop: make(chan struct{})}
+	clear(st.res) // nil: not submitted (a stopped run)
 	done := st.done
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
@@ -677,7 +728,7 @@ func (e *Experiment) Run(ctx context.Context) (*Report, error) {
 	for i, q := range e.Queries {
 		feats[i] = QueryFeatures(e.Index, q)
 	}
-	var slab []Result // the runs' results, reused (replay)
+	var slab replaySlab // the runs' results, reused (replay)
 	run := func(setup Setup, rate float64, stopOnMiss bool, seed uint64) (Run, error) {
 		cfg := Config{
 			Options: e.Options, Deadline: e.Deadline, UrgentFraction: e.UrgentFraction,
@@ -717,11 +768,11 @@ func (e *Experiment) Run(ctx context.Context) (*Report, error) {
 			maxMiss = n / 100 // more fail the p99 criterion
 		}
 		arr := Arrivals(n, rate, seed)
-		if len(slab) < n {
-			slab = make([]Result, n)
-		}
+		// Reserved before the CPU counter starts; grown geometrically (the
+		// rate search's runs lengthen with the rate) up to the longest run.
+		slab.reserve(n, min(2*len(slab.res), maxRunQueries), e.Queries)
 		c0, ok0 := cputime.Process()
-		res, err := replay(ctx, s, e.Queries, feats, arr, maxMiss, slab[:n])
+		res, err := replay(ctx, s, e.Queries, feats, arr, maxMiss, &slab)
 		c1, ok1 := cputime.Process()
 		if err != nil {
 			return Run{}, err

@@ -714,10 +714,10 @@ func (s *Scheduler) initJob(j *job, r Request, done func(*Result), now time.Time
 	} else {
 		j.f = QueryFeatures(s.x, r.Query)
 	}
-	x := Basis(j.f) // once for both predictions
+	j.x = Basis(j.f) // once for both predictions and the model update
 	for _, p := range s.procs {
 		if p != nil {
-			j.cost[p.id] = p.model.PredictBasis(j.f, &x)
+			j.cost[p.id] = p.model.PredictBasis(j.f, &j.x)
 		}
 	}
 	switch {
@@ -1641,23 +1641,28 @@ func (s *Scheduler) deliver(p *proc, b *batch, out []engine.Response, start, fin
 	// GPU batch of a thousand queries is a thousand model updates, about
 	// a millisecond of a core; issue 24).
 	learn := buf != nil || p.spec.LearnEvery <= 1 || p.batchLearn.Add(1)%uint64(p.spec.LearnEvery) == 0
+	share := func(j *job) time.Duration {
+		switch {
+		case n == 1:
+			return wall
+		case b.pred > 0:
+			return time.Duration(float64(wall) * float64(j.cost[p.id]) / float64(b.pred))
+		}
+		return wall / time.Duration(n)
+	}
+	if learn && buf == nil {
+		// One lock and one refit for the batch (CostModel.ObserveBatch).
+		p.model.ObserveBatch(n, func(i int) (Features, *[NumBasis]float64, time.Duration, bool) {
+			j := b.jobs[i]
+			return j.f, &j.x, share(j), out[i].Err == nil
+		})
+	}
 	var res []Result // for the jobs without a Request.Result
 	var missed uint64
 	for i, j := range b.jobs {
-		c := wall
-		if n > 1 {
-			if b.pred > 0 {
-				c = time.Duration(float64(wall) * float64(j.cost[p.id]) / float64(b.pred))
-			} else {
-				c = wall / time.Duration(n)
-			}
-		}
-		if out[i].Err == nil && learn {
-			if buf != nil {
-				buf.learn(p, j.f, c) // one-query slots run side by side
-			} else {
-				p.model.Observe(j.f, c)
-			}
+		c := share(j)
+		if out[i].Err == nil && learn && buf != nil {
+			buf.learn(p, j.f, c) // one-query slots run side by side
 		}
 		met := !finish.After(j.deadline)
 		if !met {

@@ -232,8 +232,10 @@ func TestReplayCyclic(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := 3*len(qs) + 7
-	slab := make([]Result, n)
-	res, err := replay(context.Background(), s, qs, feats, Arrivals(n, 20_000, 2), -1, slab)
+	var rs replaySlab
+	rs.reserve(n, n, qs)
+	slab := rs.res
+	res, err := replay(context.Background(), s, qs, feats, Arrivals(n, 20_000, 2), -1, &rs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,6 +252,71 @@ func TestReplayCyclic(t *testing.T) {
 	}
 	if run := Summarize(CPUOnly, 20_000, res); run.Answered != n || run.Mean < 0 {
 		t.Fatalf("run %+v", run)
+	}
+}
+
+// TestReplaySlabReserve: reserve gives each new record a Results slice of
+// its query's K capacity (no two sharing memory), keeps the records it had
+// (and their capacity) when it grows, and a second replay into the reused
+// slab answers as the first.
+func TestReplaySlabReserve(t *testing.T) {
+	x := testIndex(t)
+	qs := testQueries(7, 3)
+	qk := slices.Clone(qs)
+	qk[2].K = 0 // the default: no capacity given
+	var rs replaySlab
+	rs.reserve(5, 5, qk)
+	if len(rs.res) != 5 || len(rs.ptrs) != 5 {
+		t.Fatalf("reserve(5): %d records, %d pointers", len(rs.res), len(rs.ptrs))
+	}
+	first := &rs.res[0]
+	rs.reserve(4, 100, qk) // enough already: unchanged
+	if len(rs.res) != 5 || &rs.res[0] != first {
+		t.Fatal("reserve of fewer records reallocated")
+	}
+	rs.res[1].Results = append(rs.res[1].Results, topk.Result{Doc: 42})
+	rs.reserve(9, 20, qk)
+	if len(rs.res) != 20 || len(rs.ptrs) != 20 {
+		t.Fatalf("reserve(9, 20): %d records, %d pointers", len(rs.res), len(rs.ptrs))
+	}
+	if len(rs.res[1].Results) != 1 || rs.res[1].Results[0].Doc != 42 {
+		t.Fatalf("record 1 not kept: %v", rs.res[1].Results)
+	}
+	for i := 5; i < 20; i++ {
+		r := &rs.res[i]
+		want := qk[i%len(qk)].K
+		if len(r.Results) != 0 || cap(r.Results) != want {
+			t.Fatalf("record %d: len %d cap %d, want 0 and %d", i, len(r.Results), cap(r.Results), want)
+		}
+		if want > 0 {
+			r.Results = append(r.Results, topk.Result{Doc: uint32(i)})
+		}
+	}
+	for i := 5; i < 20; i++ { // one record's appends never reach another's
+		if r := rs.res[i]; cap(r.Results) > 0 && r.Results[0].Doc != uint32(i) {
+			t.Fatalf("record %d holds doc %d", i, r.Results[0].Doc)
+		}
+	}
+	want := direct(t, x, qs)
+	feats := featuresOf(x, qs)
+	for run := range 2 {
+		s, err := New(x, Config{CPU: &Processor{Backend: engine.NewCPU(x, 1), Slots: 2, Sequential: true}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 3 * len(qs)
+		res, err := replay(context.Background(), s, qs, feats, Arrivals(n, 20_000, uint64(run)), -1, &rs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res) != n {
+			t.Fatalf("run %d: %d results, want %d", run, len(res), n)
+		}
+		for i, r := range res {
+			if err := sameResponse(r.Response, want[i%len(qs)]); err != nil {
+				t.Fatalf("run %d arrival %d: %v", run, i, err)
+			}
+		}
 	}
 }
 

@@ -53,7 +53,7 @@ func (b *Backend) prepare(p *prep, q *engine.Query) error {
 	if err := engine.Validate(*q, "gpu"); err != nil {
 		return err
 	}
-	p.canon, p.unknown = engine.CanonicalTerms(p.canon, b.x, *q)
+	p.canon, p.unknown = engine.CanonicalTermsDict(p.canon, b.x, *q) // the lists are on the device
 	for _, c := range p.canon {
 		p.terms = append(p.terms, qterm{id: c.ID, df: c.DF, w: c.W})
 	}

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# scripts/device/hostcpu.sh — issue 24, sixth round (branch hostcpu): the
+# host CPU a GPU query costs, old (main's binary, /tmp/qp-old) against new
+# (this branch, $bin/qp), at one fixed arrival rate per mode, A B A B:
+# `qp bench sched --setups gpu-only --rates RATE --search-runs 0` with a Go
+# CPU profile of each process and --gpu-profile. The slab change moves the
+# harness's page faults out of the measured window, so "process CPU
+# .../query" of the runs is the figure to compare (and the profiles' split).
+#
+#   COLL=gcide (default) or rfc-pages: the index carried as for sched4.sh
+#   MODES="and or" (default); RATE (default per mode: and 2000000, or
+#   700000, andor 500000: about 0.7-0.8 of GPU alone's fifth-round rates on
+#   GCIDE); PAIRS=2; DUR=3s; IDX and OLD override /tmp/COLL.qp and
+#   /tmp/qp-old
+#
+# Output: $OUT/hostcpu-COLL.txt: per run "V MODE: <progress line>" (its
+# "process CPU X/query"), then per mode the new/old ratio of each pair and
+# their mean;
+# the profiles $OUT/prof-V-MODE-I.pprof (read them with
+# `go tool pprof BINARY FILE` against the same binary: /tmp/qp-old is
+# main's, bin/dev/data/qp.xz this branch's).
+#
+# Build and carry as for sched4.sh (bin/dev/data/{qp,qp-old,COLL.qp}.xz and
+# 06.efficiency_topics.txt), then: COLL=gcide bash scripts/device/hostcpu.sh
+source scripts/device/lib.sh
+if [ "${UNPACK:-1}" = 1 ]; then
+  [ -e "$bin/data/qp.xz" ] && rm -f /tmp/qp
+  [ -e "$bin/data/qp-old.xz" ] && rm -f /tmp/qp-old
+  BIN=${BIN:-bin/dev} bash scripts/device/unpack.sh || exit 1
+fi
+old=${OLD:-/tmp/qp-old}
+[ -x "$old" ] || chmod +x "$old" 2>/dev/null
+[ -x "$old" ] || { echo "no $old (carry bin/dev/data/qp-old.xz)"; exit 1; }
+coll=${COLL:-gcide}
+idx=${IDX:-/tmp/$coll.qp}
+[ -s "$idx" ] || { echo "no $idx (carry bin/dev/data/$coll.qp.xz)"; exit 1; }
+queries=${QUERIES:-$bin/data/06.efficiency_topics.txt}
+sum=$OUT/hostcpu-$coll.txt
+: >"$sum"
+echo "== $coll; $(nproc) cores; $(head -2 "$OUT/device.txt" | tail -1)" | tee -a "$sum"
+for m in ${MODES:-and or}; do
+  case $m in and) rate=${RATE:-2000000} ;; or) rate=${RATE:-700000} ;; *) rate=${RATE:-500000} ;; esac
+  for i in $(seq "${PAIRS:-2}"); do
+    for v in old new; do
+      qp=$bin/qp
+      [ "$v" = old ] && qp=$old
+      log=$OUT/hostcpu-$coll-$v-$m-$i.log
+      timeout 120 "$qp" bench sched "$idx" "$queries" --device gpu --mode "$m" --setups gpu-only \
+        --rates "$rate" --search-runs 0 --deadline 200ms --train 1500 --replay 3000 \
+        --min-duration "${DUR:-3s}" --cpuprofile "$OUT/prof-$v-$m-$i.pprof" --gpu-profile >"$log" 2>&1
+      echo "$v $m: rc=$? $(grep -o 'gpu-only at .*' "$log" | head -1 | cut -c1-220)" | tee -a "$sum"
+    done
+  done
+  awk -v m="$m" '$2 == m":" { for (i = 1; i <= NF; i++) if ($i == "CPU" && $(i+1) ~ /\/query/) {
+        x = $(i+1); sub(/\/query.*/, "", x); f = 1
+        if (x ~ /ns$/) f = 0.001; else if (x ~ /ms$/) f = 1000
+        gsub(/[^0-9.]/, "", x); if ($1 == "old") o[++no] = x * f; else w[++nw] = x * f } }
+    END { s = ""; t = 0; for (i = 1; i <= no && i <= nw; i++) { s = s sprintf(" %.2f (%.2f/%.2f µs)", w[i] / o[i], w[i], o[i]); t += w[i] / o[i] }
+      if (i > 1) printf "ratio %s: process CPU per query new/old, pairs:%s; mean %.2f\n", m, s, t / (i - 1) }' "$sum" | tee -a "$sum"
+done
+ls -la "$OUT"
