@@ -398,6 +398,7 @@ type ScanApplyU32Params struct {
 	Out  cuda.DevicePtr `c:"out"`
 	Part cuda.DevicePtr `c:"part"`
 	N    uint32         `c:"n"`
+	Raw  uint32         `c:"raw"`
 }
 
 // ScanReduceS4Params are the parameters of qp_query_scan_reduce_s4 (QueryKernels.ScanS4),
@@ -425,6 +426,7 @@ type ScanApplyS4Params struct {
 	Out  cuda.DevicePtr `c:"out"`
 	Part cuda.DevicePtr `c:"part"`
 	N    uint32         `c:"n"`
+	Raw  uint32         `c:"raw"`
 }
 
 // DecodeParams are the parameters of every QP_DECODE_KERNEL (Kernels.LaunchDecode),

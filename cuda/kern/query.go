@@ -247,7 +247,8 @@ func (q *QueryKernels) TopK(s *cuda.Stream, dense bool, nq int, qmeta, cdoc, csc
 
 // ScanU32 writes the exclusive prefix sums of in[0..n) (uint32) to out
 // (n+1 entries, out[n] = total; out may equal in); part needs
-// ScanParts(n)+1 entries.
+// ScanParts(n)+1 entries (scratch: its contents afterwards are
+// unspecified). Two launches, three when ScanParts(n) > ScanFuseParts.
 func (q *QueryKernels) ScanU32(s *cuda.Stream, in, out, part cuda.DevicePtr, n int) error {
 	return q.scan(0, s, in, out, part, n)
 }
@@ -276,20 +277,48 @@ func (q *QueryKernels) scan(t int, s *cuda.Stream, in, out, part cuda.DevicePtr,
 	return q.scanRest(t, s, in, out, part, np, g, nn)
 }
 
-// scanRest is the scan's second and third kernels: the partials of the
-// np tiles (one CTA), then each tile's items from its partial (grid g).
+// ScanFuseParts is the most partial sums for which a scan skips its
+// partials launch: each CTA of the apply launch sums the raw partials of
+// the tiles before its own (kernels/query_scan.cu, tile_prefix). At 512 a
+// CTA reads on average at most half a tile more than its tile; above it
+// the single-CTA partials launch runs first (docs/GPU-QUERY.md, "Fewer
+// launches per step"). A variable for the tests of both paths.
+var ScanFuseParts = 512
+
+// ScanLaunches is the number of launches of a scan from partials of n items
+// (ScanFromPartsU32/S4; ScanU32/S4 launch one more).
+func ScanLaunches(n int) int {
+	switch {
+	case n == 0:
+		return 0
+	case ScanParts(n) <= ScanFuseParts:
+		return 1
+	}
+	return 2
+}
+
+// scanRest is the scan's last kernels: each tile's items from the sum of
+// the tiles before it (grid g), after the partials of the np tiles are
+// scanned by one CTA when np > ScanFuseParts.
 func (q *QueryKernels) scanRest(t int, s *cuda.Stream, in, out, part cuda.DevicePtr, np int, g cuda.Dim3, nn uint32) error {
 	one := cuda.Dim3{X: 1, Y: 1, Z: 1}
-	if t == 0 {
-		if err := launch(q.scanPartials[t], one, s, &ScanPartialsU32Params{Part: part, NP: uint32(np)}); err != nil {
+	raw := uint32(1)
+	if np > ScanFuseParts {
+		raw = 0
+		var err error
+		if t == 0 {
+			err = launch(q.scanPartials[t], one, s, &ScanPartialsU32Params{Part: part, NP: uint32(np)})
+		} else {
+			err = launch(q.scanPartials[t], one, s, &ScanPartialsS4Params{Part: part, NP: uint32(np)})
+		}
+		if err != nil {
 			return err
 		}
-		return launch(q.scanApply[t], g, s, &ScanApplyU32Params{In: in, Out: out, Part: part, N: nn})
 	}
-	if err := launch(q.scanPartials[t], one, s, &ScanPartialsS4Params{Part: part, NP: uint32(np)}); err != nil {
-		return err
+	if t == 0 {
+		return launch(q.scanApply[t], g, s, &ScanApplyU32Params{In: in, Out: out, Part: part, N: nn, Raw: raw})
 	}
-	return launch(q.scanApply[t], g, s, &ScanApplyS4Params{In: in, Out: out, Part: part, N: nn})
+	return launch(q.scanApply[t], g, s, &ScanApplyS4Params{In: in, Out: out, Part: part, N: nn, Raw: raw})
 }
 
 // launch enqueues f, whose parameters are the fields of *p in order

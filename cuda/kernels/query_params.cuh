@@ -69,7 +69,7 @@ namespace qp_q {
 #define QP_SIGNATURE_ScanPartialsU32Params void (*)(qp_q::u32 *, qp_q::u32)
 
 // The parameter list of qp_query_scan_apply_u32, as a function pointer type.
-#define QP_SIGNATURE_ScanApplyU32Params void (*)(const qp_q::u32 *, qp_q::u32 *, const qp_q::u32 *, qp_q::u32)
+#define QP_SIGNATURE_ScanApplyU32Params void (*)(const qp_q::u32 *, qp_q::u32 *, const qp_q::u32 *, qp_q::u32, qp_q::u32)
 
 // The parameter list of qp_query_scan_reduce_s4, as a function pointer type.
 #define QP_SIGNATURE_ScanReduceS4Params void (*)(const qp_q::S4 *, qp_q::S4 *, qp_q::u32)
@@ -78,7 +78,7 @@ namespace qp_q {
 #define QP_SIGNATURE_ScanPartialsS4Params void (*)(qp_q::S4 *, qp_q::u32)
 
 // The parameter list of qp_query_scan_apply_s4, as a function pointer type.
-#define QP_SIGNATURE_ScanApplyS4Params void (*)(const qp_q::S4 *, qp_q::S4 *, const qp_q::S4 *, qp_q::u32)
+#define QP_SIGNATURE_ScanApplyS4Params void (*)(const qp_q::S4 *, qp_q::S4 *, const qp_q::S4 *, qp_q::u32, qp_q::u32)
 
 // The parameter list of every, as a function pointer type.
 #define QP_SIGNATURE_DecodeParams void (*)(const uint8_t *, const qp_q::u64 *, const qp_q::u64 *, const qp_q::u32 *, const qp_q::u32 *, qp_q::u32 *, qp_q::u64 *, qp_q::u32 *, qp_q::u32, qp_q::u32)

@@ -288,7 +288,7 @@ func (r *andRun) step(j int) error {
 		return err
 	}
 	b.tm.stop(s, t, phIntersect)
-	b.prof.Launches += 3
+	b.prof.Launches += 1 + int64(kern.ScanLaunches(n))
 	tot, err := r.totals(sel)
 	if err != nil || r.n == 0 {
 		return err
@@ -509,7 +509,8 @@ func (r *andRun) keepMode() kern.AndKeep {
 // tile sums in part (Match, Filter): the flags are scanned in place (the
 // exact count lands at flag[n], for the next step's wait) and the kept
 // candidates compacted into new arrays, which replace the old ones (those
-// and part are retired). 3 launches.
+// and part are retired). 2 launches (3 when n has more than
+// kern.ScanFuseParts tiles).
 func (b *Backend) keepFlagged(mem *devMem, n int, flag, part *cuda.Buffer, cdoc, cscore, cq **cuda.Buffer) error {
 	s, ak := b.stream, b.and.k
 	if err := ak.ScanFromPartsU32(s, flag.Ptr(), flag.Ptr(), part.Ptr(), n); err != nil {
@@ -522,7 +523,7 @@ func (b *Backend) keepFlagged(mem *devMem, n int, flag, part *cuda.Buffer, cdoc,
 	if err := ak.Compact(s, n, flag.Ptr(), (*cdoc).Ptr(), (*cscore).Ptr(), (*cq).Ptr(), ndoc.Ptr(), nscore.Ptr(), nqq.Ptr()); err != nil {
 		return err
 	}
-	b.prof.Launches += 3
+	b.prof.Launches += int64(kern.ScanLaunches(n)) + 1
 	mem.retire(part, *cdoc, *cscore, *cq)
 	*cdoc, *cscore, *cq = ndoc, nscore, nqq
 	return nil
