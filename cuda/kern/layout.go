@@ -265,7 +265,10 @@ type AndMatchParams struct {
 // parameters, checked against these fields at compile time).
 type AndCompactParams struct {
 	N      uint32         `c:"n"`
-	Pos    cuda.DevicePtr `c:"pos"`
+	Flag   cuda.DevicePtr `c:"flag"`
+	Part   cuda.DevicePtr `c:"part"`
+	NP     uint32         `c:"np"`
+	Raw    uint32         `c:"raw"`
 	CDoc   cuda.DevicePtr `c:"cdoc"`
 	CScore cuda.DevicePtr `c:"cscore"`
 	CQ     cuda.DevicePtr `c:"cq"`

@@ -286,7 +286,8 @@ func (q *QueryKernels) scan(t int, s *cuda.Stream, in, out, part cuda.DevicePtr,
 var ScanFuseParts = 512
 
 // ScanLaunches is the number of launches of a scan from partials of n items
-// (ScanFromPartsU32/S4; ScanU32/S4 launch one more).
+// (AndKernels.ScanFromPartsS4 and AndKernels.Compact; ScanU32/S4 launch one
+// more, their reduce).
 func ScanLaunches(n int) int {
 	switch {
 	case n == 0:

@@ -12,8 +12,9 @@ import (
 // added (frequencies decoded, or fetched by random access for bp128, Ding
 // §8), and compaction that fills the unused tail with AndNone, so that the
 // candidate count can stay on the device between steps. Locate and Match
-// write the per-tile partial sums of their outputs; ScanFromPartsS4/U32
-// finish the exclusive scans from them (two launches instead of three).
+// write the per-tile partial sums of their outputs; ScanFromPartsS4
+// finishes the exclusive scan of Locate's from them, Compact scans Match's
+// flags itself (one launch each for at most ScanFuseParts tiles).
 
 // AndNone is the query ID of an empty candidate slot: Compact writes it
 // after the kept candidates, every AND step kernel treats the slot as a
@@ -139,14 +140,29 @@ func b32(v bool) uint32 {
 	return 0
 }
 
-// Compact keeps candidate i at pos[i] when pos[i+1] > pos[i] (pos: the
-// exclusive scan of the flags, n+1 uint32) and writes AndNone to nq[pos[n]..n).
-func (a *AndKernels) Compact(s *cuda.Stream, n int, pos, cdoc, cscore, cq, ndoc, nscore, nq cuda.DevicePtr) error {
+// Compact keeps the flagged candidates: flag holds the n candidates' 0/1
+// flags (n+1 words; as Match and Filter write them) and part their tiles'
+// sums (ScanParts(n)+1 entries). Kept candidate i goes to the number of
+// kept candidates before it in ndoc/nscore/nq, slots [kept, n) of nq get
+// AndNone, and flag[n] = kept; the flags stay, part is scratch. One launch
+// (the flags' scan fused with the compaction), two when ScanParts(n) >
+// ScanFuseParts (the partials are scanned first).
+func (a *AndKernels) Compact(s *cuda.Stream, n int, flag, part, cdoc, cscore, cq, ndoc, nscore, nq cuda.DevicePtr) error {
+	nn := count32("candidates", n)
 	if n == 0 {
 		return nil
 	}
-	return launch(a.compact, gridFor(n, queryThreads), s, &AndCompactParams{
-		N: count32("candidates", n), Pos: pos, CDoc: cdoc, CScore: cscore, CQ: cq, NDoc: ndoc, NScore: nscore, NQ: nq})
+	np := ScanParts(n)
+	raw := uint32(1)
+	if np > ScanFuseParts {
+		raw = 0
+		if err := launch(a.q.scanPartials[0], cuda.Dim3{X: 1, Y: 1, Z: 1}, s, &ScanPartialsU32Params{Part: part, NP: uint32(np)}); err != nil {
+			return err
+		}
+	}
+	return launch(a.compact, tiles(n), s, &AndCompactParams{
+		N: nn, Flag: flag, Part: part, NP: uint32(np), Raw: raw, CDoc: cdoc, CScore: cscore, CQ: cq, NDoc: ndoc,
+		NScore: nscore, NQ: nq})
 }
 
 // AndNoColumn marks a term without a bitmap column in the col table of
@@ -173,7 +189,7 @@ func AndRankEntries(D int) int { return (D + AndRankWords - 1) / AndRankWords }
 // slots get 0) is in the list of every bitmap term of its query (the
 // longest suffix of its canonical terms, term 0 excepted, whose terms have
 // a column in bm.Col) and the per-tile flag sums to part, for
-// ScanFromPartsU32 and Compact.
+// Compact.
 func (a *AndKernels) Filter(s *cuda.Stream, qmeta, qterms cuda.DevicePtr, bm AndBitmaps, n int, cdoc, cq, flag, part cuda.DevicePtr) error {
 	if n == 0 {
 		return nil
@@ -199,13 +215,8 @@ func (a *AndKernels) BitmapScore(s *cuda.Stream, terms, post, qmeta, qterms cuda
 		BS: uint32(bs), Norms: norms, K1p1: k1p1, CDoc: cdoc, CScore: cscore, CQ: cq, Errs: errs})
 }
 
-// ScanFromPartsU32 is ScanU32 after its reduce launch: part holds the sums
-// of the ScanParts(n) tiles of in (as Match writes them).
-func (a *AndKernels) ScanFromPartsU32(s *cuda.Stream, in, out, part cuda.DevicePtr, n int) error {
-	return a.scanFromParts(0, s, in, out, part, n)
-}
-
-// ScanFromPartsS4 is ScanFromPartsU32 for S4 items (as Locate writes them).
+// ScanFromPartsS4 is ScanS4 after its reduce launch: part holds the sums
+// of the ScanParts(n) tiles of in (as Locate writes them).
 func (a *AndKernels) ScanFromPartsS4(s *cuda.Stream, in, out, part cuda.DevicePtr, n int) error {
 	return a.scanFromParts(1, s, in, out, part, n)
 }

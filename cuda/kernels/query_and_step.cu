@@ -11,8 +11,11 @@
 //     search by query stops before them (kNone is above every query).
 //   - qp_and_locate and qp_and_match work on tiles of kScanTile = 1024
 //     candidates (256 threads x 4 consecutive, the tile of query_scan.cu) and
-//     write their tile's sum to part[tile]: the scan needs only its
-//     partials and apply launches (qp_query_scan_partials_T, _apply_T).
+//     write their tile's sum to part[tile]: the S4 scan of qp_and_locate's
+//     output needs only its apply launch (qp_query_scan_apply_s4, which
+//     sums the raw partials before its tile when there are at most
+//     kern.ScanFuseParts, otherwise after qp_query_scan_partials_s4), and
+//     qp_and_compact scans qp_and_match's flags itself.
 //
 // Candidates are grouped by query (ascending query ID) and ascending by
 // docID within a query; the host orders a set's queries by descending term
@@ -58,10 +61,18 @@
 // decoded frequency or the block's 2-3 header bytes, its last byte and the
 // 1-5 bytes of the slot (same cache lines for neighbours); writes 4-8.
 //
-// qp_and_compact. Grid ceil(n/256) x 256 (grid-stride). pos is the
-// exclusive scan of the flags (n+1 entries): candidate i goes to pos[i]
-// when pos[i+1] > pos[i]; slots [pos[n], n) of the new arrays get kNone.
-// Memory per candidate: reads 8 bytes (+12 kept), writes 12 kept or 4.
+// qp_and_compact (the flags' scan apply fused with the compaction). Grid
+// ceil(n/1024) x 256, the tiles of qp_and_match (4 consecutive candidates
+// per thread). flag holds the 0/1 flags of the n candidates (n+1 words),
+// part the tiles' flag sums: raw (unscanned, np of them: each CTA sums
+// those before its tile and all of them) or, with raw = 0, scanned by
+// qp_query_scan_partials_u32 (part[tile] the kept candidates before the
+// tile, part[np] all). A kept candidate i goes to its exclusive prefix
+// sum of the flags (the CTA's block scan plus the tiles before); slots
+// [kept, n) of the new arrays get kNone; flag[n] = kept (the exact count
+// that the next step's wait reads), the flags themselves stay. Memory per
+// candidate: reads 4 bytes (+12 kept), writes 12 kept or 4; per CTA np
+// (raw) or 2 partials.
 
 #include "query_params.cuh"
 
@@ -300,20 +311,49 @@ __device__ __forceinline__ void and_match(const TermMeta *__restrict__ terms, co
 	});
 }
 
-__device__ __forceinline__ void and_compact(u32 n, const u32 *__restrict__ pos, const u32 *__restrict__ cdoc,
+__device__ __forceinline__ void and_compact(u32 n, u32 *__restrict__ flag, const u32 *__restrict__ part, u32 np,
+                                            u32 raw, const u32 *__restrict__ cdoc,
                                             const float *__restrict__ cscore, const u32 *__restrict__ cq,
                                             u32 *__restrict__ ndoc, float *__restrict__ nscore,
                                             u32 *__restrict__ nq) {
-	const u32 kept = pos[n];
-	for (u32 i = blockIdx.x * kThreads + threadIdx.x; i < n; i += gridDim.x * kThreads) {
-		const u32 o = pos[i];
-		if (pos[i + 1] != o) {
+	__shared__ typename BlockSum<u32>::Scan::TempStorage tmp;
+	// before: the kept candidates of the tiles before this one; kept: of all.
+	u32 before, kept;
+	if (raw != 0) {
+		u32 sb = 0, sa = 0;
+		for (u32 t = threadIdx.x; t < np; t += kThreads) {
+			const u32 v = part[t];
+			sa += v;
+			if (t < blockIdx.x) sb += v;
+		}
+		before = block_total<u32>(sb, tmp);
+		kept = block_total<u32>(sa, tmp);
+	} else {
+		before = part[blockIdx.x];
+		kept = part[np];
+	}
+	const u64 base = static_cast<u64>(blockIdx.x) * kScanTile + threadIdx.x * kScanItems;
+	u32 v[kScanItems];
+	u32 s = 0;
+	for (u32 j = 0; j < kScanItems; j++) {
+		v[j] = base + j < n ? flag[base + j] : 0;
+		s += v[j];
+	}
+	u32 incl;
+	typename BlockSum<u32>::Scan(tmp).InclusiveSum(s, incl);
+	u32 o = before + (incl - s);
+	for (u32 j = 0; j < kScanItems; j++) {
+		const u64 i = base + j;
+		if (i >= n) break;
+		if (v[j] != 0) {
 			ndoc[o] = cdoc[i];
 			nscore[o] = cscore[i];
 			nq[o] = cq[i];
 		}
+		o += v[j];
 		if (i >= kept) nq[i] = kNone;
 	}
+	if (blockIdx.x == 0 && threadIdx.x == 0) flag[n] = kept;
 }
 
 } // namespace qp_andstep
@@ -344,9 +384,9 @@ static_assert(std::is_same<decltype(&qp_and_match), QP_SIGNATURE_AndMatchParams>
               "qp_and_match's parameters differ from AndMatchParams (cuda/kern/layout.go)");
 
 extern "C" __global__ void __launch_bounds__(256)
-qp_and_compact(qp_q::u32 n, const qp_q::u32 *pos, const qp_q::u32 *cdoc, const float *cscore, const qp_q::u32 *cq,
-               qp_q::u32 *ndoc, float *nscore, qp_q::u32 *nq) {
-	qp_andstep::and_compact(n, pos, cdoc, cscore, cq, ndoc, nscore, nq);
+qp_and_compact(qp_q::u32 n, qp_q::u32 *flag, const qp_q::u32 *part, qp_q::u32 np, qp_q::u32 raw, const qp_q::u32 *cdoc,
+               const float *cscore, const qp_q::u32 *cq, qp_q::u32 *ndoc, float *nscore, qp_q::u32 *nq) {
+	qp_andstep::and_compact(n, flag, part, np, raw, cdoc, cscore, cq, ndoc, nscore, nq);
 }
 QP_EMU_REGISTER(qp_and_compact)
 static_assert(std::is_same<decltype(&qp_and_compact), QP_SIGNATURE_AndCompactParams>::value,

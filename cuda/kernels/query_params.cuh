@@ -48,7 +48,7 @@ namespace qp_q {
 #define QP_SIGNATURE_AndMatchParams void (*)(const qp_q::TermMeta *, const uint8_t *, const qp_q::QMeta *, const qp_q::QTerm *, qp_q::u32, qp_q::u32, qp_q::u32, const float *, float, const qp_q::u32 *, float *, const qp_q::u32 *, const qp_q::u32 *, const qp_q::S4 *, const qp_q::u64 *, const qp_q::u32 *, const qp_q::u32 *, qp_q::u32 *, qp_q::u32 *, qp_q::u32 *, qp_q::u32, const qp_q::u64 *, const qp_q::u32 *)
 
 // The parameter list of qp_and_compact, as a function pointer type.
-#define QP_SIGNATURE_AndCompactParams void (*)(qp_q::u32, const qp_q::u32 *, const qp_q::u32 *, const float *, const qp_q::u32 *, qp_q::u32 *, float *, qp_q::u32 *)
+#define QP_SIGNATURE_AndCompactParams void (*)(qp_q::u32, qp_q::u32 *, const qp_q::u32 *, qp_q::u32, qp_q::u32, const qp_q::u32 *, const float *, const qp_q::u32 *, qp_q::u32 *, float *, qp_q::u32 *)
 
 // The parameter list of qp_ortile_check, as a function pointer type.
 #define QP_SIGNATURE_OrTileCheckParams void (*)(const qp_q::Seg *, qp_q::u32, const qp_q::u32 *, qp_q::u32, qp_q::u32, qp_q::u32 *)

@@ -71,24 +71,6 @@ __device__ __forceinline__ void scan_partials(T *part, u32 np) {
 	if (threadIdx.x == 0) part[np] = carry;
 }
 
-// tile_prefix is the sum of part[0..tile) (the unscanned sums of the
-// tiles before this CTA's), the same in every thread; tmp is free again on
-// return. Integer sums: the order of the additions does not matter.
-template <class T>
-__device__ __forceinline__ T tile_prefix(const T *__restrict__ part, u32 tile,
-                                         typename BlockSum<T>::Scan::TempStorage &tmp) {
-	__shared__ T sum;
-	T s = T(0);
-	for (u32 i = threadIdx.x; i < tile; i += kThreads) s = s + part[i];
-	T incl;
-	typename BlockSum<T>::Scan(tmp).InclusiveSum(s, incl);
-	if (threadIdx.x == kThreads - 1) sum = incl;
-	__syncthreads();
-	const T r = sum;
-	__syncthreads(); // sum and the scan storage are reused
-	return r;
-}
-
 template <class T>
 __device__ __forceinline__ void scan_apply(const T *in, T *out, const T *__restrict__ part, u32 n, u32 raw) {
 	__shared__ typename BlockSum<T>::Scan::TempStorage tmp;

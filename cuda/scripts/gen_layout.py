@@ -63,7 +63,7 @@ LAYOUTS = [
     ("AndMatchParams", "positional", "qp_and_match (AndKernels.Match)",
      "terms:*TermMeta post:*uint8_t qmeta:*QMeta qterms:*QTerm j:u32 n:u32 bs:u32 norms:*float k1p1:f32 cdoc:*u32 cscore:*!float cq:*u32 blk:*u32 ex:*S4 o_off:*u64 docs:*u32 freqs:*u32 flag:*!u32 part:*!u32 err:*!u32 keep:u32 res0:*u64 cnt0:*u32"),
     ("AndCompactParams", "positional", "qp_and_compact (AndKernels.Compact)",
-     "n:u32 pos:*u32 cdoc:*u32 cscore:*float cq:*u32 ndoc:*!u32 nscore:*!float nq:*!u32"),
+     "n:u32 flag:*!u32 part:*u32 np:u32 raw:u32 cdoc:*u32 cscore:*float cq:*u32 ndoc:*!u32 nscore:*!float nq:*!u32"),
     ("OrTileCheckParams", "positional", "qp_ortile_check (OrTileKernels.Check)",
      "segs:*Seg nseg:u32 docs:*u32 nval:u32 ndocs:u32 err:*!u32"),
     ("OrTileBoundsParams", "positional", "qp_ortile_bounds (OrTileKernels.Bounds)",

@@ -20,13 +20,14 @@ import (
 // the device: grids are sized by the previous exact count and the slots
 // past the real one hold kern.AndNone. Launches per step: locate (block
 // selection, by binary search, in LR ranges with "lr", or Parallel Merge
-// Find, with the heads and the scan's tile sums) + 2 scan, list of blocks +
-// gather + docID decoder (+ frequency decoder unless bp128 slots are read
-// directly), match + 2 scan, compact. The queries are ordered by descending step count so that
+// Find, with the heads and the scan's tile sums) + the scan's apply, list
+// of blocks + gather + docID decoder (+ frequency decoder unless bp128
+// slots are read directly), match, compact (which scans match's flags);
+// each scan one launch more past kern.ScanFuseParts tiles. The queries are ordered by descending step count so that
 // those without a j-th step are a suffix that the kernels skip cheaply.
 //
 // Bitmap terms (bitmap.go): when a query's densest terms have device
-// bitmaps in use, a filter (qp_and_filter + 2 scan + compact) drops the
+// bitmaps in use, a filter (qp_and_filter + compact) drops the
 // candidates outside their lists right after step 0; with bp128
 // frequencies those terms take no step, and qp_and_bmscore adds their
 // scores by rank after the last step (their step count is the query's
@@ -506,24 +507,20 @@ func (r *andRun) keepMode() kern.AndKeep {
 
 // keepFlagged finishes a launch that flagged each of the n candidate slots
 // cdoc/cscore/cq to keep (1) or drop (0) into flag (n+1 words), with its
-// tile sums in part (Match, Filter): the flags are scanned in place (the
-// exact count lands at flag[n], for the next step's wait) and the kept
-// candidates compacted into new arrays, which replace the old ones (those
-// and part are retired). 2 launches (3 when n has more than
-// kern.ScanFuseParts tiles).
+// tile sums in part (Match, Filter): Compact scans the flags and moves the
+// kept candidates into new arrays, which replace the old ones (those and
+// part are retired), and writes the exact count to flag[n], for the next
+// step's wait. 1 launch (2 when n has more than kern.ScanFuseParts tiles).
 func (b *Backend) keepFlagged(mem *devMem, n int, flag, part *cuda.Buffer, cdoc, cscore, cq **cuda.Buffer) error {
 	s, ak := b.stream, b.and.k
-	if err := ak.ScanFromPartsU32(s, flag.Ptr(), flag.Ptr(), part.Ptr(), n); err != nil {
-		return err
-	}
 	var ndoc, nscore, nqq *cuda.Buffer
 	if err := mem.gets([]**cuda.Buffer{&ndoc, &nscore, &nqq}, 4*n, 4*n, 4*n); err != nil {
 		return err
 	}
-	if err := ak.Compact(s, n, flag.Ptr(), (*cdoc).Ptr(), (*cscore).Ptr(), (*cq).Ptr(), ndoc.Ptr(), nscore.Ptr(), nqq.Ptr()); err != nil {
+	if err := ak.Compact(s, n, flag.Ptr(), part.Ptr(), (*cdoc).Ptr(), (*cscore).Ptr(), (*cq).Ptr(), ndoc.Ptr(), nscore.Ptr(), nqq.Ptr()); err != nil {
 		return err
 	}
-	b.prof.Launches += int64(kern.ScanLaunches(n)) + 1
+	b.prof.Launches += int64(kern.ScanLaunches(n))
 	mem.retire(part, *cdoc, *cscore, *cq)
 	*cdoc, *cscore, *cq = ndoc, nscore, nqq
 	return nil
