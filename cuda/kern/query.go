@@ -93,8 +93,8 @@ func PutSeg(w []uint32, d0, f0, v0 uint64, term, blk0, q, qt uint32) {
 type QueryKernels struct {
 	k *Kernels
 
-	fullDesc, gather, andInit, andDesc, orAccumulate, topk *cuda.Function
-	scanReduce, scanPartials, scanApply                    [2]*cuda.Function // u32, S4
+	fullDesc, gather, andInit, orAccumulate, topk *cuda.Function
+	scanReduce, scanPartials, scanApply           [2]*cuda.Function // u32, S4
 }
 
 // LoadQueryKernels looks up the query kernels in c's embedded kernels. It
@@ -110,7 +110,7 @@ func LoadQueryKernels(c *cuda.Context) (*QueryKernels, error) {
 		name string
 	}{
 		{&q.fullDesc, "qp_query_full_desc"}, {&q.gather, "qp_query_gather"},
-		{&q.andInit, "qp_query_and_init"}, {&q.andDesc, "qp_query_and_desc"},
+		{&q.andInit, "qp_query_and_init"},
 		{&q.orAccumulate, "qp_query_or_accumulate"}, {&q.topk, "qp_query_topk"},
 		{&q.scanReduce[0], "qp_query_scan_reduce_u32"}, {&q.scanPartials[0], "qp_query_scan_partials_u32"},
 		{&q.scanApply[0], "qp_query_scan_apply_u32"}, {&q.scanReduce[1], "qp_query_scan_reduce_s4"},
@@ -130,7 +130,7 @@ func (q *QueryKernels) Kernels() *Kernels { return q.k }
 
 // Functions lists the query kernels (for resource reports).
 func (q *QueryKernels) Functions() []*cuda.Function {
-	return []*cuda.Function{q.fullDesc, q.gather, q.andInit, q.andDesc, q.orAccumulate, q.topk, q.scanReduce[0], q.scanPartials[0], q.scanApply[0],
+	return []*cuda.Function{q.fullDesc, q.gather, q.andInit, q.orAccumulate, q.topk, q.scanReduce[0], q.scanPartials[0], q.scanApply[0],
 		q.scanReduce[1], q.scanPartials[1], q.scanApply[1]}
 }
 
@@ -195,18 +195,6 @@ func (q *QueryKernels) AndInit(s *cuda.Stream, segs cuda.DevicePtr, nseg int, qt
 	return launch(q.andInit, gridFor(nval, queryThreads), s, &AndInitParams{
 		Segs: segs, NSeg: count32("segments", nseg), QTerms: qterms, Norms: norms, NDocs: ndocs, K1p1: k1p1, Docs: docs,
 		Freqs: freqs, NVal: n, CDoc: cdoc, CScore: cscore, CQ: cq, Errs: errs})
-}
-
-// AndDesc lists the selected blocks (ex: exclusive scan of
-// AndKernels.Locate's sel, n+1 S4) for Gather and the decoders.
-func (q *QueryKernels) AndDesc(s *cuda.Stream, qmeta, qterms cuda.DevicePtr, j, n int, cq, blk, ex, blkTerm, blkIdx,
-	dOff, fOff, oOff cuda.DevicePtr) error {
-	if n == 0 {
-		return nil
-	}
-	return launch(q.andDesc, gridFor(n, queryThreads), s, &AndDescParams{
-		QMeta: qmeta, QTerms: qterms, J: uint32(j), N: count32("candidates", n), CQ: cq, Blk: blk, Ex: ex,
-		BlkTerm: blkTerm, BlkIdx: blkIdx, DOff: dOff, FOff: fOff, OOff: oOff})
 }
 
 // OrAccumulate adds the decoded lists (one Seg each, at most one per query)
@@ -286,8 +274,8 @@ func (q *QueryKernels) scan(t int, s *cuda.Stream, in, out, part cuda.DevicePtr,
 var ScanFuseParts = 512
 
 // ScanLaunches is the number of launches of a scan from partials of n items
-// (AndKernels.ScanFromPartsS4 and AndKernels.Compact; ScanU32/S4 launch one
-// more, their reduce).
+// (AndKernels.Select and AndKernels.Compact; ScanU32/S4 launch one more,
+// their reduce).
 func ScanLaunches(n int) int {
 	switch {
 	case n == 0:

@@ -95,3 +95,119 @@ func testCompactN(t *testing.T, c *cuda.Context, a *AndKernels, rng *rand.Rand, 
 		}
 	}
 }
+
+// TestAndSelect checks Select (the scan of Locate's sel fused with the
+// list of the selected blocks and the previous count) against a host
+// reference at sizes around the tile boundaries, with no head, every
+// candidate a head and a few, in both partials modes (ScanFuseParts 512
+// and 0) and mixed (4).
+func TestAndSelect(t *testing.T) {
+	c, q := qkLoad(t)
+	a, err := LoadAndKernels(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sizes := []int{1, 2, 1023, 1024, 1025, 4097, 70000}
+	if !qkEmulated(c) {
+		sizes = append(sizes, 512*1024+1, 3<<20+777)
+	}
+	defer func(f int) { ScanFuseParts = f }(ScanFuseParts)
+	for _, fuse := range []int{512, 0, 4} {
+		ScanFuseParts = fuse
+		if err := a.Select(nil, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0); err != nil {
+			t.Fatalf("fuse %d: no candidates: %v", fuse, err)
+		}
+		rng := rand.New(rand.NewSource(4))
+		for _, n := range sizes {
+			for _, heads := range []int{0, 100, 20} { // percent
+				testSelectN(t, c, a, rng, fuse, n, heads)
+			}
+		}
+	}
+}
+
+func testSelectN(t *testing.T, c *cuda.Context, a *AndKernels, rng *rand.Rand, fuse, n, heads int) {
+	const nq, m, j = 50, 3, 2
+	qmeta := make([]uint32, QMetaWords*nq)
+	qterms := make([]uint32, QTermWords*nq*m)
+	for x := 0; x < nq; x++ {
+		PutQMeta(qmeta[QMetaWords*x:], m, uint32(m*x), 10, 0)
+		for y := 0; y < m; y++ {
+			PutQTerm(qterms[QTermWords*(m*x+y):], uint32(1000*x+y), 1, 1, 1)
+		}
+	}
+	cq, blk := make([]uint32, n), make([]uint32, n)
+	sel := make([]uint64, 4*(n+2))
+	part := make([]uint64, 4*(ScanParts(n)+1))
+	var wantTerm, wantIdx []uint32
+	var wantOff [3][]uint64 // o, d, f
+	var run [4]uint64
+	ex := make([]uint64, 4*(n+1))
+	for i := 0; i < n; i++ {
+		cq[i], blk[i] = uint32(i*nq/n), uint32(rng.Intn(1000))
+		copy(ex[4*i:], run[:])
+		if rng.Intn(100) < heads {
+			v := [4]uint64{1, uint64(1 + rng.Intn(128)), uint64(rng.Intn(600)), uint64(rng.Intn(300))}
+			copy(sel[4*i:], v[:])
+			for f := range v {
+				part[4*(i/ScanTile)+f] += v[f]
+			}
+			wantTerm, wantIdx = append(wantTerm, uint32(1000*cq[i]+j)), append(wantIdx, blk[i])
+			for f := 0; f < 3; f++ {
+				wantOff[f] = append(wantOff[f], run[f+1])
+			}
+			for f := range v {
+				run[f] += v[f]
+			}
+		}
+	}
+	copy(ex[4*n:], run[:])
+	for f := 0; f < 3; f++ {
+		wantOff[f] = append(wantOff[f], run[f+1])
+	}
+	const prevCount = 12345
+	bufs := []*cuda.Buffer{qkU32(t, c, qmeta, 0), qkU32(t, c, qterms, 0), qkU32(t, c, cq, 0), qkU32(t, c, blk, 0),
+		qkU64(t, c, sel, 0), qkU64(t, c, part, 0), qkU32(t, c, []uint32{prevCount}, 0),
+		qkU32(t, c, make([]uint32, n+1), 0), qkU32(t, c, make([]uint32, n+1), 0),
+		qkU64(t, c, make([]uint64, n+1), 0), qkU64(t, c, make([]uint64, n+1), 0), qkU64(t, c, make([]uint64, n+1), 0)}
+	defer qkFree(bufs...)
+	p := func(i int) cuda.DevicePtr { return bufs[i].Ptr() }
+	if err := a.Select(nil, p(0), p(1), j, n, p(2), p(3), p(4), p(5), p(6), p(7), p(8), p(9), p(10), p(11)); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]uint64, 4*(n+2))
+	if err := cuda.CopyFromDevice(got, bufs[4], 0); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 4*(n+1); i++ {
+		if got[i] != ex[i] {
+			t.Fatalf("fuse %d n %d heads %d%%: sel[%d].%d = %d, want %d", fuse, n, heads, i/4, i%4, got[i], ex[i])
+		}
+	}
+	if got[4*(n+1)] != prevCount {
+		t.Fatalf("fuse %d n %d: sel[n+1].a = %d, want the previous count %d", fuse, n, got[4*(n+1)], prevCount)
+	}
+	nsel := len(wantTerm)
+	for f, w := range [][]uint32{wantTerm, wantIdx} {
+		g := make([]uint32, n+1)
+		if err := cuda.CopyFromDevice(g, bufs[7+f], 0); err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < nsel; i++ {
+			if g[i] != w[i] {
+				t.Fatalf("fuse %d n %d heads %d%%: list %d [%d] = %d, want %d", fuse, n, heads, f, i, g[i], w[i])
+			}
+		}
+	}
+	for f, name := range []string{"o_off", "d_off", "f_off"} {
+		g := make([]uint64, n+1)
+		if err := cuda.CopyFromDevice(g, bufs[9+[]int{2, 0, 1}[f]], 0); err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i <= nsel; i++ {
+			if g[i] != wantOff[f][i] {
+				t.Fatalf("fuse %d n %d heads %d%%: %s[%d] = %d, want %d", fuse, n, heads, name, i, g[i], wantOff[f][i])
+			}
+		}
+	}
+}

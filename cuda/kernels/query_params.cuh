@@ -26,9 +26,6 @@ namespace qp_q {
 // The parameter list of qp_query_and_init, as a function pointer type.
 #define QP_SIGNATURE_AndInitParams void (*)(const qp_q::Seg *, qp_q::u32, const qp_q::QTerm *, const float *, qp_q::u32, float, const qp_q::u32 *, const qp_q::u32 *, qp_q::u32, qp_q::u32 *, float *, qp_q::u32 *, qp_q::u32 *)
 
-// The parameter list of qp_query_and_desc, as a function pointer type.
-#define QP_SIGNATURE_AndDescParams void (*)(const qp_q::QMeta *, const qp_q::QTerm *, qp_q::u32, qp_q::u32, const qp_q::u32 *, const qp_q::u32 *, const qp_q::S4 *, qp_q::u32 *, qp_q::u32 *, qp_q::u64 *, qp_q::u64 *, qp_q::u64 *)
-
 // The parameter list of qp_query_or_accumulate, as a function pointer type.
 #define QP_SIGNATURE_OrAccumulateParams void (*)(const qp_q::Seg *, qp_q::u32, const qp_q::QTerm *, const float *, qp_q::u32, float, const qp_q::u32 *, const qp_q::u32 *, qp_q::u32, float *, qp_q::u32 *)
 
@@ -46,6 +43,9 @@ namespace qp_q {
 
 // The parameter list of qp_and_match, as a function pointer type.
 #define QP_SIGNATURE_AndMatchParams void (*)(const qp_q::TermMeta *, const uint8_t *, const qp_q::QMeta *, const qp_q::QTerm *, qp_q::u32, qp_q::u32, qp_q::u32, const float *, float, const qp_q::u32 *, float *, const qp_q::u32 *, const qp_q::u32 *, const qp_q::S4 *, const qp_q::u64 *, const qp_q::u32 *, const qp_q::u32 *, qp_q::u32 *, qp_q::u32 *, qp_q::u32 *, qp_q::u32, const qp_q::u64 *, const qp_q::u32 *)
+
+// The parameter list of qp_and_select, as a function pointer type.
+#define QP_SIGNATURE_AndSelectParams void (*)(const qp_q::QMeta *, const qp_q::QTerm *, qp_q::u32, qp_q::u32, const qp_q::u32 *, const qp_q::u32 *, qp_q::S4 *, const qp_q::S4 *, qp_q::u32, const qp_q::u32 *, qp_q::u32 *, qp_q::u32 *, qp_q::u64 *, qp_q::u64 *, qp_q::u64 *)
 
 // The parameter list of qp_and_compact, as a function pointer type.
 #define QP_SIGNATURE_AndCompactParams void (*)(qp_q::u32, qp_q::u32 *, const qp_q::u32 *, qp_q::u32, qp_q::u32, const qp_q::u32 *, const float *, const qp_q::u32 *, qp_q::u32 *, float *, qp_q::u32 *)

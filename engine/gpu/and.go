@@ -270,22 +270,35 @@ func (r *andRun) firstStep() error {
 }
 
 // step is list step j >= 1: locate the candidates' blocks of each query's
-// j-th list, wait for the selection totals (and the previous step's exact
-// count), decode the selected blocks and keep the candidates found in
-// them, with the term's score added.
+// j-th list and list the selected ones, wait for the selection totals (and
+// the previous step's exact count, in the same copy), decode the selected
+// blocks and keep the candidates found in them, with the term's score
+// added.
 func (r *andRun) step(j int) error {
 	b, s, mem := r.b, r.b.stream, r.mem
 	n := r.n
+	// sel: n+2 entries, the totals at n and the previous count at n+1. The
+	// block list (dd's first five buffers) is sized by n, the most blocks
+	// the step can select, since Select writes it before the wait.
 	var blk, sel, part *cuda.Buffer
-	if err := mem.gets([]**cuda.Buffer{&blk, &sel, &part}, 4*n, 32*(n+1), 32*(kern.ScanParts(n)+1)); err != nil {
+	if err := mem.gets([]**cuda.Buffer{&blk, &sel, &part}, 4*n, 32*(n+2), 32*(kern.ScanParts(n)+1)); err != nil {
 		return err
+	}
+	dd := &decodeBufs{}
+	if err := mem.gets([]**cuda.Buffer{&dd.blkTerm, &dd.blkIdx, &dd.dOff, &dd.fOff, &dd.oOff}, 4*n, 4*n, 8*(n+1), 8*(n+1), 8*(n+1)); err != nil {
+		return err
+	}
+	var prev cuda.DevicePtr
+	if r.flag != nil {
+		prev = r.flag.Ptr() + cuda.DevicePtr(4*n)
 	}
 	t := b.tm.start(s)
 	if err := r.ak.Locate(s, b.terms.Ptr(), b.post.Ptr(), r.pMeta, r.pTerms, r.pLR, j, r.active[j], n, b.bs, r.levels, r.keep,
 		r.cdoc.Ptr(), r.cq.Ptr(), blk.Ptr(), sel.Ptr(), part.Ptr(), r.pBlocks, r.pPost); err != nil {
 		return err
 	}
-	if err := r.ak.ScanFromPartsS4(s, sel.Ptr(), sel.Ptr(), part.Ptr(), n); err != nil {
+	if err := r.ak.Select(s, r.pMeta, r.pTerms, j, n, r.cq.Ptr(), blk.Ptr(), sel.Ptr(), part.Ptr(), prev, dd.blkTerm.Ptr(),
+		dd.blkIdx.Ptr(), dd.dOff.Ptr(), dd.fOff.Ptr(), dd.oOff.Ptr()); err != nil {
 		return err
 	}
 	b.tm.stop(s, t, phIntersect)
@@ -295,12 +308,11 @@ func (r *andRun) step(j int) error {
 		return err
 	}
 	n = r.n
-	dd, err := r.decodeSelected(j, blk, sel, tot)
-	if err != nil {
+	if err := r.decodeSelected(dd, tot); err != nil {
 		return err
 	}
 	var pO, pDocs, pFreqs cuda.DevicePtr
-	if dd != nil {
+	if tot[0] != 0 {
 		pO, pDocs = dd.oOff.Ptr(), dd.docs.Ptr()
 		if !r.randomFreqs {
 			pFreqs = dd.freqs.Ptr()
@@ -325,12 +337,13 @@ func (r *andRun) step(j int) error {
 	return nil
 }
 
-// totals is the one wait of a step: the selection totals of sel (S4:
-// blocks, postings, docID bytes, frequency bytes) and the count of
-// candidates the previous step kept (which becomes r.n).
+// totals is the one wait of a step: one copy of sel[n..n+2) (Select's
+// output), the selection totals (S4: blocks, postings, docID bytes,
+// frequency bytes) and, when a compaction ran, the count of candidates
+// the previous step kept (which becomes r.n).
 func (r *andRun) totals(sel *cuda.Buffer) ([]uint64, error) {
 	b, n := r.b, r.n
-	if err := b.andTotals(r.mem, sel, 32*n, r.flag, 4*n); err != nil {
+	if err := b.andTotals(r.mem, sel, 32*n, 64); err != nil {
 		return nil, err
 	}
 	tot := b.small.u64(0, 4)
@@ -349,43 +362,36 @@ func (r *andRun) totals(sel *cuda.Buffer) ([]uint64, error) {
 	return tot, nil
 }
 
-// decodeSelected lists the blocks that step j selected (tot: the totals
-// of sel) and decodes their docIDs (and frequencies unless bp128 slots are
-// read by rank); nil when none was selected.
-func (r *andRun) decodeSelected(j int, blk, sel *cuda.Buffer, tot []uint64) (*decodeBufs, error) {
+// decodeSelected allocates the rest of dd (whose block list Select wrote;
+// tot: the totals of its scan) and decodes the selected blocks' docIDs
+// (and frequencies unless bp128 slots are read by rank); nothing when
+// none was selected.
+func (r *andRun) decodeSelected(dd *decodeBufs, tot []uint64) error {
 	b, s := r.b, r.b.stream
 	nsel, vals, db, fb := int(tot[0]), int(tot[1]), int(tot[2]), int(tot[3])
 	if nsel == 0 {
-		return nil, nil
+		return nil
 	}
-	var dd *decodeBufs
-	var err error
+	bufs, sizes := []**cuda.Buffer{&dd.gdocs, &dd.base, &dd.last, &dd.docs, &dd.gfreqs, &dd.freqs}, []int{db, 4 * nsel, 4 * nsel, 4 * vals, fb, 4 * vals}
 	if r.randomFreqs {
-		dd, err = allocDecodeDocs(r.mem, nsel, db, vals)
-	} else {
-		dd, err = allocDecode(r.mem, nsel, db, fb, vals)
+		bufs, sizes = bufs[:4], sizes[:4]
 	}
-	if err != nil {
-		return nil, err
+	if err := r.mem.gets(bufs, sizes...); err != nil {
+		return err
 	}
 	t := b.tm.start(s)
-	if err := b.qk.AndDesc(s, r.pMeta, r.pTerms, j, r.n, r.cq.Ptr(), blk.Ptr(), sel.Ptr(), dd.blkTerm.Ptr(), dd.blkIdx.Ptr(),
-		dd.dOff.Ptr(), dd.fOff.Ptr(), dd.oOff.Ptr()); err != nil {
-		return nil, err
-	}
-	b.tm.stop(s, t, phIntersect)
-	t = b.tm.start(s)
+	var err error
 	if r.randomFreqs {
 		err = b.decodeDocs(dd, nsel, r.st.one(b))
 	} else {
 		err = b.decode(dd, nsel, r.st.pair(b))
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
 	b.tm.stop(s, t, phDecode)
 	b.prof.Launches++
-	return dd, nil
+	return nil
 }
 
 // bitmapScores adds the bitmap terms' scores by rank after the last step
