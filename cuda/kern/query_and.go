@@ -111,10 +111,10 @@ func PutAndLR(w []uint32, gamma uint32, beta int32, l, r uint32) {
 // before it): blkTerm (its list: the j-th term of the candidate's query),
 // blkIdx (nsel+1 uint32 room: at most n+1), and its first posting, docID
 // byte and frequency byte in the concatenation (oOff, dOff, fOff: uint64,
-// with the ends at slot nsel). When prev is not 0, sel[n+1] =
-// {*prev, 0, 0, 0} (sel needs n+2 entries): the previous step's kept count
-// (Compact's flag[n]) next to the totals, for one copy. One launch, two
-// when ScanParts(n) > ScanFuseParts.
+// with the ends at slot nsel). sel[n+1] = {*prev (0 when prev is 0), cq[0],
+// 0, 0} (sel needs n+2 entries): the previous step's kept count (Compact's
+// flag[n]) and the first candidate's query next to the totals, for one
+// copy. One launch, two when ScanParts(n) > ScanFuseParts.
 func (a *AndKernels) Select(s *cuda.Stream, qmeta, qterms cuda.DevicePtr, j, n int, cq, blk, sel, part, prev, blkTerm, blkIdx,
 	dOff, fOff, oOff cuda.DevicePtr) error {
 	nn := count32("candidates", n)

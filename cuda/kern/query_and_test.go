@@ -144,7 +144,7 @@ func testSelectN(t *testing.T, c *cuda.Context, a *AndKernels, rng *rand.Rand, f
 	var run [4]uint64
 	ex := make([]uint64, 4*(n+1))
 	for i := 0; i < n; i++ {
-		cq[i], blk[i] = uint32(i*nq/n), uint32(rng.Intn(1000))
+		cq[i], blk[i] = uint32(3+i*(nq-3)/n), uint32(rng.Intn(1000)) // by query from 3: cq[0] is not 0
 		copy(ex[4*i:], run[:])
 		if rng.Intn(100) < heads {
 			v := [4]uint64{1, uint64(1 + rng.Intn(128)), uint64(rng.Intn(600)), uint64(rng.Intn(300))}
@@ -184,8 +184,9 @@ func testSelectN(t *testing.T, c *cuda.Context, a *AndKernels, rng *rand.Rand, f
 			t.Fatalf("fuse %d n %d heads %d%%: sel[%d].%d = %d, want %d", fuse, n, heads, i/4, i%4, got[i], ex[i])
 		}
 	}
-	if got[4*(n+1)] != prevCount {
-		t.Fatalf("fuse %d n %d: sel[n+1].a = %d, want the previous count %d", fuse, n, got[4*(n+1)], prevCount)
+	if got[4*(n+1)] != prevCount || got[4*(n+1)+1] != uint64(cq[0]) {
+		t.Fatalf("fuse %d n %d: sel[n+1] = %d, %d, want the previous count %d and cq[0] = %d", fuse, n, got[4*(n+1)],
+			got[4*(n+1)+1], prevCount, cq[0])
 	}
 	nsel := len(wantTerm)
 	for f, w := range [][]uint32{wantTerm, wantIdx} {

@@ -51,9 +51,11 @@
 // .a for qp_query_gather and the decoders: blk_term (the j-th term of its
 // query), blk_idx (the block), o_off/d_off/f_off (the scanned postings,
 // docID bytes, frequency bytes); the entry at slot total.a gets the ends.
-// With prev (the previous step's kept count, flag[n] of qp_and_compact),
-// sel[n+1] = {*prev, 0, 0, 0}: the host copies sel[n..n+2) in one copy
-// before its one wait of the step. Memory per candidate: reads and writes
+// sel[n+1] = {the previous step's kept count (*prev: flag[n] of
+// qp_and_compact; 0 when prev is NULL), cq[0], 0, 0}: the host copies
+// sel[n..n+2) in one copy before its one wait of the step, and ends the
+// steps when cq[0] (the first candidate's query) has no j-th or (j+1)-th
+// list. Memory per candidate: reads and writes
 // 32 bytes; heads read 8 + the query's metadata and write 32; per CTA the
 // partials before it (raw) or one.
 //
@@ -363,7 +365,7 @@ __device__ __forceinline__ void and_select(const QMeta *__restrict__ qmeta, cons
 			o_off[slot] = run.b;
 			d_off[slot] = run.c;
 			f_off[slot] = run.d;
-			if (prev != nullptr) sel[n + 1] = S4(static_cast<u64>(*prev), 0, 0, 0);
+			sel[n + 1] = S4(prev != nullptr ? static_cast<u64>(*prev) : 0, cq[0], 0, 0);
 		}
 	}
 }

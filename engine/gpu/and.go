@@ -78,8 +78,9 @@ func (r *andRun) run(out []engine.Response) error {
 		}
 	}
 	// Steps 1..: r.n is the exact count of the previous step (an upper
-	// bound of this one's).
-	for j := 1; j < r.maxM && r.n > 0; j++ {
+	// bound of this one's); r.done when the remaining steps would keep
+	// every candidate unchanged (step).
+	for j := 1; j < r.maxM && r.n > 0 && !r.done; j++ {
 		if err := r.step(j); err != nil {
 			return err
 		}
@@ -117,6 +118,7 @@ type andRun struct {
 	// flags of the last compaction (the exact count at its end) until a
 	// step reads the count; nil when none ran.
 	n                int
+	done             bool // the steps left keep every candidate (step)
 	cdoc, cscore, cq *cuda.Buffer
 	flag             *cuda.Buffer
 	res, cnt, total  *cuda.Buffer
@@ -306,6 +308,22 @@ func (r *andRun) step(j int) error {
 	tot, err := r.totals(sel)
 	if err != nil || r.n == 0 {
 		return err
+	}
+	// Candidates are grouped by ascending query, the queries with a j-th
+	// list are the first active[j] (planHost's order), and a compaction
+	// only removes candidates. So when the first candidate's query (Select's
+	// sel[n+1].b, read with the totals) is not below active[j], every
+	// candidate passes step j (Locate's BlockPass; Match keeps it in AND
+	// mode, not necessarily with keep-misses); when it is not below
+	// active[j+1], no later step changes anything either.
+	if cq0 := b.small.u64(40, 1)[0]; !r.keep {
+		if cq0 >= uint64(r.active[j]) {
+			r.done = true
+			mem.retire(blk, sel, part)
+			mem.retire(dd.all()...)
+			return nil
+		}
+		r.done = j+1 < r.maxM && cq0 >= uint64(r.active[j+1])
 	}
 	n = r.n
 	if err := r.decodeSelected(dd, tot); err != nil {
