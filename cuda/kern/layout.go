@@ -113,24 +113,6 @@ type AndInitParams struct {
 	Errs   cuda.DevicePtr `c:"err"`
 }
 
-// AndDescParams are the parameters of qp_query_and_desc (QueryKernels.AndDesc),
-// passed field by field (cuda.LaunchFields; the kernel keeps positional
-// parameters, checked against these fields at compile time).
-type AndDescParams struct {
-	QMeta   cuda.DevicePtr `c:"qmeta"`
-	QTerms  cuda.DevicePtr `c:"qterms"`
-	J       uint32         `c:"j"`
-	N       uint32         `c:"n"`
-	CQ      cuda.DevicePtr `c:"cq"`
-	Blk     cuda.DevicePtr `c:"blk"`
-	Ex      cuda.DevicePtr `c:"ex"`
-	BlkTerm cuda.DevicePtr `c:"blk_term"`
-	BlkIdx  cuda.DevicePtr `c:"blk_idx"`
-	DOff    cuda.DevicePtr `c:"d_off"`
-	FOff    cuda.DevicePtr `c:"f_off"`
-	OOff    cuda.DevicePtr `c:"o_off"`
-}
-
 // OrAccumulateParams are the parameters of qp_query_or_accumulate (QueryKernels.OrAccumulate),
 // passed field by field (cuda.LaunchFields; the kernel keeps positional
 // parameters, checked against these fields at compile time).
@@ -260,12 +242,36 @@ type AndMatchParams struct {
 	Cnt0   cuda.DevicePtr `c:"cnt0"`
 }
 
+// AndSelectParams are the parameters of qp_and_select (AndKernels.Select),
+// passed field by field (cuda.LaunchFields; the kernel keeps positional
+// parameters, checked against these fields at compile time).
+type AndSelectParams struct {
+	QMeta   cuda.DevicePtr `c:"qmeta"`
+	QTerms  cuda.DevicePtr `c:"qterms"`
+	J       uint32         `c:"j"`
+	N       uint32         `c:"n"`
+	CQ      cuda.DevicePtr `c:"cq"`
+	Blk     cuda.DevicePtr `c:"blk"`
+	Sel     cuda.DevicePtr `c:"sel"`
+	Part    cuda.DevicePtr `c:"part"`
+	Raw     uint32         `c:"raw"`
+	Prev    cuda.DevicePtr `c:"prev"`
+	BlkTerm cuda.DevicePtr `c:"blk_term"`
+	BlkIdx  cuda.DevicePtr `c:"blk_idx"`
+	DOff    cuda.DevicePtr `c:"d_off"`
+	FOff    cuda.DevicePtr `c:"f_off"`
+	OOff    cuda.DevicePtr `c:"o_off"`
+}
+
 // AndCompactParams are the parameters of qp_and_compact (AndKernels.Compact),
 // passed field by field (cuda.LaunchFields; the kernel keeps positional
 // parameters, checked against these fields at compile time).
 type AndCompactParams struct {
 	N      uint32         `c:"n"`
-	Pos    cuda.DevicePtr `c:"pos"`
+	Flag   cuda.DevicePtr `c:"flag"`
+	Part   cuda.DevicePtr `c:"part"`
+	NP     uint32         `c:"np"`
+	Raw    uint32         `c:"raw"`
 	CDoc   cuda.DevicePtr `c:"cdoc"`
 	CScore cuda.DevicePtr `c:"cscore"`
 	CQ     cuda.DevicePtr `c:"cq"`
@@ -398,6 +404,7 @@ type ScanApplyU32Params struct {
 	Out  cuda.DevicePtr `c:"out"`
 	Part cuda.DevicePtr `c:"part"`
 	N    uint32         `c:"n"`
+	Raw  uint32         `c:"raw"`
 }
 
 // ScanReduceS4Params are the parameters of qp_query_scan_reduce_s4 (QueryKernels.ScanS4),
@@ -425,6 +432,7 @@ type ScanApplyS4Params struct {
 	Out  cuda.DevicePtr `c:"out"`
 	Part cuda.DevicePtr `c:"part"`
 	N    uint32         `c:"n"`
+	Raw  uint32         `c:"raw"`
 }
 
 // DecodeParams are the parameters of every QP_DECODE_KERNEL (Kernels.LaunchDecode),
@@ -686,4 +694,4 @@ type OrTileMaxTreeParams struct {
 var sharedLayouts = []any{TermMeta{}, QMeta{}, QTerm{}, Seg{}, S4{}, OQuery{}}
 
 // paramLists lists the kernels' parameter lists (TestKernelSignatures).
-var paramLists = []any{FullDescParams{}, GatherParams{}, AndInitParams{}, AndDescParams{}, OrAccumulateParams{}, TopKParams{}, AndFilterParams{}, AndBMScoreParams{}, AndLocateParams{}, AndMatchParams{}, AndCompactParams{}, OrTileCheckParams{}, OrTileBoundsParams{}, OrTileAccumulateParams{}, OrTileAccumulateBP128Params{}, ScanReduceU32Params{}, ScanPartialsU32Params{}, ScanApplyU32Params{}, ScanReduceS4Params{}, ScanPartialsS4Params{}, ScanApplyS4Params{}, DecodeParams{}, BP128DocsParams{}, WAHSizesParams{}, WAHCheckParams{}, WAHEndsParams{}, WAHFillParams{}, WAHCoaParams{}, WAHTileParams{}, WAHPopcParams{}, WAHEmitParams{}, WAHBitsetParams{}, IsectInitParams{}, IsectSplitParams{}, IsectSearchParams{}, IsectCompactParams{}, IsectQStartParams{}, OrTileClampParams{}, OrTileCompactParams{}, OrTileMaxTreeParams{}}
+var paramLists = []any{FullDescParams{}, GatherParams{}, AndInitParams{}, OrAccumulateParams{}, TopKParams{}, AndFilterParams{}, AndBMScoreParams{}, AndLocateParams{}, AndMatchParams{}, AndSelectParams{}, AndCompactParams{}, OrTileCheckParams{}, OrTileBoundsParams{}, OrTileAccumulateParams{}, OrTileAccumulateBP128Params{}, ScanReduceU32Params{}, ScanPartialsU32Params{}, ScanApplyU32Params{}, ScanReduceS4Params{}, ScanPartialsS4Params{}, ScanApplyS4Params{}, DecodeParams{}, BP128DocsParams{}, WAHSizesParams{}, WAHCheckParams{}, WAHEndsParams{}, WAHFillParams{}, WAHCoaParams{}, WAHTileParams{}, WAHPopcParams{}, WAHEmitParams{}, WAHBitsetParams{}, IsectInitParams{}, IsectSplitParams{}, IsectSearchParams{}, IsectCompactParams{}, IsectQStartParams{}, OrTileClampParams{}, OrTileCompactParams{}, OrTileMaxTreeParams{}}

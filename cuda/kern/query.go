@@ -93,8 +93,8 @@ func PutSeg(w []uint32, d0, f0, v0 uint64, term, blk0, q, qt uint32) {
 type QueryKernels struct {
 	k *Kernels
 
-	fullDesc, gather, andInit, andDesc, orAccumulate, topk *cuda.Function
-	scanReduce, scanPartials, scanApply                    [2]*cuda.Function // u32, S4
+	fullDesc, gather, andInit, orAccumulate, topk *cuda.Function
+	scanReduce, scanPartials, scanApply           [2]*cuda.Function // u32, S4
 }
 
 // LoadQueryKernels looks up the query kernels in c's embedded kernels. It
@@ -110,7 +110,7 @@ func LoadQueryKernels(c *cuda.Context) (*QueryKernels, error) {
 		name string
 	}{
 		{&q.fullDesc, "qp_query_full_desc"}, {&q.gather, "qp_query_gather"},
-		{&q.andInit, "qp_query_and_init"}, {&q.andDesc, "qp_query_and_desc"},
+		{&q.andInit, "qp_query_and_init"},
 		{&q.orAccumulate, "qp_query_or_accumulate"}, {&q.topk, "qp_query_topk"},
 		{&q.scanReduce[0], "qp_query_scan_reduce_u32"}, {&q.scanPartials[0], "qp_query_scan_partials_u32"},
 		{&q.scanApply[0], "qp_query_scan_apply_u32"}, {&q.scanReduce[1], "qp_query_scan_reduce_s4"},
@@ -130,7 +130,7 @@ func (q *QueryKernels) Kernels() *Kernels { return q.k }
 
 // Functions lists the query kernels (for resource reports).
 func (q *QueryKernels) Functions() []*cuda.Function {
-	return []*cuda.Function{q.fullDesc, q.gather, q.andInit, q.andDesc, q.orAccumulate, q.topk, q.scanReduce[0], q.scanPartials[0], q.scanApply[0],
+	return []*cuda.Function{q.fullDesc, q.gather, q.andInit, q.orAccumulate, q.topk, q.scanReduce[0], q.scanPartials[0], q.scanApply[0],
 		q.scanReduce[1], q.scanPartials[1], q.scanApply[1]}
 }
 
@@ -197,18 +197,6 @@ func (q *QueryKernels) AndInit(s *cuda.Stream, segs cuda.DevicePtr, nseg int, qt
 		Freqs: freqs, NVal: n, CDoc: cdoc, CScore: cscore, CQ: cq, Errs: errs})
 }
 
-// AndDesc lists the selected blocks (ex: exclusive scan of
-// AndKernels.Locate's sel, n+1 S4) for Gather and the decoders.
-func (q *QueryKernels) AndDesc(s *cuda.Stream, qmeta, qterms cuda.DevicePtr, j, n int, cq, blk, ex, blkTerm, blkIdx,
-	dOff, fOff, oOff cuda.DevicePtr) error {
-	if n == 0 {
-		return nil
-	}
-	return launch(q.andDesc, gridFor(n, queryThreads), s, &AndDescParams{
-		QMeta: qmeta, QTerms: qterms, J: uint32(j), N: count32("candidates", n), CQ: cq, Blk: blk, Ex: ex,
-		BlkTerm: blkTerm, BlkIdx: blkIdx, DOff: dOff, FOff: fOff, OOff: oOff})
-}
-
 // OrAccumulate adds the decoded lists (one Seg each, at most one per query)
 // to the dense accumulators acc (rows of ndocs float32, row = Seg.q).
 func (q *QueryKernels) OrAccumulate(s *cuda.Stream, segs cuda.DevicePtr, nseg int, qterms, norms cuda.DevicePtr, ndocs uint32,
@@ -247,7 +235,8 @@ func (q *QueryKernels) TopK(s *cuda.Stream, dense bool, nq int, qmeta, cdoc, csc
 
 // ScanU32 writes the exclusive prefix sums of in[0..n) (uint32) to out
 // (n+1 entries, out[n] = total; out may equal in); part needs
-// ScanParts(n)+1 entries.
+// ScanParts(n)+1 entries (scratch: its contents afterwards are
+// unspecified). Two launches, three when ScanParts(n) > ScanFuseParts.
 func (q *QueryKernels) ScanU32(s *cuda.Stream, in, out, part cuda.DevicePtr, n int) error {
 	return q.scan(0, s, in, out, part, n)
 }
@@ -276,20 +265,49 @@ func (q *QueryKernels) scan(t int, s *cuda.Stream, in, out, part cuda.DevicePtr,
 	return q.scanRest(t, s, in, out, part, np, g, nn)
 }
 
-// scanRest is the scan's second and third kernels: the partials of the
-// np tiles (one CTA), then each tile's items from its partial (grid g).
+// ScanFuseParts is the most partial sums for which a scan skips its
+// partials launch: each CTA of the apply launch sums the raw partials of
+// the tiles before its own (kernels/query_scan.cu, tile_prefix). At 512 a
+// CTA reads on average at most half a tile more than its tile; above it
+// the single-CTA partials launch runs first (docs/GPU-QUERY.md, "Fewer
+// launches per step"). A variable for the tests of both paths.
+var ScanFuseParts = 512
+
+// ScanLaunches is the number of launches of a scan from partials of n items
+// (AndKernels.Select and AndKernels.Compact; ScanU32/S4 launch one more,
+// their reduce).
+func ScanLaunches(n int) int {
+	switch {
+	case n == 0:
+		return 0
+	case ScanParts(n) <= ScanFuseParts:
+		return 1
+	}
+	return 2
+}
+
+// scanRest is the scan's last kernels: each tile's items from the sum of
+// the tiles before it (grid g), after the partials of the np tiles are
+// scanned by one CTA when np > ScanFuseParts.
 func (q *QueryKernels) scanRest(t int, s *cuda.Stream, in, out, part cuda.DevicePtr, np int, g cuda.Dim3, nn uint32) error {
 	one := cuda.Dim3{X: 1, Y: 1, Z: 1}
-	if t == 0 {
-		if err := launch(q.scanPartials[t], one, s, &ScanPartialsU32Params{Part: part, NP: uint32(np)}); err != nil {
+	raw := uint32(1)
+	if np > ScanFuseParts {
+		raw = 0
+		var err error
+		if t == 0 {
+			err = launch(q.scanPartials[t], one, s, &ScanPartialsU32Params{Part: part, NP: uint32(np)})
+		} else {
+			err = launch(q.scanPartials[t], one, s, &ScanPartialsS4Params{Part: part, NP: uint32(np)})
+		}
+		if err != nil {
 			return err
 		}
-		return launch(q.scanApply[t], g, s, &ScanApplyU32Params{In: in, Out: out, Part: part, N: nn})
 	}
-	if err := launch(q.scanPartials[t], one, s, &ScanPartialsS4Params{Part: part, NP: uint32(np)}); err != nil {
-		return err
+	if t == 0 {
+		return launch(q.scanApply[t], g, s, &ScanApplyU32Params{In: in, Out: out, Part: part, N: nn, Raw: raw})
 	}
-	return launch(q.scanApply[t], g, s, &ScanApplyS4Params{In: in, Out: out, Part: part, N: nn})
+	return launch(q.scanApply[t], g, s, &ScanApplyS4Params{In: in, Out: out, Part: part, N: nn, Raw: raw})
 }
 
 // launch enqueues f, whose parameters are the fields of *p in order

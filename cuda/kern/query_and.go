@@ -12,8 +12,10 @@ import (
 // added (frequencies decoded, or fetched by random access for bp128, Ding
 // §8), and compaction that fills the unused tail with AndNone, so that the
 // candidate count can stay on the device between steps. Locate and Match
-// write the per-tile partial sums of their outputs; ScanFromPartsS4/U32
-// finish the exclusive scans from them (two launches instead of three).
+// write the per-tile partial sums of their outputs; Select finishes the
+// exclusive scan of Locate's from them and lists the selected blocks,
+// Compact scans Match's flags itself (one launch each for at most
+// ScanFuseParts tiles).
 
 // AndNone is the query ID of an empty candidate slot: Compact writes it
 // after the kept candidates, every AND step kernel treats the slot as a
@@ -29,9 +31,10 @@ const MaxAndLevels = 4
 
 // AndKernels are the loaded AND step kernels of one Context.
 type AndKernels struct {
-	q                      *QueryKernels
-	locate, match, compact *cuda.Function
-	filter, bmscore        *cuda.Function // kernels/query_and_bitmap.cu
+	q                  *QueryKernels
+	locate, sel, match *cuda.Function
+	compact            *cuda.Function
+	filter, bmscore    *cuda.Function // kernels/query_and_bitmap.cu
 }
 
 // LoadAndKernels looks up the AND step kernels next to q's. It fails when
@@ -41,7 +44,7 @@ func LoadAndKernels(q *QueryKernels) (*AndKernels, error) {
 	for _, f := range []struct {
 		dst  **cuda.Function
 		name string
-	}{{&a.locate, "qp_and_locate"}, {&a.match, "qp_and_match"}, {&a.compact, "qp_and_compact"},
+	}{{&a.locate, "qp_and_locate"}, {&a.sel, "qp_and_select"}, {&a.match, "qp_and_match"}, {&a.compact, "qp_and_compact"},
 		{&a.filter, "qp_and_filter"}, {&a.bmscore, "qp_and_bmscore"}} {
 		fn, err := q.k.fb.Function(f.name)
 		if err != nil {
@@ -54,7 +57,7 @@ func LoadAndKernels(q *QueryKernels) (*AndKernels, error) {
 
 // Functions lists the AND step kernels (for resource reports).
 func (a *AndKernels) Functions() []*cuda.Function {
-	return []*cuda.Function{a.locate, a.match, a.compact, a.filter, a.bmscore}
+	return []*cuda.Function{a.locate, a.sel, a.match, a.compact, a.filter, a.bmscore}
 }
 
 // tiles is the grid of the tile kernels (one CTA per ScanTile items).
@@ -66,7 +69,7 @@ func tiles(n int) cuda.Dim3 { return cuda.Dim3{X: uint32(ScanParts(n)), Y: 1, Z:
 // (BlockDead: none; BlockPass: a query >= qactive, which has no j-th term),
 // and sel[i] (S4): {1, postings, doc bytes, freq bytes} of that block when i
 // is the first candidate of its (query, block), else zeros; part[t] is the
-// sum of sel over tile t (ScanParts(n) entries), for ScanFromPartsS4. The
+// sum of sel over tile t (ScanParts(n) entries), for Select. The
 // selected blocks and postings are added to qblocks/qpost (uint32 per
 // query). levels = 0 searches every candidate in the whole skip table, or,
 // when qlr is not 0, in the safe range of the query term's Linear
@@ -99,6 +102,36 @@ const AndLRWords = 4
 // gamma = beta = l = 0, r = the number of blocks: the whole table).
 func PutAndLR(w []uint32, gamma uint32, beta int32, l, r uint32) {
 	w[0], w[1], w[2], w[3] = gamma, uint32(beta), l, r
+}
+
+// Select scans Locate's sel (n candidates) in place: sel[i] becomes the
+// sum of sel[0..i) and sel[n] the total (part: Locate's tile sums,
+// ScanParts(n)+1 entries, scratch); each selected block's entry of the
+// list for Gather and the decoders goes to its slot (the scanned blocks
+// before it): blkTerm (its list: the j-th term of the candidate's query),
+// blkIdx (nsel+1 uint32 room: at most n+1), and its first posting, docID
+// byte and frequency byte in the concatenation (oOff, dOff, fOff: uint64,
+// with the ends at slot nsel). sel[n+1] = {*prev (0 when prev is 0), cq[0],
+// 0, 0} (sel needs n+2 entries): the previous step's kept count (Compact's
+// flag[n]) and the first candidate's query next to the totals, for one
+// copy. One launch, two when ScanParts(n) > ScanFuseParts.
+func (a *AndKernels) Select(s *cuda.Stream, qmeta, qterms cuda.DevicePtr, j, n int, cq, blk, sel, part, prev, blkTerm, blkIdx,
+	dOff, fOff, oOff cuda.DevicePtr) error {
+	nn := count32("candidates", n)
+	if n == 0 {
+		return nil
+	}
+	np := ScanParts(n)
+	raw := uint32(1)
+	if np > ScanFuseParts {
+		raw = 0
+		if err := launch(a.q.scanPartials[1], cuda.Dim3{X: 1, Y: 1, Z: 1}, s, &ScanPartialsS4Params{Part: part, NP: uint32(np)}); err != nil {
+			return err
+		}
+	}
+	return launch(a.sel, tiles(n), s, &AndSelectParams{
+		QMeta: qmeta, QTerms: qterms, J: uint32(j), N: nn, CQ: cq, Blk: blk, Sel: sel, Part: part, Raw: raw, Prev: prev,
+		BlkTerm: blkTerm, BlkIdx: blkIdx, DOff: dOff, FOff: fOff, OOff: oOff})
 }
 
 // Match looks every candidate with a selected block up in its decoded
@@ -139,14 +172,29 @@ func b32(v bool) uint32 {
 	return 0
 }
 
-// Compact keeps candidate i at pos[i] when pos[i+1] > pos[i] (pos: the
-// exclusive scan of the flags, n+1 uint32) and writes AndNone to nq[pos[n]..n).
-func (a *AndKernels) Compact(s *cuda.Stream, n int, pos, cdoc, cscore, cq, ndoc, nscore, nq cuda.DevicePtr) error {
+// Compact keeps the flagged candidates: flag holds the n candidates' 0/1
+// flags (n+1 words; as Match and Filter write them) and part their tiles'
+// sums (ScanParts(n)+1 entries). Kept candidate i goes to the number of
+// kept candidates before it in ndoc/nscore/nq, slots [kept, n) of nq get
+// AndNone, and flag[n] = kept; the flags stay, part is scratch. One launch
+// (the flags' scan fused with the compaction), two when ScanParts(n) >
+// ScanFuseParts (the partials are scanned first).
+func (a *AndKernels) Compact(s *cuda.Stream, n int, flag, part, cdoc, cscore, cq, ndoc, nscore, nq cuda.DevicePtr) error {
+	nn := count32("candidates", n)
 	if n == 0 {
 		return nil
 	}
-	return launch(a.compact, gridFor(n, queryThreads), s, &AndCompactParams{
-		N: count32("candidates", n), Pos: pos, CDoc: cdoc, CScore: cscore, CQ: cq, NDoc: ndoc, NScore: nscore, NQ: nq})
+	np := ScanParts(n)
+	raw := uint32(1)
+	if np > ScanFuseParts {
+		raw = 0
+		if err := launch(a.q.scanPartials[0], cuda.Dim3{X: 1, Y: 1, Z: 1}, s, &ScanPartialsU32Params{Part: part, NP: uint32(np)}); err != nil {
+			return err
+		}
+	}
+	return launch(a.compact, tiles(n), s, &AndCompactParams{
+		N: nn, Flag: flag, Part: part, NP: uint32(np), Raw: raw, CDoc: cdoc, CScore: cscore, CQ: cq, NDoc: ndoc,
+		NScore: nscore, NQ: nq})
 }
 
 // AndNoColumn marks a term without a bitmap column in the col table of
@@ -173,7 +221,7 @@ func AndRankEntries(D int) int { return (D + AndRankWords - 1) / AndRankWords }
 // slots get 0) is in the list of every bitmap term of its query (the
 // longest suffix of its canonical terms, term 0 excepted, whose terms have
 // a column in bm.Col) and the per-tile flag sums to part, for
-// ScanFromPartsU32 and Compact.
+// Compact.
 func (a *AndKernels) Filter(s *cuda.Stream, qmeta, qterms cuda.DevicePtr, bm AndBitmaps, n int, cdoc, cq, flag, part cuda.DevicePtr) error {
 	if n == 0 {
 		return nil
@@ -197,23 +245,4 @@ func (a *AndKernels) BitmapScore(s *cuda.Stream, terms, post, qmeta, qterms cuda
 		Terms: terms, Post: post, QMeta: qmeta, QTerms: qterms, Col: bm.Col, Mat: bm.Mat, Rank: bm.Rank,
 		D: count32("bitmap groups", bm.D), S: count32("rank entries", AndRankEntries(bm.D)), N: count32("candidates", n),
 		BS: uint32(bs), Norms: norms, K1p1: k1p1, CDoc: cdoc, CScore: cscore, CQ: cq, Errs: errs})
-}
-
-// ScanFromPartsU32 is ScanU32 after its reduce launch: part holds the sums
-// of the ScanParts(n) tiles of in (as Match writes them).
-func (a *AndKernels) ScanFromPartsU32(s *cuda.Stream, in, out, part cuda.DevicePtr, n int) error {
-	return a.scanFromParts(0, s, in, out, part, n)
-}
-
-// ScanFromPartsS4 is ScanFromPartsU32 for S4 items (as Locate writes them).
-func (a *AndKernels) ScanFromPartsS4(s *cuda.Stream, in, out, part cuda.DevicePtr, n int) error {
-	return a.scanFromParts(1, s, in, out, part, n)
-}
-
-func (a *AndKernels) scanFromParts(t int, s *cuda.Stream, in, out, part cuda.DevicePtr, n int) error {
-	nn := count32("scan items", n)
-	if n == 0 {
-		return nil
-	}
-	return a.q.scanRest(t, s, in, out, part, ScanParts(n), tiles(n), nn)
 }

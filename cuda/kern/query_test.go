@@ -60,73 +60,91 @@ func qkFree(bs ...*cuda.Buffer) {
 	}
 }
 
+// TestQueryScan checks ScanU32 and ScanS4 against a host reference at sizes
+// around the tile boundaries, with the partials summed by every apply CTA
+// (ScanFuseParts 512), by the partials launch (0), and both in one run (4:
+// sizes up to 4 tiles fused, larger ones not).
 func TestQueryScan(t *testing.T) {
 	c, q := qkLoad(t)
-	sizes := []int{1, 2, 5, 255, 1023, 1024, 1025, 4097, 70000}
+	sizes := []int{1, 2, 5, 255, 1023, 1024, 1025, 2047, 2048, 2049, 4096, 4097, 70000}
 	if !qkEmulated(c) {
-		sizes = append(sizes, 1<<20+3, 3<<20+777) // more than 1024 partial sums
+		sizes = append(sizes, 512*1024, 512*1024+1, 1<<20+3, 3<<20+777) // more than 512 and 1024 partial sums
 	}
-	rng := rand.New(rand.NewSource(1))
-	for _, n := range sizes {
-		// uint32, in place.
-		in := make([]uint32, n)
-		for i := range in {
-			in[i] = uint32(rng.Intn(3))
-			if rng.Intn(100) == 0 {
-				in[i] = rng.Uint32() >> 8
-			}
+	defer func(f int) { ScanFuseParts = f }(ScanFuseParts)
+	for _, fuse := range []int{512, 0, 4} {
+		ScanFuseParts = fuse
+		if err := q.ScanU32(nil, 0, 0, 0, 0); err != nil {
+			t.Fatalf("fuse %d: empty scan: %v", fuse, err)
 		}
-		buf := qkU32(t, c, in, 1)
-		part := qkU32(t, c, make([]uint32, ScanParts(n)+1), 0)
-		if err := q.ScanU32(nil, buf.Ptr(), buf.Ptr(), part.Ptr(), n); err != nil {
-			t.Fatal(err)
+		if ScanLaunches(0) != 0 {
+			t.Fatalf("fuse %d: ScanLaunches(0) = %d", fuse, ScanLaunches(0))
 		}
-		got := make([]uint32, n+1)
-		if err := cuda.CopyFromDevice(got, buf, 0); err != nil {
-			t.Fatal(err)
+		rng := rand.New(rand.NewSource(1))
+		for _, n := range sizes {
+			testScanN(t, c, q, rng, fuse, n)
 		}
-		var run uint32
-		for i := 0; i <= n; i++ {
-			if got[i] != run {
-				t.Fatalf("u32 scan n=%d: out[%d] = %d, want %d", n, i, got[i], run)
+	}
+}
+
+func testScanN(t *testing.T, c *cuda.Context, q *QueryKernels, rng *rand.Rand, fuse, n int) {
+	// uint32, in place.
+	in := make([]uint32, n)
+	for i := range in {
+		in[i] = uint32(rng.Intn(3))
+		if rng.Intn(100) == 0 {
+			in[i] = rng.Uint32() >> 8
+		}
+	}
+	buf := qkU32(t, c, in, 1)
+	part := qkU32(t, c, make([]uint32, ScanParts(n)+1), 0)
+	if err := q.ScanU32(nil, buf.Ptr(), buf.Ptr(), part.Ptr(), n); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]uint32, n+1)
+	if err := cuda.CopyFromDevice(got, buf, 0); err != nil {
+		t.Fatal(err)
+	}
+	var run uint32
+	for i := 0; i <= n; i++ {
+		if got[i] != run {
+			t.Fatalf("fuse %d: u32 scan n=%d: out[%d] = %d, want %d", fuse, n, i, got[i], run)
+		}
+		if i < n {
+			run += in[i]
+		}
+	}
+	qkFree(buf, part)
+
+	// S4, out of place.
+	in4 := make([]uint64, S4Words/2*n)
+	for i := range in4 {
+		in4[i] = uint64(rng.Intn(1000))
+		if rng.Intn(50) == 0 {
+			in4[i] = rng.Uint64() >> 24
+		}
+	}
+	src := qkU64(t, c, in4, 0)
+	dst := qkU64(t, c, make([]uint64, S4Words/2*(n+1)), 0)
+	part4 := qkU64(t, c, make([]uint64, S4Words/2*(ScanParts(n)+1)), 0)
+	if err := q.ScanS4(nil, src.Ptr(), dst.Ptr(), part4.Ptr(), n); err != nil {
+		t.Fatal(err)
+	}
+	got4 := make([]uint64, S4Words/2*(n+1))
+	if err := cuda.CopyFromDevice(got4, dst, 0); err != nil {
+		t.Fatal(err)
+	}
+	var r4 [4]uint64
+	for i := 0; i <= n; i++ {
+		for f := 0; f < 4; f++ {
+			if got4[4*i+f] != r4[f] {
+				t.Fatalf("fuse %d: S4 scan n=%d: out[%d].%d = %d, want %d", fuse, n, i, f, got4[4*i+f], r4[f])
 			}
 			if i < n {
-				run += in[i]
+				r4[f] += in4[4*i+f]
 			}
 		}
-		qkFree(buf, part)
-
-		// S4, out of place.
-		in4 := make([]uint64, S4Words/2*n)
-		for i := range in4 {
-			in4[i] = uint64(rng.Intn(1000))
-			if rng.Intn(50) == 0 {
-				in4[i] = rng.Uint64() >> 24
-			}
-		}
-		src := qkU64(t, c, in4, 0)
-		dst := qkU64(t, c, make([]uint64, S4Words/2*(n+1)), 0)
-		part4 := qkU64(t, c, make([]uint64, S4Words/2*(ScanParts(n)+1)), 0)
-		if err := q.ScanS4(nil, src.Ptr(), dst.Ptr(), part4.Ptr(), n); err != nil {
-			t.Fatal(err)
-		}
-		got4 := make([]uint64, S4Words/2*(n+1))
-		if err := cuda.CopyFromDevice(got4, dst, 0); err != nil {
-			t.Fatal(err)
-		}
-		var r4 [4]uint64
-		for i := 0; i <= n; i++ {
-			for f := 0; f < 4; f++ {
-				if got4[4*i+f] != r4[f] {
-					t.Fatalf("S4 scan n=%d: out[%d].%d = %d, want %d", n, i, f, got4[4*i+f], r4[f])
-				}
-				if i < n {
-					r4[f] += in4[4*i+f]
-				}
-			}
-		}
-		qkFree(src, dst, part4)
 	}
+	qkFree(src, dst, part4)
 }
 
 // refKey is the kernels' rank key.

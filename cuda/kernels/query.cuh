@@ -321,6 +321,32 @@ struct BlockSum {
 	typedef cub::BlockScan<T, kThreads, cub::BLOCK_SCAN_WARP_SCANS> Scan;
 };
 
+// block_total is the sum of every thread's s, the same in every thread
+// (integer sums: the order of the additions does not matter); tmp is free
+// again on return.
+template <class T>
+__device__ __forceinline__ T block_total(T s, typename BlockSum<T>::Scan::TempStorage &tmp) {
+	__shared__ T sum;
+	T incl;
+	typename BlockSum<T>::Scan(tmp).InclusiveSum(s, incl);
+	if (threadIdx.x == kThreads - 1) sum = incl;
+	__syncthreads();
+	const T r = sum;
+	__syncthreads(); // sum and the scan storage are reused
+	return r;
+}
+
+// tile_prefix is the sum of part[0..tile) (the unscanned sums of the tiles
+// before this CTA's: the scans' partials launch folded into their apply
+// launch, kern.ScanFuseParts), the same in every thread.
+template <class T>
+__device__ __forceinline__ T tile_prefix(const T *__restrict__ part, u32 tile,
+                                         typename BlockSum<T>::Scan::TempStorage &tmp) {
+	T s = T(0);
+	for (u32 i = threadIdx.x; i < tile; i += kThreads) s = s + part[i];
+	return block_total<T>(s, tmp);
+}
+
 // flag_tile is the candidate loop of the AND kernels that keep or drop
 // candidates (qp_and_match, qp_and_filter): the CTA's tile of kScanTile
 // candidates, kScanItems consecutive ones per thread; flag[i] = keep(i)

@@ -8,17 +8,11 @@
 //	qp_query_and_init      the candidates, scored with the first term.
 //
 // Then, for each canonical term position j = 1, 2, ..., the kernels of
-// query_and_step.cu select each candidate's block (qp_and_locate), and
-//
-//	qp_query_and_desc      writes the selected blocks' list for
-//	                       qp_query_gather and the decoders (one entry per
-//	                       first candidate of a distinct (query, block), at
-//	                       the slot the exclusive scan of qp_and_locate's
-//	                       output gives it).
-//
-// before qp_and_match and qp_and_compact finish the step. Both kernels
-// here: grid ceil(n/256) x 256 threads (grid-stride loop), one thread per
-// decoded value (and_init) or candidate (and_desc).
+// query_and_step.cu select each candidate's block and list the selected
+// blocks for qp_query_gather and the decoders (qp_and_locate,
+// qp_and_select), and qp_and_match and qp_and_compact finish the step.
+// and_init: grid ceil(n/256) x 256 threads (grid-stride loop), one thread
+// per decoded value.
 
 #include "query_params.cuh"
 
@@ -50,39 +44,6 @@ __device__ __forceinline__ void and_init(const Seg *__restrict__ segs, u32 nseg,
 	}
 }
 
-__device__ __forceinline__ bool is_head(u32 i, const u32 *__restrict__ cq, const u32 *__restrict__ blk, u32 b) {
-	return b < kDead && (i == 0 || blk[i - 1] != b || cq[i - 1] != cq[i]);
-}
-
-// and_desc: ex is the exclusive scan of qp_and_locate's sel (n+1 entries).
-// Memory per candidate: reads 16 bytes (+ 32 of ex for heads); heads write
-// 32 bytes of block list and offsets.
-__device__ __forceinline__ void and_desc(const QMeta *__restrict__ qmeta, const QTerm *__restrict__ qterms, u32 j,
-                                         u32 n, const u32 *__restrict__ cq, const u32 *__restrict__ blk,
-                                         const S4 *__restrict__ ex, u32 *__restrict__ blk_term,
-                                         u32 *__restrict__ blk_idx, u64 *__restrict__ d_off,
-                                         u64 *__restrict__ f_off, u64 *__restrict__ o_off) {
-	for (u32 i = grid_first(); i < n; i += grid_stride()) {
-		const u32 b = blk[i];
-		if (is_head(i, cq, blk, b)) {
-			const S4 e = ex[i];
-			const u32 slot = static_cast<u32>(e.a);
-			blk_term[slot] = qterms[qmeta[cq[i]].toff + j].term;
-			blk_idx[slot] = b;
-			o_off[slot] = e.b;
-			d_off[slot] = e.c;
-			f_off[slot] = e.d;
-		}
-		if (i + 1 == n) {
-			const S4 e = ex[n];
-			const u32 slot = static_cast<u32>(e.a);
-			o_off[slot] = e.b;
-			d_off[slot] = e.c;
-			f_off[slot] = e.d;
-		}
-	}
-}
-
 } // namespace qp_q
 
 extern "C" __global__ void __launch_bounds__(256)
@@ -94,13 +55,3 @@ qp_query_and_init(const qp_q::Seg *segs, qp_q::u32 nseg, const qp_q::QTerm *qter
 QP_EMU_REGISTER(qp_query_and_init)
 static_assert(std::is_same<decltype(&qp_query_and_init), QP_SIGNATURE_AndInitParams>::value,
               "qp_query_and_init's parameters differ from AndInitParams (cuda/kern/layout.go)");
-
-extern "C" __global__ void __launch_bounds__(256)
-qp_query_and_desc(const qp_q::QMeta *qmeta, const qp_q::QTerm *qterms, qp_q::u32 j, qp_q::u32 n,
-                  const qp_q::u32 *cq, const qp_q::u32 *blk, const qp_q::S4 *ex, qp_q::u32 *blk_term,
-                  qp_q::u32 *blk_idx, qp_q::u64 *d_off, qp_q::u64 *f_off, qp_q::u64 *o_off) {
-	qp_q::and_desc(qmeta, qterms, j, n, cq, blk, ex, blk_term, blk_idx, d_off, f_off, o_off);
-}
-QP_EMU_REGISTER(qp_query_and_desc)
-static_assert(std::is_same<decltype(&qp_query_and_desc), QP_SIGNATURE_AndDescParams>::value,
-              "qp_query_and_desc's parameters differ from AndDescParams (cuda/kern/layout.go)");

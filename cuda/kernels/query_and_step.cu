@@ -11,8 +11,10 @@
 //     search by query stops before them (kNone is above every query).
 //   - qp_and_locate and qp_and_match work on tiles of kScanTile = 1024
 //     candidates (256 threads x 4 consecutive, the tile of query_scan.cu) and
-//     write their tile's sum to part[tile]: the scan needs only its
-//     partials and apply launches (qp_query_scan_partials_T, _apply_T).
+//     write their tile's sum to part[tile]: qp_and_select scans
+//     qp_and_locate's output (summing the raw partials before its tile when
+//     there are at most kern.ScanFuseParts, otherwise after
+//     qp_query_scan_partials_s4) and qp_and_compact qp_and_match's flags.
 //
 // Candidates are grouped by query (ascending query ID) and ascending by
 // docID within a query; the host orders a set's queries by descending term
@@ -39,6 +41,24 @@
 // query's metadata (cached) + the skip entries of its searches (log2 of
 // the range; 1 for a merge hit); writes 4 (blk) + 32 (sel); 32 per tile.
 //
+// qp_and_select (the exclusive scan of qp_and_locate's sel, in place,
+// fused with the list of the selected blocks and the step's one copy).
+// Grid ceil(n/1024) x 256, the tiles of qp_and_locate. part holds the
+// tiles' sel sums: raw (each CTA sums those before its tile) or, with raw
+// = 0, scanned by qp_query_scan_partials_s4. sel[i] becomes the sum of
+// sel[0..i), sel[n] the total; every head (sel.a = 1: the first candidate
+// of its (query, block)) writes its block's entry at slot = its scanned
+// .a for qp_query_gather and the decoders: blk_term (the j-th term of its
+// query), blk_idx (the block), o_off/d_off/f_off (the scanned postings,
+// docID bytes, frequency bytes); the entry at slot total.a gets the ends.
+// sel[n+1] = {the previous step's kept count (*prev: flag[n] of
+// qp_and_compact; 0 when prev is NULL), cq[0], 0, 0}: the host copies
+// sel[n..n+2) in one copy before its one wait of the step, and ends the
+// steps when cq[0] (the first candidate's query) has no j-th or (j+1)-th
+// list. Memory per candidate: reads and writes
+// 32 bytes; heads read 8 + the query's metadata and write 32; per CTA the
+// partials before it (raw) or one.
+//
 // qp_and_match (intersection + score). Grid ceil(n/1024) x 256, 4
 // consecutive candidates per thread. Each candidate with a selected block
 // is binary-searched in the decoded block; when found, the j-th term's
@@ -58,10 +78,18 @@
 // decoded frequency or the block's 2-3 header bytes, its last byte and the
 // 1-5 bytes of the slot (same cache lines for neighbours); writes 4-8.
 //
-// qp_and_compact. Grid ceil(n/256) x 256 (grid-stride). pos is the
-// exclusive scan of the flags (n+1 entries): candidate i goes to pos[i]
-// when pos[i+1] > pos[i]; slots [pos[n], n) of the new arrays get kNone.
-// Memory per candidate: reads 8 bytes (+12 kept), writes 12 kept or 4.
+// qp_and_compact (the flags' scan apply fused with the compaction). Grid
+// ceil(n/1024) x 256, the tiles of qp_and_match (4 consecutive candidates
+// per thread). flag holds the 0/1 flags of the n candidates (n+1 words),
+// part the tiles' flag sums: raw (unscanned, np of them: each CTA sums
+// those before its tile and all of them) or, with raw = 0, scanned by
+// qp_query_scan_partials_u32 (part[tile] the kept candidates before the
+// tile, part[np] all). A kept candidate i goes to its exclusive prefix
+// sum of the flags (the CTA's block scan plus the tiles before); slots
+// [kept, n) of the new arrays get kNone; flag[n] = kept (the exact count
+// that the next step's wait reads), the flags themselves stay. Memory per
+// candidate: reads 4 bytes (+12 kept), writes 12 kept or 4; per CTA np
+// (raw) or 2 partials.
 
 #include "query_params.cuh"
 
@@ -83,7 +111,7 @@ __device__ __forceinline__ u32 lower_block(const u32 *sk, u32 lo, u32 hi, u32 d)
 }
 
 // head: candidate i, in block b, is the first of its (query, block) (the
-// rule of query_and.cu's and_desc, which lists the blocks).
+// rule of qp_and_locate's sel, which qp_and_select lists).
 __device__ __forceinline__ bool head(u64 i, const u32 *__restrict__ cq, const u32 *__restrict__ blk, u32 b) {
 	return b < kDead && (i == 0 || blk[i - 1] != b || cq[i - 1] != cq[i]);
 }
@@ -300,20 +328,91 @@ __device__ __forceinline__ void and_match(const TermMeta *__restrict__ terms, co
 	});
 }
 
-__device__ __forceinline__ void and_compact(u32 n, const u32 *__restrict__ pos, const u32 *__restrict__ cdoc,
+__device__ __forceinline__ void and_select(const QMeta *__restrict__ qmeta, const QTerm *__restrict__ qterms, u32 j,
+                                           u32 n, const u32 *__restrict__ cq, const u32 *__restrict__ blk, S4 *sel,
+                                           const S4 *__restrict__ part, u32 raw, const u32 *__restrict__ prev,
+                                           u32 *__restrict__ blk_term, u32 *__restrict__ blk_idx,
+                                           u64 *__restrict__ d_off, u64 *__restrict__ f_off,
+                                           u64 *__restrict__ o_off) {
+	__shared__ typename BlockSum<S4>::Scan::TempStorage tmp;
+	const S4 p = raw != 0 ? tile_prefix<S4>(part, blockIdx.x, tmp) : part[blockIdx.x];
+	const u64 base = static_cast<u64>(blockIdx.x) * kTile + threadIdx.x * kPiece;
+	S4 v[kPiece];
+	S4 s(0);
+	for (u32 k = 0; k < kPiece; k++) {
+		v[k] = base + k < n ? sel[base + k] : S4(0);
+		s = s + v[k];
+	}
+	S4 incl;
+	typename BlockSum<S4>::Scan(tmp).InclusiveSum(s, incl);
+	S4 run = p + (incl - s);
+	for (u32 k = 0; k < kPiece; k++) {
+		const u64 i = base + k;
+		if (i >= n) break;
+		sel[i] = run;
+		if (v[k].a != 0) {
+			const u32 slot = static_cast<u32>(run.a);
+			blk_term[slot] = qterms[qmeta[cq[i]].toff + j].term;
+			blk_idx[slot] = blk[i];
+			o_off[slot] = run.b;
+			d_off[slot] = run.c;
+			f_off[slot] = run.d;
+		}
+		run = run + v[k];
+		if (i + 1 == n) {
+			sel[n] = run;
+			const u32 slot = static_cast<u32>(run.a);
+			o_off[slot] = run.b;
+			d_off[slot] = run.c;
+			f_off[slot] = run.d;
+			sel[n + 1] = S4(prev != nullptr ? static_cast<u64>(*prev) : 0, cq[0], 0, 0);
+		}
+	}
+}
+
+__device__ __forceinline__ void and_compact(u32 n, u32 *__restrict__ flag, const u32 *__restrict__ part, u32 np,
+                                            u32 raw, const u32 *__restrict__ cdoc,
                                             const float *__restrict__ cscore, const u32 *__restrict__ cq,
                                             u32 *__restrict__ ndoc, float *__restrict__ nscore,
                                             u32 *__restrict__ nq) {
-	const u32 kept = pos[n];
-	for (u32 i = blockIdx.x * kThreads + threadIdx.x; i < n; i += gridDim.x * kThreads) {
-		const u32 o = pos[i];
-		if (pos[i + 1] != o) {
+	__shared__ typename BlockSum<u32>::Scan::TempStorage tmp;
+	// before: the kept candidates of the tiles before this one; kept: of all.
+	u32 before, kept;
+	if (raw != 0) {
+		u32 sb = 0, sa = 0;
+		for (u32 t = threadIdx.x; t < np; t += kThreads) {
+			const u32 v = part[t];
+			sa += v;
+			if (t < blockIdx.x) sb += v;
+		}
+		before = block_total<u32>(sb, tmp);
+		kept = block_total<u32>(sa, tmp);
+	} else {
+		before = part[blockIdx.x];
+		kept = part[np];
+	}
+	const u64 base = static_cast<u64>(blockIdx.x) * kScanTile + threadIdx.x * kScanItems;
+	u32 v[kScanItems];
+	u32 s = 0;
+	for (u32 j = 0; j < kScanItems; j++) {
+		v[j] = base + j < n ? flag[base + j] : 0;
+		s += v[j];
+	}
+	u32 incl;
+	typename BlockSum<u32>::Scan(tmp).InclusiveSum(s, incl);
+	u32 o = before + (incl - s);
+	for (u32 j = 0; j < kScanItems; j++) {
+		const u64 i = base + j;
+		if (i >= n) break;
+		if (v[j] != 0) {
 			ndoc[o] = cdoc[i];
 			nscore[o] = cscore[i];
 			nq[o] = cq[i];
 		}
+		o += v[j];
 		if (i >= kept) nq[i] = kNone;
 	}
+	if (blockIdx.x == 0 && threadIdx.x == 0) flag[n] = kept;
 }
 
 } // namespace qp_andstep
@@ -344,9 +443,19 @@ static_assert(std::is_same<decltype(&qp_and_match), QP_SIGNATURE_AndMatchParams>
               "qp_and_match's parameters differ from AndMatchParams (cuda/kern/layout.go)");
 
 extern "C" __global__ void __launch_bounds__(256)
-qp_and_compact(qp_q::u32 n, const qp_q::u32 *pos, const qp_q::u32 *cdoc, const float *cscore, const qp_q::u32 *cq,
-               qp_q::u32 *ndoc, float *nscore, qp_q::u32 *nq) {
-	qp_andstep::and_compact(n, pos, cdoc, cscore, cq, ndoc, nscore, nq);
+qp_and_select(const qp_q::QMeta *qmeta, const qp_q::QTerm *qterms, qp_q::u32 j, qp_q::u32 n, const qp_q::u32 *cq,
+              const qp_q::u32 *blk, qp_q::S4 *sel, const qp_q::S4 *part, qp_q::u32 raw, const qp_q::u32 *prev,
+              qp_q::u32 *blk_term, qp_q::u32 *blk_idx, qp_q::u64 *d_off, qp_q::u64 *f_off, qp_q::u64 *o_off) {
+	qp_andstep::and_select(qmeta, qterms, j, n, cq, blk, sel, part, raw, prev, blk_term, blk_idx, d_off, f_off, o_off);
+}
+QP_EMU_REGISTER(qp_and_select)
+static_assert(std::is_same<decltype(&qp_and_select), QP_SIGNATURE_AndSelectParams>::value,
+              "qp_and_select's parameters differ from AndSelectParams (cuda/kern/layout.go)");
+
+extern "C" __global__ void __launch_bounds__(256)
+qp_and_compact(qp_q::u32 n, qp_q::u32 *flag, const qp_q::u32 *part, qp_q::u32 np, qp_q::u32 raw, const qp_q::u32 *cdoc,
+               const float *cscore, const qp_q::u32 *cq, qp_q::u32 *ndoc, float *nscore, qp_q::u32 *nq) {
+	qp_andstep::and_compact(n, flag, part, np, raw, cdoc, cscore, cq, ndoc, nscore, nq);
 }
 QP_EMU_REGISTER(qp_and_compact)
 static_assert(std::is_same<decltype(&qp_and_compact), QP_SIGNATURE_AndCompactParams>::value,

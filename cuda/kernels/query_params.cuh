@@ -26,9 +26,6 @@ namespace qp_q {
 // The parameter list of qp_query_and_init, as a function pointer type.
 #define QP_SIGNATURE_AndInitParams void (*)(const qp_q::Seg *, qp_q::u32, const qp_q::QTerm *, const float *, qp_q::u32, float, const qp_q::u32 *, const qp_q::u32 *, qp_q::u32, qp_q::u32 *, float *, qp_q::u32 *, qp_q::u32 *)
 
-// The parameter list of qp_query_and_desc, as a function pointer type.
-#define QP_SIGNATURE_AndDescParams void (*)(const qp_q::QMeta *, const qp_q::QTerm *, qp_q::u32, qp_q::u32, const qp_q::u32 *, const qp_q::u32 *, const qp_q::S4 *, qp_q::u32 *, qp_q::u32 *, qp_q::u64 *, qp_q::u64 *, qp_q::u64 *)
-
 // The parameter list of qp_query_or_accumulate, as a function pointer type.
 #define QP_SIGNATURE_OrAccumulateParams void (*)(const qp_q::Seg *, qp_q::u32, const qp_q::QTerm *, const float *, qp_q::u32, float, const qp_q::u32 *, const qp_q::u32 *, qp_q::u32, float *, qp_q::u32 *)
 
@@ -47,8 +44,11 @@ namespace qp_q {
 // The parameter list of qp_and_match, as a function pointer type.
 #define QP_SIGNATURE_AndMatchParams void (*)(const qp_q::TermMeta *, const uint8_t *, const qp_q::QMeta *, const qp_q::QTerm *, qp_q::u32, qp_q::u32, qp_q::u32, const float *, float, const qp_q::u32 *, float *, const qp_q::u32 *, const qp_q::u32 *, const qp_q::S4 *, const qp_q::u64 *, const qp_q::u32 *, const qp_q::u32 *, qp_q::u32 *, qp_q::u32 *, qp_q::u32 *, qp_q::u32, const qp_q::u64 *, const qp_q::u32 *)
 
+// The parameter list of qp_and_select, as a function pointer type.
+#define QP_SIGNATURE_AndSelectParams void (*)(const qp_q::QMeta *, const qp_q::QTerm *, qp_q::u32, qp_q::u32, const qp_q::u32 *, const qp_q::u32 *, qp_q::S4 *, const qp_q::S4 *, qp_q::u32, const qp_q::u32 *, qp_q::u32 *, qp_q::u32 *, qp_q::u64 *, qp_q::u64 *, qp_q::u64 *)
+
 // The parameter list of qp_and_compact, as a function pointer type.
-#define QP_SIGNATURE_AndCompactParams void (*)(qp_q::u32, const qp_q::u32 *, const qp_q::u32 *, const float *, const qp_q::u32 *, qp_q::u32 *, float *, qp_q::u32 *)
+#define QP_SIGNATURE_AndCompactParams void (*)(qp_q::u32, qp_q::u32 *, const qp_q::u32 *, qp_q::u32, qp_q::u32, const qp_q::u32 *, const float *, const qp_q::u32 *, qp_q::u32 *, float *, qp_q::u32 *)
 
 // The parameter list of qp_ortile_check, as a function pointer type.
 #define QP_SIGNATURE_OrTileCheckParams void (*)(const qp_q::Seg *, qp_q::u32, const qp_q::u32 *, qp_q::u32, qp_q::u32, qp_q::u32 *)
@@ -69,7 +69,7 @@ namespace qp_q {
 #define QP_SIGNATURE_ScanPartialsU32Params void (*)(qp_q::u32 *, qp_q::u32)
 
 // The parameter list of qp_query_scan_apply_u32, as a function pointer type.
-#define QP_SIGNATURE_ScanApplyU32Params void (*)(const qp_q::u32 *, qp_q::u32 *, const qp_q::u32 *, qp_q::u32)
+#define QP_SIGNATURE_ScanApplyU32Params void (*)(const qp_q::u32 *, qp_q::u32 *, const qp_q::u32 *, qp_q::u32, qp_q::u32)
 
 // The parameter list of qp_query_scan_reduce_s4, as a function pointer type.
 #define QP_SIGNATURE_ScanReduceS4Params void (*)(const qp_q::S4 *, qp_q::S4 *, qp_q::u32)
@@ -78,7 +78,7 @@ namespace qp_q {
 #define QP_SIGNATURE_ScanPartialsS4Params void (*)(qp_q::S4 *, qp_q::u32)
 
 // The parameter list of qp_query_scan_apply_s4, as a function pointer type.
-#define QP_SIGNATURE_ScanApplyS4Params void (*)(const qp_q::S4 *, qp_q::S4 *, const qp_q::S4 *, qp_q::u32)
+#define QP_SIGNATURE_ScanApplyS4Params void (*)(const qp_q::S4 *, qp_q::S4 *, const qp_q::S4 *, qp_q::u32, qp_q::u32)
 
 // The parameter list of every, as a function pointer type.
 #define QP_SIGNATURE_DecodeParams void (*)(const uint8_t *, const qp_q::u64 *, const qp_q::u64 *, const qp_q::u32 *, const qp_q::u32 *, qp_q::u32 *, qp_q::u64 *, qp_q::u32 *, qp_q::u32, qp_q::u32)

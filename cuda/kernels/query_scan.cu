@@ -1,7 +1,8 @@
 // query_scan.cu — device-wide exclusive prefix sums for the query kernels
 // (stream compaction of AND candidates, slots of selected blocks), built on
-// cub::BlockScan as reduce-then-scan in three launches, so that no CTA ever
-// waits for another (the CPU emulator runs CTAs one after the other):
+// cub::BlockScan as reduce-then-scan in three launches, or two when the
+// apply launch sums the partials itself (raw), so that no CTA ever waits
+// for another (the CPU emulator runs CTAs one after the other):
 //
 //	qp_query_scan_reduce_T    grid ceil(n/1024) x 256 threads: CTA i sums
 //	                          tile i (1024 items, 4 consecutive per thread)
@@ -13,6 +14,15 @@
 //	                          each tile plus part[tile]; out[i] = sum of
 //	                          in[0..i), out[n] = the total. Reads n items
 //	                          and np partials, writes n+1. in may equal out.
+//	                          With raw != 0 the partials are the tiles'
+//	                          sums, unscanned (the partials launch is
+//	                          skipped): CTA i sums part[0..i) itself
+//	                          (tile_prefix) and part[np] is not written.
+//	                          Reads i partials more per CTA: the host
+//	                          takes this path only for np <= 512
+//	                          (kern.ScanFuseParts), where it reads at most
+//	                          half a tile more on average (docs/GPU-QUERY.md,
+//	                          "Fewer launches per step").
 //
 // T is u32 (candidate flags) or S4 (four u64 fields). Static shared memory:
 // CUB's scan storage plus one T.
@@ -62,8 +72,9 @@ __device__ __forceinline__ void scan_partials(T *part, u32 np) {
 }
 
 template <class T>
-__device__ __forceinline__ void scan_apply(const T *in, T *out, const T *__restrict__ part, u32 n) {
+__device__ __forceinline__ void scan_apply(const T *in, T *out, const T *__restrict__ part, u32 n, u32 raw) {
 	__shared__ typename BlockSum<T>::Scan::TempStorage tmp;
+	const T p = raw != 0 ? tile_prefix<T>(part, blockIdx.x, tmp) : part[blockIdx.x];
 	const u64 base = static_cast<u64>(blockIdx.x) * kScanTile + threadIdx.x * kScanItems;
 	T v[kScanItems];
 	T s = T(0);
@@ -73,7 +84,7 @@ __device__ __forceinline__ void scan_apply(const T *in, T *out, const T *__restr
 	}
 	T incl;
 	typename BlockSum<T>::Scan(tmp).InclusiveSum(s, incl);
-	T run = part[blockIdx.x] + (incl - s);
+	T run = p + (incl - s);
 	for (u32 j = 0; j < kScanItems; j++) {
 		if (base + j < n) {
 			out[base + j] = run;
@@ -101,8 +112,8 @@ static_assert(std::is_same<decltype(&qp_query_scan_partials_u32), QP_SIGNATURE_S
               "qp_query_scan_partials_u32's parameters differ from ScanPartialsU32Params (cuda/kern/layout.go)");
 
 extern "C" __global__ void __launch_bounds__(256)
-qp_query_scan_apply_u32(const uint32_t *in, uint32_t *out, const uint32_t *part, uint32_t n) {
-	qp_q::scan_apply<uint32_t>(in, out, part, n);
+qp_query_scan_apply_u32(const uint32_t *in, uint32_t *out, const uint32_t *part, uint32_t n, uint32_t raw) {
+	qp_q::scan_apply<uint32_t>(in, out, part, n, raw);
 }
 QP_EMU_REGISTER(qp_query_scan_apply_u32)
 static_assert(std::is_same<decltype(&qp_query_scan_apply_u32), QP_SIGNATURE_ScanApplyU32Params>::value,
@@ -124,8 +135,8 @@ static_assert(std::is_same<decltype(&qp_query_scan_partials_s4), QP_SIGNATURE_Sc
               "qp_query_scan_partials_s4's parameters differ from ScanPartialsS4Params (cuda/kern/layout.go)");
 
 extern "C" __global__ void __launch_bounds__(256)
-qp_query_scan_apply_s4(const qp_q::S4 *in, qp_q::S4 *out, const qp_q::S4 *part, uint32_t n) {
-	qp_q::scan_apply<qp_q::S4>(in, out, part, n);
+qp_query_scan_apply_s4(const qp_q::S4 *in, qp_q::S4 *out, const qp_q::S4 *part, uint32_t n, uint32_t raw) {
+	qp_q::scan_apply<qp_q::S4>(in, out, part, n, raw);
 }
 QP_EMU_REGISTER(qp_query_scan_apply_s4)
 static_assert(std::is_same<decltype(&qp_query_scan_apply_s4), QP_SIGNATURE_ScanApplyS4Params>::value,

@@ -20,13 +20,14 @@ import (
 // the device: grids are sized by the previous exact count and the slots
 // past the real one hold kern.AndNone. Launches per step: locate (block
 // selection, by binary search, in LR ranges with "lr", or Parallel Merge
-// Find, with the heads and the scan's tile sums) + 2 scan, list of blocks +
-// gather + docID decoder (+ frequency decoder unless bp128 slots are read
-// directly), match + 2 scan, compact. The queries are ordered by descending step count so that
+// Find, with the heads and the scan's tile sums) + the scan's apply, list
+// of blocks + gather + docID decoder (+ frequency decoder unless bp128
+// slots are read directly), match, compact (which scans match's flags);
+// each scan one launch more past kern.ScanFuseParts tiles. The queries are ordered by descending step count so that
 // those without a j-th step are a suffix that the kernels skip cheaply.
 //
 // Bitmap terms (bitmap.go): when a query's densest terms have device
-// bitmaps in use, a filter (qp_and_filter + 2 scan + compact) drops the
+// bitmaps in use, a filter (qp_and_filter + compact) drops the
 // candidates outside their lists right after step 0; with bp128
 // frequencies those terms take no step, and qp_and_bmscore adds their
 // scores by rank after the last step (their step count is the query's
@@ -77,8 +78,9 @@ func (r *andRun) run(out []engine.Response) error {
 		}
 	}
 	// Steps 1..: r.n is the exact count of the previous step (an upper
-	// bound of this one's).
-	for j := 1; j < r.maxM && r.n > 0; j++ {
+	// bound of this one's); r.done when the remaining steps would keep
+	// every candidate unchanged (step).
+	for j := 1; j < r.maxM && r.n > 0 && !r.done; j++ {
 		if err := r.step(j); err != nil {
 			return err
 		}
@@ -116,6 +118,7 @@ type andRun struct {
 	// flags of the last compaction (the exact count at its end) until a
 	// step reads the count; nil when none ran.
 	n                int
+	done             bool // the steps left keep every candidate (step)
 	cdoc, cscore, cq *cuda.Buffer
 	flag             *cuda.Buffer
 	res, cnt, total  *cuda.Buffer
@@ -269,37 +272,65 @@ func (r *andRun) firstStep() error {
 }
 
 // step is list step j >= 1: locate the candidates' blocks of each query's
-// j-th list, wait for the selection totals (and the previous step's exact
-// count), decode the selected blocks and keep the candidates found in
-// them, with the term's score added.
+// j-th list and list the selected ones, wait for the selection totals (and
+// the previous step's exact count, in the same copy), decode the selected
+// blocks and keep the candidates found in them, with the term's score
+// added.
 func (r *andRun) step(j int) error {
 	b, s, mem := r.b, r.b.stream, r.mem
 	n := r.n
+	// sel: n+2 entries, the totals at n and the previous count at n+1. The
+	// block list (dd's first five buffers) is sized by n, the most blocks
+	// the step can select, since Select writes it before the wait.
 	var blk, sel, part *cuda.Buffer
-	if err := mem.gets([]**cuda.Buffer{&blk, &sel, &part}, 4*n, 32*(n+1), 32*(kern.ScanParts(n)+1)); err != nil {
+	if err := mem.gets([]**cuda.Buffer{&blk, &sel, &part}, 4*n, 32*(n+2), 32*(kern.ScanParts(n)+1)); err != nil {
 		return err
+	}
+	dd := &decodeBufs{}
+	if err := mem.gets([]**cuda.Buffer{&dd.blkTerm, &dd.blkIdx, &dd.dOff, &dd.fOff, &dd.oOff}, 4*n, 4*n, 8*(n+1), 8*(n+1), 8*(n+1)); err != nil {
+		return err
+	}
+	var prev cuda.DevicePtr
+	if r.flag != nil {
+		prev = r.flag.Ptr() + cuda.DevicePtr(4*n)
 	}
 	t := b.tm.start(s)
 	if err := r.ak.Locate(s, b.terms.Ptr(), b.post.Ptr(), r.pMeta, r.pTerms, r.pLR, j, r.active[j], n, b.bs, r.levels, r.keep,
 		r.cdoc.Ptr(), r.cq.Ptr(), blk.Ptr(), sel.Ptr(), part.Ptr(), r.pBlocks, r.pPost); err != nil {
 		return err
 	}
-	if err := r.ak.ScanFromPartsS4(s, sel.Ptr(), sel.Ptr(), part.Ptr(), n); err != nil {
+	if err := r.ak.Select(s, r.pMeta, r.pTerms, j, n, r.cq.Ptr(), blk.Ptr(), sel.Ptr(), part.Ptr(), prev, dd.blkTerm.Ptr(),
+		dd.blkIdx.Ptr(), dd.dOff.Ptr(), dd.fOff.Ptr(), dd.oOff.Ptr()); err != nil {
 		return err
 	}
 	b.tm.stop(s, t, phIntersect)
-	b.prof.Launches += 3
+	b.prof.Launches += 1 + int64(kern.ScanLaunches(n))
 	tot, err := r.totals(sel)
 	if err != nil || r.n == 0 {
 		return err
 	}
+	// Candidates are grouped by ascending query, the queries with a j-th
+	// list are the first active[j] (planHost's order), and a compaction
+	// only removes candidates. So when the first candidate's query (Select's
+	// sel[n+1].b, read with the totals) is not below active[j], every
+	// candidate passes step j (Locate's BlockPass; Match keeps it in AND
+	// mode, not necessarily with keep-misses); when it is not below
+	// active[j+1], no later step changes anything either.
+	if cq0 := b.small.u64(40, 1)[0]; !r.keep {
+		if cq0 >= uint64(r.active[j]) {
+			r.done = true
+			mem.retire(blk, sel, part)
+			mem.retire(dd.all()...)
+			return nil
+		}
+		r.done = j+1 < r.maxM && cq0 >= uint64(r.active[j+1])
+	}
 	n = r.n
-	dd, err := r.decodeSelected(j, blk, sel, tot)
-	if err != nil {
+	if err := r.decodeSelected(dd, tot); err != nil {
 		return err
 	}
 	var pO, pDocs, pFreqs cuda.DevicePtr
-	if dd != nil {
+	if tot[0] != 0 {
 		pO, pDocs = dd.oOff.Ptr(), dd.docs.Ptr()
 		if !r.randomFreqs {
 			pFreqs = dd.freqs.Ptr()
@@ -324,12 +355,13 @@ func (r *andRun) step(j int) error {
 	return nil
 }
 
-// totals is the one wait of a step: the selection totals of sel (S4:
-// blocks, postings, docID bytes, frequency bytes) and the count of
-// candidates the previous step kept (which becomes r.n).
+// totals is the one wait of a step: one copy of sel[n..n+2) (Select's
+// output), the selection totals (S4: blocks, postings, docID bytes,
+// frequency bytes) and, when a compaction ran, the count of candidates
+// the previous step kept (which becomes r.n).
 func (r *andRun) totals(sel *cuda.Buffer) ([]uint64, error) {
 	b, n := r.b, r.n
-	if err := b.andTotals(r.mem, sel, 32*n, r.flag, 4*n); err != nil {
+	if err := b.andTotals(r.mem, sel, 32*n, 64); err != nil {
 		return nil, err
 	}
 	tot := b.small.u64(0, 4)
@@ -348,43 +380,36 @@ func (r *andRun) totals(sel *cuda.Buffer) ([]uint64, error) {
 	return tot, nil
 }
 
-// decodeSelected lists the blocks that step j selected (tot: the totals
-// of sel) and decodes their docIDs (and frequencies unless bp128 slots are
-// read by rank); nil when none was selected.
-func (r *andRun) decodeSelected(j int, blk, sel *cuda.Buffer, tot []uint64) (*decodeBufs, error) {
+// decodeSelected allocates the rest of dd (whose block list Select wrote;
+// tot: the totals of its scan) and decodes the selected blocks' docIDs
+// (and frequencies unless bp128 slots are read by rank); nothing when
+// none was selected.
+func (r *andRun) decodeSelected(dd *decodeBufs, tot []uint64) error {
 	b, s := r.b, r.b.stream
 	nsel, vals, db, fb := int(tot[0]), int(tot[1]), int(tot[2]), int(tot[3])
 	if nsel == 0 {
-		return nil, nil
+		return nil
 	}
-	var dd *decodeBufs
-	var err error
+	bufs, sizes := []**cuda.Buffer{&dd.gdocs, &dd.base, &dd.last, &dd.docs, &dd.gfreqs, &dd.freqs}, []int{db, 4 * nsel, 4 * nsel, 4 * vals, fb, 4 * vals}
 	if r.randomFreqs {
-		dd, err = allocDecodeDocs(r.mem, nsel, db, vals)
-	} else {
-		dd, err = allocDecode(r.mem, nsel, db, fb, vals)
+		bufs, sizes = bufs[:4], sizes[:4]
 	}
-	if err != nil {
-		return nil, err
+	if err := r.mem.gets(bufs, sizes...); err != nil {
+		return err
 	}
 	t := b.tm.start(s)
-	if err := b.qk.AndDesc(s, r.pMeta, r.pTerms, j, r.n, r.cq.Ptr(), blk.Ptr(), sel.Ptr(), dd.blkTerm.Ptr(), dd.blkIdx.Ptr(),
-		dd.dOff.Ptr(), dd.fOff.Ptr(), dd.oOff.Ptr()); err != nil {
-		return nil, err
-	}
-	b.tm.stop(s, t, phIntersect)
-	t = b.tm.start(s)
+	var err error
 	if r.randomFreqs {
 		err = b.decodeDocs(dd, nsel, r.st.one(b))
 	} else {
 		err = b.decode(dd, nsel, r.st.pair(b))
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
 	b.tm.stop(s, t, phDecode)
 	b.prof.Launches++
-	return dd, nil
+	return nil
 }
 
 // bitmapScores adds the bitmap terms' scores by rank after the last step
@@ -506,23 +531,20 @@ func (r *andRun) keepMode() kern.AndKeep {
 
 // keepFlagged finishes a launch that flagged each of the n candidate slots
 // cdoc/cscore/cq to keep (1) or drop (0) into flag (n+1 words), with its
-// tile sums in part (Match, Filter): the flags are scanned in place (the
-// exact count lands at flag[n], for the next step's wait) and the kept
-// candidates compacted into new arrays, which replace the old ones (those
-// and part are retired). 3 launches.
+// tile sums in part (Match, Filter): Compact scans the flags and moves the
+// kept candidates into new arrays, which replace the old ones (those and
+// part are retired), and writes the exact count to flag[n], for the next
+// step's wait. 1 launch (2 when n has more than kern.ScanFuseParts tiles).
 func (b *Backend) keepFlagged(mem *devMem, n int, flag, part *cuda.Buffer, cdoc, cscore, cq **cuda.Buffer) error {
 	s, ak := b.stream, b.and.k
-	if err := ak.ScanFromPartsU32(s, flag.Ptr(), flag.Ptr(), part.Ptr(), n); err != nil {
-		return err
-	}
 	var ndoc, nscore, nqq *cuda.Buffer
 	if err := mem.gets([]**cuda.Buffer{&ndoc, &nscore, &nqq}, 4*n, 4*n, 4*n); err != nil {
 		return err
 	}
-	if err := ak.Compact(s, n, flag.Ptr(), (*cdoc).Ptr(), (*cscore).Ptr(), (*cq).Ptr(), ndoc.Ptr(), nscore.Ptr(), nqq.Ptr()); err != nil {
+	if err := ak.Compact(s, n, flag.Ptr(), part.Ptr(), (*cdoc).Ptr(), (*cscore).Ptr(), (*cq).Ptr(), ndoc.Ptr(), nscore.Ptr(), nqq.Ptr()); err != nil {
 		return err
 	}
-	b.prof.Launches += 3
+	b.prof.Launches += int64(kern.ScanLaunches(n))
 	mem.retire(part, *cdoc, *cscore, *cq)
 	*cdoc, *cscore, *cq = ndoc, nscore, nqq
 	return nil

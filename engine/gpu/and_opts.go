@@ -88,21 +88,16 @@ func (s *statusSlots) one(b *Backend) *cuda.Buffer {
 	return v
 }
 
-// andTotals copies the S4 total at selOff of sel and, when flag is not nil,
-// the uint32 count at flagOff of flag into the small arena (at 0 and 32)
-// and waits for the stream: the one synchronization of an AND step.
-func (b *Backend) andTotals(mem *devMem, sel *cuda.Buffer, selOff int, flag *cuda.Buffer, flagOff int) error {
-	if err := b.small.reset(64); err != nil {
+// andTotals copies size bytes at off of sel (the S4 totals and the
+// previous step's count, AndKernels.Select's sel[n..n+2)) into the small
+// arena at 0 and waits for the stream: the one synchronization of an AND
+// step.
+func (b *Backend) andTotals(mem *devMem, sel *cuda.Buffer, off, size int) error {
+	if err := b.small.reset(size); err != nil {
 		return err
 	}
-	s := b.stream
-	if err := s.CopyFromDevice(b.small.h, 0, sel, selOff, 32); err != nil {
+	if err := b.stream.CopyFromDevice(b.small.h, 0, sel, off, size); err != nil {
 		return err
-	}
-	if flag != nil {
-		if err := s.CopyFromDevice(b.small.h, 32, flag, flagOff, 4); err != nil {
-			return err
-		}
 	}
 	if err := b.sync(); err != nil {
 		return err

@@ -110,7 +110,8 @@ func BenchmarkHostPrep(b *testing.B) {
 		reportCPU(b, c0)
 	})
 	// batch: the whole SearchBatch (on the emulator its owner time is the
-	// kernels'): the hot driver calls per batch (calls/op), the sets
+	// kernels'): the hot driver calls per batch (calls/op), the kernel
+	// launches among them (launches/op, as Profile counts them), the sets
 	// planned off the owner (planned/op) and the owner closure's wall time
 	// (owner-ns/op).
 	b.Run("batch", func(b *testing.B) {
@@ -122,6 +123,7 @@ func BenchmarkHostPrep(b *testing.B) {
 		}
 		p := g.Profile()
 		b.ReportMetric(float64(p.DriverCalls)/float64(b.N), "calls/op")
+		b.ReportMetric(float64(p.Launches)/float64(b.N), "launches/op")
 		b.ReportMetric(float64(p.PlannedSets)/float64(b.N), "planned/op")
 		b.ReportMetric(float64(p.HostRun.Nanoseconds())/float64(b.N), "owner-ns/op")
 	})
