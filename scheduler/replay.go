@@ -238,6 +238,10 @@ const (
 var AllSetups = []Setup{CPUOnly, GPUOnly, BestSerial, Parallel, ParallelNoSteal, ParallelGPUFirst}
 
 // hybrid says whether the setup runs both processors in parallel.
+// Hybrid reports whether s runs the CPU and the GPU side by side
+// (cpu+gpu, cpu+gpu-nosteal, cpu+gpu-first).
+func (s Setup) Hybrid() bool { return s.hybrid() }
+
 func (s Setup) hybrid() bool { return s == Parallel || s == ParallelNoSteal || s == ParallelGPUFirst }
 
 func (s Setup) String() string {
@@ -608,7 +612,13 @@ type Experiment struct {
 	// (park CPU slots while a GPU batch is prepared on the host).
 	PrepareAdapt int
 	PrepareHook  func(ctx context.Context, prepared func(time.Duration)) context.Context
-	Seed         uint64 // of the arrivals
+	// BeforeRun, if set, is called before each run (table or search) with
+	// its setup, before the scheduler is made: a caller sets there what
+	// differs by setup outside Config (qp bench sched: the GPU's
+	// preparation cores of the hybrid setups, so that the GPU alone keeps
+	// all of them).
+	BeforeRun func(Setup)
+	Seed      uint64 // of the arrivals
 	// Progress, if set, is called after every run.
 	Progress func(Run)
 }
@@ -730,6 +740,9 @@ func (e *Experiment) Run(ctx context.Context) (*Report, error) {
 	}
 	var slab replaySlab // the runs' results, reused (replay)
 	run := func(setup Setup, rate float64, stopOnMiss bool, seed uint64) (Run, error) {
+		if e.BeforeRun != nil {
+			e.BeforeRun(setup)
+		}
 		cfg := Config{
 			Options: e.Options, Deadline: e.Deadline, UrgentFraction: e.UrgentFraction,
 			Ratio: e.Ratio, Serialize: setup == BestSerial, NoSteal: setup == ParallelNoSteal,

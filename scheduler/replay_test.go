@@ -346,6 +346,16 @@ func TestExperimentCPUOnly(t *testing.T) {
 	if len(rep.Runs) != 1 || rep.Runs[0].Answered != 60 || rep.Runs[0].Procs[GPU].Queries != 0 {
 		t.Fatalf("runs %+v, want one of 60 queries on the CPU", rep.Runs)
 	}
+	var before []Setup // BeforeRun: once per run, with its setup
+	e.BeforeRun = func(s Setup) { before = append(before, s) }
+	e.Rates = []float64{2000, 3000}
+	if _, err := e.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if len(before) != 2 || before[0] != CPUOnly || before[1] != CPUOnly || CPUOnly.Hybrid() || !ParallelGPUFirst.Hybrid() {
+		t.Errorf("BeforeRun saw %v, want [cpu-only cpu-only]", before)
+	}
+	e.BeforeRun, e.Rates = nil, []float64{2000}
 	if r := rep.Runs[0]; runtime.GOOS == "linux" && (r.CPUTime <= 0 || r.CPUPerQuery() != r.CPUTime/60) {
 		t.Errorf("process CPU %v, per query %v", r.CPUTime, r.CPUPerQuery())
 	}

@@ -248,6 +248,7 @@ func TestBadFlagValues(t *testing.T) {
 		{"--gpu-slots 0: want 1 to 8", []string{"bench", "sched", idx, docs, "--gpu-slots", "0"}},
 		{"--gpu-slots 9: want 1 to 8", []string{"bench", "sched", idx, docs, "--gpu-slots", "9"}},
 		{"--prepare-cores -1: want 0 (all) to GOMAXPROCS", []string{"bench", "sched", idx, docs, "--prepare-cores", "-1"}},
+		{"want on, off or auto, not \"sometimes\"", []string{"bench", "sched", idx, docs, "--prepare-adapt=sometimes"}},
 		{"--prepare-cores 100000: want 0 (all) to GOMAXPROCS", []string{"bench", "sched", idx, docs, "--prepare-cores", "100000"}},
 	} {
 		expectFail(t, []string{c.want}, c.args...)

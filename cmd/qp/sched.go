@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"math"
 	"os"
@@ -56,7 +57,8 @@ cores (measured online) CPU slots at once. The GPU runs --gpu-slots
 batches at once (default 2: one prepared on the host while another runs on
 the device); --prepare-cores caps the cores a batch's host preparation
 fans out over, and --prepare-adapt parks that many CPU slots while a batch
-is being prepared. The rate search has no upper
+is being prepared (auto, the default: for --mode or only, with 4
+preparation cores in CPU+GPU unless --prepare-cores is given). The rate search has no upper
 bound: it doubles until a run fails. Unless GOGC or GOMEMLIMIT is set, the
 process runs with GOGC 400 and a soft memory limit of half the machine's
 memory (the first line of standard error says which). --device cpu runs the
@@ -87,7 +89,8 @@ cpu-only setup without a GPU (the scheduler's own cost, measured). Otherwise nee
 	diagYield := fs.Bool("diagnose-yield", false, "--diagnose: the CPU workers call runtime.Gosched between two queries")
 	gpuSlots := fs.Int("gpu-slots", 2, "GPU batches in flight at once (1 to 8): with 2, one batch is prepared on the host while another runs on the device (issue 24)")
 	prepCores := fs.Int("prepare-cores", 0, "cores a GPU batch's host preparation may use (0: all, GOMAXPROCS; at most GOMAXPROCS)")
-	prepAdapt := fs.Bool("prepare-adapt", false, "CPU+GPU setups: while a GPU batch is prepared on the host, park --prepare-cores CPU slots (all of them with --prepare-cores 0), so that the preparation does not wait for cores busy with CPU queries")
+	prepAdapt := adaptAuto
+	fs.Var(&prepAdapt, "prepare-adapt", "CPU+GPU setups: while a GPU batch is prepared on the host, park --prepare-cores CPU slots (all of them with --prepare-cores 0), so that the preparation does not wait for cores busy with CPU queries: on, off, or auto (the default: on for --mode or with --prepare-cores 4 unless set, off for and and andor; issue 24's device rounds 5-6: it won OR, lost AND); the flag alone means on")
 	cpuProfile := fs.String("cpuprofile", "", "write a Go CPU profile of the whole experiment (training, table runs, searches; with --diagnose: the probes) to this new file (go tool pprof): where the scheduler's own per-query work goes")
 	gpuProfile := fs.Bool("gpu-profile", false, "after each run's progress line, print the GPU's batch profile (host phases, device time by CUDA events) and the Go runtime's GC and scheduling figures over the run")
 	pos, err := parse(fs, args)
@@ -216,12 +219,27 @@ cpu-only setup without a GPU (the scheduler's own cost, measured). Otherwise nee
 		return diagnose(ctx, os.Stdout, x, engine.NewCPU(x, 1), gpuBe, gpuPol, opt, qs, diagKs, *diagFor, scheduler.ProbeOptions{Nice: *cpuNice, Yield: *diagYield})
 	}
 	park := 0 // CPU slots parked while a GPU batch prepares (--prepare-adapt)
+	var beforeRun func(scheduler.Setup)
 	if gpuBe != nil {
+		adapt, cores := prepAdapt.resolve(mode, *prepCores, flagSet(fs, "prepare-cores"))
 		gpuBe.SetPrepareCores(*prepCores)
-		if *prepAdapt {
+		if cores != *prepCores {
+			// auto's cap is for the hybrid setups only: the GPU alone
+			// keeps --prepare-cores (all by default).
+			all := *prepCores
+			beforeRun = func(s scheduler.Setup) {
+				if s.Hybrid() {
+					gpuBe.SetPrepareCores(cores)
+				} else {
+					gpuBe.SetPrepareCores(all)
+				}
+			}
+			*prepCores = cores
+		}
+		if adapt {
 			park = cpuSlots
-			if *prepCores > 0 {
-				park = min(*prepCores, cpuSlots)
+			if cores > 0 {
+				park = min(cores, cpuSlots)
 			}
 		}
 	}
@@ -257,6 +275,7 @@ cpu-only setup without a GPU (the scheduler's own cost, measured). Otherwise nee
 		CPUNice:        *cpuNice,
 		PrepareAdapt:   park,
 		PrepareHook:    gpu.WithDeviceHook,
+		BeforeRun:      beforeRun,
 		Progress: func(r scheduler.Run) {
 			fmt.Fprintf(os.Stderr, "  %v at %.0f q/s: %d answered (cpu %d, gpu %d), %d missed, mean %v p99 %v, growing %v, process CPU %v/query: sustained %v%s\n",
 				r.Setup, r.Rate, r.Answered, r.Procs[scheduler.CPU].Queries, r.Procs[scheduler.GPU].Queries,
@@ -286,7 +305,7 @@ cpu-only setup without a GPU (the scheduler's own cost, measured). Otherwise nee
 	add := func(r *report.Report) {
 		s := r.Section(title)
 		s.Para("%s; index %s: %d documents, %d terms, %d postings; GPU batches of c = %d postings, wait %v, %d in flight, preparation on %s cores%s; CPU %d slots, batches of up to %v predicted, %d slots in CPU+GPU (GPU host side %.2f cores; %d core splits probed); %d training and %d replayed queries; ran %v.",
-			describeDevice(gpuBe), pos[0], x.NumDocs(), x.NumTerms(), x.Meta.Postings, *c0, *wait, *gpuSlots, prepCoresNote(*prepCores), parkNote(park),
+			describeDevice(gpuBe), pos[0], x.NumDocs(), x.NumTerms(), x.Meta.Postings, *c0, *wait, *gpuSlots, prepCoresNote(*prepCores)+hybridNote(beforeRun != nil), parkNote(park),
 			cpuSlots, *cpuBatch, rep.HybridCPUSlots, rep.HostCores[scheduler.GPU], len(rep.Split), *train, len(qs)-*train,
 			time.Since(start).Round(time.Second))
 		rep.AddTo(s, fmt.Sprintf("delay-%v", mode))
@@ -342,6 +361,82 @@ func prepCoresNote(k int) string {
 		return "all"
 	}
 	return fmt.Sprint(k)
+}
+
+// adaptMode is --prepare-adapt: on, off or auto (by the query mode).
+type adaptMode int
+
+const (
+	adaptAuto adaptMode = iota
+	adaptOn
+	adaptOff
+)
+
+// autoPrepareCores is the preparation's core cap that auto gives OR
+// batches when --prepare-cores is not set: the setting the device rounds
+// measured (docs/BENCHMARKS.md, "CPU and GPU together", sixth round).
+const autoPrepareCores = 4
+
+func (a *adaptMode) String() string {
+	switch *a {
+	case adaptOn:
+		return "on"
+	case adaptOff:
+		return "off"
+	}
+	return "auto"
+}
+
+// Set accepts on/true, off/false and auto (flag.Value).
+func (a *adaptMode) Set(v string) error {
+	switch strings.ToLower(v) {
+	case "on", "true", "1":
+		*a = adaptOn
+	case "off", "false", "0":
+		*a = adaptOff
+	case "auto":
+		*a = adaptAuto
+	default:
+		return fmt.Errorf("want on, off or auto, not %q", v)
+	}
+	return nil
+}
+
+// IsBoolFlag lets --prepare-adapt alone mean on.
+func (a *adaptMode) IsBoolFlag() bool { return true }
+
+// resolve is whether CPU slots are parked for mode, and the preparation's
+// core cap: auto parks for OR only (with autoPrepareCores unless
+// --prepare-cores was set), on and off as said with the cores as given.
+func (a adaptMode) resolve(mode engine.Mode, cores int, coresSet bool) (bool, int) {
+	switch a {
+	case adaptOn:
+		return true, cores
+	case adaptOff:
+		return false, cores
+	}
+	if mode != engine.Or {
+		return false, cores
+	}
+	if !coresSet {
+		cores = min(autoPrepareCores, runtime.GOMAXPROCS(0))
+	}
+	return true, cores
+}
+
+// flagSet reports whether the flag name was given on the command line.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
+// hybridNote marks a preparation cap that only the hybrid setups have.
+func hybridNote(only bool) string {
+	if only {
+		return " in CPU+GPU (all alone)"
+	}
+	return ""
 }
 
 // parkNote describes --prepare-adapt for the report.

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"runtime"
 	"testing"
 
+	"github.com/qpengine/qp/engine"
 	"github.com/qpengine/qp/scheduler"
 )
 
@@ -27,6 +29,46 @@ func TestCPUOnlyRun(t *testing.T) {
 		got, err := cpuOnlyRun(c.device, c.setups, c.diag)
 		if got != c.want || (err != nil) != c.wantErr {
 			t.Errorf("cpuOnlyRun(%q, %v, %v) = %v, %v; want %v, error %v", c.device, c.setups, c.diag, got, err, c.want, c.wantErr)
+		}
+	}
+}
+
+// TestPrepareAdapt: --prepare-adapt's values, and auto parking for OR only
+// with the measured core cap unless --prepare-cores was given.
+func TestPrepareAdapt(t *testing.T) {
+	var a adaptMode
+	for _, c := range []struct {
+		in   string
+		want adaptMode
+	}{{"on", adaptOn}, {"true", adaptOn}, {"off", adaptOff}, {"false", adaptOff}, {"auto", adaptAuto}, {"AUTO", adaptAuto}} {
+		if err := a.Set(c.in); err != nil || a != c.want {
+			t.Errorf("Set(%q) = %v, %v; want %v", c.in, a, err, c.want)
+		}
+	}
+	if err := a.Set("sometimes"); err == nil {
+		t.Error("Set(sometimes) accepted")
+	}
+	if !a.IsBoolFlag() {
+		t.Error("--prepare-adapt alone must mean on")
+	}
+	for _, c := range []struct {
+		a         adaptMode
+		mode      engine.Mode
+		cores     int
+		set       bool
+		park      bool
+		wantCores int
+	}{
+		{adaptAuto, engine.Or, 0, false, true, min(autoPrepareCores, runtime.GOMAXPROCS(0))},
+		{adaptAuto, engine.Or, 2, true, true, 2},
+		{adaptAuto, engine.And, 0, false, false, 0},
+		{adaptAuto, engine.AndOr, 3, true, false, 3},
+		{adaptOn, engine.And, 0, false, true, 0},
+		{adaptOff, engine.Or, 0, false, false, 0},
+	} {
+		park, cores := c.a.resolve(c.mode, c.cores, c.set)
+		if park != c.park || cores != c.wantCores {
+			t.Errorf("%v.resolve(%v, %d, %v) = %v, %d; want %v, %d", c.a.String(), c.mode, c.cores, c.set, park, cores, c.park, c.wantCores)
 		}
 	}
 }
