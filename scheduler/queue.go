@@ -10,15 +10,6 @@ import (
 
 // job is a submitted query while the scheduler holds it.
 type job struct {
-	// done, res, more and q first: the pointers release drops share the
-	// job's first 64 bytes, which the delivery has just read (one cache
-	// line: a chunk's jobs are 384 bytes and its size class, 27,264
-	// bytes, keeps it 64-byte aligned).
-	done func(*Result)
-	res  *Result // Request.Result: where the result goes (nil: a new one)
-	// more is the next job of the same SubmitBatch call (nil: none): the
-	// dispatcher receives a call's jobs in one channel hand-off.
-	more      *job
 	q         engine.Query
 	f         Features
 	x         [NumBasis]float64 // Basis(f), once (initJob): the predictions' and the GPU model update's
@@ -31,6 +22,11 @@ type job struct {
 	urgentAt  time.Time // when it starts to count as near its deadline
 	custom    bool      // its deadline is not the default
 	tag       int       // Request.Tag
+	done      func(*Result)
+	res       *Result // Request.Result: where the result goes (nil: a new one)
+	// more is the next job of the same SubmitBatch call (nil: none): the
+	// dispatcher receives a call's jobs in one channel hand-off.
+	more *job
 	// chunk is the pooled array the job lives in (SubmitBatch; nil: a job
 	// of its own, left to the collector).
 	chunk *jobChunk
@@ -60,21 +56,10 @@ var chunkPool = sync.Pool{New: func() any { return new(jobChunk) }}
 
 // release is called once a job's done function has returned and nothing
 // will read the job again (its batch keeps only the pointer, for its
-// length). A job of a chunk drops its pointers to memory the caller owns
-// (the query's strings, the done function, the result record), so that a
-// pooled chunk pins none of it, and the last job of a chunk returns the
-// chunk to the pool; the rest of a released job is left as it was: the
-// chunk's next SubmitBatch writes every field (initJob). (Clearing the
-// whole 24 KB chunk here was 1.40 of the 23.4 s of CPU of a 2M q/s
-// GPU-only GCIDE AND run on the H100 host, issue 24.) A job of its own
-// is left to the collector as it is.
+// length): the last job of a chunk returns the chunk to the pool.
 func (j *job) release() {
-	c := j.chunk
-	if c == nil {
-		return
-	}
-	j.q.ID, j.q.Terms, j.done, j.res, j.more = "", nil, nil, nil, nil
-	if c.live.Add(-1) == 0 {
+	if c := j.chunk; c != nil && c.live.Add(-1) == 0 {
+		clear(c.jobs[:])
 		chunkPool.Put(c)
 	}
 }

@@ -704,13 +704,11 @@ func checkRequest(r Request, done func(*Result)) {
 	}
 }
 
-// initJob prepares r for the dispatcher in j: its features, predicted
-// costs, preferred processor, deadline and urgency time; now is the
-// submission time. It writes every field of j but seq, more and chunk
-// (the caller's), so j may be a released job of a pooled chunk that
-// release did not clear (job.release). (Field by field: a composite
-// literal assigned to *j went through a temporary and a typed copy, a
-// quarter of the replay's time with instant backends.)
+// initJob prepares r for the dispatcher in j, a zero job: its features,
+// predicted costs, preferred processor, deadline and urgency time; now is
+// the submission time. (Field by field: a composite literal assigned to
+// *j went through a temporary and a typed copy, a quarter of the replay's
+// time with instant backends.)
 func (s *Scheduler) initJob(j *job, r Request, done func(*Result), now time.Time) {
 	j.q, j.done, j.arrival, j.submitted, j.tag, j.res = r.Query, done, r.Arrival, now, r.Tag, r.Result
 	if r.Features != nil {
@@ -719,7 +717,6 @@ func (s *Scheduler) initJob(j *job, r Request, done func(*Result), now time.Time
 		j.f = QueryFeatures(s.x, r.Query)
 	}
 	j.x = Basis(j.f) // once for both predictions and the model update
-	j.cost = [2]time.Duration{}
 	for _, p := range s.procs {
 		if p != nil {
 			j.cost[p.id] = p.model.PredictBasis(j.f, &j.x)
@@ -739,15 +736,12 @@ func (s *Scheduler) initJob(j *job, r Request, done func(*Result), now time.Time
 		j.arrival = j.submitted
 	}
 	dl := s.cfg.Deadline
-	j.custom = false
 	if r.Deadline > 0 {
 		dl = r.Deadline
 		j.custom = true
 	}
 	j.deadline = j.arrival.Add(dl)
 	j.urgentAt = j.arrival.Add(time.Duration(float64(dl) * s.cfg.UrgentFraction))
-	j.queue, j.stolen, j.urgent, j.picked = 0, false, false, false
-	j.prev, j.next, j.inQueue = nil, nil, false
 }
 
 // newJob is initJob on a new job submitted now (the simulation's tests

@@ -2,7 +2,6 @@ package scheduler
 
 import (
 	"context"
-	"reflect"
 	"runtime"
 	"slices"
 	"sync"
@@ -424,63 +423,5 @@ func TestBatchLearnEvery(t *testing.T) {
 	}
 	if n := len(s.arrays.free); n != 1 {
 		t.Errorf("%d arrays in the pool after 8 sequential batches, want 1 (reused)", n)
-	}
-}
-
-// TestJobReuse: initJob on a released job of a pooled chunk (whose fields
-// release left as the job's run set them) gives the job initJob gives on
-// a zero job, and release drops every pointer to the caller's memory (the
-// query's strings, the done function, the result record).
-func TestJobReuse(t *testing.T) {
-	x := testIndex(t)
-	s, err := newScheduler(x, Config{
-		CPU:      &Processor{Backend: nopBackend{}, Slots: 1},
-		GPU:      &Processor{Backend: nopBackend{}, Batch: BatchPolicy{MaxQueries: 4}},
-		Deadline: time.Second,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rec Result
-	done := func(*Result) {}
-	now := time.Unix(1000, 0)
-	for i, r := range []Request{
-		{Query: engine.Query{ID: "a", Terms: []string{termName(10), termName(11)}, Mode: engine.And, K: 10}},
-		{Query: engine.Query{ID: "b", Terms: []string{termName(12)}, Mode: engine.Or, K: 5}, Deadline: time.Millisecond,
-			Arrival: now.Add(-time.Microsecond), Tag: 7, Result: &rec},
-	} {
-		var fresh job
-		s.initJob(&fresh, r, done, now)
-		dirty := job{ // every field as a run leaves it, or worse
-			q: engine.Query{ID: "old", Terms: []string{"x"}, QTF: true, Mode: engine.AndOr, K: 99},
-			f: Features{Terms: 9, Min: 9}, x: [NumBasis]float64{9, 9}, cost: [2]time.Duration{9, 9}, pref: GPU,
-			arrival: now.Add(time.Hour), submitted: now.Add(time.Hour), deadline: now.Add(time.Hour),
-			urgentAt: now.Add(time.Hour), custom: true, tag: 9, done: func(*Result) {}, res: new(Result),
-			queue: QueueGPU, stolen: true, urgent: true, picked: true, prev: new(job), next: new(job), inQueue: true,
-		}
-		s.initJob(&dirty, r, done, now)
-		if !reflect.DeepEqual(fresh.q, dirty.q) || fresh.f != dirty.f || fresh.x != dirty.x || fresh.cost != dirty.cost ||
-			fresh.pref != dirty.pref || fresh.arrival != dirty.arrival || fresh.submitted != dirty.submitted ||
-			fresh.deadline != dirty.deadline || fresh.urgentAt != dirty.urgentAt || fresh.custom != dirty.custom ||
-			fresh.tag != dirty.tag || fresh.res != dirty.res || fresh.queue != dirty.queue || fresh.stolen != dirty.stolen ||
-			fresh.urgent != dirty.urgent || fresh.picked != dirty.picked || fresh.prev != dirty.prev ||
-			fresh.next != dirty.next || fresh.inQueue != dirty.inQueue {
-			t.Fatalf("request %d: initJob on a used job:\n%+v\nwant as on a zero job:\n%+v", i, dirty, fresh)
-		}
-		if dirty.cost == ([2]time.Duration{}) {
-			t.Fatalf("request %d: no cost predicted", i)
-		}
-		c := new(jobChunk)
-		c.live.Store(1)
-		j := &c.jobs[0]
-		s.initJob(j, r, done, now)
-		j.chunk, j.more = c, &c.jobs[1]
-		j.release()
-		if j.q.ID != "" || j.q.Terms != nil || j.done != nil || j.res != nil || j.more != nil {
-			t.Fatalf("request %d: a released job keeps the caller's memory: %+v", i, j)
-		}
-		if c.live.Load() != 0 {
-			t.Fatalf("request %d: chunk live %d after its only job's release", i, c.live.Load())
-		}
 	}
 }
