@@ -330,3 +330,36 @@ func TestObserveBatch(t *testing.T) {
 		t.Errorf("%v allocations per ObserveBatch", n)
 	}
 }
+
+// basisLog1p is Basis as computed before log1pInt: six math.Log1p calls
+// (the reference of TestBasisTable and BenchmarkBasis).
+func basisLog1p(f Features) [NumBasis]float64 {
+	if f.Empty() {
+		return [NumBasis]float64{1}
+	}
+	a := math.Log1p(float64(f.Min))
+	b := math.Log1p(float64(f.Second))
+	s := math.Log1p(float64(f.Sum))
+	m := math.Log1p(float64(f.Terms))
+	r := math.Log1p(float64(f.Sum - f.Max))
+	x := math.Log1p(float64(f.Max))
+	return [NumBasis]float64{1, a, b, s, m, a * s, r, x}
+}
+
+// TestBasisTable: Basis with its table of logarithms is bit for bit the
+// Basis of six math.Log1p calls, on and around the table's end.
+func TestBasisTable(t *testing.T) {
+	n := uint64(len(log1pTable))
+	for _, v := range []uint64{0, 1, 2, 3, 100, n - 2, n - 1, n, n + 1, 3 * n, 113187, 1 << 32, 1<<53 + 1, math.MaxUint64} {
+		if got, want := log1pInt(v), math.Log1p(float64(v)); got != want {
+			t.Fatalf("log1pInt(%d) = %v, want %v", v, got, want)
+		}
+	}
+	for i := range 20000 {
+		u := uint64(i)
+		f := Features{Mode: engine.Or, Terms: 1 + i%5, Min: u % 50, Second: u, Max: 3 * u, Sum: 5*u + u%50}
+		if got, want := Basis(f), basisLog1p(f); got != want {
+			t.Fatalf("Basis(%+v) = %v, want %v", f, got, want)
+		}
+	}
+}

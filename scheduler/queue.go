@@ -71,6 +71,10 @@ type jobList struct {
 	head, tail *job
 	n          int
 	cost       [2]time.Duration
+	// removed counts the jobs that have left the list: while it stays
+	// the same, the list is the one it was with jobs pushed at its tail
+	// (pickOwn's held batch).
+	removed uint64
 }
 
 func (l *jobList) push(j *job) {
@@ -105,6 +109,7 @@ func (l *jobList) remove(j *job) {
 	}
 	j.prev, j.next, j.inQueue = nil, nil, false
 	l.n--
+	l.removed++
 	l.cost[0] -= j.cost[0]
 	l.cost[1] -= j.cost[1]
 }

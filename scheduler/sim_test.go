@@ -79,7 +79,9 @@ type simSetup struct {
 	cheap       float64
 	spare       float64 // Config.SpareFixed
 	onlineCores bool
-	visits      float64 // of the last run: dispatcher scan visits per query
+	noHeld      bool      // the dispatcher rebuilds held batches (Scheduler.noHeld)
+	results     []*Result // of the last run
+	visits      float64   // of the last run: dispatcher scan visits per query
 	// Of the last run: the GPU's batch model and the CPU cap at the end.
 	batchModel *BatchModel
 	cpuCap     int
@@ -150,6 +152,7 @@ func (e *simSetup) run(t testing.TB, setup Setup, rate float64, seed uint64) Run
 	if err != nil {
 		t.Fatal(err)
 	}
+	s.noHeld = e.noHeld
 	minDur := e.minDuration
 	if minDur == 0 {
 		minDur = 10 * s.cfg.Deadline
@@ -314,6 +317,7 @@ func (e *simSetup) run(t testing.TB, setup Setup, rate float64, seed uint64) Run
 		out = append(out, nil)
 	}
 	run := Summarize(setup, rate, out)
+	e.results = out
 	e.visits = float64(s.visits) / float64(max(next, 1))
 	e.batchModel, e.cpuCap = s.gf.bm, s.gf.cpuCap
 	e.hostDemand, e.hostN = s.gf.host.demand(), s.gf.host.fit.n

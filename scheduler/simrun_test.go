@@ -212,3 +212,49 @@ func TestSimDispatcherBound(t *testing.T) {
 		t.Errorf("sequential CPU batches did not help: %.0f q/s, %.0f with one-query slots", r[Parallel], one)
 	}
 }
+
+// TestHeldBatchSame: the dispatcher extending the batch it held
+// (heldBatch) schedules exactly as rebuilding it from the queue's head:
+// in the simulation, every query starts and finishes at the same virtual
+// time on the same processor in a batch of the same size, for the GPU
+// alone, the hybrid by cost (an either queue) and GPU-first, below and
+// around the GPU's capacity; and the GPU alone's dispatcher visits fewer
+// queued jobs.
+func TestHeldBatchSame(t *testing.T) {
+	for _, tc := range []struct {
+		setup Setup
+		rate  float64
+		wait  time.Duration // the GPU's MaxWait (0: simWorkload's 2 ms)
+	}{{GPUOnly, 2000, 0}, {GPUOnly, 6000, 0}, {Parallel, 8000, 0}, {ParallelGPUFirst, 8000, 0},
+		// A GPU often idle, waiting for its batches to fill.
+		{GPUOnly, 3000, 40 * time.Millisecond}, {Parallel, 3000, 40 * time.Millisecond}, {ParallelGPUFirst, 3000, 40 * time.Millisecond}} {
+		e := simWorkload(t)
+		if tc.wait > 0 {
+			fastGPU(e)
+			e.procs[GPU].Batch.MaxWait = tc.wait
+		}
+		var runs [2]Run
+		var res [2][]*Result
+		var visits [2]float64
+		for k, off := range []bool{true, false} {
+			e.noHeld = off
+			runs[k] = e.run(t, tc.setup, tc.rate, 3)
+			res[k], visits[k] = e.results, e.visits
+		}
+		if len(res[0]) == 0 || len(res[0]) != len(res[1]) {
+			t.Fatalf("%v at %.0f: %d and %d results", tc.setup, tc.rate, len(res[0]), len(res[1]))
+		}
+		for i := range res[0] {
+			a, b := res[0][i], res[1][i]
+			if (a == nil) != (b == nil) || a != nil && (a.Proc != b.Proc || !a.Start.Equal(b.Start) ||
+				!a.Finish.Equal(b.Finish) || a.BatchSize != b.BatchSize || a.Queue != b.Queue || a.Stolen != b.Stolen || a.Urgent != b.Urgent) {
+				t.Fatalf("%v at %.0f: query %d: rebuilt %+v, extended %+v", tc.setup, tc.rate, i, a, b)
+			}
+		}
+		t.Logf("%v at %.0f, wait %v: %d queries, gpu batches %d, visits per query %.2f rebuilt, %.2f extended",
+			tc.setup, tc.rate, tc.wait, len(res[0]), runs[0].Procs[GPU].Batches, visits[0], visits[1])
+		if tc.setup == GPUOnly && visits[1] >= visits[0] {
+			t.Errorf("%v at %.0f: %.1f visits per query extending, %.1f rebuilding", tc.setup, tc.rate, visits[1], visits[0])
+		}
+	}
+}

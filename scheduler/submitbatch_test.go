@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/qpengine/qp/engine"
 	"github.com/qpengine/qp/topk"
@@ -316,6 +317,47 @@ func TestReplaySlabReserve(t *testing.T) {
 			if err := sameResponse(r.Response, want[i%len(qs)]); err != nil {
 				t.Fatalf("run %d arrival %d: %v", run, i, err)
 			}
+		}
+	}
+}
+
+// TestChunked: clearChunked and copyChunked clear and copy every element
+// (lengths around their piece size, pointerful and plain elements), and
+// copyChunked copies min(len(dst), len(src)) as copy does.
+func TestChunked(t *testing.T) {
+	step := chunkBytes / int(unsafe.Sizeof(Result{}))
+	for _, n := range []int{0, 1, step - 1, step, step + 1, 2*step + 3} {
+		src := make([]Result, n)
+		for i := range src {
+			src[i].Tag, src[i].Query.ID = i+1, "q"
+		}
+		dst := make([]Result, n+1)
+		dst[n].Tag = -1
+		copyChunked(dst, src)
+		for i := range n {
+			if dst[i].Tag != i+1 || dst[i].Query.ID != "q" {
+				t.Fatalf("n %d: copied record %d: tag %d", n, i, dst[i].Tag)
+			}
+		}
+		if dst[n].Tag != -1 {
+			t.Fatalf("n %d: copy wrote past the source", n)
+		}
+		clearChunked(dst[:n])
+		for i := range n {
+			if dst[i].Tag != 0 || dst[i].Query.ID != "" {
+				t.Fatalf("n %d: record %d not cleared", n, i)
+			}
+		}
+		if dst[n].Tag != -1 {
+			t.Fatalf("n %d: clear wrote past the slice", n)
+		}
+		ps := make([]*Result, 3*(chunkBytes/8)+1)
+		for i := range ps {
+			ps[i] = &dst[n]
+		}
+		clearChunked(ps)
+		if i := slices.IndexFunc(ps, func(p *Result) bool { return p != nil }); i >= 0 {
+			t.Fatalf("n %d: pointer %d not cleared", n, i)
 		}
 	}
 }

@@ -20,6 +20,9 @@
 # `go tool pprof BINARY FILE` against the same binary: /tmp/qp-old is
 # main's, bin/dev/data/qp.xz this branch's).
 #
+# Second part (branch hostcpu2): old is a build of the hostcpu branch
+# (b45bcc1), new this branch's; the same runs and output.
+#
 # Build and carry as for sched4.sh (bin/dev/data/{qp,qp-old,COLL.qp}.xz and
 # 06.efficiency_topics.txt), then: COLL=gcide bash scripts/device/hostcpu.sh
 source scripts/device/lib.sh
