@@ -6,8 +6,8 @@ import (
 	"os"
 	"testing"
 
-	"github.com/qpengine/qp/eval"
 	"github.com/qpengine/qp/index"
+	"github.com/qpengine/qp/internal/querylog"
 )
 
 // BenchmarkCanonicalTerms compares CanonicalTerms ("lists": the lookups
@@ -28,23 +28,12 @@ func BenchmarkCanonicalTerms(b *testing.B) {
 		if x, err = index.Open(path); err != nil {
 			b.Fatal(err)
 		}
-		an, err := x.Analyzer()
+		log, err := querylog.FirstAnalyzed(x, os.Getenv("QP_CANON_QUERIES"), 4500)
 		if err != nil {
 			b.Fatal(err)
 		}
-		f, err := os.Open(os.Getenv("QP_CANON_QUERIES"))
-		if err != nil {
-			b.Fatal(err)
-		}
-		eq, err := eval.ReadQueries(f)
-		f.Close()
-		if err != nil {
-			b.Fatal(err)
-		}
-		for _, q := range eq {
-			if ts := an.Tokens(q.Text); len(ts) > 0 && len(qs) < 4500 {
-				qs = append(qs, Query{Terms: ts, Mode: And, K: 10})
-			}
+		for _, ts := range log {
+			qs = append(qs, Query{Terms: ts, Mode: And, K: 10})
 		}
 	} else {
 		x, _ = smallIndex(b, "bp128", 3000, 128, 1)

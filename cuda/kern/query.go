@@ -290,24 +290,29 @@ func ScanLaunches(n int) int {
 // the tiles before it (grid g), after the partials of the np tiles are
 // scanned by one CTA when np > ScanFuseParts.
 func (q *QueryKernels) scanRest(t int, s *cuda.Stream, in, out, part cuda.DevicePtr, np int, g cuda.Dim3, nn uint32) error {
-	one := cuda.Dim3{X: 1, Y: 1, Z: 1}
-	raw := uint32(1)
-	if np > ScanFuseParts {
-		raw = 0
-		var err error
-		if t == 0 {
-			err = launch(q.scanPartials[t], one, s, &ScanPartialsU32Params{Part: part, NP: uint32(np)})
-		} else {
-			err = launch(q.scanPartials[t], one, s, &ScanPartialsS4Params{Part: part, NP: uint32(np)})
-		}
-		if err != nil {
-			return err
-		}
+	raw, err := q.partialsFirst(t, s, part, np)
+	if err != nil {
+		return err
 	}
 	if t == 0 {
 		return launch(q.scanApply[t], g, s, &ScanApplyU32Params{In: in, Out: out, Part: part, N: nn, Raw: raw})
 	}
 	return launch(q.scanApply[t], g, s, &ScanApplyS4Params{In: in, Out: out, Part: part, N: nn, Raw: raw})
+}
+
+// partialsFirst scans the np tile partials in part with one CTA (t: 0
+// uint32, 1 S4 items) when np > ScanFuseParts, and returns the Raw flag of
+// the fused kernel that follows: 1 when that kernel sums the raw partials
+// before each tile itself (no launch here), 0 when they were scanned.
+func (q *QueryKernels) partialsFirst(t int, s *cuda.Stream, part cuda.DevicePtr, np int) (uint32, error) {
+	if np <= ScanFuseParts {
+		return 1, nil
+	}
+	one := cuda.Dim3{X: 1, Y: 1, Z: 1}
+	if t == 0 {
+		return 0, launch(q.scanPartials[t], one, s, &ScanPartialsU32Params{Part: part, NP: uint32(np)})
+	}
+	return 0, launch(q.scanPartials[t], one, s, &ScanPartialsS4Params{Part: part, NP: uint32(np)})
 }
 
 // launch enqueues f, whose parameters are the fields of *p in order

@@ -121,13 +121,9 @@ func (a *AndKernels) Select(s *cuda.Stream, qmeta, qterms cuda.DevicePtr, j, n i
 	if n == 0 {
 		return nil
 	}
-	np := ScanParts(n)
-	raw := uint32(1)
-	if np > ScanFuseParts {
-		raw = 0
-		if err := launch(a.q.scanPartials[1], cuda.Dim3{X: 1, Y: 1, Z: 1}, s, &ScanPartialsS4Params{Part: part, NP: uint32(np)}); err != nil {
-			return err
-		}
+	raw, err := a.q.partialsFirst(1, s, part, ScanParts(n))
+	if err != nil {
+		return err
 	}
 	return launch(a.sel, tiles(n), s, &AndSelectParams{
 		QMeta: qmeta, QTerms: qterms, J: uint32(j), N: nn, CQ: cq, Blk: blk, Sel: sel, Part: part, Raw: raw, Prev: prev,
@@ -185,12 +181,9 @@ func (a *AndKernels) Compact(s *cuda.Stream, n int, flag, part, cdoc, cscore, cq
 		return nil
 	}
 	np := ScanParts(n)
-	raw := uint32(1)
-	if np > ScanFuseParts {
-		raw = 0
-		if err := launch(a.q.scanPartials[0], cuda.Dim3{X: 1, Y: 1, Z: 1}, s, &ScanPartialsU32Params{Part: part, NP: uint32(np)}); err != nil {
-			return err
-		}
+	raw, err := a.q.partialsFirst(0, s, part, np)
+	if err != nil {
+		return err
 	}
 	return launch(a.compact, tiles(n), s, &AndCompactParams{
 		N: nn, Flag: flag, Part: part, NP: uint32(np), Raw: raw, CDoc: cdoc, CScore: cscore, CQ: cq, NDoc: ndoc,

@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/qpengine/qp/engine"
-	"github.com/qpengine/qp/eval"
 	"github.com/qpengine/qp/index"
 	"github.com/qpengine/qp/internal/cputime"
+	"github.com/qpengine/qp/internal/querylog"
 )
 
 // BenchmarkHostPrep: the host side of one AND launch set of 4,500 queries
@@ -33,23 +33,8 @@ func BenchmarkHostPrep(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		an, err := x.Analyzer()
-		if err != nil {
+		if terms, err = querylog.FirstAnalyzed(x, os.Getenv("QP_HOSTPREP_QUERIES"), 4500); err != nil {
 			b.Fatal(err)
-		}
-		f, err := os.Open(os.Getenv("QP_HOSTPREP_QUERIES"))
-		if err != nil {
-			b.Fatal(err)
-		}
-		eq, err := eval.ReadQueries(f)
-		f.Close()
-		if err != nil {
-			b.Fatal(err)
-		}
-		for _, q := range eq {
-			if ts := an.Tokens(q.Text); len(ts) > 0 && len(terms) < 4500 {
-				terms = append(terms, ts)
-			}
 		}
 		g = newBackend(b, x, Options{})
 	} else {
