@@ -11,9 +11,9 @@ import (
 
 	"github.com/qpengine/qp/cuda"
 	"github.com/qpengine/qp/engine"
-	"github.com/qpengine/qp/eval"
 	"github.com/qpengine/qp/gen"
 	"github.com/qpengine/qp/index"
+	"github.com/qpengine/qp/internal/querylog"
 )
 
 // genDocs is the size of the synthetic collection of TestGen and the
@@ -67,22 +67,7 @@ func buildGenIndex(path, logDir string) (*index.Index, [][]string, error) {
 // loadLogQueries reads a query log and returns its queries analyzed as gen
 // analyzes them (empty ones dropped).
 func loadLogQueries(path string) ([][]string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	eq, err := eval.ReadQueries(f)
-	if err != nil {
-		return nil, err
-	}
-	var qs [][]string
-	for _, q := range eq {
-		if ts := gen.Tokenize(q.Text); len(ts) > 0 {
-			qs = append(qs, ts)
-		}
-	}
-	return qs, nil
+	return querylog.Read(path, -1, gen.Tokenize)
 }
 
 // BenchmarkSearchBatch reports the GPU backend's queries/s on the TREC 2006

@@ -19,6 +19,13 @@ func FirstAnalyzed(x *index.Index, path string, max int) ([][]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	return Read(path, max, an.Tokens)
+}
+
+// Read returns the token lists tokens gives for the queries of the log at
+// path, in log order, dropping the empty ones and stopping after max (all
+// of them when max < 0).
+func Read(path string, max int, tokens func(string) []string) ([][]string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -33,7 +40,7 @@ func FirstAnalyzed(x *index.Index, path string, max int) ([][]string, error) {
 		if len(out) == max {
 			break
 		}
-		if ts := an.Tokens(q.Text); len(ts) > 0 {
+		if ts := tokens(q.Text); len(ts) > 0 {
 			out = append(out, ts)
 		}
 	}
