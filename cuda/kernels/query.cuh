@@ -347,6 +347,25 @@ __device__ __forceinline__ T tile_prefix(const T *__restrict__ part, u32 tile,
 	return block_total<T>(s, tmp);
 }
 
+// piece_prefix loads a thread's piece, the kScanItems consecutive items
+// a[base..base+kScanItems) (T(0) at and past n), into v, sets s to their
+// sum and returns the sum of the pieces of the CTA's threads before this
+// one (the exclusive block scan of the pieces' sums): the first half of
+// every scan of a tile here (scan_partials, scan_apply, qp_and_select,
+// qp_and_compact).
+template <class T>
+__device__ __forceinline__ T piece_prefix(const T *a, u64 base, u64 n, T (&v)[kScanItems], T &s,
+                                          typename BlockSum<T>::Scan::TempStorage &tmp) {
+	s = T(0);
+	for (u32 j = 0; j < kScanItems; j++) {
+		v[j] = base + j < n ? a[base + j] : T(0);
+		s = s + v[j];
+	}
+	T incl;
+	typename BlockSum<T>::Scan(tmp).InclusiveSum(s, incl);
+	return incl - s;
+}
+
 // flag_tile is the candidate loop of the AND kernels that keep or drop
 // candidates (qp_and_match, qp_and_filter): the CTA's tile of kScanTile
 // candidates, kScanItems consecutive ones per thread; flag[i] = keep(i)

@@ -338,14 +338,8 @@ __device__ __forceinline__ void and_select(const QMeta *__restrict__ qmeta, cons
 	const S4 p = raw != 0 ? tile_prefix<S4>(part, blockIdx.x, tmp) : part[blockIdx.x];
 	const u64 base = static_cast<u64>(blockIdx.x) * kTile + threadIdx.x * kPiece;
 	S4 v[kPiece];
-	S4 s(0);
-	for (u32 k = 0; k < kPiece; k++) {
-		v[k] = base + k < n ? sel[base + k] : S4(0);
-		s = s + v[k];
-	}
-	S4 incl;
-	typename BlockSum<S4>::Scan(tmp).InclusiveSum(s, incl);
-	S4 run = p + (incl - s);
+	S4 s;
+	S4 run = p + piece_prefix<S4>(sel, base, n, v, s, tmp);
 	for (u32 k = 0; k < kPiece; k++) {
 		const u64 i = base + k;
 		if (i >= n) break;
@@ -393,14 +387,8 @@ __device__ __forceinline__ void and_compact(u32 n, u32 *__restrict__ flag, const
 	}
 	const u64 base = static_cast<u64>(blockIdx.x) * kScanTile + threadIdx.x * kScanItems;
 	u32 v[kScanItems];
-	u32 s = 0;
-	for (u32 j = 0; j < kScanItems; j++) {
-		v[j] = base + j < n ? flag[base + j] : 0;
-		s += v[j];
-	}
-	u32 incl;
-	typename BlockSum<u32>::Scan(tmp).InclusiveSum(s, incl);
-	u32 o = before + (incl - s);
+	u32 s;
+	u32 o = before + piece_prefix<u32>(flag, base, n, v, s, tmp);
 	for (u32 j = 0; j < kScanItems; j++) {
 		const u64 i = base + j;
 		if (i >= n) break;

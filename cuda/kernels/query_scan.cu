@@ -51,19 +51,14 @@ __device__ __forceinline__ void scan_partials(T *part, u32 np) {
 	for (u32 base = 0; base < np; base += kScanTile) {
 		const u32 i0 = base + threadIdx.x * kScanItems;
 		T v[kScanItems];
-		T s = T(0);
-		for (u32 j = 0; j < kScanItems; j++) {
-			v[j] = i0 + j < np ? part[i0 + j] : T(0);
-			s = s + v[j];
-		}
-		T incl;
-		typename BlockSum<T>::Scan(tmp).InclusiveSum(s, incl);
-		T run = carry + (incl - s);
+		T s;
+		const T excl = piece_prefix<T>(part, i0, np, v, s, tmp);
+		T run = carry + excl;
 		for (u32 j = 0; j < kScanItems; j++) {
 			if (i0 + j < np) part[i0 + j] = run;
 			run = run + v[j];
 		}
-		if (threadIdx.x == kThreads - 1) chunk = incl;
+		if (threadIdx.x == kThreads - 1) chunk = excl + s;
 		__syncthreads();
 		carry = carry + chunk;
 		__syncthreads(); // chunk and the scan storage are reused
@@ -77,14 +72,8 @@ __device__ __forceinline__ void scan_apply(const T *in, T *out, const T *__restr
 	const T p = raw != 0 ? tile_prefix<T>(part, blockIdx.x, tmp) : part[blockIdx.x];
 	const u64 base = static_cast<u64>(blockIdx.x) * kScanTile + threadIdx.x * kScanItems;
 	T v[kScanItems];
-	T s = T(0);
-	for (u32 j = 0; j < kScanItems; j++) {
-		v[j] = base + j < n ? in[base + j] : T(0);
-		s = s + v[j];
-	}
-	T incl;
-	typename BlockSum<T>::Scan(tmp).InclusiveSum(s, incl);
-	T run = p + (incl - s);
+	T s;
+	T run = p + piece_prefix<T>(in, base, n, v, s, tmp);
 	for (u32 j = 0; j < kScanItems; j++) {
 		if (base + j < n) {
 			out[base + j] = run;
