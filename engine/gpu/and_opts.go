@@ -54,15 +54,6 @@ func parseAndSearch(s string) (int, error) {
 	return 0, fmt.Errorf("gpu: AndSearch %q: want one of %s", s, strings.Join(AndSearches, ", "))
 }
 
-// allocDecodeDocs is allocDecode without the frequency buffers (bp128
-// frequencies read by slot).
-func allocDecodeDocs(mem *devMem, nblk, dbytes, nval int) (*decodeBufs, error) {
-	d := &decodeBufs{}
-	err := mem.gets([]**cuda.Buffer{&d.blkTerm, &d.blkIdx, &d.dOff, &d.fOff, &d.oOff, &d.gdocs, &d.base, &d.last, &d.docs},
-		4*nblk, 4*nblk, 8*(nblk+1), 8*(nblk+1), 8*(nblk+1), dbytes, 4*nblk, 4*nblk, 4*nval)
-	return d, err
-}
-
 // decodeDocs enqueues the gathering of the docID blocks listed in d (not
 // their frequencies) and their decoding into d.docs; the decoder's status
 // word goes to st.
