@@ -272,12 +272,9 @@ const (
 // ParallelNoSteal and ParallelGPUFirst.
 var AllSetups = []Setup{CPUOnly, GPUOnly, BestSerial, Parallel, ParallelNoSteal, ParallelGPUFirst}
 
-// hybrid says whether the setup runs both processors in parallel.
 // Hybrid reports whether s runs the CPU and the GPU side by side
 // (cpu+gpu, cpu+gpu-nosteal, cpu+gpu-first).
-func (s Setup) Hybrid() bool { return s.hybrid() }
-
-func (s Setup) hybrid() bool { return s == Parallel || s == ParallelNoSteal || s == ParallelGPUFirst }
+func (s Setup) Hybrid() bool { return s == Parallel || s == ParallelNoSteal || s == ParallelGPUFirst }
 
 func (s Setup) String() string {
 	switch s {
@@ -760,7 +757,7 @@ func (e *Experiment) Run(ctx context.Context) (*Report, error) {
 	}
 	rep.MinDuration = max(minDur, 0)
 	rep.HybridCPUSlots = e.hybridCPUSlots(rep.HostCores[GPU])
-	if e.HybridCPUSlots == 0 && e.SplitProbe > 0 && slices.ContainsFunc(setups, Setup.hybrid) {
+	if e.HybridCPUSlots == 0 && e.SplitProbe > 0 && slices.ContainsFunc(setups, Setup.Hybrid) {
 		ks := splitCandidates(max(e.CPU.Slots, 1), rep.HybridCPUSlots)
 		ps, err := ProbeSplit(ctx, e.Index, procs[CPU].Backend, procs[GPU].Backend, procs[GPU].Batch, procs[GPU].Model, e.Options, e.Train, ks, e.SplitProbe)
 		if err != nil {
@@ -800,7 +797,7 @@ func (e *Experiment) Run(ctx context.Context) (*Report, error) {
 		if setup != CPUOnly {
 			cfg.GPU = &gpu
 		}
-		if setup.hybrid() {
+		if setup.Hybrid() {
 			cpu.Slots = rep.HybridCPUSlots
 			if cpu.Slots == 0 {
 				cfg.CPU = nil // no core left for the CPU: the GPU alone
@@ -923,7 +920,7 @@ func (e *Experiment) runAll(rep *Report, setups []Setup, procs [2]Processor, sin
 			models = single
 		}
 		pr := procs // the capacity estimate that starts the search counts the slots the setup has
-		if setup.hybrid() {
+		if setup.Hybrid() {
 			pr[CPU].Slots = rep.HybridCPUSlots
 		}
 		sr, err := e.search(setup, pr, models, run)
