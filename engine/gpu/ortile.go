@@ -426,7 +426,9 @@ func (r *orTileRun) selectTopK() error {
 		return err
 	}
 	b.tm.stop(s, t, phTopK)
-	b.prof.Launches += 7
+	// Kernels: Clamp, the scan's reduce and its ScanLaunches, Compact, the
+	// top-k (the fill is a driver memset, not a launch).
+	b.prof.Launches += 4 + int64(kern.ScanLaunches(nq))
 	return nil
 }
 
