@@ -197,10 +197,11 @@ func (c *Cursor) scan(d uint32) uint32 {
 // scanWindow postings are compared with d without branches (the count of
 // those below d is the offset of the first >= d: independent compares, no
 // mispredicted loop exit for the short jumps of a probe that lands nearby);
-// beyond them a branch-free binary search of the rest of the block (Khuong
-// & Morin, "Array layouts for comparison-based searching", JEA 2017: the
-// conditional move form), whose log2(128) = 7 steps cost less than a
-// linear scan's mispredicted exit over a long jump.
+// beyond them seekRest searches the rest of the block without a branch on
+// the data: an AVX2 count of the postings below d, or a branch-free binary
+// search (Khuong & Morin, "Array layouts for comparison-based searching",
+// JEA 2017: the conditional move form), either cheaper than a linear
+// scan's mispredicted exit over a long jump.
 func seekGEQ(docs []uint32, p int, d uint32) int {
 	if p+scanWindow <= len(docs) {
 		w := docs[p : p+scanWindow : p+scanWindow]
