@@ -227,3 +227,68 @@ func FuzzSeekRest(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkSeekRest times seekRest's forms on blocks of 128 increasing
+// docIDs with targets spread over the rest of the block past the 8-wide
+// window (4096 precomputed searches, so that no branch learns them):
+// countLess (where the CPU has AVX2), the branch-free binary search
+// (seekRestScalar) and, for reference, the binary search with a branch on
+// the data that the compiler made of main's form before step 36
+// (docs/CPU-ENGINE.md). On the device: go test -c ./index, then
+// index.test -test.run '^$' -test.bench SeekRest.
+func BenchmarkSeekRest(b *testing.B) {
+	rng := rand.New(rand.NewSource(37))
+	const nb, ns = 64, 4096
+	blocks := make([][]uint32, nb)
+	for i := range blocks {
+		docs := make([]uint32, 128)
+		d := uint32(rng.Intn(1000))
+		for j := range docs {
+			d += 1 + uint32(rng.Intn(200))
+			docs[j] = d
+		}
+		blocks[i] = docs
+	}
+	type search struct {
+		blk, p int
+		d      uint32
+	}
+	ss := make([]search, ns)
+	for i := range ss {
+		blk := rng.Intn(nb)
+		docs := blocks[blk]
+		p := 8 + rng.Intn(8)
+		ss[i] = search{blk, p, docs[p-1] + 1 + uint32(rng.Int63n(int64(docs[127]-docs[p-1])))}
+	}
+	branchy := func(docs []uint32, p int, d uint32) int {
+		rest := docs[p:]
+		lo, n := 0, len(rest)
+		for n > 1 {
+			half := n >> 1
+			if rest[lo+half-1] < d {
+				lo += half
+			}
+			n -= half
+		}
+		return p + lo
+	}
+	forms := []struct {
+		name string
+		f    func([]uint32, int, uint32) int
+	}{{"seekRest", seekRest}, {"scalar", seekRestScalar}, {"branchy", branchy}}
+	for _, fm := range forms {
+		b.Run(fm.name, func(b *testing.B) {
+			if fm.name == "seekRest" && !haveSeekSIMD {
+				b.Skip("no AVX2: seekRest is the scalar form")
+			}
+			sum := 0
+			for i := 0; i < b.N; i++ {
+				s := &ss[i&(ns-1)] // ns is a power of 2
+				sum += fm.f(blocks[s.blk], s.p, s.d)
+			}
+			if sum < 0 {
+				b.Fatal("negative positions")
+			}
+		})
+	}
+}
