@@ -116,9 +116,13 @@ func (e *Engine) andSkip() error {
 			d = lead.nextGEQ(cs[i].DocID()) // > d, or Terminated
 			continue
 		}
+		// The norm's load first: d's line of the norms array is usually a
+		// cache miss (one per candidate), which then overlaps with the
+		// frequency reads instead of following them.
+		nd := e.norms[d]
 		var s float32
 		for j := range cs {
-			s += e.term(j, cs[j].freq(), d)
+			s += e.termNorm(j, cs[j].freq(), nd)
 		}
 		e.st.Candidates++
 		h.Push(d, s)

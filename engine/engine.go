@@ -442,7 +442,12 @@ func inflate(m int) float64 { return 1 + 1e-5 + float64(m)*(1.0/(1<<22)) }
 // add (Go spec, "Floating-point operators"), which would change the bits.
 // With QTF the score is multiplied by the term's weight (exact for w = 1).
 func (e *Engine) term(i int, tf uint32, d uint32) float32 {
-	return float32(e.terms[i].w * score.Term(e.terms[i].idf, e.k1p1, tf, e.norms[d]))
+	return e.termNorm(i, tf, e.norms[d])
+}
+
+// termNorm is term with the document's norm already read (e.norms[d]).
+func (e *Engine) termNorm(i int, tf uint32, norm float32) float32 {
+	return float32(e.terms[i].w * score.Term(e.terms[i].idf, e.k1p1, tf, norm))
 }
 
 // blockBound is the upper bound of canonical term i's contribution in block

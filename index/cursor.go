@@ -197,10 +197,11 @@ func (c *Cursor) scan(d uint32) uint32 {
 // scanWindow postings are compared with d without branches (the count of
 // those below d is the offset of the first >= d: independent compares, no
 // mispredicted loop exit for the short jumps of a probe that lands nearby);
-// beyond them a branch-free binary search of the rest of the block (Khuong
-// & Morin, "Array layouts for comparison-based searching", JEA 2017: the
-// conditional move form), whose log2(128) = 7 steps cost less than a
-// linear scan's mispredicted exit over a long jump.
+// beyond them seekRest searches the rest of the block without a branch on
+// the data: an AVX2 count of the postings below d, or a branch-free binary
+// search (Khuong & Morin, "Array layouts for comparison-based searching",
+// JEA 2017: the conditional move form), either cheaper than a linear
+// scan's mispredicted exit over a long jump.
 func seekGEQ(docs []uint32, p int, d uint32) int {
 	if p+scanWindow <= len(docs) {
 		w := docs[p : p+scanWindow : p+scanWindow]
@@ -214,25 +215,44 @@ func seekGEQ(docs []uint32, p int, d uint32) int {
 	return seekRest(docs, p, d)
 }
 
-// seekRest is seekGEQ's binary search of docs[p:] (kept out of seekGEQ so
-// that the window inlines into its callers: most moves of a probe or of an
-// intersection's zig-zag are a few postings, docs/CPU-ENGINE.md).
+// seekRest is seekGEQ's search of docs[p:] (kept out of seekGEQ so that
+// the window inlines into its callers: most moves of a probe or of an
+// intersection's zig-zag are a few postings, docs/CPU-ENGINE.md). With
+// AVX2 and at least 8 postings left it counts those below d, 8 at a time
+// (countLess: no branch on the data, a dozen vector compares where the
+// binary search's 7 steps are a chain of dependent loads); otherwise
+// seekRestScalar.
 func seekRest(docs []uint32, p int, d uint32) int {
 	if p >= len(docs) {
 		panic(fmt.Sprintf("BUG: index.seekGEQ: docID %d not in the block ending at %d", d, docs[len(docs)-1]))
 	}
+	if haveSeekSIMD && len(docs)-p >= 8 {
+		return p + int(countLess(&docs[p], uintptr(len(docs)-p), d))
+	}
+	return seekRestScalar(docs, p, d)
+}
+
+// seekRestScalar is seekRest's branch-free binary search (p < len(docs)).
+func seekRestScalar(docs []uint32, p int, d uint32) int {
 	// The first docID >= d of rest lies in rest[lo : lo+n]; each step
 	// halves n (the last docID is >= d, so n = 1 ends on it).
 	rest := docs[p:]
 	lo, n := 0, len(rest)
 	for n > 1 {
 		half := n >> 1
-		if rest[lo+half-1] < d {
-			lo += half
-		}
+		lo += half & lessMask(rest[lo+half-1], d)
 		n -= half
 	}
 	return p + lo
+}
+
+// lessMask is -1 (all ones) when a < d, else 0, by arithmetic: the
+// difference of the zero-extended values is negative exactly when a < d.
+// The compiler turns an if around `lo += half` into a conditional jump
+// (a loop-carried phi), which a binary search mispredicts half the time;
+// this form keeps seekRest's steps branch-free.
+func lessMask(a, d uint32) int {
+	return int((int64(a) - int64(d)) >> 63)
 }
 
 // scanWindow is the number of postings scan compares without branches.

@@ -1,7 +1,9 @@
 package index
 
 import (
+	"bytes"
 	"errors"
+	"math"
 	"math/rand"
 	"path/filepath"
 	"testing"
@@ -138,5 +140,155 @@ func TestSeekGEQ(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestSeekRestTwins compares seekRest's two forms (countLess where the CPU
+// has it, and the scalar binary search) with a linear scan on increasing
+// blocks of every length up to 130, including docIDs at and above 2^31
+// (the vector compare is unsigned), for targets before, inside and at the
+// end of the block.
+func TestSeekRestTwins(t *testing.T) {
+	rng := rand.New(rand.NewSource(36))
+	for _, base := range []uint32{0, 1<<31 - 200, 1 << 31, math.MaxUint32 - 8000} {
+		for n := 1; n <= 130; n++ {
+			for rep := 0; rep < 4; rep++ {
+				docs := make([]uint32, n)
+				d := base
+				for i := range docs {
+					d += 1 + uint32(rng.Intn(1+rng.Intn(60)))
+					docs[i] = d
+				}
+				for p := 0; p < n; p++ {
+					lo := uint32(0)
+					if p > 0 {
+						lo = docs[p-1] + 1
+					}
+					for _, x := range []uint32{lo, docs[p], docs[p] + 1, docs[n-1], lo + uint32(rng.Int63n(int64(docs[n-1]-lo)+1))} {
+						if x > docs[n-1] || (p > 0 && x <= docs[p-1]) {
+							continue
+						}
+						want := p
+						for docs[want] < x {
+							want++
+						}
+						if got := seekRestScalar(docs, p, x); got != want {
+							t.Fatalf("docs %v: seekRestScalar(%d, %d) = %d, want %d", docs, p, x, got, want)
+						}
+						if got := seekRest(docs, p, x); got != want {
+							t.Fatalf("docs %v: seekRest(%d, %d) = %d, want %d", docs, p, x, got, want)
+						}
+						if haveSeekSIMD && n-p >= 8 {
+							if got := p + int(countLess(&docs[p], uintptr(n-p), x)); got != want {
+								t.Fatalf("docs %v: countLess from %d, %d = %d, want %d", docs, p, x, got, want)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// FuzzSeekRest: random increasing blocks (gaps from the fuzzer's bytes)
+// and targets; seekRest and its scalar twin agree with a linear scan.
+func FuzzSeekRest(f *testing.F) {
+	f.Add([]byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, uint32(0), uint8(0), uint32(7))
+	f.Add(bytes.Repeat([]byte{200}, 128), uint32(1<<31), uint8(9), uint32(900))
+	f.Fuzz(func(t *testing.T, gaps []byte, base uint32, p8 uint8, off uint32) {
+		if len(gaps) == 0 || len(gaps) > 256 {
+			return
+		}
+		docs := make([]uint32, len(gaps))
+		d := uint64(base)
+		for i, g := range gaps {
+			d += 1 + uint64(g)
+			if d > math.MaxUint32 {
+				return
+			}
+			docs[i] = uint32(d)
+		}
+		n := len(docs)
+		p := int(p8) % n
+		lo := uint64(0)
+		if p > 0 {
+			lo = uint64(docs[p-1]) + 1
+		}
+		x := uint32(lo + uint64(off)%(uint64(docs[n-1])-lo+1))
+		want := p
+		for docs[want] < x {
+			want++
+		}
+		if got := seekRestScalar(docs, p, x); got != want {
+			t.Fatalf("docs %v: seekRestScalar(%d, %d) = %d, want %d", docs, p, x, got, want)
+		}
+		if got := seekRest(docs, p, x); got != want {
+			t.Fatalf("docs %v: seekRest(%d, %d) = %d, want %d", docs, p, x, got, want)
+		}
+	})
+}
+
+// BenchmarkSeekRest times seekRest's forms on blocks of 128 increasing
+// docIDs with targets spread over the rest of the block past the 8-wide
+// window (4096 precomputed searches, so that no branch learns them):
+// countLess (where the CPU has AVX2), the branch-free binary search
+// (seekRestScalar) and, for reference, the binary search with a branch on
+// the data that the compiler made of main's form before step 36
+// (docs/CPU-ENGINE.md). On the device: go test -c ./index, then
+// index.test -test.run '^$' -test.bench SeekRest.
+func BenchmarkSeekRest(b *testing.B) {
+	rng := rand.New(rand.NewSource(37))
+	const nb, ns = 64, 4096
+	blocks := make([][]uint32, nb)
+	for i := range blocks {
+		docs := make([]uint32, 128)
+		d := uint32(rng.Intn(1000))
+		for j := range docs {
+			d += 1 + uint32(rng.Intn(200))
+			docs[j] = d
+		}
+		blocks[i] = docs
+	}
+	type search struct {
+		blk, p int
+		d      uint32
+	}
+	ss := make([]search, ns)
+	for i := range ss {
+		blk := rng.Intn(nb)
+		docs := blocks[blk]
+		p := 8 + rng.Intn(8)
+		ss[i] = search{blk, p, docs[p-1] + 1 + uint32(rng.Int63n(int64(docs[127]-docs[p-1])))}
+	}
+	branchy := func(docs []uint32, p int, d uint32) int {
+		rest := docs[p:]
+		lo, n := 0, len(rest)
+		for n > 1 {
+			half := n >> 1
+			if rest[lo+half-1] < d {
+				lo += half
+			}
+			n -= half
+		}
+		return p + lo
+	}
+	forms := []struct {
+		name string
+		f    func([]uint32, int, uint32) int
+	}{{"seekRest", seekRest}, {"scalar", seekRestScalar}, {"branchy", branchy}}
+	for _, fm := range forms {
+		b.Run(fm.name, func(b *testing.B) {
+			if fm.name == "seekRest" && !haveSeekSIMD {
+				b.Skip("no AVX2: seekRest is the scalar form")
+			}
+			sum := 0
+			for i := 0; i < b.N; i++ {
+				s := &ss[i&(ns-1)] // ns is a power of 2
+				sum += fm.f(blocks[s.blk], s.p, s.d)
+			}
+			if sum < 0 {
+				b.Fatal("negative positions")
+			}
+		})
 	}
 }

@@ -83,7 +83,7 @@ type Index struct {
 
 	lookOnce sync.Once
 	lookSeed maphash.Seed
-	lookTab  []uint32 // Lookup's hash table (buildLookup)
+	lookTab  []uint64 // Lookup's hash table (buildLookup)
 
 	idfTab []float32 // IDF of df = 0..len-1 (fillIDF; nil: IDF computes)
 }
@@ -502,24 +502,31 @@ func (x *Index) termAt(t int) []byte {
 }
 
 // Lookup returns the ID of term, or false when the index does not hold it.
-// The first call builds a hash table of the dictionary (open addressing,
-// 4 bytes per slot, load factor <= 1/2; safe for concurrent use), so that a
-// query term costs one hash and usually one comparison instead of a binary
-// search of ~log2(T) string comparisons over cold memory.
+// The first call builds a hash table of the dictionary (open addressing
+// with linear probing, load factor <= 1/2; safe for concurrent use), so
+// that a query term costs one hash and usually one comparison instead of a
+// binary search of ~log2(T) string comparisons over cold memory. A slot
+// (8 bytes) holds the term ID + 1 and a 32-bit fingerprint of the term's
+// hash (lookSlot), so that a probe passes the other terms of its cluster
+// without reading their bytes (a colliding term costs two dependent cache
+// misses, its offsets and its bytes) and an absent term usually reads none.
 func (x *Index) Lookup(term string) (int, bool) {
 	x.lookOnce.Do(x.buildLookup)
-	tab := x.lookTab
-	mask := uint64(len(tab) - 1)
-	for h := maphash.String(x.lookSeed, term) & mask; ; h = (h + 1) & mask {
-		id := tab[h]
-		if id == 0 {
-			return 0, false
-		}
-		if string(x.termAt(int(id-1))) == term {
-			return int(id - 1), true
-		}
+	mask := uint64(len(x.lookTab) - 1)
+	h := maphash.String(x.lookSeed, term)
+	if id := x.probeFrom(term, h&mask, lookFP(h)); id >= 0 {
+		return id, true
 	}
+	return 0, false
 }
+
+// lookFP is the fingerprint of a term's hash h kept in its slot: the high
+// half, which the slot index (h's low bits, the table having at most 2^32
+// slots) does not use.
+func lookFP(h uint64) uint32 { return uint32(h >> 32) }
+
+// lookSlot is the table slot of term ID t with fingerprint fp (0: empty).
+func lookSlot(t int, fp uint32) uint64 { return uint64(fp)<<32 | uint64(uint32(t+1)) }
 
 // LookupAll sets ids[i] to the ID of terms[i], or -1 when the index does
 // not hold it (len(ids) must be at least len(terms)). It is Lookup for a
@@ -562,10 +569,22 @@ func (x *Index) lookupBatch(terms []string, ids []int, lists bool) {
 	mask := uint64(len(tab) - 1)
 	terms = terms[:min(len(terms), lookBatch)]
 	for i, t := range terms {
-		hs[i] = maphash.String(x.lookSeed, t) & mask
+		hs[i] = maphash.String(x.lookSeed, t)
 	}
+	// The first slot of each term's cluster with its fingerprint (its ID
+	// + 1), or 0 at the cluster's end (absent): hs[i] becomes that slot.
 	for i := range terms {
-		slots[i] = tab[hs[i]]
+		fp := lookFP(hs[i])
+		h := hs[i] & mask
+		for {
+			s := tab[h]
+			if s == 0 || uint32(s>>32) == fp {
+				slots[i] = uint32(s)
+				break
+			}
+			h = (h + 1) & mask
+		}
+		hs[i] = h
 	}
 	var touch byte
 	for i := range terms {
@@ -591,24 +610,26 @@ func (x *Index) lookupBatch(terms []string, ids []int, lists bool) {
 			ids[i] = -1
 		case string(x.termBytes[offs[i][0]:offs[i][1]]) == term:
 			ids[i] = int(id - 1)
-		default: // a collision: probe on (rare at load <= 1/2)
-			ids[i] = x.probeFrom(term, (hs[i]+1)&mask)
+		default: // equal fingerprints of different terms: probe on (rare)
+			ids[i] = x.probeFrom(term, (hs[i]+1)&mask, lookFP(maphash.String(x.lookSeed, term)))
 		}
 	}
 }
 
-// probeFrom continues Lookup's linear probe for term at slot h: the term's
-// ID, or -1.
-func (x *Index) probeFrom(term string, h uint64) int {
+// probeFrom continues Lookup's linear probe for term, whose fingerprint is
+// fp, at slot h: the term's ID, or -1.
+func (x *Index) probeFrom(term string, h uint64, fp uint32) int {
 	tab := x.lookTab
 	mask := uint64(len(tab) - 1)
 	for ; ; h = (h + 1) & mask {
-		id := tab[h]
-		if id == 0 {
+		s := tab[h]
+		if s == 0 {
 			return -1
 		}
-		if string(x.termAt(int(id-1))) == term {
-			return int(id - 1)
+		if uint32(s>>32) == fp {
+			if t := int(uint32(s) - 1); string(x.termAt(t)) == term {
+				return t
+			}
 		}
 	}
 }
@@ -629,7 +650,8 @@ func (x *Index) lookupSorted(term string) (int, bool) {
 	return 0, false
 }
 
-// buildLookup fills x.lookTab: slot = term ID + 1, 0 empty.
+// buildLookup fills x.lookTab: slot = lookSlot(term ID, fingerprint), 0
+// empty.
 func (x *Index) buildLookup() {
 	n := x.NumTerms()
 	size := 2
@@ -637,14 +659,15 @@ func (x *Index) buildLookup() {
 		size <<= 1
 	}
 	x.lookSeed = maphash.MakeSeed()
-	tab := make([]uint32, size)
+	tab := make([]uint64, size)
 	mask := uint64(size - 1)
 	for t := 0; t < n; t++ {
-		h := maphash.Bytes(x.lookSeed, x.termAt(t)) & mask
+		hash := maphash.Bytes(x.lookSeed, x.termAt(t))
+		h := hash & mask
 		for tab[h] != 0 {
 			h = (h + 1) & mask
 		}
-		tab[h] = uint32(t + 1)
+		tab[h] = lookSlot(t, lookFP(hash))
 	}
 	x.lookTab = tab
 }

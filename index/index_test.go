@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"math"
 	"math/rand"
@@ -403,6 +404,36 @@ func TestLookupHashMatchesSorted(t *testing.T) {
 	for _, term := range terms {
 		probes = append(probes, term, term+"x", term[:len(term)-1], term+"\x00")
 	}
+	checkLookups(t, x, terms, probes)
+	// Every term's probe now meets a decoy first: a slot with the term's
+	// fingerprint and another term's ID (equal fingerprints of different
+	// terms, which a real table almost never holds), then its own slot.
+	x.BuildLookup()
+	n := x.NumTerms()
+	size := 4
+	for size < 4*n {
+		size <<= 1
+	}
+	tab := make([]uint64, size)
+	mask := uint64(size - 1)
+	put := func(h uint64, s uint64) {
+		for h &= mask; tab[h] != 0; h = (h + 1) & mask {
+		}
+		tab[h] = s
+	}
+	for id := 0; id < n; id++ {
+		hash := maphash.Bytes(x.lookSeed, x.termAt(id))
+		put(hash, lookSlot((id+1)%n, lookFP(hash)))
+		put(hash, lookSlot(id, lookFP(hash)))
+	}
+	x.lookTab = tab
+	checkLookups(t, x, terms, probes)
+}
+
+// checkLookups compares Lookup with the sorted search and LookupAll and
+// LookupDict with Lookup over probes (every term of terms among them).
+func checkLookups(t *testing.T, x *Index, terms, probes []string) {
+	t.Helper()
 	found := 0
 	for _, p := range probes {
 		id, ok := x.Lookup(p)

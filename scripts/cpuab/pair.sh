@@ -12,7 +12,9 @@
 # the new build is this checkout. Each copy is built with its own
 # cmd/qp/default.pgo when it has one (pgodup merges the two profiles, the
 # old one's functions renamed). GOMAXPROCS=1. PAIR_BIN=FILE keeps the
-# built harness (then rerun it directly: FILE INDEX QUERIES MODE ALGO PASSES).
+# built harness (then rerun it directly: FILE INDEX QUERIES MODE ALGO PASSES);
+# with PAIR_BUILD_ONLY=1 as well it only builds (INDEX and QUERIES may then
+# be any readable files, /dev/null).
 # PAIR_OLD_INDEX=FILE: the old build reads FILE instead of INDEX (each build
 # its own index of the same documents; the new one reads INDEX).
 # Prints one line: per-query minima of old and new (µs/query), old/new,
@@ -40,5 +42,6 @@ cp "$NEW/scripts/cpuab/pair/main.go" "$NEW/go.sum" "$W/h/"
 printf 'module qppair\n\ngo 1.26\n\nrequire (\n\tgithub.com/qpengine/qp v0.0.0\n\tqpold v0.0.0\n)\n\nreplace github.com/qpengine/qp => %s\n\nreplace qpold => %s\n' "$NEW" "$W/old" >"$W/h/go.mod"
 (cd "$W/h" && GOFLAGS=-mod=mod CGO_ENABLED=0 go build $pgo -o "$W/pair" .)
 [ -n "${PAIR_BIN:-}" ] && cp "$W/pair" "$PAIR_BIN"
+[ -n "${PAIR_BUILD_ONLY:-}" ] && exit 0
 shift
 GOMAXPROCS=1 "$W/pair" "$@"
