@@ -49,6 +49,28 @@ func CanonicalTermsDict(dst []Term, x *index.Index, q Query) ([]Term, bool) {
 	return canonicalTerms(dst, x, q, false)
 }
 
+// CanonicalTermsIDs is CanonicalTerms from the dictionary IDs of q's
+// terms, ids[i] for q.Terms[i] as index.LookupDict or LookupAll give them
+// (-1: absent): a backend that prepares many queries looks their terms up
+// together, several queries' terms in one LookupDict call, so that the
+// dictionary's cache misses of different queries overlap (issue 24: the
+// GPU's batch preparation). The terms and the flag are CanonicalTerms'.
+func CanonicalTermsIDs(dst []Term, x *index.Index, q Query, ids []int) ([]Term, bool) {
+	if len(ids) != len(q.Terms) {
+		panic(fmt.Sprintf("BUG: engine.CanonicalTermsIDs: %d ids for %d terms", len(ids), len(q.Terms)))
+	}
+	dst = dst[:0]
+	unknown := false
+	for _, id := range ids {
+		if id < 0 {
+			unknown = true
+			continue
+		}
+		dst = append(dst, Term{ID: id, W: 1})
+	}
+	return canonicalOrder(dst, x, q.QTF), unknown
+}
+
 func canonicalTerms(dst []Term, x *index.Index, q Query, lists bool) ([]Term, bool) {
 	dst = dst[:0]
 	unknown := false
@@ -69,6 +91,13 @@ func canonicalTerms(dst []Term, x *index.Index, q Query, lists bool) ([]Term, bo
 		}
 		terms = terms[n:]
 	}
+	return canonicalOrder(dst, x, q.QTF), unknown
+}
+
+// canonicalOrder reads the document frequencies of dst's terms (IDs, W
+// 1), sorts them into the canonical order and merges repeated terms
+// (their weights summed under qtf).
+func canonicalOrder(dst []Term, x *index.Index, qtf bool) []Term {
 	// The records' reads are independent: a loop of its own lets their
 	// cache misses overlap.
 	for i := range dst {
@@ -86,7 +115,7 @@ func canonicalTerms(dst []Term, x *index.Index, q Query, lists bool) ([]Term, bo
 	u := 0
 	for i := range dst {
 		if u > 0 && dst[u-1].ID == dst[i].ID {
-			if q.QTF {
+			if qtf {
 				dst[u-1].W++
 			}
 			continue
@@ -94,5 +123,5 @@ func canonicalTerms(dst []Term, x *index.Index, q Query, lists bool) ([]Term, bo
 		dst[u] = dst[i]
 		u++
 	}
-	return dst[:u], unknown
+	return dst[:u]
 }

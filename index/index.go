@@ -550,7 +550,7 @@ func (x *Index) lookupAll(terms []string, ids []int, lists bool) {
 }
 
 // lookBatch is the number of terms whose probes LookupAll interleaves.
-const lookBatch = 16
+const lookBatch = 32
 
 // lookupBatch is LookupAll (lists: the lists' heads touched) or
 // LookupDict for at most lookBatch terms.
