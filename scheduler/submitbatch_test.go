@@ -425,3 +425,53 @@ func TestBatchLearnEvery(t *testing.T) {
 		t.Errorf("%d arrays in the pool after 8 sequential batches, want 1 (reused)", n)
 	}
 }
+
+// TestChunkReuse: a job chunk comes back to the free list (chunks) with
+// its jobs as they were, and the next SubmitBatch that takes it starts
+// from zero jobs: the second round's queries (default deadline, no
+// Result given) get none of the first round's custom deadlines, tags or
+// records, and a single query's job links to no other.
+func TestChunkReuse(t *testing.T) {
+	x := testIndex(t)
+	qs := testQueries(3*chunkJobs+5, 9)
+	s, err := New(x, Config{CPU: &Processor{Backend: nopBackend{}, Slots: 2}, Deadline: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	round := func(rs []Request) []*Result {
+		got := make([]*Result, len(rs))
+		var wg sync.WaitGroup
+		wg.Add(len(rs))
+		if err := s.SubmitBatch(rs, func(r *Result) { got[r.Tag] = r; wg.Done() }); err != nil {
+			t.Fatal(err)
+		}
+		wg.Wait()
+		return got
+	}
+	slab := make([]Result, len(qs))
+	var rs []Request
+	for i, q := range qs {
+		rs = append(rs, Request{Query: q, Tag: i, Deadline: 3 * time.Second, Result: &slab[i]})
+	}
+	round(rs)
+	waitFor(t, "chunks back on the free list", func() bool {
+		chunks.mu.Lock()
+		defer chunks.mu.Unlock()
+		return len(chunks.free) >= 4
+	})
+	for k, n := range []int{1, len(qs)} {
+		rs = rs[:0]
+		for i := range n {
+			rs = append(rs, Request{Query: qs[i], Tag: i})
+		}
+		for i, r := range round(rs) {
+			if r == &slab[i] || r.Tag != i || r.Query.ID != qs[i].ID {
+				t.Fatalf("round %d, query %d: record %p (the first round's %p), tag %d, query %q", k, i, r, &slab[i], r.Tag, r.Query.ID)
+			}
+			if d := r.Deadline.Sub(r.Arrival); d != time.Second {
+				t.Fatalf("round %d, query %d: deadline %v after arrival, want the default 1s", k, i, d)
+			}
+		}
+	}
+}
