@@ -763,8 +763,13 @@ func (x *Index) IDF(df uint32) float32 {
 	return score.IDF(uint64(len(x.lens)), uint64(df))
 }
 
-// idfTabSize bounds the IDF table: 16 KiB, which stays in cache.
-const idfTabSize = 4096
+// idfTabSize bounds the IDF table: 256 KiB (filled in about a millisecond
+// when the index opens), of which the entries of a batch's query terms stay
+// in cache. 4,096 entries (16 KiB) left GCIDE's frequent query terms (df
+// 4,096-65,535 of 126k documents) a logarithm each: issue 24, the GPU's
+// batch preparation 0.7-0.8x with the larger table
+// (engine/gpu BenchmarkPrepareRange, GCIDE and TREC'06, paired runs).
+const idfTabSize = 1 << 16
 
 // fillIDF tabulates score.IDF for df < min(N+1, idfTabSize); the idf
 // depends on N and df only (not on SetParams' k1 and b), and the table holds
