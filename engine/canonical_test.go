@@ -17,6 +17,7 @@ func TestCanonicalTermsDict(t *testing.T) {
 	rng := rand.New(rand.NewSource(5))
 	var a, b, c []Term
 	var ids []int
+	var dfs []uint32
 	found := 0 // the most terms of one query found
 	for n := range 200 {
 		q := Query{Mode: And, K: 10, QTF: n%2 == 0}
@@ -35,9 +36,20 @@ func TestCanonicalTermsDict(t *testing.T) {
 		ids = slices.Grow(ids[:0], len(q.Terms))[:len(q.Terms)]
 		x.LookupDict(q.Terms, ids)
 		var uc bool
-		c, uc = CanonicalTermsIDs(c, x, q, ids)
+		c, uc = CanonicalTermsIDs(c, x, q, ids, nil)
 		if !slices.Equal(a, c) || ua != uc {
 			t.Fatalf("%v: CanonicalTermsIDs %v %v, CanonicalTerms %v %v", q.Terms, c, uc, a, ua)
+		}
+		dfs = slices.Grow(dfs[:0], len(q.Terms))[:len(q.Terms)]
+		x.LookupDictDF(q.Terms, ids, dfs)
+		for i, id := range ids {
+			if (id < 0 && dfs[i] != 0) || (id >= 0 && dfs[i] != x.Record(id).DF) {
+				t.Fatalf("%v: LookupDictDF term %d: id %d, df %d", q.Terms, i, id, dfs[i])
+			}
+		}
+		c, uc = CanonicalTermsIDs(c, x, q, ids, dfs)
+		if !slices.Equal(a, c) || ua != uc {
+			t.Fatalf("%v: CanonicalTermsIDs with dfs %v %v, CanonicalTerms %v %v", q.Terms, c, uc, a, ua)
 		}
 		if n%5 == 0 && !ua {
 			t.Fatalf("%v: unknown %v", q.Terms, ua)

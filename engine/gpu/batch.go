@@ -45,12 +45,12 @@ type prep struct {
 
 // prepare validates q (the CPU's error kinds and messages, with a "gpu"
 // prefix) and fills p.terms.
-func (b *Backend) prepare(p *prep, q *engine.Query) error { return b.prepareIDs(p, q, nil) }
+func (b *Backend) prepare(p *prep, q *engine.Query) error { return b.prepareIDs(p, q, nil, nil) }
 
-// prepareIDs is prepare with the dictionary IDs of q's terms given (ids[i]
-// for q.Terms[i], looked up by prepareRange with other queries' terms;
-// nil: prepare looks them up).
-func (b *Backend) prepareIDs(p *prep, q *engine.Query, ids []int) error {
+// prepareIDs is prepare with the dictionary IDs of q's terms and their
+// document frequencies given (ids[i] and dfs[i] for q.Terms[i], looked up
+// by prepareRange with other queries' terms; nil: prepare looks them up).
+func (b *Backend) prepareIDs(p *prep, q *engine.Query, ids []int, dfs []uint32) error {
 	p.q = q
 	p.terms = p.terms[:0]
 	p.unknown, p.needOr, p.orFull = false, false, false
@@ -59,7 +59,7 @@ func (b *Backend) prepareIDs(p *prep, q *engine.Query, ids []int) error {
 		return err
 	}
 	if ids != nil {
-		p.canon, p.unknown = engine.CanonicalTermsIDs(p.canon, b.x, *q, ids)
+		p.canon, p.unknown = engine.CanonicalTermsIDs(p.canon, b.x, *q, ids, dfs)
 	} else {
 		p.canon, p.unknown = engine.CanonicalTermsDict(p.canon, b.x, *q) // the lists are on the device
 	}
@@ -302,22 +302,26 @@ func (b *Backend) prepareBatch(bb *batchBufs, qs []engine.Query, out []engine.Re
 }
 
 // prepGroupTerms is how many terms prepareRange looks up in one
-// index.LookupDict call.
+// index.LookupDictDF call.
 const prepGroupTerms = 64
 
 // prepareRange prepares qs[lo:hi] into preps and errs (prepare), looking
 // up the terms of consecutive queries together, up to prepGroupTerms in
-// one LookupDict call: a query's own call interleaves the dictionary's
+// one LookupDictDF call: a query's own call interleaves the dictionary's
 // dependent cache misses (hash slot, term offsets, term bytes, record)
 // only over its own few terms (TREC'06: about three), a group's over
 // several queries' (issue 24: the lookups were half of a GCIDE AND
 // batch's preparation, itself a fifth of the host CPU a GPU query cost on
-// the H100 host). A query of more terms than a group is looked up alone;
-// an invalid query's terms are looked up for nothing (its error is
-// prepare's). The prepared queries are prepare's.
+// the H100 host). The document frequencies come with the lookup, and the
+// group's IDF table entries are read in one loop before the queries are
+// put in canonical order, so that those misses overlap too. A query of
+// more terms than a group is looked up alone; an invalid query's terms are
+// looked up for nothing (its error is prepare's). The prepared queries
+// are prepare's.
 func (b *Backend) prepareRange(preps []prep, errs []error, qs []engine.Query, lo, hi int) {
 	var terms [prepGroupTerms]string
 	var ids [prepGroupTerms]int
+	var dfs [prepGroupTerms]uint32
 	for i := lo; i < hi; {
 		n, j := 0, i
 		for ; j < hi && n+len(qs[j].Terms) <= len(terms); j++ {
@@ -329,16 +333,26 @@ func (b *Backend) prepareRange(preps []prep, errs []error, qs []engine.Query, lo
 			i++
 			continue
 		}
-		b.x.LookupDict(terms[:n], ids[:n])
+		b.x.LookupDictDF(terms[:n], ids[:n], dfs[:n])
+		var warm float32
+		for k := range n {
+			warm += b.x.IDF(dfs[k]) // the entries prepareIDs reads next
+		}
+		keepIDF(warm)
 		off := 0
 		for ; i < j; i++ {
 			t := len(qs[i].Terms)
 			preps[i].i = i
-			errs[i] = b.prepareIDs(&preps[i], &qs[i], ids[off:off+t])
+			errs[i] = b.prepareIDs(&preps[i], &qs[i], ids[off:off+t], dfs[off:off+t])
 			off += t
 		}
 	}
 }
+
+// keepIDF keeps prepareRange's warming reads from being dropped as dead.
+//
+//go:noinline
+func keepIDF(float32) {}
 
 // termsOf is prepareBatch's order key.
 func termsOf(p *prep) int { return len(p.terms) }
