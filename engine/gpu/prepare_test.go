@@ -14,15 +14,15 @@ import (
 )
 
 // TestPrepareRange: prepareRange (several queries' terms looked up in one
-// call) prepares every query as prepare does alone: the same terms,
-// flags, statistics and errors, for queries of 1-8 terms (repeated and
+// call) prepares every query as prepare does alone: the same terms (each
+// with its backend's termInfo), flags, statistics and errors, for queries of 1-8 terms (repeated and
 // absent ones, QTF or not), empty queries, invalid k, and queries of more
 // terms than a lookup group (prepGroupTerms), at every range start. No
 // device: preparation reads only the index.
 func TestPrepareRange(t *testing.T) {
 	rng := rand.New(rand.NewSource(7))
 	col := genCollection(rng, 2000, 300, 128, false)
-	b := &Backend{x: col.bp128(t)}
+	b := hostBackend(col.bp128(t))
 	terms := randomQueries(rng, col.terms, 600, nil)
 	qs := make([]engine.Query, len(terms))
 	for i, ts := range terms {
@@ -56,6 +56,11 @@ func TestPrepareRange(t *testing.T) {
 			if g.i != w.i || g.q != w.q || g.unknown != w.unknown || g.st != w.st || !reflect.DeepEqual(g.terms, w.terms) {
 				t.Fatalf("from %d, query %d %q: prepareRange %+v, prepare %+v", lo, i, qs[i].Terms, *g, *w)
 			}
+			for _, q := range g.terms {
+				if q.ti != b.info[q.id] || q.df != b.info[q.id].df {
+					t.Fatalf("query %d, term %d: termInfo %+v, df %d; the backend's %+v", i, q.id, q.ti, q.df, b.info[q.id])
+				}
+			}
 			if fmt.Sprint(gotErr[i]) != fmt.Sprint(wantErr[i]) {
 				t.Fatalf("from %d, query %d: error %v, prepare's %v", lo, i, gotErr[i], wantErr[i])
 			}
@@ -75,12 +80,22 @@ func TestPrepareRange(t *testing.T) {
 	}
 }
 
+// hostBackend is a Backend with only what the host preparation reads: x
+// and a termInfo per term (df from the dictionary, max a distinct value).
+func hostBackend(x *index.Index) *Backend {
+	b := &Backend{x: x, info: make([]termInfo, x.NumTerms())}
+	for t := range b.info {
+		b.info[t] = termInfo{df: x.Record(t).DF, nb: uint32(t), max: float32(t) + 0.5}
+	}
+	return b
+}
+
 // TestPrepareRangeAllocs: a warm range allocates nothing (the preps keep
 // their scratch).
 func TestPrepareRangeAllocs(t *testing.T) {
 	rng := rand.New(rand.NewSource(8))
 	col := genCollection(rng, 2000, 300, 128, false)
-	b := &Backend{x: col.bp128(t)}
+	b := hostBackend(col.bp128(t))
 	terms := randomQueries(rng, col.terms, 300, nil)
 	qs := make([]engine.Query, len(terms))
 	for i, ts := range terms {
@@ -119,7 +134,7 @@ func BenchmarkPrepareRange(b *testing.B) {
 		terms = randomQueries(rng, col.terms, 4500, nil)
 	}
 	x.BuildLookup()
-	g := &Backend{x: x}
+	g := hostBackend(x)
 	qs := make([]engine.Query, len(terms))
 	for i, t := range terms {
 		qs[i] = engine.Query{ID: fmt.Sprint(i), Terms: t, Mode: engine.And, K: 10}
