@@ -43,69 +43,24 @@ type job struct {
 const chunkJobs = 64
 
 // jobChunk is an array of jobs that SubmitBatch fills and that returns to
-// the free list (chunks) once every job in it has been answered
-// (released). Fresh memory for every burst of jobs cost a page fault and a
-// cache miss per line on the first write: with instant backends, a quarter
-// of the replay's CPU time (issue 24).
+// chunkPool once every job in it has been answered (released). Fresh
+// memory for every burst of jobs cost a page fault and a cache miss per
+// line on the first write: with instant backends, a quarter of the
+// replay's CPU time (issue 24).
 type jobChunk struct {
 	jobs [chunkJobs]job
 	live atomic.Int32 // jobs not yet released
 }
 
-// chunkList is the free list of job chunks: a LIFO under a mutex, taken
-// and given back once per 64 jobs. Not a sync.Pool: the collector empties
-// a Pool at every cycle (and the chunks then come fresh again), and a
-// Pool keeps what the delivering goroutine puts on that goroutine's P,
-// where the submitting goroutine's Get does not look first (the H100
-// profile of issue 24's sixth round: 0.40 s of 23 s in the Pool's Put).
-type chunkList struct {
-	mu   sync.Mutex
-	free []*jobChunk
-}
-
-// maxFreeChunks bounds the free list (64 jobs each, 24 KB: 24 MB): more
-// chunks than that are left to the collector.
-const maxFreeChunks = 1024
-
-// chunks is the process's free list of job chunks.
-var chunks chunkList
-
-// get returns a chunk whose jobs hold whatever their last use left
-// (SubmitBatch clears those it fills): a free one, or a new one.
-func (l *chunkList) get() *jobChunk {
-	l.mu.Lock()
-	if k := len(l.free); k > 0 {
-		c := l.free[k-1]
-		l.free[k-1] = nil
-		l.free = l.free[:k-1]
-		l.mu.Unlock()
-		return c
-	}
-	l.mu.Unlock()
-	return new(jobChunk)
-}
-
-// put gives c back, its jobs as they were: not cleared here but by the
-// SubmitBatch that takes it next, on the goroutine that then writes them
-// (issue 24: the 24 KB clear by the delivering goroutine, its lines last
-// written on the submitter's and the dispatcher's cores, was 6% of the
-// process's CPU in the H100 profile of GPU AND at 2M q/s). Until then a
-// free chunk keeps its last jobs' pointers (queries, done functions,
-// result records) reachable: at most maxFreeChunks chunks' worth.
-func (l *chunkList) put(c *jobChunk) {
-	l.mu.Lock()
-	if len(l.free) < maxFreeChunks {
-		l.free = append(l.free, c)
-	}
-	l.mu.Unlock()
-}
+var chunkPool = sync.Pool{New: func() any { return new(jobChunk) }}
 
 // release is called once a job's done function has returned and nothing
 // will read the job again (its batch keeps only the pointer, for its
-// length): the last job of a chunk returns the chunk to the free list.
+// length): the last job of a chunk returns the chunk to the pool.
 func (j *job) release() {
 	if c := j.chunk; c != nil && c.live.Add(-1) == 0 {
-		chunks.put(c)
+		clear(c.jobs[:])
+		chunkPool.Put(c)
 	}
 }
 

@@ -673,8 +673,7 @@ func (s *Scheduler) SubmitBatch(rs []Request, done func(*Result)) error {
 	var first, last *job
 	for lo := 0; lo < len(rs); lo += chunkJobs {
 		part := rs[lo:min(lo+chunkJobs, len(rs))]
-		c := chunks.get()
-		clear(c.jobs[:len(part)]) // initJob wants zero jobs
+		c := chunkPool.Get().(*jobChunk)
 		c.live.Store(int32(len(part)))
 		for i := range part {
 			j := &c.jobs[i]
