@@ -25,19 +25,20 @@
 #
 # Third part (branch hostcpu3, issue 24's seventh round): old = main, new =
 # this branch; VARIANTS="old mid new" adds a third build, $MID (default
-# /tmp/qp-mid, carried as bin/dev/data/qp-mid.xz): hostcpu3's first commit
-# alone (aa3ca4b, the grouped lookups), so that mid/old is that step and
-# new/mid the job chunks' free list and the model's one-pass replace. Each
-# run's "runtime:" line (GCs, GC CPU, allocation rate, scheduling latency)
-# goes into the summary too.
+# /tmp/qp-mid, carried as bin/dev/data/qp-mid.xz): branch hostcpu3-noti,
+# this branch without the prepared terms' termInfo copies (the one change
+# the 2-core machine could not measure), so that new/mid is that step.
+# Each run's "runtime:" line (GCs, GC CPU, allocation rate, scheduling
+# latency) goes into the summary too, and the progress line's "(gc
+# X/query, N GCs)" is the collector inside the measured window.
 #
 # Build (Go machine, repository root of the branch):
 #   mkdir -p bin/dev/data && cp ../shared/data/queries/06.efficiency_topics.txt bin/dev/data/
 #   CGO_ENABLED=0 go build -o /tmp/qp ./cmd/qp && xz -T0 -9 -c /tmp/qp >bin/dev/data/qp.xz
-#   git -C /work/main archive main | (mkdir -p /tmp/qp-main && tar -x -C /tmp/qp-main) &&
+#   rm -rf /tmp/qp-main /tmp/qp-midsrc; git -C /work/main archive main | (mkdir -p /tmp/qp-main && tar -x -C /tmp/qp-main) &&
 #     (cd /tmp/qp-main && CGO_ENABLED=0 go build -o /tmp/qp-old ./cmd/qp) &&
 #     xz -T0 -9 -c /tmp/qp-old >bin/dev/data/qp-old.xz
-#   (mid, optional) git archive aa3ca4b | (mkdir -p /tmp/qp-midsrc && tar -x -C /tmp/qp-midsrc) &&
+#   (mid, optional) git -C /work/main archive hostcpu3-noti | (mkdir -p /tmp/qp-midsrc && tar -x -C /tmp/qp-midsrc) &&
 #     (cd /tmp/qp-midsrc && CGO_ENABLED=0 go build -o /tmp/qp-mid ./cmd/qp) &&
 #     xz -T0 -9 -c /tmp/qp-mid >bin/dev/data/qp-mid.xz
 #   xz -T0 -6 -c /tmp/lead/hold/gcide.qp >bin/dev/data/gcide.qp.xz
