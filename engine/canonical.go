@@ -49,6 +49,34 @@ func CanonicalTermsDict(dst []Term, x *index.Index, q Query) ([]Term, bool) {
 	return canonicalTerms(dst, x, q, false)
 }
 
+// CanonicalTermsIDs is CanonicalTerms from the dictionary IDs of q's
+// terms, ids[i] for q.Terms[i] as index.LookupDict or LookupAll give them
+// (-1: absent), and their document frequencies dfs[i] as
+// index.LookupDictDF gives them (nil: read here from the records): a
+// backend that prepares many queries looks their terms up together,
+// several queries' terms in one call, so that the dictionary's cache
+// misses of different queries overlap (issue 24: the GPU's batch
+// preparation). The terms and the flag are CanonicalTerms'.
+func CanonicalTermsIDs(dst []Term, x *index.Index, q Query, ids []int, dfs []uint32) ([]Term, bool) {
+	if len(ids) != len(q.Terms) || (dfs != nil && len(dfs) != len(ids)) {
+		panic(fmt.Sprintf("BUG: engine.CanonicalTermsIDs: %d ids and %d dfs for %d terms", len(ids), len(dfs), len(q.Terms)))
+	}
+	dst = dst[:0]
+	unknown := false
+	for i, id := range ids {
+		if id < 0 {
+			unknown = true
+			continue
+		}
+		var df uint32
+		if dfs != nil {
+			df = dfs[i]
+		}
+		dst = append(dst, Term{ID: id, DF: df, W: 1})
+	}
+	return canonicalOrder(dst, x, q.QTF, dfs == nil), unknown
+}
+
 func canonicalTerms(dst []Term, x *index.Index, q Query, lists bool) ([]Term, bool) {
 	dst = dst[:0]
 	unknown := false
@@ -69,10 +97,20 @@ func canonicalTerms(dst []Term, x *index.Index, q Query, lists bool) ([]Term, bo
 		}
 		terms = terms[n:]
 	}
+	return canonicalOrder(dst, x, q.QTF, true), unknown
+}
+
+// canonicalOrder reads the document frequencies of dst's terms (IDs, W
+// 1) when readDF (otherwise dst has them), sorts the terms into the
+// canonical order and merges repeated terms (their weights summed under
+// qtf).
+func canonicalOrder(dst []Term, x *index.Index, qtf, readDF bool) []Term {
 	// The records' reads are independent: a loop of its own lets their
 	// cache misses overlap.
-	for i := range dst {
-		dst[i].DF = x.Record(dst[i].ID).DF
+	if readDF {
+		for i := range dst {
+			dst[i].DF = x.Record(dst[i].ID).DF
+		}
 	}
 	slices.SortFunc(dst, func(a, b Term) int {
 		if a.DF != b.DF {
@@ -86,7 +124,7 @@ func canonicalTerms(dst []Term, x *index.Index, q Query, lists bool) ([]Term, bo
 	u := 0
 	for i := range dst {
 		if u > 0 && dst[u-1].ID == dst[i].ID {
-			if q.QTF {
+			if qtf {
 				dst[u-1].W++
 			}
 			continue
@@ -94,5 +132,5 @@ func canonicalTerms(dst []Term, x *index.Index, q Query, lists bool) ([]Term, bo
 		dst[u] = dst[i]
 		u++
 	}
-	return dst[:u], unknown
+	return dst[:u]
 }

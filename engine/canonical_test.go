@@ -7,14 +7,17 @@ import (
 	"testing"
 )
 
-// TestCanonicalTermsDict: CanonicalTermsDict (no list touched) gives
+// TestCanonicalTermsDict: CanonicalTermsDict (no list touched) and
+// CanonicalTermsIDs (the IDs looked up by the caller) give
 // CanonicalTerms's terms, order, weights and unknown flag, for queries with
 // repeated, absent and many (over a lookup chunk) terms, with and without
 // QTF; and the terms are in canonical order (df, then ID), distinct.
 func TestCanonicalTermsDict(t *testing.T) {
 	x, _ := smallIndex(t, "bp128", 300, 16, 1)
 	rng := rand.New(rand.NewSource(5))
-	var a, b []Term
+	var a, b, c []Term
+	var ids []int
+	var dfs []uint32
 	found := 0 // the most terms of one query found
 	for n := range 200 {
 		q := Query{Mode: And, K: 10, QTF: n%2 == 0}
@@ -29,6 +32,24 @@ func TestCanonicalTermsDict(t *testing.T) {
 		b, ub = CanonicalTermsDict(b, x, q)
 		if !slices.Equal(a, b) || ua != ub {
 			t.Fatalf("%v: CanonicalTermsDict %v %v, CanonicalTerms %v %v", q.Terms, b, ub, a, ua)
+		}
+		ids = slices.Grow(ids[:0], len(q.Terms))[:len(q.Terms)]
+		x.LookupDict(q.Terms, ids)
+		var uc bool
+		c, uc = CanonicalTermsIDs(c, x, q, ids, nil)
+		if !slices.Equal(a, c) || ua != uc {
+			t.Fatalf("%v: CanonicalTermsIDs %v %v, CanonicalTerms %v %v", q.Terms, c, uc, a, ua)
+		}
+		dfs = slices.Grow(dfs[:0], len(q.Terms))[:len(q.Terms)]
+		x.LookupDictDF(q.Terms, ids, dfs)
+		for i, id := range ids {
+			if (id < 0 && dfs[i] != 0) || (id >= 0 && dfs[i] != x.Record(id).DF) {
+				t.Fatalf("%v: LookupDictDF term %d: id %d, df %d", q.Terms, i, id, dfs[i])
+			}
+		}
+		c, uc = CanonicalTermsIDs(c, x, q, ids, dfs)
+		if !slices.Equal(a, c) || ua != uc {
+			t.Fatalf("%v: CanonicalTermsIDs with dfs %v %v, CanonicalTerms %v %v", q.Terms, c, uc, a, ua)
 		}
 		if n%5 == 0 && !ua {
 			t.Fatalf("%v: unknown %v", q.Terms, ua)

@@ -534,7 +534,7 @@ func lookSlot(t int, fp uint32) uint64 { return uint64(fp)<<32 | uint64(uint32(t
 // terms are read first, then their dictionary offsets, then their bytes, so
 // that the cache misses of different terms overlap (memory-level
 // parallelism) instead of forming one chain of three misses per term.
-func (x *Index) LookupAll(terms []string, ids []int) { x.lookupAll(terms, ids, true) }
+func (x *Index) LookupAll(terms []string, ids []int) { x.lookupAll(terms, ids, nil, true) }
 
 // LookupDict is LookupAll for a caller that reads the terms' records but
 // not their posting lists on the host (the GPU backend, whose lists are in
@@ -542,9 +542,21 @@ func (x *Index) LookupAll(terms []string, ids []int) { x.lookupAll(terms, ids, t
 // LookupAll overlaps with the dictionary's misses (four cache lines of
 // posting data per term, 0.54 of the 27.3 s of CPU of a 3M q/s GPU-only
 // run on the H100 host, issue 24, for lines nothing then reads).
-func (x *Index) LookupDict(terms []string, ids []int) { x.lookupAll(terms, ids, false) }
+func (x *Index) LookupDict(terms []string, ids []int) { x.lookupAll(terms, ids, nil, false) }
 
-func (x *Index) lookupAll(terms []string, ids []int, lists bool) {
+// LookupDictDF is LookupDict that also sets dfs[i] to the document
+// frequency of terms[i] (0 when absent; len(dfs) at least len(terms)),
+// read from the records whose lines the lookup's interleaved probes
+// already brought in (issue 24: the GPU's batch preparation read each
+// record again afterwards, one query at a time, a cache miss per term).
+func (x *Index) LookupDictDF(terms []string, ids []int, dfs []uint32) {
+	if len(dfs) < len(terms) {
+		panic(fmt.Sprintf("BUG: index.LookupDictDF: %d dfs for %d terms", len(dfs), len(terms)))
+	}
+	x.lookupAll(terms, ids, dfs, false)
+}
+
+func (x *Index) lookupAll(terms []string, ids []int, dfs []uint32, lists bool) {
 	if len(ids) < len(terms) {
 		panic(fmt.Sprintf("BUG: index.LookupAll: %d ids for %d terms", len(ids), len(terms)))
 	}
@@ -552,12 +564,21 @@ func (x *Index) lookupAll(terms []string, ids []int, lists bool) {
 	for len(terms) > 0 {
 		n := min(len(terms), lookBatch)
 		x.lookupBatch(terms[:n], ids[:n], lists)
+		if dfs != nil {
+			for i, id := range ids[:n] {
+				dfs[i] = 0
+				if id >= 0 {
+					dfs[i] = binary.LittleEndian.Uint32(x.recs[termRecSize*id+recDF:])
+				}
+			}
+			dfs = dfs[n:]
+		}
 		terms, ids = terms[n:], ids[n:]
 	}
 }
 
 // lookBatch is the number of terms whose probes LookupAll interleaves.
-const lookBatch = 16
+const lookBatch = 32
 
 // lookupBatch is LookupAll (lists: the lists' heads touched) or
 // LookupDict for at most lookBatch terms.
@@ -786,8 +807,13 @@ func (x *Index) IDF(df uint32) float32 {
 	return score.IDF(uint64(len(x.lens)), uint64(df))
 }
 
-// idfTabSize bounds the IDF table: 16 KiB, which stays in cache.
-const idfTabSize = 4096
+// idfTabSize bounds the IDF table: 256 KiB (filled in about a millisecond
+// when the index opens), of which the entries of a batch's query terms stay
+// in cache. 4,096 entries (16 KiB) left GCIDE's frequent query terms (df
+// 4,096-65,535 of 126k documents) a logarithm each: issue 24, the GPU's
+// batch preparation 0.7-0.8x with the larger table
+// (engine/gpu BenchmarkPrepareRange, GCIDE and TREC'06, paired runs).
+const idfTabSize = 1 << 16
 
 // fillIDF tabulates score.IDF for df < min(N+1, idfTabSize); the idf
 // depends on N and df only (not on SetParams' k1 and b), and the table holds

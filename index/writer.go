@@ -346,11 +346,14 @@ func (r TermRecord) appendTo(b []byte) []byte {
 	return binary.LittleEndian.AppendUint32(b, r.BitmapBytes)
 }
 
+// recDF is the offset of DF in a term record (readTermRecord).
+const recDF = 16
+
 func readTermRecord(b []byte) TermRecord {
 	return TermRecord{
 		Offset:    binary.LittleEndian.Uint64(b),
 		CF:        binary.LittleEndian.Uint64(b[8:]),
-		DF:        binary.LittleEndian.Uint32(b[16:]),
+		DF:        binary.LittleEndian.Uint32(b[recDF:]),
 		DocCodec:  compress.ID(b[20]),
 		FreqCodec: compress.ID(b[21]),
 		MaxScore:  math.Float32frombits(binary.LittleEndian.Uint32(b[24:])),

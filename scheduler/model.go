@@ -498,10 +498,9 @@ func (r *regressor) addDeferred(x [NumBasis]float64, y float64, window int) {
 		}
 		r.accumulate(x, y, 1)
 	} else {
-		r.accumulate(r.xs[r.head], r.ys[r.head], -1)
+		r.replace(&r.xs[r.head], r.ys[r.head], &x, y)
 		r.xs[r.head], r.ys[r.head] = x, y
 		r.head = (r.head + 1) % window
-		r.accumulate(x, y, 1)
 	}
 	r.adds++
 	r.stale++
@@ -534,6 +533,30 @@ func (r *regressor) accumulate(x [NumBasis]float64, y, sign float64) {
 			row[j] += sx * x[j]
 		}
 		r.xty[i] += sx * y
+	}
+}
+
+// replace is accumulate(o, oy, -1) then accumulate(x, y, 1), a full
+// window's oldest sample (o, oy) replaced by (x, y), in one pass over the
+// normal equations: each element gets the same two roundings in the same
+// order (the same values, bit for bit: TestReplaceAccumulate), with one
+// load and one store instead of two (issue 24: the GPU batch's model
+// update, a quarter of the scheduler's own CPU per query with instant
+// backends).
+func (r *regressor) replace(o *[NumBasis]float64, oy float64, x *[NumBasis]float64, y float64) {
+	for i := range NumBasis {
+		so, sx := -o[i], x[i]
+		row := &r.xtx[i]
+		for j := range i + 1 {
+			v := row[j]
+			v += so * o[j]
+			v += sx * x[j]
+			row[j] = v
+		}
+		v := r.xty[i]
+		v += so * oy
+		v += sx * y
+		r.xty[i] = v
 	}
 }
 

@@ -363,3 +363,34 @@ func TestBasisTable(t *testing.T) {
 		}
 	}
 }
+
+// TestReplaceAccumulate: replace (a full window's oldest sample swapped
+// for a new one in one pass) leaves the normal equations bit for bit as
+// accumulate's two passes (remove, then add) do, over many random samples
+// of mixed scales.
+func TestReplaceAccumulate(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	sample := func() ([NumBasis]float64, float64) {
+		var x [NumBasis]float64
+		for i := range x {
+			x[i] = (rng.Float64() - 0.3) * math.Exp2(float64(rng.IntN(20)-10))
+		}
+		return x, rng.NormFloat64() * 5
+	}
+	var a, b regressor
+	for range 64 {
+		x, y := sample()
+		a.accumulate(x, y, 1)
+		b.accumulate(x, y, 1)
+	}
+	for n := range 10000 {
+		o, oy := sample()
+		x, y := sample()
+		a.accumulate(o, oy, -1)
+		a.accumulate(x, y, 1)
+		b.replace(&o, oy, &x, y)
+		if a.xtx != b.xtx || a.xty != b.xty {
+			t.Fatalf("sample %d: replace %v %v, accumulate %v %v", n, b.xtx, b.xty, a.xtx, a.xty)
+		}
+	}
+}

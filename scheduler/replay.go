@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"runtime/metrics"
 	"slices"
 	"strings"
 	"sync"
@@ -358,7 +359,14 @@ type Run struct {
 	// (arrivals, dispatch, hand-offs, bookkeeping; issue 24); 0 where
 	// unknown. CPUPerQuery divides it by the answered queries.
 	CPUTime time.Duration
-	Procs   [2]ProcRun
+	// GCTime is the Go collector's share of CPUTime (runtime/metrics
+	// /cpu/classes/gc/total: mark workers, assists, pauses; an estimate
+	// the runtime keeps), and GCs the collections completed over the
+	// replay (issue 24: what of the host CPU per query is the collector,
+	// which scans the replay's result slab in every cycle).
+	GCTime time.Duration
+	GCs    uint64
+	Procs  [2]ProcRun
 	// GPU-first runs (zero otherwise): the GPU's BatchModel at the end of
 	// the run (fixed part, time per query, the mean relative error of its
 	// batch-time predictions, batches observed) and the CPU slot cap
@@ -370,6 +378,41 @@ type Run struct {
 	BatchN               int
 	CPUCap               int
 	HostDemand           float64
+}
+
+// gcReading is the collector's cumulative CPU time and completed cycles.
+type gcReading struct {
+	cpu    time.Duration
+	cycles uint64
+}
+
+// gcMetrics are the runtime/metrics names readGC reads.
+var gcMetrics = [2]string{"/cpu/classes/gc/total:cpu-seconds", "/gc/cycles/total:gc-cycles"}
+
+// readGC reads the collector's counters (zero where the runtime does not
+// have them).
+func readGC() gcReading {
+	var ss [2]metrics.Sample
+	for i := range ss {
+		ss[i].Name = gcMetrics[i]
+	}
+	metrics.Read(ss[:])
+	var g gcReading
+	if ss[0].Value.Kind() == metrics.KindFloat64 {
+		g.cpu = time.Duration(ss[0].Value.Float64() * 1e9)
+	}
+	if ss[1].Value.Kind() == metrics.KindUint64 {
+		g.cycles = ss[1].Value.Uint64()
+	}
+	return g
+}
+
+// GCPerQuery is GCTime per answered query (0: none answered).
+func (r *Run) GCPerQuery() time.Duration {
+	if r.Answered == 0 {
+		return 0
+	}
+	return r.GCTime / time.Duration(r.Answered)
 }
 
 // CPUPerQuery is the process's CPU time per answered query over the
@@ -816,9 +859,11 @@ func (e *Experiment) Run(ctx context.Context) (*Report, error) {
 		// Reserved before the CPU counter starts; grown geometrically (the
 		// rate search's runs lengthen with the rate) up to the longest run.
 		slab.reserve(n, min(2*len(slab.res), maxRunQueries), e.Queries)
+		g0 := readGC()
 		c0, ok0 := cputime.Process()
 		res, err := replay(ctx, s, e.Queries, feats, arr, maxMiss, &slab)
 		c1, ok1 := cputime.Process()
+		g1 := readGC()
 		if err != nil {
 			return Run{}, err
 		}
@@ -826,6 +871,7 @@ func (e *Experiment) Run(ctx context.Context) (*Report, error) {
 		if ok0 && ok1 {
 			r.CPUTime = c1 - c0
 		}
+		r.GCTime, r.GCs = g1.cpu-g0.cpu, g1.cycles-g0.cycles
 		s.gpuFirstSummary(&r) // Replay has shut s down: its dispatcher is done
 		if e.Progress != nil {
 			e.Progress(r)

@@ -364,3 +364,18 @@ func TestExperimentCPUOnly(t *testing.T) {
 		t.Fatal("gpu-only without a GPU backend: no error")
 	}
 }
+
+// TestReadGC: readGC's counters grow with a collection (a run's GCTime and
+// GCs are their differences over the replay).
+func TestReadGC(t *testing.T) {
+	g0 := readGC()
+	runtime.GC()
+	g1 := readGC()
+	if g1.cycles <= g0.cycles || g1.cpu < g0.cpu {
+		t.Fatalf("after runtime.GC: %+v, before %+v", g1, g0)
+	}
+	r := Run{Answered: 4, GCTime: 8 * time.Microsecond}
+	if r.GCPerQuery() != 2*time.Microsecond || (&Run{}).GCPerQuery() != 0 {
+		t.Fatalf("GCPerQuery %v", r.GCPerQuery())
+	}
+}

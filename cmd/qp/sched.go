@@ -277,9 +277,10 @@ cpu-only setup without a GPU (the scheduler's own cost, measured). Otherwise nee
 		PrepareHook:    gpu.WithDeviceHook,
 		BeforeRun:      beforeRun,
 		Progress: func(r scheduler.Run) {
-			fmt.Fprintf(os.Stderr, "  %v at %.0f q/s: %d answered (cpu %d, gpu %d), %d missed, mean %v p99 %v, growing %v, process CPU %v/query: sustained %v%s\n",
+			fmt.Fprintf(os.Stderr, "  %v at %.0f q/s: %d answered (cpu %d, gpu %d), %d missed, mean %v p99 %v, growing %v, process CPU %v/query (gc %v/query, %d GCs): sustained %v%s\n",
 				r.Setup, r.Rate, r.Answered, r.Procs[scheduler.CPU].Queries, r.Procs[scheduler.GPU].Queries,
-				r.Missed, r.Mean, r.P99, r.Growing, r.CPUPerQuery().Round(10*time.Nanosecond), r.Sustained(), gpuFirstNote(r))
+				r.Missed, r.Mean, r.P99, r.Growing, r.CPUPerQuery().Round(10*time.Nanosecond),
+				r.GCPerQuery().Round(10*time.Nanosecond), r.GCs, r.Sustained(), gpuFirstNote(r))
 			if g := r.Procs[scheduler.GPU]; g.Batches > 0 {
 				fmt.Fprintf(os.Stderr, "    gpu %d batches of %.0f queries, busy %.0f%%: batch wall %v, gap to the next batch mean %v max %v\n",
 					g.Batches, float64(g.Queries)/float64(g.Batches), 100*g.Busy.Seconds()/max(r.Elapsed.Seconds(), 1e-9),

@@ -509,7 +509,7 @@ func (r *andRun) download(out []engine.Response) error {
 	})
 	if r.keep {
 		for a, p := range qs {
-			b.prof.OrMSCandidates += int64(b.info[p.terms[0].id].df)
+			b.prof.OrMSCandidates += int64(p.terms[0].ti.df)
 			b.prof.OrMSKept += int64(tots[a])
 		}
 	}
@@ -557,7 +557,7 @@ func (b *Backend) keepFlagged(mem *devMem, n int, flag, part *cuda.Buffer, cdoc,
 // list's, which is decoded whole), and its candidate total to p's stats.
 // The owner's download path and the off-owner finishSet share it.
 func (b *Backend) addAndStats(p *prep, ctrs []uint32, nq, a int, tot uint32) {
-	ti := b.info[p.terms[0].id]
+	ti := p.terms[0].ti
 	p.st.BlocksDecoded += int64(ti.nb) + int64(ctrs[4+a])
 	p.st.PostingsDecoded += int64(ti.df) + int64(ctrs[4+nq+a])
 	p.st.Candidates += int64(tot)

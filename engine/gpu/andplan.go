@@ -140,7 +140,7 @@ func (b *Backend) planHost(pl *andPlan, qs []*prep, keep bool, levels int, use [
 			c.nterms += len(p.terms)
 			c.nres += p.q.K
 			c.maxM = max(c.maxM, p.steps)
-			ti := b.info[p.terms[0].id]
+			ti := p.terms[0].ti
 			c.nblk += int(ti.nb)
 			c.dbytes += int(ti.dlen)
 			c.fbytes += int(ti.flen)
@@ -195,7 +195,7 @@ func (b *Backend) fillPlan(pl *andPlan, workers int, sc *planScratch) {
 	var d0, f0, v0, blk0, toff int
 	for a, p := range pl.qs {
 		t := p.terms[0]
-		ti := b.info[t.id]
+		ti := t.ti
 		kern.PutSeg(segs[kern.SegWords*a:], uint64(d0), uint64(f0), uint64(v0), uint32(t.id), uint32(blk0), uint32(a), uint32(toff))
 		d0, f0, v0, blk0 = d0+int(ti.dlen), f0+int(ti.flen), v0+int(ti.df), blk0+int(ti.nb)
 		toff += len(p.terms)

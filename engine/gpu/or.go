@@ -96,7 +96,7 @@ func (r *orDenseRun) upload() error {
 				continue
 			}
 			t := p.terms[j]
-			ti := b.info[t.id]
+			ti := t.ti
 			kern.PutSeg(segs[kern.SegWords*ns:], uint64(st.dbytes), uint64(st.fbytes), uint64(st.nval), uint32(t.id),
 				uint32(st.nblk), uint32(a), uint32(toff[a]+j))
 			st.nblk += int(ti.nb)
@@ -198,7 +198,7 @@ func (r *orDenseRun) download(out []engine.Response) error {
 			p := qs[a]
 			p.st.OrAlgo = OrGPU
 			for _, t := range p.terms {
-				p.st.BlocksDecoded += int64(b.info[t.id].nb)
+				p.st.BlocksDecoded += int64(t.ti.nb)
 				p.st.PostingsDecoded += int64(t.df)
 			}
 			p.st.Candidates += int64(tots[a])

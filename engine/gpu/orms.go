@@ -172,7 +172,7 @@ func (b *Backend) msCertified(p *prep, keys []uint64, e int) bool {
 	theta := math.Float32frombits(^uint32(keys[p.q.K-1] >> 32))
 	var other float32
 	for _, t := range p.terms[e:] {
-		other += float32(t.w * b.info[t.id].max) // the QTerm mx of fillQueries; no FMA
+		other += float32(t.w * t.ti.max) // the QTerm mx of fillQueries; no FMA
 	}
 	return other < theta
 }

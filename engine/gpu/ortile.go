@@ -211,7 +211,7 @@ func (b *Backend) planOrTiled(mem *devMem, qs []*prep) (*orTileRun, error) {
 	for _, p := range qs {
 		r.nterms += len(p.terms)
 		for _, t := range p.terms {
-			ti := b.info[t.id]
+			ti := t.ti
 			r.nblk += int(ti.nb)
 			r.dbytes += int(ti.dlen)
 			r.fbytes += int(ti.flen)
@@ -265,7 +265,7 @@ func (r *orTileRun) upload() error {
 		kern.PutOQuery(oqs[kern.OQueryWords*a:], uint32(toff), uint32(r.caps[a]), uint32(coff))
 		coff += r.caps[a]
 		for j, t := range p.terms {
-			ti := b.info[t.id]
+			ti := t.ti
 			kern.PutSeg(segs[kern.SegWords*(toff+j):], uint64(d0), uint64(f0), uint64(v0), uint32(t.id), uint32(blk0),
 				uint32(a), uint32(toff+j))
 			if r.useBm {
@@ -477,7 +477,7 @@ func (r *orTileRun) download(out []engine.Response) ([]*prep, error) {
 			}
 			p.st.OrAlgo = OrGPU
 			for _, t := range p.terms {
-				p.st.BlocksDecoded += int64(b.info[t.id].nb)
+				p.st.BlocksDecoded += int64(t.ti.nb)
 				p.st.PostingsDecoded += int64(t.df)
 			}
 			p.st.Candidates += int64(emitted[a])

@@ -140,7 +140,7 @@ func (b *Backend) fillQueriesIn(up *pinned, slotBuf *[]querySlot, workers int, q
 			for j, t := range p.terms {
 				mx := float32(math.MaxFloat32) // stale block maxima: no bound
 				if exact {
-					mx = t.w * b.info[t.id].max
+					mx = t.w * t.ti.max
 				}
 				kern.PutQTerm(qt[kern.QTermWords*j:], uint32(t.id), t.w, t.idf, mx)
 			}

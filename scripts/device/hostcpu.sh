@@ -23,17 +23,43 @@
 # Second part (branch hostcpu2): old is a build of the hostcpu branch
 # (b45bcc1), new this branch's; the same runs and output.
 #
-# Build and carry as for sched4.sh (bin/dev/data/{qp,qp-old,COLL.qp}.xz and
-# 06.efficiency_topics.txt), then: COLL=gcide bash scripts/device/hostcpu.sh
+# Third part (branch hostcpu3, issue 24's seventh round): old = main, new =
+# this branch; VARIANTS="old mid new" adds a third build, $MID (default
+# /tmp/qp-mid, carried as bin/dev/data/qp-mid.xz): branch hostcpu3-noti,
+# this branch without the prepared terms' termInfo copies (the one change
+# the 2-core machine could not measure), so that new/mid is that step.
+# Each run's "runtime:" line (GCs, GC CPU, allocation rate, scheduling
+# latency) goes into the summary too, and the progress line's "(gc
+# X/query, N GCs)" is the collector inside the measured window.
+#
+# Build (Go machine, repository root of the branch):
+#   mkdir -p bin/dev/data && cp ../shared/data/queries/06.efficiency_topics.txt bin/dev/data/
+#   CGO_ENABLED=0 go build -o /tmp/qp ./cmd/qp && xz -T0 -9 -c /tmp/qp >bin/dev/data/qp.xz
+#   rm -rf /tmp/qp-main /tmp/qp-midsrc; git -C /work/main archive main | (mkdir -p /tmp/qp-main && tar -x -C /tmp/qp-main) &&
+#     (cd /tmp/qp-main && CGO_ENABLED=0 go build -o /tmp/qp-old ./cmd/qp) &&
+#     xz -T0 -9 -c /tmp/qp-old >bin/dev/data/qp-old.xz
+#   (mid, optional) git -C /work/main archive hostcpu3-noti | (mkdir -p /tmp/qp-midsrc && tar -x -C /tmp/qp-midsrc) &&
+#     (cd /tmp/qp-midsrc && CGO_ENABLED=0 go build -o /tmp/qp-mid ./cmd/qp) &&
+#     xz -T0 -9 -c /tmp/qp-mid >bin/dev/data/qp-mid.xz
+#   xz -T0 -6 -c /tmp/lead/hold/gcide.qp >bin/dev/data/gcide.qp.xz
+# then, carry ["bin/dev"]:
+#   COLL=gcide PAIRS=3 VARIANTS="old mid new" bash scripts/device/hostcpu.sh
 source scripts/device/lib.sh
 if [ "${UNPACK:-1}" = 1 ]; then
   [ -e "$bin/data/qp.xz" ] && rm -f /tmp/qp
   [ -e "$bin/data/qp-old.xz" ] && rm -f /tmp/qp-old
+  [ -e "$bin/data/qp-mid.xz" ] && rm -f /tmp/qp-mid
   BIN=${BIN:-bin/dev} bash scripts/device/unpack.sh || exit 1
 fi
 old=${OLD:-/tmp/qp-old}
 [ -x "$old" ] || chmod +x "$old" 2>/dev/null
 [ -x "$old" ] || { echo "no $old (carry bin/dev/data/qp-old.xz)"; exit 1; }
+mid=${MID:-/tmp/qp-mid}
+variants=${VARIANTS:-old new}
+case " $variants " in *" mid "*)
+  [ -x "$mid" ] || chmod +x "$mid" 2>/dev/null
+  [ -x "$mid" ] || { echo "no $mid (carry bin/dev/data/qp-mid.xz)"; exit 1; } ;;
+esac
 coll=${COLL:-gcide}
 idx=${IDX:-/tmp/$coll.qp}
 [ -s "$idx" ] || { echo "no $idx (carry bin/dev/data/$coll.qp.xz)"; exit 1; }
@@ -44,21 +70,26 @@ echo "== $coll; $(nproc) cores; $(head -2 "$OUT/device.txt" | tail -1)" | tee -a
 for m in ${MODES:-and or}; do
   case $m in and) rate=${RATE:-2000000} ;; or) rate=${RATE:-700000} ;; *) rate=${RATE:-500000} ;; esac
   for i in $(seq "${PAIRS:-2}"); do
-    for v in old new; do
+    for v in $variants; do
       qp=$bin/qp
       [ "$v" = old ] && qp=$old
+      [ "$v" = mid ] && qp=$mid
       log=$OUT/hostcpu-$coll-$v-$m-$i.log
       timeout 120 "$qp" bench sched "$idx" "$queries" --device gpu --mode "$m" --setups gpu-only \
         --rates "$rate" --search-runs 0 --deadline 200ms --train 1500 --replay 3000 \
         --min-duration "${DUR:-3s}" --cpuprofile "$OUT/prof-$v-$m-$i.pprof" --gpu-profile >"$log" 2>&1
       echo "$v $m: rc=$? $(grep -o 'gpu-only at .*' "$log" | head -1 | cut -c1-220)" | tee -a "$sum"
+      echo "  $v $m $(grep -o 'runtime: .*' "$log" | tail -1)" | tee -a "$sum"
     done
   done
-  awk -v m="$m" '$2 == m":" { for (i = 1; i <= NF; i++) if ($i == "CPU" && $(i+1) ~ /\/query/) {
-        x = $(i+1); sub(/\/query.*/, "", x); f = 1
-        if (x ~ /ns$/) f = 0.001; else if (x ~ /ms$/) f = 1000
-        gsub(/[^0-9.]/, "", x); if ($1 == "old") o[++no] = x * f; else w[++nw] = x * f } }
-    END { s = ""; t = 0; for (i = 1; i <= no && i <= nw; i++) { s = s sprintf(" %.2f (%.2f/%.2f µs)", w[i] / o[i], w[i], o[i]); t += w[i] / o[i] }
-      if (i > 1) printf "ratio %s: process CPU per query new/old, pairs:%s; mean %.2f\n", m, s, t / (i - 1) }' "$sum" | tee -a "$sum"
+  for v in $variants; do
+    [ "$v" = old ] && continue
+    awk -v m="$m" -v v="$v" '$2 == m":" { for (i = 1; i <= NF; i++) if ($i == "CPU" && $(i+1) ~ /\/query/) {
+          x = $(i+1); sub(/\/query.*/, "", x); f = 1
+          if (x ~ /ns$/) f = 0.001; else if (x ~ /ms$/) f = 1000
+          gsub(/[^0-9.]/, "", x); if ($1 == "old") o[++no] = x * f; else if ($1 == v) w[++nw] = x * f } }
+      END { s = ""; t = 0; for (i = 1; i <= no && i <= nw; i++) { s = s sprintf(" %.2f (%.2f/%.2f µs)", w[i] / o[i], w[i], o[i]); t += w[i] / o[i] }
+        if (i > 1) printf "ratio %s: process CPU per query %s/old, pairs:%s; mean %.2f\n", m, v, s, t / (i - 1) }' "$sum" | tee -a "$sum"
+  done
 done
 ls -la "$OUT"

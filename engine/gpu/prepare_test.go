@@ -1,0 +1,164 @@
+package gpu
+
+import (
+	"fmt"
+	"math/rand"
+	"os"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/qpengine/qp/engine"
+	"github.com/qpengine/qp/index"
+	"github.com/qpengine/qp/internal/querylog"
+)
+
+// TestPrepareRange: prepareRange (several queries' terms looked up in one
+// call) prepares every query as prepare does alone: the same terms (each
+// with its backend's termInfo), flags, statistics and errors, for queries of 1-8 terms (repeated and
+// absent ones, QTF or not), empty queries, invalid k, and queries of more
+// terms than a lookup group (prepGroupTerms), at every range start. No
+// device: preparation reads only the index.
+func TestPrepareRange(t *testing.T) {
+	rng := rand.New(rand.NewSource(7))
+	col := genCollection(rng, 2000, 300, 128, false)
+	b := hostBackend(col.bp128(t))
+	terms := randomQueries(rng, col.terms, 600, nil)
+	qs := make([]engine.Query, len(terms))
+	for i, ts := range terms {
+		qs[i] = engine.Query{ID: fmt.Sprint(i), Terms: ts, Mode: engine.Mode(i % 3), K: 10, QTF: i%5 == 0}
+		switch i % 97 {
+		case 3:
+			qs[i].Terms = nil // empty
+		case 5:
+			qs[i].K = 0 // invalid
+		case 7, 8: // more than a group: alone
+			for len(qs[i].Terms) <= prepGroupTerms {
+				qs[i].Terms = append(qs[i].Terms, ts...)
+			}
+		case 9: // exactly a group
+			qs[i].Terms = nil
+			for len(qs[i].Terms) < prepGroupTerms {
+				qs[i].Terms = append(qs[i].Terms, col.terms[rng.Intn(len(col.terms))])
+			}
+		}
+	}
+	want, wantErr := make([]prep, len(qs)), make([]error, len(qs))
+	for i := range qs {
+		want[i].i = i
+		wantErr[i] = b.prepare(&want[i], &qs[i])
+	}
+	for _, lo := range []int{0, 1, 7, 63} {
+		got, gotErr := make([]prep, len(qs)), make([]error, len(qs))
+		b.prepareRange(got, gotErr, qs, lo, len(qs))
+		for i := lo; i < len(qs); i++ {
+			g, w := &got[i], &want[i]
+			if g.i != w.i || g.q != w.q || g.unknown != w.unknown || g.st != w.st || !reflect.DeepEqual(g.terms, w.terms) {
+				t.Fatalf("from %d, query %d %q: prepareRange %+v, prepare %+v", lo, i, qs[i].Terms, *g, *w)
+			}
+			for _, q := range g.terms {
+				if q.ti != b.info[q.id] || q.df != b.info[q.id].df {
+					t.Fatalf("query %d, term %d: termInfo %+v, df %d; the backend's %+v", i, q.id, q.ti, q.df, b.info[q.id])
+				}
+			}
+			if fmt.Sprint(gotErr[i]) != fmt.Sprint(wantErr[i]) {
+				t.Fatalf("from %d, query %d: error %v, prepare's %v", lo, i, gotErr[i], wantErr[i])
+			}
+		}
+	}
+	var bad, alone int
+	for i := range qs {
+		if wantErr[i] != nil {
+			bad++
+		}
+		if len(qs[i].Terms) > prepGroupTerms {
+			alone++
+		}
+	}
+	if bad == 0 || alone == 0 {
+		t.Fatalf("the test's queries lack a case: %d invalid, %d longer than a group", bad, alone)
+	}
+}
+
+// hostBackend is a Backend with only what the host preparation reads: x
+// and a termInfo per term (df from the dictionary, max a distinct value).
+func hostBackend(x *index.Index) *Backend {
+	b := &Backend{x: x, info: make([]termInfo, x.NumTerms())}
+	for t := range b.info {
+		b.info[t] = termInfo{df: x.Record(t).DF, nb: uint32(t), max: float32(t) + 0.5}
+	}
+	return b
+}
+
+// TestPrepareRangeAllocs: a warm range allocates nothing (the preps keep
+// their scratch).
+func TestPrepareRangeAllocs(t *testing.T) {
+	rng := rand.New(rand.NewSource(8))
+	col := genCollection(rng, 2000, 300, 128, false)
+	b := hostBackend(col.bp128(t))
+	terms := randomQueries(rng, col.terms, 300, nil)
+	qs := make([]engine.Query, len(terms))
+	for i, ts := range terms {
+		qs[i] = engine.Query{ID: fmt.Sprint(i), Terms: ts, Mode: engine.And, K: 10}
+	}
+	preps, errs := make([]prep, len(qs)), make([]error, len(qs))
+	b.prepareRange(preps, errs, qs, 0, len(qs))
+	if a := testing.AllocsPerRun(5, func() { b.prepareRange(preps, errs, qs, 0, len(qs)) }); a != 0 {
+		t.Errorf("prepareRange: %v allocations, want 0", a)
+	}
+}
+
+// BenchmarkPrepareRange: a batch's preparation on one core, each query
+// looked up alone (prepare: "each") against several queries' terms per
+// lookup (prepareRange: "grouped"), the two alternating pass by pass in
+// one loop (paired: a loaded machine's drift hits both): each-ns/query,
+// grouped-ns/query and their ratio grouped/each. No device.
+// QP_HOSTPREP_INDEX and QP_HOSTPREP_QUERIES as for BenchmarkHostPrep
+// (e.g. GCIDE and the TREC 2006 efficiency log: its first 4,500 queries);
+// otherwise a 20,000-document collection of 1,000 terms.
+func BenchmarkPrepareRange(b *testing.B) {
+	var x *index.Index
+	var terms [][]string
+	if path := os.Getenv("QP_HOSTPREP_INDEX"); path != "" {
+		var err error
+		if x, err = index.Open(path); err != nil {
+			b.Fatal(err)
+		}
+		if terms, err = querylog.FirstAnalyzed(x, os.Getenv("QP_HOSTPREP_QUERIES"), 4500); err != nil {
+			b.Fatal(err)
+		}
+	} else {
+		rng := rand.New(rand.NewSource(41))
+		col := genCollection(rng, 20000, 1000, 128, false)
+		x = col.bp128(b)
+		terms = randomQueries(rng, col.terms, 4500, nil)
+	}
+	x.BuildLookup()
+	g := hostBackend(x)
+	qs := make([]engine.Query, len(terms))
+	for i, t := range terms {
+		qs[i] = engine.Query{ID: fmt.Sprint(i), Terms: t, Mode: engine.And, K: 10}
+	}
+	preps, errs := make([]prep, len(qs)), make([]error, len(qs))
+	var each, grouped time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		for i := range qs {
+			preps[i].i = i
+			errs[i] = g.prepare(&preps[i], &qs[i])
+		}
+		t1 := time.Now()
+		g.prepareRange(preps, errs, qs, 0, len(qs))
+		t2 := time.Now()
+		each, grouped = each+t1.Sub(t0), grouped+t2.Sub(t1)
+	}
+	for i := range errs {
+		if errs[i] != nil {
+			b.Fatalf("query %d: %v", i, errs[i])
+		}
+	}
+	n := float64(b.N) * float64(len(qs))
+	b.ReportMetric(float64(each.Nanoseconds())/n, "each-ns/query")
+	b.ReportMetric(float64(grouped.Nanoseconds())/n, "grouped-ns/query")
+	b.ReportMetric(float64(grouped)/float64(each), "grouped/each")
+}
