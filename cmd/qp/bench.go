@@ -522,7 +522,12 @@ algorithm are checked to be identical.`)
 	}
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer cancel()
-	fmt.Printf("index %s: %d docs, %d terms; %d queries from %s; k=%d\n\n", pos[0], x.NumDocs(), x.NumTerms(), len(fq), pos[1], *qf.k)
+	fmt.Printf("index %s: %d docs, %d terms; %d queries from %s; k=%d\n", pos[0], x.NumDocs(), x.NumTerms(), len(fq), pos[1], *qf.k)
+	if gb != nil {
+		bs := gb.Bitmaps()
+		fmt.Printf("gpu: %d device bitmaps (%.2f GiB), %d in use at the first density\n", bs.Lists, float64(bs.Bytes)/(1<<30), bs.InUse)
+	}
+	fmt.Println()
 	// Rows are printed as they are measured (fixed widths, no tabwriter).
 	row := "%-6s %-22s %7s %10s %9s %9s %9s %9s %13s %6s\n"
 	fmt.Printf(row, "mode", "algorithm", "threads", "queries/s", "mean ms", "p50 ms", "p95 ms", "p99 ms", "results/query", "failed")

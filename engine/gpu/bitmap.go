@@ -58,11 +58,17 @@ const (
 	// holds the 1,479 densest lists.
 	DefaultBitmapDensity = 1.0 / 128
 	// DefaultBitmapBytes bounds the device bitmaps (group bitsets and rank
-	// directories, 4.13 bits per document each); the densest lists get
-	// theirs first. New also keeps them under bitmapFreeShare of the free
-	// device memory.
+	// directories, 1.16 bits per document each: 1.45 MB a list at 10M
+	// documents, 3.6 MB at 25M); the densest lists get theirs first. New
+	// also keeps them under bitmapFreeShare of the free device memory
+	// (bitmapFreeShareSet when Options.BitmapBytes is set). At 10M
+	// documents the default holds 1,479 lists, fewer than the 3,253 of
+	// density >= 2^-7 of the topic-model gen index (591 at 25M): the budget,
+	// not the density, decides which lists have one there
+	// (docs/GPU-QUERY.md "Bitmap AND of all-dense queries: the potential").
 	DefaultBitmapBytes = 2 << 30
 	bitmapFreeShare    = 0.125
+	bitmapFreeShareSet = 0.5
 	// bitmapChunkBytes is the group bitsets decompressed per batch (the
 	// WAH scratch doubles it for the batch).
 	bitmapChunkBytes = 256 << 20
@@ -91,6 +97,17 @@ func bitmapDF(d float64, n uint32) uint32 {
 // bitmapOff reports whether a density turns the bitmaps off.
 func bitmapOff(d float64) bool { return d < 0 || d > 1 || math.IsNaN(d) }
 
+// bitmapBudget is the device bytes the bitmaps may take: budget
+// (Options.BitmapBytes after defaults) and at most bitmapFreeShare of the
+// free device memory, bitmapFreeShareSet when the budget was set.
+func bitmapBudget(budget int64, set bool, free int64) int64 {
+	share := bitmapFreeShare
+	if set {
+		share = bitmapFreeShareSet
+	}
+	return min(budget, int64(share*float64(free)))
+}
+
 // initBitmaps builds the device bitmaps of the lists of density >=
 // opt.BitmapDensity (densest first, within opt.BitmapBytes and
 // bitmapFreeShare of the free memory). lists are x's block-coded lists.
@@ -103,7 +120,7 @@ func (b *Backend) initBitmaps(lists []index.List) error {
 	if err != nil {
 		return fmt.Errorf("gpu: %w", err)
 	}
-	budget = min(budget, int64(bitmapFreeShare*float64(free)))
+	budget = bitmapBudget(budget, b.bmBytesSet, int64(free))
 	D := wah.Groups(b.n)
 	S := kern.AndRankEntries(D)
 	per := 4 * int64(D+S)

@@ -359,3 +359,24 @@ func TestBitmapsOneProc(t *testing.T) {
 		t.Fatal("no query had results")
 	}
 }
+
+// TestBitmapBudget checks the bitmaps' device budget: Options.BitmapBytes
+// (or its default) within 1/8 of the free memory, or 1/2 when it was set.
+func TestBitmapBudget(t *testing.T) {
+	const free = 80 << 30
+	for _, c := range []struct {
+		budget int64
+		set    bool
+		want   int64
+	}{
+		{DefaultBitmapBytes, false, DefaultBitmapBytes},
+		{6 << 30, true, 6 << 30},
+		{12 << 30, false, 10 << 30},
+		{12 << 30, true, 12 << 30},
+		{64 << 30, true, 40 << 30},
+	} {
+		if got := bitmapBudget(c.budget, c.set, free); got != c.want {
+			t.Errorf("bitmapBudget(%d, %v, %d) = %d, want %d", c.budget, c.set, int64(free), got, c.want)
+		}
+	}
+}

@@ -151,7 +151,9 @@ type Options struct {
 	// DefaultBitmapDensity when 0, none when negative or above 1.
 	BitmapDensity float64
 	// BitmapBytes bounds the device bitmaps (DefaultBitmapBytes when 0,
-	// none when negative); the densest lists get theirs first.
+	// none when negative); the densest lists get theirs first. They also
+	// stay under 1/8 of the free device memory by default, under 1/2 when
+	// BitmapBytes is set (positive).
 	BitmapBytes int64
 	// OrBitmapDensity is the density from which the fused OR tiles use a
 	// list's device bitmap (ortile.go): the planner's BitmapDensity when
@@ -192,6 +194,7 @@ type Backend struct {
 	resident            int64 // bytes of the postings (uploaded unless lc != nil)
 	lc                  *listCache
 	bm                  *bitmaps // device bitmaps of the densest lists (bitmap.go), nil without
+	bmBytesSet          bool     // Options.BitmapBytes was set: the bitmaps may take bitmapFreeShareSet of the free memory
 
 	bufs bufPool // per-batch host buffers (batch.go): preparation needs no mu
 	// prepCores caps the goroutines of a batch's host preparation
@@ -254,6 +257,7 @@ func New(x *index.Index, opts ...Options) (*Backend, error) {
 	if opt.BitmapDensity == 0 {
 		opt.BitmapDensity = DefaultBitmapDensity
 	}
+	bmBytesSet := opt.BitmapBytes > 0
 	if opt.BitmapBytes == 0 {
 		opt.BitmapBytes = DefaultBitmapBytes
 	}
@@ -264,7 +268,7 @@ func New(x *index.Index, opts ...Options) (*Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &Backend{x: x, opt: opt, n: uint32(x.NumDocs()), bs: x.Meta.BlockSize, k1p1: x.Params().K1p1()}
+	b := &Backend{x: x, opt: opt, n: uint32(x.NumDocs()), bs: x.Meta.BlockSize, k1p1: x.Params().K1p1(), bmBytesSet: bmBytesSet}
 	b.and.levels = levels
 	if err := b.checkIndex(); err != nil {
 		return nil, err
