@@ -601,6 +601,9 @@ func (p *queryRowPrinter) row(qr benchquery.Row) {
 	if sp := qr.Profile; sp != nil {
 		p.splits = append(p.splits, fmt.Sprintf(splitRow, qr.Mode, qr.Name, sp.Sets, sp.Launches, ms(sp.Wall), ms(sp.Decode),
 			ms(sp.Intersect), ms(sp.Score), ms(sp.TopK), ms(sp.Transfer)))
+		if sp.BitmapAndQueries > 0 {
+			p.splits = append(p.splits, fmt.Sprintf("%-6s %-22s AND queries by the bitmap AND: %d\n", qr.Mode, qr.Name, sp.BitmapAndQueries))
+		}
 		if sp.OrTiles > 0 {
 			p.splits = append(p.splits, fmt.Sprintf("%-6s %-22s OR tiles accumulated: %d of %d (%.1f%%), %d of them selected a k-th key, %d emitted; blocks decoded by tiles: %d, skipped by their maxima: %d; documents completed from device bitmaps: %d\n",
 				"", "", sp.OrTilesRun, sp.OrTiles, 100*float64(sp.OrTilesRun)/float64(sp.OrTiles), sp.OrSelected, sp.OrEmitted, sp.OrBlocks, sp.OrSkipped, sp.OrLookups))

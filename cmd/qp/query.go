@@ -33,6 +33,7 @@ type queryFlags struct {
 	gpuOrThreshold, gpuBitmaps    *string
 	gpuOrBitmaps, gpuBitmapBytes  *string
 	k, threads                    *int
+	gpuBitmapAnd                  *bool
 	k1, b                         *float64
 	qtf                           *bool
 	// quiet (set by commands with --quiet) suppresses the CPU-fallback
@@ -65,6 +66,7 @@ func addQueryFlags(fs interface {
 		gpuBitmaps:     fs.String("gpu-bitmaps", "", "GPU: lists of at least this density (df/N: 1/128, 2^-7, 0.0078)\nalso get a device bitmap: AND filters its candidates by them and scores\nthem by rank; OR (bp128) decodes only the sparser terms where the\ndensest ones' maxima are below its threshold and adds those by rank\n(default 1/128); off: none; bench query: a list, one row each"),
 		gpuOrBitmaps:   fs.String("gpu-or-bitmaps", "", "GPU OR: use the device bitmaps of lists of at least this density\n(df/N; default: --gpu-bitmaps' density; off: none; only lists that have\none, i.e. of at least the lowest --gpu-bitmaps density); bench query: a\nlist, one row each"),
 		gpuBitmapBytes: fs.String("gpu-bitmap-bytes", "", "GPU: device memory for the bitmaps of --gpu-bitmaps (a size: 512M, 6G;\ndefault 2G and at most 1/8 of the free memory; when set, at most 1/2):\nthe densest lists get theirs first, so at 10M documents 2G holds the\n1,479 densest and about 5G every list of density 2^-7"),
+		gpuBitmapAnd:   fs.Bool("gpu-bitmap-and", false, "GPU: run the AND queries whose every list has a device bitmap (see\n--gpu-bitmaps, --gpu-bitmap-bytes) by the word-wise AND of their bitmaps\ninstead of decoding their shortest list (bp128 indexes; same results)"),
 		gpuOrThreshold: fs.String("gpu-or-threshold", "", "GPU: OR batch threshold, the OR work per launch set: postings of all\nlists of the OR and AND+OR queries plus 2048 per tile of 8192 documents\nthey touch (e.g. 512M; default 1G: OR batches under 10 ms at p99 on\n10M documents); a set closes at whichever threshold it reaches first;\nbench query: a list, one row each"),
 	}
 }
@@ -174,6 +176,7 @@ func (qf *queryFlags) options() (qp.Options, error) {
 		}
 	}
 	g.AndSearch, g.Or = firstOf(*qf.gpuAnd), firstOf(*qf.gpuOr)
+	g.BitmapAnd = *qf.gpuBitmapAnd
 	return o, nil
 }
 

@@ -155,6 +155,12 @@ type Options struct {
 	// stay under 1/8 of the free device memory by default, under 1/2 when
 	// BitmapBytes is set (positive).
 	BitmapBytes int64
+	// BitmapAnd runs the AND queries every term of which has a device
+	// bitmap in use (term 0 included) by the word-wise AND of their
+	// columns instead of the candidates of their shortest list (bmand.go;
+	// bp128 frequencies only). Off by default until measured on a GPU
+	// (scripts/device/gbm.sh); the results are the same either way.
+	BitmapAnd bool
 	// OrBitmapDensity is the density from which the fused OR tiles use a
 	// list's device bitmap (ortile.go): the planner's BitmapDensity when
 	// 0 (the default), none when negative or above 1. Only lists that got
@@ -596,6 +602,9 @@ type Profile struct {
 	// their bound: partial score + the remaining terms' list maxima below
 	// the pass's theta0).
 	OrMSCandidates, OrMSKept int64
+	// BitmapAndQueries: the AND queries that ran the bitmap AND
+	// (Options.BitmapAnd, bmand.go).
+	BitmapAndQueries int64
 	// Cache is the list cache's traffic (zero when the index is resident).
 	Cache CacheStats
 	// Host side of the batches (wall clock, always measured; issue 24:

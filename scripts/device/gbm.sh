@@ -11,8 +11,9 @@
 # 10M: /tmp/g10m-topics.qp, built here once, ~3 min; DOCS=25000000 uses
 # /tmp/g25m.qp of gen25m.sh), first 10,000 TREC 2006 queries, top-10, GPU
 # only, MODES (default and,andor), --profile, for each ROW of ROWS (default
-# "2G:1/128 5G:1/128 9G:1/256", budget:density; 2G:1/128 is main's
-# default). Every row's results are checked identical to the first row of
+# "2G:1/128 5G:1/128 9G:1/256 9G:1/256:bmand", budget:density[:bmand];
+# 2G:1/128 is main's default; bmand adds --gpu-bitmap-and: the queries
+# whose every list has a bitmap run the word-wise AND of their bitmaps). Every row's results are checked identical to the first row of
 # its mode by bench query within a run; across runs the results/query
 # column must agree.
 # On the device: bash scripts/device/unpack.sh; bash scripts/device/gbm.sh
@@ -40,14 +41,15 @@ fi
 head -10000 "$bin/data/06.efficiency_topics.txt" >/tmp/q06.txt
 t0=$(date +%s)
 for r in $(seq 1 "${ROUNDS:-2}"); do
-  for row in ${ROWS:-2G:1/128 5G:1/128 9G:1/256}; do
-    bytes=${row%%:*} dens=${row#*:}
+  for row in ${ROWS:-2G:1/128 5G:1/128 9G:1/256 9G:1/256:bmand}; do
+    IFS=: read -r bytes dens bm <<<"$row"
+    extra=(); [ "${bm:-}" = bmand ] && extra=(--gpu-bitmap-and)
     left=$(( ${BUDGET:-560} - ($(date +%s) - t0) ))
     [ $left -gt 30 ] || { echo "== stopping: ${left}s left"; break 2; }
-    log=$OUT/gbm-${bytes}-${dens//\//_}-$r.log
+    log=$OUT/gbm-${bytes}-${dens//\//_}${bm:+-$bm}-$r.log
     timeout $(( left < ${RUNLIMIT:-120} ? left : ${RUNLIMIT:-120} )) "$bin/qp" bench query $idx /tmp/q06.txt --device gpu --gpu-only \
-      --profile --modes "${MODES:-and,andor}" --gpu-bitmap-bytes "$bytes" --gpu-bitmaps "$dens" >"$log" 2>&1
-    echo "== $bytes $dens round $r (rc $?, $(( $(date +%s) - t0 ))s)"
+      --profile --modes "${MODES:-and,andor}" --gpu-bitmap-bytes "$bytes" --gpu-bitmaps "$dens" "${extra[@]}" >"$log" 2>&1
+    echo "== $bytes $dens ${bm:-} round $r (rc $?, $(( $(date +%s) - t0 ))s)"
     grep -E '^(gpu: |mode |and |andor |GPU time split)' "$log"
   done
 done
