@@ -17,7 +17,8 @@
 # its mode by bench query within a run; across runs the results/query
 # column must agree.
 # On the device: bash scripts/device/unpack.sh; bash scripts/device/gbm.sh
-# Output: $OUT/gbm-ROW-R.log per run, a summary on stdout: per run the
+# Output: $OUT/gbm-tests.log (the GPU tests of the bitmap paths, with
+# bin/dev/gpu.test), $OUT/gbm-ROW-R.log per run, a summary on stdout: per run the
 # device bitmaps line ("gpu: N device bitmaps (X GiB)"), the AND/AND+OR
 # rows (q/s, p50/p99 batch latency) and the profile's time split (wall,
 # decode, intersect, score, top-k per 10,000 queries).
@@ -38,6 +39,14 @@ else
   fi
 fi
 [ -s $idx ] || { echo "no index $idx"; exit 1; }
+# The GPU tests of the bitmap paths first (TESTS=0 skips them; ~1 min).
+if [ "${TESTS:-1}" != 0 ] && [ -x "$bin/gpu.test" ]; then
+  (cd engine/gpu && timeout 240 "$bin/gpu.test" -test.count=1 \
+    -test.run '^(TestBitmapAnd|TestAndBitmaps|TestAndBitmapsCorrupt|TestBitmapBudget|TestBitmapLists|TestPlannedAnd)$' \
+    >"$OUT/gbm-tests.log" 2>&1)
+  echo "gpu.test bitmap tests: rc=$? ($(grep -c '^--- FAIL' "$OUT/gbm-tests.log") failed; $OUT/gbm-tests.log)"
+  tail -2 "$OUT/gbm-tests.log"
+fi
 head -10000 "$bin/data/06.efficiency_topics.txt" >/tmp/q06.txt
 t0=$(date +%s)
 for r in $(seq 1 "${ROUNDS:-2}"); do
