@@ -16,7 +16,10 @@
 # whose every list has a bitmap run the word-wise AND of their bitmaps). Every row's results are checked identical to the first row of
 # its mode by bench query within a run; across runs the results/query
 # column must agree.
-# On the device: bash scripts/device/unpack.sh; bash scripts/device/gbm.sh
+# Build here: bash scripts/device/build.sh (bin/dev, 52 MB: carry it as is,
+# no unpack.sh: on a warm machine that would copy an older /tmp/qp over
+# bin/dev/qp). On the device: bash scripts/device/gbm.sh (ROUNDS=1 in the
+# first call, which also builds the index; later calls reuse it).
 # Output: $OUT/gbm-tests.log (the GPU tests of the bitmap paths, with
 # bin/dev/gpu.test), $OUT/gbm-ROW-R.log per run, a summary on stdout: per run the
 # device bitmaps line ("gpu: N device bitmaps (X GiB)"), the AND/AND+OR
