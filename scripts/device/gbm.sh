@@ -16,16 +16,19 @@
 # whose every list has a bitmap run the word-wise AND of their bitmaps). Every row's results are checked identical to the first row of
 # its mode by bench query within a run; across runs the results/query
 # column must agree.
-# Build here: bash scripts/device/build.sh (bin/dev, 52 MB: carry it as is,
-# no unpack.sh: on a warm machine that would copy an older /tmp/qp over
-# bin/dev/qp). On the device: bash scripts/device/gbm.sh (ROUNDS=1 in the
-# first call, which also builds the index; later calls reuse it).
+# Build here: bash scripts/device/build.sh (bin/dev, 52 MB; carried as is, or
+# xz-compressed in bin/dev/data: without bin/dev/qp this script runs
+# scripts/device/unpack.sh first). On the device: bash scripts/device/gbm.sh
+# (ROUNDS=1 in the first call, which also builds the index; later calls
+# reuse it).
 # Output: $OUT/gbm-tests.log (the GPU tests of the bitmap paths, with
 # bin/dev/gpu.test), $OUT/gbm-ROW-R.log per run, a summary on stdout: per run the
 # device bitmaps line ("gpu: N device bitmaps (X GiB)"), the AND/AND+OR
 # rows (q/s, p50/p99 batch latency) and the profile's time split (wall,
 # decode, intersect, score, top-k per 10,000 queries).
 source scripts/device/lib.sh
+[ -x "$bin/qp" ] || bash scripts/device/unpack.sh
+[ -x "$bin/qp" ] || { echo "no $bin/qp (carry bin/dev: scripts/device/build.sh)"; exit 1; }
 DOCS=${DOCS:-10000000}
 if [ "$DOCS" = 25000000 ]; then
   idx=/tmp/g25m.qp
