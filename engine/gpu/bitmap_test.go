@@ -367,7 +367,7 @@ func TestBitmapsOneProc(t *testing.T) {
 }
 
 // TestBitmapBudget checks the bitmaps' device budget: Options.BitmapBytes
-// (or its default) within 1/8 of the free memory, or 1/2 when it was set.
+// (or its default) within 1/4 of the free memory, or 1/2 when it was set.
 func TestBitmapBudget(t *testing.T) {
 	const free = 80 << 30
 	for _, c := range []struct {
@@ -377,8 +377,8 @@ func TestBitmapBudget(t *testing.T) {
 	}{
 		{DefaultBitmapBytes, false, DefaultBitmapBytes},
 		{6 << 30, true, 6 << 30},
-		{12 << 30, false, 10 << 30},
-		{12 << 30, true, 12 << 30},
+		{24 << 30, false, 20 << 30},
+		{24 << 30, true, 24 << 30},
 		{64 << 30, true, 40 << 30},
 	} {
 		if got := bitmapBudget(c.budget, c.set, free); got != c.want {

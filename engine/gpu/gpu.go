@@ -152,7 +152,7 @@ type Options struct {
 	BitmapDensity float64
 	// BitmapBytes bounds the device bitmaps (DefaultBitmapBytes when 0,
 	// none when negative); the densest lists get theirs first. They also
-	// stay under 1/8 of the free device memory by default, under 1/2 when
+	// stay under 1/4 of the free device memory by default, under 1/2 when
 	// BitmapBytes is set (positive).
 	BitmapBytes int64
 	// BitmapAnd runs the AND queries every term of which has a device

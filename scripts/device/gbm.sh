@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # scripts/device/gbm.sh — branch gbm (issues 20 §4, 25): the GPU AND with
-# more device bitmaps. At 10M documents the default 2 GiB budget holds the
-# 1,479 densest lists, about half of those of density >= 2^-7 (3,253; 591 of
+# more device bitmaps. At 10M documents the former default 2 GiB budget held
+# the 1,479 densest lists, about half of those of density >= 2^-7 (3,253; 591 of
 # them at 25M), so the bitmap density (--gpu-bitmaps) changed nothing below
 # 2^-6 in earlier sweeps; bench/bmand counts 46% fewer list-step lookups
 # with every 2^-7 list a bitmap and 68% fewer with every 2^-8 list
@@ -11,8 +11,8 @@
 # 10M: /tmp/g10m-topics.qp, built here once, ~3 min; DOCS=25000000 uses
 # /tmp/g25m.qp of gen25m.sh), first 10,000 TREC 2006 queries, top-10, GPU
 # only, MODES (default and,andor), --profile, for each ROW of ROWS (default
-# "2G:1/128 5G:1/128 9G:1/256 9G:1/256:bmand", budget:density[:bmand];
-# 2G:1/128 is main's default; bmand adds --gpu-bitmap-and: the queries
+# "2G:1/128 12G:1/128 12G:1/256 12G:1/256:bmand", budget:density[:bmand];
+# 2G:1/128 is the former default (12G:1/128 the new one); bmand adds --gpu-bitmap-and: the queries
 # whose every list has a bitmap run the word-wise AND of their bitmaps). Every row's results are checked identical to the first row of
 # its mode by bench query within a run; across runs the results/query
 # column must agree.
@@ -56,7 +56,7 @@ fi
 head -10000 "$bin/data/06.efficiency_topics.txt" >/tmp/q06.txt
 t0=$(date +%s)
 for r in $(seq 1 "${ROUNDS:-2}"); do
-  for row in ${ROWS:-2G:1/128 5G:1/128 9G:1/256 9G:1/256:bmand}; do
+  for row in ${ROWS:-2G:1/128 12G:1/128 12G:1/256 12G:1/256:bmand}; do
     IFS=: read -r bytes dens bm <<<"$row"
     extra=(); [ "${bm:-}" = bmand ] && extra=(--gpu-bitmap-and)
     left=$(( ${BUDGET:-560} - ($(date +%s) - t0) ))
