@@ -522,7 +522,12 @@ algorithm are checked to be identical.`)
 	}
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer cancel()
-	fmt.Printf("index %s: %d docs, %d terms; %d queries from %s; k=%d\n\n", pos[0], x.NumDocs(), x.NumTerms(), len(fq), pos[1], *qf.k)
+	fmt.Printf("index %s: %d docs, %d terms; %d queries from %s; k=%d\n", pos[0], x.NumDocs(), x.NumTerms(), len(fq), pos[1], *qf.k)
+	if gb != nil {
+		bs := gb.Bitmaps()
+		fmt.Printf("gpu: %d device bitmaps (%.2f GiB), %d in use at the first density\n", bs.Lists, float64(bs.Bytes)/(1<<30), bs.InUse)
+	}
+	fmt.Println()
 	// Rows are printed as they are measured (fixed widths, no tabwriter).
 	row := "%-6s %-22s %7s %10s %9s %9s %9s %9s %13s %6s\n"
 	fmt.Printf(row, "mode", "algorithm", "threads", "queries/s", "mean ms", "p50 ms", "p95 ms", "p99 ms", "results/query", "failed")
@@ -596,6 +601,9 @@ func (p *queryRowPrinter) row(qr benchquery.Row) {
 	if sp := qr.Profile; sp != nil {
 		p.splits = append(p.splits, fmt.Sprintf(splitRow, qr.Mode, qr.Name, sp.Sets, sp.Launches, ms(sp.Wall), ms(sp.Decode),
 			ms(sp.Intersect), ms(sp.Score), ms(sp.TopK), ms(sp.Transfer)))
+		if sp.BitmapAndQueries > 0 {
+			p.splits = append(p.splits, fmt.Sprintf("%-6s %-22s AND queries by the bitmap AND: %d\n", qr.Mode, qr.Name, sp.BitmapAndQueries))
+		}
 		if sp.OrTiles > 0 {
 			p.splits = append(p.splits, fmt.Sprintf("%-6s %-22s OR tiles accumulated: %d of %d (%.1f%%), %d of them selected a k-th key, %d emitted; blocks decoded by tiles: %d, skipped by their maxima: %d; documents completed from device bitmaps: %d\n",
 				"", "", sp.OrTilesRun, sp.OrTiles, 100*float64(sp.OrTilesRun)/float64(sp.OrTiles), sp.OrSelected, sp.OrEmitted, sp.OrBlocks, sp.OrSkipped, sp.OrLookups))

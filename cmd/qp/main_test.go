@@ -25,7 +25,7 @@ func TestBenchQueryCPU(t *testing.T) {
 	if err := commands["gen"].run([]string{"--docs", "20000", "--out", idx, "--quiet", "--queries", qlog}); err != nil {
 		t.Fatal(err)
 	}
-	for _, extra := range [][]string{nil, {"--gpu-or-threshold", "64M,1G", "--gpu-threshold", "1M", "--gpu-bitmaps", "1/128,off,2^-3", "--gpu-or-bitmaps", "1/8,off"}} {
+	for _, extra := range [][]string{nil, {"--gpu-or-threshold", "64M,1G", "--gpu-threshold", "1M", "--gpu-bitmaps", "1/128,off,2^-3", "--gpu-or-bitmaps", "1/8,off", "--gpu-bitmap-bytes", "6G", "--gpu-bitmap-and"}} {
 		csv := filepath.Join(dir, "q.csv")
 		args := append([]string{"query", idx, qlog, "--device", "cpu", "--limit", "4", "--thread-counts", "1",
 			"--and-algos", "skip", "--or-algos", "maxscore", "--csv", csv}, extra...)
@@ -54,7 +54,8 @@ func TestBenchQueryCPU(t *testing.T) {
 			}
 		}
 	}
-	for _, bad := range [][]string{{"--thresholds", "0"}, {"--gpu-or-threshold", "64M,x"}, {"--gpu-bitmaps", "1/128,2"}, {"--gpu-bitmaps", "2^-x"}, {"--gpu-or-bitmaps", "3/2"}} {
+	for _, bad := range [][]string{{"--thresholds", "0"}, {"--gpu-or-threshold", "64M,x"}, {"--gpu-bitmaps", "1/128,2"}, {"--gpu-bitmaps", "2^-x"}, {"--gpu-or-bitmaps", "3/2"},
+		{"--gpu-bitmap-bytes", "0"}, {"--gpu-bitmap-bytes", "-2G"}, {"--gpu-bitmap-bytes", "6X"}, {"--gpu-bitmap-bytes", "2T"}, {"--gpu-bitmap-bytes", "NaN"}} {
 		args := append([]string{"query", idx, qlog, "--device", "cpu", "--limit", "4"}, bad...)
 		err := commands["bench"].run(args)
 		if err == nil || !strings.Contains(err.Error(), "bad ") || !strings.Contains(err.Error(), bad[0]) {
@@ -81,6 +82,20 @@ func TestBenchQueryCPU(t *testing.T) {
 	err := commands["bench"].run(append(base, "--cpuprofile", prof))
 	if b, _ := os.ReadFile(prof); err == nil || !strings.Contains(err.Error(), "--cpuprofile") || string(b) != "keep" {
 		t.Errorf("--cpuprofile over an existing file: error %v, file now %q", err, b)
+	}
+}
+
+// TestParseBitmapBytes checks --gpu-bitmap-bytes' values.
+func TestParseBitmapBytes(t *testing.T) {
+	for s, want := range map[string]int64{"6G": 6 << 30, "512M": 512 << 20, "6GiB": 6 << 30, "1T": 1 << 40, "1048576": 1 << 20} {
+		if v, err := parseBitmapBytes(s); err != nil || v != want {
+			t.Errorf("%q: %v, %v; want %v", s, v, err, want)
+		}
+	}
+	for _, s := range []string{"", "0", "-1G", "1.5T", "x", "Inf", "NaN", "6X"} {
+		if v, err := parseBitmapBytes(s); err == nil || !strings.Contains(err.Error(), "--gpu-bitmap-bytes") {
+			t.Errorf("%q: %v, %v; want an error naming the flag", s, v, err)
+		}
 	}
 }
 

@@ -31,8 +31,9 @@ type queryFlags struct {
 	mode, andAlgo, orAlgo, device *string
 	gpuAnd, gpuOr, gpuThreshold   *string
 	gpuOrThreshold, gpuBitmaps    *string
-	gpuOrBitmaps                  *string
+	gpuOrBitmaps, gpuBitmapBytes  *string
 	k, threads                    *int
+	gpuBitmapAnd                  *bool
 	k1, b                         *float64
 	qtf                           *bool
 	// quiet (set by commands with --quiet) suppresses the CPU-fallback
@@ -64,12 +65,15 @@ func addQueryFlags(fs interface {
 		gpuThreshold:   fs.String("gpu-threshold", "", "GPU: PARA batch threshold c, postings of the queries' shortest lists\nper launch set (e.g. 4M; default 12M: more queries per launch, more\nthroughput, longer batches)"),
 		gpuBitmaps:     fs.String("gpu-bitmaps", "", "GPU: lists of at least this density (df/N: 1/128, 2^-7, 0.0078)\nalso get a device bitmap: AND filters its candidates by them and scores\nthem by rank; OR (bp128) decodes only the sparser terms where the\ndensest ones' maxima are below its threshold and adds those by rank\n(default 1/128); off: none; bench query: a list, one row each"),
 		gpuOrBitmaps:   fs.String("gpu-or-bitmaps", "", "GPU OR: use the device bitmaps of lists of at least this density\n(df/N; default: --gpu-bitmaps' density; off: none; only lists that have\none, i.e. of at least the lowest --gpu-bitmaps density); bench query: a\nlist, one row each"),
+		gpuBitmapBytes: fs.String("gpu-bitmap-bytes", "", "GPU: device memory for the bitmaps of --gpu-bitmaps (a size: 512M, 6G;\ndefault 12G and at most 1/4 of the free memory; when set, at most 1/2):\nthe densest lists get theirs first; every list of density 2^-7 takes\n4.4G at 10M documents, 11G at 25M"),
+		gpuBitmapAnd:   fs.Bool("gpu-bitmap-and", false, "GPU: run the AND queries whose every list has a device bitmap (see\n--gpu-bitmaps, --gpu-bitmap-bytes) by the word-wise AND of their bitmaps\ninstead of decoding their shortest list (bp128 indexes; same results)"),
 		gpuOrThreshold: fs.String("gpu-or-threshold", "", "GPU: OR batch threshold, the OR work per launch set: postings of all\nlists of the OR and AND+OR queries plus 2048 per tile of 8192 documents\nthey touch (e.g. 512M; default 1G: OR batches under 10 ms at p99 on\n10M documents); a set closes at whichever threshold it reaches first;\nbench query: a list, one row each"),
 	}
 }
 
 // validate checks the numeric flags: --threads >= 0, --k1 finite >= 0 and
-// 0 <= --b <= 1, or -1 (their default: the index's parameters).
+// 0 <= --b <= 1, or -1 (their default: the index's parameters), and
+// --gpu-bitmap-bytes (a positive size) whatever the device.
 func (qf *queryFlags) validate() error {
 	if *qf.threads < 0 {
 		return fmt.Errorf("--threads %d: want 0 (all cores) or a positive count", *qf.threads)
@@ -79,6 +83,11 @@ func (qf *queryFlags) validate() error {
 	}
 	if v := *qf.b; v != -1 && !(v >= 0 && v <= 1) {
 		return fmt.Errorf("--b %v: want 0 <= b <= 1 (or -1: the index's)", v)
+	}
+	if s := *qf.gpuBitmapBytes; s != "" {
+		if _, err := parseBitmapBytes(s); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -161,8 +170,24 @@ func (qf *queryFlags) options() (qp.Options, error) {
 			return o, err
 		}
 	}
+	if *qf.gpuBitmapBytes != "" {
+		if g.BitmapBytes, err = parseBitmapBytes(*qf.gpuBitmapBytes); err != nil {
+			return o, err
+		}
+	}
 	g.AndSearch, g.Or = firstOf(*qf.gpuAnd), firstOf(*qf.gpuOr)
+	g.BitmapAnd = *qf.gpuBitmapAnd
 	return o, nil
+}
+
+// parseBitmapBytes parses --gpu-bitmap-bytes: a positive size (parseSize:
+// 512M, 6G, 6GiB) of at most 1T.
+func parseBitmapBytes(s string) (int64, error) {
+	v, err := parseSize(s)
+	if err != nil || v < 1 || v > 1<<40 {
+		return 0, fmt.Errorf("--gpu-bitmap-bytes: bad size %q (a positive size up to 1T, like 512M or 6G)", s)
+	}
+	return v, nil
 }
 
 // applyBitmaps sets the GPU's bitmap density to the first of --gpu-bitmaps'

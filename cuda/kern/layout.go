@@ -189,6 +189,35 @@ type AndBMScoreParams struct {
 	Errs   cuda.DevicePtr `c:"err"`
 }
 
+// AndBMWordsParams are the parameters of qp_and_bmwords (AndKernels.BitmapAnd),
+// passed field by field (cuda.LaunchFields; the kernel keeps positional
+// parameters, checked against these fields at compile time).
+type AndBMWordsParams struct {
+	QMeta  cuda.DevicePtr `c:"qmeta"`
+	QTerms cuda.DevicePtr `c:"qterms"`
+	Col    cuda.DevicePtr `c:"col"`
+	Mat    cuda.DevicePtr `c:"mat"`
+	D      uint32         `c:"D"`
+	NQ     uint32         `c:"nq"`
+	Cnt    cuda.DevicePtr `c:"cnt"`
+}
+
+// AndBMEmitParams are the parameters of qp_and_bmemit (AndKernels.BitmapAnd),
+// passed field by field (cuda.LaunchFields; the kernel keeps positional
+// parameters, checked against these fields at compile time).
+type AndBMEmitParams struct {
+	QMeta  cuda.DevicePtr `c:"qmeta"`
+	QTerms cuda.DevicePtr `c:"qterms"`
+	Col    cuda.DevicePtr `c:"col"`
+	Mat    cuda.DevicePtr `c:"mat"`
+	D      uint32         `c:"D"`
+	NQ     uint32         `c:"nq"`
+	Pos    cuda.DevicePtr `c:"pos"`
+	N      uint32         `c:"n"`
+	CDoc   cuda.DevicePtr `c:"cdoc"`
+	CQ     cuda.DevicePtr `c:"cq"`
+}
+
 // AndLocateParams are the parameters of qp_and_locate (AndKernels.Locate),
 // passed field by field (cuda.LaunchFields; the kernel keeps positional
 // parameters, checked against these fields at compile time).
@@ -694,4 +723,4 @@ type OrTileMaxTreeParams struct {
 var sharedLayouts = []any{TermMeta{}, QMeta{}, QTerm{}, Seg{}, S4{}, OQuery{}}
 
 // paramLists lists the kernels' parameter lists (TestKernelSignatures).
-var paramLists = []any{FullDescParams{}, GatherParams{}, AndInitParams{}, OrAccumulateParams{}, TopKParams{}, AndFilterParams{}, AndBMScoreParams{}, AndLocateParams{}, AndMatchParams{}, AndSelectParams{}, AndCompactParams{}, OrTileCheckParams{}, OrTileBoundsParams{}, OrTileAccumulateParams{}, OrTileAccumulateBP128Params{}, ScanReduceU32Params{}, ScanPartialsU32Params{}, ScanApplyU32Params{}, ScanReduceS4Params{}, ScanPartialsS4Params{}, ScanApplyS4Params{}, DecodeParams{}, BP128DocsParams{}, WAHSizesParams{}, WAHCheckParams{}, WAHEndsParams{}, WAHFillParams{}, WAHCoaParams{}, WAHTileParams{}, WAHPopcParams{}, WAHEmitParams{}, WAHBitsetParams{}, IsectInitParams{}, IsectSplitParams{}, IsectSearchParams{}, IsectCompactParams{}, IsectQStartParams{}, OrTileClampParams{}, OrTileCompactParams{}, OrTileMaxTreeParams{}}
+var paramLists = []any{FullDescParams{}, GatherParams{}, AndInitParams{}, OrAccumulateParams{}, TopKParams{}, AndFilterParams{}, AndBMScoreParams{}, AndBMWordsParams{}, AndBMEmitParams{}, AndLocateParams{}, AndMatchParams{}, AndSelectParams{}, AndCompactParams{}, OrTileCheckParams{}, OrTileBoundsParams{}, OrTileAccumulateParams{}, OrTileAccumulateBP128Params{}, ScanReduceU32Params{}, ScanPartialsU32Params{}, ScanApplyU32Params{}, ScanReduceS4Params{}, ScanPartialsS4Params{}, ScanApplyS4Params{}, DecodeParams{}, BP128DocsParams{}, WAHSizesParams{}, WAHCheckParams{}, WAHEndsParams{}, WAHFillParams{}, WAHCoaParams{}, WAHTileParams{}, WAHPopcParams{}, WAHEmitParams{}, WAHBitsetParams{}, IsectInitParams{}, IsectSplitParams{}, IsectSearchParams{}, IsectCompactParams{}, IsectQStartParams{}, OrTileClampParams{}, OrTileCompactParams{}, OrTileMaxTreeParams{}}

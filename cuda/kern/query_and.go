@@ -35,6 +35,8 @@ type AndKernels struct {
 	locate, sel, match *cuda.Function
 	compact            *cuda.Function
 	filter, bmscore    *cuda.Function // kernels/query_and_bitmap.cu
+	bmscoreAll         *cuda.Function
+	bmwords, bmemit    *cuda.Function // kernels/query_and_bmand.cu
 }
 
 // LoadAndKernels looks up the AND step kernels next to q's. It fails when
@@ -45,7 +47,8 @@ func LoadAndKernels(q *QueryKernels) (*AndKernels, error) {
 		dst  **cuda.Function
 		name string
 	}{{&a.locate, "qp_and_locate"}, {&a.sel, "qp_and_select"}, {&a.match, "qp_and_match"}, {&a.compact, "qp_and_compact"},
-		{&a.filter, "qp_and_filter"}, {&a.bmscore, "qp_and_bmscore"}} {
+		{&a.filter, "qp_and_filter"}, {&a.bmscore, "qp_and_bmscore"}, {&a.bmscoreAll, "qp_and_bmscore_all"},
+		{&a.bmwords, "qp_and_bmwords"}, {&a.bmemit, "qp_and_bmemit"}} {
 		fn, err := q.k.fb.Function(f.name)
 		if err != nil {
 			return nil, fmt.Errorf("cuda: the embedded fatbin lacks the AND step kernels (rebuild it with `make kernels`): %w", err)
@@ -57,7 +60,7 @@ func LoadAndKernels(q *QueryKernels) (*AndKernels, error) {
 
 // Functions lists the AND step kernels (for resource reports).
 func (a *AndKernels) Functions() []*cuda.Function {
-	return []*cuda.Function{a.locate, a.sel, a.match, a.compact, a.filter, a.bmscore}
+	return []*cuda.Function{a.locate, a.sel, a.match, a.compact, a.filter, a.bmscore, a.bmscoreAll, a.bmwords, a.bmemit}
 }
 
 // tiles is the grid of the tile kernels (one CTA per ScanTile items).
@@ -235,6 +238,55 @@ func (a *AndKernels) BitmapScore(s *cuda.Stream, terms, post, qmeta, qterms cuda
 		return nil
 	}
 	return launch(a.bmscore, gridFor(n, queryThreads), s, &AndBMScoreParams{
+		Terms: terms, Post: post, QMeta: qmeta, QTerms: qterms, Col: bm.Col, Mat: bm.Mat, Rank: bm.Rank,
+		D: count32("bitmap groups", bm.D), S: count32("rank entries", AndRankEntries(bm.D)), N: count32("candidates", n),
+		BS: uint32(bs), Norms: norms, K1p1: k1p1, CDoc: cdoc, CScore: cscore, CQ: cq, Errs: errs})
+}
+
+// BitmapAndParts is the length of BitmapAnd's part scratch (uint32) for nq
+// queries over bm.
+func BitmapAndParts(bm AndBitmaps, nq int) int { return ScanParts(nq*bm.D) + 1 }
+
+// BitmapAnd writes the intersections of the nq queries qmeta/qterms, every
+// term of which has a column in bm.Col (kernels/query_and_bmand.cu), as
+// candidates: cdoc (ascending docIDs) and cq (the query), grouped by
+// ascending query, into the first slots of cdoc/cq (n slots; the caller
+// fills cq with AndNone first and sizes n by the sum of the queries'
+// shortest lists, which bounds their intersections). cnt (nq*D+1 uint32)
+// ends as the exclusive prefix sums of the groups' counts (cnt[nq*D]: the
+// total); part has BitmapAndParts entries. Three launches and the scan's
+// (ScanU32).
+func (a *AndKernels) BitmapAnd(s *cuda.Stream, qmeta, qterms cuda.DevicePtr, bm AndBitmaps, nq int, cnt, part cuda.DevicePtr,
+	n int, cdoc, cq cuda.DevicePtr) error {
+	if nq == 0 || bm.D == 0 {
+		return nil
+	}
+	if nq > 65535 {
+		panic(fmt.Sprintf("BUG: cuda: BitmapAnd of %d queries (at most 65535, one per grid row)", nq))
+	}
+	D := count32("bitmap groups", bm.D)
+	count32("bitmap groups of the queries", nq*bm.D)
+	g := gridFor(bm.D, queryThreads)
+	g.Y = uint32(nq)
+	if err := launch(a.bmwords, g, s, &AndBMWordsParams{QMeta: qmeta, QTerms: qterms, Col: bm.Col, Mat: bm.Mat, D: D,
+		NQ: uint32(nq), Cnt: cnt}); err != nil {
+		return err
+	}
+	if err := a.q.ScanU32(s, cnt, cnt, part, nq*bm.D); err != nil {
+		return err
+	}
+	return launch(a.bmemit, g, s, &AndBMEmitParams{QMeta: qmeta, QTerms: qterms, Col: bm.Col, Mat: bm.Mat, D: D,
+		NQ: uint32(nq), Pos: cnt, N: count32("candidate slots", n), CDoc: cdoc, CQ: cq})
+}
+
+// BitmapScoreAll is BitmapScore over every term of the candidates' queries,
+// term 0 included (BitmapAnd's candidates, whose cscore slots hold 0).
+func (a *AndKernels) BitmapScoreAll(s *cuda.Stream, terms, post, qmeta, qterms cuda.DevicePtr, bm AndBitmaps, n, bs int,
+	norms cuda.DevicePtr, k1p1 float32, cdoc, cscore, cq, errs cuda.DevicePtr) error {
+	if n == 0 {
+		return nil
+	}
+	return launch(a.bmscoreAll, gridFor(n, queryThreads), s, &AndBMScoreParams{
 		Terms: terms, Post: post, QMeta: qmeta, QTerms: qterms, Col: bm.Col, Mat: bm.Mat, Rank: bm.Rank,
 		D: count32("bitmap groups", bm.D), S: count32("rank entries", AndRankEntries(bm.D)), N: count32("candidates", n),
 		BS: uint32(bs), Norms: norms, K1p1: k1p1, CDoc: cdoc, CScore: cscore, CQ: cq, Errs: errs})

@@ -212,3 +212,95 @@ func testSelectN(t *testing.T, c *cuda.Context, a *AndKernels, rng *rand.Rand, f
 		}
 	}
 }
+
+// TestAndBitmapAnd checks BitmapAnd (kernels/query_and_bmand.cu) against a
+// host reference: columns of densities 0.9 to 0 over N rows (N around the
+// 31-row group boundaries), queries of one to four terms, one with an
+// empty column and one with a term without a column (both empty), the
+// candidates grouped by ascending query and docID, the total in cnt[nq*D],
+// the slots after it left AndNone; the scan fused (ScanFuseParts 512) and
+// not (0).
+func TestAndBitmapAnd(t *testing.T) {
+	c, q := qkLoad(t)
+	a, err := LoadAndKernels(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sizes := []int{1, 30, 31, 32, 1000, 70001}
+	if !qkEmulated(c) {
+		sizes = append(sizes, 3<<20+5)
+	}
+	defer func(f int) { ScanFuseParts = f }(ScanFuseParts)
+	rng := rand.New(rand.NewSource(5))
+	dens := []float64{0.9, 0.5, 0.3, 0.05, 0}
+	queries := [][]uint32{{0, 1}, {1, 2, 3}, {0}, {4, 0}, {2, uint32(len(dens))}, {0, 1, 2, 3}, {3, 1}}
+	for _, fuse := range []int{512, 0} {
+		ScanFuseParts = fuse
+		for _, N := range sizes {
+			D := (N + 30) / 31
+			mat := make([]uint32, len(dens)*D)
+			for k, p := range dens {
+				for d := 0; d < N; d++ {
+					if rng.Float64() < p {
+						mat[k*D+d/31] |= 1 << (d % 31)
+					}
+				}
+			}
+			col := []uint32{0, 1, 2, 3, 4, AndNoColumn}
+			var qmeta, qterms []uint32
+			var wantDoc, wantQ []uint32
+			n := 0
+			for qi, ts := range queries {
+				qmeta = append(qmeta, uint32(len(ts)), uint32(len(qterms)/4), 10, 0)
+				for _, tm := range ts {
+					qterms = append(qterms, tm, 0, 0, 0)
+				}
+				for d := 0; d < N; d++ {
+					in := true
+					for _, tm := range ts {
+						in = in && col[tm] != AndNoColumn && mat[int(col[tm])*D+d/31]>>(d%31)&1 != 0
+					}
+					if in {
+						wantDoc, wantQ = append(wantDoc, uint32(d)), append(wantQ, uint32(qi))
+					}
+					if mat[int(col[ts[0]]%uint32(len(dens)))*D+d/31]>>(d%31)&1 != 0 {
+						n++ // the first term's documents bound the query's
+					}
+				}
+			}
+			n++ // one slot more than any intersection needs
+			nq := len(queries)
+			cq := make([]uint32, n)
+			for i := range cq {
+				cq[i] = AndNone
+			}
+			bm := AndBitmaps{D: D}
+			bufs := []*cuda.Buffer{qkU32(t, c, qmeta, 0), qkU32(t, c, qterms, 0), qkU32(t, c, col, 0), qkU32(t, c, mat, 0),
+				qkU32(t, c, make([]uint32, nq*D+1), 0), qkU32(t, c, make([]uint32, BitmapAndParts(bm, nq)), 0),
+				qkU32(t, c, make([]uint32, n), 0), qkU32(t, c, cq, 0)}
+			bm.Col, bm.Mat = bufs[2].Ptr(), bufs[3].Ptr()
+			if err := a.BitmapAnd(nil, bufs[0].Ptr(), bufs[1].Ptr(), bm, nq, bufs[4].Ptr(), bufs[5].Ptr(), n, bufs[6].Ptr(),
+				bufs[7].Ptr()); err != nil {
+				t.Fatal(err)
+			}
+			cnt, gotDoc, gotQ := make([]uint32, nq*D+1), make([]uint32, n), make([]uint32, n)
+			for i, dst := range [][]uint32{cnt, gotDoc, gotQ} {
+				if err := cuda.CopyFromDevice(dst, bufs[[]int{4, 6, 7}[i]], 0); err != nil {
+					t.Fatal(err)
+				}
+			}
+			qkFree(bufs...)
+			if int(cnt[nq*D]) != len(wantDoc) {
+				t.Fatalf("fuse %d N %d: total %d, want %d", fuse, N, cnt[nq*D], len(wantDoc))
+			}
+			for i := 0; i < n; i++ {
+				if i < len(wantDoc) && (gotDoc[i] != wantDoc[i] || gotQ[i] != wantQ[i]) {
+					t.Fatalf("fuse %d N %d: candidate %d = (%d, q%d), want (%d, q%d)", fuse, N, i, gotDoc[i], gotQ[i], wantDoc[i], wantQ[i])
+				}
+				if i >= len(wantDoc) && gotQ[i] != AndNone {
+					t.Fatalf("fuse %d N %d: slot %d past %d candidates: query %#x, want AndNone", fuse, N, i, len(wantDoc), gotQ[i])
+				}
+			}
+		}
+	}
+}

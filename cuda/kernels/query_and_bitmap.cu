@@ -65,6 +65,11 @@ __device__ __forceinline__ void and_filter(const QMeta *__restrict__ qmeta, cons
 	});
 }
 
+// and_bmscore: All = false for qp_and_bmscore (the bitmap terms, after the
+// list steps), true for qp_and_bmscore_all (every term from term 0, for the
+// candidates of qp_and_bmemit whose score slots hold 0: fadd(0, t0) = t0,
+// so the sum is the CPU's, bit for bit).
+template <bool All>
 __device__ __forceinline__ void and_bmscore(const TermMeta *__restrict__ terms, const uint8_t *__restrict__ post,
                                             const QMeta *__restrict__ qmeta, const QTerm *__restrict__ qterms,
                                             const u32 *__restrict__ col, const u32 *__restrict__ mat,
@@ -80,7 +85,7 @@ __device__ __forceinline__ void and_bmscore(const TermMeta *__restrict__ terms, 
 		const u32 d = cdoc[i];
 		const float norm = norms[d];
 		float sc = cscore[i];
-		for (u32 j = bitmap_start(qt, m.m, col); j < m.m; j++) {
+		for (u32 j = All ? 0 : bitmap_start(qt, m.m, col); j < m.m; j++) {
 			const u32 c = col[qt[j].term];
 			const u32 r = rank(mat + static_cast<u64>(c) * D, rk + static_cast<u64>(c) * S, d);
 			u32 tf = rank_tf(post, terms[qt[j].term], r, bs);
@@ -111,8 +116,24 @@ qp_and_bmscore(const qp_q::TermMeta *terms, const uint8_t *post, const qp_q::QMe
                const qp_q::QTerm *qterms, const qp_q::u32 *col, const qp_q::u32 *mat, const qp_q::u32 *rk,
                qp_q::u32 D, qp_q::u32 S, qp_q::u32 n, qp_q::u32 bs, const float *norms, float k1p1,
                const qp_q::u32 *cdoc, float *cscore, const qp_q::u32 *cq, qp_q::u32 *err) {
-	qp_andbm::and_bmscore(terms, post, qmeta, qterms, col, mat, rk, D, S, n, bs, norms, k1p1, cdoc, cscore, cq, err);
+	qp_andbm::and_bmscore<false>(terms, post, qmeta, qterms, col, mat, rk, D, S, n, bs, norms, k1p1, cdoc, cscore, cq,
+	                             err);
 }
 QP_EMU_REGISTER(qp_and_bmscore)
 static_assert(std::is_same<decltype(&qp_and_bmscore), QP_SIGNATURE_AndBMScoreParams>::value,
               "qp_and_bmscore's parameters differ from AndBMScoreParams (cuda/kern/layout.go)");
+
+// qp_and_bmscore_all: qp_and_bmscore over every term of the candidates'
+// queries, term 0 included (the bitmap AND's candidates, query_and_bmand.cu);
+// same launch shape and memory per candidate and term.
+extern "C" __global__ void __launch_bounds__(256)
+qp_and_bmscore_all(const qp_q::TermMeta *terms, const uint8_t *post, const qp_q::QMeta *qmeta,
+                   const qp_q::QTerm *qterms, const qp_q::u32 *col, const qp_q::u32 *mat, const qp_q::u32 *rk,
+                   qp_q::u32 D, qp_q::u32 S, qp_q::u32 n, qp_q::u32 bs, const float *norms, float k1p1,
+                   const qp_q::u32 *cdoc, float *cscore, const qp_q::u32 *cq, qp_q::u32 *err) {
+	qp_andbm::and_bmscore<true>(terms, post, qmeta, qterms, col, mat, rk, D, S, n, bs, norms, k1p1, cdoc, cscore, cq,
+	                            err);
+}
+QP_EMU_REGISTER(qp_and_bmscore_all)
+static_assert(std::is_same<decltype(&qp_and_bmscore_all), QP_SIGNATURE_AndBMScoreParams>::value,
+              "qp_and_bmscore_all's parameters differ from AndBMScoreParams (cuda/kern/layout.go)");

@@ -38,6 +38,12 @@ namespace qp_q {
 // The parameter list of qp_and_bmscore, as a function pointer type.
 #define QP_SIGNATURE_AndBMScoreParams void (*)(const qp_q::TermMeta *, const uint8_t *, const qp_q::QMeta *, const qp_q::QTerm *, const qp_q::u32 *, const qp_q::u32 *, const qp_q::u32 *, qp_q::u32, qp_q::u32, qp_q::u32, qp_q::u32, const float *, float, const qp_q::u32 *, float *, const qp_q::u32 *, qp_q::u32 *)
 
+// The parameter list of qp_and_bmwords, as a function pointer type.
+#define QP_SIGNATURE_AndBMWordsParams void (*)(const qp_q::QMeta *, const qp_q::QTerm *, const qp_q::u32 *, const qp_q::u32 *, qp_q::u32, qp_q::u32, qp_q::u32 *)
+
+// The parameter list of qp_and_bmemit, as a function pointer type.
+#define QP_SIGNATURE_AndBMEmitParams void (*)(const qp_q::QMeta *, const qp_q::QTerm *, const qp_q::u32 *, const qp_q::u32 *, qp_q::u32, qp_q::u32, const qp_q::u32 *, qp_q::u32, qp_q::u32 *, qp_q::u32 *)
+
 // The parameter list of qp_and_locate, as a function pointer type.
 #define QP_SIGNATURE_AndLocateParams void (*)(const qp_q::TermMeta *, const uint8_t *, const qp_q::QMeta *, const qp_q::QTerm *, const uint4 *, qp_q::u32, qp_q::u32, qp_q::u32, qp_q::u32, qp_q::u32, qp_q::u32, const qp_q::u32 *, const qp_q::u32 *, qp_q::u32 *, qp_q::S4 *, qp_q::S4 *, qp_q::u32 *, qp_q::u32 *)
 

@@ -60,7 +60,13 @@ func (b *Backend) runAndPlanned(mem *devMem, pl *andPlan, pend *pendingResults, 
 		return err
 	}
 	r := &andRun{andPlan: *pl, b: b, mem: mem, ak: ak, levels: b.and.levels, pend: pend}
-	return r.run(out)
+	if err := r.run(out); err != nil {
+		return err
+	}
+	if len(pl.bmq) > 0 {
+		return b.runBitmapAnd(mem, pl.bmq, out)
+	}
+	return nil
 }
 
 // run is the device part of an AND launch set whose upload is filled:
@@ -119,6 +125,7 @@ type andRun struct {
 	// step reads the count; nil when none ran.
 	n                int
 	done             bool // the steps left keep every candidate (step)
+	bmAnd            bool // the bitmap AND's sub-run (bmand.go): no list was decoded
 	cdoc, cscore, cq *cuda.Buffer
 	flag             *cuda.Buffer
 	res, cnt, total  *cuda.Buffer
@@ -495,7 +502,11 @@ func (r *andRun) download(out []engine.Response) error {
 	b.convert(nq, func(lo, hi int) {
 		for a := lo; a < hi; a++ {
 			p := qs[a]
-			b.addAndStats(p, ctrs, nq, a, tots[a])
+			if r.bmAnd {
+				p.st.Candidates += int64(tots[a])
+			} else {
+				b.addAndStats(p, ctrs, nq, a, tots[a])
+			}
 			c := int(cnts[a])
 			switch {
 			case r.keep: // runOrMS certifies them

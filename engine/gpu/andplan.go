@@ -82,7 +82,8 @@ type andPlan struct {
 	anyBM       bool
 	keep        bool // OrMaxScore (orms.go): misses kept, pruned by res0/cnt0, results certified
 	useLR       bool
-	active      []int // active[j]: the queries with a j-th step (a prefix of qs)
+	active      []int   // active[j]: the queries with a j-th step (a prefix of qs)
+	bmq         []*prep // planBatch: the set's bitmap-AND queries (bmand.go), run on the owner after qs
 
 	// Device layout of the set's one buffer, offsets from its start (and
 	// from upAt in the arena up): QMeta | QTerm | Seg | scratch offsets
@@ -225,8 +226,10 @@ type batchPlan struct {
 	sets  []int     // set s is work[sets[s]:sets[s+1]]
 	plans []andPlan // plans[s]: set s's AND plan (pure AND sets; nq == 0: none)
 	sc    planScratch
-	order []*prep // the plans' orders, back to back
-	up    pinned  // the uploads, back to back
+	order []*prep // the plans' orders, back to back (each plan's qs, then its bmq)
+	rest  []*prep // scratch of the bitmap-AND split
+	bmq   []*prep
+	up    pinned // the uploads, back to back
 	res   pendingResults
 }
 
@@ -267,13 +270,27 @@ func (b *Backend) planBatch(bb *batchBufs, work []*prep) {
 		if !pureAnd(set) {
 			continue
 		}
-		if err := b.planHost(pl, set, false, cfg.levels, cfg.use, workers, &bp.sc); err != nil {
+		// The bitmap-AND queries (bmand.go) run after the plan's, planned on
+		// the owner; a set of nothing else is planned there whole.
+		qs := set
+		if b.bitmapAndOn(cfg.use) {
+			bp.rest, bp.bmq = splitBitmapAnd(set, cfg.use, bp.rest, bp.bmq)
+			if qs = bp.rest; len(qs) == 0 {
+				continue
+			}
+		}
+		if err := b.planHost(pl, qs, false, cfg.levels, cfg.use, workers, &bp.sc); err != nil {
 			pl.nq = 0 // the owner meets the error again and splits the set
 			continue
 		}
 		// The order lives in bp.order (sc.order is reused by the next set).
-		pl.qs = bp.order[bp.sets[s]:bp.sets[s+1]]
+		lo := bp.sets[s]
+		pl.qs = bp.order[lo : lo+len(qs)]
 		copy(pl.qs, bp.sc.order)
+		if len(qs) < len(set) {
+			pl.bmq = bp.order[lo+len(qs) : bp.sets[s+1]]
+			copy(pl.bmq, bp.bmq)
+		}
 		pl.upAt = (size + 15) &^ 15
 		size = pl.upAt + pl.upSize
 	}

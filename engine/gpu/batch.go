@@ -657,8 +657,17 @@ func (b *Backend) runSet(set []*prep, pl *andPlan, pend *pendingResults, out []e
 			ands = append(ands, p)
 		}
 	}
+	var bms []*prep
+	if b.bm != nil && b.bitmapAndOn(b.bm.use) {
+		ands, bms = splitBitmapAnd(ands, b.bm.use, nil, nil)
+	}
 	if len(ands) > 0 {
 		if err := b.runAnd(mem, ands, out); err != nil {
+			return err
+		}
+	}
+	if len(bms) > 0 {
+		if err := b.runBitmapAnd(mem, bms, out); err != nil {
 			return err
 		}
 	}

@@ -54,15 +54,25 @@ const (
 	// H100s; at the default c = 12M, 2^-7 was ahead of 2^-8 in the three
 	// runs that measured both (146.7k, 151.8k; 175.8k on the H200), at
 	// c = 4M and 1M (one run) behind; 2^-4 gains less (120-124k), and
-	// 2^-10 was erratic (119-137k). At 2^-9 and below the 2 GiB budget
-	// holds the 1,479 densest lists.
+	// 2^-10 was erratic (119-137k). Those runs had the 2 GiB budget of the
+	// time, which holds only the 1,479 densest lists at 10M documents, so
+	// every density from 2^-6 down gave the same lists.
 	DefaultBitmapDensity = 1.0 / 128
 	// DefaultBitmapBytes bounds the device bitmaps (group bitsets and rank
-	// directories, 4.13 bits per document each); the densest lists get
-	// theirs first. New also keeps them under bitmapFreeShare of the free
-	// device memory.
-	DefaultBitmapBytes = 2 << 30
-	bitmapFreeShare    = 0.125
+	// directories, 1.16 bits per document each: 1.45 MB a list at 10M
+	// documents, 3.6 MB at 25M); the densest lists get theirs first. New
+	// also keeps them under bitmapFreeShare of the free device memory
+	// (bitmapFreeShareSet when Options.BitmapBytes is set). 12 GiB holds
+	// every list of density >= 2^-7 of the topic-model gen index up to
+	// 25M documents (3,271 lists, 11.06 GiB there; 4.4 GiB at 10M). The
+	// former 2 GiB held 1,479 lists at 10M and 591 at 25M; on an H200 at
+	// 25M, 12 GiB took the AND from 87-89k to 112k queries/s, the intersect
+	// phase from 77.6 to 57.6 ms per 10,000 queries, the OR unchanged
+	// (docs/GPU-QUERY.md "Bitmap AND of all-dense queries: the potential",
+	// GPU-TESTS twentieth session run 4).
+	DefaultBitmapBytes = 12 << 30
+	bitmapFreeShare    = 0.25
+	bitmapFreeShareSet = 0.5
 	// bitmapChunkBytes is the group bitsets decompressed per batch (the
 	// WAH scratch doubles it for the batch).
 	bitmapChunkBytes = 256 << 20
@@ -91,6 +101,17 @@ func bitmapDF(d float64, n uint32) uint32 {
 // bitmapOff reports whether a density turns the bitmaps off.
 func bitmapOff(d float64) bool { return d < 0 || d > 1 || math.IsNaN(d) }
 
+// bitmapBudget is the device bytes the bitmaps may take: budget
+// (Options.BitmapBytes after defaults) and at most bitmapFreeShare of the
+// free device memory, bitmapFreeShareSet when the budget was set.
+func bitmapBudget(budget int64, set bool, free int64) int64 {
+	share := bitmapFreeShare
+	if set {
+		share = bitmapFreeShareSet
+	}
+	return min(budget, int64(share*float64(free)))
+}
+
 // initBitmaps builds the device bitmaps of the lists of density >=
 // opt.BitmapDensity (densest first, within opt.BitmapBytes and
 // bitmapFreeShare of the free memory). lists are x's block-coded lists.
@@ -103,7 +124,7 @@ func (b *Backend) initBitmaps(lists []index.List) error {
 	if err != nil {
 		return fmt.Errorf("gpu: %w", err)
 	}
-	budget = min(budget, int64(bitmapFreeShare*float64(free)))
+	budget = bitmapBudget(budget, b.bmBytesSet, int64(free))
 	D := wah.Groups(b.n)
 	S := kern.AndRankEntries(D)
 	per := 4 * int64(D+S)

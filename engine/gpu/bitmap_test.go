@@ -164,7 +164,8 @@ func TestAndBitmaps(t *testing.T) {
 }
 
 // TestAndBitmapsCorrupt: a damaged frequency block of a bitmap list, read
-// by rank, gives the queries that reach it index.ErrCorrupt;
+// by rank (by the filter's survivors, or by the bitmap AND's results), gives
+// the queries that reach it index.ErrCorrupt;
 // a damaged docID block leaves its list without a bitmap (New counts it)
 // and the list steps report it.
 func TestAndBitmapsCorrupt(t *testing.T) {
@@ -210,41 +211,46 @@ func TestAndBitmapsCorrupt(t *testing.T) {
 					}
 				}
 			}
-			g := newBackend(t, x, Options{BitmapDensity: 1.0 / 64})
-			st := g.Bitmaps()
-			if what == "docID header" {
-				if st.Corrupt != 1 || g.bm.col[tid] >= 0 {
-					t.Fatalf("damaged docIDs: bitmaps %+v, term %d column %d", st, tid, g.bm.col[tid])
+			for _, bmAnd := range []bool{false, true} {
+				g := newBackend(t, x, Options{BitmapDensity: 1.0 / 64, BitmapAnd: bmAnd})
+				st := g.Bitmaps()
+				if what == "docID header" {
+					if st.Corrupt != 1 || g.bm.col[tid] >= 0 {
+						t.Fatalf("damaged docIDs: bitmaps %+v, term %d column %d", st, tid, g.bm.col[tid])
+					}
+				} else if g.bm.col[tid] < 0 {
+					t.Fatalf("term %d has no bitmap", tid)
 				}
-			} else if g.bm.col[tid] < 0 {
-				t.Fatalf("term %d has no bitmap", tid)
-			}
-			got, want := searchBoth(t, x, g, qs)
-			// The CPU's block-max pruning may skip the damaged block where
-			// the GPU, exhaustive, reads it: a query the CPU fails fails on
-			// the GPU too, every GPU error is index.ErrCorrupt, and the
-			// others agree.
-			bad := 0
-			for i, q := range qs {
-				switch {
-				case got[i].Err != nil:
-					bad++
-					if !errors.Is(got[i].Err, index.ErrCorrupt) {
-						t.Errorf("query %s %q: GPU error %v, want index.ErrCorrupt", q.ID, q.Terms, got[i].Err)
-					}
-					if st := got[i].Stats; st.Terms != 2 || st.AndAlgo != AndGPU {
-						t.Errorf("query %s %q: error with stats %+v, want its 2 terms and AND %q", q.ID, q.Terms, st, AndGPU)
-					}
-				case want[i].Err != nil:
-					t.Errorf("query %s %q: CPU error %v, none on the GPU", q.ID, q.Terms, want[i].Err)
-				default:
-					if msg := sameResponse(got[i], want[i]); msg != "" {
-						t.Errorf("query %s %q: %s", q.ID, q.Terms, msg)
+				got, want := searchBoth(t, x, g, qs)
+				// The CPU's block-max pruning may skip the damaged block where
+				// the GPU, exhaustive, reads it: a query the CPU fails fails on
+				// the GPU too, every GPU error is index.ErrCorrupt, and the
+				// others agree.
+				bad := 0
+				for i, q := range qs {
+					switch {
+					case got[i].Err != nil:
+						bad++
+						if !errors.Is(got[i].Err, index.ErrCorrupt) {
+							t.Errorf("query %s %q: GPU error %v, want index.ErrCorrupt", q.ID, q.Terms, got[i].Err)
+						}
+						if st := got[i].Stats; st.Terms != 2 || st.AndAlgo != AndGPU {
+							t.Errorf("query %s %q: error with stats %+v, want its 2 terms and AND %q", q.ID, q.Terms, st, AndGPU)
+						}
+					case want[i].Err != nil:
+						t.Errorf("query %s %q: CPU error %v, none on the GPU", q.ID, q.Terms, want[i].Err)
+					default:
+						if msg := sameResponse(got[i], want[i]); msg != "" {
+							t.Errorf("query %s %q: %s", q.ID, q.Terms, msg)
+						}
 					}
 				}
-			}
-			if bad == 0 {
-				t.Fatalf("no query of %d reached the damaged block", len(qs))
+				if bad == 0 {
+					t.Fatalf("no query of %d reached the damaged block (bitmap AND %v)", len(qs), bmAnd)
+				}
+				if n := g.Profile().BitmapAndQueries; bmAnd && what == "frequency header" && n == 0 {
+					t.Fatal("no query ran the bitmap AND")
+				}
 			}
 		})
 	}
@@ -357,5 +363,88 @@ func TestBitmapsOneProc(t *testing.T) {
 	}
 	if res, _ := compare(t, x, g, qs); res == 0 {
 		t.Fatal("no query had results")
+	}
+}
+
+// TestBitmapBudget checks the bitmaps' device budget: Options.BitmapBytes
+// (or its default) within 1/4 of the free memory, or 1/2 when it was set.
+func TestBitmapBudget(t *testing.T) {
+	const free = 80 << 30
+	for _, c := range []struct {
+		budget int64
+		set    bool
+		want   int64
+	}{
+		{DefaultBitmapBytes, false, DefaultBitmapBytes},
+		{6 << 30, true, 6 << 30},
+		{24 << 30, false, 20 << 30},
+		{24 << 30, true, 24 << 30},
+		{64 << 30, true, 40 << 30},
+	} {
+		if got := bitmapBudget(c.budget, c.set, free); got != c.want {
+			t.Errorf("bitmapBudget(%d, %v, %d) = %d, want %d", c.budget, c.set, int64(free), got, c.want)
+		}
+	}
+}
+
+// TestBitmapAnd: with Options.BitmapAnd the AND queries whose every list
+// has a device bitmap (term 0 included) run the word-wise AND of their
+// columns (bmand.go) and equal the CPU bit for bit: AND alone (sets planned
+// off the owner, the bitmap AND after each plan's queries) and with AND+OR
+// (sets planned on the owner), k = 1, 10 and 1000, with QTF, beside queries
+// of sparser terms in the same sets; with every list a bitmap (density 0),
+// with the densest only (1/16), and with a budget of three columns. The
+// bitmap AND runs (Profile.BitmapAndQueries), and not with the option off
+// or on vbyte frequencies (no slot access).
+func TestBitmapAnd(t *testing.T) {
+	c := testContext(t)
+	nq, docs := 24, 5000
+	if emulated(c) {
+		nq, docs = 10, 3000
+	}
+	for _, name := range []string{"bp128", "vbyte"} {
+		t.Run(name, func(t *testing.T) {
+			codec, err := compress.ByName(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rng := rand.New(rand.NewSource(31))
+			col := genCollection(rng, docs, 24, 32, false)
+			x := col.write(t, codec)
+			terms := randomQueries(rng, col.terms, nq, nil)
+			terms = append(terms, []string{col.terms[8], col.terms[6]}, []string{col.terms[10], col.terms[7], col.terms[6]},
+				[]string{col.terms[3], col.terms[6], col.terms[7]}, []string{col.terms[2], col.terms[3], col.terms[2]},
+				[]string{col.terms[1], col.terms[2], col.terms[3], col.terms[4]})
+			all := expand(terms, []int{1, 10, 1000})
+			var ands, mixed []engine.Query
+			for _, q := range all {
+				if q.Mode == engine.And {
+					ands = append(ands, q)
+				}
+				if q.Mode != engine.Or {
+					mixed = append(mixed, q)
+				}
+			}
+			D := wah.Groups(uint32(docs))
+			for _, o := range []Options{{BitmapDensity: 1.0 / float64(docs)}, {BitmapDensity: 1.0 / 16},
+				{BitmapDensity: 1.0 / 64, BitmapBytes: 3 * 4 * int64(D+kern.AndRankEntries(D))}} {
+				for _, on := range []bool{true, false} {
+					o.BitmapAnd = on
+					g := newBackend(t, x, o)
+					for _, qs := range [][]engine.Query{ands, mixed} {
+						if res, _ := compare(t, x, g, qs); res == 0 {
+							t.Fatal("no query had results")
+						}
+					}
+					pr := g.Profile()
+					if want := on && name == "bp128"; (pr.BitmapAndQueries > 0) != want {
+						t.Fatalf("%+v: %d queries ran the bitmap AND, want some: %v", o, pr.BitmapAndQueries, want)
+					}
+					if pr.PlannedSets == 0 {
+						t.Fatalf("%+v: no set planned off the owner", o)
+					}
+				}
+			}
+		})
 	}
 }

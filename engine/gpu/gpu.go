@@ -151,8 +151,16 @@ type Options struct {
 	// DefaultBitmapDensity when 0, none when negative or above 1.
 	BitmapDensity float64
 	// BitmapBytes bounds the device bitmaps (DefaultBitmapBytes when 0,
-	// none when negative); the densest lists get theirs first.
+	// none when negative); the densest lists get theirs first. They also
+	// stay under 1/4 of the free device memory by default, under 1/2 when
+	// BitmapBytes is set (positive).
 	BitmapBytes int64
+	// BitmapAnd runs the AND queries every term of which has a device
+	// bitmap in use (term 0 included) by the word-wise AND of their
+	// columns instead of the candidates of their shortest list (bmand.go;
+	// bp128 frequencies only). Off by default until measured on a GPU
+	// (scripts/device/gbm.sh); the results are the same either way.
+	BitmapAnd bool
 	// OrBitmapDensity is the density from which the fused OR tiles use a
 	// list's device bitmap (ortile.go): the planner's BitmapDensity when
 	// 0 (the default), none when negative or above 1. Only lists that got
@@ -192,6 +200,7 @@ type Backend struct {
 	resident            int64 // bytes of the postings (uploaded unless lc != nil)
 	lc                  *listCache
 	bm                  *bitmaps // device bitmaps of the densest lists (bitmap.go), nil without
+	bmBytesSet          bool     // Options.BitmapBytes was set: the bitmaps may take bitmapFreeShareSet of the free memory
 
 	bufs bufPool // per-batch host buffers (batch.go): preparation needs no mu
 	// prepCores caps the goroutines of a batch's host preparation
@@ -254,6 +263,7 @@ func New(x *index.Index, opts ...Options) (*Backend, error) {
 	if opt.BitmapDensity == 0 {
 		opt.BitmapDensity = DefaultBitmapDensity
 	}
+	bmBytesSet := opt.BitmapBytes > 0
 	if opt.BitmapBytes == 0 {
 		opt.BitmapBytes = DefaultBitmapBytes
 	}
@@ -264,7 +274,7 @@ func New(x *index.Index, opts ...Options) (*Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &Backend{x: x, opt: opt, n: uint32(x.NumDocs()), bs: x.Meta.BlockSize, k1p1: x.Params().K1p1()}
+	b := &Backend{x: x, opt: opt, n: uint32(x.NumDocs()), bs: x.Meta.BlockSize, k1p1: x.Params().K1p1(), bmBytesSet: bmBytesSet}
 	b.and.levels = levels
 	if err := b.checkIndex(); err != nil {
 		return nil, err
@@ -592,6 +602,9 @@ type Profile struct {
 	// their bound: partial score + the remaining terms' list maxima below
 	// the pass's theta0).
 	OrMSCandidates, OrMSKept int64
+	// BitmapAndQueries: the AND queries that ran the bitmap AND
+	// (Options.BitmapAnd, bmand.go).
+	BitmapAndQueries int64
 	// Cache is the list cache's traffic (zero when the index is resident).
 	Cache CacheStats
 	// Host side of the batches (wall clock, always measured; issue 24:
