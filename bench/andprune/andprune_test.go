@@ -25,18 +25,7 @@ import (
 // engine's.
 func run(t *testing.T, x *index.Index, k, limit, checkN int) *Measurer {
 	t.Helper()
-	dir := os.Getenv("QP_QUERIES") // the device scripts' copy of the logs (scripts/device/lib.sh)
-	if dir == "" {
-		dir = filepath.Join(testidx.DataDir, "queries")
-	}
-	qs, err := eval.ReadQueryFile(filepath.Join(dir, "06.efficiency_topics.txt"), limit)
-	if err != nil {
-		t.Skip(err)
-	}
-	an, err := x.Analyzer()
-	if err != nil {
-		t.Fatal(err)
-	}
+	qs, an := testidx.TREC06(t, x, limit)
 	P := runtime.GOMAXPROCS(0)
 	ms := make([]*Measurer, P)
 	errs := make([]error, P)

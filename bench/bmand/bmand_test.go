@@ -11,7 +11,6 @@ import (
 
 	"github.com/qpengine/qp/bench/internal/testidx"
 	"github.com/qpengine/qp/engine"
-	"github.com/qpengine/qp/eval"
 	"github.com/qpengine/qp/index"
 )
 
@@ -19,18 +18,7 @@ import (
 // cores and returns the measured queries (in log order) and their terms.
 func measure(t *testing.T, x *index.Index, m *Measurer, limit int) ([]Query, [][]string) {
 	t.Helper()
-	dir := os.Getenv("QP_QUERIES") // the device scripts' copy of the logs (scripts/device/lib.sh)
-	if dir == "" {
-		dir = filepath.Join(testidx.DataDir, "queries")
-	}
-	qs, err := eval.ReadQueryFile(filepath.Join(dir, "06.efficiency_topics.txt"), limit)
-	if err != nil {
-		t.Skip(err)
-	}
-	an, err := x.Analyzer()
-	if err != nil {
-		t.Fatal(err)
-	}
+	qs, an := testidx.TREC06(t, x, limit)
 	out := make([]Query, len(qs))
 	ok := make([]bool, len(qs))
 	terms := make([][]string, len(qs))

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/qpengine/qp/compress"
+	"github.com/qpengine/qp/eval"
 	"github.com/qpengine/qp/index"
 	"github.com/qpengine/qp/index/analysis"
 	"github.com/qpengine/qp/score"
@@ -87,3 +88,25 @@ func Build(t testing.TB, name string, opt analysis.Options) *index.Index {
 
 // English is the analysis of `qp index --stem english --stopwords english`.
 var English = analysis.Options{Stem: "english", Stopwords: "english"}
+
+// TREC06 returns the first limit queries of the TREC 2006 efficiency log
+// and x's analyzer, for the bench tests that measure an index with it. The
+// log is read from $QP_QUERIES (the device scripts' copy of the logs,
+// scripts/device/lib.sh), else from DataDir/queries; the test skips when it
+// is absent.
+func TREC06(t testing.TB, x *index.Index, limit int) ([]eval.Query, *analysis.Analyzer) {
+	t.Helper()
+	dir := os.Getenv("QP_QUERIES")
+	if dir == "" {
+		dir = filepath.Join(DataDir, "queries")
+	}
+	qs, err := eval.ReadQueryFile(filepath.Join(dir, "06.efficiency_topics.txt"), limit)
+	if err != nil {
+		t.Skip(err)
+	}
+	an, err := x.Analyzer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return qs, an
+}
