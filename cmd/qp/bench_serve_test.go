@@ -45,7 +45,7 @@ func TestBenchServe(t *testing.T) {
 		}
 		for _, r := range res.Rows {
 			if r.QPS <= 0 || r.Requests == 0 || !strings.Contains(r.Codes, "200:") || r.Wall <= 0 || r.BatchMean < 1 ||
-				r.Success != 1 || r.P50 <= 0 || r.P99 < r.P50 || r.Max < r.P99 {
+				(r.Success != 1 && !generatorBehind(r)) || r.P50 <= 0 || r.P99 < r.P50 || r.Max < r.P99 {
 				t.Errorf("--gen-procs %s --client %s, %s: %+v", gen, run.client, r.Name, r)
 			}
 			if gen == "1" && r.ClientCPU <= 0 {
@@ -59,6 +59,28 @@ func TestBenchServe(t *testing.T) {
 			t.Errorf("batch row: %d per request, %d connections", r.PerReq, r.Conns)
 		}
 	}
+}
+
+// generatorBehind reports whether a level's only failures are requests
+// its own generator did not send in time (--client raw on a loaded
+// machine: the schedule's requests still due at the end of the level)
+// while every request sent was answered 200: the server lost nothing, and
+// the row says so in its errors.
+func generatorBehind(r loadRow) bool {
+	if len(r.Errors) == 0 {
+		return false
+	}
+	for _, c := range strings.Split(r.Codes, " ") {
+		if c != "" && !strings.HasPrefix(c, "200:") {
+			return false
+		}
+	}
+	for _, e := range r.Errors {
+		if !strings.Contains(e, "the generator was behind its schedule") {
+			return false
+		}
+	}
+	return true
 }
 
 // TestBenchLoadFlags: qp bench load refuses bad flags and a bad mode.
