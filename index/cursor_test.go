@@ -168,16 +168,7 @@ func TestSeekRestTwins(t *testing.T) {
 						if x > docs[n-1] || (p > 0 && x <= docs[p-1]) {
 							continue
 						}
-						want := p
-						for docs[want] < x {
-							want++
-						}
-						if got := seekRestScalar(docs, p, x); got != want {
-							t.Fatalf("docs %v: seekRestScalar(%d, %d) = %d, want %d", docs, p, x, got, want)
-						}
-						if got := seekRest(docs, p, x); got != want {
-							t.Fatalf("docs %v: seekRest(%d, %d) = %d, want %d", docs, p, x, got, want)
-						}
+						want := checkSeekRest(t, docs, p, x)
 						if haveSeekSIMD && n-p >= 8 {
 							if got := p + int(countLess(&docs[p], uintptr(n-p), x)); got != want {
 								t.Fatalf("docs %v: countLess from %d, %d = %d, want %d", docs, p, x, got, want)
@@ -215,17 +206,26 @@ func FuzzSeekRest(f *testing.F) {
 			lo = uint64(docs[p-1]) + 1
 		}
 		x := uint32(lo + uint64(off)%(uint64(docs[n-1])-lo+1))
-		want := p
-		for docs[want] < x {
-			want++
-		}
-		if got := seekRestScalar(docs, p, x); got != want {
-			t.Fatalf("docs %v: seekRestScalar(%d, %d) = %d, want %d", docs, p, x, got, want)
-		}
-		if got := seekRest(docs, p, x); got != want {
-			t.Fatalf("docs %v: seekRest(%d, %d) = %d, want %d", docs, p, x, got, want)
-		}
+		checkSeekRest(t, docs, p, x)
 	})
+}
+
+// checkSeekRest checks seekRestScalar and seekRest from p for x (docs[p-1]
+// < x <= the block's last docID) against a linear scan, and returns the
+// scan's position.
+func checkSeekRest(t *testing.T, docs []uint32, p int, x uint32) int {
+	t.Helper()
+	want := p
+	for docs[want] < x {
+		want++
+	}
+	if got := seekRestScalar(docs, p, x); got != want {
+		t.Fatalf("docs %v: seekRestScalar(%d, %d) = %d, want %d", docs, p, x, got, want)
+	}
+	if got := seekRest(docs, p, x); got != want {
+		t.Fatalf("docs %v: seekRest(%d, %d) = %d, want %d", docs, p, x, got, want)
+	}
+	return want
 }
 
 // BenchmarkSeekRest times seekRest's forms on blocks of 128 increasing
