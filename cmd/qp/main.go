@@ -131,11 +131,37 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 			}
 			return nil, errUsage
 		}
-		args = fs.Args()
-		if len(args) == 0 {
+		rest := fs.Args()
+		if len(rest) == 0 {
 			return pos, nil
 		}
-		pos = append(pos, args[0])
-		args = args[1:]
+		if err := triValueApart(fs, args[:len(args)-len(rest)], rest[0]); err != nil {
+			return nil, err
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
 	}
+}
+
+// triValueApart catches `--gpu-bitmap-and off`: a triFlag (a boolean flag
+// to the flag package) followed by one of its values as a separate
+// argument, which would otherwise become a positional argument and a bare
+// usage text. parsed are the arguments fs.Parse consumed before next.
+func triValueApart(fs *flag.FlagSet, parsed []string, next string) error {
+	if len(parsed) == 0 {
+		return nil
+	}
+	name := strings.TrimLeft(parsed[len(parsed)-1], "-")
+	f := fs.Lookup(name)
+	if f == nil || strings.Contains(name, "=") {
+		return nil
+	}
+	if _, ok := f.Value.(*triFlag); !ok {
+		return nil
+	}
+	var v triFlag
+	if v.Set(next) != nil {
+		return nil
+	}
+	return fmt.Errorf("--%s %s: write the value with '=': --%s=%s", name, next, name, next)
 }

@@ -25,7 +25,8 @@ func TestBenchQueryCPU(t *testing.T) {
 	if err := commands["gen"].run([]string{"--docs", "20000", "--out", idx, "--quiet", "--queries", qlog}); err != nil {
 		t.Fatal(err)
 	}
-	for _, extra := range [][]string{nil, {"--gpu-or-threshold", "64M,1G", "--gpu-threshold", "1M", "--gpu-bitmaps", "1/128,off,2^-3", "--gpu-or-bitmaps", "1/8,off", "--gpu-bitmap-bytes", "6G", "--gpu-bitmap-and"}} {
+	for _, extra := range [][]string{nil, {"--gpu-or-threshold", "64M,1G", "--gpu-threshold", "1M", "--gpu-bitmaps", "1/128,off,2^-3", "--gpu-or-bitmaps", "1/8,off", "--gpu-bitmap-bytes", "6G", "--gpu-bitmap-and"},
+		{"--gpu-bitmap-and=off"}, {"--gpu-bitmap-and=auto"}} {
 		csv := filepath.Join(dir, "q.csv")
 		args := append([]string{"query", idx, qlog, "--device", "cpu", "--limit", "4", "--thread-counts", "1",
 			"--and-algos", "skip", "--or-algos", "maxscore", "--csv", csv}, extra...)

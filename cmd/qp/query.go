@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -33,7 +34,7 @@ type queryFlags struct {
 	gpuOrThreshold, gpuBitmaps    *string
 	gpuOrBitmaps, gpuBitmapBytes  *string
 	k, threads                    *int
-	gpuBitmapAnd                  *bool
+	gpuBitmapAnd                  *triFlag
 	k1, b                         *float64
 	qtf                           *bool
 	// quiet (set by commands with --quiet) suppresses the CPU-fallback
@@ -49,6 +50,7 @@ func addQueryFlags(fs interface {
 	Int(string, int, string) *int
 	Float64(string, float64, string) *float64
 	Bool(string, bool, string) *bool
+	Var(flag.Value, string, string)
 }) *queryFlags {
 	return &queryFlags{
 		mode:           fs.String("mode", "and", "and, or, or andor (AND; OR when AND finds fewer than k)"),
@@ -66,7 +68,7 @@ func addQueryFlags(fs interface {
 		gpuBitmaps:     fs.String("gpu-bitmaps", "", "GPU: lists of at least this density (df/N: 1/128, 2^-7, 0.0078)\nalso get a device bitmap: AND filters its candidates by them and scores\nthem by rank; OR (bp128) decodes only the sparser terms where the\ndensest ones' maxima are below its threshold and adds those by rank\n(default 1/128); off: none; bench query: a list, one row each"),
 		gpuOrBitmaps:   fs.String("gpu-or-bitmaps", "", "GPU OR: use the device bitmaps of lists of at least this density\n(df/N; default: --gpu-bitmaps' density; off: none; only lists that have\none, i.e. of at least the lowest --gpu-bitmaps density); bench query: a\nlist, one row each"),
 		gpuBitmapBytes: fs.String("gpu-bitmap-bytes", "", "GPU: device memory for the bitmaps of --gpu-bitmaps (a size: 512M, 6G;\ndefault 12G and at most 1/4 of the free memory; when set, at most 1/2):\nthe densest lists get theirs first; every list of density 2^-7 takes\n4.4G at 10M documents, 11G at 25M"),
-		gpuBitmapAnd:   fs.Bool("gpu-bitmap-and", false, "GPU: run the AND queries whose every list has a device bitmap (see\n--gpu-bitmaps, --gpu-bitmap-bytes) by the word-wise AND of their bitmaps\ninstead of decoding their shortest list (bp128 indexes; same results)"),
+		gpuBitmapAnd:   triVar(fs, "gpu-bitmap-and", "GPU: run the AND queries whose every list has a device bitmap (see\n--gpu-bitmaps, --gpu-bitmap-bytes) by the word-wise AND of their bitmaps\ninstead of decoding their shortest list (bp128 indexes; same results):\non, off, or auto (the default: on for indexes of at least 1,048,576\ndocuments, where it measured faster); the flag alone means on"),
 		gpuOrThreshold: fs.String("gpu-or-threshold", "", "GPU: OR batch threshold, the OR work per launch set: postings of all\nlists of the OR and AND+OR queries plus 2048 per tile of 8192 documents\nthey touch (e.g. 512M; default 1G: OR batches under 10 ms at p99 on\n10M documents); a set closes at whichever threshold it reaches first;\nbench query: a list, one row each"),
 	}
 }
@@ -176,8 +178,20 @@ func (qf *queryFlags) options() (qp.Options, error) {
 		}
 	}
 	g.AndSearch, g.Or = firstOf(*qf.gpuAnd), firstOf(*qf.gpuOr)
-	g.BitmapAnd = *qf.gpuBitmapAnd
+	g.BitmapAnd = gpuBitmapAnd(*qf.gpuBitmapAnd)
 	return o, nil
+}
+
+// gpuBitmapAnd maps --gpu-bitmap-and to the GPU's option (auto: the
+// backend's own rule by the index's size, gpu.BitmapAndMinDocs).
+func gpuBitmapAnd(v triFlag) gpu.BitmapAndMode {
+	switch v {
+	case triOn:
+		return gpu.BitmapAndOn
+	case triOff:
+		return gpu.BitmapAndOff
+	}
+	return gpu.BitmapAndAuto
 }
 
 // parseBitmapBytes parses --gpu-bitmap-bytes: a positive size (parseSize:

@@ -249,6 +249,8 @@ func TestBadFlagValues(t *testing.T) {
 		{"--gpu-slots 9: want 1 to 8", []string{"bench", "sched", idx, docs, "--gpu-slots", "9"}},
 		{"--prepare-cores -1: want 0 (all) to GOMAXPROCS", []string{"bench", "sched", idx, docs, "--prepare-cores", "-1"}},
 		{"want on, off or auto, not \"sometimes\"", []string{"bench", "sched", idx, docs, "--prepare-adapt=sometimes"}},
+		{"want on, off or auto, not \"maybe\"", []string{"bench", "query", idx, docs, "--gpu-bitmap-and=maybe"}},
+		{"--gpu-bitmap-and off: write the value with '=': --gpu-bitmap-and=off", []string{"bench", "query", idx, docs, "--gpu-bitmap-and", "off"}},
 		{"--prepare-cores 100000: want 0 (all) to GOMAXPROCS", []string{"bench", "sched", idx, docs, "--prepare-cores", "100000"}},
 	} {
 		expectFail(t, []string{c.want}, c.args...)

@@ -89,7 +89,7 @@ cpu-only setup without a GPU (the scheduler's own cost, measured). Otherwise nee
 	diagYield := fs.Bool("diagnose-yield", false, "--diagnose: the CPU workers call runtime.Gosched between two queries")
 	gpuSlots := fs.Int("gpu-slots", 2, "GPU batches in flight at once (1 to 8): with 2, one batch is prepared on the host while another runs on the device (issue 24)")
 	prepCores := fs.Int("prepare-cores", 0, "cores a GPU batch's host preparation may use (0: all, GOMAXPROCS; at most GOMAXPROCS)")
-	prepAdapt := adaptAuto
+	prepAdapt := triAuto
 	fs.Var(&prepAdapt, "prepare-adapt", "CPU+GPU setups: while a GPU batch is prepared on the host, park --prepare-cores CPU slots (all of them with --prepare-cores 0), so that the preparation does not wait for cores busy with CPU queries: on, off, or auto (the default: on for --mode or with --prepare-cores 4 unless set, off for and and andor; issue 24's device rounds 5-6: it won OR, lost AND); the flag alone means on")
 	cpuProfile := fs.String("cpuprofile", "", "write a Go CPU profile of the whole experiment (training, table runs, searches; with --diagnose: the probes) to this new file (go tool pprof): where the scheduler's own per-query work goes")
 	gpuProfile := fs.Bool("gpu-profile", false, "after each run's progress line, print the GPU's batch profile (host phases, device time by CUDA events) and the Go runtime's GC and scheduling figures over the run")
@@ -221,7 +221,7 @@ cpu-only setup without a GPU (the scheduler's own cost, measured). Otherwise nee
 	park := 0 // CPU slots parked while a GPU batch prepares (--prepare-adapt)
 	var beforeRun func(scheduler.Setup)
 	if gpuBe != nil {
-		adapt, cores := prepAdapt.resolve(mode, *prepCores, flagSet(fs, "prepare-cores"))
+		adapt, cores := resolveAdapt(prepAdapt, mode, *prepCores, flagSet(fs, "prepare-cores"))
 		gpuBe.SetPrepareCores(*prepCores)
 		if cores != *prepCores {
 			// auto's cap is for the hybrid setups only: the GPU alone
@@ -364,56 +364,20 @@ func prepCoresNote(k int) string {
 	return fmt.Sprint(k)
 }
 
-// adaptMode is --prepare-adapt: on, off or auto (by the query mode).
-type adaptMode int
-
-const (
-	adaptAuto adaptMode = iota
-	adaptOn
-	adaptOff
-)
-
 // autoPrepareCores is the preparation's core cap that auto gives OR
 // batches when --prepare-cores is not set: the setting the device rounds
 // measured (docs/BENCHMARKS.md, "CPU and GPU together", sixth round).
 const autoPrepareCores = 4
 
-func (a *adaptMode) String() string {
-	switch *a {
-	case adaptOn:
-		return "on"
-	case adaptOff:
-		return "off"
-	}
-	return "auto"
-}
-
-// Set accepts on/true, off/false and auto (flag.Value).
-func (a *adaptMode) Set(v string) error {
-	switch strings.ToLower(v) {
-	case "on", "true", "1":
-		*a = adaptOn
-	case "off", "false", "0":
-		*a = adaptOff
-	case "auto":
-		*a = adaptAuto
-	default:
-		return fmt.Errorf("want on, off or auto, not %q", v)
-	}
-	return nil
-}
-
-// IsBoolFlag lets --prepare-adapt alone mean on.
-func (a *adaptMode) IsBoolFlag() bool { return true }
-
-// resolve is whether CPU slots are parked for mode, and the preparation's
-// core cap: auto parks for OR only (with autoPrepareCores unless
-// --prepare-cores was set), on and off as said with the cores as given.
-func (a adaptMode) resolve(mode engine.Mode, cores int, coresSet bool) (bool, int) {
+// resolveAdapt is --prepare-adapt's meaning: whether CPU slots are
+// parked for mode, and the preparation's core cap: auto parks for OR only
+// (with autoPrepareCores unless --prepare-cores was set), on and off as
+// said with the cores as given.
+func resolveAdapt(a triFlag, mode engine.Mode, cores int, coresSet bool) (bool, int) {
 	switch a {
-	case adaptOn:
+	case triOn:
 		return true, cores
-	case adaptOff:
+	case triOff:
 		return false, cores
 	}
 	if mode != engine.Or {

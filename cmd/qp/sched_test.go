@@ -36,11 +36,11 @@ func TestCPUOnlyRun(t *testing.T) {
 // TestPrepareAdapt: --prepare-adapt's values, and auto parking for OR only
 // with the measured core cap unless --prepare-cores was given.
 func TestPrepareAdapt(t *testing.T) {
-	var a adaptMode
+	var a triFlag
 	for _, c := range []struct {
 		in   string
-		want adaptMode
-	}{{"on", adaptOn}, {"true", adaptOn}, {"off", adaptOff}, {"false", adaptOff}, {"auto", adaptAuto}, {"AUTO", adaptAuto}} {
+		want triFlag
+	}{{"on", triOn}, {"true", triOn}, {"off", triOff}, {"false", triOff}, {"auto", triAuto}, {"AUTO", triAuto}} {
 		if err := a.Set(c.in); err != nil || a != c.want {
 			t.Errorf("Set(%q) = %v, %v; want %v", c.in, a, err, c.want)
 		}
@@ -52,23 +52,23 @@ func TestPrepareAdapt(t *testing.T) {
 		t.Error("--prepare-adapt alone must mean on")
 	}
 	for _, c := range []struct {
-		a         adaptMode
+		a         triFlag
 		mode      engine.Mode
 		cores     int
 		set       bool
 		park      bool
 		wantCores int
 	}{
-		{adaptAuto, engine.Or, 0, false, true, min(autoPrepareCores, runtime.GOMAXPROCS(0))},
-		{adaptAuto, engine.Or, 2, true, true, 2},
-		{adaptAuto, engine.And, 0, false, false, 0},
-		{adaptAuto, engine.AndOr, 3, true, false, 3},
-		{adaptOn, engine.And, 0, false, true, 0},
-		{adaptOff, engine.Or, 0, false, false, 0},
+		{triAuto, engine.Or, 0, false, true, min(autoPrepareCores, runtime.GOMAXPROCS(0))},
+		{triAuto, engine.Or, 2, true, true, 2},
+		{triAuto, engine.And, 0, false, false, 0},
+		{triAuto, engine.AndOr, 3, true, false, 3},
+		{triOn, engine.And, 0, false, true, 0},
+		{triOff, engine.Or, 0, false, false, 0},
 	} {
-		park, cores := c.a.resolve(c.mode, c.cores, c.set)
+		park, cores := resolveAdapt(c.a, c.mode, c.cores, c.set)
 		if park != c.park || cores != c.wantCores {
-			t.Errorf("%v.resolve(%v, %d, %v) = %v, %d; want %v, %d", c.a.String(), c.mode, c.cores, c.set, park, cores, c.park, c.wantCores)
+			t.Errorf("resolveAdapt(%v, %v, %d, %v) = %v, %d; want %v, %d", c.a.String(), c.mode, c.cores, c.set, park, cores, c.park, c.wantCores)
 		}
 	}
 }

@@ -211,7 +211,7 @@ func TestAndBitmapsCorrupt(t *testing.T) {
 					}
 				}
 			}
-			for _, bmAnd := range []bool{false, true} {
+			for _, bmAnd := range []BitmapAndMode{BitmapAndOff, BitmapAndOn} {
 				g := newBackend(t, x, Options{BitmapDensity: 1.0 / 64, BitmapAnd: bmAnd})
 				st := g.Bitmaps()
 				if what == "docID header" {
@@ -248,7 +248,7 @@ func TestAndBitmapsCorrupt(t *testing.T) {
 				if bad == 0 {
 					t.Fatalf("no query of %d reached the damaged block (bitmap AND %v)", len(qs), bmAnd)
 				}
-				if n := g.Profile().BitmapAndQueries; bmAnd && what == "frequency header" && n == 0 {
+				if n := g.Profile().BitmapAndQueries; bmAnd == BitmapAndOn && what == "frequency header" && n == 0 {
 					t.Fatal("no query ran the bitmap AND")
 				}
 			}
@@ -429,7 +429,10 @@ func TestBitmapAnd(t *testing.T) {
 			for _, o := range []Options{{BitmapDensity: 1.0 / float64(docs)}, {BitmapDensity: 1.0 / 16},
 				{BitmapDensity: 1.0 / 64, BitmapBytes: 3 * 4 * int64(D+kern.AndRankEntries(D))}} {
 				for _, on := range []bool{true, false} {
-					o.BitmapAnd = on
+					o.BitmapAnd = BitmapAndOff
+					if on {
+						o.BitmapAnd = BitmapAndOn
+					}
 					g := newBackend(t, x, o)
 					for _, qs := range [][]engine.Query{ands, mixed} {
 						if res, _ := compare(t, x, g, qs); res == 0 {

@@ -155,12 +155,13 @@ type Options struct {
 	// stay under 1/4 of the free device memory by default, under 1/2 when
 	// BitmapBytes is set (positive).
 	BitmapBytes int64
-	// BitmapAnd runs the AND queries every term of which has a device
-	// bitmap in use (term 0 included) by the word-wise AND of their
-	// columns instead of the candidates of their shortest list (bmand.go;
-	// bp128 frequencies only). Off by default until measured on a GPU
-	// (scripts/device/gbm.sh); the results are the same either way.
-	BitmapAnd bool
+	// BitmapAnd selects the bitmap AND: the AND queries every term of
+	// which has a device bitmap in use (term 0 included) run by the
+	// word-wise AND of their columns instead of the candidates of their
+	// shortest list (bmand.go; bp128 frequencies only). The results are
+	// the same either way. BitmapAndAuto (the zero value) turns it on for
+	// indexes of at least BitmapAndMinDocs documents.
+	BitmapAnd BitmapAndMode
 	// OrBitmapDensity is the density from which the fused OR tiles use a
 	// list's device bitmap (ortile.go): the planner's BitmapDensity when
 	// 0 (the default), none when negative or above 1. Only lists that got

@@ -58,7 +58,7 @@ t0=$(date +%s)
 for r in $(seq 1 "${ROUNDS:-2}"); do
   for row in ${ROWS:-2G:1/128 12G:1/128 12G:1/256 12G:1/256:bmand}; do
     IFS=: read -r bytes dens bm <<<"$row"
-    extra=(); [ "${bm:-}" = bmand ] && extra=(--gpu-bitmap-and)
+    extra=(--gpu-bitmap-and=off); [ "${bm:-}" = bmand ] && extra=(--gpu-bitmap-and=on)
     left=$(( ${BUDGET:-560} - ($(date +%s) - t0) ))
     [ $left -gt 30 ] || { echo "== stopping: ${left}s left"; break 2; }
     log=$OUT/gbm-${bytes}-${dens//\//_}${bm:+-$bm}-$r.log
