@@ -142,7 +142,8 @@ func ReadRun(r io.Reader) (Run, error) {
 // by docid, not by the engine's order. Evaluate such a run with OrderRank to
 // score the engine's ranking exactly.
 func FormatScore(s float64) string {
-	return strconv.FormatFloat(s, 'g', 6, 64)
+	var b [24]byte
+	return string(AppendScore(b[:0], s))
 }
 
 // WriteRun writes results, which must be in rank order, as TREC run lines
@@ -182,7 +183,7 @@ func AppendRun(b []byte, qid string, results []RunEntry, tag string) ([]byte, er
 		b = append(b, ' ')
 		b = strconv.AppendInt(b, int64(i+1), 10)
 		b = append(b, ' ')
-		b = strconv.AppendFloat(b, e.Score, 'g', 6, 64)
+		b = AppendScore(b, e.Score)
 		b = append(b, ' ')
 		b = append(b, tag...)
 		b = append(b, '\n')
