@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/qpengine/qp/cuda"
+	"github.com/qpengine/qp/internal/cputime"
 )
 
 // TestQuerySwitchesSameRun: every QP_QUERY_TUNE switch of qp query's batch
@@ -102,6 +103,9 @@ func TestQueryStats(t *testing.T) {
 			if !strings.Contains(stderr, want) {
 				t.Errorf("%s=%q: no %q in\n%s", tuneEnv, tune, want, stderr)
 			}
+		}
+		if _, known := cputime.Process(); known && !strings.Contains(stderr, "stats: CPU during the stream: ") {
+			t.Errorf("%s=%q: no CPU time of the stream in\n%s", tuneEnv, tune, stderr)
 		}
 		chunks := 0
 		for _, l := range strings.Split(stderr, "\n") {
