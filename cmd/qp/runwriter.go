@@ -69,16 +69,17 @@ func (rw *runWriter) write(qs []engine.Query, out []engine.Response) error {
 // and the score with their spaces, the newline.
 const lineBytes = 4 + 24 + 1 + 5 + 1 + 12 + 1 + 1
 
-// reserve returns b (empty) with room for the run lines of out, so that
-// a part's buffer grows at most once in a chunk instead of doubling from
-// empty in the first (each doubling copies the lines written so far).
+// reserve returns b (empty) with room for the run lines of out (docids of
+// up to 24 bytes), so that a part's buffer is not doubled from empty in
+// the first chunk (each doubling copies the lines written so far) and
+// rarely replaced in later ones.
 func (rw *runWriter) reserve(b []byte, qs []engine.Query, out []engine.Response) []byte {
 	need := 0
 	for i := range out {
 		need += len(out[i].Results) * (len(qs[i].ID) + len(rw.tag) + lineBytes)
 	}
 	if cap(b) < need {
-		b = make([]byte, 0, need)
+		b = make([]byte, 0, need+need/4) // headroom: later chunks vary
 	}
 	return b
 }
