@@ -6,7 +6,7 @@
 #
 # Carry bin/dev (scripts/device/build.sh, or only bin/dev/qp) with, in
 # bin/dev/data:
-#   qp-old.xz                 the binary to compare with (main 2c3f00a)
+#   qp-old.xz                 the binary to compare with (a main build)
 #   qp.xz                     optional: the new qp, xz'd (else bin/dev/qp)
 #   NAME.jsonl.xz | NAME.qp.xz each collection of COLLS, as JSONL (indexed
 #                             there: qp index --stem english --stopwords
