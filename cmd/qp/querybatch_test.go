@@ -51,6 +51,11 @@ func TestQuerySwitchesSameRun(t *testing.T) {
 				t.Errorf("%s with %s=%s: the run (%d bytes) differs from the default path's (%d bytes)", mode, tuneEnv, s, len(got), len(want))
 			}
 		}
+		// One worker in chunks of 128: the continuous stream takes grains
+		// of 2 queries (qp.grainSize), the last chunk partial.
+		if got := run("contgrain", "cont", "--threads", "1", "--chunk", "128"); !bytes.Equal(got, want) {
+			t.Errorf("%s with %s=cont in grains: the run (%d bytes) differs from the default path's (%d bytes)", mode, tuneEnv, len(got), len(want))
+		}
 		if !gpuOK {
 			continue
 		}
