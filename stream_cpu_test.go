@@ -36,11 +36,44 @@ func TestStreamContinuous(t *testing.T) {
 	defer e.Close()
 	qs := streamQueries(e)
 	ctx := context.Background()
+	checkContinuous(t, e, qs, []int{1, 4, 7, 50, 64, 0})
+	// 1,500 queries: chunks of 384 or more take grains of 2 to 16 queries
+	// (a chunk of 385: its last grain shorter), the last chunk partial.
+	var many []engine.Query
+	for range 30 {
+		many = append(many, qs...)
+	}
+	checkContinuous(t, e, many, []int{384, 385, 1000, 3072, 0})
+	stop := errors.New("stop")
+	calls := 0
+	err = e.StreamWith(ctx, qs, engine.Options{}, qp.StreamOptions{Chunk: 5, Continuous: true}, func(int, []engine.Response) error {
+		calls++
+		return stop
+	})
+	if !errors.Is(err, stop) || calls != 1 {
+		t.Fatalf("emit error: %v after %d calls, want stop after 1", err, calls)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := e.StreamWith(cctx, qs, engine.Options{}, qp.StreamOptions{Chunk: 5, Continuous: true}, func(int, []engine.Response) error { return nil }); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled context: %v", err)
+	}
+	if err := e.StreamWith(ctx, qs, engine.Options{OrAlgo: "nope"}, qp.StreamOptions{Continuous: true}, func(int, []engine.Response) error { return nil }); err == nil {
+		t.Fatal("an unknown OR strategy streamed without error")
+	}
+}
+
+// checkContinuous: Engine.StreamWith with Continuous gives SearchBatch's
+// responses for each chunk size, in order, with and without preallocated
+// results, and one ordered timeline per chunk.
+func checkContinuous(t *testing.T, e *qp.Engine, qs []engine.Query, chunks []int) {
+	t.Helper()
+	ctx := context.Background()
 	want := make([]engine.Response, len(qs))
 	if err := e.SearchBatch(ctx, qs, engine.Options{}, want); err != nil {
 		t.Fatal(err)
 	}
-	for _, chunk := range []int{1, 4, 7, 50, 64, 0} {
+	for _, chunk := range chunks {
 		for _, prealloc := range []int{0, 5} {
 			next := 0
 			var trace []qp.ChunkTimes
@@ -63,23 +96,6 @@ func TestStreamContinuous(t *testing.T) {
 			}
 			checkTrace(t, trace, len(qs))
 		}
-	}
-	stop := errors.New("stop")
-	calls := 0
-	err = e.StreamWith(ctx, qs, engine.Options{}, qp.StreamOptions{Chunk: 5, Continuous: true}, func(int, []engine.Response) error {
-		calls++
-		return stop
-	})
-	if !errors.Is(err, stop) || calls != 1 {
-		t.Fatalf("emit error: %v after %d calls, want stop after 1", err, calls)
-	}
-	cctx, cancel := context.WithCancel(ctx)
-	cancel()
-	if err := e.StreamWith(cctx, qs, engine.Options{}, qp.StreamOptions{Chunk: 5, Continuous: true}, func(int, []engine.Response) error { return nil }); !errors.Is(err, context.Canceled) {
-		t.Fatalf("cancelled context: %v", err)
-	}
-	if err := e.StreamWith(ctx, qs, engine.Options{OrAlgo: "nope"}, qp.StreamOptions{Continuous: true}, func(int, []engine.Response) error { return nil }); err == nil {
-		t.Fatal("an unknown OR strategy streamed without error")
 	}
 }
 

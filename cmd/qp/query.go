@@ -382,7 +382,7 @@ func init() {
 		chunk := fs.Int("chunk", qp.DefaultChunk, "batch mode: queries handed to the processor at once (the GPU forms its\nlaunch sets within a chunk; the run of one chunk is written while the\nnext runs)")
 		server := fs.String("server", "", "send the queries to a qp server at this URL (qp serve; e.g.\nhttp://127.0.0.1:8080) instead of opening an index: the same output;\nthe index argument is left out, and the server's flags rule the processor")
 		cacheSize := fs.String("cache", "", "batch mode: keep results in a result cache of this size (e.g. 64M;\nkeyed by normalized query, mode and k) and report its hit rate")
-		stats := fs.Bool("stats", false, "batch mode: print the run's timeline on standard error (open, reading and\nanalyzing the queries, each chunk's search and output, idle gaps, GC) and\nits rates: the cold total from process start, the stream, the steady\nstate after the first chunk")
+		stats := fs.Bool("stats", false, "batch mode: print the run's timeline on standard error (open, reading and\nanalyzing the queries, each chunk's search and output, idle gaps, GC, the\nstream's CPU time) and its rates: the cold total from process start, the\nstream, the steady state after the first chunk")
 		pos, err := parse(fs, args)
 		if err != nil {
 			return err

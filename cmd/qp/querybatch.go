@@ -64,10 +64,7 @@ func (qf *queryFlags) runBatch(ctx context.Context, e *qp.Engine, mode engine.Mo
 	if ba.quiet || ba.run == "" {
 		bar.Quiet()
 	}
-	var sum batchSummary
-	if ba.tune.prealloc {
-		sum.lat = make([]time.Duration, 0, len(qs))
-	}
+	sum := batchSummary{lat: make([]time.Duration, 0, len(qs))} // no growth inside the stream
 	rw := newRunWriter(w, x, ba.tag)
 	rw.setProcs(ba.tune.fmtProcs)
 	so := qp.StreamOptions{Chunk: ba.chunk, Continuous: ba.tune.cont}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/qpengine/qp/cuda"
+	"github.com/qpengine/qp/internal/cputime"
 )
 
 // TestQuerySwitchesSameRun: every QP_QUERY_TUNE switch of qp query's batch
@@ -49,6 +50,11 @@ func TestQuerySwitchesSameRun(t *testing.T) {
 			if got := run(fmt.Sprint(i), s); !bytes.Equal(got, want) {
 				t.Errorf("%s with %s=%s: the run (%d bytes) differs from the default path's (%d bytes)", mode, tuneEnv, s, len(got), len(want))
 			}
+		}
+		// One worker in chunks of 128: the continuous stream takes grains
+		// of 2 queries (qp.grainSize), the last chunk partial.
+		if got := run("contgrain", "cont", "--threads", "1", "--chunk", "128"); !bytes.Equal(got, want) {
+			t.Errorf("%s with %s=cont in grains: the run (%d bytes) differs from the default path's (%d bytes)", mode, tuneEnv, len(got), len(want))
 		}
 		if !gpuOK {
 			continue
@@ -102,6 +108,9 @@ func TestQueryStats(t *testing.T) {
 			if !strings.Contains(stderr, want) {
 				t.Errorf("%s=%q: no %q in\n%s", tuneEnv, tune, want, stderr)
 			}
+		}
+		if _, known := cputime.Process(); known && !strings.Contains(stderr, "stats: CPU during the stream: ") {
+			t.Errorf("%s=%q: no CPU time of the stream in\n%s", tuneEnv, tune, stderr)
 		}
 		chunks := 0
 		for _, l := range strings.Split(stderr, "\n") {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/qpengine/qp"
 	"github.com/qpengine/qp/engine/gpu"
+	"github.com/qpengine/qp/internal/cputime"
 )
 
 // processStart is when the process began: qp query --stats reports its
@@ -45,7 +46,8 @@ type chunkSample struct {
 // (runtime/metrics: no stop-the-world).
 type gcSample struct {
 	allocBytes, allocObjects, cycles uint64
-	pause                            float64 // seconds, an estimate (histogram)
+	pause                            float64       // seconds, an estimate (histogram)
+	cpu                              time.Duration // the process's CPU time (user + system; 0: unknown)
 }
 
 var gcMetrics = []string{"/gc/heap/allocs:bytes", "/gc/heap/allocs:objects", "/gc/cycles/total:gc-cycles", "/gc/pauses:seconds"}
@@ -57,6 +59,7 @@ func readGC() gcSample {
 	}
 	metrics.Read(s)
 	g := gcSample{allocBytes: s[0].Value.Uint64(), allocObjects: s[1].Value.Uint64(), cycles: s[2].Value.Uint64()}
+	g.cpu, _ = cputime.Process()
 	if s[3].Value.Kind() == metrics.KindFloat64Histogram {
 		h := s[3].Value.Float64Histogram()
 		for i, c := range h.Counts {
@@ -131,6 +134,14 @@ func (t *batchTimeline) print(w io.Writer, n int) {
 	p("during the stream: %d GC cycles, ~%.2f ms paused, %.1f MB allocated (%.0f B, %.2f objects per query)",
 		b.cycles-a.cycles, (b.pause-a.pause)*1e3, float64(b.allocBytes-a.allocBytes)/1e6,
 		float64(b.allocBytes-a.allocBytes)/float64(max(n, 1)), float64(b.allocObjects-a.allocObjects)/float64(max(n, 1)))
+	if a.cpu > 0 && b.cpu >= a.cpu {
+		// CPU time per query (getrusage: every goroutine, the run's
+		// output and GC included) is disturbed less than wall time by
+		// other work on the machine; cores busy below the workers says
+		// they waited (chunk barriers, the emit).
+		p("CPU during the stream: %.1f ms (%.2f µs per query; %.2f cores busy on average)",
+			ms(b.cpu-a.cpu), float64((b.cpu-a.cpu).Nanoseconds())/1e3/float64(max(n, 1)), float64(b.cpu-a.cpu)/float64(max(t.stream, 1)))
+	}
 	if g0, g1 := t.gpuBefore, t.gpuAfter; g0 != nil && g1 != nil {
 		p("GPU during the stream: %d batches, %d launch sets, %d launches, %d host waits, %.1f ms in SearchBatch",
 			g1.Batches-g0.Batches, g1.Sets-g0.Sets, g1.Launches-g0.Launches, g1.Syncs-g0.Syncs, ms(g1.Wall-g0.Wall))

@@ -38,7 +38,8 @@ type queryTune struct {
 	// (qp.Options.Beside).
 	early bool
 	// cont runs the CPU processor's chunks without a barrier between
-	// them (qp.StreamOptions.Continuous).
+	// them (qp.StreamOptions.Continuous: the workers take grains of up to
+	// 16 queries in order across chunk boundaries).
 	cont bool
 }
 

@@ -49,7 +49,7 @@ func (rw *runWriter) write(qs []engine.Query, out []engine.Response) error {
 		go func() {
 			defer wg.Done()
 			lo, hi := p*len(out)/np, (p+1)*len(out)/np
-			rw.parts[p], errs[p] = rw.format(rw.parts[p][:0], qs[lo:hi], out[lo:hi])
+			rw.parts[p], errs[p] = rw.format(rw.reserve(rw.parts[p][:0], qs[lo:hi], out[lo:hi]), qs[lo:hi], out[lo:hi])
 		}()
 	}
 	wg.Wait()
@@ -62,6 +62,26 @@ func (rw *runWriter) write(qs []engine.Query, out []engine.Response) error {
 		}
 	}
 	return nil
+}
+
+// lineBytes is the bytes of a run line besides its qid and tag, for
+// reserving a part's buffer: " Q0 ", a docid of up to 24 bytes, the rank
+// and the score with their spaces, the newline.
+const lineBytes = 4 + 24 + 1 + 5 + 1 + 12 + 1 + 1
+
+// reserve returns b (empty) with room for the run lines of out (docids of
+// up to 24 bytes), so that a part's buffer is not doubled from empty in
+// the first chunk (each doubling copies the lines written so far) and
+// rarely replaced in later ones.
+func (rw *runWriter) reserve(b []byte, qs []engine.Query, out []engine.Response) []byte {
+	need := 0
+	for i := range out {
+		need += len(out[i].Results) * (len(qs[i].ID) + len(rw.tag) + lineBytes)
+	}
+	if cap(b) < need {
+		b = make([]byte, 0, need+need/4) // headroom: later chunks vary
+	}
+	return b
 }
 
 func (rw *runWriter) format(b []byte, qs []engine.Query, out []engine.Response) ([]byte, error) {

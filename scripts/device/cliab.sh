@@ -6,7 +6,7 @@
 #
 # Carry bin/dev (scripts/device/build.sh, or only bin/dev/qp) with, in
 # bin/dev/data:
-#   qp-old.xz                 the binary to compare with (main 2c3f00a)
+#   qp-old.xz                 the binary to compare with (a main build)
 #   qp.xz                     optional: the new qp, xz'd (else bin/dev/qp)
 #   NAME.jsonl.xz | NAME.qp.xz each collection of COLLS, as JSONL (indexed
 #                             there: qp index --stem english --stopwords
@@ -18,10 +18,14 @@
 # Each measurement block (collection, R, mode, device) runs `bench query`
 # once (one warm batch of all queries: --gpu-only on the GPU; 16 threads,
 # skip and maxscore on the CPU), then ROUNDS (default 2) rounds of the
-# variants in turn. A variant is TUNE[@CHUNK]: "old" (the old binary),
+# variants in turn. A variant is TUNE[@CHUNK][%null]: "old" (the old binary),
 # "none" (the new binary, no switch), or a QP_QUERY_TUNE list, "all" being
-# $ALL; @CHUNK sets --chunk. Variants: V10GPU, V10CPU for R=10 and V100GPU,
-# V100CPU for larger R (defaults below).
+# $ALL; @CHUNK sets --chunk; %null writes the run to /dev/null (still
+# formatted and written: bench query writes nothing, so the run's cost is
+# the difference from the same variant without %null; its run is not
+# compared). Variants: V10GPU, V10CPU for R=10 and V100GPU, V100CPU for
+# larger R (defaults below). THREADS (default 16) sets the CPU rows' and
+# the CPU variants' workers.
 #
 # Output, under $OUT:
 #   cliab.txt        one line per run: stream q/s (the summary's figure:
@@ -59,9 +63,9 @@ new=$bin/qp old=$tmp/qp-old
 [ -x "$old" ] || { echo "no $old (carry bin/dev/data/qp-old.xz)"; exit 1; }
 ALL=${ALL:-prealloc,warm,gc=off,par,cont,early}
 V10GPU=${V10GPU:-old none prealloc warm gc=off fmt=4 par early none@65536 all all@65536}
-V10CPU=${V10CPU:-old none prealloc warm gc=off fmt=4 par early cont all}
+V10CPU=${V10CPU:-old none prealloc cont prealloc,cont none%null cont%null}
 V100GPU=${V100GPU:-old none all all@65536}
-V100CPU=${V100CPU:-old none cont all}
+V100CPU=${V100CPU:-old none cont prealloc,cont none%null}
 res=$OUT/cliab.txt stats=$OUT/cliab-stats.txt
 : >"$res"
 : >"$stats"
@@ -82,19 +86,26 @@ done
 
 # one runs variant $1 on device $2 (block key $3, round $4; idx, qf, m set)
 one() {
-  local v=$1 dev=$2 key=$3 round=$4 bb=$new tune=${1%@*} extra="" st=--stats
-  [ "$v" != "${v#*@}" ] && extra="--chunk ${v#*@}"
+  local v=$1 dev=$2 key=$3 round=$4 bb=$new extra="" st=--stats base run tune
+  base=${v%\%null} # the variant without %null
+  run=$tmp/run.$dev.$m.$base
+  [ "$base" != "$v" ] && run=/dev/null
+  tune=${base%@*}
+  [ "$base" != "${base#*@}" ] && extra="--chunk ${base#*@}"
   [ "$tune" = old ] && bb=$old tune="" st=""
   [ "$tune" = none ] && tune=""
   [ "$tune" = all ] && tune=$ALL
-  [ "$dev" = cpu ] && extra="$extra --threads 16"
-  QP_QUERY_TUNE=$tune "$bb" query "$idx" --device "$dev" --mode "$m" --queries "$qf" --run "$tmp/run.$dev.$m.$v" --quiet $st $extra >$tmp/o.txt 2>$tmp/e.txt ||
+  [ "$dev" = cpu ] && extra="$extra --threads ${THREADS:-16}"
+  QP_QUERY_TUNE=$tune "$bb" query "$idx" --device "$dev" --mode "$m" --queries "$qf" --run "$run" --quiet $st $extra >$tmp/o.txt 2>$tmp/e.txt ||
     { log "$key $v round$round: FAILED: $(tail -2 $tmp/e.txt)"; return; }
   local q line
   q=$(grep -o '[0-9.]* queries/s' $tmp/o.txt | head -1 | cut -d' ' -f1)
   line="$key $v round$round: stream $q"
   if [ -n "$st" ]; then
     line="$line steady $(grep -o 'steady [0-9]*' $tmp/e.txt | cut -d' ' -f2) cold $(grep -o 'cold total [0-9]*' $tmp/e.txt | cut -d' ' -f3)"
+    local c
+    c=$(grep -o '[0-9.]* µs per query' $tmp/e.txt | cut -d' ' -f1)
+    [ -n "$c" ] && line="$line cpu_us $c"
     [ "$round" = 1 ] && { echo "== $key $v"; cat $tmp/e.txt; } >>"$stats"
   fi
   log "$line"
@@ -113,7 +124,7 @@ for R in ${REPS:-10 100}; do
           vs=$V10GPU
           [ "$R" -gt 10 ] && vs=$V100GPU
         else
-          b=$("$new" bench query "$idx" "$qf" --limit "$n" --device cpu --modes "$m" --thread-counts 16 --and-algos skip --or-algos maxscore 2>/dev/null | awk -v m="$m" '$1==m && $3==16{print $4; exit}')
+          b=$("$new" bench query "$idx" "$qf" --limit "$n" --device cpu --modes "$m" --thread-counts "${THREADS:-16}" --and-algos skip --or-algos maxscore 2>/dev/null | awk -v m="$m" -v t="${THREADS:-16}" '$1==m && $3==t{print $4; exit}')
           vs=$V10CPU
           [ "$R" -gt 10 ] && vs=$V100CPU
         fi
@@ -123,7 +134,7 @@ for R in ${REPS:-10 100}; do
         done
         same="runs identical"
         for v in $vs; do
-          [ "$v" = old ] && continue
+          [ "$v" = old ] || [ "$v" != "${v%\%null}" ] && continue
           cmp -s "$tmp/run.$dev.$m.old" "$tmp/run.$dev.$m.$v" || same="RUNS DIFFER ($v)"
         done
         if [ "$dev" = cpu ] && [ -e "$tmp/run.gpu.$m.old" ]; then
@@ -143,18 +154,18 @@ awk '
   key = $1 " " $2 " " $3 " " $4; v = $5; s = $8
   k = key SUBSEP v
   if (!(k in lo)) { vorder[key] = vorder[key] " " v; lo[k] = s; hi[k] = s } else { if (s < lo[k]) lo[k] = s; if (s > hi[k]) hi[k] = s }
-  for (i = 9; i < NF; i += 2) if ($i == "steady" || $i == "cold") val[k, $i] = val[k, $i] (val[k, $i] == "" ? "" : "/") $(i + 1)
+  for (i = 9; i < NF; i += 2) if ($i == "steady" || $i == "cold" || $i == "cpu_us") val[k, $i] = val[k, $i] (val[k, $i] == "" ? "" : "/") $(i + 1)
 }
 function k_(x) { return sprintf("%.0fk", x / 1000) }
 END {
-  printf "%-22s %-30s %-16s %-11s %-18s %-18s\n", "block", "variant", "stream q/s", "/bench", "steady q/s", "cold q/s"
+  printf "%-22s %-30s %-16s %-11s %-18s %-18s %s\n", "block", "variant", "stream q/s", "/bench", "steady q/s", "cold q/s", "CPU µs/query"
   for (b = 1; b <= nb; b++) {
     key = order[b]; printf "%-22s %-30s %-16s\n", key, "bench query", k_(bench[key])
     n = split(vorder[key], vs, " ")
     for (j = 1; j <= n; j++) {
       k = key SUBSEP vs[j]
       r = bench[key] > 0 ? sprintf("%.2f-%.2f", lo[k] / bench[key], hi[k] / bench[key]) : "-"
-      printf "%-22s %-30s %-16s %-11s %-18s %-18s\n", "", vs[j], k_(lo[k]) "-" k_(hi[k]), r, val[k, "steady"], val[k, "cold"]
+      printf "%-22s %-30s %-16s %-11s %-18s %-18s %s\n", "", vs[j], k_(lo[k]) "-" k_(hi[k]), r, val[k, "steady"], val[k, "cold"], val[k, "cpu_us"]
     }
   }
 }' "$res" >"$OUT/cliab-table.txt"
