@@ -41,11 +41,21 @@ func (e *Engine) orTAATMaxScore(p, limit int) error {
 	}
 	acc, bs := e.acc, e.bits
 	nt := 0
+	// Leave the accumulator and the bitset zeroed, also on errors. Once
+	// the probes have run, the filter below and the probes have zeroed
+	// every touched accumulator and flattenBits the bitset; only the
+	// continuation's bits are left.
+	probed, skipSet := false, false
 	defer func() {
-		// Leave the accumulator and the bitset zeroed, also on errors.
-		for _, d := range e.touched[:nt] {
-			acc[d] = 0
-			bs[d>>6] = 0
+		if !probed {
+			for _, d := range e.touched[:nt] {
+				acc[d] = 0
+			}
+		}
+		if skipSet {
+			for _, d := range e.touched[:nt] {
+				bs[d>>6] = 0
+			}
 		}
 	}()
 	for i := 0; i < p; i++ {
@@ -79,13 +89,17 @@ func (e *Engine) orTAATMaxScore(p, limit int) error {
 	// prefix sum plus the maxima of the lists left, inflated, not strictly
 	// below th) go into the bitset: the probes would skip the others, th
 	// only rising (step 41, docs/CPU-ENGINE.md). Branch-free: about a third
-	// pass on RFC pages, a branch the probes used to mispredict.
+	// pass on RFC pages, a branch the probes used to mispredict. The
+	// others' accumulators are zeroed here, on the line just read (the
+	// probes zero the candidates' after reading them; step 42).
 	rem := e.remSums()
 	rp := rem[p]
 	np := 0
 	for _, d := range e.touched[:nt] {
-		pass := b2u((float64(acc[d])+rp)*infl >= th)
+		a := acc[d]
+		pass := b2u((float64(a)+rp)*infl >= th)
 		bs[d>>6] |= uint64(pass) << (d & 63)
+		acc[d] = math.Float32frombits(math.Float32bits(a) & -pass)
 		np += int(pass)
 	}
 	if cap(e.sorted) < np+1 {
@@ -103,11 +117,13 @@ func (e *Engine) orTAATMaxScore(p, limit int) error {
 	} else {
 		th = e.probeLong(p, th, e.sorted[:nc])
 	}
+	probed = true
 	e.st.Candidates += int64(nt)
 	if rem[p]*inflate(len(e.terms)) >= th {
 		// Documents in none of the short lists may still enter: MaxScore
 		// over the long lists, from their first postings, skipping the
 		// documents already scored: every touched document's bit.
+		skipSet = true
 		for _, d := range e.touched[:nt] {
 			bs[d>>6] |= 1 << (d & 63)
 		}
@@ -167,6 +183,7 @@ func b2u(b bool) uint32 {
 // probeLong is step 3 of orTAATMaxScore over cand (the touched documents
 // that pass the first bound at th, ascending: flattenBits of e.bits), and
 // returns the final threshold (at least th). e.rem must hold remSums.
+// Every candidate's accumulator is read once and zeroed.
 //
 // Besides the list maxima, a document that would make a list's cursor
 // decode a new block is first bounded by the block maxima of the blocks of
@@ -190,6 +207,7 @@ func (e *Engine) probeLong(p int, th float64, cand []uint32) float64 {
 	acc, norms, k1p1, cs, terms, h := e.acc, e.norms, e.k1p1, e.curs, e.terms, &e.heap
 	for _, d := range cand {
 		s := acc[d]
+		acc[d] = 0 // orTAATMaxScore's cleanup (step 42)
 		partial := float64(s)
 		if (partial+rem[p])*infl < th {
 			continue
@@ -253,6 +271,7 @@ func (e *Engine) probeOne(p int, th float64, cand []uint32) float64 {
 	b := 0 // the block of l that would hold d (only moves forward)
 	for _, d := range cand {
 		s := acc[d]
+		acc[d] = 0 // orTAATMaxScore's cleanup (step 42)
 		partial := float64(s)
 		if (partial+mx)*infl < th {
 			continue
