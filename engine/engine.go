@@ -303,6 +303,7 @@ type Engine struct {
 	sblk    []int         // blockRem's blocks
 	dbuf    []uint32
 	fbuf    []uint32
+	xbuf    []float32 // taatList: a block's norms, then its contributions (score.Terms)
 	// Decoded lists (merge, galloping).
 	docs, freqs [][]uint32
 	lists       [][]uint32

@@ -48,6 +48,9 @@ func (e *Engine) taatList(i, nt int) (int, error) {
 	}
 	e.dbuf = growU32(e.dbuf, l.BlockSize)
 	e.fbuf = growU32(e.fbuf, l.BlockSize)
+	if cap(e.xbuf) < l.BlockSize {
+		e.xbuf = make([]float32, l.BlockSize)
+	}
 	acc, norms, k1p1, idf, w := e.acc, e.norms, e.k1p1, t.idf, t.w
 	prev := int64(-1)
 	for b := 0; b < l.NBlocks; b++ {
@@ -74,6 +77,14 @@ func (e *Engine) taatList(i, nt int) (int, error) {
 		}
 		e.touched = e.touched[:cap(e.touched)]
 		touched := e.touched[nt : nt+n]
+		// The block's contributions first, 8 at a time where the CPU
+		// can (score.Terms; step 43, docs/CPU-ENGINE.md), from its
+		// documents' norms gathered in place.
+		xs := e.xbuf[:n]
+		for j, d := range docs {
+			xs[j] = norms[d]
+		}
+		score.Terms(xs, freqs, xs, idf, k1p1, w)
 		m := 0
 		for j, d := range docs {
 			a := acc[d]
@@ -82,7 +93,7 @@ func (e *Engine) taatList(i, nt int) (int, error) {
 			// top bit set exactly when a == 0.
 			touched[m] = d
 			m += int((math.Float32bits(a) - 1) >> 31)
-			acc[d] = a + float32(w*score.Term(idf, k1p1, freqs[j], norms[d]))
+			acc[d] = a + xs[j]
 		}
 		nt += m
 	}
