@@ -68,13 +68,18 @@ func (e *Engine) orTAATMaxScore(p, limit int) error {
 	m := len(e.terms)
 	infl := inflate(m)
 	var th float64
+	final := false // the prefix takes no more lists, whatever th
 	for {
+		if m-p < 2 || int64(e.terms[p].df) > absorbFactor*int64(limit) {
+			final = true
+			break
+		}
 		th = math.Inf(-1)
 		if nt >= h.K() {
 			e.sel = topk.Select(e.sel[:0], acc, e.touched[:nt], h.K())
 			th = float64(e.sel[h.K()-1].Score)
 		}
-		if m-p < 2 || !e.absorb(p, limit, th, infl) {
+		if !e.absorb(p, th, infl) {
 			break
 		}
 		// Absorb list p into the prefix (step 28,
@@ -94,13 +99,17 @@ func (e *Engine) orTAATMaxScore(p, limit int) error {
 	// probes zero the candidates' after reading them; step 42).
 	rem := e.remSums()
 	rp := rem[p]
-	np := 0
-	for _, d := range e.touched[:nt] {
-		a := acc[d]
-		pass := b2u((float64(a)+rp)*infl >= th)
-		bs[d>>6] |= uint64(pass) << (d & 63)
-		acc[d] = math.Float32frombits(math.Float32bits(a) & -pass)
-		np += int(pass)
+	var np int
+	if final {
+		th, np = e.selectFilter(nt, rp, infl)
+	} else {
+		for _, d := range e.touched[:nt] {
+			a := acc[d]
+			pass := b2u((float64(a)+rp)*infl >= th)
+			bs[d>>6] |= uint64(pass) << (d & 63)
+			acc[d] = math.Float32frombits(math.Float32bits(a) & -pass)
+			np += int(pass)
+		}
 	}
 	if cap(e.sorted) < np+1 {
 		e.sorted = make([]uint32, np+1, 2*(np+1))
@@ -138,17 +147,75 @@ func (e *Engine) orTAATMaxScore(p, limit int) error {
 	return e.finishCursors(p)
 }
 
-// absorb reports whether the TAAT prefix should take list p (of two or
-// more long lists p..m-1) too: after the prefix of p lists, whose k-th
-// largest sum is th, a document in none of them could still reach th
-// (the long lists' maxima sum, inflated, to th or more), so MaxScore over
-// the long lists would follow the probes, and list p is short enough
-// (limit = Options.OrTAATPostings, times absorbFactor, postings at most) that adding it
-// term-at-a-time costs less than that traversal.
-func (e *Engine) absorb(p, limit int, th, infl float64) bool {
-	if int64(e.terms[p].df) > absorbFactor*int64(limit) {
-		return false
+// selectFilter is the filter of orTAATMaxScore (steps 41-42) for a final
+// prefix of nt touched documents, fused with the selection of its
+// threshold (step 44, docs/CPU-ENGINE.md): one pass over the accumulators
+// instead of topk.Select's and the filter's. It returns th, the k-th
+// largest prefix sum (-Inf below k documents), and the number of
+// documents it put into the bitset. Those are the documents that pass
+// the probes' first bound at the k-th largest sum of the documents before
+// them, a threshold at most th: a superset of those passing at th, whose
+// extra members the probes skip with the same bound at th. A document
+// that fails has its accumulator zeroed here.
+func (e *Engine) selectFilter(nt int, rp, infl float64) (float64, int) {
+	k := e.heap.K()
+	if cap(e.selv) < k {
+		e.selv = make([]float32, k)
 	}
+	hv := e.selv[:k] // min-heap of the k largest sums so far
+	acc, bs := e.acc, e.bits
+	thc, hn, np := math.Inf(-1), 0, 0
+	for _, d := range e.touched[:nt] {
+		a := acc[d]
+		if hn < k {
+			hv[hn] = a
+			hn++
+			if hn == k {
+				for i := k/2 - 1; i >= 0; i-- {
+					siftDownF32(hv, i)
+				}
+				thc = float64(hv[0])
+			}
+		} else if a > hv[0] {
+			hv[0] = a
+			siftDownF32(hv, 0)
+			thc = float64(hv[0])
+		}
+		pass := b2u((float64(a)+rp)*infl >= thc)
+		bs[d>>6] |= uint64(pass) << (d & 63)
+		acc[d] = math.Float32frombits(math.Float32bits(a) & -pass)
+		np += int(pass)
+	}
+	return thc, np
+}
+
+// siftDownF32 restores the min-heap order of h below position i.
+func siftDownF32(h []float32, i int) {
+	n := len(h)
+	for {
+		c := 2*i + 1
+		if c >= n {
+			return
+		}
+		if c+1 < n && h[c+1] < h[c] {
+			c++
+		}
+		if !(h[c] < h[i]) {
+			return
+		}
+		h[i], h[c] = h[c], h[i]
+		i = c
+	}
+}
+
+// absorb reports whether the TAAT prefix should take list p (of two or
+// more long lists p..m-1, short enough: at most absorbFactor ×
+// Options.OrTAATPostings postings, which the caller checked) too: after
+// the prefix of p lists, whose k-th largest sum is th, a document in none
+// of them could still reach th (the long lists' maxima sum, inflated, to
+// th or more), so MaxScore over the long lists would follow the probes,
+// and adding list p term-at-a-time costs less than that traversal.
+func (e *Engine) absorb(p int, th, infl float64) bool {
 	r := 0.0
 	for i := p; i < len(e.terms); i++ {
 		r += float64(e.terms[i].max)
