@@ -15,27 +15,27 @@ import (
 // receives its terms in exactly the order of score/bm25.go (0 + s = s, so
 // the first addition is exact). A touched list records the documents whose
 // accumulator left zero (term scores are always > 0: idf > 0 and tf >= 1),
-// so topk.Select and the final reset cost O(touched), not O(N).
+// so topk.SelectZero (the selection and the reset) costs O(touched), not O(N).
 func (e *Engine) orTAAT(dst []topk.Result, k int) ([]topk.Result, error) {
 	if len(e.acc) != int(e.n) {
 		e.acc = make([]float32, e.n)
 	}
 	acc := e.acc
 	nt := 0
-	defer func() {
-		// Leave the accumulator zeroed for the next query, also on errors.
-		for _, d := range e.touched[:nt] {
-			acc[d] = 0
-		}
-	}()
 	for i := range e.terms {
 		var err error
 		if nt, err = e.taatList(i, nt); err != nil {
+			// Leave the accumulator zeroed for the next query.
+			for _, d := range e.touched[:nt] {
+				acc[d] = 0
+			}
 			return dst[:0], err
 		}
 	}
 	e.st.Candidates += int64(nt)
-	return topk.Select(dst, acc, e.touched[:nt], k), nil
+	// The selection zeroes each accumulator as it reads it (step 45,
+	// docs/CPU-ENGINE.md): no pass of its own for the reset.
+	return topk.SelectZero(dst, acc, e.touched[:nt], k), nil
 }
 
 // taatList adds canonical term i's contributions to e.acc, appending the
