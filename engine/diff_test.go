@@ -281,5 +281,6 @@ func runDifferential(t *testing.T, x *index.Index, col *ref.Collection, rng *ran
 		terms := genQuery(rng, col.Terms)
 		o := newOracle(p, params, norms, len(col.Lens), terms)
 		checkQuery(t, e, o, terms, ks, true, fmt.Sprintf("q%d", qi))
+		checkTAATClean(t, e)
 	}
 }

@@ -298,11 +298,13 @@ type Engine struct {
 	bits    []uint64      // orTAATMaxScore's touched documents, as a bitset
 	sorted  []uint32      // and flattened, ascending (flattenBits)
 	sel     []topk.Result // orTAATMaxScore's prefix top k
+	selv    []float32     // selectFilter's heap of the k largest prefix sums
 	rem     []float64     // orTAATMaxScore's suffix sums of list maxima
 	brem    []float64     // and of block maxima at a document (blockRem)
 	sblk    []int         // blockRem's blocks
 	dbuf    []uint32
 	fbuf    []uint32
+	xbuf    []float32 // taatList: a block's norms, then its contributions (score.Terms)
 	// Decoded lists (merge, galloping).
 	docs, freqs [][]uint32
 	lists       [][]uint32

@@ -352,12 +352,25 @@ func TestCorruptionNeverPanics(t *testing.T) {
 							if err != nil && !errors.Is(err, index.ErrCorrupt) {
 								t.Fatalf("error does not wrap index.ErrCorrupt: %v", err)
 							}
+							checkTAATClean(t, e)
 						}()
 					}
 				}
 				restore()
 			}
 		})
+	}
+}
+
+// checkTAATClean fails unless e's TAAT accumulator and bitset are all
+// zero, as every query must leave them (also one that failed).
+func checkTAATClean(t *testing.T, e *Engine) {
+	t.Helper()
+	if i := slices.IndexFunc(e.acc, func(a float32) bool { return a != 0 }); i >= 0 {
+		t.Fatalf("accumulator of document %d left at %v", i, e.acc[i])
+	}
+	if i := slices.IndexFunc(e.bits, func(w uint64) bool { return w != 0 }); i >= 0 {
+		t.Fatalf("bitset word %d left at %#x", i, e.bits[i])
 	}
 }
 

@@ -7,7 +7,8 @@ import (
 )
 
 // TestFlattenBits compares flattenBits with a bit-by-bit scan on bitsets of
-// every density, including words with one, two, odd and all 64 bits set.
+// every density, including words with one, two, odd and all 64 bits set,
+// and checks that it leaves the bitset zeroed.
 func TestFlattenBits(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 11))
 	for _, density := range []float64{0, 0.001, 0.05, 0.3, 0.5, 0.9, 1} {
@@ -24,6 +25,9 @@ func TestFlattenBits(t *testing.T) {
 			n := flattenBits(dst, bs)
 			if !slices.Equal(dst[:n], want) {
 				t.Fatalf("density %v, %d words: got %v, want %v", density, words, dst[:n], want)
+			}
+			if i := slices.IndexFunc(bs, func(w uint64) bool { return w != 0 }); i >= 0 {
+				t.Fatalf("density %v, %d words: word %d left %#x", density, words, i, bs[i])
 			}
 		}
 	}

@@ -15,27 +15,27 @@ import (
 // receives its terms in exactly the order of score/bm25.go (0 + s = s, so
 // the first addition is exact). A touched list records the documents whose
 // accumulator left zero (term scores are always > 0: idf > 0 and tf >= 1),
-// so topk.Select and the final reset cost O(touched), not O(N).
+// so topk.SelectZero (the selection and the reset) costs O(touched), not O(N).
 func (e *Engine) orTAAT(dst []topk.Result, k int) ([]topk.Result, error) {
 	if len(e.acc) != int(e.n) {
 		e.acc = make([]float32, e.n)
 	}
 	acc := e.acc
 	nt := 0
-	defer func() {
-		// Leave the accumulator zeroed for the next query, also on errors.
-		for _, d := range e.touched[:nt] {
-			acc[d] = 0
-		}
-	}()
 	for i := range e.terms {
 		var err error
 		if nt, err = e.taatList(i, nt); err != nil {
+			// Leave the accumulator zeroed for the next query.
+			for _, d := range e.touched[:nt] {
+				acc[d] = 0
+			}
 			return dst[:0], err
 		}
 	}
 	e.st.Candidates += int64(nt)
-	return topk.Select(dst, acc, e.touched[:nt], k), nil
+	// The selection zeroes each accumulator as it reads it (step 45,
+	// docs/CPU-ENGINE.md): no pass of its own for the reset.
+	return topk.SelectZero(dst, acc, e.touched[:nt], k), nil
 }
 
 // taatList adds canonical term i's contributions to e.acc, appending the
@@ -48,6 +48,9 @@ func (e *Engine) taatList(i, nt int) (int, error) {
 	}
 	e.dbuf = growU32(e.dbuf, l.BlockSize)
 	e.fbuf = growU32(e.fbuf, l.BlockSize)
+	if cap(e.xbuf) < l.BlockSize {
+		e.xbuf = make([]float32, l.BlockSize)
+	}
 	acc, norms, k1p1, idf, w := e.acc, e.norms, e.k1p1, t.idf, t.w
 	prev := int64(-1)
 	for b := 0; b < l.NBlocks; b++ {
@@ -74,6 +77,14 @@ func (e *Engine) taatList(i, nt int) (int, error) {
 		}
 		e.touched = e.touched[:cap(e.touched)]
 		touched := e.touched[nt : nt+n]
+		// The block's contributions first, 8 at a time where the CPU
+		// can (score.Terms; step 43, docs/CPU-ENGINE.md), from its
+		// documents' norms gathered in place.
+		xs := e.xbuf[:n]
+		for j, d := range docs {
+			xs[j] = norms[d]
+		}
+		score.Terms(xs, freqs, xs, idf, k1p1, w)
 		m := 0
 		for j, d := range docs {
 			a := acc[d]
@@ -82,7 +93,7 @@ func (e *Engine) taatList(i, nt int) (int, error) {
 			// top bit set exactly when a == 0.
 			touched[m] = d
 			m += int((math.Float32bits(a) - 1) >> 31)
-			acc[d] = a + float32(w*score.Term(idf, k1p1, freqs[j], norms[d]))
+			acc[d] = a + xs[j]
 		}
 		nt += m
 	}

@@ -41,11 +41,21 @@ func (e *Engine) orTAATMaxScore(p, limit int) error {
 	}
 	acc, bs := e.acc, e.bits
 	nt := 0
+	// Leave the accumulator and the bitset zeroed, also on errors. Once
+	// the probes have run, the filter below and the probes have zeroed
+	// every touched accumulator and flattenBits the bitset; only the
+	// continuation's bits are left.
+	probed, skipSet := false, false
 	defer func() {
-		// Leave the accumulator and the bitset zeroed, also on errors.
-		for _, d := range e.touched[:nt] {
-			acc[d] = 0
-			bs[d>>6] = 0
+		if !probed {
+			for _, d := range e.touched[:nt] {
+				acc[d] = 0
+			}
+		}
+		if skipSet {
+			for _, d := range e.touched[:nt] {
+				bs[d>>6] = 0
+			}
 		}
 	}()
 	for i := 0; i < p; i++ {
@@ -58,13 +68,18 @@ func (e *Engine) orTAATMaxScore(p, limit int) error {
 	m := len(e.terms)
 	infl := inflate(m)
 	var th float64
+	final := false // the prefix takes no more lists, whatever th
 	for {
+		if m-p < 2 || int64(e.terms[p].df) > absorbFactor*int64(limit) {
+			final = true
+			break
+		}
 		th = math.Inf(-1)
 		if nt >= h.K() {
 			e.sel = topk.Select(e.sel[:0], acc, e.touched[:nt], h.K())
 			th = float64(e.sel[h.K()-1].Score)
 		}
-		if m-p < 2 || !e.absorb(p, limit, th, infl) {
+		if !e.absorb(p, th, infl) {
 			break
 		}
 		// Absorb list p into the prefix (step 28,
@@ -75,15 +90,33 @@ func (e *Engine) orTAATMaxScore(p, limit int) error {
 		}
 		p++
 	}
-	for _, d := range e.touched[:nt] {
-		bs[d>>6] |= 1 << (d & 63)
+	// Only the documents that pass the probes' first bound at th (their
+	// prefix sum plus the maxima of the lists left, inflated, not strictly
+	// below th) go into the bitset: the probes would skip the others, th
+	// only rising (step 41, docs/CPU-ENGINE.md). Branch-free: about a third
+	// pass on RFC pages, a branch the probes used to mispredict. The
+	// others' accumulators are zeroed here, on the line just read (the
+	// probes zero the candidates' after reading them; step 42).
+	rem := e.remSums()
+	rp := rem[p]
+	var np int
+	if final {
+		th, np = e.selectFilter(nt, rp, infl)
+	} else {
+		for _, d := range e.touched[:nt] {
+			a := acc[d]
+			pass := b2u((float64(a)+rp)*infl >= th)
+			bs[d>>6] |= uint64(pass) << (d & 63)
+			acc[d] = math.Float32frombits(math.Float32bits(a) & -pass)
+			np += int(pass)
+		}
 	}
-	if cap(e.sorted) < nt+1 {
-		e.sorted = make([]uint32, nt+1, 2*(nt+1))
+	if cap(e.sorted) < np+1 {
+		e.sorted = make([]uint32, np+1, 2*(np+1))
 	}
-	nc := flattenBits(e.sorted[:nt+1], bs)
-	if nc != nt {
-		panic(fmt.Sprintf("BUG: %d touched documents flatten to %d", nt, nc))
+	nc := flattenBits(e.sorted[:np+1], bs)
+	if nc != np {
+		panic(fmt.Sprintf("BUG: %d candidates flatten to %d", np, nc))
 	}
 	if err := e.resetCursors(p); err != nil {
 		return err
@@ -93,11 +126,16 @@ func (e *Engine) orTAATMaxScore(p, limit int) error {
 	} else {
 		th = e.probeLong(p, th, e.sorted[:nc])
 	}
+	probed = true
 	e.st.Candidates += int64(nt)
-	if e.rem[p]*inflate(len(e.terms)) >= th {
+	if rem[p]*inflate(len(e.terms)) >= th {
 		// Documents in none of the short lists may still enter: MaxScore
 		// over the long lists, from their first postings, skipping the
-		// documents already scored (their bits are still set).
+		// documents already scored: every touched document's bit.
+		skipSet = true
+		for _, d := range e.touched[:nt] {
+			bs[d>>6] |= 1 << (d & 63)
+		}
 		if err := e.finishCursors(p); err != nil {
 			return err
 		}
@@ -109,17 +147,75 @@ func (e *Engine) orTAATMaxScore(p, limit int) error {
 	return e.finishCursors(p)
 }
 
-// absorb reports whether the TAAT prefix should take list p (of two or
-// more long lists p..m-1) too: after the prefix of p lists, whose k-th
-// largest sum is th, a document in none of them could still reach th
-// (the long lists' maxima sum, inflated, to th or more), so MaxScore over
-// the long lists would follow the probes, and list p is short enough
-// (limit = Options.OrTAATPostings, times absorbFactor, postings at most) that adding it
-// term-at-a-time costs less than that traversal.
-func (e *Engine) absorb(p, limit int, th, infl float64) bool {
-	if int64(e.terms[p].df) > absorbFactor*int64(limit) {
-		return false
+// selectFilter is the filter of orTAATMaxScore (steps 41-42) for a final
+// prefix of nt touched documents, fused with the selection of its
+// threshold (step 44, docs/CPU-ENGINE.md): one pass over the accumulators
+// instead of topk.Select's and the filter's. It returns th, the k-th
+// largest prefix sum (-Inf below k documents), and the number of
+// documents it put into the bitset. Those are the documents that pass
+// the probes' first bound at the k-th largest sum of the documents before
+// them, a threshold at most th: a superset of those passing at th, whose
+// extra members the probes skip with the same bound at th. A document
+// that fails has its accumulator zeroed here.
+func (e *Engine) selectFilter(nt int, rp, infl float64) (float64, int) {
+	k := e.heap.K()
+	if cap(e.selv) < k {
+		e.selv = make([]float32, k)
 	}
+	hv := e.selv[:k] // min-heap of the k largest sums so far
+	acc, bs := e.acc, e.bits
+	thc, hn, np := math.Inf(-1), 0, 0
+	for _, d := range e.touched[:nt] {
+		a := acc[d]
+		if hn < k {
+			hv[hn] = a
+			hn++
+			if hn == k {
+				for i := k/2 - 1; i >= 0; i-- {
+					siftDownF32(hv, i)
+				}
+				thc = float64(hv[0])
+			}
+		} else if a > hv[0] {
+			hv[0] = a
+			siftDownF32(hv, 0)
+			thc = float64(hv[0])
+		}
+		pass := b2u((float64(a)+rp)*infl >= thc)
+		bs[d>>6] |= uint64(pass) << (d & 63)
+		acc[d] = math.Float32frombits(math.Float32bits(a) & -pass)
+		np += int(pass)
+	}
+	return thc, np
+}
+
+// siftDownF32 restores the min-heap order of h below position i.
+func siftDownF32(h []float32, i int) {
+	n := len(h)
+	for {
+		c := 2*i + 1
+		if c >= n {
+			return
+		}
+		if c+1 < n && h[c+1] < h[c] {
+			c++
+		}
+		if !(h[c] < h[i]) {
+			return
+		}
+		h[i], h[c] = h[c], h[i]
+		i = c
+	}
+}
+
+// absorb reports whether the TAAT prefix should take list p (of two or
+// more long lists p..m-1, short enough: at most absorbFactor ×
+// Options.OrTAATPostings postings, which the caller checked) too: after
+// the prefix of p lists, whose k-th largest sum is th, a document in none
+// of them could still reach th (the long lists' maxima sum, inflated, to
+// th or more), so MaxScore over the long lists would follow the probes,
+// and adding list p term-at-a-time costs less than that traversal.
+func (e *Engine) absorb(p int, th, infl float64) bool {
 	r := 0.0
 	for i := p; i < len(e.terms); i++ {
 		r += float64(e.terms[i].max)
@@ -127,10 +223,34 @@ func (e *Engine) absorb(p, limit int, th, infl float64) bool {
 	return r*infl >= th
 }
 
-// probeLong is step 3 of orTAATMaxScore over cand (the touched documents,
-// ascending: flattenBits of e.bits), and
-// returns the final threshold (at least th). e.rem[i] is set to the sum of
-// the maxima of lists i..m-1.
+// remSums sets e.rem[i], for i = 0..m, to the sum of the maxima of
+// canonical lists i..m-1 (e.rem[m] = 0) and returns e.rem[:m+1].
+func (e *Engine) remSums() []float64 {
+	m := len(e.terms)
+	if cap(e.rem) < m+1 {
+		e.rem = make([]float64, m+1)
+	}
+	rem := e.rem[:m+1]
+	rem[m] = 0
+	for i := m - 1; i >= 0; i-- {
+		rem[i] = rem[i+1] + float64(e.terms[i].max)
+	}
+	return rem
+}
+
+// b2u is 1 for true and 0 for false (compiled to a SETcc, no branch).
+func b2u(b bool) uint32 {
+	var u uint32
+	if b {
+		u = 1
+	}
+	return u
+}
+
+// probeLong is step 3 of orTAATMaxScore over cand (the touched documents
+// that pass the first bound at th, ascending: flattenBits of e.bits), and
+// returns the final threshold (at least th). e.rem must hold remSums.
+// Every candidate's accumulator is read once and zeroed.
 //
 // Besides the list maxima, a document that would make a list's cursor
 // decode a new block is first bounded by the block maxima of the blocks of
@@ -142,22 +262,19 @@ func (e *Engine) absorb(p, limit int, th, infl float64) bool {
 // the probe).
 func (e *Engine) probeLong(p int, th float64, cand []uint32) float64 {
 	m := len(e.terms)
-	if cap(e.rem) < m+1 {
-		e.rem = make([]float64, m+1)
-	}
 	if cap(e.brem) < m+1 {
 		e.brem, e.sblk = make([]float64, m+1), make([]int, m+1)
 	}
 	rem, brem, sblk := e.rem[:m+1], e.brem[:m+1], e.sblk[:m]
-	rem[m], brem[m] = 0, 0
-	for i := m - 1; i >= 0; i-- {
-		rem[i] = rem[i+1] + float64(e.terms[i].max)
+	brem[m] = 0
+	for i := range sblk {
 		sblk[i] = 0
 	}
 	infl := inflate(m)
 	acc, norms, k1p1, cs, terms, h := e.acc, e.norms, e.k1p1, e.curs, e.terms, &e.heap
 	for _, d := range cand {
 		s := acc[d]
+		acc[d] = 0 // orTAATMaxScore's cleanup (step 42)
 		partial := float64(s)
 		if (partial+rem[p])*infl < th {
 			continue
@@ -208,18 +325,10 @@ func (e *Engine) probeOne(p int, th float64, cand []uint32) float64 {
 	if p != m-1 {
 		panic(fmt.Sprintf("BUG: probeOne at list %d of %d", p, m))
 	}
-	if cap(e.rem) < m+1 {
-		e.rem = make([]float64, m+1)
-	}
 	if cap(e.brem) < m+1 {
 		e.brem, e.sblk = make([]float64, m+1), make([]int, m+1)
 	}
-	rem := e.rem[:m+1]
-	rem[m] = 0
-	for i := m - 1; i >= 0; i-- {
-		rem[i] = rem[i+1] + float64(e.terms[i].max)
-	}
-	mx := rem[p]
+	mx := e.rem[p]
 	infl := inflate(m)
 	acc, norms, k1p1, h := e.acc, e.norms, e.k1p1, &e.heap
 	c := &e.curs[p]
@@ -229,6 +338,7 @@ func (e *Engine) probeOne(p int, th float64, cand []uint32) float64 {
 	b := 0 // the block of l that would hold d (only moves forward)
 	for _, d := range cand {
 		s := acc[d]
+		acc[d] = 0 // orTAATMaxScore's cleanup (step 42)
 		partial := float64(s)
 		if (partial+mx)*infl < th {
 			continue

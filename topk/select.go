@@ -14,37 +14,51 @@ import "math/bits"
 // nth_element-style (introselect) before sorting the first k. It allocates
 // only when cap(dst) is too small (at most len(cand) elements).
 func Select(dst []Result, acc []float32, cand []uint32, k int) []Result {
+	return selectK(dst, acc, cand, k, false)
+}
+
+// SelectZero is Select that also sets acc[d] = 0 for every d in cand, each
+// as it is read: a term-at-a-time engine's selection and the reset of its
+// accumulator in one pass over the candidates' lines (engine.orTAAT; step
+// 45 of docs/CPU-ENGINE.md).
+func SelectZero(dst []Result, acc []float32, cand []uint32, k int) []Result {
+	return selectK(dst, acc, cand, k, true)
+}
+
+// selectK is Select, and SelectZero when zero is set.
+func selectK(dst []Result, acc []float32, cand []uint32, k int, zero bool) []Result {
 	checkK(k)
 	n := len(cand)
-	if n <= k {
-		dst = dst[:0]
-		for _, d := range cand {
-			dst = append(dst, Result{d, acc[d]})
-		}
-		Sort(dst)
-		return dst
-	}
-	if k <= n/8 {
-		return heapSelect(dst, acc, cand, k)
+	if n > k && k <= n/8 {
+		return heapSelect(dst, acc, cand, k, zero)
 	}
 	dst = dst[:0]
 	for _, d := range cand {
 		dst = append(dst, Result{d, acc[d]})
+		if zero {
+			acc[d] = 0
+		}
 	}
-	nthElement(dst, k)
-	dst = dst[:k]
+	if n > k {
+		nthElement(dst, k)
+		dst = dst[:k]
+	}
 	Sort(dst)
 	return dst
 }
 
-// heapSelect is Select with a bounded heap held in dst[:k].
-func heapSelect(dst []Result, acc []float32, cand []uint32, k int) []Result {
+// heapSelect is Select (SelectZero when zero is set) with a bounded heap
+// held in dst[:k].
+func heapSelect(dst []Result, acc []float32, cand []uint32, k int, zero bool) []Result {
 	if cap(dst) < k {
 		dst = make([]Result, 0, k)
 	}
 	h := dst[:k]
 	for i, d := range cand[:k] {
 		h[i] = Result{d, acc[d]}
+		if zero {
+			acc[d] = 0
+		}
 	}
 	for i := k/2 - 1; i >= 0; i-- {
 		siftDown(h, i)
@@ -52,6 +66,9 @@ func heapSelect(dst []Result, acc []float32, cand []uint32, k int) []Result {
 	th := h[0].Score
 	for _, d := range cand[k:] {
 		s := acc[d]
+		if zero {
+			acc[d] = 0
+		}
 		if s < th {
 			continue
 		}

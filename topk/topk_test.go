@@ -3,6 +3,7 @@ package topk_test
 import (
 	"math"
 	"math/rand"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -72,7 +73,25 @@ func TestHeapAndSelectAgainstFullSort(t *testing.T) {
 				same(t, dst, w, "heap")
 				sel = topk.Select(sel, acc, cand, k)
 				same(t, sel, w, "select")
+				checkSelectZero(t, acc, cand, k, w)
 			}
+		}
+	}
+}
+
+// checkSelectZero checks that SelectZero returns w (Select's result) and
+// zeroes the candidates' accumulators and no other, on a copy of acc.
+func checkSelectZero(t *testing.T, acc []float32, cand []uint32, k int, w []topk.Result) {
+	t.Helper()
+	z := slices.Clone(acc)
+	same(t, topk.SelectZero(nil, z, cand, k), w, "select zero")
+	in := make(map[uint32]bool, len(cand))
+	for _, d := range cand {
+		in[d] = true
+	}
+	for d := range z {
+		if want := acc[d]; in[uint32(d)] && z[d] != 0 || !in[uint32(d)] && z[d] != want {
+			t.Fatalf("SelectZero k=%d: acc[%d] = %v (was %v, candidate %v)", k, d, z[d], want, in[uint32(d)])
 		}
 	}
 }
@@ -99,6 +118,7 @@ func TestSelectAdversarial(t *testing.T) {
 		for _, k := range []int{1, 3000, 4000, 10000} {
 			sel = topk.Select(sel, acc, cand, k)
 			same(t, sel, want(acc, cand, k), name)
+			checkSelectZero(t, acc, cand, k, sel)
 		}
 		// Reversed candidate order.
 		rc := make([]uint32, n)
