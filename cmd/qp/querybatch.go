@@ -67,7 +67,10 @@ func (qf *queryFlags) runBatch(ctx context.Context, e *qp.Engine, mode engine.Mo
 	sum := batchSummary{lat: make([]time.Duration, 0, len(qs))} // no growth inside the stream
 	rw := newRunWriter(w, x, ba.tag)
 	rw.setProcs(ba.tune.fmtProcs)
-	so := qp.StreamOptions{Chunk: ba.chunk, Continuous: ba.tune.cont}
+	// On the CPU the chunks run without a barrier (qp.Engine.StreamWith,
+	// Continuous): a chunk no longer waits for its slowest query while the
+	// other cores idle (docs/BENCHMARKS.md, cliq). Other processors ignore it.
+	so := qp.StreamOptions{Chunk: ba.chunk, Continuous: !ba.tune.barrier}
 	if ba.tune.prealloc {
 		so.ResultCap = *qf.k
 	}

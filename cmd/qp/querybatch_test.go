@@ -25,7 +25,7 @@ func TestQuerySwitchesSameRun(t *testing.T) {
 	if err := commands["queries"].run([]string{idx, "--out", queries, "--n", "300", "--kinds", "and,or,known", "--seed", "5"}); err != nil {
 		t.Fatal(err)
 	}
-	switches := []string{"prealloc", "warm=50", "fmt=1", "fmt=3", "gc=off", "gc=400", "par", "cont", "early", "prealloc,warm,fmt=2,gc=off,par,cont,early"}
+	switches := []string{"prealloc", "warm=50", "fmt=1", "fmt=3", "gc=off", "gc=400", "par", "cont", "barrier", "early", "prealloc,warm,fmt=2,gc=off,par,cont,early", "prealloc,warm,fmt=2,gc=off,par,barrier,early"}
 	gpuOK, _ := cuda.Available()
 	for _, mode := range []string{"and", "or", "andor"} {
 		run := func(name, tune string, extra ...string) []byte {
@@ -53,8 +53,8 @@ func TestQuerySwitchesSameRun(t *testing.T) {
 		}
 		// One worker in chunks of 128: the continuous stream takes grains
 		// of 2 queries (qp.grainSize), the last chunk partial.
-		if got := run("contgrain", "cont", "--threads", "1", "--chunk", "128"); !bytes.Equal(got, want) {
-			t.Errorf("%s with %s=cont in grains: the run (%d bytes) differs from the default path's (%d bytes)", mode, tuneEnv, len(got), len(want))
+		if got := run("contgrain", "", "--threads", "1", "--chunk", "128"); !bytes.Equal(got, want) {
+			t.Errorf("%s in grains: the run (%d bytes) differs from the one in chunks of 64 (%d bytes)", mode, len(got), len(want))
 		}
 		if !gpuOK {
 			continue
@@ -97,7 +97,7 @@ func TestQueryStats(t *testing.T) {
 	if err := os.WriteFile(queries, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, tune := range []string{"", "cont,warm=20,early"} {
+	for _, tune := range []string{"", "barrier,warm=20,early"} {
 		t.Setenv(tuneEnv, tune)
 		_, stderr, code := runQP(t, "query", rwIndex, "--device", "cpu", "--threads", "2", "--mode", "or", "--queries", queries,
 			"--run", filepath.Join(dir, "run"), "--quiet", "--stats", "--chunk", "64")

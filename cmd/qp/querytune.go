@@ -39,13 +39,18 @@ type queryTune struct {
 	early bool
 	// cont runs the CPU processor's chunks without a barrier between
 	// them (qp.StreamOptions.Continuous: the workers take grains of up to
-	// 16 queries in order across chunk boundaries).
+	// 16 queries in order across chunk boundaries). It is the default
+	// now; the switch is kept for scripts that name it.
 	cont bool
+	// barrier runs the CPU processor's chunks one SearchBatch at a time,
+	// each waiting for its slowest query (the path before the continuous
+	// stream became the default).
+	barrier bool
 }
 
 // parseTune parses a comma-separated list of switches: prealloc,
 // warm[=N] (N synthetic queries; default: warmQueries'), fmt=N, gc=P|off,
-// par, cont, early; "" or "none" is no switch. An unknown switch is an error.
+// par, cont, barrier, early; "" or "none" is no switch. An unknown switch is an error.
 func parseTune(s string) (queryTune, error) {
 	var t queryTune
 	for _, f := range strings.Split(s, ",") {
@@ -67,6 +72,8 @@ func parseTune(s string) (queryTune, error) {
 			t.parAnalyze = true
 		case f == "cont":
 			t.cont = true
+		case f == "barrier":
+			t.barrier = true
 		case f == "early":
 			t.early = true
 		case name == "warm" && !hasVal:
@@ -81,7 +88,7 @@ func parseTune(s string) (queryTune, error) {
 			t.gcPercent, err = num()
 			t.gcSet = true
 		default:
-			return t, fmt.Errorf("%s: unknown switch %q (want prealloc, warm[=N], fmt=N, gc=P|off, par, cont, early)", tuneEnv, f)
+			return t, fmt.Errorf("%s: unknown switch %q (want prealloc, warm[=N], fmt=N, gc=P|off, par, cont, barrier, early)", tuneEnv, f)
 		}
 		if err != nil {
 			return t, err
@@ -134,6 +141,9 @@ func (t queryTune) String() string {
 	}
 	if t.cont {
 		s = append(s, "cont")
+	}
+	if t.barrier {
+		s = append(s, "barrier")
 	}
 	if t.early {
 		s = append(s, "early")
