@@ -212,6 +212,12 @@ type job struct {
 	batchN     int
 	start, end time.Time
 
+	// look is q's terms looked up (Server.cost; q.Dict points here when
+	// set), in ids and dfs while they fit: kept across reset.
+	look engine.TermLookup
+	ids  [8]int
+	dfs  [8]uint32
+
 	// lone holds the batch's arguments when the job is a batch of its
 	// own (the CPU's one query per worker, a query on an idle processor):
 	// no slices to allocate per query.
@@ -223,13 +229,18 @@ type job struct {
 }
 
 // newJob returns a job with its done channel (a buffer of one).
-func newJob() *job { return &job{done: make(chan struct{}, 1)} }
+func newJob() *job {
+	j := &job{done: make(chan struct{}, 1)}
+	j.look.IDs, j.look.DFs = j.ids[:0], j.dfs[:0]
+	return j
+}
 
 // reset readies j, answered (its token received) or new, for query q;
-// it keeps j's done channel.
+// it keeps j's done channel and look's buffers (emptied).
 func (j *job) reset(q engine.Query, cost int64, ctx context.Context, deadline, arrive time.Time) {
-	done := j.done
+	done, ids, dfs := j.done, j.look.IDs[:0], j.look.DFs[:0]
 	*j = job{q: q, cost: cost, ctx: ctx, deadline: deadline, arrive: arrive, done: done}
+	j.look.IDs, j.look.DFs = ids, dfs
 }
 
 // finish answers j: its fields are set, the submitter may read them.

@@ -15,7 +15,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/qpengine/qp/engine"
-	"github.com/qpengine/qp/scheduler"
 	"github.com/qpengine/qp/topk"
 )
 
@@ -329,19 +328,36 @@ func (s *Server) prepare(req *SearchRequest) (engine.Query, *Error) {
 	return engine.Query{ID: req.ID, Terms: terms, Mode: mode, K: req.K, QTF: req.QTF}, nil
 }
 
-// cost is q's share of the PARA threshold: the length of its shortest
-// list (0 when a term is not in the index), from the scheduler's features;
-// 0 without looking when batches hold one query (the CPU's default), where
-// no threshold can close a batch earlier.
-func (s *Server) cost(q engine.Query) int64 {
+// cost is j's query's share of the PARA threshold: the length of its
+// shortest list (0 when a term is not in the index; the scheduler's
+// Features.Min); 0 without looking when batches hold one query (the CPU's
+// default), where no threshold can close a batch earlier. The terms are
+// looked up (index.LookupDictDF) into j's buffers and handed to the
+// backend with the query (engine.Query.Dict), which then does not look
+// them up a second time (issue 25: the GPU's batch preparation did, on the
+// pipeline's host stage).
+func (s *Server) cost(j *job) int64 {
 	if s.b.cfg.MaxBatch == 1 {
 		return 0
 	}
-	f := scheduler.QueryFeatures(s.x, q)
-	if f.Missing > 0 {
-		return 0
+	q, l := &j.q, &j.look
+	n := len(q.Terms)
+	if cap(l.IDs) < n {
+		l.IDs, l.DFs = make([]int, n), make([]uint32, n)
 	}
-	return int64(f.Min)
+	l.X, l.IDs, l.DFs = s.x, l.IDs[:n], l.DFs[:n]
+	s.x.LookupDictDF(q.Terms, l.IDs, l.DFs)
+	q.Dict = l
+	var c uint32
+	for i, id := range l.IDs {
+		if id < 0 {
+			return 0
+		}
+		if c == 0 || l.DFs[i] < c {
+			c = l.DFs[i]
+		}
+	}
+	return int64(c)
 }
 
 // answer runs reqs (valid or not) and answers each; a request-wide error
@@ -368,7 +384,9 @@ func (s *Server) answer(ctx context.Context, deadline time.Time, reqs []SearchRe
 				continue
 			}
 		}
-		jobs[i] = bufs.job(q, s.cost(q), ctx, deadline, arrive)
+		j := bufs.job(q, 0, ctx, deadline, arrive)
+		j.cost = s.cost(j)
+		jobs[i] = j
 		bufs.queued = append(bufs.queued, jobs[i])
 	}
 	queued := bufs.queued
