@@ -5,6 +5,7 @@ import (
 	"math/rand"
 	"os"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -193,7 +194,9 @@ func TestPrepareRangeAllocs(t *testing.T) {
 // looked up alone (prepare: "each") against several queries' terms per
 // lookup (prepareRange: "grouped"), the two alternating pass by pass in
 // one loop (paired: a loaded machine's drift hits both): each-ns/query,
-// grouped-ns/query and their ratio grouped/each. No device.
+// grouped-ns/query and their ratio grouped/each; and, third in the loop,
+// the same queries carrying their terms looked up (engine.Query.Dict, qp
+// serve's): looked-ns/query and looked/grouped. No device.
 // QP_HOSTPREP_INDEX and QP_HOSTPREP_QUERIES as for BenchmarkHostPrep
 // (e.g. GCIDE and the TREC 2006 efficiency log: its first 4,500 queries);
 // otherwise a 20,000-document collection of 1,000 terms.
@@ -220,8 +223,16 @@ func BenchmarkPrepareRange(b *testing.B) {
 	for i, t := range terms {
 		qs[i] = engine.Query{ID: fmt.Sprint(i), Terms: t, Mode: engine.And, K: 10}
 	}
+	// The same queries carrying their terms looked up (engine.Query.Dict,
+	// as qp serve hands them over): prepareRange without its lookups.
+	looked := slices.Clone(qs)
+	for i := range looked {
+		q := &looked[i]
+		q.Dict = &engine.TermLookup{X: x, IDs: make([]int, len(q.Terms)), DFs: make([]uint32, len(q.Terms))}
+		x.LookupDictDF(q.Terms, q.Dict.IDs, q.Dict.DFs)
+	}
 	preps, errs := make([]prep, len(qs)), make([]error, len(qs))
-	var each, grouped time.Duration
+	var each, grouped, dict time.Duration
 	for b.Loop() {
 		t0 := time.Now()
 		for i := range qs {
@@ -231,7 +242,9 @@ func BenchmarkPrepareRange(b *testing.B) {
 		t1 := time.Now()
 		g.prepareRange(preps, errs, qs, 0, len(qs))
 		t2 := time.Now()
-		each, grouped = each+t1.Sub(t0), grouped+t2.Sub(t1)
+		g.prepareRange(preps, errs, looked, 0, len(qs))
+		t3 := time.Now()
+		each, grouped, dict = each+t1.Sub(t0), grouped+t2.Sub(t1), dict+t3.Sub(t2)
 	}
 	for i := range errs {
 		if errs[i] != nil {
@@ -242,4 +255,6 @@ func BenchmarkPrepareRange(b *testing.B) {
 	b.ReportMetric(float64(each.Nanoseconds())/n, "each-ns/query")
 	b.ReportMetric(float64(grouped.Nanoseconds())/n, "grouped-ns/query")
 	b.ReportMetric(float64(grouped)/float64(each), "grouped/each")
+	b.ReportMetric(float64(dict.Nanoseconds())/n, "looked-ns/query")
+	b.ReportMetric(float64(dict)/float64(grouped), "looked/grouped")
 }
