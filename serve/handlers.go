@@ -115,8 +115,11 @@ type answerBufs struct {
 	queued []*job
 	// pool holds reusable jobs (answered ones: their tokens received);
 	// hits the last answer's hits (one-query requests: reused by fill).
-	pool  []*job
-	hits  []Hit
+	pool []*job
+	hits []Hit
+	// terms: the last one-query request's analyzed terms (prepare; the
+	// strings are new per request, the slice is reused).
+	terms []string
 	timer *time.Timer // stopped between uses
 	// abandoned: await gave up on queued jobs (deadline, client gone),
 	// which the batcher may still hold: nothing here may be reused.
@@ -167,6 +170,8 @@ func (c *oneCall) release() {
 	b.queued = b.queued[:0]
 	clear(b.resp)
 	clear(b.jobs)
+	clear(b.terms) // the strings: not kept alive by the pool
+	b.terms = b.terms[:0]
 	c.req[0] = SearchRequest{}
 	oneCalls.Put(c)
 }
@@ -296,8 +301,11 @@ func (s *Server) timeout(ms int) time.Duration {
 	return time.Duration(ms) * time.Millisecond
 }
 
-// prepare validates req and analyzes it into a query.
-func (s *Server) prepare(req *SearchRequest) (engine.Query, *Error) {
+// prepare validates req and analyzes it into a query. With terms not nil
+// the query's terms are appended to (*terms)[:0], which keeps the grown
+// slice (a one-query request's pooled buffer, answerBufs.terms); else
+// they are in a new slice.
+func (s *Server) prepare(req *SearchRequest, terms *[]string) (engine.Query, *Error) {
 	if req.Mode == "" {
 		req.Mode = s.lim.DefaultMode.String()
 	}
@@ -318,14 +326,20 @@ func (s *Server) prepare(req *SearchRequest) (engine.Query, *Error) {
 	if e := checkText(req.Q, s.lim.MaxQueryLen); e != nil {
 		return engine.Query{}, e
 	}
-	terms := s.e.Analyzer().Tokens(req.Q)
-	if len(terms) == 0 {
+	var ts []string
+	if terms != nil {
+		ts = s.e.Analyzer().AppendTokensString((*terms)[:0], req.Q)
+		*terms = ts
+	} else {
+		ts = s.e.Analyzer().Tokens(req.Q)
+	}
+	if len(ts) == 0 {
 		return engine.Query{}, apiErr(400, CodeNoTerms, "%q has no searchable terms (empty, or only punctuation or stop words)", req.Q)
 	}
-	if len(terms) > s.lim.MaxTerms {
-		return engine.Query{}, apiErr(400, CodeTooManyTerms, "%d terms: at most %d", len(terms), s.lim.MaxTerms)
+	if len(ts) > s.lim.MaxTerms {
+		return engine.Query{}, apiErr(400, CodeTooManyTerms, "%d terms: at most %d", len(ts), s.lim.MaxTerms)
 	}
-	return engine.Query{ID: req.ID, Terms: terms, Mode: mode, K: req.K, QTF: req.QTF}, nil
+	return engine.Query{ID: req.ID, Terms: ts, Mode: mode, K: req.K, QTF: req.QTF}, nil
 }
 
 // cost is j's query's share of the PARA threshold: the length of its
@@ -370,7 +384,11 @@ func (s *Server) answer(ctx context.Context, deadline time.Time, reqs []SearchRe
 	resp, jobs := bufs.resp, bufs.jobs
 	for i := range reqs {
 		req := &reqs[i]
-		q, e := s.prepare(req)
+		var terms *[]string
+		if len(reqs) == 1 {
+			terms = &bufs.terms // pooled with a one-query request's state
+		}
+		q, e := s.prepare(req, terms)
 		resp[i] = SearchResponse{ID: req.ID, Query: req.Q, Mode: req.Mode, K: req.K, Error: e}
 		if e != nil {
 			s.m.observeQuery(req.Mode, e.Code, "", 0)
