@@ -73,8 +73,8 @@ func TestCanonicalTermsDict(t *testing.T) {
 // qp serve sets it) is answered as the same query without, in every mode,
 // with repeated and absent terms; a Dict of another index is ignored (here
 // wrong IDs: not read); a Dict is what the engine reads (one naming other
-// terms answers those); and a Dict whose length is not the query's is a
-// bug (panic).
+// terms answers those); and a Dict whose length is not the query's, or
+// with an ID outside the dictionary, is a bug (panic).
 func TestQueryDict(t *testing.T) {
 	x, col := smallIndex(t, "bp128", 2000, 32, 6)
 	other, _ := smallIndex(t, "bp128", 2000, 32, 6)
@@ -120,11 +120,18 @@ func TestQueryDict(t *testing.T) {
 	if got, _, err := e.Search(q, Options{}); err != nil || len(want) == 0 || !slices.Equal(got, want) {
 		t.Fatalf("a Dict of %q: %v %v, want %v", col.Terms[1], got, err, want)
 	}
-	defer func() {
-		if r := recover(); r == nil || !strings.HasPrefix(fmt.Sprint(r), "BUG:") {
-			t.Fatalf("a Dict of 1 ID for 2 terms: recovered %v, want a BUG panic", r)
-		}
-	}()
-	q = Query{Terms: []string{"a", "b"}, Mode: And, K: 10, Dict: &TermLookup{X: x, IDs: []int{0}, DFs: []uint32{1}}}
-	_, _, _ = e.Search(q, Options{})
+	for _, d := range []*TermLookup{
+		{X: x, IDs: []int{0}, DFs: []uint32{1}},                  // 1 ID for 2 terms
+		{X: x, IDs: []int{0, x.NumTerms()}, DFs: []uint32{1, 1}}, // past the dictionary
+		{X: x, IDs: []int{-2, 0}, DFs: []uint32{1, 1}},
+	} {
+		func() {
+			defer func() {
+				if r := recover(); r == nil || !strings.HasPrefix(fmt.Sprint(r), "BUG:") {
+					t.Fatalf("a Dict %+v: recovered %v, want a BUG panic", d, r)
+				}
+			}()
+			_, _, _ = e.Search(Query{Terms: []string{"a", "b"}, Mode: And, K: 10, Dict: d}, Options{})
+		}()
+	}
 }

@@ -126,7 +126,8 @@ type TermLookup struct {
 
 // Looked returns the IDs and document frequencies of q's terms in x from
 // q.Dict, or ok false when q carries none for x. A Dict for x whose
-// lengths do not match q.Terms is a caller's bug (panic).
+// lengths do not match q.Terms, or with an ID outside x's dictionary, is a
+// caller's bug (panic).
 func (q *Query) Looked(x *index.Index) (ids []int, dfs []uint32, ok bool) {
 	d := q.Dict
 	if d == nil || d.X != x {
@@ -134,6 +135,11 @@ func (q *Query) Looked(x *index.Index) (ids []int, dfs []uint32, ok bool) {
 	}
 	if len(d.IDs) != len(q.Terms) || len(d.DFs) != len(q.Terms) {
 		panic(fmt.Sprintf("BUG: engine.Query.Dict: %d IDs and %d DFs for %d terms", len(d.IDs), len(d.DFs), len(q.Terms)))
+	}
+	for _, id := range d.IDs {
+		if id < -1 || id >= x.NumTerms() {
+			panic(fmt.Sprintf("BUG: engine.Query.Dict: term ID %d of a dictionary of %d", id, x.NumTerms()))
+		}
 	}
 	return d.IDs, d.DFs, true
 }
