@@ -4,7 +4,10 @@ import (
 	"fmt"
 	"math/rand"
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/qpengine/qp/index"
 )
 
 // TestCanonicalTermsDict: CanonicalTermsDict (no list touched) and
@@ -63,5 +66,72 @@ func TestCanonicalTermsDict(t *testing.T) {
 	}
 	if found < 10 {
 		t.Fatalf("at most %d terms of a query found", found)
+	}
+}
+
+// TestQueryDict: a query that carries its terms looked up (Query.Dict, as
+// qp serve sets it) is answered as the same query without, in every mode,
+// with repeated and absent terms; a Dict of another index is ignored (here
+// wrong IDs: not read); a Dict is what the engine reads (one naming other
+// terms answers those); and a Dict whose length is not the query's, or
+// with an ID outside the dictionary, is a bug (panic).
+func TestQueryDict(t *testing.T) {
+	x, col := smallIndex(t, "bp128", 2000, 32, 6)
+	other, _ := smallIndex(t, "bp128", 2000, 32, 6)
+	rng := rand.New(rand.NewSource(8))
+	e := New(x)
+	lookup := func(x *index.Index, q Query) *TermLookup {
+		d := &TermLookup{X: x, IDs: make([]int, len(q.Terms)), DFs: make([]uint32, len(q.Terms))}
+		x.LookupDictDF(q.Terms, d.IDs, d.DFs)
+		return d
+	}
+	hits := 0
+	for i := range 150 {
+		q := Query{ID: fmt.Sprint(i), Terms: genQuery(rng, col.Terms), Mode: Mode(1 + i%3), K: 10, QTF: i%4 == 0}
+		if i%7 == 0 {
+			q.Terms = append(q.Terms, q.Terms[0])
+		}
+		if i%9 == 0 {
+			q.Terms = append(q.Terms, "absent-term")
+		}
+		want, _, werr := e.Search(q, Options{})
+		want = slices.Clone(want)
+		q.Dict = lookup(x, q)
+		got, _, err := e.Search(q, Options{})
+		if fmt.Sprint(err) != fmt.Sprint(werr) || !slices.Equal(got, want) {
+			t.Fatalf("query %d %q: with Dict %v %v, without %v %v", i, q.Terms, got, err, want, werr)
+		}
+		q.Dict = lookup(other, q)
+		clear(q.Dict.IDs) // wrong, for another index: not read
+		got, _, err = e.Search(q, Options{})
+		if fmt.Sprint(err) != fmt.Sprint(werr) || !slices.Equal(got, want) {
+			t.Fatalf("query %d %q: with another index's Dict %v %v, without %v %v", i, q.Terms, got, err, want, werr)
+		}
+		hits += len(want)
+	}
+	if hits == 0 {
+		t.Fatal("no query found anything")
+	}
+	// A Dict naming another term answers that term.
+	q := Query{Terms: []string{col.Terms[0]}, Mode: Or, K: 10}
+	want, _, _ := e.Search(Query{Terms: []string{col.Terms[1]}, Mode: Or, K: 10}, Options{})
+	want = slices.Clone(want)
+	q.Dict = lookup(x, Query{Terms: []string{col.Terms[1]}})
+	if got, _, err := e.Search(q, Options{}); err != nil || len(want) == 0 || !slices.Equal(got, want) {
+		t.Fatalf("a Dict of %q: %v %v, want %v", col.Terms[1], got, err, want)
+	}
+	for _, d := range []*TermLookup{
+		{X: x, IDs: []int{0}, DFs: []uint32{1}},                  // 1 ID for 2 terms
+		{X: x, IDs: []int{0, x.NumTerms()}, DFs: []uint32{1, 1}}, // past the dictionary
+		{X: x, IDs: []int{-2, 0}, DFs: []uint32{1, 1}},
+	} {
+		func() {
+			defer func() {
+				if r := recover(); r == nil || !strings.HasPrefix(fmt.Sprint(r), "BUG:") {
+					t.Fatalf("a Dict %+v: recovered %v, want a BUG panic", d, r)
+				}
+			}()
+			_, _, _ = e.Search(Query{Terms: []string{"a", "b"}, Mode: And, K: 10, Dict: d}, Options{})
+		}()
 	}
 }

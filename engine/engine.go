@@ -105,6 +105,43 @@ type Query struct {
 	QTF  bool
 	Mode Mode
 	K    int // number of results wanted, 1..topk.MaxK
+	// Dict, when not nil, is Terms already looked up in an index, by a
+	// caller that needed their document frequencies before the search
+	// (qp serve's PARA cost, issue 25). A backend over the index Dict.X
+	// takes the IDs and frequencies from it instead of looking Terms up a
+	// second time (Query.Looked); any other backend ignores it. The answer
+	// is the same either way. The caller must not change it until the
+	// search returns.
+	Dict *TermLookup `json:"-"`
+}
+
+// TermLookup is a query's terms looked up in the index X: IDs[i] is the
+// dictionary ID of Query.Terms[i] (-1: absent) and DFs[i] its document
+// frequency (0 when absent), as index.LookupDictDF gives them.
+type TermLookup struct {
+	X   *index.Index
+	IDs []int
+	DFs []uint32
+}
+
+// Looked returns the IDs and document frequencies of q's terms in x from
+// q.Dict, or ok false when q carries none for x. A Dict for x whose
+// lengths do not match q.Terms, or with an ID outside x's dictionary, is a
+// caller's bug (panic).
+func (q *Query) Looked(x *index.Index) (ids []int, dfs []uint32, ok bool) {
+	d := q.Dict
+	if d == nil || d.X != x {
+		return nil, nil, false
+	}
+	if len(d.IDs) != len(q.Terms) || len(d.DFs) != len(q.Terms) {
+		panic(fmt.Sprintf("BUG: engine.Query.Dict: %d IDs and %d DFs for %d terms", len(d.IDs), len(d.DFs), len(q.Terms)))
+	}
+	for _, id := range d.IDs {
+		if id < -1 || id >= x.NumTerms() {
+			panic(fmt.Sprintf("BUG: engine.Query.Dict: term ID %d of a dictionary of %d", id, x.NumTerms()))
+		}
+	}
+	return d.IDs, d.DFs, true
 }
 
 // AndAlgorithm names a conjunctive algorithm.
@@ -399,7 +436,11 @@ func (e *Engine) prepare(q Query) error {
 	e.norms = x.Norms()
 	e.k1p1 = x.Params().K1p1()
 	var unknown bool
-	e.canon, unknown = CanonicalTerms(e.canon, x, q)
+	if ids, dfs, ok := q.Looked(x); ok { // looked up by the caller (qp serve)
+		e.canon, unknown = CanonicalTermsIDs(e.canon, x, q, ids, dfs)
+	} else {
+		e.canon, unknown = CanonicalTerms(e.canon, x, q)
+	}
 	e.terms, e.tids = e.terms[:0], e.tids[:0]
 	for _, c := range e.canon {
 		e.terms = append(e.terms, qterm{id: c.ID, df: c.DF, w: c.W})

@@ -212,6 +212,12 @@ type job struct {
 	batchN     int
 	start, end time.Time
 
+	// look is q's terms looked up (Server.cost; q.Dict points here when
+	// set), in ids and dfs while they fit: kept across reset.
+	look engine.TermLookup
+	ids  [8]int
+	dfs  [8]uint32
+
 	// lone holds the batch's arguments when the job is a batch of its
 	// own (the CPU's one query per worker, a query on an idle processor):
 	// no slices to allocate per query.
@@ -223,13 +229,18 @@ type job struct {
 }
 
 // newJob returns a job with its done channel (a buffer of one).
-func newJob() *job { return &job{done: make(chan struct{}, 1)} }
+func newJob() *job {
+	j := &job{done: make(chan struct{}, 1)}
+	j.look.IDs, j.look.DFs = j.ids[:0], j.dfs[:0]
+	return j
+}
 
 // reset readies j, answered (its token received) or new, for query q;
-// it keeps j's done channel.
+// it keeps j's done channel and look's buffers (emptied).
 func (j *job) reset(q engine.Query, cost int64, ctx context.Context, deadline, arrive time.Time) {
-	done := j.done
+	done, ids, dfs := j.done, j.look.IDs[:0], j.look.DFs[:0]
 	*j = job{q: q, cost: cost, ctx: ctx, deadline: deadline, arrive: arrive, done: done}
+	j.look.IDs, j.look.DFs = ids, dfs
 }
 
 // finish answers j: its fields are set, the submitter may read them.
@@ -290,6 +301,14 @@ type batcher struct {
 	onDev    int
 	devStart time.Time
 	devN     int
+	// quietUntil: arrivals that leave pending shorter than this (and the
+	// cost under the threshold) need not wake the loop, which decided
+	// with fewer (quietLimitLocked; 0: every arrival wakes it). Issue 25:
+	// every arrival woke the loop goroutine, mostly to decide nothing.
+	quietUntil int
+	// loops counts the loop's decisions (tests: the wakes that arrivals
+	// cost it).
+	loops atomic.Int64
 
 	wake    chan struct{} // a job arrived, or close
 	sem     chan struct{} // one token per running batch
@@ -349,8 +368,11 @@ func (b *batcher) submit(js []*job, deadline time.Time) (wait time.Duration, err
 		b.pending = append(b.pending, j)
 		b.cost += j.cost
 	}
+	quiet := quietArrivals && b.cost < b.cfg.Threshold && len(b.pending) < b.quietUntil
 	b.mu.Unlock()
-	b.signal()
+	if !quiet {
+		b.signal()
+	}
 	return wait, nil
 }
 
@@ -383,11 +405,16 @@ func (b *batcher) loop() {
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	for {
+		b.loops.Add(1)
 		b.mu.Lock()
 		n, closed := len(b.pending), b.closed
 		var in time.Duration
 		if n > 0 {
 			in = b.closeInLocked(b.now())
+		}
+		b.quietUntil = 0
+		if n > 0 && in > 0 && !closed {
+			b.quietUntil = b.quietLimitLocked(n, in)
 		}
 		b.mu.Unlock()
 		if n == 0 {
@@ -417,6 +444,44 @@ func (b *batcher) loop() {
 		b.running.Add(1)
 		go b.runBatch(batch)
 	}
+}
+
+// quietArrivals lets submit leave the loop asleep (batcher.quietUntil);
+// BenchmarkPipelineWakes turns it off to measure what it saves.
+var quietArrivals = true
+
+// wakeSlack is how much later than its rule says a pipelined GPU's
+// forming batch may close because arrivals did not wake the loop
+// (quietLimitLocked): a quarter of pipeLead, the margin the close rule
+// keeps for hand-offs and the prediction's scatter.
+const wakeSlack = pipeLead / 4
+
+// quietLimitLocked is, for a loop that found n queries pending and the
+// forming batch to stay open for in (> 0; never: until a device or slot
+// event), the pending length up to which arrivals cannot change that
+// decision, or change it by at most wakeSlack: they need not wake the
+// loop (submit). The decision changes with an arrival when the batch
+// reaches its threshold or size cap (limit: it changes only with the
+// models, in toDevice and release, which wake the loop); otherwise
+// closeInLocked's open time does not depend on the pending queries, but
+// for a pipelined GPU's timed close (devFreeInLocked: in < never), which
+// each arrival brings forward by the predicted preparation per query
+// (prepModel's b): arrivals worth wakeSlack of it may come quietly, none
+// before that model is known.
+func (b *batcher) quietLimitLocked(n int, in time.Duration) int {
+	lim := b.limit()
+	if !b.cfg.pipe || b.cfg.Lazy || in == never {
+		return lim
+	}
+	_, per, ok := b.prepModel.fit()
+	if !ok || per <= 0 {
+		return 0
+	}
+	k := wakeSlack.Seconds() / per
+	if k >= float64(lim) {
+		return lim
+	}
+	return min(lim, n+int(k))
 }
 
 // never is closeInLocked's "not before something happens" (a wake).

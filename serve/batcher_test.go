@@ -468,6 +468,88 @@ func TestBatcherPipelined(t *testing.T) {
 	}
 }
 
+// TestBatcherPipelinedParked: while a pipelined batch prepares (the
+// forming batch open until it takes the device), arrivals below the
+// threshold and the size cap do not wake the batcher's loop (its
+// decisions do not grow with them); the one that reaches the threshold
+// does, and the batch closes with every query that arrived.
+func TestBatcherPipelinedParked(t *testing.T) {
+	d := newDevRun()
+	b := d.startPiped(t)
+	first := newJobs(1)
+	goSubmit(t, b, first) // idle: runs at once, and prepares until toDev
+	if n := <-d.entered; n != 1 {
+		t.Fatalf("first batch %d queries, want 1", n)
+	}
+	parked := func() bool {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		return b.quietUntil > 0
+	}
+	rest := newJobs(41)
+	if _, err := b.submit(rest[:1], time.Time{}); err != nil { // wakes the loop, which parks
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); !parked(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the loop did not park in 10 s with a batch preparing")
+		}
+	}
+	loops := b.loops.Load()
+	for _, j := range rest[1:40] {
+		if _, err := b.submit([]*job{j}, time.Time{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	notEntered(t, d, 50*time.Millisecond, "the first batch is still preparing")
+	if l := b.loops.Load(); l != loops {
+		t.Fatalf("39 arrivals below the threshold woke the parked loop %d times, want 0", l-loops)
+	}
+	rest[40].cost = b.cfg.Threshold // reaches it: wakes the loop, the batch closes
+	if _, err := b.submit(rest[40:], time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	if n := <-d.entered; n != len(rest) {
+		t.Fatalf("the batch at the threshold has %d queries, want the %d that arrived", n, len(rest))
+	}
+	d.toDev <- struct{}{}
+	d.done <- struct{}{}
+	d.toDev <- struct{}{}
+	d.done <- struct{}{}
+	waitJobs(t, append(first, rest...))
+}
+
+// TestQuietLimit: the pending length up to which arrivals need not wake
+// the loop: the size cap where the open time does not depend on them (not
+// pipelined; pipelined until a device event), none on a pipelined timed
+// close before the preparation's model is known, and wakeSlack's worth of
+// predicted preparation after.
+func TestQuietLimit(t *testing.T) {
+	cpu := &batcher{cfg: BatchConfig{MaxBatch: 64, Budget: -1}.withDefaults(0, 0, false)}
+	if q := cpu.quietLimitLocked(3, time.Millisecond); q != 64 {
+		t.Errorf("not pipelined: %d, want the cap 64", q)
+	}
+	g := &batcher{cfg: BatchConfig{MaxBatch: 1000}.withDefaults(1<<20, 0, true)}
+	if q := g.quietLimitLocked(3, never); q != 1000 {
+		t.Errorf("pipelined, open until a device event: %d, want the cap 1000", q)
+	}
+	if q := g.quietLimitLocked(3, time.Millisecond); q != 0 {
+		t.Errorf("pipelined, timed, no preparation model: %d, want 0", q)
+	}
+	now := time.Now()
+	g.prepModel.observe(10, 100*time.Microsecond, now, 0) // 10 µs a query
+	g.prepModel.observe(20, 200*time.Microsecond, now, 0)
+	if q, want := g.quietLimitLocked(3, time.Millisecond), 3+int(wakeSlack/(10*time.Microsecond)); q != want {
+		t.Errorf("pipelined, timed, 10 µs of preparation a query: %d, want %d", q, want)
+	}
+	g.prepModel = costModel{}
+	g.prepModel.observe(1000, time.Microsecond, now, 0)
+	g.prepModel.observe(2000, 2*time.Microsecond, now, 0)
+	if q := g.quietLimitLocked(3, time.Millisecond); q != 1000 {
+		t.Errorf("pipelined, timed, 1 ns of preparation a query: %d, want the cap 1000", q)
+	}
+}
+
 // TestBatcherPipelinedHolds: once the device's time is predictable, the
 // forming batch stays open while the batch on the device is expected to
 // run longer than the forming one's preparation, collecting what arrives,

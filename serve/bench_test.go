@@ -2,10 +2,18 @@ package serve
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"testing"
+	"time"
+
+	"github.com/qpengine/qp"
+	"github.com/qpengine/qp/engine"
+	"github.com/qpengine/qp/internal/querylog"
+	"github.com/qpengine/qp/scheduler"
 )
 
 // BenchmarkSearchHTTP: one query per POST /v1/search from parallel
@@ -58,4 +66,66 @@ func benchPostSearch(b *testing.B, h http.Handler, body []byte) {
 			b.Fatal(w.Code, w.Body.String())
 		}
 	}
+}
+
+// BenchmarkCost: a request's PARA cost, as the server computes it
+// (Server.cost: the terms looked up with index.LookupDictDF into the job,
+// which hands them to the backend, engine.Query.Dict) against the
+// scheduler's QueryFeatures it replaced (a Lookup and a Record per term,
+// the lookup then repeated by the backend), the two alternating pass by
+// pass in one loop (paired): old-ns/query, new-ns/query and new/old.
+// QP_SERVE_INDEX and QP_SERVE_QUERIES name an index and a qid:text log
+// (its first 4,500 queries; e.g. GCIDE and the TREC 2006 efficiency log);
+// otherwise the test collection and its queries.
+func BenchmarkCost(b *testing.B) {
+	var e *qp.Engine
+	var terms [][]string
+	if path := os.Getenv("QP_SERVE_INDEX"); path != "" {
+		var err error
+		if e, err = qp.Open(path, qp.Options{Device: qp.CPU}); err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { e.Close() })
+		if terms, err = querylog.FirstAnalyzed(e.Index(), os.Getenv("QP_SERVE_QUERIES"), 4500); err != nil {
+			b.Fatal(err)
+		}
+	} else {
+		e = testEngine(b)
+		for _, q := range testQueries {
+			terms = append(terms, e.Query(qpReq(q)).Terms)
+		}
+	}
+	x := e.Index()
+	x.BuildLookup()
+	s, _ := newTestServer(b, e, Config{Batch: BatchConfig{MaxBatch: 4096}})
+	jobs := make([]*job, len(terms))
+	for i := range jobs {
+		jobs[i] = newJob()
+	}
+	var old, cur time.Duration
+	var sumOld, sumNew int64
+	for b.Loop() {
+		t0 := time.Now()
+		for _, ts := range terms {
+			f := scheduler.QueryFeatures(x, engine.Query{Terms: ts, Mode: engine.And, K: 10})
+			if f.Missing == 0 {
+				sumOld += int64(f.Min)
+			}
+		}
+		t1 := time.Now()
+		for i, ts := range terms {
+			j := jobs[i]
+			j.reset(engine.Query{Terms: ts, Mode: engine.And, K: 10}, 0, context.Background(), time.Time{}, time.Time{})
+			sumNew += s.cost(j)
+		}
+		t2 := time.Now()
+		old, cur = old+t1.Sub(t0), cur+t2.Sub(t1)
+	}
+	if sumOld != sumNew {
+		b.Fatalf("costs: old %d, new %d", sumOld, sumNew)
+	}
+	n := float64(b.N) * float64(len(terms))
+	b.ReportMetric(float64(old.Nanoseconds())/n, "old-ns/query")
+	b.ReportMetric(float64(cur.Nanoseconds())/n, "new-ns/query")
+	b.ReportMetric(float64(cur)/float64(old), "new/old")
 }

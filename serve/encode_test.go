@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"math"
 	"math/rand/v2"
+	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"testing"
 )
 
@@ -128,5 +130,23 @@ func TestEncodeAllocs(t *testing.T) {
 	buf := make([]byte, 0, 1<<16)
 	if n := testing.AllocsPerRun(100, func() { buf = appendSearch(buf[:0], &resp) }); n != 0 {
 		t.Errorf("appendSearch: %.1f allocations per call, want 0", n)
+	}
+}
+
+// TestContentLength: the shared Content-Length values are the decimal
+// lengths, below maxSharedLength and above, each a slice of len = cap 1
+// (so that a Header.Add on the answer's header appends into a new array,
+// never into the shared one).
+func TestContentLength(t *testing.T) {
+	for _, n := range []int{0, 1, 9, 10, 999, maxSharedLength - 1, maxSharedLength, 1 << 20} {
+		v := contentLength(n)
+		if len(v) != 1 || cap(v) != 1 || v[0] != strconv.Itoa(n) {
+			t.Errorf("contentLength(%d) = %q (cap %d)", n, v, cap(v))
+		}
+	}
+	h := http.Header{"Content-Length": contentLength(12)}
+	h.Add("Content-Length", "x")
+	if contentLengths[12][0] != "12" || len(contentLengths[12]) != 1 {
+		t.Fatalf("Header.Add changed the shared value: %q", contentLengths[12])
 	}
 }

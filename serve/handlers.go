@@ -15,7 +15,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/qpengine/qp/engine"
-	"github.com/qpengine/qp/scheduler"
 	"github.com/qpengine/qp/topk"
 )
 
@@ -116,8 +115,11 @@ type answerBufs struct {
 	queued []*job
 	// pool holds reusable jobs (answered ones: their tokens received);
 	// hits the last answer's hits (one-query requests: reused by fill).
-	pool  []*job
-	hits  []Hit
+	pool []*job
+	hits []Hit
+	// terms: the last one-query request's analyzed terms (prepare; the
+	// strings are new per request, the slice is reused).
+	terms []string
 	timer *time.Timer // stopped between uses
 	// abandoned: await gave up on queued jobs (deadline, client gone),
 	// which the batcher may still hold: nothing here may be reused.
@@ -168,6 +170,8 @@ func (c *oneCall) release() {
 	b.queued = b.queued[:0]
 	clear(b.resp)
 	clear(b.jobs)
+	clear(b.terms) // the strings: not kept alive by the pool
+	b.terms = b.terms[:0]
 	c.req[0] = SearchRequest{}
 	oneCalls.Put(c)
 }
@@ -297,8 +301,11 @@ func (s *Server) timeout(ms int) time.Duration {
 	return time.Duration(ms) * time.Millisecond
 }
 
-// prepare validates req and analyzes it into a query.
-func (s *Server) prepare(req *SearchRequest) (engine.Query, *Error) {
+// prepare validates req and analyzes it into a query. With terms not nil
+// the query's terms are appended to (*terms)[:0], which keeps the grown
+// slice (a one-query request's pooled buffer, answerBufs.terms); else
+// they are in a new slice.
+func (s *Server) prepare(req *SearchRequest, terms *[]string) (engine.Query, *Error) {
 	if req.Mode == "" {
 		req.Mode = s.lim.DefaultMode.String()
 	}
@@ -319,29 +326,52 @@ func (s *Server) prepare(req *SearchRequest) (engine.Query, *Error) {
 	if e := checkText(req.Q, s.lim.MaxQueryLen); e != nil {
 		return engine.Query{}, e
 	}
-	terms := s.e.Analyzer().Tokens(req.Q)
-	if len(terms) == 0 {
+	var ts []string
+	if terms != nil {
+		ts = s.e.Analyzer().AppendTokensString((*terms)[:0], req.Q)
+		*terms = ts
+	} else {
+		ts = s.e.Analyzer().Tokens(req.Q)
+	}
+	if len(ts) == 0 {
 		return engine.Query{}, apiErr(400, CodeNoTerms, "%q has no searchable terms (empty, or only punctuation or stop words)", req.Q)
 	}
-	if len(terms) > s.lim.MaxTerms {
-		return engine.Query{}, apiErr(400, CodeTooManyTerms, "%d terms: at most %d", len(terms), s.lim.MaxTerms)
+	if len(ts) > s.lim.MaxTerms {
+		return engine.Query{}, apiErr(400, CodeTooManyTerms, "%d terms: at most %d", len(ts), s.lim.MaxTerms)
 	}
-	return engine.Query{ID: req.ID, Terms: terms, Mode: mode, K: req.K, QTF: req.QTF}, nil
+	return engine.Query{ID: req.ID, Terms: ts, Mode: mode, K: req.K, QTF: req.QTF}, nil
 }
 
-// cost is q's share of the PARA threshold: the length of its shortest
-// list (0 when a term is not in the index), from the scheduler's features;
-// 0 without looking when batches hold one query (the CPU's default), where
-// no threshold can close a batch earlier.
-func (s *Server) cost(q engine.Query) int64 {
+// cost is j's query's share of the PARA threshold: the length of its
+// shortest list (0 when a term is not in the index; the scheduler's
+// Features.Min); 0 without looking when batches hold one query (the CPU's
+// default), where no threshold can close a batch earlier. The terms are
+// looked up (index.LookupDictDF) into j's buffers and handed to the
+// backend with the query (engine.Query.Dict), which then does not look
+// them up a second time (issue 25: the GPU's batch preparation did, on the
+// pipeline's host stage).
+func (s *Server) cost(j *job) int64 {
 	if s.b.cfg.MaxBatch == 1 {
 		return 0
 	}
-	f := scheduler.QueryFeatures(s.x, q)
-	if f.Missing > 0 {
-		return 0
+	q, l := &j.q, &j.look
+	n := len(q.Terms)
+	if cap(l.IDs) < n {
+		l.IDs, l.DFs = make([]int, n), make([]uint32, n)
 	}
-	return int64(f.Min)
+	l.X, l.IDs, l.DFs = s.x, l.IDs[:n], l.DFs[:n]
+	s.x.LookupDictDF(q.Terms, l.IDs, l.DFs)
+	q.Dict = l
+	var c uint32
+	for i, id := range l.IDs {
+		if id < 0 {
+			return 0
+		}
+		if c == 0 || l.DFs[i] < c {
+			c = l.DFs[i]
+		}
+	}
+	return int64(c)
 }
 
 // answer runs reqs (valid or not) and answers each; a request-wide error
@@ -354,7 +384,11 @@ func (s *Server) answer(ctx context.Context, deadline time.Time, reqs []SearchRe
 	resp, jobs := bufs.resp, bufs.jobs
 	for i := range reqs {
 		req := &reqs[i]
-		q, e := s.prepare(req)
+		var terms *[]string
+		if len(reqs) == 1 {
+			terms = &bufs.terms // pooled with a one-query request's state
+		}
+		q, e := s.prepare(req, terms)
 		resp[i] = SearchResponse{ID: req.ID, Query: req.Q, Mode: req.Mode, K: req.K, Error: e}
 		if e != nil {
 			s.m.observeQuery(req.Mode, e.Code, "", 0)
@@ -368,7 +402,9 @@ func (s *Server) answer(ctx context.Context, deadline time.Time, reqs []SearchRe
 				continue
 			}
 		}
-		jobs[i] = bufs.job(q, s.cost(q), ctx, deadline, arrive)
+		j := bufs.job(q, 0, ctx, deadline, arrive)
+		j.cost = s.cost(j)
+		jobs[i] = j
 		bufs.queued = append(bufs.queued, jobs[i])
 	}
 	queued := bufs.queued

@@ -10,6 +10,7 @@ import (
 
 	"github.com/qpengine/qp/engine"
 	"github.com/qpengine/qp/engine/gpu"
+	"github.com/qpengine/qp/internal/cputime"
 	"github.com/qpengine/qp/report"
 )
 
@@ -128,4 +129,66 @@ func offer(b *testing.B, bt *batcher, rate float64, d time.Duration) (lat []time
 	wall = time.Since(start)
 	slices.Sort(lat)
 	return lat, bt.stats.batches.Load(), bt.stats.queries.Load(), wall
+}
+
+// BenchmarkPipelineWakes offers one-query submissions (each its own
+// submit, as the handlers make them) at 60% of simGPU's pipelined
+// capacity (BenchmarkPipelineSim's model) and counts the batcher loop's
+// decisions per query, the process's CPU per query, the latency (arrival
+// to the batch's end) and the mean batch, with every arrival
+// waking the loop (quiet=false, the behaviour before) and only those that
+// can change its decision (quiet=true, the default: batcher.quietUntil).
+//
+//	go test -run ^$ -bench PipelineWakes -benchtime 1x -count 3 ./serve/
+func BenchmarkPipelineWakes(b *testing.B) {
+	const scale = 10
+	for _, quiet := range []bool{false, true, true, false} {
+		b.Run(fmt.Sprintf("quiet=%v", quiet), func(b *testing.B) {
+			defer func(q bool) { quietArrivals = q }(quietArrivals)
+			quietArrivals = quiet
+			for range b.N {
+				g := &simGPU{prepA: scale * 200 * time.Microsecond, prepB: scale * 500 * time.Nanosecond,
+					devA: scale * 2 * time.Millisecond, devB: scale * 5 * time.Microsecond, pipelined: true}
+				bt := newBatcher(BatchConfig{}.withDefaults(12<<20, 0, true), g.run, nil)
+				cpu0, _ := cputime.Process()
+				lat := offerEach(b, bt, 0.6*20_000, 3*time.Second)
+				cpu1, _ := cputime.Process()
+				bt.close()
+				n := float64(len(lat))
+				b.ReportMetric(float64(bt.loops.Load())/n, "loops/q")
+				b.ReportMetric(float64((cpu1-cpu0).Nanoseconds())/n, "cpu-ns/q")
+				b.ReportMetric(report.Percentile(lat, 0.5).Seconds()*1e3, "p50-ms")
+				b.ReportMetric(report.Percentile(lat, 0.99).Seconds()*1e3, "p99-ms")
+				b.ReportMetric(n/float64(max(bt.stats.batches.Load(), 1)), "batch")
+			}
+		})
+	}
+}
+
+// offerEach submits one-query jobs to bt at rate per second for d, each
+// with its own submit from its own goroutine (as the handlers do; paced
+// every millisecond), waits for every answer and returns the latencies
+// (arrival to answer, sorted).
+func offerEach(b *testing.B, bt *batcher, rate float64, d time.Duration) []time.Duration {
+	var all []*job
+	start := time.Now()
+	for tick := time.NewTicker(time.Millisecond); time.Since(start) < d; <-tick.C {
+		due := int(rate * time.Since(start).Seconds())
+		for len(all) < due {
+			js := newJobs(1)
+			all = append(all, js[0])
+			go func() {
+				if _, err := bt.submit(js, time.Time{}); err != nil {
+					b.Error(err)
+				}
+			}()
+		}
+	}
+	lat := make([]time.Duration, len(all))
+	for i, j := range all {
+		<-j.done
+		lat[i] = j.end.Sub(j.arrive)
+	}
+	slices.Sort(lat)
+	return lat
 }

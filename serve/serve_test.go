@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -17,15 +18,26 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/qpengine/qp"
 	"github.com/qpengine/qp/cache"
 	"github.com/qpengine/qp/engine"
+	"github.com/qpengine/qp/scheduler"
 )
 
 // TestSearchEqualsEngine: every endpoint answers exactly the CPU engine's
 // results (ids, float32 scores, ranks) in every mode and for several k.
 func TestSearchEqualsEngine(t *testing.T) {
 	e := testEngine(t)
-	_, hs := newTestServer(t, e, Config{})
+	// The CPU's defaults (one query per batch, no PARA cost), and batches
+	// as on a GPU (the PARA cost looks the terms up and the engine takes
+	// them from the query: engine.Query.Dict).
+	for _, cfg := range []Config{{}, {Batch: BatchConfig{MaxBatch: 64, Inflight: 1}}} {
+		t.Run(fmt.Sprint("max-batch-", cfg.Batch.MaxBatch), func(t *testing.T) { searchEqualsEngine(t, e, cfg) })
+	}
+}
+
+func searchEqualsEngine(t *testing.T, e *qp.Engine, cfg Config) {
+	_, hs := newTestServer(t, e, cfg)
 	for _, mode := range []string{"and", "or", "andor"} {
 		for _, k := range []int{1, 3, 10} {
 			var batch BatchRequest
@@ -66,6 +78,57 @@ func TestSearchEqualsEngine(t *testing.T) {
 				}
 				wantHits(t, e, batch.Queries[i].Q, mode, k, r.Hits)
 			}
+		}
+	}
+}
+
+// costOf is s.cost of q's job.
+func costOf(s *Server, q engine.Query) int64 {
+	j := newJob()
+	j.reset(q, 0, context.Background(), time.Time{}, time.Time{})
+	return s.cost(j)
+}
+
+// TestCostCarriesLookup: the PARA cost is the scheduler's shortest list
+// (0 with an absent term), and the terms it looked up go to the backend
+// with the query (engine.Query.Dict: the index's IDs and frequencies);
+// with batches of one query (the CPU's defaults) nothing is looked up.
+func TestCostCarriesLookup(t *testing.T) {
+	e := testEngine(t)
+	x := e.Index()
+	s, _ := newTestServer(t, e, Config{Batch: BatchConfig{MaxBatch: 64}})
+	one, _ := newTestServer(t, e, Config{})
+	texts := append(slices.Clone(testQueries), "gpu gpu sorting", "gpu nosuchterm", "parallel query processing compressed index gpu sorting merge")
+	for _, text := range texts {
+		q := e.Query(qpReq(text))
+		j := newJob()
+		j.reset(q, 0, context.Background(), time.Time{}, time.Time{})
+		c := s.cost(j)
+		f := scheduler.QueryFeatures(x, q)
+		want := int64(f.Min)
+		if f.Missing > 0 {
+			want = 0
+		}
+		if c != want {
+			t.Errorf("%q: cost %d, want %d (%+v)", text, c, want, f)
+		}
+		ids, dfs, ok := j.q.Looked(x)
+		if !ok {
+			t.Fatalf("%q: the job's query carries no lookup", text)
+		}
+		for i, term := range q.Terms {
+			id, found := x.Lookup(term)
+			if !found {
+				id = -1
+			}
+			if ids[i] != id || (found && dfs[i] != x.Record(id).DF) {
+				t.Errorf("%q term %q: looked up %d df %d, want %d", text, term, ids[i], dfs[i], id)
+			}
+		}
+		j1 := newJob()
+		j1.reset(q, 0, context.Background(), time.Time{}, time.Time{})
+		if one.cost(j1) != 0 || j1.q.Dict != nil {
+			t.Errorf("%q: batches of one query: cost %d, Dict %v", text, one.cost(j1), j1.q.Dict)
 		}
 	}
 }
@@ -340,7 +403,7 @@ func TestBatching(t *testing.T) {
 	}
 	// Threshold: "gpu" and "compression" have lists of 2 and 4 postings.
 	s, hs := newTestServer(t, e, Config{Batch: BatchConfig{Lazy: true, MaxWait: time.Hour, Threshold: 6, MaxBatch: 100}})
-	if c := s.cost(e.Query(qpReq("gpu"))) + s.cost(e.Query(qpReq("compress"))); c != 6 {
+	if c := costOf(s, e.Query(qpReq("gpu"))) + costOf(s, e.Query(qpReq("compress"))); c != 6 {
 		t.Fatalf("test collection changed: costs %d", c)
 	}
 	out := make([]SearchResponse, 2)

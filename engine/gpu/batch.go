@@ -50,8 +50,12 @@ type prep struct {
 }
 
 // prepare validates q (the CPU's error kinds and messages, with a "gpu"
-// prefix) and fills p.terms.
-func (b *Backend) prepare(p *prep, q *engine.Query) error { return b.prepareIDs(p, q, nil, nil) }
+// prefix) and fills p.terms; it looks q's terms up unless q carries them
+// looked up in b's index (engine.Query.Looked).
+func (b *Backend) prepare(p *prep, q *engine.Query) error {
+	ids, dfs, _ := q.Looked(b.x)
+	return b.prepareIDs(p, q, ids, dfs)
+}
 
 // prepareIDs is prepare with the dictionary IDs of q's terms and their
 // document frequencies given (ids[i] and dfs[i] for q.Terms[i], looked up
@@ -325,13 +329,25 @@ const prepGroupTerms = 64
 // more terms than a group is looked up alone; an invalid query's terms are
 // looked up for nothing (its error is prepare's). The prepared queries
 // are prepare's.
+//
+// A query that carries its terms looked up in this backend's index
+// (engine.Query.Dict: qp serve looks them up for its PARA cost, issue 25)
+// is not looked up again: a group of such queries only has its IDF and
+// termInfo reads warmed together (prepareLooked).
 func (b *Backend) prepareRange(preps []prep, errs []error, qs []engine.Query, lo, hi int) {
 	var terms [prepGroupTerms]string
 	var ids [prepGroupTerms]int
 	var dfs [prepGroupTerms]uint32
 	for i := lo; i < hi; {
+		if _, _, ok := qs[i].Looked(b.x); ok {
+			i = b.prepareLooked(preps, errs, qs, i, hi)
+			continue
+		}
 		n, j := 0, i
 		for ; j < hi && n+len(qs[j].Terms) <= len(terms); j++ {
+			if _, _, ok := qs[j].Looked(b.x); ok {
+				break
+			}
 			n += copy(terms[n:], qs[j].Terms)
 		}
 		if j == i { // more terms than a group
@@ -357,6 +373,35 @@ func (b *Backend) prepareRange(preps []prep, errs []error, qs []engine.Query, lo
 			off += t
 		}
 	}
+}
+
+// prepareLooked prepares the queries from qs[i] on (before hi) that carry
+// their terms looked up in b's index (engine.Query.Looked), at least one
+// and up to prepGroupTerms terms in all, as prepareRange does a group but
+// without its lookup; it returns the index of the first query it left.
+func (b *Backend) prepareLooked(preps []prep, errs []error, qs []engine.Query, i, hi int) int {
+	n, j := 0, i
+	var warm float32
+	for ; j < hi; j++ {
+		ids, dfs, ok := qs[j].Looked(b.x)
+		if !ok || (j > i && n+len(ids) > prepGroupTerms) {
+			break
+		}
+		n += len(ids)
+		for k, id := range ids {
+			warm += b.x.IDF(dfs[k]) // the entries prepareIDs reads next
+			if id >= 0 {
+				warm += b.info[id].max
+			}
+		}
+	}
+	keepIDF(warm)
+	for ; i < j; i++ {
+		ids, dfs, _ := qs[i].Looked(b.x)
+		preps[i].i = i
+		errs[i] = b.prepareIDs(&preps[i], &qs[i], ids, dfs)
+	}
+	return j
 }
 
 // keepIDF keeps prepareRange's warming reads from being dropped as dead.

@@ -5,6 +5,7 @@ import (
 	"math/rand"
 	"os"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -80,6 +81,87 @@ func TestPrepareRange(t *testing.T) {
 	}
 }
 
+// TestPrepareRangeLooked: queries that carry their terms looked up in the
+// backend's index (engine.Query.Dict, qp serve's) are prepared as prepare
+// prepares them without it, in runs of their own and mixed with queries
+// looked up here, at every range start; a Dict for another index (here
+// wrong: term 0 everywhere) is ignored; and a Dict is used, not looked up again (a Dict naming other
+// terms prepares those).
+func TestPrepareRangeLooked(t *testing.T) {
+	rng := rand.New(rand.NewSource(9))
+	col := genCollection(rng, 2000, 300, 128, false)
+	b := hostBackend(col.bp128(t))
+	other := col.bp128(t) // an equal index, another *index.Index
+	terms := randomQueries(rng, col.terms, 400, nil)
+	qs := make([]engine.Query, len(terms))
+	for i, ts := range terms {
+		qs[i] = engine.Query{ID: fmt.Sprint(i), Terms: ts, Mode: engine.Mode(i % 3), K: 10, QTF: i%5 == 0}
+		if i%41 == 3 {
+			qs[i].Terms = append(qs[i].Terms, "absent-term")
+		}
+		if i%53 == 7 { // more than a group
+			for len(qs[i].Terms) <= prepGroupTerms {
+				qs[i].Terms = append(qs[i].Terms, ts...)
+			}
+		}
+	}
+	want, wantErr := make([]prep, len(qs)), make([]error, len(qs))
+	for i := range qs {
+		want[i].i = i
+		wantErr[i] = b.prepare(&want[i], &qs[i])
+	}
+	looked := 0
+	for i := range qs {
+		// Runs of looked-up queries (i/7 odd), single ones, and some looked up in the other index.
+		x := b.x
+		if i%11 == 0 {
+			x = other
+		}
+		if (i/7)%2 == 1 || i%13 == 0 {
+			d := &engine.TermLookup{X: x, IDs: make([]int, len(qs[i].Terms)), DFs: make([]uint32, len(qs[i].Terms))}
+			x.LookupDictDF(qs[i].Terms, d.IDs, d.DFs)
+			qs[i].Dict = d
+			if x == b.x {
+				looked++
+			} else { // wrong IDs, which must not be read
+				clear(d.IDs)
+				clear(d.DFs)
+			}
+		}
+	}
+	if looked < len(qs)/3 {
+		t.Fatalf("only %d queries looked up", looked)
+	}
+	for _, lo := range []int{0, 1, 7, 63} {
+		got, gotErr := make([]prep, len(qs)), make([]error, len(qs))
+		b.prepareRange(got, gotErr, qs, lo, len(qs))
+		for i := lo; i < len(qs); i++ {
+			g, w := &got[i], &want[i]
+			if g.i != w.i || g.q != &qs[i] || g.unknown != w.unknown || g.st != w.st || !reflect.DeepEqual(g.terms, w.terms) {
+				t.Fatalf("from %d, query %d %q: prepareRange %+v, prepare without Dict %+v", lo, i, qs[i].Terms, *g, *w)
+			}
+			if fmt.Sprint(gotErr[i]) != fmt.Sprint(wantErr[i]) {
+				t.Fatalf("from %d, query %d: error %v, prepare's %v", lo, i, gotErr[i], wantErr[i])
+			}
+		}
+	}
+	// A Dict is what the preparation reads: one naming the first two terms
+	// of the dictionary prepares those.
+	q := engine.Query{Terms: []string{"x", "y"}, Mode: engine.Or, K: 10,
+		Dict: &engine.TermLookup{X: b.x, IDs: []int{0, 1}, DFs: []uint32{b.x.Record(0).DF, b.x.Record(1).DF}}}
+	var p [1]prep
+	var e [1]error
+	b.prepareRange(p[:], e[:], []engine.Query{q}, 0, 1)
+	if e[0] != nil || len(p[0].terms) != 2 || p[0].unknown {
+		t.Fatalf("a Dict of terms 0 and 1: %+v, %v", p[0], e[0])
+	}
+	for _, pt := range p[0].terms {
+		if pt.id != 0 && pt.id != 1 {
+			t.Fatalf("a Dict of terms 0 and 1 prepared term %d", pt.id)
+		}
+	}
+}
+
 // hostBackend is a Backend with only what the host preparation reads: x
 // and a termInfo per term (df from the dictionary, max a distinct value).
 func hostBackend(x *index.Index) *Backend {
@@ -112,7 +194,9 @@ func TestPrepareRangeAllocs(t *testing.T) {
 // looked up alone (prepare: "each") against several queries' terms per
 // lookup (prepareRange: "grouped"), the two alternating pass by pass in
 // one loop (paired: a loaded machine's drift hits both): each-ns/query,
-// grouped-ns/query and their ratio grouped/each. No device.
+// grouped-ns/query and their ratio grouped/each; and, third in the loop,
+// the same queries carrying their terms looked up (engine.Query.Dict, qp
+// serve's): looked-ns/query and looked/grouped. No device.
 // QP_HOSTPREP_INDEX and QP_HOSTPREP_QUERIES as for BenchmarkHostPrep
 // (e.g. GCIDE and the TREC 2006 efficiency log: its first 4,500 queries);
 // otherwise a 20,000-document collection of 1,000 terms.
@@ -139,8 +223,16 @@ func BenchmarkPrepareRange(b *testing.B) {
 	for i, t := range terms {
 		qs[i] = engine.Query{ID: fmt.Sprint(i), Terms: t, Mode: engine.And, K: 10}
 	}
+	// The same queries carrying their terms looked up (engine.Query.Dict,
+	// as qp serve hands them over): prepareRange without its lookups.
+	looked := slices.Clone(qs)
+	for i := range looked {
+		q := &looked[i]
+		q.Dict = &engine.TermLookup{X: x, IDs: make([]int, len(q.Terms)), DFs: make([]uint32, len(q.Terms))}
+		x.LookupDictDF(q.Terms, q.Dict.IDs, q.Dict.DFs)
+	}
 	preps, errs := make([]prep, len(qs)), make([]error, len(qs))
-	var each, grouped time.Duration
+	var each, grouped, dict time.Duration
 	for b.Loop() {
 		t0 := time.Now()
 		for i := range qs {
@@ -150,7 +242,9 @@ func BenchmarkPrepareRange(b *testing.B) {
 		t1 := time.Now()
 		g.prepareRange(preps, errs, qs, 0, len(qs))
 		t2 := time.Now()
-		each, grouped = each+t1.Sub(t0), grouped+t2.Sub(t1)
+		g.prepareRange(preps, errs, looked, 0, len(qs))
+		t3 := time.Now()
+		each, grouped, dict = each+t1.Sub(t0), grouped+t2.Sub(t1), dict+t3.Sub(t2)
 	}
 	for i := range errs {
 		if errs[i] != nil {
@@ -161,4 +255,6 @@ func BenchmarkPrepareRange(b *testing.B) {
 	b.ReportMetric(float64(each.Nanoseconds())/n, "each-ns/query")
 	b.ReportMetric(float64(grouped.Nanoseconds())/n, "grouped-ns/query")
 	b.ReportMetric(float64(grouped)/float64(each), "grouped/each")
+	b.ReportMetric(float64(dict.Nanoseconds())/n, "looked-ns/query")
+	b.ReportMetric(float64(dict)/float64(grouped), "looked/grouped")
 }

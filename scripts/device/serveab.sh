@@ -39,7 +39,10 @@
 # The in-process batch throughput is qp bench serve's first line (qp.Stream
 # over the queries, best of 3).
 # SERVE_FLAGS adds qp serve flags to both builds; SERVE_FLAGS_OLD and
-# SERVE_FLAGS_NEW to one.
+# SERVE_FLAGS_NEW to one. INPROC_FLAGS adds engine flags to the in-process
+# run (qp bench serve) that the shares are of: give it the engine flags
+# of SERVE_FLAGS, e.g. SERVE_FLAGS=--gpu-bitmap-and
+# INPROC_FLAGS=--gpu-bitmap-and (the word-wise bitmap AND, both builds).
 # BUILDS (default "new old") orders the builds of a round; "mid" is a
 # third one, $MID (default /tmp/qp-mid: carry it as bin/dev/data/qp-mid.xz,
 # unpack.sh puts it there), e.g. a branch without its last commit, so that
@@ -173,7 +176,8 @@ server() {
 want() { case " $LEVELS " in *" $1 "*) return 0 ;; esac; return 1; }
 for m in ${MODES:-and or}; do
   if [ "$SECONDS" -gt 400 ]; then echo "== $m skipped (time: ${SECONDS}s)" | tee -a "$res"; continue; fi
-  timeout 100 "$bin/qp" bench serve "$IDX" /tmp/serveab-q.txt --device "$DEVICE" --mode "$m" --duration 1s \
+  # shellcheck disable=SC2086
+  timeout 100 "$bin/qp" bench serve "$IDX" /tmp/serveab-q.txt --device "$DEVICE" --mode "$m" --duration 1s ${INPROC_FLAGS:-} \
     --conns-one 64 --per-request 0 --fractions "" --many 0 2>&1 | grep "^in-process" | sed "s/^/$m /" | tee -a "$res" "$sum" >/tmp/serveab-inproc
   inproc=$(sed -n 's/.*): \([0-9.]*\) q\/s.*/\1/p' /tmp/serveab-inproc | head -1)
   [ -n "$inproc" ] || { echo "== $m: no in-process rate"; continue; }
