@@ -48,15 +48,20 @@ func (e *Engine) andSkip() error {
 	cs := e.curs
 	m := len(cs)
 	ready := min(m, 2)
-	for i := range ready {
-		if err := e.resetCursor(i); err != nil {
+	if err := e.resetCursor(0); err != nil {
+		return err
+	}
+	lead := &cs[0]
+	d := lead.DocID()
+	if m > 1 {
+		// The second list starts at the lead's first docID: its blocks
+		// before that one are not decoded (step 46).
+		if _, err := e.resetCursorGEQ(1, d); err != nil {
 			return err
 		}
 	}
 	h := &e.heap
 	infl := inflate(m)
-	lead := &cs[0]
-	d := lead.DocID()
 	var bound float64     // inflated block-max bound, valid for docs <= boundEnd
 	boundEnd := int64(-1) // -1: no bound computed
 	for d != index.Terminated {
@@ -103,10 +108,16 @@ func (e *Engine) andSkip() error {
 		i := 2
 		for ; i < m; i++ {
 			if i == ready {
-				if err := e.resetCursor(i); err != nil {
+				// Started at d (step 46): as reset, then nextGEQ(d).
+				di, err := e.resetCursorGEQ(i, d)
+				if err != nil {
 					return err
 				}
 				ready++
+				if di != d {
+					break
+				}
+				continue
 			}
 			if cs[i].nextGEQ(d) != d {
 				break

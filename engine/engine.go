@@ -506,6 +506,17 @@ func (e *Engine) resetCursor(i int) error {
 	return nil
 }
 
+// resetCursorGEQ is resetCursor with the cursor then moved to the first
+// posting >= d (index.Cursor.ResetGEQ: the blocks before d's are not
+// decoded); it returns that posting's docID.
+func (e *Engine) resetCursorGEQ(i int, d uint32) (uint32, error) {
+	l, err := e.blockList(i)
+	if err != nil {
+		return 0, err
+	}
+	return e.curs[i].ResetGEQ(l, d), nil
+}
+
 // blockList is canonical term i's list as blocks. A bitmap list is read
 // through its docIDs encoded as blocks (encoded on first use and kept by
 // the index, as for the GPU): decoding a block is several times faster than
