@@ -48,11 +48,11 @@ func (e *Engine) andSkip() error {
 	cs := e.curs
 	m := len(cs)
 	ready := min(m, 2)
-	if err := e.resetCursor(0); err != nil {
+	d, err := e.resetCursorGEQ(0, 0) // Reset, without copying the List twice
+	if err != nil {
 		return err
 	}
 	lead := &cs[0]
-	d := lead.DocID()
 	if m > 1 {
 		// The second list starts at the lead's first docID: its blocks
 		// before that one are not decoded (step 46).

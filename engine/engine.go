@@ -277,11 +277,10 @@ type Engine struct {
 	n       uint32
 	norms   []float32
 	k1p1    float32
-	terms   []qterm      // canonical order
-	canon   []Term       // CanonicalTerms scratch
-	tids    []int        // the canonical terms' IDs (Index.ListsInto)
-	tlists  []index.List // and their lists
-	unknown bool         // a query term is absent from the index (AND is empty)
+	terms   []qterm // canonical order
+	canon   []Term  // CanonicalTerms scratch
+	tids    []int   // the canonical terms' IDs (Index.TouchLists)
+	unknown bool    // a query term is absent from the index (AND is empty)
 	st      Stats
 
 	heap    topk.Heap
@@ -413,16 +412,14 @@ func (e *Engine) prepare(q Query) error {
 		// are not read, and their records' misses are not paid.
 		return nil
 	}
-	if cap(e.tlists) < len(e.tids) {
-		e.tlists = make([]index.List, len(e.tids))
-	}
-	e.tlists = e.tlists[:len(e.tids)]
-	if err := x.ListsInto(e.tlists, e.tids); err != nil {
-		return e.wrap(q, err)
-	}
+	// The lists are written in place (step 47: a List is some 240 bytes).
+	x.TouchLists(e.tids)
 	for i := range e.terms {
-		t, l := &e.terms[i], &e.tlists[i]
-		t.list, t.idf, t.max = *l, l.IDF, float32(t.w*l.MaxScore)
+		t := &e.terms[i]
+		if err := x.ListInto(&t.list, t.id); err != nil {
+			return e.wrap(q, err)
+		}
+		t.idf, t.max = t.list.IDF, float32(t.w*t.list.MaxScore)
 	}
 	if cap(e.contrib) < len(e.terms) {
 		e.contrib = make([]float32, len(e.terms))
@@ -510,11 +507,14 @@ func (e *Engine) resetCursor(i int) error {
 // posting >= d (index.Cursor.ResetGEQ: the blocks before d's are not
 // decoded); it returns that posting's docID.
 func (e *Engine) resetCursorGEQ(i int, d uint32) (uint32, error) {
+	if l := &e.terms[i].list; !l.IsBitmap() {
+		return e.curs[i].ResetGEQ(l, d), nil // no copy of the List (step 47)
+	}
 	l, err := e.blockList(i)
 	if err != nil {
 		return 0, err
 	}
-	return e.curs[i].ResetGEQ(l, d), nil
+	return e.curs[i].ResetGEQ(&l, d), nil
 }
 
 // blockList is canonical term i's list as blocks. A bitmap list is read

@@ -68,7 +68,7 @@ const freqRandomMax = 8
 
 // Reset positions c on the first posting of l.
 func (c *Cursor) Reset(l List) {
-	c.start(l)
+	c.start(&l)
 	c.load(0)
 }
 
@@ -79,7 +79,8 @@ func (c *Cursor) Reset(l List) {
 // before it are not decoded (Reset decodes block 0). An intersection's
 // second and later lists start at a candidate of the rarest list, usually
 // past their first block on a frequent term (docs/CPU-ENGINE.md, step 46).
-func (c *Cursor) ResetGEQ(l List, d uint32) uint32 {
+// l is copied (passed by pointer: a List is some 240 bytes, step 47).
+func (c *Cursor) ResetGEQ(l *List, d uint32) uint32 {
 	c.start(l)
 	c.load(c.seekBlock(0, d))
 	if d <= c.cur {
@@ -89,8 +90,8 @@ func (c *Cursor) ResetGEQ(l List, d uint32) uint32 {
 }
 
 // start sets c to iterate l, before its first block.
-func (c *Cursor) start(l List) {
-	c.l = l
+func (c *Cursor) start(l *List) {
+	c.l = *l
 	if cap(c.dbuf) < l.BlockSize {
 		c.dbuf = make([]uint32, l.BlockSize)
 		c.freqs = make([]uint32, l.BlockSize)

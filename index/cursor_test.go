@@ -132,7 +132,7 @@ func TestCursorResetGEQ(t *testing.T) {
 				targets = append(targets, ds[rng.Intn(len(ds))]+uint32(rng.Intn(3)))
 			}
 			for _, d := range targets {
-				got := c.ResetGEQ(l, d)
+				got := c.ResetGEQ(&l, d)
 				ref.Reset(l)
 				want := ref.NextGEQ(d)
 				if got != want || c.DocID() != want || c.Err() != nil {
