@@ -495,12 +495,8 @@ func (e *Engine) sizeCursors() {
 // resetCursor resets the cursor of canonical position i on its list (its
 // first block decoded).
 func (e *Engine) resetCursor(i int) error {
-	l, err := e.blockList(i)
-	if err != nil {
-		return err
-	}
-	e.curs[i].reset(l)
-	return nil
+	_, err := e.resetCursorGEQ(i, 0) // as Cursor.Reset, without copying the List twice
+	return err
 }
 
 // resetCursorGEQ is resetCursor with the cursor then moved to the first
