@@ -399,9 +399,17 @@ func (e *Engine) prepare(q Query) error {
 	e.k1p1 = x.Params().K1p1()
 	var unknown bool
 	e.canon, unknown = CanonicalTerms(e.canon, x, q)
-	e.terms, e.tids = e.terms[:0], e.tids[:0]
-	for _, c := range e.canon {
-		e.terms = append(e.terms, qterm{id: c.ID, df: c.DF, w: c.W})
+	// Set field by field, not appended: a qterm literal (its List some
+	// 240 bytes) is zeroed aside and copied (step 49). The other fields
+	// are set below, or not read (an And query with an unknown term).
+	n := len(e.canon)
+	if cap(e.terms) < n {
+		e.terms = make([]qterm, n, max(n, 2*cap(e.terms)))
+	}
+	e.terms, e.tids = e.terms[:n], e.tids[:0]
+	for i, c := range e.canon {
+		t := &e.terms[i]
+		t.id, t.df, t.w = c.ID, c.DF, c.W
 		e.tids = append(e.tids, c.ID)
 	}
 	e.st.Terms = len(e.terms)
