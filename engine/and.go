@@ -42,7 +42,9 @@ func (e *Engine) runAnd(algo AndAlgorithm, bitmapDensity, bitmapMax float64) err
 // second list often have no common docID, or none that the block-max bound
 // lets through, and such a query then never reads the rarer-last lists'
 // first blocks. The block-max bound reads every cursor, but only once the
-// heap is full, which takes k candidates that reached every list.
+// heap is full, which takes k candidates that reached every list. Every
+// list but the lead starts at its first candidate (Cursor.ResetGEQ: the
+// blocks before it are not decoded).
 func (e *Engine) andSkip() error {
 	e.sizeCursors()
 	cs := e.curs
