@@ -42,21 +42,28 @@ func (e *Engine) runAnd(algo AndAlgorithm, bitmapDensity, bitmapMax float64) err
 // second list often have no common docID, or none that the block-max bound
 // lets through, and such a query then never reads the rarer-last lists'
 // first blocks. The block-max bound reads every cursor, but only once the
-// heap is full, which takes k candidates that reached every list.
+// heap is full, which takes k candidates that reached every list. Every
+// list but the lead starts at its first candidate (Cursor.ResetGEQ: the
+// blocks before it are not decoded).
 func (e *Engine) andSkip() error {
 	e.sizeCursors()
 	cs := e.curs
 	m := len(cs)
 	ready := min(m, 2)
-	for i := range ready {
-		if err := e.resetCursor(i); err != nil {
+	d, err := e.resetCursorGEQ(0, 0) // Reset, without copying the List twice
+	if err != nil {
+		return err
+	}
+	lead := &cs[0]
+	if m > 1 {
+		// The second list starts at the lead's first docID: its blocks
+		// before that one are not decoded (step 46).
+		if _, err := e.resetCursorGEQ(1, d); err != nil {
 			return err
 		}
 	}
 	h := &e.heap
 	infl := inflate(m)
-	lead := &cs[0]
-	d := lead.DocID()
 	var bound float64     // inflated block-max bound, valid for docs <= boundEnd
 	boundEnd := int64(-1) // -1: no bound computed
 	for d != index.Terminated {
@@ -103,10 +110,16 @@ func (e *Engine) andSkip() error {
 		i := 2
 		for ; i < m; i++ {
 			if i == ready {
-				if err := e.resetCursor(i); err != nil {
+				// Started at d (step 46): as reset, then nextGEQ(d).
+				di, err := e.resetCursorGEQ(i, d)
+				if err != nil {
 					return err
 				}
 				ready++
+				if di != d {
+					break
+				}
+				continue
 			}
 			if cs[i].nextGEQ(d) != d {
 				break

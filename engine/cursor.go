@@ -12,8 +12,6 @@ type cursor struct {
 	index.Cursor
 }
 
-func (w *cursor) reset(l index.List) { w.Reset(l) }
-
 func (w *cursor) list() *index.List { return w.List() }
 
 // next advances to the next posting.

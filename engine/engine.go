@@ -314,11 +314,10 @@ type Engine struct {
 	n       uint32
 	norms   []float32
 	k1p1    float32
-	terms   []qterm      // canonical order
-	canon   []Term       // CanonicalTerms scratch
-	tids    []int        // the canonical terms' IDs (Index.ListsInto)
-	tlists  []index.List // and their lists
-	unknown bool         // a query term is absent from the index (AND is empty)
+	terms   []qterm // canonical order
+	canon   []Term  // CanonicalTerms scratch
+	tids    []int   // the canonical terms' IDs (Index.TouchLists)
+	unknown bool    // a query term is absent from the index (AND is empty)
 	st      Stats
 
 	heap    topk.Heap
@@ -441,9 +440,17 @@ func (e *Engine) prepare(q Query) error {
 	} else {
 		e.canon, unknown = CanonicalTerms(e.canon, x, q)
 	}
-	e.terms, e.tids = e.terms[:0], e.tids[:0]
-	for _, c := range e.canon {
-		e.terms = append(e.terms, qterm{id: c.ID, df: c.DF, w: c.W})
+	// Set field by field, not appended: a qterm literal (its List some
+	// 240 bytes) is zeroed aside and copied (step 49). The other fields
+	// are set below, or not read (an And query with an unknown term).
+	n := len(e.canon)
+	if cap(e.terms) < n {
+		e.terms = make([]qterm, n, max(n, 2*cap(e.terms)))
+	}
+	e.terms, e.tids = e.terms[:n], e.tids[:0]
+	for i, c := range e.canon {
+		t := &e.terms[i]
+		t.id, t.df, t.w = c.ID, c.DF, c.W
 		e.tids = append(e.tids, c.ID)
 	}
 	e.st.Terms = len(e.terms)
@@ -454,16 +461,14 @@ func (e *Engine) prepare(q Query) error {
 		// are not read, and their records' misses are not paid.
 		return nil
 	}
-	if cap(e.tlists) < len(e.tids) {
-		e.tlists = make([]index.List, len(e.tids))
-	}
-	e.tlists = e.tlists[:len(e.tids)]
-	if err := x.ListsInto(e.tlists, e.tids); err != nil {
-		return e.wrap(q, err)
-	}
+	// The lists are written in place (step 47: a List is some 240 bytes).
+	x.TouchLists(e.tids)
 	for i := range e.terms {
-		t, l := &e.terms[i], &e.tlists[i]
-		t.list, t.idf, t.max = *l, l.IDF, float32(t.w*l.MaxScore)
+		t := &e.terms[i]
+		if err := x.ListInto(&t.list, t.id); err != nil {
+			return e.wrap(q, err)
+		}
+		t.idf, t.max = t.list.IDF, float32(t.w*t.list.MaxScore)
 	}
 	if cap(e.contrib) < len(e.terms) {
 		e.contrib = make([]float32, len(e.terms))
@@ -539,12 +544,22 @@ func (e *Engine) sizeCursors() {
 // resetCursor resets the cursor of canonical position i on its list (its
 // first block decoded).
 func (e *Engine) resetCursor(i int) error {
+	_, err := e.resetCursorGEQ(i, 0) // as Cursor.Reset, without copying the List twice
+	return err
+}
+
+// resetCursorGEQ is resetCursor with the cursor then moved to the first
+// posting >= d (index.Cursor.ResetGEQ: the blocks before d's are not
+// decoded); it returns that posting's docID.
+func (e *Engine) resetCursorGEQ(i int, d uint32) (uint32, error) {
+	if l := &e.terms[i].list; !l.IsBitmap() {
+		return e.curs[i].ResetGEQ(l, d), nil // no copy of the List (step 47)
+	}
 	l, err := e.blockList(i)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	e.curs[i].reset(l)
-	return nil
+	return e.curs[i].ResetGEQ(&l, d), nil
 }
 
 // blockList is canonical term i's list as blocks. A bitmap list is read

@@ -42,9 +42,13 @@ func (e *Engine) orTAAT(dst []topk.Result, k int) ([]topk.Result, error) {
 // documents it touches first to e.touched[:nt], and returns the new count.
 func (e *Engine) taatList(i, nt int) (int, error) {
 	t := &e.terms[i]
-	l, err := e.blockList(i)
-	if err != nil {
-		return nt, err
+	l := &t.list // not copied (step 47)
+	if l.IsBitmap() {
+		bl, err := e.blockList(i)
+		if err != nil {
+			return nt, err
+		}
+		l = &bl
 	}
 	e.dbuf = growU32(e.dbuf, l.BlockSize)
 	e.fbuf = growU32(e.fbuf, l.BlockSize)
@@ -67,7 +71,7 @@ func (e *Engine) taatList(i, nt int) (int, error) {
 		// skip table's last docID, which Open checked to increase below
 		// N: only the order across blocks is left to check.
 		if int64(docs[0]) <= prev {
-			return nt, checkDocs(&l, docs, prev, e.n)
+			return nt, checkDocs(l, docs, prev, e.n)
 		}
 		prev = int64(docs[n-1])
 		if cap(e.touched) < nt+n {

@@ -398,11 +398,9 @@ func (e *Engine) resetCursors(p int) error {
 	}
 	e.curs = e.curs[:m]
 	for i := p; i < m; i++ {
-		l, err := e.blockList(i)
-		if err != nil {
+		if err := e.resetCursor(i); err != nil {
 			return err
 		}
-		e.curs[i].reset(l)
 	}
 	return nil
 }

@@ -68,7 +68,30 @@ const freqRandomMax = 8
 
 // Reset positions c on the first posting of l.
 func (c *Cursor) Reset(l List) {
-	c.l = l
+	c.start(&l)
+	c.load(0)
+}
+
+// ResetGEQ positions c on the first posting of l with docID >= d and
+// returns it (Terminated when none): Reset followed by NextGEQ(d), with the
+// same position, frequencies and errors for the blocks it decodes, but the
+// block that holds d is found in the skip table first, so that the blocks
+// before it are not decoded (Reset decodes block 0). An intersection's
+// second and later lists start at a candidate of the rarest list, usually
+// past their first block on a frequent term (docs/CPU-ENGINE.md, step 46).
+// l is copied (passed by pointer: a List is some 240 bytes, step 47).
+func (c *Cursor) ResetGEQ(l *List, d uint32) uint32 {
+	c.start(l)
+	c.load(c.seekBlock(0, d))
+	if d <= c.cur {
+		return c.cur
+	}
+	return c.scan(d)
+}
+
+// start sets c to iterate l, before its first block.
+func (c *Cursor) start(l *List) {
+	c.l = *l
 	if cap(c.dbuf) < l.BlockSize {
 		c.dbuf = make([]uint32, l.BlockSize)
 		c.freqs = make([]uint32, l.BlockSize)
@@ -77,7 +100,6 @@ func (c *Cursor) Reset(l List) {
 	c.blk, c.err = -1, nil
 	c.blocks, c.postings = 0, 0
 	c.fbp = l.BlockSize <= 128 && l.FreqCodec.ID() == compress.IDBP128 && l.FreqCodec.Kind() == compress.General
-	c.load(0)
 }
 
 // List is the list the cursor iterates.

@@ -112,6 +112,53 @@ func TestCursorSkipToBlock(t *testing.T) {
 	t.Fatal("no list of 4 blocks")
 }
 
+// TestCursorResetGEQ: ResetGEQ(l, d) lands where Reset then NextGEQ(d)
+// does (docID and frequency), for targets before, inside, between and
+// after the lists' postings, with the same reuse of one cursor across
+// lists, and decodes no block before the one that holds d.
+func TestCursorResetGEQ(t *testing.T) {
+	rng := rand.New(rand.NewSource(46))
+	for _, bs := range []int{128, 16} {
+		x, _, docs, freqs := bp128Index(t, bs)
+		var c, ref Cursor
+		for id := 0; id < x.NumTerms(); id++ {
+			l, err := x.List(id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ds := docs[id]
+			targets := []uint32{0, ds[0], ds[0] + 1, ds[len(ds)-1], ds[len(ds)-1] + 1, Terminated}
+			for range 4 {
+				targets = append(targets, ds[rng.Intn(len(ds))]+uint32(rng.Intn(3)))
+			}
+			for _, d := range targets {
+				got := c.ResetGEQ(&l, d)
+				ref.Reset(l)
+				want := ref.NextGEQ(d)
+				if got != want || c.DocID() != want || c.Err() != nil {
+					t.Fatalf("B%d term %d: ResetGEQ(%d) = %d (cursor %d, err %v), want %d", bs, id, d, got, c.DocID(), c.Err(), want)
+				}
+				if want == Terminated {
+					continue
+				}
+				i := 0
+				for ds[i] != want {
+					i++
+				}
+				if tf := c.Freq(); tf != freqs[id][i] {
+					t.Fatalf("B%d term %d: ResetGEQ(%d): tf %d, want %d", bs, id, d, tf, freqs[id][i])
+				}
+				if c.BlocksDecoded() != 1 {
+					t.Fatalf("B%d term %d: ResetGEQ(%d) decoded %d blocks, want 1", bs, id, d, c.BlocksDecoded())
+				}
+				if n := c.Next(); i+1 < len(ds) && n != ds[i+1] {
+					t.Fatalf("B%d term %d: Next after ResetGEQ(%d) = %d, want %d", bs, id, d, n, ds[i+1])
+				}
+			}
+		}
+	}
+}
+
 // TestSeekGEQ compares seekGEQ (window, then binary search) from every
 // start position with a linear scan, for every target of blocks of every
 // length up to 130 with random gaps.

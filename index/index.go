@@ -827,14 +827,26 @@ func (x *Index) fillIDF() {
 }
 
 // ListsInto sets out[i] = List(ids[i]) for every i (len(out) must be at
-// least len(ids)). The terms' dictionary records and the heads and ends of
-// their skip tables and first docID blocks are read first, in loops of their own, so that the cache
-// misses of a query's lists overlap (memory-level parallelism) instead of
-// forming one chain per list; List then finds them in cache.
+// least len(ids)): TouchLists, then ListInto for each term.
 func (x *Index) ListsInto(out []List, ids []int) error {
 	if len(out) < len(ids) {
 		panic(fmt.Sprintf("BUG: index.ListsInto: %d lists for %d terms", len(out), len(ids)))
 	}
+	x.TouchLists(ids)
+	for i, t := range ids {
+		if err := x.ListInto(&out[i], t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// TouchLists reads the dictionary records of the terms ids and the heads
+// and ends of their skip tables and first docID blocks, in loops of their
+// own, so that the cache misses of a query's lists overlap (memory-level
+// parallelism) instead of forming one chain per list; List and ListInto
+// then find them in cache.
+func (x *Index) TouchLists(ids []int) {
 	var touch byte
 	for _, t := range ids {
 		touch ^= x.recs[termRecSize*t]
@@ -843,14 +855,20 @@ func (x *Index) ListsInto(out []List, ids []int) error {
 		touch ^= x.touchList(t)
 	}
 	keep(touch)
-	for i, t := range ids {
-		l, err := x.List(t)
-		if err != nil {
-			return err
-		}
-		out[i] = l
+}
+
+// ListInto sets *dst to List(t), writing it in place: a List is some 240
+// bytes, which List's result and the caller's assignment copy twice
+// (docs/CPU-ENGINE.md, step 47).
+func (x *Index) ListInto(dst *List, t int) error {
+	x.mustOpen()
+	var bm []float32
+	var ms *float32
+	if x.blockMax != nil {
+		bm = x.blockMax[x.firstBlk[t]:x.firstBlk[t+1]]
+		ms = &x.maxScore[t]
 	}
-	return nil
+	return x.listInto(dst, t, bm, ms)
 }
 
 // touchList reads a byte of the head and of the end of term t's skip table
@@ -886,17 +904,25 @@ func (x *Index) List(t int) (List, error) {
 }
 
 func (x *Index) list(t int, bm []float32, ms *float32) (List, error) {
+	var l List
+	err := x.listInto(&l, t, bm, ms)
+	return l, err
+}
+
+// listInto is list writing *l field by field (a composite literal would be
+// built aside and copied); on an error *l is unspecified.
+func (x *Index) listInto(l *List, t int, bm []float32, ms *float32) error {
 	if t < 0 || t >= x.NumTerms() {
 		panic(fmt.Sprintf("BUG: term ID %d out of range", t))
 	}
 	r := x.Record(t)
 	dc, err := compress.ByID(r.DocCodec)
 	if err != nil {
-		return List{}, corruptf(x.path, "term %d: %v", t, err)
+		return corruptf(x.path, "term %d: %v", t, err)
 	}
 	fc, err := compress.ByID(r.FreqCodec)
 	if err != nil {
-		return List{}, corruptf(x.path, "term %d: %v", t, err)
+		return corruptf(x.path, "term %d: %v", t, err)
 	}
 	end := uint64(len(x.post))
 	if t+1 < x.NumTerms() {
@@ -911,12 +937,10 @@ func (x *Index) list(t int, bm []float32, ms *float32) (List, error) {
 	if r.Flags&flagBitmap != 0 {
 		dl, dbm = r.BitmapBytes, x.bitmaps[t]
 	}
-	l := List{
-		Term: t, DF: r.DF, CF: r.CF, IDF: x.IDF(r.DF), MaxScore: r.MaxScore,
-		DocCodec: dc, FreqCodec: fc, NBlocks: nb, BlockSize: bs,
-		skips: skips, docs: b[len(skips) : len(skips)+int(dl)], freqs: b[len(skips)+int(dl):],
-		blockMax: bm, path: x.path, bm: dbm,
-	}
+	l.Term, l.DF, l.CF, l.IDF, l.MaxScore = t, r.DF, r.CF, x.IDF(r.DF), r.MaxScore
+	l.DocCodec, l.FreqCodec, l.NBlocks, l.BlockSize = dc, fc, nb, bs
+	l.skips, l.docs, l.freqs = skips, b[len(skips):len(skips)+int(dl)], b[len(skips)+int(dl):]
+	l.blockMax, l.path, l.bm = bm, x.path, dbm
 	l.docB, _ = dc.(compress.Bounded)
 	l.docBP = dc.ID() == compress.IDBP128
 	l.freqBP = fc.ID() == compress.IDBP128
@@ -924,7 +948,7 @@ func (x *Index) list(t int, bm []float32, ms *float32) (List, error) {
 	if ms != nil {
 		l.MaxScore = *ms
 	}
-	return l, nil
+	return nil
 }
 
 // computeMaxima fills bm with the exact block maxima under x's parameters.
