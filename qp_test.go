@@ -199,9 +199,19 @@ func TestStream(t *testing.T) {
 			t.Fatalf("chunk %d: %v after %d of %d queries", chunk, err, next, len(qs))
 		}
 	}
+	checkStreamStops(t, ctx, func(ctx context.Context, emit func(int, []engine.Response) error) error {
+		return qp.Stream(ctx, e.Backend(), qs, engine.Options{}, 5, emit)
+	})
+}
+
+// checkStreamStops checks a stream (stream: the queries in chunks to emit)
+// on its two ways out: the first emit's error ends it with that error
+// after one call, and a cancelled context ends it with context.Canceled.
+func checkStreamStops(t *testing.T, ctx context.Context, stream func(context.Context, func(int, []engine.Response) error) error) {
+	t.Helper()
 	stop := errors.New("stop")
 	calls := 0
-	err = qp.Stream(ctx, e.Backend(), qs, engine.Options{}, 5, func(int, []engine.Response) error {
+	err := stream(ctx, func(int, []engine.Response) error {
 		calls++
 		return stop
 	})
@@ -210,7 +220,7 @@ func TestStream(t *testing.T) {
 	}
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
-	if err := qp.Stream(cctx, e.Backend(), qs, engine.Options{}, 5, func(int, []engine.Response) error { return nil }); !errors.Is(err, context.Canceled) {
+	if err := stream(cctx, func(int, []engine.Response) error { return nil }); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled context: %v", err)
 	}
 }

@@ -44,20 +44,9 @@ func TestStreamContinuous(t *testing.T) {
 		many = append(many, qs...)
 	}
 	checkContinuous(t, e, many, []int{384, 385, 1000, 3072, 0})
-	stop := errors.New("stop")
-	calls := 0
-	err = e.StreamWith(ctx, qs, engine.Options{}, qp.StreamOptions{Chunk: 5, Continuous: true}, func(int, []engine.Response) error {
-		calls++
-		return stop
+	checkStreamStops(t, ctx, func(ctx context.Context, emit func(int, []engine.Response) error) error {
+		return e.StreamWith(ctx, qs, engine.Options{}, qp.StreamOptions{Chunk: 5, Continuous: true}, emit)
 	})
-	if !errors.Is(err, stop) || calls != 1 {
-		t.Fatalf("emit error: %v after %d calls, want stop after 1", err, calls)
-	}
-	cctx, cancel := context.WithCancel(ctx)
-	cancel()
-	if err := e.StreamWith(cctx, qs, engine.Options{}, qp.StreamOptions{Chunk: 5, Continuous: true}, func(int, []engine.Response) error { return nil }); !errors.Is(err, context.Canceled) {
-		t.Fatalf("cancelled context: %v", err)
-	}
 	if err := e.StreamWith(ctx, qs, engine.Options{OrAlgo: "nope"}, qp.StreamOptions{Continuous: true}, func(int, []engine.Response) error { return nil }); err == nil {
 		t.Fatal("an unknown OR strategy streamed without error")
 	}

@@ -861,14 +861,18 @@ func (x *Index) TouchLists(ids []int) {
 // bytes, which List's result and the caller's assignment copy twice
 // (docs/CPU-ENGINE.md, step 47).
 func (x *Index) ListInto(dst *List, t int) error {
-	x.mustOpen()
-	var bm []float32
-	var ms *float32
-	if x.blockMax != nil {
-		bm = x.blockMax[x.firstBlk[t]:x.firstBlk[t+1]]
-		ms = &x.maxScore[t]
-	}
+	bm, ms := x.blockMaxOf(t)
 	return x.listInto(dst, t, bm, ms)
+}
+
+// blockMaxOf returns term t's block maxima and list maximum, or nothing
+// when the index has none.
+func (x *Index) blockMaxOf(t int) ([]float32, *float32) {
+	x.mustOpen()
+	if x.blockMax == nil {
+		return nil, nil
+	}
+	return x.blockMax[x.firstBlk[t]:x.firstBlk[t+1]], &x.maxScore[t]
 }
 
 // touchList reads a byte of the head and of the end of term t's skip table
@@ -893,13 +897,7 @@ func keep(byte) {}
 
 // List returns the posting list of term t.
 func (x *Index) List(t int) (List, error) {
-	x.mustOpen()
-	var bm []float32
-	var ms *float32
-	if x.blockMax != nil {
-		bm = x.blockMax[x.firstBlk[t]:x.firstBlk[t+1]]
-		ms = &x.maxScore[t]
-	}
+	bm, ms := x.blockMaxOf(t)
 	return x.list(t, bm, ms)
 }
 
