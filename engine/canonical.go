@@ -41,6 +41,35 @@ func CanonicalTerms(dst []Term, x *index.Index, q Query) ([]Term, bool) {
 	return canonicalTerms(dst, x, q, true)
 }
 
+// CanonLists is an AND query's distinct terms in canonical order with
+// their posting lists, for code that reads the lists itself (the
+// measurers of bench/bmand and bench/andprune); Load reuses its slices.
+type CanonLists struct {
+	Terms []Term       // CanonicalTerms
+	Lists []index.List // Lists[i] is Terms[i]'s
+	ids   []int
+}
+
+// Load sets c to q's canonical terms and their lists. ok is false, and
+// no list is read, when q has no term in x or a term absent from x (an
+// AND query without work); a list that cannot be read is an error.
+func (c *CanonLists) Load(x *index.Index, q Query) (ok bool, err error) {
+	var unknown bool
+	c.Terms, unknown = CanonicalTerms(c.Terms, x, q)
+	if unknown || len(c.Terms) == 0 {
+		return false, nil
+	}
+	c.ids = c.ids[:0]
+	for _, t := range c.Terms {
+		c.ids = append(c.ids, t.ID)
+	}
+	c.Lists = slices.Grow(c.Lists[:0], len(c.ids))[:len(c.ids)]
+	if err := x.ListsInto(c.Lists, c.ids); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
 // CanonicalTermsDict is CanonicalTerms for a backend that does not read
 // the posting lists on the host (the GPU's are in device memory): the
 // dictionary lookups do not touch the lists' heads (index.LookupDict).

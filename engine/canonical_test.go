@@ -135,3 +135,33 @@ func TestQueryDict(t *testing.T) {
 		}()
 	}
 }
+
+// TestCanonLists: Load gives CanonicalTerms' terms with each term's own
+// list, reuses its slices, and reports no work (without reading lists)
+// for a query with an absent term or none.
+func TestCanonLists(t *testing.T) {
+	x, _ := smallIndex(t, "bp128", 300, 16, 1)
+	var c CanonLists
+	var want []Term
+	for _, terms := range [][]string{{"t003", "t001", "t003"}, {"t010"}, {"t002", "t005", "t007", "t001"}} {
+		q := Query{Terms: terms, Mode: And, K: 10}
+		ok, err := c.Load(x, q)
+		if !ok || err != nil {
+			t.Fatalf("%v: Load %v %v", terms, ok, err)
+		}
+		want, _ = CanonicalTerms(want, x, q)
+		if !slices.Equal(c.Terms, want) || len(c.Lists) != len(want) {
+			t.Fatalf("%v: terms %v and %d lists, want %v", terms, c.Terms, len(c.Lists), want)
+		}
+		for i, l := range c.Lists {
+			if l.Term != want[i].ID || l.DF != want[i].DF {
+				t.Errorf("%v: list %d is term %d (df %d), want %d (df %d)", terms, i, l.Term, l.DF, want[i].ID, want[i].DF)
+			}
+		}
+	}
+	for _, terms := range [][]string{{"t001", "absent-term"}, {"absent-term"}} {
+		if ok, err := c.Load(x, Query{Terms: terms, Mode: And, K: 10}); ok || err != nil {
+			t.Errorf("%v: Load %v %v, want no work and no error", terms, ok, err)
+		}
+	}
+}

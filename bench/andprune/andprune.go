@@ -135,11 +135,9 @@ type Measurer struct {
 	x     *index.Index
 	k     int
 	bs    []int
-	canon []engine.Term
-	lists []index.List
+	cl    engine.CanonLists // the query's terms and lists
 	docs  [][]uint32
 	freqs [][]uint32
-	ids   []int
 	theta float64 // the last query's true k-th score (0: fewer than k results)
 	// Per posting of the shortest list.
 	score []float32 // -1: not in the intersection
@@ -182,26 +180,16 @@ func New(x *index.Index, k int, bs []int) *Measurer {
 
 // Add measures one query (analyzed terms).
 func (m *Measurer) Add(terms []string) error {
-	var unknown bool
-	m.canon, unknown = engine.CanonicalTerms(m.canon, m.x, engine.Query{Terms: terms, Mode: engine.And, K: m.k})
-	if unknown || len(m.canon) == 0 {
-		return nil
-	}
-	n := len(m.canon)
-	m.ids = m.ids[:0]
-	for _, c := range m.canon {
-		m.ids = append(m.ids, c.ID)
-	}
-	m.lists = slices.Grow(m.lists[:0], n)[:n]
-	if err := m.x.ListsInto(m.lists, m.ids); err != nil {
+	if ok, err := m.cl.Load(m.x, engine.Query{Terms: terms, Mode: engine.And, K: m.k}); !ok {
 		return err
 	}
+	n := len(m.cl.Lists)
 	for len(m.docs) < n {
 		m.docs, m.freqs = append(m.docs, nil), append(m.freqs, nil)
 	}
-	for i := range m.lists {
+	for i := range m.cl.Lists {
 		var err error
-		if m.docs[i], m.freqs[i], err = m.lists[i].Decode(m.docs[i], m.freqs[i]); err != nil {
+		if m.docs[i], m.freqs[i], err = m.cl.Lists[i].Decode(m.docs[i], m.freqs[i]); err != nil {
 			return err
 		}
 	}
@@ -230,7 +218,7 @@ func (m *Measurer) intersect(n int) {
 	m.s0 = slices.Grow(m.s0[:0], len(d0))[:len(d0)]
 	var lmax [engine.MaxTerms + 1]float64 // suffix sums of w·MaxScore
 	for i := n - 1; i >= 1; i-- {
-		lmax[i] = lmax[i+1] + float64(m.canon[i].W)*float64(m.lists[i].MaxScore)
+		lmax[i] = lmax[i+1] + float64(m.cl.Terms[i].W)*float64(m.cl.Lists[i].MaxScore)
 	}
 	var bmi [engine.MaxTerms]float64 // w·blockMax of d's block in list i (-1: past the end)
 	var pos [engine.MaxTerms]int
@@ -263,7 +251,7 @@ func (m *Measurer) intersect(n int) {
 			part[i] = 0
 			bm := -1.0
 			if p := pos[i]; p < len(m.docs[i]) {
-				bm = float64(m.canon[i].W) * float64(m.lists[i].BlockMax(p/m.lists[i].BlockSize))
+				bm = float64(m.cl.Terms[i].W) * float64(m.cl.Lists[i].BlockMax(p/m.cl.Lists[i].BlockSize))
 				if m.docs[i][p] == d {
 					part[i] = m.term(i, m.freqs[i][p], d, norms, k1p1)
 				}
@@ -301,7 +289,7 @@ func (m *Measurer) intersect(n int) {
 
 // term is engine.term: canonical term i's BM25 contribution for (d, tf).
 func (m *Measurer) term(i int, tf, d uint32, norms []float32, k1p1 float32) float32 {
-	return float32(m.canon[i].W * score.Term(m.lists[i].IDF, k1p1, tf, norms[d]))
+	return float32(m.cl.Terms[i].W * score.Term(m.cl.Lists[i].IDF, k1p1, tf, norms[d]))
 }
 
 // sortSearchGEQ is the first index of s holding a value >= d (galloping).
@@ -330,26 +318,26 @@ func inflate(m int) float64 { return 1 + 1e-5 + float64(m)*(1.0/(1<<22)) }
 // bounds computes both bounds of every block of the shortest list. A block
 // over which some list has no block gets -1 (it can hold no result).
 func (m *Measurer) bounds(n int) {
-	l0 := &m.lists[0]
+	l0 := &m.cl.Lists[0]
 	nb := l0.NBlocks
 	m.bmB = slices.Grow(m.bmB[:0], nb)[:nb]
 	m.lmB = slices.Grow(m.lmB[:0], nb)[:nb]
 	infl := inflate(n)
 	var lm float64
 	for i := 1; i < n; i++ {
-		lm += float64(m.canon[i].W) * float64(m.lists[i].MaxScore)
+		lm += float64(m.cl.Terms[i].W) * float64(m.cl.Lists[i].MaxScore)
 	}
 	m.own, m.other, m.otherN = 0, 0, 0
 	var first [engine.MaxTerms]int // per list, first block that may overlap (ranges increase)
 	for b := 0; b < nb; b++ {
 		lo, hi := l0.BlockBase(b), l0.LastDoc(b)
-		own := float64(m.canon[0].W) * float64(l0.BlockMax(b))
+		own := float64(m.cl.Terms[0].W) * float64(l0.BlockMax(b))
 		bm := own
 		if l0.MaxScore > 0 {
 			m.own += float64(l0.BlockMax(b)) / float64(l0.MaxScore)
 		}
 		for i := 1; i < n && bm >= 0; i++ {
-			l := &m.lists[i]
+			l := &m.cl.Lists[i]
 			c := first[i]
 			for c < l.NBlocks && l.LastDoc(c) < lo {
 				c++
@@ -363,7 +351,7 @@ func (m *Measurer) bounds(n int) {
 			for ; c < l.NBlocks && l.BlockBase(c) <= hi; c++ {
 				mx = max(mx, l.BlockMax(c))
 			}
-			bm += float64(m.canon[i].W) * float64(mx)
+			bm += float64(m.cl.Terms[i].W) * float64(mx)
 			if l.MaxScore > 0 {
 				m.other += float64(mx) / float64(l.MaxScore)
 				m.otherN++
@@ -397,7 +385,7 @@ func kth(s []float32, k int) float64 {
 
 // blockWork is the work of block b of the shortest list.
 func (m *Measurer) blockWork(b int) Work {
-	l0 := &m.lists[0]
+	l0 := &m.cl.Lists[0]
 	s := b * l0.BlockSize
 	e := s + l0.BlockLen(b)
 	var lk int64
@@ -413,7 +401,7 @@ func (m *Measurer) tally(r *Report, n int) {
 	if n > 1 {
 		r.Multi++
 	}
-	l0 := &m.lists[0]
+	l0 := &m.cl.Lists[0]
 	nb := l0.NBlocks
 	m.sel = m.sel[:0]
 	for j, s := range m.score {
@@ -439,7 +427,7 @@ func (m *Measurer) tally(r *Report, n int) {
 	if theta > 0 {
 		var lm float64
 		for i := 0; i < n; i++ {
-			lm += float64(m.canon[i].W) * float64(m.lists[i].MaxScore)
+			lm += float64(m.cl.Terms[i].W) * float64(m.cl.Lists[i].MaxScore)
 		}
 		r.Theta += theta / lm
 		r.ThetaN++
@@ -505,7 +493,7 @@ func (m *Measurer) seedWork(n, c int) Work {
 	np := len(m.s0)
 	m.idx = byDescending(m.idx, m.s0)
 	a := m.idx[:min(c, np)]
-	w := Work{Blocks: int64(m.lists[0].NBlocks)} // no block is skipped
+	w := Work{Blocks: int64(m.cl.Lists[0].NBlocks)} // no block is skipped
 	m.sel = m.sel[:0]
 	m.inA = slices.Grow(m.inA[:0], np)[:np]
 	clear(m.inA)
@@ -543,7 +531,7 @@ func (m *Measurer) seedWork(n, c int) Work {
 // list i's block: candidates are those passing step 1's check, lookups the
 // steps each one passes. Blocks counts b if a candidate passes.
 func (m *Measurer) candWork(step []float64, b, n int, theta float64) Work {
-	l0 := &m.lists[0]
+	l0 := &m.cl.Lists[0]
 	s := b * l0.BlockSize
 	e := s + l0.BlockLen(b)
 	if n == 1 {

@@ -189,40 +189,28 @@ func (m *Measurer) bitset(l *index.List, scratch []uint64, docs []uint32) ([]uin
 
 // Scratch is one goroutine's buffers for Add.
 type Scratch struct {
-	canon []engine.Term
-	ids   []int
-	lists []index.List
-	sets  [][]uint64
-	docs  []uint32
+	cl   engine.CanonLists
+	sets [][]uint64
+	docs []uint32
 }
 
 // Add measures one AND query of analyzed terms into q; ok is false when
 // the query has no work (no term, or a term not in the index: the GPU
 // answers it without a launch).
 func (m *Measurer) Add(sc *Scratch, terms []string, q *Query) (ok bool, err error) {
-	var unknown bool
-	sc.canon, unknown = engine.CanonicalTerms(sc.canon, m.x, engine.Query{Terms: terms, Mode: engine.And, K: 10})
-	if unknown || len(sc.canon) == 0 {
-		return false, nil
-	}
-	M := len(sc.canon)
-	sc.ids = sc.ids[:0]
-	for _, c := range sc.canon {
-		sc.ids = append(sc.ids, c.ID)
-	}
-	sc.lists = slices.Grow(sc.lists[:0], M)[:M]
-	if err := m.x.ListsInto(sc.lists, sc.ids); err != nil {
+	if ok, err := sc.cl.Load(m.x, engine.Query{Terms: terms, Mode: engine.And, K: 10}); !ok {
 		return false, err
 	}
+	M := len(sc.cl.Lists)
 	*q = Query{M: M, DF: q.DF[:0]}
-	for _, l := range sc.lists {
+	for _, l := range sc.cl.Lists {
 		q.DF = append(q.DF, l.DF)
 	}
-	for j := M - 1; j >= 1 && m.hasCol[sc.lists[j].Term]; j-- {
+	for j := M - 1; j >= 1 && m.hasCol[sc.cl.Lists[j].Term]; j-- {
 		q.BM++
 	}
-	q.AllBM = q.BM == M-1 && m.hasCol[sc.lists[0].Term]
-	l0 := &sc.lists[0]
+	q.AllBM = q.BM == M-1 && m.hasCol[sc.cl.Lists[0].Term]
+	l0 := &sc.cl.Lists[0]
 	q.Cands = int64(l0.DF)
 	q.DBytes = int64(len(l0.DocBytes()) + len(l0.FreqBytes()))
 	for len(sc.sets) < M {
@@ -231,7 +219,7 @@ func (m *Measurer) Add(sc *Scratch, terms []string, q *Query) (ok bool, err erro
 	// The sets of terms 1..M-1 (scratch j is term j's when not cached).
 	sets := make([][]uint64, M)
 	for j := 1; j < M; j++ {
-		if sets[j], sc.docs, err = m.bitset(&sc.lists[j], sc.sets[j], sc.docs); err != nil {
+		if sets[j], sc.docs, err = m.bitset(&sc.cl.Lists[j], sc.sets[j], sc.docs); err != nil {
 			return false, err
 		}
 	}
