@@ -354,7 +354,26 @@ type StreamOptions struct {
 	// emit returned, in the emitting goroutine (it must not keep the
 	// stream waiting long).
 	Trace func(ChunkTimes)
+	// Answered, when not nil, is called by the continuous CPU stream
+	// (Engine.StreamWith with Continuous on the CPU processor) on the
+	// worker goroutine that has just answered out, the responses to
+	// qs[lo:lo+len(out)]: a piece of one chunk (pieces never cross a
+	// chunk's end; a chunk's pieces start at the same offsets in every
+	// full chunk). Calls for different pieces run concurrently; each
+	// returns before its chunk's emit starts (happens-before), and out
+	// is the buffer emit will see. Work done here runs on the core whose
+	// caches hold the answers, instead of in emit on a goroutine that
+	// must wait for a busy core (qp query formats its run lines here).
+	// At most StreamChunksAhead+1 chunks are answered or emitted at a
+	// time, so a consumer may key its state by chunk index modulo that.
+	// Other processors and the package's StreamWith never call it: emit
+	// must also handle a chunk none of whose pieces was seen.
+	Answered func(lo int, out []engine.Response)
 }
+
+// StreamChunksAhead is how many chunks a continuous CPU stream's workers
+// may answer beyond the one being emitted (StreamOptions.Answered).
+const StreamChunksAhead = streamBuffers - 1
 
 // Stream evaluates qs on be in chunks of chunk queries (DefaultChunk when
 // <= 0) and calls emit(lo, out) with each chunk's responses in order, out[i]

@@ -3,6 +3,7 @@ package qp
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -101,7 +102,8 @@ func streamCPU(ctx context.Context, engines []*engine.Engine, qs []engine.Query,
 	}
 	workers := min(len(engines), len(qs))
 	g := grainSize(chunk, workers)
-	sw := streamWork{qs: qs, opt: ropt, chunk: chunk, grain: g, perChunk: (chunk + g - 1) / g, chunks: chunks, bufs: &bufs}
+	sw := streamWork{qs: qs, opt: ropt, chunk: chunk, grain: g, perChunk: (chunk + g - 1) / g, chunks: chunks, bufs: &bufs,
+		answered: so.Answered}
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	for _, en := range engines[:workers] {
@@ -145,6 +147,7 @@ type streamWork struct {
 	perChunk     int // grains per chunk
 	chunks       []chunkState
 	bufs         *[streamBuffers][]engine.Response
+	answered     func(lo int, out []engine.Response) // StreamOptions.Answered
 	_            [64]byte
 	next         atomic.Int64 // the next grain to take
 }
@@ -180,9 +183,18 @@ func (sw *streamWork) worker(ctx context.Context, en *engine.Engine) {
 			r := &buf[i]
 			r.Results, r.Stats, r.Err = en.SearchInto(r.Results, sw.qs[clo+i], sw.opt)
 		}
+		if sw.answered != nil {
+			sw.answered(clo+lo, buf[lo:hi])
+		}
 		if ch.left.Add(int64(lo-hi)) == 0 {
 			ch.ended = time.Now()
 			close(ch.ready)
+			// The emitter, just made runnable, waits for this core:
+			// every core runs a worker, and a worker that never blocks
+			// gives its core up only when the runtime preempts it (after
+			// up to 10 ms). Yield now, so that the chunk is emitted at
+			// once and its buffer comes back in time.
+			runtime.Gosched()
 		}
 	}
 }

@@ -1,9 +1,11 @@
 package qp_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -54,7 +56,8 @@ func TestStreamContinuous(t *testing.T) {
 
 // checkContinuous: Engine.StreamWith with Continuous gives SearchBatch's
 // responses for each chunk size, in order, with and without preallocated
-// results, and one ordered timeline per chunk.
+// results, and one ordered timeline per chunk; StreamOptions.Answered sees
+// each response once, in its emit buffer, before the emit.
 func checkContinuous(t *testing.T, e *qp.Engine, qs []engine.Query, chunks []int) {
 	t.Helper()
 	ctx := context.Background()
@@ -66,10 +69,39 @@ func checkContinuous(t *testing.T, e *qp.Engine, qs []engine.Query, chunks []int
 		for _, prealloc := range []int{0, 5} {
 			next := 0
 			var trace []qp.ChunkTimes
-			so := qp.StreamOptions{Chunk: chunk, Continuous: true, ResultCap: prealloc, Trace: func(c qp.ChunkTimes) { trace = append(trace, c) }}
+			// Answered sees every query once, in pieces inside one chunk,
+			// before the chunk's emit, in the buffer emit gets.
+			size := cmp.Or(chunk, qp.DefaultChunk)
+			var mu sync.Mutex
+			seen := make([]*engine.Response, len(qs))
+			var pieceErr error
+			answered := func(lo int, out []engine.Response) {
+				mu.Lock()
+				defer mu.Unlock()
+				if len(out) == 0 || lo/size != (lo+len(out)-1)/size {
+					pieceErr = fmt.Errorf("piece at %d of %d queries crosses a chunk of %d", lo, len(out), size)
+				}
+				for i := range out {
+					if seen[lo+i] != nil {
+						pieceErr = fmt.Errorf("query %d answered twice", lo+i)
+					}
+					seen[lo+i] = &out[i]
+				}
+			}
+			so := qp.StreamOptions{Chunk: chunk, Continuous: true, ResultCap: prealloc, Trace: func(c qp.ChunkTimes) { trace = append(trace, c) }, Answered: answered}
 			err := e.StreamWith(ctx, qs, engine.Options{}, so, func(lo int, out []engine.Response) error {
 				if lo != next || len(out) == 0 || (chunk > 0 && len(out) > chunk) {
 					return fmt.Errorf("chunk at %d of %d responses, want at %d", lo, len(out), next)
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				if pieceErr != nil {
+					return pieceErr
+				}
+				for i := range out {
+					if seen[lo+i] != &out[i] {
+						return fmt.Errorf("query %d: emitted without Answered seeing its response first", lo+i)
+					}
 				}
 				for i := range out {
 					w := &want[lo+i]

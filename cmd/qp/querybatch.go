@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -71,6 +72,11 @@ func (qf *queryFlags) runBatch(ctx context.Context, e *qp.Engine, mode engine.Mo
 	// Continuous): a chunk no longer waits for its slowest query while the
 	// other cores idle (docs/BENCHMARKS.md, cliq). Other processors ignore it.
 	so := qp.StreamOptions{Chunk: ba.chunk, Continuous: !ba.tune.barrier}
+	if _, cpu := be.(*engine.CPU); cpu && so.Continuous && !ba.tune.emitFmt {
+		// The workers format their pieces' run lines as they answer them
+		// (runWriter.answered); the emit only writes them.
+		so.Answered = rw.answered(qs, cmp.Or(max(ba.chunk, 0), qp.DefaultChunk))
+	}
 	if ba.tune.prealloc {
 		so.ResultCap = *qf.k
 	}
@@ -102,7 +108,7 @@ func (qf *queryFlags) runBatch(ctx context.Context, e *qp.Engine, mode engine.Mo
 			sum.add(qs[lo+i], &out[i])
 			chunkTime += out[i].Stats.Time
 		}
-		if err := rw.write(qs[lo:lo+len(out)], out); err != nil {
+		if err := rw.writeChunk(lo, qs, out); err != nil {
 			return err
 		}
 		bar.Set(int64(lo+len(out)), "")

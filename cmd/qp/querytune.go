@@ -46,11 +46,15 @@ type queryTune struct {
 	// each waiting for its slowest query (the path before the continuous
 	// stream became the default).
 	barrier bool
+	// emitFmt formats each chunk's run in the emit, on all cores, as
+	// before the continuous CPU stream's workers formatted their own
+	// pieces (qp.StreamOptions.Answered).
+	emitFmt bool
 }
 
 // parseTune parses a comma-separated list of switches: prealloc,
 // warm[=N] (N synthetic queries; default: warmQueries'), fmt=N, gc=P|off,
-// par, cont, barrier, early; "" or "none" is no switch. An unknown switch is an error.
+// par, cont, barrier, early, emitfmt; "" or "none" is no switch. An unknown switch is an error.
 func parseTune(s string) (queryTune, error) {
 	var t queryTune
 	for _, f := range strings.Split(s, ",") {
@@ -76,6 +80,8 @@ func parseTune(s string) (queryTune, error) {
 			t.barrier = true
 		case f == "early":
 			t.early = true
+		case f == "emitfmt":
+			t.emitFmt = true
 		case name == "warm" && !hasVal:
 			t.warmAuto = true
 		case name == "warm":
@@ -88,7 +94,7 @@ func parseTune(s string) (queryTune, error) {
 			t.gcPercent, err = num()
 			t.gcSet = true
 		default:
-			return t, fmt.Errorf("%s: unknown switch %q (want prealloc, warm[=N], fmt=N, gc=P|off, par, cont, barrier, early)", tuneEnv, f)
+			return t, fmt.Errorf("%s: unknown switch %q (want prealloc, warm[=N], fmt=N, gc=P|off, par, cont, barrier, early, emitfmt)", tuneEnv, f)
 		}
 		if err != nil {
 			return t, err
@@ -147,6 +153,9 @@ func (t queryTune) String() string {
 	}
 	if t.early {
 		s = append(s, "early")
+	}
+	if t.emitFmt {
+		s = append(s, "emitfmt")
 	}
 	if len(s) == 0 {
 		return "none"

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"sync"
 
+	"github.com/qpengine/qp"
 	"github.com/qpengine/qp/engine"
 	"github.com/qpengine/qp/eval"
 	"github.com/qpengine/qp/index"
@@ -20,6 +21,7 @@ type runWriter struct {
 	x     *index.Index
 	tag   string
 	parts [][]byte
+	pre   *preRun // lines formatted as the stream answered (answered)
 }
 
 func newRunWriter(w io.Writer, x *index.Index, tag string) *runWriter {
@@ -37,6 +39,15 @@ func (rw *runWriter) setProcs(procs int) {
 
 // minPart is the fewest queries formatted by one goroutine.
 const minPart = 256
+
+// writeChunk writes the chunk of the stream at lo: the lines its workers
+// formatted (answered), else formatted now (write).
+func (rw *runWriter) writeChunk(lo int, qs []engine.Query, out []engine.Response) error {
+	if rw.preReady(lo, len(out)) {
+		return rw.writePre(lo, len(out))
+	}
+	return rw.write(qs[lo:lo+len(out)], out)
+}
 
 // write formats out (answering qs, in order) and writes it. Failed queries
 // write nothing.
@@ -101,4 +112,76 @@ func (rw *runWriter) format(b []byte, qs []engine.Query, out []engine.Response) 
 		}
 	}
 	return b, nil
+}
+
+// preRun holds the run lines that the continuous CPU stream's workers
+// format as they answer (qp.StreamOptions.Answered, runWriter.answered), so
+// that the emit only writes them: the formatting runs on the core that holds
+// the answers in its caches, with no goroutines started per chunk that would
+// wait for a busy core (docs/BENCHMARKS.md, "`qp query`'s CPU batch path").
+type preRun struct {
+	chunk int
+	// slots[c % len(slots)] holds chunk c's pieces, each at its offset in
+	// the chunk: the stream answers or emits at most len(slots) chunks at
+	// a time, and a chunk's pieces start at the same offsets every time.
+	slots [qp.StreamChunksAhead + 1][]prePiece
+}
+
+// prePiece is the run of one piece of a chunk, formatted by its worker.
+type prePiece struct {
+	chunk int // the chunk's index + 1 whose lines b holds (0: none yet)
+	end   int // the offset in the chunk after the piece
+	b     []byte
+	err   error
+}
+
+// answered returns the StreamOptions.Answered hook that formats each piece
+// of the stream of qs (in chunks of chunk queries) where it was answered;
+// write then writes those pieces.
+func (rw *runWriter) answered(qs []engine.Query, chunk int) func(lo int, out []engine.Response) {
+	pr := &preRun{chunk: chunk}
+	for s := range pr.slots {
+		pr.slots[s] = make([]prePiece, min(chunk, len(qs)))
+	}
+	rw.pre = pr
+	return func(lo int, out []engine.Response) {
+		c, off := lo/chunk, lo%chunk
+		p := &pr.slots[c%len(pr.slots)][off]
+		q := qs[lo : lo+len(out)]
+		p.b, p.err = rw.format(rw.reserve(p.b[:0], q, out), q, out)
+		p.chunk, p.end = c+1, off+len(out)
+	}
+}
+
+// preReady reports whether every piece of the chunk at lo (n queries) was
+// formatted where it was answered (a processor that does not call
+// Answered formats none).
+func (rw *runWriter) preReady(lo, n int) bool {
+	pr := rw.pre
+	if pr == nil || lo%pr.chunk != 0 {
+		return false
+	}
+	c := lo / pr.chunk
+	ps := pr.slots[c%len(pr.slots)]
+	for off := 0; off < n; off = ps[off].end {
+		if ps[off].chunk != c+1 || ps[off].end <= off {
+			return false
+		}
+	}
+	return true
+}
+
+// writePre writes the chunk at lo (n queries) from its formatted pieces
+// (preReady).
+func (rw *runWriter) writePre(lo, n int) error {
+	ps := rw.pre.slots[lo/rw.pre.chunk%len(rw.pre.slots)]
+	for off := 0; off < n; off = ps[off].end {
+		if ps[off].err != nil {
+			return ps[off].err
+		}
+		if _, err := rw.w.Write(ps[off].b); err != nil {
+			return fmt.Errorf("writing the run: %w", err)
+		}
+	}
+	return nil
 }

@@ -124,3 +124,53 @@ func BenchmarkRunWriter(b *testing.B) {
 		})
 	}
 }
+
+// TestRunWriterPre: the run written from pieces formatted where they were
+// answered (runWriter.answered, in any order and concurrently, as the
+// continuous stream's workers call it) is the run write formats, chunk by
+// chunk, the last chunk short; a chunk with a piece not formatted is
+// formatted whole instead.
+func TestRunWriterPre(t *testing.T) {
+	x := runWriterIndex(t)
+	qs, out := syntheticResponses(x, 2500, 10)
+	const chunk, grain = 512, 7 // grains do not divide the chunk
+	var want bytes.Buffer
+	ref := newRunWriter(&want, x, "tag")
+	for lo := 0; lo < len(qs); lo += chunk {
+		if err := ref.write(qs[lo:min(lo+chunk, len(qs))], out[lo:min(lo+chunk, len(qs))]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got bytes.Buffer
+	rw := newRunWriter(&got, x, "tag")
+	answered := rw.answered(qs, chunk)
+	skipped := 0
+	for lo := 0; lo < len(qs); lo += chunk {
+		hi := min(lo+chunk, len(qs))
+		var wg sync.WaitGroup
+		for g := lo; g < hi; g += grain {
+			if lo/chunk == 2 && g == lo+3*grain {
+				skipped++ // chunk 2: one piece never formatted
+				continue
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				answered(g, out[g:min(g+grain, hi)])
+			}()
+		}
+		wg.Wait()
+		if ready := rw.preReady(lo, hi-lo); ready == (lo/chunk == 2) {
+			t.Fatalf("chunk %d: every piece formatted: %v", lo/chunk, ready)
+		}
+		if err := rw.writeChunk(lo, qs, out[lo:hi]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if skipped != 1 {
+		t.Fatalf("%d pieces skipped", skipped)
+	}
+	if got.Len() == 0 || !bytes.Equal(got.Bytes(), want.Bytes()) {
+		t.Fatalf("the run from the pieces (%d bytes) differs from write's (%d bytes)", got.Len(), want.Len())
+	}
+}

@@ -16,7 +16,8 @@
 # qids (rR-qid), for each R of REPS (default "10 100": 100k and 1M queries).
 #
 # Each measurement block (collection, R, mode, device) runs `bench query`
-# once (one warm batch of all queries: --gpu-only on the GPU; 16 threads,
+# once (BENCH_EACH=1: again before every later round, and each round's
+# ratios are to its own bench run) (one warm batch of all queries: --gpu-only on the GPU; 16 threads,
 # skip and maxscore on the CPU), then ROUNDS (default 2) rounds of the
 # variants in turn. A variant is TUNE[@CHUNK][%null]: "old" (the old binary),
 # "none" (the new binary, no switch), or a QP_QUERY_TUNE list, "all" being
@@ -111,6 +112,15 @@ one() {
   log "$line"
 }
 
+# benchq prints bench query's rate for the block (dev, m, idx, qf, n set).
+benchq() {
+  if [ "$dev" = gpu ]; then
+    "$new" bench query "$idx" "$qf" --limit "$n" --device gpu --gpu-only --modes "$m" 2>/dev/null | awk -v m="$m" '$1==m{print $4; exit}'
+  else
+    "$new" bench query "$idx" "$qf" --limit "$n" --device cpu --modes "$m" --thread-counts "${THREADS:-16}" --and-algos skip --or-algos maxscore 2>/dev/null | awk -v m="$m" -v t="${THREADS:-16}" '$1==m && $3==t{print $4; exit}'
+  fi
+}
+
 for R in ${REPS:-10 100}; do
   qf=$tmp/q06x$R.txt n=$((R * 10000))
   for c in ${COLLS:-gcide rfc-pages}; do
@@ -119,17 +129,19 @@ for R in ${REPS:-10 100}; do
       for dev in ${DEVS:-gpu cpu}; do
         key="$c x$R $m $dev"
         if [ $(( $(date +%s) - t0 )) -ge "${BUDGET:-450}" ]; then log "$key: skipped (budget)"; continue; fi
+        b=$(benchq)
         if [ "$dev" = gpu ]; then
-          b=$("$new" bench query "$idx" "$qf" --limit "$n" --device gpu --gpu-only --modes "$m" 2>/dev/null | awk -v m="$m" '$1==m{print $4; exit}')
           vs=$V10GPU
           [ "$R" -gt 10 ] && vs=$V100GPU
         else
-          b=$("$new" bench query "$idx" "$qf" --limit "$n" --device cpu --modes "$m" --thread-counts "${THREADS:-16}" --and-algos skip --or-algos maxscore 2>/dev/null | awk -v m="$m" -v t="${THREADS:-16}" '$1==m && $3==t{print $4; exit}')
           vs=$V10CPU
           [ "$R" -gt 10 ] && vs=$V100CPU
         fi
         log "$key bench $b"
         for round in $(seq 1 "${ROUNDS:-2}"); do
+          if [ "${BENCH_EACH:-0}" = 1 ] && [ "$round" -gt 1 ]; then
+            log "$key benchr$round $(benchq)"
+          fi
           for v in $vs; do one "$v" "$dev" "$key" "$round"; done
         done
         same="runs identical"
@@ -150,21 +162,27 @@ log "elapsed $(( $(date +%s) - t0 )) s"
 # The table: per block and variant, the rounds' range.
 awk '
 / bench / { split($0, a, " bench "); bench[a[1]] = a[2]; order[++nb] = a[1]; next }
+/ benchr[0-9]+ / { key = $1 " " $2 " " $3 " " $4; r = substr($5, 7); br[key, r] = $6; bench[key] = bench[key] "/" $6; next }
 / round[0-9]+: stream / {
   key = $1 " " $2 " " $3 " " $4; v = $5; s = $8
+  r = $6; gsub(/[^0-9]/, "", r)
+  split(bench[key], b1, "/"); den = (key SUBSEP r) in br ? br[key, r] : b1[1]
   k = key SUBSEP v
-  if (!(k in lo)) { vorder[key] = vorder[key] " " v; lo[k] = s; hi[k] = s } else { if (s < lo[k]) lo[k] = s; if (s > hi[k]) hi[k] = s }
+  q = den > 0 ? s / den : 0
+  if (!(k in lo)) { vorder[key] = vorder[key] " " v; lo[k] = s; hi[k] = s; rlo[k] = q; rhi[k] = q } else { if (s < lo[k]) lo[k] = s; if (s > hi[k]) hi[k] = s; if (q < rlo[k]) rlo[k] = q; if (q > rhi[k]) rhi[k] = q }
   for (i = 9; i < NF; i += 2) if ($i == "steady" || $i == "cold" || $i == "cpu_us") val[k, $i] = val[k, $i] (val[k, $i] == "" ? "" : "/") $(i + 1)
 }
 function k_(x) { return sprintf("%.0fk", x / 1000) }
 END {
   printf "%-22s %-30s %-16s %-11s %-18s %-18s %s\n", "block", "variant", "stream q/s", "/bench", "steady q/s", "cold q/s", "CPU µs/query"
   for (b = 1; b <= nb; b++) {
-    key = order[b]; printf "%-22s %-30s %-16s\n", key, "bench query", k_(bench[key])
+    key = order[b]; nbv = split(bench[key], bv, "/"); bs = ""
+    for (j = 1; j <= nbv; j++) bs = bs (j > 1 ? "/" : "") k_(bv[j])
+    printf "%-22s %-30s %-16s\n", key, "bench query", bs
     n = split(vorder[key], vs, " ")
     for (j = 1; j <= n; j++) {
       k = key SUBSEP vs[j]
-      r = bench[key] > 0 ? sprintf("%.2f-%.2f", lo[k] / bench[key], hi[k] / bench[key]) : "-"
+      r = bv[1] > 0 ? sprintf("%.2f-%.2f", rlo[k], rhi[k]) : "-"
       printf "%-22s %-30s %-16s %-11s %-18s %-18s %s\n", "", vs[j], k_(lo[k]) "-" k_(hi[k]), r, val[k, "steady"], val[k, "cold"], val[k, "cpu_us"]
     }
   }
