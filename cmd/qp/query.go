@@ -383,6 +383,7 @@ func init() {
 		server := fs.String("server", "", "send the queries to a qp server at this URL (qp serve; e.g.\nhttp://127.0.0.1:8080) instead of opening an index: the same output;\nthe index argument is left out, and the server's flags rule the processor")
 		cacheSize := fs.String("cache", "", "batch mode: keep results in a result cache of this size (e.g. 64M;\nkeyed by normalized query, mode and k) and report its hit rate")
 		stats := fs.Bool("stats", false, "batch mode: print the run's timeline on standard error (open, reading and\nanalyzing the queries, each chunk's search and output, idle gaps, GC, the\nstream's CPU time) and its rates: the cold total from process start, the\nstream, the steady state after the first chunk")
+		cpuProfile := fs.String("cpuprofile", "", "batch mode: write a Go CPU profile of the stream (its first query to its\nlast run line: the search and the run's output) to this new file (read it\nwith go tool pprof)")
 		pos, err := parse(fs, args)
 		if err != nil {
 			return err
@@ -408,6 +409,14 @@ func init() {
 		}
 		if *run != "" {
 			if err := checkRunOutput(*run, pos[0], *queries); err != nil {
+				return err
+			}
+		}
+		if *cpuProfile != "" {
+			if *queries == "" || *server != "" {
+				return fmt.Errorf("--cpuprofile profiles a batch (--queries FILE) run here, not one query or a server's")
+			}
+			if err := guardOutputs(append([]string{*queries, *run}, pos...), *cpuProfile); err != nil {
 				return err
 			}
 		}
@@ -452,7 +461,8 @@ func init() {
 			return nil
 		}
 		return qf.runBatch(ctx, e, mode, opt, batchArgs{queries: *queries, run: *run, tag: *tag, cacheSize: *cacheSize,
-			limit: *limit, chunk: *chunk, quiet: *quiet, allowPartial: *allowPartial, stats: *stats, tune: tune, early: early}, &tl)
+			limit: *limit, chunk: *chunk, quiet: *quiet, allowPartial: *allowPartial, stats: *stats, tune: tune, early: early,
+			cpuProfile: *cpuProfile}, &tl)
 	}
 	register(c)
 }

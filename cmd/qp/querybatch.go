@@ -23,6 +23,7 @@ import (
 // batchArgs are qp query's batch-mode flags (--queries FILE).
 type batchArgs struct {
 	queries, run, tag, cacheSize string
+	cpuProfile                   string // --cpuprofile: a profile of the stream
 	limit, chunk                 int
 	quiet, allowPartial, stats   bool
 	tune                         queryTune
@@ -92,6 +93,12 @@ func (qf *queryFlags) runBatch(ctx context.Context, e *qp.Engine, mode engine.Mo
 	tl.gc = time.Since(t)
 	defer setGC(ba.tune)()
 	tl.before, tl.gpuBefore = readGC(), gpuProfile(e.GPU())
+	stopProfile := func() {}
+	if ba.cpuProfile != "" {
+		if stopProfile, err = startCPUProfile(ba.cpuProfile); err != nil {
+			return err
+		}
+	}
 	start := time.Now()
 	tl.streamStart = start
 	// One stream through the backend: large chunks fill the GPU's launch
@@ -114,6 +121,7 @@ func (qf *queryFlags) runBatch(ctx context.Context, e *qp.Engine, mode engine.Mo
 		bar.Set(int64(lo+len(out)), "")
 		return nil
 	})
+	stopProfile() // the profile covers the stream alone, and ends on its error too
 	if err != nil {
 		return err
 	}

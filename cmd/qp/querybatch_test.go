@@ -123,3 +123,30 @@ func TestQueryStats(t *testing.T) {
 		}
 	}
 }
+
+// TestQueryCPUProfile: --cpuprofile writes a profile of a batch's stream to
+// a new file; it refuses an existing file (left as it was) and a run
+// without --queries.
+func TestQueryCPUProfile(t *testing.T) {
+	runWriterIndex(t)
+	dir := t.TempDir()
+	queries := filepath.Join(dir, "q.txt")
+	if err := os.WriteFile(queries, []byte("1:t1 t2\n2:t3\n3:t4 t5 t6\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	prof := filepath.Join(dir, "cpu.pprof")
+	args := []string{rwIndex, "--device", "cpu", "--mode", "or", "--queries", queries, "--run", filepath.Join(dir, "run"), "--quiet", "--cpuprofile", prof}
+	if err := commands["query"].run(args); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Stat(prof); err != nil || st.Size() == 0 {
+		t.Fatalf("the profile: %v, %v", st, err)
+	}
+	args[8] = filepath.Join(dir, "run2")
+	if err := commands["query"].run(args); err == nil || !strings.Contains(err.Error(), prof) {
+		t.Errorf("an existing profile file: %v, want an error naming it", err)
+	}
+	if err := commands["query"].run([]string{rwIndex, "--device", "cpu", "--cpuprofile", filepath.Join(dir, "p2"), "t1"}); err == nil || !strings.Contains(err.Error(), "--queries") {
+		t.Errorf("--cpuprofile of one query: %v, want an error naming --queries", err)
+	}
+}
