@@ -13,7 +13,12 @@
 #                             english) or as an index built here
 #   06.efficiency_topics.txt  the TREC 2006 efficiency log
 # Queries: the first 10,000 TREC'06 queries repeated R times with unique
-# qids (rR-qid), for each R of REPS (default "10 100": 100k and 1M queries).
+# qids (rR-qid), for each R of REPS (default "10 100": 100k and 1M queries);
+# QSET=FILE (in bin/dev/data, e.g. gcide.known.tsv from `qp queries
+# gcide.qp --out gcide.known.tsv --kinds known --n 10000 --seed 1`) takes
+# the first 10,000 of FILE instead, its blocks named COLL/FILE-without-.tsv.
+# DEVS may name auto (qp query --device auto, all cores; its ratio is to
+# the CPU's bench query on THREADS workers).
 #
 # Each measurement block (collection, R, mode, device) runs `bench query`
 # once (BENCH_EACH=1: again before every later round, and each round's
@@ -72,9 +77,16 @@ res=$OUT/cliab.txt stats=$OUT/cliab-stats.txt
 : >"$stats"
 log() { echo "$*" | tee -a "$res"; }
 log "new $($new version 2>&1 | head -1); old $($old version 2>&1 | head -1); ALL=$ALL"
-head -10000 "$d/06.efficiency_topics.txt" >$tmp/q06.txt
+# QSET=NAME (a file bin/dev/data/NAME, e.g. gcide.known.tsv from qp queries)
+# replaces the TREC'06 log; its blocks are named COLL/NAME.
+qs=q06
+[ -n "${QSET:-}" ] && qs=$QSET
+qsrc=$d/06.efficiency_topics.txt
+[ -n "${QSET:-}" ] && qsrc=$d/$QSET
+[ -s "$qsrc" ] || { echo "no query file $qsrc"; exit 1; }
+head -10000 "$qsrc" >$tmp/$qs.txt
 for R in ${REPS:-10 100}; do
-  [ -s $tmp/q06x$R.txt ] || for r in $(seq 1 "$R"); do sed "s/^/r$r-/" $tmp/q06.txt; done >$tmp/q06x$R.txt
+  [ -s $tmp/${qs}x$R.txt ] || for r in $(seq 1 "$R"); do sed "s/^/r$r-/" $tmp/$qs.txt; done >$tmp/${qs}x$R.txt
 done
 for c in ${COLLS:-gcide rfc-pages}; do
   idx=$tmp/$c.qp
@@ -122,12 +134,13 @@ benchq() {
 }
 
 for R in ${REPS:-10 100}; do
-  qf=$tmp/q06x$R.txt n=$((R * 10000))
+  qf=$tmp/${qs}x$R.txt n=$((R * $(wc -l <$tmp/$qs.txt)))
   for c in ${COLLS:-gcide rfc-pages}; do
     idx=$tmp/$c.qp
     for m in ${MODES:-and or andor}; do
       for dev in ${DEVS:-gpu cpu}; do
         key="$c x$R $m $dev"
+        [ -n "${QSET:-}" ] && key="$c/${QSET%.*} x$R $m $dev"
         if [ $(( $(date +%s) - t0 )) -ge "${BUDGET:-450}" ]; then log "$key: skipped (budget)"; continue; fi
         b=$(benchq)
         if [ "$dev" = gpu ]; then
