@@ -158,7 +158,11 @@ for R in ${REPS:-10 100}; do
           for v in $vs; do one "$v" "$dev" "$key" "$round"; done
         done
         same="runs identical"
+        # Without an old variant in the block there is nothing to compare
+        # with (a stale run of an earlier block must not count).
+        case " $vs " in *" old "*) ;; *) same="not compared (no old variant)"; rm -f "$tmp/run.$dev.$m.old" ;; esac
         for v in $vs; do
+          [ "$same" = "not compared (no old variant)" ] && break
           [ "$v" = old ] || [ "$v" != "${v%\%null}" ] && continue
           cmp -s "$tmp/run.$dev.$m.old" "$tmp/run.$dev.$m.$v" || same="RUNS DIFFER ($v)"
         done
