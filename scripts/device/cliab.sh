@@ -73,6 +73,7 @@ V10CPU=${V10CPU:-old none prealloc cont prealloc,cont none%null cont%null}
 V100GPU=${V100GPU:-old none all all@65536}
 V100CPU=${V100CPU:-old none cont prealloc,cont none%null}
 res=$OUT/cliab.txt stats=$OUT/cliab-stats.txt
+declare -A firstdev # "coll R mode" -> the first processor whose none run was kept
 : >"$res"
 : >"$stats"
 log() { echo "$*" | tee -a "$res"; }
@@ -166,6 +167,16 @@ for R in ${REPS:-10 100}; do
           [ "$v" = old ] || [ "$v" != "${v%\%null}" ] && continue
           cmp -s "$tmp/run.$dev.$m.old" "$tmp/run.$dev.$m.$v" || same="RUNS DIFFER ($v)"
         done
+        # The new binary's runs on the processors of this block's
+        # collection and mode so far (this call's only) must agree.
+        if case " $vs " in *" none "*) true ;; *) false ;; esac; then
+          k2="$c $R $m"
+          if [ -n "${firstdev[$k2]:-}" ]; then
+            cmp -s "$tmp/run.${firstdev[$k2]}.$m.none" "$tmp/run.$dev.$m.none" && same="$same; none equals ${firstdev[$k2]}'s" || same="$same; NONE DIFFERS FROM ${firstdev[$k2]}'s"
+          else
+            firstdev[$k2]=$dev
+          fi
+        fi
         if [ "$dev" = cpu ] && [ -e "$tmp/run.gpu.$m.old" ]; then
           cmp -s "$tmp/run.gpu.$m.old" "$tmp/run.cpu.$m.old" || same="$same; GPU AND CPU RUNS DIFFER"
         fi
