@@ -54,8 +54,11 @@ import (
 // configuration.
 type router struct {
 	cpu, gpu engine.Backend
-	workers  int              // CPU workers, for the CPU's saturation size
-	now      func() time.Time // the clock measuring batches (tests inject one)
+	workers  int                 // CPU workers, for the CPU's saturation size
+	clock    [2]func() time.Time // by processor: the clocks measuring its batches (tests inject them)
+	// split lets a decided batch run on both processors at once
+	// (auto_split.go); off, the winner answers it alone.
+	split bool
 
 	mu    sync.Mutex
 	modes [4]modeCosts // by engine.Mode; 0: mixed batches
@@ -67,6 +70,7 @@ type modeCosts struct {
 	size    [2][buckets]float64 // [proc][bucket]: batch size of those measurements
 	queries [2]uint64           // answered per processor
 	batches [2]uint64
+	splits  splitState // batches answered by both processors at once
 }
 
 const (
@@ -96,8 +100,11 @@ const (
 )
 
 func newRouter(cpu, gpu engine.Backend, workers int) *router {
-	return &router{cpu: cpu, gpu: gpu, workers: max(workers, 1), now: time.Now}
+	return &router{cpu: cpu, gpu: gpu, workers: max(workers, 1), clock: [2]func() time.Time{time.Now, time.Now}, split: true}
 }
+
+// setClock measures both processors' batches with now (tests).
+func (r *router) setClock(now func() time.Time) { r.clock = [2]func() time.Time{now, now} }
 
 // Name implements engine.Backend.
 func (r *router) Name() string { return "auto(" + r.cpu.Name() + "," + r.gpu.Name() + ")" }
@@ -129,6 +136,14 @@ func (r *router) SearchBatch(ctx context.Context, qs []engine.Query, opt engine.
 	}
 	key := modeKey(qs)
 	for lo := 0; lo < len(qs); {
+		if share := r.splitShare(key, len(qs)-lo); share > 0 {
+			// Both processors are measured at this size: the rest of
+			// the batch runs on both at once (auto_split.go).
+			if err := r.runSplit(ctx, key, share, qs[lo:], opt, out[lo:]); err != nil {
+				return err
+			}
+			return nil
+		}
 		p, n := r.plan(key, len(qs)-lo)
 		if err := r.run(ctx, key, p, qs[lo:lo+n], opt, out[lo:lo+n]); err != nil {
 			for i := lo + n; i < len(qs); i++ {
@@ -147,9 +162,9 @@ func (r *router) run(ctx context.Context, key, p int, qs []engine.Query, opt eng
 	if p == procGPU {
 		be = r.gpu
 	}
-	start := r.now()
+	start := r.clock[p]()
 	err := be.SearchBatch(ctx, qs, opt, out)
-	t := r.now().Sub(start)
+	t := r.clock[p]().Sub(start)
 	if err != nil {
 		return err
 	}
@@ -322,6 +337,7 @@ func (r *router) routing() string {
 		}
 		s := fmt.Sprintf("%s: %s %d queries in %d batches, %s %d in %d", name,
 			r.cpu.Name(), m.queries[procCPU], m.batches[procCPU], r.gpu.Name(), m.queries[procGPU], m.batches[procGPU])
+		s += m.splits.String(r.gpu.Name())
 		for p, pn := range []string{r.cpu.Name(), r.gpu.Name()} {
 			var ms []string
 			for b, c := range m.cost[p] {

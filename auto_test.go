@@ -94,6 +94,16 @@ func fakes() (*vclock, *fakeProc, *fakeProc) {
 	return clk, cpu, gpu
 }
 
+// oneClockRouter is a router of 16 CPU workers over cpu and gpu that
+// measures both on clk, without splitting batches: on one clock the
+// processors run one after the other (auto_split_test.go splits).
+func oneClockRouter(clk *vclock, cpu, gpu *fakeProc) *router {
+	r := newRouter(cpu, gpu, 16)
+	r.setClock(clk.now)
+	r.split = false
+	return r
+}
+
 func queriesOf(n int, m engine.Mode) []engine.Query {
 	qs := make([]engine.Query, n)
 	for i := range qs {
@@ -131,8 +141,7 @@ func TestRouterNeverSlower(t *testing.T) {
 			clk, cpu, gpu := fakes()
 			tc := streamTime(t, clk, cpu, qs, DefaultChunk)
 			tg := streamTime(t, clk, gpu, qs, DefaultChunk)
-			r := newRouter(cpu, gpu, 16)
-			r.now = clk.now
+			r := oneClockRouter(clk, cpu, gpu)
 			ta := streamTime(t, clk, r, qs, DefaultChunk)
 			best := min(tc, tg)
 			t.Logf("cpu %v gpu %v auto %v (%.3f× the faster)\n%s", tc, tg, ta, float64(ta)/float64(best), r.routing())
@@ -158,8 +167,7 @@ func TestRouterNeverSlower(t *testing.T) {
 // time loses even OR, and Auto settles on the CPU after measuring each once.
 func TestRouterSmallBatches(t *testing.T) {
 	clk, cpu, gpu := fakes()
-	r := newRouter(cpu, gpu, 16)
-	r.now = clk.now
+	r := oneClockRouter(clk, cpu, gpu)
 	qs := queriesOf(200, engine.Or)
 	out := make([]engine.Response, 1)
 	for i := range qs {
@@ -180,8 +188,7 @@ func TestRouterSmallBatches(t *testing.T) {
 // the other's last measured time, the batches move to the other.
 func TestRouterFollowsSlowdown(t *testing.T) {
 	clk, cpu, gpu := fakes()
-	r := newRouter(cpu, gpu, 16)
-	r.now = clk.now
+	r := oneClockRouter(clk, cpu, gpu)
 	qs := queriesOf(4*DefaultChunk, engine.Or)
 	streamTime(t, clk, r, qs, DefaultChunk)
 	before := r.modes[engine.Or].queries
@@ -202,8 +209,7 @@ func TestRouterFollowsSlowdown(t *testing.T) {
 // calibrationStart, not at 4 queries, and the bulk goes to the GPU.
 func TestRouterSinglesThenBatches(t *testing.T) {
 	clk, cpu, gpu := fakes()
-	r := newRouter(cpu, gpu, 16)
-	r.now = clk.now
+	r := oneClockRouter(clk, cpu, gpu)
 	qs := queriesOf(4*DefaultChunk, engine.Or)
 	out := make([]engine.Response, 1)
 	for i := range 20 {
@@ -227,8 +233,7 @@ func TestRouterSinglesThenBatches(t *testing.T) {
 // ("mixed") and answered in order; an empty batch is fine.
 func TestRouterMixedAndEmpty(t *testing.T) {
 	clk, cpu, gpu := fakes()
-	r := newRouter(cpu, gpu, 16)
-	r.now = clk.now
+	r := oneClockRouter(clk, cpu, gpu)
 	if err := r.SearchBatch(context.Background(), nil, engine.Options{}, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -273,8 +278,7 @@ func TestRouterCPUBatchStart(t *testing.T) {
 	if tc >= tg {
 		t.Fatalf("BUG: the fakes: cpu %v not faster than gpu %v", tc, tg)
 	}
-	r := newRouter(cpu, gpu, 16)
-	r.now = clk.now
+	r := oneClockRouter(clk, cpu, gpu)
 	ta := streamTime(t, clk, r, qs, DefaultChunk)
 	t.Logf("cpu %v gpu %v auto %v (%.3f× the faster)\n%s", tc, tg, ta, float64(ta)/float64(tc), r.routing())
 	m := &r.modes[engine.And]
@@ -299,8 +303,7 @@ func TestRouterCPUBatchStartGPUWins(t *testing.T) {
 	cpu.per[engine.Or], gpu.per[engine.Or] = 67*time.Microsecond, 1300*time.Nanosecond
 	tc := streamTime(t, clk, cpu, qs, DefaultChunk)
 	tg := streamTime(t, clk, gpu, qs, DefaultChunk)
-	r := newRouter(cpu, gpu, 16)
-	r.now = clk.now
+	r := oneClockRouter(clk, cpu, gpu)
 	ta := streamTime(t, clk, r, qs, DefaultChunk)
 	t.Logf("cpu %v gpu %v auto %v (%.3f× the faster)\n%s", tc, tg, ta, float64(ta)/float64(tg), r.routing())
 	m := &r.modes[engine.Or]

@@ -88,6 +88,10 @@ type Options struct {
 	// index but not the processor: reading and analyzing a query file,
 	// say. Open returns once both are done. New ignores it.
 	Beside func(*index.Index)
+	// NoSplit makes Device Auto answer each batch on the faster processor
+	// alone; by default a large batch, once both are measured, runs on
+	// both at once, split by their measured speeds (auto_split.go).
+	NoSplit bool
 }
 
 // Engine answers queries over one open index. Its methods are safe for
@@ -179,8 +183,13 @@ func New(x *index.Index, o Options) (*Engine, error) {
 		if dev == Auto {
 			cpu := engine.NewCPU(x, o.Threads)
 			e.route = newRouter(cpu, b, cpu.Workers())
+			e.route.split = !o.NoSplit
 			e.be = e.route
 			how = ", and the CPU's cores for the batches they answer faster"
+			if !o.NoSplit {
+				how += " or beside it on large batches"
+			}
+
 		}
 		notice(o, fmt.Sprintf("qp: using GPU %s (%s of postings; %d list bitmaps in use from density %g)%s",
 			b.Device().Name, progress.Bytes(b.ResidentBytes()), b.Bitmaps().InUse, b.BitmapDensity(), how))

@@ -36,7 +36,7 @@ type queryFlags struct {
 	k, threads                    *int
 	gpuBitmapAnd                  *triFlag
 	k1, b                         *float64
-	qtf                           *bool
+	qtf, autoSplit                *bool
 	// quiet (set by commands with --quiet) suppresses the CPU-fallback
 	// notice.
 	quiet bool
@@ -58,6 +58,7 @@ func addQueryFlags(fs interface {
 		andAlgo:        fs.String("and-algo", string(engine.DefaultAnd), "AND algorithm: merge, galloping or skip"),
 		orAlgo:         fs.String("or-algo", string(engine.DefaultOr), "OR strategy: taat, daat, maxscore or bmw"),
 		device:         fs.String("device", "auto", "cpu, gpu or auto"),
+		autoSplit:      fs.Bool("auto-split", true, "device auto: once both processors are measured, run each large batch\n(8192 queries or more) on the CPU and the GPU at once, split by their\nmeasured speeds; false: each batch on the faster one alone"),
 		threads:        fs.Int("threads", 0, "CPU worker threads (0 = all cores)"),
 		k1:             fs.Float64("k1", -1, "BM25 k1 (default: the index's, 0.9)"),
 		b:              fs.Float64("b", -1, "BM25 b (default: the index's, 0.4)"),
@@ -135,7 +136,8 @@ func (qf *queryFlags) options() (qp.Options, error) {
 	if err != nil {
 		return qp.Options{}, fmt.Errorf("--%w", err)
 	}
-	o := qp.Options{Device: dev, Threads: *qf.threads, Notice: func(line string) { deviceNotice(line, qf.quiet) }, Beside: qf.beside}
+	o := qp.Options{Device: dev, Threads: *qf.threads, Notice: func(line string) { deviceNotice(line, qf.quiet) }, Beside: qf.beside,
+		NoSplit: !*qf.autoSplit}
 	if *qf.k1 >= 0 || *qf.b >= 0 {
 		o.Params = &score.Params{K1: *qf.k1, B: *qf.b} // negative: the index's, filled by qp.Open
 	}
@@ -426,6 +428,9 @@ func init() {
 			}
 			if tune, err = tuneFromEnv(); err != nil {
 				return err
+			}
+			if tune.noSplit {
+				*qf.autoSplit = false
 			}
 		}
 		var early *loadedQueries

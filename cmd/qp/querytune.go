@@ -50,11 +50,14 @@ type queryTune struct {
 	// before the continuous CPU stream's workers formatted their own
 	// pieces (qp.StreamOptions.Answered).
 	emitFmt bool
+	// noSplit is --auto-split=false (device auto: each batch on one
+	// processor), for A/B runs of one command line.
+	noSplit bool
 }
 
 // parseTune parses a comma-separated list of switches: prealloc,
 // warm[=N] (N synthetic queries; default: warmQueries'), fmt=N, gc=P|off,
-// par, cont, barrier, early, emitfmt; "" or "none" is no switch. An unknown switch is an error.
+// par, cont, barrier, early, emitfmt, nosplit; "" or "none" is no switch. An unknown switch is an error.
 func parseTune(s string) (queryTune, error) {
 	var t queryTune
 	for _, f := range strings.Split(s, ",") {
@@ -82,6 +85,8 @@ func parseTune(s string) (queryTune, error) {
 			t.early = true
 		case f == "emitfmt":
 			t.emitFmt = true
+		case f == "nosplit":
+			t.noSplit = true
 		case name == "warm" && !hasVal:
 			t.warmAuto = true
 		case name == "warm":
@@ -94,7 +99,7 @@ func parseTune(s string) (queryTune, error) {
 			t.gcPercent, err = num()
 			t.gcSet = true
 		default:
-			return t, fmt.Errorf("%s: unknown switch %q (want prealloc, warm[=N], fmt=N, gc=P|off, par, cont, barrier, early, emitfmt)", tuneEnv, f)
+			return t, fmt.Errorf("%s: unknown switch %q (want prealloc, warm[=N], fmt=N, gc=P|off, par, cont, barrier, early, emitfmt, nosplit)", tuneEnv, f)
 		}
 		if err != nil {
 			return t, err
@@ -156,6 +161,9 @@ func (t queryTune) String() string {
 	}
 	if t.emitFmt {
 		s = append(s, "emitfmt")
+	}
+	if t.noSplit {
+		s = append(s, "nosplit")
 	}
 	if len(s) == 0 {
 		return "none"

@@ -1,0 +1,62 @@
+package qp_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/qpengine/qp"
+	"github.com/qpengine/qp/engine"
+)
+
+// TestAutoGPU: Device Auto over a usable GPU (the CUDA emulator counts)
+// answers 3 streams of 20,000 queries in chunks of 16,384 (large enough to
+// be split between the processors once both are measured,
+// auto_split.go) exactly as the CPU engine does, split or not, and with
+// NoSplit too. It skips without a GPU.
+func TestAutoGPU(t *testing.T) {
+	path := writeIndex(t)
+	ctx := context.Background()
+	cpu, err := qp.Open(path, qp.Options{Device: qp.CPU, Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cpu.Close()
+	var qs []engine.Query
+	for len(qs) < 20000 {
+		qs = append(qs, streamQueries(cpu)...)
+	}
+	want := make([]engine.Response, len(qs))
+	if err := cpu.SearchBatch(ctx, qs, engine.Options{}, want); err != nil {
+		t.Fatal(err)
+	}
+	for _, noSplit := range []bool{false, true} {
+		var notes []string
+		e, err := qp.Open(path, qp.Options{Threads: 2, NoSplit: noSplit, Notice: func(s string) { notes = append(notes, s) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.GPU() == nil {
+			e.Close()
+			t.Skipf("no usable GPU: %q", notes)
+		}
+		for range 3 {
+			err := qp.Stream(ctx, e.Backend(), qs, engine.Options{}, qp.DefaultChunk, func(lo int, out []engine.Response) error {
+				for i := range out {
+					w := &want[lo+i]
+					// The same results; an error where the CPU had one (the
+					// processors word it each their own way).
+					if fmt.Sprint(out[i].Results) != fmt.Sprint(w.Results) || (out[i].Err == nil) != (w.Err == nil) {
+						return fmt.Errorf("query %d: %v %v, want %v %v", lo+i, out[i].Results, out[i].Err, w.Results, w.Err)
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatalf("NoSplit %v: %v\n%s", noSplit, err, e.Routing())
+			}
+		}
+		t.Logf("NoSplit %v: %s", noSplit, e.Routing())
+		e.Close()
+	}
+}
