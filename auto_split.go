@@ -24,18 +24,22 @@ import (
 // The two parts contend for the host's cores (the GPU's preparation and
 // answer conversion run on the CPU), so the standalone times only start
 // the share: after each split batch the share moves (EWMA) to the one that
-// would have balanced the two parts' measured per-query times, and a mode
-// whose split batches keep taking longer than the faster processor alone
-// would (maxStrikes in a row, by splitSlack) stops splitting. Results do
-// not depend on the split: the GPU's answers equal the CPU's.
+// would have balanced the two parts' measured per-query times. Whether
+// splitting pays at all is measured too: a split batch's time per query
+// (EWMA) is compared with the faster processor's time alone at that size,
+// which every probeEvery-th batch refreshes by running alone; while
+// splitting loses, only every retryEvery-th batch is split (conditions
+// change: another mode's load, a shared machine). Results do not depend
+// on the split: the GPU's answers equal the CPU's.
 
 // splitState is one mode's record of split batches.
 type splitState struct {
 	share   float64   // the GPU's share of the next split batch (0: not split yet)
+	per     float64   // a split batch's time per query, seconds (EWMA; 0: none yet)
+	best    float64   // the faster processor's time alone per query when last compared
+	seen    uint64    // batches that could have been split since the first split
 	batches uint64    // batches split
 	queries [2]uint64 // queries answered in split batches, per processor
-	strikes int       // consecutive split batches slower than the faster processor alone
-	off     bool      // splitting stopped for this mode (maxStrikes)
 }
 
 const (
@@ -44,11 +48,12 @@ const (
 	minSplit = 2 * gpuSaturation
 	// minShare: a processor whose share would be below it is left out.
 	minShare = 0.05
-	// splitSlack and maxStrikes: a split batch slower than splitSlack ×
-	// the faster processor's time alone is a strike; maxStrikes in a row
-	// stop splitting in that mode.
-	splitSlack = 1.05
-	maxStrikes = 3
+	// probeEvery: one splittable batch in probeEvery runs on one processor
+	// (plan's choice) to keep its time alone current; retryEvery: while
+	// splitting measured slower than that, one batch in retryEvery is
+	// split anyway to measure it again.
+	probeEvery = 16
+	retryEvery = 20 // not a multiple of probeEvery: a retry is never a probe
 )
 
 // perQuery is processor p's per-query time for a batch in bucket b as the
@@ -77,9 +82,6 @@ func (r *router) splitShare(key, rest int) float64 {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	m := &r.modes[key]
-	if m.splits.off {
-		return 0
-	}
 	b := bucketOf(rest)
 	if _, exact := r.estimate(m, procCPU, b); !exact {
 		// The CPU's time at this size is the reference a split is
@@ -90,14 +92,37 @@ func (r *router) splitShare(key, rest int) float64 {
 	if c == 0 || g == 0 {
 		return 0
 	}
-	share := m.splits.share
+	st := &m.splits
+	share := st.share
 	if share == 0 {
 		share = c / (c + g)
 	}
 	if share < minShare || share > 1-minShare {
 		return 0
 	}
+	if st.per > 0 {
+		st.seen++
+		st.best = r.fasterAlone(m, b)
+		switch {
+		case st.seen%probeEvery == 0:
+			return 0 // the faster processor alone, to keep its time current
+		case st.best > 0 && st.per >= st.best && st.seen%retryEvery != 0:
+			return 0 // splitting loses: measure it again later
+		}
+	}
 	return share
+}
+
+// fasterAlone is the smaller of the processors' exact per-query times at
+// bucket b (0: neither is exact).
+func (r *router) fasterAlone(m *modeCosts, b int) float64 {
+	best := 0.0
+	for p := range 2 {
+		if t, exact := r.estimate(m, p, b); exact && (best == 0 || t < best) {
+			best = t
+		}
+	}
+	return best
 }
 
 // runSplit answers qs on both processors at once: the first round(share·n)
@@ -132,8 +157,7 @@ func (r *router) runSplit(ctx context.Context, key int, share float64, qs []engi
 
 // recordSplit moves the mode's share towards the one that would have
 // balanced this batch (n queries, ng of them on the GPU, the parts taking
-// tc and tg), and counts a strike when the batch took longer than the
-// faster processor alone would have.
+// tc and tg) and its time per query towards this batch's.
 func (r *router) recordSplit(key, n, ng int, tc, tg time.Duration) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -142,23 +166,12 @@ func (r *router) recordSplit(key, n, ng int, tc, tg time.Duration) {
 	c := max(tc.Seconds(), 1e-9) / float64(n-ng)
 	g := max(tg.Seconds(), 1e-9) / float64(ng)
 	balanced := c / (c + g)
+	per := max(tc, tg).Seconds() / float64(n)
 	if st.share == 0 {
-		st.share = balanced
+		st.share, st.per = balanced, per
 	} else {
 		st.share = (1-ewma)*st.share + ewma*balanced
-	}
-	b := bucketOf(n)
-	best := 0.0
-	for p := range 2 {
-		if t, exact := r.estimate(m, p, b); exact && (best == 0 || t < best) {
-			best = t
-		}
-	}
-	if wall := max(tc, tg).Seconds(); best > 0 && wall > splitSlack*best*float64(n) {
-		st.strikes++
-		st.off = st.strikes >= maxStrikes
-	} else {
-		st.strikes = 0
+		st.per = (1-ewma)*st.per + ewma*per
 	}
 	st.batches++
 	st.queries[procGPU] += uint64(ng)
@@ -172,10 +185,10 @@ func (st *splitState) String(gpuName string) string {
 	if st.batches == 0 {
 		return ""
 	}
-	s := fmt.Sprintf("; %d batches split, %s's share %.2f (cpu %d, %s %d queries)", st.batches, gpuName, st.share,
-		st.queries[procCPU], gpuName, st.queries[procGPU])
-	if st.off {
-		s += fmt.Sprintf(", splitting stopped after %d split batches slower than the faster processor alone", maxStrikes)
+	s := fmt.Sprintf("; %d batches split, %s's share %.2f (cpu %d, %s %d queries), %.3gµs per query split against %.3gµs alone",
+		st.batches, gpuName, st.share, st.queries[procCPU], gpuName, st.queries[procGPU], st.per*1e6, st.best*1e6)
+	if st.best > 0 && st.per >= st.best {
+		s += fmt.Sprintf(" (slower: one batch in %d split to measure it again)", retryEvery)
 	}
 	return s
 }

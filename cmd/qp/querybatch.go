@@ -143,7 +143,7 @@ func (qf *queryFlags) runBatch(ctx context.Context, e *qp.Engine, mode engine.Mo
 	if rc != nil {
 		fmt.Fprintf(os.Stderr, "result cache (%s): %s\n", ba.cacheSize, rc.Stats())
 	}
-	if r := e.Routing(); r != "" && !ba.quiet {
+	if r := e.Routing(); r != "" && (!ba.quiet || ba.stats) {
 		fmt.Fprintf(os.Stderr, "device auto: %s\n", r)
 	}
 	if err := sum.failure(len(qs)); err != nil {
