@@ -83,9 +83,9 @@ func (r *router) splitShare(key, rest int) float64 {
 	defer r.mu.Unlock()
 	m := &r.modes[key]
 	b := bucketOf(rest)
-	if _, exact := r.estimate(m, procCPU, b); !exact {
-		// The CPU's time at this size is the reference a split is
-		// judged against: let plan calibrate it first.
+	if r.fasterAlone(m, b) == 0 {
+		// No processor's time alone at this size yet, the reference a
+		// split is judged against: let plan measure one first.
 		return 0
 	}
 	c, g := r.perQuery(m, procCPU, b), r.perQuery(m, procGPU, b)
