@@ -22,7 +22,8 @@
 #
 # Each measurement block (collection, R, mode, device) runs `bench query`
 # once (BENCH_EACH=1: again before every later round, and each round's
-# ratios are to its own bench run) (one warm batch of all queries: --gpu-only on the GPU; 16 threads,
+# ratios are to its own bench run; ABBA=1 reverses the variants' order on
+# even rounds) (one warm batch of all queries: --gpu-only on the GPU; 16 threads,
 # skip and maxscore on the CPU), then ROUNDS (default 2) rounds of the
 # variants in turn. A variant is TUNE[@CHUNK][%null]: "old" (the old binary),
 # "none" (the new binary, no switch), or a QP_QUERY_TUNE list, "all" being
@@ -156,7 +157,12 @@ for R in ${REPS:-10 100}; do
           if [ "${BENCH_EACH:-0}" = 1 ] && [ "$round" -gt 1 ]; then
             log "$key benchr$round $(benchq)"
           fi
-          for v in $vs; do one "$v" "$dev" "$key" "$round"; done
+          order=$vs
+          # ABBA=1: the variants in reverse order on even rounds, so that
+          # none always runs first after bench query (a run right after
+          # bench's all-core burst measured slower on these hosts).
+          if [ "${ABBA:-0}" = 1 ] && [ $((round % 2)) = 0 ]; then order=$(echo $vs | tr ' ' '\n' | tac | tr '\n' ' '); fi
+          for v in $order; do one "$v" "$dev" "$key" "$round"; done
         done
         same="runs identical"
         # Without an old variant in the block there is nothing to compare
