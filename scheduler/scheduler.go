@@ -406,6 +406,11 @@ type batchArrays struct {
 	urgency []bool
 	qs      []engine.Query
 	out     []engine.Response
+	// used is the length calls last returned: qs[used:cap] and
+	// out[used:cap] are zero (put clears only what a batch used; a GPU
+	// slot's arrays grow to its largest batch, thousands of queries,
+	// while most batches are smaller).
+	used int
 }
 
 // calls returns the query and response arrays for n queries, the
@@ -414,6 +419,7 @@ func (a *batchArrays) calls(n int) ([]engine.Query, []engine.Response) {
 	if cap(a.qs) < n {
 		a.qs, a.out = make([]engine.Query, n), make([]engine.Response, n)
 	}
+	a.used = n
 	return a.qs[:n], a.out[:n]
 }
 
@@ -444,9 +450,9 @@ func (p *arrayPool) get() *batchArrays {
 // put returns a, dropping its references to jobs, queries and results.
 func (p *arrayPool) put(a *batchArrays) {
 	clear(a.jobs)
-	clear(a.qs[:cap(a.qs)])
-	clear(a.out[:cap(a.out)])
-	a.jobs, a.urgency = a.jobs[:0], a.urgency[:0]
+	clear(a.qs[:a.used])
+	clear(a.out[:a.used])
+	a.jobs, a.urgency, a.used = a.jobs[:0], a.urgency[:0], 0
 	p.mu.Lock()
 	if len(p.free) < maxFreeArrays {
 		p.free = append(p.free, a)
@@ -674,6 +680,7 @@ func (s *Scheduler) SubmitBatch(rs []Request, done func(*Result)) error {
 	for lo := 0; lo < len(rs); lo += chunkJobs {
 		part := rs[lo:min(lo+chunkJobs, len(rs))]
 		c := chunkPool.Get().(*jobChunk)
+		c.used = int32(len(part))
 		c.live.Store(int32(len(part)))
 		for i := range part {
 			j := &c.jobs[i]

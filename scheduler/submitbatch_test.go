@@ -425,3 +425,102 @@ func TestBatchLearnEvery(t *testing.T) {
 		t.Errorf("%d arrays in the pool after 8 sequential batches, want 1 (reused)", n)
 	}
 }
+
+// TestChunkReleaseClears: the last release of a job chunk clears the jobs
+// its SubmitBatch call filled (jobs[:used]), and the chunk goes back with
+// every job zero, so that initJob, which writes only some fields, starts
+// from zero jobs; chunks reused by bursts of different sizes (a burst of
+// 64 after one of 3, and back) answer every query, each with its own
+// deadline and on the one processor.
+func TestChunkReleaseClears(t *testing.T) {
+	c := new(jobChunk)
+	res := new(Result)
+	c.used = 5
+	c.live.Store(5)
+	for i := range c.jobs[:5] {
+		j := &c.jobs[i]
+		j.q, j.tag, j.res, j.done, j.custom, j.chunk = engine.Query{ID: "q"}, i, res, func(*Result) {}, true, c
+		j.cost = [2]time.Duration{1, 2}
+		if i > 0 {
+			c.jobs[i-1].more = j
+		}
+	}
+	for i := range c.jobs[:5] {
+		c.jobs[i].release()
+	}
+	if c.used != 0 || c.live.Load() != 0 {
+		t.Fatalf("released chunk: used %d, live %d; want 0, 0", c.used, c.live.Load())
+	}
+	for i := range c.jobs {
+		j := &c.jobs[i]
+		if j.q.ID != "" || j.tag != 0 || j.res != nil || j.done != nil || j.custom || j.chunk != nil || j.more != nil || j.cost != [2]time.Duration{} {
+			t.Fatalf("job %d of a released chunk not zero", i)
+		}
+	}
+
+	x := testIndex(t)
+	qs := testQueries(64, 5)
+	s, err := New(x, Config{GPU: &Processor{Backend: nopBackend{}, Batch: BatchPolicy{MaxQueries: 16}}, Deadline: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	bad := 0
+	done := func(r *Result) {
+		want := time.Hour
+		if r.Tag%2 == 1 {
+			want = time.Duration(r.Tag) * time.Minute // a custom deadline on odd tags
+		}
+		mu.Lock()
+		if r.Deadline.Sub(r.Arrival) != want || r.Proc != GPU || r.Predicted[CPU] != 0 {
+			bad++
+		}
+		mu.Unlock()
+		wg.Done()
+	}
+	tag := 0
+	for _, n := range []int{3, 64, 1, 64, 7, 40, 64, 2} {
+		rs := make([]Request, n)
+		for i := range rs {
+			rs[i] = Request{Query: qs[tag%len(qs)], Tag: tag}
+			if tag%2 == 1 {
+				rs[i].Deadline = time.Duration(tag) * time.Minute
+			}
+			tag++
+		}
+		wg.Add(n)
+		if err := s.SubmitBatch(rs, done); err != nil {
+			t.Fatal(err)
+		}
+		wg.Wait() // the burst's chunk is back in the pool before the next burst
+	}
+	if bad > 0 {
+		t.Fatalf("%d of %d queries with another's deadline, processor or prediction", bad, tag)
+	}
+}
+
+// TestBatchArraysPut: a batch's arrays go back to the pool with every
+// query and response zero up to their capacity, though put clears only
+// the length calls last returned (a large batch, then a small one).
+func TestBatchArraysPut(t *testing.T) {
+	var p arrayPool
+	a := p.get()
+	for _, n := range []int{100, 10, 0, 3} {
+		qs, out := a.calls(n)
+		for i := range qs {
+			qs[i] = engine.Query{ID: "q", Terms: []string{"t"}}
+			out[i] = engine.Response{Results: make([]topk.Result, 1), Err: ErrClosed}
+		}
+		p.put(a)
+		if a = p.get(); a.used != 0 {
+			t.Fatalf("after a batch of %d: used %d, want 0", n, a.used)
+		}
+		for i := range a.qs[:cap(a.qs)] {
+			if a.qs[i].ID != "" || a.qs[i].Terms != nil || a.out[i].Results != nil || a.out[i].Err != nil {
+				t.Fatalf("after a batch of %d: entry %d of %d not zero", n, i, cap(a.qs))
+			}
+		}
+	}
+}
