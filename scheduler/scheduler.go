@@ -368,6 +368,8 @@ type Scheduler struct {
 	abortOnce sync.Once
 	wg        sync.WaitGroup
 
+	chunks chunkCarver // SubmitBatch's jobs
+
 	seq                                   atomic.Uint64
 	submitted, completed, missed, eitherN atomic.Uint64
 	queued                                [3]atomic.Int64
@@ -677,13 +679,12 @@ func (s *Scheduler) SubmitBatch(rs []Request, done func(*Result)) error {
 	now := s.clock.Now()
 	seq := s.seq.Add(uint64(len(rs))) - uint64(len(rs))
 	var first, last *job
-	for lo := 0; lo < len(rs); lo += chunkJobs {
-		part := rs[lo:min(lo+chunkJobs, len(rs))]
-		c := chunkPool.Get().(*jobChunk)
-		c.used = int32(len(part))
-		c.live.Store(int32(len(part)))
+	for k := 0; k < len(rs); {
+		c, lo, m := s.chunks.take(len(rs) - k)
+		part := rs[k : k+m]
+		k += m
 		for i := range part {
-			j := &c.jobs[i]
+			j := &c.jobs[lo+i]
 			s.initJob(j, part[i], done, now)
 			j.chunk = c
 			seq++
@@ -786,6 +787,7 @@ func (s *Scheduler) Shutdown(ctx context.Context) error {
 		s.mu.Lock()
 		s.closed = true
 		close(s.arrive)
+		s.chunks.drop()
 		s.mu.Unlock()
 	})
 	finished := make(chan struct{})

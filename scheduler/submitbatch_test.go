@@ -524,3 +524,43 @@ func TestBatchArraysPut(t *testing.T) {
 		}
 	}
 }
+
+// TestChunkCarver: consecutive takes share a chunk until its 64 jobs are
+// handed out, then a fresh one; a chunk goes back to the pool (all its
+// jobs zero) only once every job taken from it is released and the carver
+// has moved on or dropped it.
+func TestChunkCarver(t *testing.T) {
+	var cv chunkCarver
+	c1, lo, m := cv.take(10)
+	if lo != 0 || m != 10 || c1.live.Load() != 11 {
+		t.Fatalf("first take: lo %d, m %d, live %d; want 0, 10, 11", lo, m, c1.live.Load())
+	}
+	c, lo, m := cv.take(60)
+	if c != c1 || lo != 10 || m != 54 || c1.used != chunkJobs {
+		t.Fatalf("second take: same chunk %v, lo %d, m %d, used %d; want true, 10, 54, 64", c == c1, lo, m, c1.used)
+	}
+	for i := range c1.jobs {
+		c1.jobs[i].tag, c1.jobs[i].chunk = i+1, c1
+	}
+	c2, lo, m := cv.take(6) // the carver moves on: c1's own reference dropped
+	if c2 == c1 || lo != 0 || m != 6 || c1.live.Load() != chunkJobs {
+		t.Fatalf("third take: new chunk %v, lo %d, m %d, old live %d; want true, 0, 6, 64", c2 != c1, lo, m, c1.live.Load())
+	}
+	for i := range c1.jobs {
+		c1.jobs[i].release()
+	}
+	if c1.used != 0 || c1.live.Load() != 0 || c1.jobs[chunkJobs-1].tag != 0 || c1.jobs[0].chunk != nil {
+		t.Fatalf("released chunk: used %d, live %d, jobs not cleared", c1.used, c1.live.Load())
+	}
+	for i := range c2.jobs[:6] {
+		c2.jobs[i].chunk = c2
+		c2.jobs[i].release()
+	}
+	if c2.live.Load() != 1 || c2.used != 6 {
+		t.Fatalf("current chunk with its jobs released: live %d, used %d; want 1, 6 (the carver's)", c2.live.Load(), c2.used)
+	}
+	cv.drop()
+	if c2.live.Load() != 0 || c2.used != 0 || cv.cur != nil {
+		t.Fatalf("dropped chunk: live %d, used %d", c2.live.Load(), c2.used)
+	}
+}
