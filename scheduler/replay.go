@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"runtime/metrics"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -846,7 +847,17 @@ func (e *Experiment) Run(ctx context.Context) (*Report, error) {
 				cfg.CPU = nil // no core left for the CPU: the GPU alone
 			}
 		}
-		s, err := New(e.Index, cfg)
+		// The scheduler's goroutines (and those they start: a GPU batch's
+		// delivery, the backend's preparation workers) inherit the
+		// "qp=window" profiler label from New, the replay's submitter has
+		// it for the replay, and the slab's reserve and Summarize do not:
+		// a CPU profile of the experiment (--cpuprofile) splits into the
+		// measured window and the harness's work outside it with
+		// `go tool pprof -tagfocus qp=window` (scripts/profsplit.sh; the
+		// CUDA owner goroutine, started with the backend, has no label).
+		var s *Scheduler
+		var err error
+		pprof.Do(ctx, windowLabel, func(context.Context) { s, err = New(e.Index, cfg) })
 		if err != nil {
 			return Run{}, err
 		}
@@ -861,7 +872,8 @@ func (e *Experiment) Run(ctx context.Context) (*Report, error) {
 		slab.reserve(n, min(2*len(slab.res), maxRunQueries), e.Queries)
 		g0 := readGC()
 		c0, ok0 := cputime.Process()
-		res, err := replay(ctx, s, e.Queries, feats, arr, maxMiss, &slab)
+		var res []*Result
+		pprof.Do(ctx, windowLabel, func(ctx context.Context) { res, err = replay(ctx, s, e.Queries, feats, arr, maxMiss, &slab) })
 		c1, ok1 := cputime.Process()
 		g1 := readGC()
 		if err != nil {
@@ -928,6 +940,10 @@ func (e *Experiment) check() error {
 func (e *Experiment) cpuOnly() bool {
 	return len(e.Setups) > 0 && !slices.ContainsFunc(e.Setups, func(s Setup) bool { return s != CPUOnly })
 }
+
+// windowLabel is the profiler label of the work inside a run's measured
+// window (Experiment.Run).
+var windowLabel = pprof.Labels("qp", "window")
 
 // maxRunQueries caps the queries of one run (runLength): 4M results are
 // about 2 GB.
