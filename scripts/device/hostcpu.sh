@@ -32,6 +32,15 @@
 # latency) goes into the summary too, and the progress line's "(gc
 # X/query, N GCs)" is the collector inside the measured window.
 #
+# Fourth part (branch hostcpu4, issue 24's eighth round): old = main, new =
+# this branch (job chunks shared by consecutive bursts and cleared only
+# where used); the same runs and output. The new profiles carry the label
+# qp=window on the work inside the measured window: split them on the Go
+# machine with `bash scripts/profsplit.sh DIR/prof-*.pprof` (outside the
+# window / harness / scheduler / backend / other; old's profiles are split
+# by function names instead). Build as below, without mid; then
+#   COLL=gcide PAIRS=3 bash scripts/device/hostcpu.sh
+#
 # Build (Go machine, repository root of the branch):
 #   mkdir -p bin/dev/data && cp ../shared/data/queries/06.efficiency_topics.txt bin/dev/data/
 #   CGO_ENABLED=0 go build -o /tmp/qp ./cmd/qp && xz -T0 -9 -c /tmp/qp >bin/dev/data/qp.xz
