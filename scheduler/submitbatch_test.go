@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unsafe"
@@ -562,5 +563,66 @@ func TestChunkCarver(t *testing.T) {
 	cv.drop()
 	if c2.live.Load() != 0 || c2.used != 0 || cv.cur != nil {
 		t.Fatalf("dropped chunk: live %d, used %d", c2.live.Load(), c2.used)
+	}
+}
+
+// TestSubmitBatchConcurrent: SubmitBatch calls from several goroutines at
+// once (their bursts carved from shared chunks, chunkCarver) answer every
+// query exactly once, each with its own record; run with -race.
+func TestSubmitBatchConcurrent(t *testing.T) {
+	x := testIndex(t)
+	qs := testQueries(64, 7)
+	s, err := New(x, Config{
+		CPU: &Processor{Backend: nopBackend{}, Slots: 2},
+		GPU: &Processor{Backend: nopBackend{}, Slots: 2, Batch: BatchPolicy{MaxQueries: 100}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const submitters, bursts = 4, 50
+	sizes := []int{1, 3, 64, 17, 65, 8}
+	total := 0
+	for b := range bursts {
+		total += sizes[b%len(sizes)]
+	}
+	slab := make([]Result, submitters*total)
+	calls := make([]atomic.Int32, len(slab))
+	var wg sync.WaitGroup
+	wg.Add(len(slab))
+	done := func(r *Result) {
+		if r != &slab[r.Tag] || r.Proc == NoProc {
+			t.Errorf("query %d: record %p (want %p), processor %v", r.Tag, r, &slab[r.Tag], r.Proc)
+		}
+		calls[r.Tag].Add(1)
+		wg.Done()
+	}
+	var subs sync.WaitGroup
+	for g := range submitters {
+		subs.Add(1)
+		go func() {
+			defer subs.Done()
+			tag := g * total
+			for b := range bursts {
+				rs := make([]Request, sizes[b%len(sizes)])
+				for i := range rs {
+					rs[i] = Request{Query: qs[tag%len(qs)], Tag: tag, Result: &slab[tag]}
+					tag++
+				}
+				if err := s.SubmitBatch(rs, done); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	subs.Wait()
+	wg.Wait()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range calls {
+		if n := calls[i].Load(); n != 1 {
+			t.Fatalf("query %d: done called %d times, want 1", i, n)
+		}
 	}
 }
