@@ -367,7 +367,11 @@ type Run struct {
 	// which scans the replay's result slab in every cycle).
 	GCTime time.Duration
 	GCs    uint64
-	Procs  [2]ProcRun
+	// Submissions is the number of SubmitBatch calls of the replay: the
+	// bursts of arrivals due at each wake-up of its submitter (a job
+	// chunk's 64 jobs serve several; issue 24, hostcpu4).
+	Submissions int
+	Procs       [2]ProcRun
 	// GPU-first runs (zero otherwise): the GPU's BatchModel at the end of
 	// the run (fixed part, time per query, the mean relative error of its
 	// batch-time predictions, batches observed) and the CPU slot cap
@@ -884,6 +888,7 @@ func (e *Experiment) Run(ctx context.Context) (*Report, error) {
 			r.CPUTime = c1 - c0
 		}
 		r.GCTime, r.GCs = g1.cpu-g0.cpu, g1.cycles-g0.cycles
+		r.Submissions = int(s.Stats().Submissions)
 		s.gpuFirstSummary(&r) // Replay has shut s down: its dispatcher is done
 		if e.Progress != nil {
 			e.Progress(r)

@@ -308,10 +308,13 @@ type ProcStats struct {
 // Stats is a snapshot of a scheduler's counters.
 type Stats struct {
 	Submitted, Completed, Missed uint64
-	Either                       uint64 // queries classified into the either queue
-	Queued                       [3]int // current length of each Queue
-	Running                      int    // batches in flight
-	Procs                        [2]ProcStats
+	// Submissions counts the accepted Submit and SubmitBatch calls: a
+	// replay's bursts (Submitted / Submissions arrivals each on average).
+	Submissions uint64
+	Either      uint64 // queries classified into the either queue
+	Queued      [3]int // current length of each Queue
+	Running     int    // batches in flight
+	Procs       [2]ProcStats
 }
 
 // Scheduler dispatches queries to a CPU and a GPU processor (Ding et al.
@@ -372,6 +375,7 @@ type Scheduler struct {
 
 	seq                                   atomic.Uint64
 	submitted, completed, missed, eitherN atomic.Uint64
+	submissions                           atomic.Uint64
 	queued                                [3]atomic.Int64
 	running                               atomic.Int64
 
@@ -653,6 +657,7 @@ func (s *Scheduler) Submit(r Request, done func(*Result)) error {
 	}
 	j.seq = s.seq.Add(1)
 	s.submitted.Add(1)
+	s.submissions.Add(1)
 	s.arrive <- j
 	return nil
 }
@@ -698,6 +703,7 @@ func (s *Scheduler) SubmitBatch(rs []Request, done func(*Result)) error {
 		}
 	}
 	s.submitted.Add(uint64(len(rs)))
+	s.submissions.Add(1)
 	s.arrive <- first
 	return nil
 }
@@ -816,7 +822,7 @@ func (s *Scheduler) Close() error { return s.Shutdown(context.Background()) }
 // Stats returns a snapshot of the counters.
 func (s *Scheduler) Stats() Stats {
 	st := Stats{
-		Submitted: s.submitted.Load(), Completed: s.completed.Load(),
+		Submitted: s.submitted.Load(), Submissions: s.submissions.Load(), Completed: s.completed.Load(),
 		Missed: s.missed.Load(), Either: s.eitherN.Load(),
 		Running: int(s.running.Load()),
 	}

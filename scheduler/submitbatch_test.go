@@ -500,6 +500,9 @@ func TestChunkReleaseClears(t *testing.T) {
 	if bad > 0 {
 		t.Fatalf("%d of %d queries with another's deadline, processor or prediction", bad, tag)
 	}
+	if st := s.Stats(); st.Submissions != 8 || st.Submitted != uint64(tag) {
+		t.Fatalf("Stats: %d submissions of %d queries, want 8 of %d", st.Submissions, st.Submitted, tag)
+	}
 }
 
 // TestBatchArraysPut: a batch's arrays go back to the pool with every

@@ -286,6 +286,9 @@ cpu-only setup without a GPU (the scheduler's own cost, measured). Otherwise nee
 					g.Batches, float64(g.Queries)/float64(g.Batches), 100*g.Busy.Seconds()/max(r.Elapsed.Seconds(), 1e-9),
 					(g.Busy / time.Duration(g.Batches)).Round(time.Microsecond), g.Gap.Round(time.Microsecond), g.GapMax.Round(time.Microsecond))
 			}
+			if r.Submissions > 0 {
+				fmt.Fprintf(os.Stderr, "    arrivals submitted in %d bursts of %.1f\n", r.Submissions, float64(r.Submitted)/float64(r.Submissions))
+			}
 			if rd != nil {
 				rd.report()
 			}

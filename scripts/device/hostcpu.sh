@@ -38,7 +38,9 @@
 # qp=window on the work inside the measured window: split them on the Go
 # machine with `bash scripts/profsplit.sh DIR/prof-*.pprof` (outside the
 # window / harness / scheduler / backend / other; old's profiles are split
-# by function names instead). Build as below, without mid; then
+# by function names instead). New's runs also print "arrivals submitted in
+# N bursts of M" (the replay's SubmitBatch calls). Build as below, without
+# mid; then
 #   COLL=gcide PAIRS=3 bash scripts/device/hostcpu.sh
 #
 # Build (Go machine, repository root of the branch):
@@ -89,6 +91,7 @@ for m in ${MODES:-and or}; do
         --min-duration "${DUR:-3s}" --cpuprofile "$OUT/prof-$v-$m-$i.pprof" --gpu-profile >"$log" 2>&1
       echo "$v $m: rc=$? $(grep -o 'gpu-only at .*' "$log" | head -1 | cut -c1-220)" | tee -a "$sum"
       echo "  $v $m $(grep -o 'runtime: .*' "$log" | tail -1)" | tee -a "$sum"
+      grep -q 'arrivals submitted' "$log" && echo "  $v $m $(grep -o 'arrivals submitted .*' "$log" | tail -1)" | tee -a "$sum"
     done
   done
   for v in $variants; do
