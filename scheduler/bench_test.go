@@ -136,6 +136,20 @@ func BenchmarkReplayArrivals(b *testing.B) {
 		{"gpu-fresh-slab", gpu, true, false, 0},
 		{"gpu-reserved-slab", gpu, false, true, 0},
 		{"gpu-held", held, false, true, 1e6},
+		// gpu-sparse: arrivals the machinery keeps up with here (200k/s),
+		// so that each wake-up of the replay submits a small burst (about
+		// 10 arrivals on the 2-core development machine; 10-50 at 1-2M q/s
+		// on a 16-core host), as bench sched's submitter does below
+		// saturation (issue 24, hostcpu4: the job chunks' clear).
+		{"gpu-sparse", gpu, false, true, 2e5},
+		// gpu-big: GPU batches of up to 4,096 queries (bench sched's on
+		// GCIDE AND at 2M q/s on the H200 host: 4,076 on average), whose
+		// jobs and records (3.4 MB) outgrow a core's L2 cache during the
+		// delivery (issue 24, hostcpu4: a delivery in steps of 64 queries,
+		// tried and dropped, docs/BENCHMARKS.md).
+		{"gpu-big", func() Config {
+			return Config{GPU: &Processor{Backend: nopBackend{}, Slots: 2, LearnEvery: 4, Batch: BatchPolicy{MaxQueries: 4096}}}
+		}, false, true, 0},
 	} {
 		arr := arr
 		if tc.rate > 0 {

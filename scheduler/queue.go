@@ -47,20 +47,80 @@ const chunkJobs = 64
 // memory for every burst of jobs cost a page fault and a cache miss per
 // line on the first write: with instant backends, a quarter of the
 // replay's CPU time (issue 24).
+//
+// Consecutive SubmitBatch calls fill one chunk (chunkCarver) until its 64
+// jobs are taken: a burst is usually far smaller than a chunk (the replay
+// submits what is due at each wake-up, 10-50 arrivals at 1-2M q/s), and a
+// chunk per call, cleared whole (25 KB) on its last release, was 2.4 s of
+// the 16.3 s of CPU of a 2M q/s GPU-only GCIDE AND run on the H200 host,
+// 1.7 s of it the clear and 0.5 s the pool's Put (issue 24, hostcpu4).
+// A chunk in the pool is zero in every job from used on, so its last
+// release clears only jobs[:used].
 type jobChunk struct {
 	jobs [chunkJobs]job
-	live atomic.Int32 // jobs not yet released
+	used int32 // jobs handed out (jobs[used:] are zero); written under the carver's lock
+	// live counts the jobs handed out and not yet released, plus one
+	// while the chunk is its carver's current chunk.
+	live atomic.Int32
 }
 
 var chunkPool = sync.Pool{New: func() any { return new(jobChunk) }}
 
+// unref drops one reference to c: the last clears the jobs it handed out
+// and returns c to the pool.
+func (c *jobChunk) unref() {
+	if c.live.Add(-1) == 0 {
+		clear(c.jobs[:c.used])
+		c.used = 0
+		chunkPool.Put(c)
+	}
+}
+
 // release is called once a job's done function has returned and nothing
 // will read the job again (its batch keeps only the pointer, for its
-// length): the last job of a chunk returns the chunk to the pool.
+// length).
 func (j *job) release() {
-	if c := j.chunk; c != nil && c.live.Add(-1) == 0 {
-		clear(c.jobs[:])
-		chunkPool.Put(c)
+	if c := j.chunk; c != nil {
+		c.unref()
+	}
+}
+
+// chunkCarver hands out the jobs of one chunk to consecutive SubmitBatch
+// calls, taking a new chunk from the pool when its current one is used up.
+type chunkCarver struct {
+	mu  sync.Mutex
+	cur *jobChunk // holds a reference (jobChunk.live)
+}
+
+// take reserves up to n (> 0) jobs of the current chunk, c.jobs[lo:lo+m],
+// each holding a reference to c until released; the jobs are zero.
+func (cv *chunkCarver) take(n int) (c *jobChunk, lo, m int) {
+	cv.mu.Lock()
+	defer cv.mu.Unlock()
+	c = cv.cur
+	if c == nil || c.used == chunkJobs {
+		if c != nil {
+			c.unref()
+		}
+		c = chunkPool.Get().(*jobChunk)
+		c.live.Store(1)
+		cv.cur = c
+	}
+	lo = int(c.used)
+	m = min(n, chunkJobs-lo)
+	c.used += int32(m)
+	c.live.Add(int32(m))
+	return c, lo, m
+}
+
+// drop gives up the current chunk (the scheduler has shut down: no more
+// takes); it returns to the pool once its jobs are released.
+func (cv *chunkCarver) drop() {
+	cv.mu.Lock()
+	defer cv.mu.Unlock()
+	if cv.cur != nil {
+		cv.cur.unref()
+		cv.cur = nil
 	}
 }
 

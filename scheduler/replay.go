@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"runtime/metrics"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -366,7 +367,11 @@ type Run struct {
 	// which scans the replay's result slab in every cycle).
 	GCTime time.Duration
 	GCs    uint64
-	Procs  [2]ProcRun
+	// Submissions is the number of SubmitBatch calls of the replay: the
+	// bursts of arrivals due at each wake-up of its submitter (a job
+	// chunk's 64 jobs serve several; issue 24, hostcpu4).
+	Submissions int
+	Procs       [2]ProcRun
 	// GPU-first runs (zero otherwise): the GPU's BatchModel at the end of
 	// the run (fixed part, time per query, the mean relative error of its
 	// batch-time predictions, batches observed) and the CPU slot cap
@@ -846,7 +851,17 @@ func (e *Experiment) Run(ctx context.Context) (*Report, error) {
 				cfg.CPU = nil // no core left for the CPU: the GPU alone
 			}
 		}
-		s, err := New(e.Index, cfg)
+		// The scheduler's goroutines (and those they start: a GPU batch's
+		// delivery, the backend's preparation workers) inherit the
+		// "qp=window" profiler label from New, the replay's submitter has
+		// it for the replay, and the slab's reserve and Summarize do not:
+		// a CPU profile of the experiment (--cpuprofile) splits into the
+		// measured window and the harness's work outside it with
+		// `go tool pprof -tagfocus qp=window` (scripts/profsplit.sh; the
+		// CUDA owner goroutine, started with the backend, has no label).
+		var s *Scheduler
+		var err error
+		pprof.Do(ctx, windowLabel, func(context.Context) { s, err = New(e.Index, cfg) })
 		if err != nil {
 			return Run{}, err
 		}
@@ -861,7 +876,8 @@ func (e *Experiment) Run(ctx context.Context) (*Report, error) {
 		slab.reserve(n, min(2*len(slab.res), maxRunQueries), e.Queries)
 		g0 := readGC()
 		c0, ok0 := cputime.Process()
-		res, err := replay(ctx, s, e.Queries, feats, arr, maxMiss, &slab)
+		var res []*Result
+		pprof.Do(ctx, windowLabel, func(ctx context.Context) { res, err = replay(ctx, s, e.Queries, feats, arr, maxMiss, &slab) })
 		c1, ok1 := cputime.Process()
 		g1 := readGC()
 		if err != nil {
@@ -872,6 +888,7 @@ func (e *Experiment) Run(ctx context.Context) (*Report, error) {
 			r.CPUTime = c1 - c0
 		}
 		r.GCTime, r.GCs = g1.cpu-g0.cpu, g1.cycles-g0.cycles
+		r.Submissions = int(s.Stats().Submissions)
 		s.gpuFirstSummary(&r) // Replay has shut s down: its dispatcher is done
 		if e.Progress != nil {
 			e.Progress(r)
@@ -928,6 +945,10 @@ func (e *Experiment) check() error {
 func (e *Experiment) cpuOnly() bool {
 	return len(e.Setups) > 0 && !slices.ContainsFunc(e.Setups, func(s Setup) bool { return s != CPUOnly })
 }
+
+// windowLabel is the profiler label of the work inside a run's measured
+// window (Experiment.Run).
+var windowLabel = pprof.Labels("qp", "window")
 
 // maxRunQueries caps the queries of one run (runLength): 4M results are
 // about 2 GB.

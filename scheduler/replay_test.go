@@ -359,6 +359,9 @@ func TestExperimentCPUOnly(t *testing.T) {
 	if r := rep.Runs[0]; runtime.GOOS == "linux" && (r.CPUTime <= 0 || r.CPUPerQuery() != r.CPUTime/60) {
 		t.Errorf("process CPU %v, per query %v", r.CPUTime, r.CPUPerQuery())
 	}
+	if r := rep.Runs[0]; r.Submissions < 1 || r.Submissions > r.Submitted {
+		t.Errorf("%d submissions of %d arrivals", r.Submissions, r.Submitted)
+	}
 	e.Setups = []Setup{CPUOnly, GPUOnly}
 	if _, err := e.Run(context.Background()); err == nil {
 		t.Fatal("gpu-only without a GPU backend: no error")

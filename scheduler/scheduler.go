@@ -308,10 +308,13 @@ type ProcStats struct {
 // Stats is a snapshot of a scheduler's counters.
 type Stats struct {
 	Submitted, Completed, Missed uint64
-	Either                       uint64 // queries classified into the either queue
-	Queued                       [3]int // current length of each Queue
-	Running                      int    // batches in flight
-	Procs                        [2]ProcStats
+	// Submissions counts the accepted Submit and SubmitBatch calls: a
+	// replay's bursts (Submitted / Submissions arrivals each on average).
+	Submissions uint64
+	Either      uint64 // queries classified into the either queue
+	Queued      [3]int // current length of each Queue
+	Running     int    // batches in flight
+	Procs       [2]ProcStats
 }
 
 // Scheduler dispatches queries to a CPU and a GPU processor (Ding et al.
@@ -368,8 +371,11 @@ type Scheduler struct {
 	abortOnce sync.Once
 	wg        sync.WaitGroup
 
+	chunks chunkCarver // SubmitBatch's jobs
+
 	seq                                   atomic.Uint64
 	submitted, completed, missed, eitherN atomic.Uint64
+	submissions                           atomic.Uint64
 	queued                                [3]atomic.Int64
 	running                               atomic.Int64
 
@@ -406,6 +412,11 @@ type batchArrays struct {
 	urgency []bool
 	qs      []engine.Query
 	out     []engine.Response
+	// used is the length calls last returned: qs[used:cap] and
+	// out[used:cap] are zero (put clears only what a batch used; a GPU
+	// slot's arrays grow to its largest batch, thousands of queries,
+	// while most batches are smaller).
+	used int
 }
 
 // calls returns the query and response arrays for n queries, the
@@ -414,6 +425,7 @@ func (a *batchArrays) calls(n int) ([]engine.Query, []engine.Response) {
 	if cap(a.qs) < n {
 		a.qs, a.out = make([]engine.Query, n), make([]engine.Response, n)
 	}
+	a.used = n
 	return a.qs[:n], a.out[:n]
 }
 
@@ -444,9 +456,9 @@ func (p *arrayPool) get() *batchArrays {
 // put returns a, dropping its references to jobs, queries and results.
 func (p *arrayPool) put(a *batchArrays) {
 	clear(a.jobs)
-	clear(a.qs[:cap(a.qs)])
-	clear(a.out[:cap(a.out)])
-	a.jobs, a.urgency = a.jobs[:0], a.urgency[:0]
+	clear(a.qs[:a.used])
+	clear(a.out[:a.used])
+	a.jobs, a.urgency, a.used = a.jobs[:0], a.urgency[:0], 0
 	p.mu.Lock()
 	if len(p.free) < maxFreeArrays {
 		p.free = append(p.free, a)
@@ -645,6 +657,7 @@ func (s *Scheduler) Submit(r Request, done func(*Result)) error {
 	}
 	j.seq = s.seq.Add(1)
 	s.submitted.Add(1)
+	s.submissions.Add(1)
 	s.arrive <- j
 	return nil
 }
@@ -671,12 +684,12 @@ func (s *Scheduler) SubmitBatch(rs []Request, done func(*Result)) error {
 	now := s.clock.Now()
 	seq := s.seq.Add(uint64(len(rs))) - uint64(len(rs))
 	var first, last *job
-	for lo := 0; lo < len(rs); lo += chunkJobs {
-		part := rs[lo:min(lo+chunkJobs, len(rs))]
-		c := chunkPool.Get().(*jobChunk)
-		c.live.Store(int32(len(part)))
+	for k := 0; k < len(rs); {
+		c, lo, m := s.chunks.take(len(rs) - k)
+		part := rs[k : k+m]
+		k += m
 		for i := range part {
-			j := &c.jobs[i]
+			j := &c.jobs[lo+i]
 			s.initJob(j, part[i], done, now)
 			j.chunk = c
 			seq++
@@ -690,6 +703,7 @@ func (s *Scheduler) SubmitBatch(rs []Request, done func(*Result)) error {
 		}
 	}
 	s.submitted.Add(uint64(len(rs)))
+	s.submissions.Add(1)
 	s.arrive <- first
 	return nil
 }
@@ -779,6 +793,7 @@ func (s *Scheduler) Shutdown(ctx context.Context) error {
 		s.mu.Lock()
 		s.closed = true
 		close(s.arrive)
+		s.chunks.drop()
 		s.mu.Unlock()
 	})
 	finished := make(chan struct{})
@@ -807,7 +822,7 @@ func (s *Scheduler) Close() error { return s.Shutdown(context.Background()) }
 // Stats returns a snapshot of the counters.
 func (s *Scheduler) Stats() Stats {
 	st := Stats{
-		Submitted: s.submitted.Load(), Completed: s.completed.Load(),
+		Submitted: s.submitted.Load(), Submissions: s.submissions.Load(), Completed: s.completed.Load(),
 		Missed: s.missed.Load(), Either: s.eitherN.Load(),
 		Running: int(s.running.Load()),
 	}

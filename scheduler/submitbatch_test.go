@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unsafe"
@@ -423,5 +424,208 @@ func TestBatchLearnEvery(t *testing.T) {
 	}
 	if n := len(s.arrays.free); n != 1 {
 		t.Errorf("%d arrays in the pool after 8 sequential batches, want 1 (reused)", n)
+	}
+}
+
+// TestChunkReleaseClears: the last release of a job chunk clears the jobs
+// its SubmitBatch call filled (jobs[:used]), and the chunk goes back with
+// every job zero, so that initJob, which writes only some fields, starts
+// from zero jobs; chunks reused by bursts of different sizes (a burst of
+// 64 after one of 3, and back) answer every query, each with its own
+// deadline and on the one processor.
+func TestChunkReleaseClears(t *testing.T) {
+	c := new(jobChunk)
+	res := new(Result)
+	c.used = 5
+	c.live.Store(5)
+	for i := range c.jobs[:5] {
+		j := &c.jobs[i]
+		j.q, j.tag, j.res, j.done, j.custom, j.chunk = engine.Query{ID: "q"}, i, res, func(*Result) {}, true, c
+		j.cost = [2]time.Duration{1, 2}
+		if i > 0 {
+			c.jobs[i-1].more = j
+		}
+	}
+	for i := range c.jobs[:5] {
+		c.jobs[i].release()
+	}
+	if c.used != 0 || c.live.Load() != 0 {
+		t.Fatalf("released chunk: used %d, live %d; want 0, 0", c.used, c.live.Load())
+	}
+	for i := range c.jobs {
+		j := &c.jobs[i]
+		if j.q.ID != "" || j.tag != 0 || j.res != nil || j.done != nil || j.custom || j.chunk != nil || j.more != nil || j.cost != [2]time.Duration{} {
+			t.Fatalf("job %d of a released chunk not zero", i)
+		}
+	}
+
+	x := testIndex(t)
+	qs := testQueries(64, 5)
+	s, err := New(x, Config{GPU: &Processor{Backend: nopBackend{}, Batch: BatchPolicy{MaxQueries: 16}}, Deadline: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	bad := 0
+	done := func(r *Result) {
+		want := time.Hour
+		if r.Tag%2 == 1 {
+			want = time.Duration(r.Tag) * time.Minute // a custom deadline on odd tags
+		}
+		mu.Lock()
+		if r.Deadline.Sub(r.Arrival) != want || r.Proc != GPU || r.Predicted[CPU] != 0 {
+			bad++
+		}
+		mu.Unlock()
+		wg.Done()
+	}
+	tag := 0
+	for _, n := range []int{3, 64, 1, 64, 7, 40, 64, 2} {
+		rs := make([]Request, n)
+		for i := range rs {
+			rs[i] = Request{Query: qs[tag%len(qs)], Tag: tag}
+			if tag%2 == 1 {
+				rs[i].Deadline = time.Duration(tag) * time.Minute
+			}
+			tag++
+		}
+		wg.Add(n)
+		if err := s.SubmitBatch(rs, done); err != nil {
+			t.Fatal(err)
+		}
+		wg.Wait() // the burst's chunk is back in the pool before the next burst
+	}
+	if bad > 0 {
+		t.Fatalf("%d of %d queries with another's deadline, processor or prediction", bad, tag)
+	}
+	if st := s.Stats(); st.Submissions != 8 || st.Submitted != uint64(tag) {
+		t.Fatalf("Stats: %d submissions of %d queries, want 8 of %d", st.Submissions, st.Submitted, tag)
+	}
+}
+
+// TestBatchArraysPut: a batch's arrays go back to the pool with every
+// query and response zero up to their capacity, though put clears only
+// the length calls last returned (a large batch, then a small one).
+func TestBatchArraysPut(t *testing.T) {
+	var p arrayPool
+	a := p.get()
+	for _, n := range []int{100, 10, 0, 3} {
+		qs, out := a.calls(n)
+		for i := range qs {
+			qs[i] = engine.Query{ID: "q", Terms: []string{"t"}}
+			out[i] = engine.Response{Results: make([]topk.Result, 1), Err: ErrClosed}
+		}
+		p.put(a)
+		if a = p.get(); a.used != 0 {
+			t.Fatalf("after a batch of %d: used %d, want 0", n, a.used)
+		}
+		for i := range a.qs[:cap(a.qs)] {
+			if a.qs[i].ID != "" || a.qs[i].Terms != nil || a.out[i].Results != nil || a.out[i].Err != nil {
+				t.Fatalf("after a batch of %d: entry %d of %d not zero", n, i, cap(a.qs))
+			}
+		}
+	}
+}
+
+// TestChunkCarver: consecutive takes share a chunk until its 64 jobs are
+// handed out, then a fresh one; a chunk goes back to the pool (all its
+// jobs zero) only once every job taken from it is released and the carver
+// has moved on or dropped it.
+func TestChunkCarver(t *testing.T) {
+	var cv chunkCarver
+	c1, lo, m := cv.take(10)
+	if lo != 0 || m != 10 || c1.live.Load() != 11 {
+		t.Fatalf("first take: lo %d, m %d, live %d; want 0, 10, 11", lo, m, c1.live.Load())
+	}
+	c, lo, m := cv.take(60)
+	if c != c1 || lo != 10 || m != 54 || c1.used != chunkJobs {
+		t.Fatalf("second take: same chunk %v, lo %d, m %d, used %d; want true, 10, 54, 64", c == c1, lo, m, c1.used)
+	}
+	for i := range c1.jobs {
+		c1.jobs[i].tag, c1.jobs[i].chunk = i+1, c1
+	}
+	c2, lo, m := cv.take(6) // the carver moves on: c1's own reference dropped
+	if c2 == c1 || lo != 0 || m != 6 || c1.live.Load() != chunkJobs {
+		t.Fatalf("third take: new chunk %v, lo %d, m %d, old live %d; want true, 0, 6, 64", c2 != c1, lo, m, c1.live.Load())
+	}
+	for i := range c1.jobs {
+		c1.jobs[i].release()
+	}
+	if c1.used != 0 || c1.live.Load() != 0 || c1.jobs[chunkJobs-1].tag != 0 || c1.jobs[0].chunk != nil {
+		t.Fatalf("released chunk: used %d, live %d, jobs not cleared", c1.used, c1.live.Load())
+	}
+	for i := range c2.jobs[:6] {
+		c2.jobs[i].chunk = c2
+		c2.jobs[i].release()
+	}
+	if c2.live.Load() != 1 || c2.used != 6 {
+		t.Fatalf("current chunk with its jobs released: live %d, used %d; want 1, 6 (the carver's)", c2.live.Load(), c2.used)
+	}
+	cv.drop()
+	if c2.live.Load() != 0 || c2.used != 0 || cv.cur != nil {
+		t.Fatalf("dropped chunk: live %d, used %d", c2.live.Load(), c2.used)
+	}
+}
+
+// TestSubmitBatchConcurrent: SubmitBatch calls from several goroutines at
+// once (their bursts carved from shared chunks, chunkCarver) answer every
+// query exactly once, each with its own record; run with -race.
+func TestSubmitBatchConcurrent(t *testing.T) {
+	x := testIndex(t)
+	qs := testQueries(64, 7)
+	s, err := New(x, Config{
+		CPU: &Processor{Backend: nopBackend{}, Slots: 2},
+		GPU: &Processor{Backend: nopBackend{}, Slots: 2, Batch: BatchPolicy{MaxQueries: 100}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const submitters, bursts = 4, 50
+	sizes := []int{1, 3, 64, 17, 65, 8}
+	total := 0
+	for b := range bursts {
+		total += sizes[b%len(sizes)]
+	}
+	slab := make([]Result, submitters*total)
+	calls := make([]atomic.Int32, len(slab))
+	var wg sync.WaitGroup
+	wg.Add(len(slab))
+	done := func(r *Result) {
+		if r != &slab[r.Tag] || r.Proc == NoProc {
+			t.Errorf("query %d: record %p (want %p), processor %v", r.Tag, r, &slab[r.Tag], r.Proc)
+		}
+		calls[r.Tag].Add(1)
+		wg.Done()
+	}
+	var subs sync.WaitGroup
+	for g := range submitters {
+		subs.Add(1)
+		go func() {
+			defer subs.Done()
+			tag := g * total
+			for b := range bursts {
+				rs := make([]Request, sizes[b%len(sizes)])
+				for i := range rs {
+					rs[i] = Request{Query: qs[tag%len(qs)], Tag: tag, Result: &slab[tag]}
+					tag++
+				}
+				if err := s.SubmitBatch(rs, done); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	subs.Wait()
+	wg.Wait()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range calls {
+		if n := calls[i].Load(); n != 1 {
+			t.Fatalf("query %d: done called %d times, want 1", i, n)
+		}
 	}
 }

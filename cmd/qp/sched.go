@@ -91,7 +91,7 @@ cpu-only setup without a GPU (the scheduler's own cost, measured). Otherwise nee
 	prepCores := fs.Int("prepare-cores", 0, "cores a GPU batch's host preparation may use (0: all, GOMAXPROCS; at most GOMAXPROCS)")
 	prepAdapt := triAuto
 	fs.Var(&prepAdapt, "prepare-adapt", "CPU+GPU setups: while a GPU batch is prepared on the host, park --prepare-cores CPU slots (all of them with --prepare-cores 0), so that the preparation does not wait for cores busy with CPU queries: on, off, or auto (the default: on for --mode or with --prepare-cores 4 unless set, off for and and andor; issue 24's device rounds 5-6: it won OR, lost AND); the flag alone means on")
-	cpuProfile := fs.String("cpuprofile", "", "write a Go CPU profile of the whole experiment (training, table runs, searches; with --diagnose: the probes) to this new file (go tool pprof): where the scheduler's own per-query work goes")
+	cpuProfile := fs.String("cpuprofile", "", "write a Go CPU profile of the whole experiment (training, table runs, searches; with --diagnose: the probes) to this new file (go tool pprof): where the scheduler's own per-query work goes; the work inside the runs' measured windows has the label qp=window (go tool pprof -tagfocus qp=window; scripts/profsplit.sh splits a profile)")
 	gpuProfile := fs.Bool("gpu-profile", false, "after each run's progress line, print the GPU's batch profile (host phases, device time by CUDA events) and the Go runtime's GC and scheduling figures over the run")
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -285,6 +285,9 @@ cpu-only setup without a GPU (the scheduler's own cost, measured). Otherwise nee
 				fmt.Fprintf(os.Stderr, "    gpu %d batches of %.0f queries, busy %.0f%%: batch wall %v, gap to the next batch mean %v max %v\n",
 					g.Batches, float64(g.Queries)/float64(g.Batches), 100*g.Busy.Seconds()/max(r.Elapsed.Seconds(), 1e-9),
 					(g.Busy / time.Duration(g.Batches)).Round(time.Microsecond), g.Gap.Round(time.Microsecond), g.GapMax.Round(time.Microsecond))
+			}
+			if r.Submissions > 0 {
+				fmt.Fprintf(os.Stderr, "    arrivals submitted in %d bursts of %.1f\n", r.Submissions, float64(r.Submitted)/float64(r.Submissions))
 			}
 			if rd != nil {
 				rd.report()

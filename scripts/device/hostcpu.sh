@@ -32,6 +32,17 @@
 # latency) goes into the summary too, and the progress line's "(gc
 # X/query, N GCs)" is the collector inside the measured window.
 #
+# Fourth part (branch hostcpu4, issue 24's eighth round): old = main, new =
+# this branch (job chunks shared by consecutive bursts and cleared only
+# where used); the same runs and output. The new profiles carry the label
+# qp=window on the work inside the measured window: split them on the Go
+# machine with `bash scripts/profsplit.sh DIR/prof-*.pprof` (outside the
+# window / harness / scheduler / backend / other; old's profiles are split
+# by function names instead). New's runs also print "arrivals submitted in
+# N bursts of M" (the replay's SubmitBatch calls). Build as below, without
+# mid; then
+#   COLL=gcide PAIRS=3 bash scripts/device/hostcpu.sh
+#
 # Build (Go machine, repository root of the branch):
 #   mkdir -p bin/dev/data && cp ../shared/data/queries/06.efficiency_topics.txt bin/dev/data/
 #   CGO_ENABLED=0 go build -o /tmp/qp ./cmd/qp && xz -T0 -9 -c /tmp/qp >bin/dev/data/qp.xz
@@ -80,6 +91,7 @@ for m in ${MODES:-and or}; do
         --min-duration "${DUR:-3s}" --cpuprofile "$OUT/prof-$v-$m-$i.pprof" --gpu-profile >"$log" 2>&1
       echo "$v $m: rc=$? $(grep -o 'gpu-only at .*' "$log" | head -1 | cut -c1-220)" | tee -a "$sum"
       echo "  $v $m $(grep -o 'runtime: .*' "$log" | tail -1)" | tee -a "$sum"
+      grep -q 'arrivals submitted' "$log" && echo "  $v $m $(grep -o 'arrivals submitted .*' "$log" | tail -1)" | tee -a "$sum"
     done
   done
   for v in $variants; do
