@@ -133,8 +133,8 @@ func TestLeanHTTP(t *testing.T) {
 	check("GET /healthz", st, lines, body, 200, false, "")
 	fmt.Fprint(c, rawPost(`{"q":"compression"}`))
 	st, lines, body = rawAnswer(t, br)
-	if st != 200 || leanAnswered(lines) || handoffs(s) != last {
-		t.Fatalf("POST after the hand-off: status %d, not net/http's answer or a second hand-off: %q", st, lines)
+	if st != 200 || leanAnswered(lines) || handoffs(s) != last || !bytes.Contains(body, []byte(`"q":"compression"`)) {
+		t.Fatalf("POST after the hand-off: status %d, not net/http's answer or a second hand-off: %q %s", st, lines, body)
 	}
 
 	// A request in pieces (a slow client's): handed off, answered.
