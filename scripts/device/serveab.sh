@@ -46,7 +46,10 @@
 # BUILDS (default "new old") orders the builds of a round; "mid" is a
 # third one, $MID (default /tmp/qp-mid: carry it as bin/dev/data/qp-mid.xz,
 # unpack.sh puts it there), e.g. a branch without its last commit, so that
-# one call separates two steps: BUILDS="new mid old". Every build's row
+# one call separates two steps: BUILDS="new mid old"; "lean" is the new
+# build with SERVE_FLAGS_LEAN (default --lean-http: the lean HTTP/1.1 path
+# for whole POST /v1/search requests, serve/leanhttp.go), e.g.
+# BUILDS="new lean old". Every build's row
 # gives its share of the in-process rate (inproc%, the same in-process run).
 # SERVER_CPUS and GEN_CPUS (CPU lists as taskset -c takes them, e.g.
 # SERVER_CPUS=0-15 GEN_CPUS=16-31; default: none, every process on every
@@ -199,6 +202,7 @@ server() {
   local extra=${SERVE_FLAGS_NEW:-}
   [ "$2" = old ] && extra=${SERVE_FLAGS_OLD:-}
   [ "$2" = mid ] && extra=${SERVE_FLAGS_MID:-}
+  [ "$2" = lean ] && extra=${SERVE_FLAGS_LEAN:---lean-http}
   # shellcheck disable=SC2086
   ${srvpin[@]+"${srvpin[@]}"} "$1" serve "$IDX" --addr "127.0.0.1:$PORT" --device "$DEVICE" --log-level warn ${SERVE_FLAGS:-} $extra >"$OUT/serveab-$m-$2-server.log" 2>&1 &
   spid=$!
