@@ -31,7 +31,7 @@ import (
 // throughput: "POST /v1/search HTTP/1.1" whose header block and body
 // (Content-Length, within --max-body) are already in the connection's
 // buffer, with a single valid Host and no Transfer-Encoding, Expect,
-// Connection, Upgrade, TE or Trailer header. Anything else (another method
+// Connection (but keep-alive), Upgrade, TE or Trailer header. Anything else (another method
 // or path, a batch, a request that arrives in pieces, a slow client, a
 // malformed request) hands the connection, with the bytes read so far, to
 // net/http (handoffListener), which serves it from then on exactly as
@@ -43,8 +43,9 @@ import (
 // deadlines are coarse: the idle and write timeouts are set again only when
 // the one in force is more than leanDeadlineSlack older than it would be
 // (so they fire between the timeout minus leanDeadlineSlack and the timeout
-// after the last request). A request that arrives complete needs no read
-// header or read timeout.
+// after the last request). A new connection's first request must begin
+// within the read header timeout, as on net/http; a request that arrives
+// complete needs no other read timeout.
 
 // leanBufSize is a lean connection's read buffer: a request must fit it
 // (whole) to be answered on the lean path.
@@ -218,9 +219,12 @@ func (s *Server) leanServe(l *leanSet, lc *leanConn) {
 	lc.w.h = make(http.Header, 4)
 	lc.req = http.Request{Method: http.MethodPost, URL: leanURL, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
 		Header: http.Header{}, RemoteAddr: lc.c.RemoteAddr().String(), Body: http.NoBody}
+	// A new connection's first request must start within the read header
+	// timeout, as on net/http; later ones within the idle timeout.
+	wait := s.hs.ReadHeaderTimeout
 	idle := orDefault(s.hs.IdleTimeout, 120*time.Second)
 	wto := s.hs.WriteTimeout
-	for {
+	for ; ; wait = idle {
 		if lc.br.Buffered() == 0 {
 			// Idle until a request's first bytes: Shutdown may close the
 			// connection now (only Shutdown moves it from idle, to closed).
@@ -228,7 +232,7 @@ func (s *Server) leanServe(l *leanSet, lc *leanConn) {
 			if s.draining.Load() {
 				return
 			}
-			lc.setReadDeadline(idle)
+			lc.setReadDeadline(wait)
 			if _, err := lc.br.Peek(1); err != nil {
 				return
 			}
@@ -282,13 +286,15 @@ func (s *Server) handoff(l *leanSet, lc *leanConn) bool {
 }
 
 // setReadDeadline sets the read deadline to now + d unless the one in
-// force is at most leanDeadlineSlack earlier than that.
+// force is at most leanDeadlineSlack earlier than that (never later: a
+// shorter wait, the idle timeout after the first request's read header
+// timeout, is set at once).
 func (lc *leanConn) setReadDeadline(d time.Duration) {
 	if d <= 0 {
 		return
 	}
 	want := time.Now().Add(d)
-	if want.Sub(lc.rdl) > leanDeadlineSlack {
+	if want.Before(lc.rdl) || want.Sub(lc.rdl) > leanDeadlineSlack {
 		lc.c.SetReadDeadline(want) //nolint:errcheck // a closed connection fails its read
 		lc.rdl = want
 	}
@@ -297,7 +303,7 @@ func (lc *leanConn) setReadDeadline(d time.Duration) {
 // setWriteDeadline is setReadDeadline's twin for writes.
 func (lc *leanConn) setWriteDeadline(d time.Duration) {
 	want := time.Now().Add(d)
-	if want.Sub(lc.wdl) > leanDeadlineSlack {
+	if want.Before(lc.wdl) || want.Sub(lc.wdl) > leanDeadlineSlack {
 		lc.c.SetWriteDeadline(want) //nolint:errcheck // a closed connection fails its write
 		lc.wdl = want
 	}
@@ -415,8 +421,12 @@ func leanParse(br *bufio.Reader, maxBody int64) (n, cl int, ok bool) {
 			if !leanHost(v) {
 				return 0, 0, false
 			}
+		case bytes.EqualFold(name, []byte("Connection")):
+			if !bytes.EqualFold(v, []byte("keep-alive")) {
+				return 0, 0, false
+			}
 		case bytes.EqualFold(name, []byte("Transfer-Encoding")), bytes.EqualFold(name, []byte("Expect")),
-			bytes.EqualFold(name, []byte("Connection")), bytes.EqualFold(name, []byte("Upgrade")),
+			bytes.EqualFold(name, []byte("Upgrade")),
 			bytes.EqualFold(name, []byte("TE")), bytes.EqualFold(name, []byte("Trailer")):
 			return 0, 0, false
 		}

@@ -121,6 +121,10 @@ func TestLeanHTTP(t *testing.T) {
 	check("pipelined 1", st, lines, body, 200, true, "parallel sorting")
 	st, lines, body = rawAnswer(t, br)
 	check("pipelined 2", st, lines, body, 200, true, "gpu")
+	// Connection: keep-alive stays on the lean path.
+	fmt.Fprint(c, rawPost(`{"q":"gpu"}`, "Connection: Keep-Alive\r\n"))
+	st, lines, body = rawAnswer(t, br)
+	check("keep-alive", st, lines, body, 200, true, "gpu")
 	// An error answer on the lean path.
 	fmt.Fprint(c, rawPost(`{"q":"gpu","k":0.5}`))
 	st, lines, body = rawAnswer(t, br)
@@ -151,6 +155,7 @@ func TestLeanHTTP(t *testing.T) {
 		status    int
 	}{
 		{"Expect", rawPost(`{"q":"gpu"}`, "Expect: 100-continue\r\n"), 200},
+		{"Connection: upgrade", rawPost(`{"q":"gpu"}`, "Connection: upgrade\r\n"), 200},
 		{"Transfer-Encoding", "POST /v1/search HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nb\r\n{\"q\":\"gpu\"}\r\n0\r\n\r\n", 200},
 		{"no Host", "POST /v1/search HTTP/1.1\r\nContent-Length: 11\r\n\r\n{\"q\":\"gpu\"}", 400},
 		{"two Hosts", "POST /v1/search HTTP/1.1\r\nHost: a\r\nHost: b\r\nContent-Length: 11\r\n\r\n{\"q\":\"gpu\"}", 400},
@@ -182,10 +187,25 @@ func TestLeanHTTP(t *testing.T) {
 	wantHits(t, e, "parallel sorting", "or", 10, r.Hits)
 }
 
-// TestLeanIdleTimeout: a lean connection idle past IdleTimeout is closed.
+// TestLeanIdleTimeout: a lean connection idle past IdleTimeout is closed,
+// and a new one that sends nothing past ReadHeaderTimeout.
 func TestLeanIdleTimeout(t *testing.T) {
 	e := testEngine(t)
 	_, base := serveTest(t, e, Config{LeanHTTP: true, IdleTimeout: 200 * time.Millisecond})
+	_, base2 := serveTest(t, e, Config{LeanHTTP: true, IdleTimeout: time.Minute, ReadHeaderTimeout: 200 * time.Millisecond})
+	silent, err := net.Dial("tcp", strings.TrimPrefix(base2, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	silent.SetDeadline(time.Now().Add(10 * time.Second))
+	start := time.Now()
+	if _, err := silent.Read(make([]byte, 1)); err != io.EOF {
+		t.Fatalf("a silent new connection: %v, want EOF", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("a silent new connection closed after %v, ReadHeaderTimeout 200 ms", d)
+	}
 	c, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
 	if err != nil {
 		t.Fatal(err)
@@ -197,7 +217,7 @@ func TestLeanIdleTimeout(t *testing.T) {
 	if st, lines, b := rawAnswer(t, br); st != 200 || !leanAnswered(lines) {
 		t.Fatalf("%d %q %s", st, lines, b)
 	}
-	start := time.Now()
+	start = time.Now()
 	if _, err := br.ReadByte(); err != io.EOF {
 		t.Fatalf("idle connection: %v, want EOF", err)
 	}
@@ -257,7 +277,7 @@ func TestLeanParseAllocs(t *testing.T) {
 // where the lean path says.
 func FuzzLeanParse(f *testing.F) {
 	for _, s := range []string{rawPost(`{"q":"gpu"}`), rawPost(`{"q":"gpu"}`, "X-A:  b \r\n"), rawPost("", "content-length: 0\r\n"),
-		"POST /v1/search HTTP/1.1\r\nHost: a:80\r\nContent-Length: 2\r\n\r\n{}GET", rawPost(`{}`, "Host: b\r\n")} {
+		"POST /v1/search HTTP/1.1\r\nHost: a:80\r\nContent-Length: 2\r\n\r\n{}GET", rawPost("{}", "Connection: keep-alive\r\n"), rawPost(`{}`, "Host: b\r\n")} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
