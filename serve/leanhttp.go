@@ -156,6 +156,11 @@ func (s *Server) serveLean(ln net.Listener) error {
 	s.leanMu.Lock()
 	s.lean = l
 	s.leanMu.Unlock()
+	if s.draining.Load() { // Shutdown ran before s.lean was set
+		ln.Close()
+		hand.Close()
+		return nil
+	}
 	go s.hs.Serve(hand) //nolint:errcheck // returns ErrServerClosed after Shutdown
 	var backoff time.Duration
 	for {
@@ -191,6 +196,7 @@ func (s *Server) shutdownLean(ctx context.Context) error {
 		return nil
 	}
 	l.ln.Close()
+	l.hand.Close() // a hand-off after this closes its connection (also when net/http never served)
 	tick := time.Millisecond
 	for l.closeIdle() > 0 {
 		select {

@@ -344,3 +344,34 @@ func TestLeanShutdownIdle(t *testing.T) {
 		t.Errorf("idle connection after Shutdown: %v, want EOF", err)
 	}
 }
+
+// TestLeanShutdownBeforeServe: Serve after (or racing) Shutdown returns
+// without serving, on the lean path as on net/http's.
+func TestLeanShutdownBeforeServe(t *testing.T) {
+	e := testEngine(t)
+	s, err := New(e, Config{LeanHTTP: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Shutdown(context.Background()); err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- s.Serve(ln) }()
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Errorf("Serve after Shutdown: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Serve after Shutdown did not return")
+	}
+	if c, err := net.Dial("tcp", ln.Addr().String()); err == nil {
+		c.Close()
+		t.Error("the listener still accepts after Serve returned")
+	}
+}
