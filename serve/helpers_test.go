@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -100,6 +101,36 @@ func newTestServer(t testing.TB, e *qp.Engine, cfg Config) (*Server, *httptest.S
 	hs := httptest.NewServer(s.Handler())
 	t.Cleanup(func() { hs.Close(); s.Close() })
 	return s, hs
+}
+
+// serveTest returns a server over e with cfg and its base URL: behind an
+// httptest server, or, with cfg.LeanHTTP, served (Server.Serve, the lean
+// path) on a loopback listener, shut down at the test's end.
+func serveTest(t testing.TB, e *qp.Engine, cfg Config) (*Server, string) {
+	t.Helper()
+	if !cfg.LeanHTTP {
+		s, hs := newTestServer(t, e, cfg)
+		return s, hs.URL
+	}
+	s, err := New(e, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- s.Serve(ln) }()
+	t.Cleanup(func() {
+		if err := s.Shutdown(context.Background()); err != nil {
+			t.Errorf("Shutdown: %v", err)
+		}
+		if err := <-served; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	})
+	return s, "http://" + ln.Addr().String()
 }
 
 // post sends body to url and returns the status, the decoded body (into

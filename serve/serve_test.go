@@ -31,13 +31,19 @@ func TestSearchEqualsEngine(t *testing.T) {
 	// The CPU's defaults (one query per batch, no PARA cost), and batches
 	// as on a GPU (the PARA cost looks the terms up and the engine takes
 	// them from the query: engine.Query.Dict).
-	for _, cfg := range []Config{{}, {Batch: BatchConfig{MaxBatch: 64, Inflight: 1}}} {
-		t.Run(fmt.Sprint("max-batch-", cfg.Batch.MaxBatch), func(t *testing.T) { searchEqualsEngine(t, e, cfg) })
+	// Each also on the lean HTTP path (LeanHTTP: the POSTs there, the
+	// GETs and batches handed to net/http).
+	for _, cfg := range []Config{{}, {Batch: BatchConfig{MaxBatch: 64, Inflight: 1}}, {LeanHTTP: true},
+		{LeanHTTP: true, Batch: BatchConfig{MaxBatch: 64, Inflight: 1}}} {
+		t.Run(fmt.Sprint("max-batch-", cfg.Batch.MaxBatch, "-lean-", cfg.LeanHTTP), func(t *testing.T) {
+			_, base := serveTest(t, e, cfg)
+			searchEqualsEngine(t, e, base)
+		})
 	}
 }
 
-func searchEqualsEngine(t *testing.T, e *qp.Engine, cfg Config) {
-	_, hs := newTestServer(t, e, cfg)
+func searchEqualsEngine(t *testing.T, e *qp.Engine, base string) {
+	hs := struct{ URL string }{base}
 	for _, mode := range []string{"and", "or", "andor"} {
 		for _, k := range []int{1, 3, 10} {
 			var batch BatchRequest
@@ -159,7 +165,16 @@ func TestStoredFields(t *testing.T) {
 // and stable code, and the server goes on answering.
 func TestBadRequests(t *testing.T) {
 	e := testEngine(t)
-	_, hs := newTestServer(t, e, Config{Limits: Limits{MaxBodyBytes: 1024, MaxTerms: 4, MaxK: 50, MaxBatch: 3, MaxQueryLen: 200}})
+	for _, lean := range []bool{false, true} {
+		t.Run(fmt.Sprint("lean-", lean), func(t *testing.T) {
+			_, base := serveTest(t, e, Config{LeanHTTP: lean, Limits: Limits{MaxBodyBytes: 1024, MaxTerms: 4, MaxK: 50, MaxBatch: 3, MaxQueryLen: 200}})
+			badRequests(t, e, base)
+		})
+	}
+}
+
+func badRequests(t *testing.T, e *qp.Engine, base string) {
+	hs := struct{ URL string }{base}
 	cases := []struct {
 		path, body string
 		status     int
@@ -512,9 +527,15 @@ func TestMetricsHealth(t *testing.T) {
 // TestShutdownUnderLoad: Shutdown while requests are queued and running
 // answers every accepted request, then refuses connections.
 func TestShutdownUnderLoad(t *testing.T) {
+	for _, lean := range []bool{false, true} {
+		t.Run(fmt.Sprint("lean-", lean), func(t *testing.T) { shutdownUnderLoad(t, lean) })
+	}
+}
+
+func shutdownUnderLoad(t *testing.T, lean bool) {
 	e := testEngine(t)
 	g := newGate(e)
-	s, err := New(e, Config{Primary: g, Batch: BatchConfig{Inflight: 1, MaxBatch: 8}})
+	s, err := New(e, Config{LeanHTTP: lean, Primary: g, Batch: BatchConfig{Inflight: 1, MaxBatch: 8}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -564,8 +585,16 @@ func TestShutdownUnderLoad(t *testing.T) {
 // TestSlowClient: a client that sends its body too slowly is cut off
 // after the read timeout, and others are served meanwhile.
 func TestSlowClient(t *testing.T) {
+	for _, lean := range []bool{false, true} {
+		t.Run(fmt.Sprint("lean-", lean), func(t *testing.T) { slowClient(t, lean) })
+	}
+}
+
+// slowClient: on the lean path the incomplete request is handed to
+// net/http, whose read timeout cuts it off.
+func slowClient(t *testing.T, lean bool) {
 	e := testEngine(t)
-	s, err := New(e, Config{ReadTimeout: 300 * time.Millisecond, ReadHeaderTimeout: 300 * time.Millisecond})
+	s, err := New(e, Config{LeanHTTP: lean, ReadTimeout: 300 * time.Millisecond, ReadHeaderTimeout: 300 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -108,6 +108,7 @@ much of the machine each query takes end to end.`)
 	maxBatch := fs.Int("batch-max", 0, "qp serve --batch-max (0: its default)")
 	inflight := fs.Int("inflight", 0, "qp serve --inflight (0: its default)")
 	queueWait := fs.Duration("max-queue-wait", 0, "qp serve --max-queue-wait (0: none)")
+	lean := fs.Bool("lean-http", false, "qp serve --lean-http (the lean HTTP/1.1 path for whole POST /v1/search requests)")
 	jsonOut := fs.String("json", "", "also write the rows as JSON to this file")
 	client := fs.String("client", "vegeta", "the load generator's client: vegeta, or raw (plain HTTP/1.1 connections,\nabout a third of vegeta's CPU per request; qp bench load --client)")
 	cpuProfile := fs.String("cpuprofile", "", "write a Go CPU profile of the HTTP levels (server, and the load generator\nwhen it runs in-process) to this new file (go tool pprof)")
@@ -170,7 +171,7 @@ much of the machine each query takes end to end.`)
 
 	s, err := serve.New(e, serve.Config{Options: opt, Batch: serve.BatchConfig{MaxWait: *wait, Budget: *budget,
 		MaxBatch: *maxBatch, Inflight: *inflight, MaxQueueWait: *queueWait},
-		Limits: serve.Limits{DefaultK: *qf.k, DefaultMode: mode, MaxBatch: max(*perReq, 1)}, IdleTimeout: time.Minute})
+		Limits: serve.Limits{DefaultK: *qf.k, DefaultMode: mode, MaxBatch: max(*perReq, 1)}, IdleTimeout: time.Minute, LeanHTTP: *lean})
 	if err != nil {
 		return err
 	}
@@ -179,8 +180,8 @@ much of the machine each query takes end to end.`)
 	if bc.Pipelined() && bc.Budget == 0 {
 		budgetText = "auto (pipelined GPU)"
 	}
-	fmt.Printf("server: inflight %d, batch max %d, budget %s, max wait %v, max queue wait %v; load generator: %s, client %s\n",
-		bc.Inflight, bc.MaxBatch, budgetText, bc.MaxWait, bc.MaxQueueWait, genWhere(*genProcs), *client)
+	fmt.Printf("server: inflight %d, batch max %d, budget %s, max wait %v, max queue wait %v, lean HTTP %v; load generator: %s, client %s\n",
+		bc.Inflight, bc.MaxBatch, budgetText, bc.MaxWait, bc.MaxQueueWait, *lean, genWhere(*genProcs), *client)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err

@@ -49,6 +49,7 @@ exits. --mode and -k are the defaults of requests that name none.`)
 		maxBatch := fs.Int("batch-max", 0, fmt.Sprintf("most queries per batch (0: %d; 1 on the CPU)", serve.DefaultMaxBatch))
 		budget := fs.Duration("batch-budget", 0, fmt.Sprintf("cap a batch's expected time on the processor at this (its size from the\nmeasured cost per batch and per query; negative: no cap; 0: on --device\ngpu automatic (the batch whose fixed cost is a tenth of its time), none\nwith --device auto, %v otherwise)", serve.DefaultBudget))
 		queueWait := fs.Duration("max-queue-wait", 0, "refuse (503 overloaded, Retry-After) a request expected to wait longer\nthan this for its batch (0: none; a request expected to wait past its\ndeadline is always refused)")
+		lean := fs.Bool("lean-http", false, "answer plain one-query requests (POST /v1/search arriving whole) on a lean\nHTTP/1.1 path of the server's own, every other connection on net/http:\nabout a third less server CPU per such request; a client that leaves while\nits query waits is not noticed (docs/API.md)")
 		pprofOn := fs.Bool("pprof", false, "serve Go profiles at /debug/pprof/ (net/http/pprof; for diagnosis, not\nfor an exposed address)")
 		lazy := fs.Bool("batch-lazy", false, "keep a batch open until its threshold, --batch-max or --batch-wait closes it,\neven when the processor is idle (default: an idle processor takes the\nforming batch at once)")
 		inflight := fs.Int("inflight", 0, "batches running at once (0: 2 with --device gpu (one prepares on the\nhost while the other runs), 1 with --device auto, the workers on the CPU)")
@@ -107,7 +108,7 @@ exits. --mode and -k are the defaults of requests that name none.`)
 				DefaultMode: mode, MaxBatch: *maxBatchQ, DefaultTimeout: *timeout, MaxTimeout: *maxTimeout},
 			Batch: serve.BatchConfig{Threshold: thr, MaxWait: *wait, MaxBatch: *maxBatch, Inflight: *inflight, QueueSize: *queue, Lazy: *lazy,
 				Budget: *budget, MaxQueueWait: *queueWait},
-			Options: opt, Threads: *qf.threads, Logger: log, Pprof: *pprofOn,
+			Options: opt, Threads: *qf.threads, Logger: log, Pprof: *pprofOn, LeanHTTP: *lean,
 		}
 		if *cacheSize != "" {
 			n, err := parseSize(*cacheSize)

@@ -70,7 +70,13 @@ func serveTestIndex(t *testing.T) (idx, queries string) {
 // too.
 func TestServeMatchesQuery(t *testing.T) {
 	idx, queries := serveTestIndex(t)
-	url, cmd, log := startServe(t, idx, "--device", "cpu", "--threads", "2")
+	for _, lean := range []string{"--lean-http=false", "--lean-http"} {
+		t.Run(lean, func(t *testing.T) { serveMatchesQuery(t, idx, queries, lean) })
+	}
+}
+
+func serveMatchesQuery(t *testing.T, idx, queries, lean string) {
+	url, cmd, log := startServe(t, idx, "--device", "cpu", "--threads", "2", lean)
 	dir := t.TempDir()
 	for _, mode := range []string{"and", "or", "andor"} {
 		local, remote := filepath.Join(dir, mode+".local"), filepath.Join(dir, mode+".remote")
@@ -106,7 +112,13 @@ func TestServeMatchesQuery(t *testing.T) {
 // connections are refused.
 func TestServeSIGTERM(t *testing.T) {
 	idx, _ := serveTestIndex(t)
-	url, cmd, log := startServe(t, idx, "--device", "cpu", "--threads", "2")
+	for _, lean := range []string{"--lean-http=false", "--lean-http"} {
+		t.Run(lean, func(t *testing.T) { serveSIGTERM(t, idx, lean) })
+	}
+}
+
+func serveSIGTERM(t *testing.T, idx, lean string) {
+	url, cmd, log := startServe(t, idx, "--device", "cpu", "--threads", "2", lean)
 	var ok, refused, bad atomic.Int64
 	var wg sync.WaitGroup
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)

@@ -46,8 +46,22 @@
 # BUILDS (default "new old") orders the builds of a round; "mid" is a
 # third one, $MID (default /tmp/qp-mid: carry it as bin/dev/data/qp-mid.xz,
 # unpack.sh puts it there), e.g. a branch without its last commit, so that
-# one call separates two steps: BUILDS="new mid old". Every build's row
+# one call separates two steps: BUILDS="new mid old"; "lean" is the new
+# build with SERVE_FLAGS_LEAN (default --lean-http: the lean HTTP/1.1 path
+# for whole POST /v1/search requests, serve/leanhttp.go), e.g.
+# BUILDS="new lean old". Every build's row
 # gives its share of the in-process rate (inproc%, the same in-process run).
+# SERVER_CPUS and GEN_CPUS (CPU lists as taskset -c takes them, e.g.
+# SERVER_CPUS=0-15 GEN_CPUS=16-31; default: none, every process on every
+# core, as before) split a host with more cores than one GPU needs, as a
+# real deployment has its clients on other machines: the server AND the
+# in-process run that the shares (inproc%) are of run on SERVER_CPUS (the
+# same cores: taskset, so Go's GOMAXPROCS is their count), the generator
+# on GEN_CPUS with GOMAXPROCS=$GEN (default with GEN_CPUS: its count of
+# cores; without: 6). Give both or neither; taskset (util-linux) must
+# exist. On the 2-GPU kind (nvidia-h100-x2, 32 cores) use GPU 0 only
+# (CUDA_VISIBLE_DEVICES, default 0 here); $OUT/topo.txt records which
+# cores are near it (nvidia-smi topo -m) and lscpu's NUMA lines.
 # Budget (GPU, 10M topic model cold): gen ~170 s; per mode: in-process
 # ~20 s, per build ~15 s start + 4 x (DUR + ~3 s) ≈ 45 s: ~4 minutes after
 # gen, ~7-8 minutes cold, ~4 warm (no build starts after 470 s, no mode
@@ -80,7 +94,23 @@ echo "open files: $(ulimit -n) (hard $(ulimit -Hn)); fs.nr_open $(cat /proc/sys/
 OLD=${OLD:-/tmp/qp-old}
 DEVICE=${DEVICE:-gpu}
 DUR=${DUR:-4s}
+# The CPU split (see the header): srvpin and genpin prefix the commands.
+SERVER_CPUS=${SERVER_CPUS:-}
+GEN_CPUS=${GEN_CPUS:-}
+srvpin=() genpin=()
+if [ -n "$SERVER_CPUS$GEN_CPUS" ]; then
+  [ -n "$SERVER_CPUS" ] && [ -n "$GEN_CPUS" ] || { echo "serveab: give SERVER_CPUS and GEN_CPUS together (got SERVER_CPUS='$SERVER_CPUS' GEN_CPUS='$GEN_CPUS')"; exit 1; }
+  command -v taskset >/dev/null || { echo "serveab: SERVER_CPUS/GEN_CPUS need taskset (util-linux), not found"; exit 1; }
+  for l in "$SERVER_CPUS" "$GEN_CPUS"; do
+    taskset -c "$l" true 2>/dev/null || { echo "serveab: CPU list '$l' is not valid on this host ($(nproc --all) cores: 0-$(( $(nproc --all) - 1 )))"; exit 1; }
+  done
+  srvpin=(taskset -c "$SERVER_CPUS") genpin=(taskset -c "$GEN_CPUS")
+  GEN=${GEN:-$(taskset -c "$GEN_CPUS" nproc)}
+  export CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-0}
+fi
 GEN=${GEN:-6}
+{ echo "SERVER_CPUS='$SERVER_CPUS' ($( [ -n "$SERVER_CPUS" ] && taskset -c "$SERVER_CPUS" nproc || nproc) cores) GEN_CPUS='$GEN_CPUS' GEN=$GEN CUDA_VISIBLE_DEVICES='${CUDA_VISIBLE_DEVICES:-}'"
+  nvidia-smi topo -m 2>&1; lscpu 2>&1 | grep -Ei '^(cpu\(s\)|model name|socket|numa)'; } >"$OUT/topo.txt"
 CONNS=${CONNS:-16384}
 export MODEL=${MODEL:-topics}
 IDX=${IDX:-/tmp/g10m.qp}
@@ -94,12 +124,18 @@ BUILDS=${BUILDS:-new old}
 chmod +x "$OLD" "$MID" 2>/dev/null  # unpack.sh leaves /tmp/qp-old without the x bit
 [ -x "$OLD" ] || { echo "no old build at $OLD (see the header)"; exit 1; }
 case " $BUILDS " in *" mid "*) [ -x "$MID" ] || { echo "no mid build at $MID (see the header)"; exit 1; } ;; esac
-head -n "$LIMIT" "$Q" >/tmp/serveab-q.txt
+# The script's working files (the queries, /metrics snapshots): its own
+# folder, removed at exit.
+tmp=$(mktemp -d /tmp/serveab.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+head -n "$LIMIT" "$Q" >"$tmp/q.txt"
 res=$OUT/serveab.txt
 sum=$OUT/serveab-summary.txt
 : >"$sum"
 tck=$(getconf CLK_TCK)
-echo "device $DEVICE, index $IDX (MODEL $MODEL), $(nproc) cores, generator GOMAXPROCS=$GEN, DUR $DUR, sat1 CONNS $CONNS, levels $LEVELS" | tee "$res"
+split="no CPU split"
+[ -n "$SERVER_CPUS" ] && split="server and in-process on CPUs $SERVER_CPUS ($(taskset -c "$SERVER_CPUS" nproc) cores), generator on $GEN_CPUS"
+echo "device $DEVICE, index $IDX (MODEL $MODEL), $(nproc) cores, $split, generator GOMAXPROCS=$GEN, DUR $DUR, sat1 CONNS $CONNS, levels $LEVELS" | tee "$res"
 
 # cpu PID: the process's user+system CPU seconds.
 cpu() { awk -v t="$tck" '{printf "%.3f", ($14+$15)/t}' "/proc/$1/stat"; }
@@ -133,12 +169,12 @@ breakdown() {
 level() {
   local b=$1 m=$2 name=$3 per=$4 rate=$5 conns=$6
   local j=$OUT/serveab-$m-$b-$name.json c0 c1 t0 t1
-  metrics >/tmp/serveab-m0.txt 2>/dev/null
+  metrics >"$tmp/m0.txt" 2>/dev/null
   c0=$(cpu "$spid"); t0=$(date +%s.%N)
-  GOMAXPROCS=$GEN timeout "$(( ${DUR%s} + 60 ))" "$bin/qp" bench load "http://127.0.0.1:$PORT" /tmp/serveab-q.txt --client raw --mode "$m" \
+  GOMAXPROCS=$GEN timeout "$(( ${DUR%s} + 60 ))" ${genpin[@]+"${genpin[@]}"} "$bin/qp" bench load "http://127.0.0.1:$PORT" "$tmp/q.txt" --client raw --mode "$m" \
     --per-request "$per" --rate "$rate" --conns "$conns" --duration "$DUR" --name "$name" >"$j" 2>>"$OUT/serveab-gen.log"
   c1=$(cpu "$spid"); t1=$(date +%s.%N)
-  metrics >/tmp/serveab-m1.txt 2>/dev/null
+  metrics >"$tmp/m1.txt" 2>/dev/null
   python3 - "$j" "$c0" "$c1" "$t0" "$t1" "$b" "$m" "${inproc:-0}" "$sum" <<'EOF' 2>/dev/null || awk -v f="$j" 'BEGIN{getline l <f; print "  " l}'
 import json, sys
 r = json.load(open(sys.argv[1]))
@@ -156,9 +192,9 @@ for e in r.get("errors") or []:
     print("       client error:", e)
 open(sys.argv[9], "a").write(line + f' srv {c/w:.2f} cores {1e6*c/max(req,1):.1f} us/req ok {100*r["success"]:.2f}%\n')
 EOF
-  echo "     server:$(breakdown /tmp/serveab-m0.txt /tmp/serveab-m1.txt)"
-  if [ "$b" = new ] && grep -q '^qp_serve_gpu_device_fixed_seconds' /tmp/serveab-m1.txt; then
-    "$bin/qp" bench pipebound "http://127.0.0.1:$PORT" --rate "$r80,$r60" | sed 's/^/     model: /' | tee -a "$sum"
+  echo "     server:$(breakdown "$tmp/m0.txt" "$tmp/m1.txt")"
+  if [ "$b" = new ] && grep -q '^qp_serve_gpu_device_fixed_seconds' "$tmp/m1.txt"; then
+    ${genpin[@]+"${genpin[@]}"} "$bin/qp" bench pipebound "http://127.0.0.1:$PORT" --rate "$r80,$r60" | sed 's/^/     model: /' | tee -a "$sum"
   fi
 }
 # server BUILD-BINARY NAME: starts qp serve, waits until ready (90 s at most).
@@ -166,8 +202,9 @@ server() {
   local extra=${SERVE_FLAGS_NEW:-}
   [ "$2" = old ] && extra=${SERVE_FLAGS_OLD:-}
   [ "$2" = mid ] && extra=${SERVE_FLAGS_MID:-}
+  [ "$2" = lean ] && extra=${SERVE_FLAGS_LEAN:---lean-http}
   # shellcheck disable=SC2086
-  "$1" serve "$IDX" --addr "127.0.0.1:$PORT" --device "$DEVICE" --log-level warn ${SERVE_FLAGS:-} $extra >"$OUT/serveab-$m-$2-server.log" 2>&1 &
+  ${srvpin[@]+"${srvpin[@]}"} "$1" serve "$IDX" --addr "127.0.0.1:$PORT" --device "$DEVICE" --log-level warn ${SERVE_FLAGS:-} $extra >"$OUT/serveab-$m-$2-server.log" 2>&1 &
   spid=$!
   for _ in $(seq 900); do
     if (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; then
@@ -182,9 +219,9 @@ want() { case " $LEVELS " in *" $1 "*) return 0 ;; esac; return 1; }
 for m in ${MODES:-and or}; do
   if [ "$SECONDS" -gt 400 ]; then echo "== $m skipped (time: ${SECONDS}s)" | tee -a "$res"; continue; fi
   # shellcheck disable=SC2086
-  timeout 100 "$bin/qp" bench serve "$IDX" /tmp/serveab-q.txt --device "$DEVICE" --mode "$m" --duration 1s ${INPROC_FLAGS:-} \
-    --conns-one 64 --per-request 0 --fractions "" --many 0 2>&1 | grep "^in-process" | sed "s/^/$m /" | tee -a "$res" "$sum" >/tmp/serveab-inproc
-  inproc=$(sed -n 's/.*): \([0-9.]*\) q\/s.*/\1/p' /tmp/serveab-inproc | head -1)
+  timeout 100 ${srvpin[@]+"${srvpin[@]}"} "$bin/qp" bench serve "$IDX" "$tmp/q.txt" --device "$DEVICE" --mode "$m" --duration 1s ${INPROC_FLAGS:-} \
+    --conns-one 64 --per-request 0 --fractions "" --many 0 2>&1 | grep "^in-process" | sed "s/^/$m /" | tee -a "$res" "$sum" >"$tmp/inproc"
+  inproc=$(sed -n 's/.*): \([0-9.]*\) q\/s.*/\1/p' "$tmp/inproc" | head -1)
   [ -n "$inproc" ] || { echo "== $m: no in-process rate"; continue; }
   r80=$(awk -v r="$inproc" 'BEGIN{printf "%.0f", 0.8*r}')
   r60=$(awk -v r="$inproc" 'BEGIN{printf "%.0f", 0.6*r}')
