@@ -29,12 +29,7 @@ if [ -z "$idx" ]; then
 fi
 if [ -z "$idx" ]; then
   idx=/tmp/g10m-topics.qp
-  t=$(date +%s)
-  timeout 330 "$bin/qp" gen --model topics --docs "${DOCS:-10000000}" --out "$idx.tmp" --mem "${MEM:-40G}" --quiet \
-    --queries "$bin/data/05.efficiency_topics.txt" --queries "$bin/data/06.efficiency_topics.txt" >"$OUT/gen.log" 2>&1 ||
-    { echo "gen failed or ran past 330 s"; tail -5 "$OUT/gen.log"; rm -f "$idx.tmp"; exit 1; }
-  mv "$idx.tmp" "$idx"
-  echo "gen: $(( $(date +%s) - t ))s: $(tail -1 "$OUT/gen.log")"
+  gen10m_topics || exit 1
 fi
 ls -l "$idx"
 left=$(( 560 - SECONDS ))

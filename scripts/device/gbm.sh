@@ -35,14 +35,7 @@ if [ "$DOCS" = 25000000 ]; then
   if [ ! -s $idx ] || [ "${REGEN:-0}" = 1 ]; then GENLIMIT=${GENLIMIT:-360} bash scripts/device/gen25m.sh >"$OUT/gen-summary.txt" 2>&1; fi
 else
   idx=/tmp/g10m-topics.qp
-  if [ ! -s $idx ] || [ "${REGEN:-0}" = 1 ]; then
-    t=$(date +%s)
-    timeout 330 "$bin/qp" gen --model topics --docs "$DOCS" --out "$idx.tmp" --mem "${MEM:-40G}" --quiet \
-      --queries "$bin/data/05.efficiency_topics.txt" --queries "$bin/data/06.efficiency_topics.txt" >"$OUT/gen.log" 2>&1 ||
-      { echo "gen failed or ran past 330 s"; tail -5 "$OUT/gen.log"; rm -f "$idx.tmp"; exit 1; }
-    mv "$idx.tmp" "$idx"
-    echo "gen: $(( $(date +%s) - t ))s: $(tail -1 "$OUT/gen.log")"
-  fi
+  gen10m_topics || exit 1
 fi
 [ -s $idx ] || { echo "no index $idx"; exit 1; }
 # The GPU tests of the bitmap paths first (TESTS=0 skips them; ~1 min).
