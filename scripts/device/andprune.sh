@@ -7,9 +7,10 @@
 # pruning of AND candidates"). No GPU is used. One call (≤ 10 min).
 #
 # Index: /tmp/g25m.qp if a warm machine kept it (gen25m.sh), else
-# /tmp/g10m-topics.qp, else a fresh 10M topic-model index (qp gen --model topics,
-# ~4-5 min on 16 cores, kept in /tmp/g10m-topics.qp for later calls; not
-# /tmp/g10m.qp, which other scripts build with --model independent).
+# /tmp/g10m-topics.qp, else a fresh 10M topic-model index (lib.sh's
+# gen10m_topics: qp gen --model topics, ~4-5 min on 16 cores, kept in
+# /tmp/g10m-topics.qp for later calls; not /tmp/g10m.qp, which other
+# scripts build with --model independent).
 #
 # Prepare here (about 35 MB, carry bin/ap):
 #   mkdir -p bin/ap/data && cp ../shared/data/queries/0[56].efficiency_topics.txt bin/ap/data/ &&

@@ -8,8 +8,9 @@
 # (docs/GPU-QUERY.md "Bitmap AND of all-dense queries: the potential").
 # One binary (bin/dev/qp of this branch), rows interleaved A B C A B C:
 # `qp bench query` on a topic-model gen index of DOCS documents (default
-# 10M: /tmp/g10m-topics.qp, built here once, ~3 min; DOCS=25000000 uses
-# /tmp/g25m.qp of gen25m.sh), first 10,000 TREC 2006 queries, top-10, GPU
+# 10M: /tmp/g10m-topics.qp, built here once by lib.sh's gen10m_topics, ~3
+# min, REGEN=1 rebuilds it; DOCS=25000000 uses /tmp/g25m.qp of gen25m.sh),
+# first 10,000 TREC 2006 queries, top-10, GPU
 # only, MODES (default and,andor), --profile, for each ROW of ROWS (default
 # "2G:1/128 12G:1/128 12G:1/256 12G:1/256:bmand", budget:density[:bmand];
 # 2G:1/128 is the former default (12G:1/128 the new one); bmand adds --gpu-bitmap-and: the queries
