@@ -56,13 +56,20 @@ func (e *Engine) bitmapTerms(minDensity, maxDensity float64) int {
 	return len(e.bidx)
 }
 
-// bitmapsOf returns the bitmaps of the terms at e.bidx (scratch slice).
-func (e *Engine) bitmapsOf() []*roaring.Bitmap {
+// bitmapSet marks the terms at e.bidx in e.isBm (the caller clears it
+// when done) and returns their bitmaps combined by op (roaring.FastAnd or
+// FastOr; the one bitmap itself when there is one).
+func (e *Engine) bitmapSet(op func(...*roaring.Bitmap) *roaring.Bitmap) *roaring.Bitmap {
+	e.isBm = growBool(e.isBm, len(e.terms))
 	e.bms = e.bms[:0]
 	for _, i := range e.bidx {
+		e.isBm[i] = true
 		e.bms = append(e.bms, e.terms[i].list.Bitmap())
 	}
-	return e.bms
+	if len(e.bms) == 1 {
+		return e.bms[0]
+	}
+	return op(e.bms...)
 }
 
 // scoreAll scores document d, which every term contains, in canonical order.
@@ -98,15 +105,7 @@ func (e *Engine) andBitmap() error {
 	if err := e.ensureCursors(); err != nil {
 		return err
 	}
-	bms := e.bitmapsOf()
-	filter := bms[0]
-	if len(bms) > 1 {
-		filter = roaring.FastAnd(bms...)
-	}
-	e.isBm = growBool(e.isBm, len(e.terms))
-	for _, i := range e.bidx {
-		e.isBm[i] = true
-	}
+	filter := e.bitmapSet(roaring.FastAnd)
 	defer clear(e.isBm)
 	e.pruneEnd, e.infl = -1, inflate(len(e.terms))
 	lead := -1
@@ -177,15 +176,7 @@ func (e *Engine) orBitmap() error {
 	if err := e.ensureCursors(); err != nil {
 		return err
 	}
-	bms := e.bitmapsOf()
-	union := bms[0]
-	if len(bms) > 1 {
-		union = roaring.FastOr(bms...)
-	}
-	e.isBm = growBool(e.isBm, len(e.terms))
-	for _, i := range e.bidx {
-		e.isBm[i] = true
-	}
+	union := e.bitmapSet(roaring.FastOr)
 	defer clear(e.isBm)
 	it := &e.fit
 	it.Initialize(union)

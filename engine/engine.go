@@ -23,6 +23,7 @@
 package engine
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -242,24 +243,12 @@ const NoBitmaps = 2.0
 
 // Resolve fills in defaults and rejects unknown names.
 func (o Options) Resolve() (Options, error) {
-	if o.AndAlgo == "" {
-		o.AndAlgo = DefaultAnd
-	}
-	if o.OrAlgo == "" {
-		o.OrAlgo = DefaultOr
-	}
-	if o.AndBitmapDensity == 0 {
-		o.AndBitmapDensity = DefaultAndBitmapDensity
-	}
-	if o.AndBitmapMaxDensity == 0 {
-		o.AndBitmapMaxDensity = DefaultAndBitmapMaxDensity
-	}
-	if o.OrBitmapDensity == 0 {
-		o.OrBitmapDensity = DefaultOrBitmapDensity
-	}
-	if o.OrTAATPostings == 0 {
-		o.OrTAATPostings = DefaultOrTAATPostings
-	}
+	o.AndAlgo = cmp.Or(o.AndAlgo, DefaultAnd)
+	o.OrAlgo = cmp.Or(o.OrAlgo, DefaultOr)
+	o.AndBitmapDensity = cmp.Or(o.AndBitmapDensity, DefaultAndBitmapDensity)
+	o.AndBitmapMaxDensity = cmp.Or(o.AndBitmapMaxDensity, DefaultAndBitmapMaxDensity)
+	o.OrBitmapDensity = cmp.Or(o.OrBitmapDensity, DefaultOrBitmapDensity)
+	o.OrTAATPostings = cmp.Or(o.OrTAATPostings, DefaultOrTAATPostings)
 	if !(o.AndBitmapDensity > 0) || !(o.OrBitmapDensity > 0) {
 		return o, fmt.Errorf("%w: bitmap densities %v, %v (want > 0)", ErrBadStrategy, o.AndBitmapDensity, o.OrBitmapDensity)
 	}

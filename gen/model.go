@@ -69,6 +69,7 @@
 package gen
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"runtime"
@@ -364,24 +365,12 @@ func (c *Config) withDefaults() (Config, error) {
 	if cf.Docs < 1 || uint64(cf.Docs) > math.MaxUint32-1 {
 		return cf, fmt.Errorf("gen: Docs = %d, want 1..%d", cf.Docs, uint64(math.MaxUint32-1))
 	}
-	if cf.PostingsPerDoc == 0 {
-		cf.PostingsPerDoc = DefaultPostingsPerDoc
-	}
-	if cf.HeapsBeta == 0 {
-		cf.HeapsBeta = DefaultHeapsBeta
-	}
-	if cf.TopDF == 0 {
-		cf.TopDF = DefaultTopDF
-	}
-	if cf.MeanTF == 0 {
-		cf.MeanTF = DefaultMeanTF
-	}
-	if cf.QueryScale == 0 {
-		cf.QueryScale = DefaultQueryScale
-	}
-	if cf.QueryGamma == 0 {
-		cf.QueryGamma = DefaultQueryGamma
-	}
+	cf.PostingsPerDoc = cmp.Or(cf.PostingsPerDoc, DefaultPostingsPerDoc)
+	cf.HeapsBeta = cmp.Or(cf.HeapsBeta, DefaultHeapsBeta)
+	cf.TopDF = cmp.Or(cf.TopDF, DefaultTopDF)
+	cf.MeanTF = cmp.Or(cf.MeanTF, DefaultMeanTF)
+	cf.QueryScale = cmp.Or(cf.QueryScale, DefaultQueryScale)
+	cf.QueryGamma = cmp.Or(cf.QueryGamma, DefaultQueryGamma)
 	if cf.Workers <= 0 {
 		cf.Workers = runtime.NumCPU()
 	}

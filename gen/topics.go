@@ -1,6 +1,7 @@
 package gen
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -126,33 +127,22 @@ type TopicsConfig struct {
 
 func (p *TopicParams) withDefaults() (TopicParams, error) {
 	c := *p
-	def := func(x *float64, d float64) {
-		if *x == 0 {
-			*x = d
-		}
-	}
-	def(&c.MeanLen, DefaultMeanLen)
-	def(&c.LenSigma, DefaultLenSigma)
-	def(&c.PostingsPerDoc, DefaultPostingsDoc)
-	def(&c.Discount, DefaultDiscount)
-	def(&c.HeapsBeta, DefaultHeapsBeta)
-	def(&c.ZipfQ, DefaultZipfQ)
-	def(&c.TopicZipf, DefaultTopicZipf)
-	def(&c.TopicsPerDoc, DefaultTopicsPerDoc)
-	def(&c.Background, DefaultBackground)
-	def(&c.QueryTopical, DefaultQueryTopical)
-	def(&c.QueryScale, DefaultQueryScale)
-	def(&c.QueryGamma, DefaultQueryGamma)
-	def(&c.SiteDocs, DefaultSiteDocs)
-	if c.Topics == 0 {
-		c.Topics = DefaultTopics
-	}
-	if c.SiteVocab == 0 {
-		c.SiteVocab = DefaultSiteVocab
-	}
-	if c.TopicSpread == 0 {
-		c.TopicSpread = DefaultTopicSpread
-	}
+	c.MeanLen = cmp.Or(c.MeanLen, DefaultMeanLen)
+	c.LenSigma = cmp.Or(c.LenSigma, DefaultLenSigma)
+	c.PostingsPerDoc = cmp.Or(c.PostingsPerDoc, DefaultPostingsDoc)
+	c.Discount = cmp.Or(c.Discount, DefaultDiscount)
+	c.HeapsBeta = cmp.Or(c.HeapsBeta, DefaultHeapsBeta)
+	c.ZipfQ = cmp.Or(c.ZipfQ, DefaultZipfQ)
+	c.TopicZipf = cmp.Or(c.TopicZipf, DefaultTopicZipf)
+	c.TopicsPerDoc = cmp.Or(c.TopicsPerDoc, DefaultTopicsPerDoc)
+	c.Background = cmp.Or(c.Background, DefaultBackground)
+	c.QueryTopical = cmp.Or(c.QueryTopical, DefaultQueryTopical)
+	c.QueryScale = cmp.Or(c.QueryScale, DefaultQueryScale)
+	c.QueryGamma = cmp.Or(c.QueryGamma, DefaultQueryGamma)
+	c.SiteDocs = cmp.Or(c.SiteDocs, DefaultSiteDocs)
+	c.Topics = cmp.Or(c.Topics, DefaultTopics)
+	c.SiteVocab = cmp.Or(c.SiteVocab, DefaultSiteVocab)
+	c.TopicSpread = cmp.Or(c.TopicSpread, DefaultTopicSpread)
 	bad := func(name string, v any, want string) (TopicParams, error) {
 		return c, fmt.Errorf("gen: %s = %v, want %s", name, v, want)
 	}

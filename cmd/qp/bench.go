@@ -130,13 +130,9 @@ all cores. Lists are sampled up to --postings postings in total.`)
 	plotPath := fs.String("plot", "", "part 1: write an SVG plot of integers/s against list length to this file")
 	budget := fs.Int("postings", 20_000_000, "part 2: postings to sample from the index (0: skip part 2)")
 	minTime := fs.Duration("time", time.Second, "part 2: minimum measuring time per codec and thread count")
-	pos, err := parse(fs, args)
+	pos, err := parseArgs(fs, args, 1)
 	if err != nil {
 		return err
-	}
-	if len(pos) != 1 {
-		fs.Usage()
-		return errUsage
 	}
 	if err := guardOutputs(pos, *csvPath, *plotPath); err != nil {
 		return err
@@ -437,13 +433,9 @@ algorithm are checked to be identical.`)
 	gpuOnly := fs.Bool("gpu-only", false, "GPU rows only, no CPU rows (for tuning runs; the GPU rows are then\nchecked identical to the first GPU row of their mode, not to the CPU)")
 	cpuProfile := fs.String("cpuprofile", "", "write a Go CPU profile of the whole measurement (every row, warm-up\npasses included: they repeat the timed work) to this new file (read it\nwith go tool pprof)")
 	profile := fs.Bool("profile", false, "GPU: after each GPU row, run the batch again with CUDA events and\nprint where the GPU time went (decode, intersect, score, top-k,\ntransfers; Ding et al. WWW'09 Table 3)")
-	pos, err := parse(fs, args)
+	pos, err := parseArgs(fs, args, 2)
 	if err != nil {
 		return err
-	}
-	if len(pos) != 2 {
-		fs.Usage()
-		return errUsage
 	}
 	if err := guardOutputs(pos, *csvOut, *plotOut, *plotBM, *cpuProfile); err != nil {
 		return err

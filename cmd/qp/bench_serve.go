@@ -112,13 +112,9 @@ much of the machine each query takes end to end.`)
 	jsonOut := fs.String("json", "", "also write the rows as JSON to this file")
 	client := fs.String("client", "vegeta", "the load generator's client: vegeta, or raw (plain HTTP/1.1 connections,\nabout a third of vegeta's CPU per request; qp bench load --client)")
 	cpuProfile := fs.String("cpuprofile", "", "write a Go CPU profile of the HTTP levels (server, and the load generator\nwhen it runs in-process) to this new file (go tool pprof)")
-	pos, err := parse(fs, args)
+	pos, err := parseArgs(fs, args, 2)
 	if err != nil {
 		return err
-	}
-	if len(pos) != 2 {
-		fs.Usage()
-		return errUsage
 	}
 	var connList []int
 	for _, f := range splitComma(*connsOne) {
@@ -433,13 +429,9 @@ it; bound its cores with GOMAXPROCS.`)
 	fs.IntVar(k, "n", 10, "alias of -k")
 	limit := fs.Int("limit", 0, "use the first N queries (0: all)")
 	client := fs.String("client", "vegeta", "vegeta (net/http's client), or raw: HTTP/1.1 over plain connections,\nabout a third of vegeta's CPU per request (see bench_rawload.go)")
-	pos, err := parse(fs, args)
+	pos, err := parseArgs(fs, args, 2)
 	if err != nil {
 		return err
-	}
-	if len(pos) != 2 {
-		fs.Usage()
-		return errUsage
 	}
 	mode, err := engine.ParseMode(*modeS)
 	if err != nil {

@@ -18,13 +18,8 @@ capability 8.0 and newer) can run on it. Without a usable driver or GPU it
 prints the reason and that the CPU backend is used; that is not an error.
 With --check it also opens each usable GPU and loads the embedded kernels.`)
 		checkKernels := fs.Bool("check", false, "open each usable GPU and load the embedded kernels")
-		pos, err := parse(fs, args)
-		if err != nil {
+		if _, err := parseArgs(fs, args, 0); err != nil {
 			return err
-		}
-		if len(pos) != 0 {
-			fs.Usage()
-			return errUsage
 		}
 		devs, err := cuda.Devices()
 		if err != nil {

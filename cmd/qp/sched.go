@@ -93,13 +93,9 @@ cpu-only setup without a GPU (the scheduler's own cost, measured). Otherwise nee
 	fs.Var(&prepAdapt, "prepare-adapt", "CPU+GPU setups: while a GPU batch is prepared on the host, park --prepare-cores CPU slots (all of them with --prepare-cores 0), so that the preparation does not wait for cores busy with CPU queries: on, off, or auto (the default: on for --mode or with --prepare-cores 4 unless set, off for and and andor; issue 24's device rounds 5-6: it won OR, lost AND); the flag alone means on")
 	cpuProfile := fs.String("cpuprofile", "", "write a Go CPU profile of the whole experiment (training, table runs, searches; with --diagnose: the probes) to this new file (go tool pprof): where the scheduler's own per-query work goes; the work inside the runs' measured windows has the label qp=window (go tool pprof -tagfocus qp=window; scripts/profsplit.sh splits a profile)")
 	gpuProfile := fs.Bool("gpu-profile", false, "after each run's progress line, print the GPU's batch profile (host phases, device time by CUDA events) and the Go runtime's GC and scheduling figures over the run")
-	pos, err := parse(fs, args)
+	pos, err := parseArgs(fs, args, 2)
 	if err != nil {
 		return err
-	}
-	if len(pos) != 2 {
-		fs.Usage()
-		return errUsage
 	}
 	// The flags first: opening the GPU and the index takes a while.
 	var setups []scheduler.Setup

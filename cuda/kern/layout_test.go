@@ -180,8 +180,13 @@ func TestKernelSignatures(t *testing.T) {
 	}
 	kernel := regexp.MustCompile(`extern "C" __global__ void (?:__launch_bounds__\((?:[^()]|\([^()]*\))*\)[\s\\]*)?(\w+)\(`)
 	asserted := regexp.MustCompile(`static_assert\(std::is_same<decltype\(&(\w+)\), QP_SIGNATURE_(\w+)>::value`)
-	decode := regexp.MustCompile(`(?m)^QP_DECODE_KERNEL\((\w+),`)
+	// A kernel macro (QP_DECODE_KERNEL, QP_AND_BMSCORE_KERNEL) defines the
+	// kernel NAME and asserts its list; each use names one kernel.
+	macroDef := regexp.MustCompile(`(?m)^#define (QP_\w+_KERNEL)\(NAME,(?:.*\\\n)*.*`)
+	macroUse := regexp.MustCompile(`(?m)^(QP_\w+_KERNEL)\((\w+),`)
 	kernels, checked, used := map[string]string{}, map[string]bool{}, map[string]bool{}
+	macros := map[string]bool{} // kernel macro -> asserts its kernel's list
+	var uses [][]string
 	for _, p := range srcs {
 		b, err := os.ReadFile(p)
 		if err != nil {
@@ -193,14 +198,26 @@ func TestKernelSignatures(t *testing.T) {
 		for _, m := range asserted.FindAllStringSubmatch(string(b), -1) {
 			checked[m[1]], used[m[2]] = true, true
 		}
-		for _, m := range decode.FindAllStringSubmatch(string(b), -1) {
-			kernels[m[1]], checked[m[1]] = p, true
+		for _, m := range macroDef.FindAllStringSubmatch(string(b), -1) {
+			a := asserted.FindStringSubmatch(m[0])
+			macros[m[1]] = a != nil && a[1] == "NAME"
+		}
+		for _, m := range macroUse.FindAllStringSubmatch(string(b), -1) {
+			uses = append(uses, []string{m[1], m[2], p})
 		}
 	}
-	if !checked["NAME"] || !used["DecodeParams"] {
-		t.Error("QP_DECODE_KERNEL does not assert DecodeParams")
+	for _, u := range uses {
+		kernels[u[1]], checked[u[1]] = u[2], macros[u[0]]
 	}
-	delete(kernels, "NAME") // QP_DECODE_KERNEL's own definition
+	for _, m := range []string{"QP_DECODE_KERNEL", "QP_AND_BMSCORE_KERNEL"} {
+		if !macros[m] {
+			t.Errorf("%s is not defined, or does not assert its kernel's list", m)
+		}
+	}
+	if !used["DecodeParams"] || !used["AndBMScoreParams"] {
+		t.Error("the kernel macros do not assert DecodeParams and AndBMScoreParams")
+	}
+	delete(kernels, "NAME") // the kernel macros' own definitions
 	delete(kernels, "qp_layout_probe")
 	if len(kernels) < 40 {
 		t.Fatalf("found only %d kernels: %v", len(kernels), kernels)

@@ -231,13 +231,21 @@ func (a *AndKernels) Filter(s *cuda.Stream, qmeta, qterms cuda.DevicePtr, bm And
 // (Filter's), in canonical order, with frequencies read by slot from the
 // bp128 frequency blocks at the candidate's rank in the list (only for an
 // index whose frequency codec is bp128, after Filter kept only candidates
-// in those lists). A corrupt frequency block raises errs[AndErrFreqs].
-func (a *AndKernels) BitmapScore(s *cuda.Stream, terms, post, qmeta, qterms cuda.DevicePtr, bm AndBitmaps, n, bs int,
+// in those lists). With all, it adds those of every term of the
+// candidates' queries, term 0 included (BitmapAnd's candidates, whose
+// cscore slots hold 0). A corrupt frequency block raises errs[AndErrFreqs].
+// One launch: qp_and_bmscore, or with all qp_and_bmscore_all (the same
+// kernel body, and_bmscore<All>, and parameters).
+func (a *AndKernels) BitmapScore(s *cuda.Stream, all bool, terms, post, qmeta, qterms cuda.DevicePtr, bm AndBitmaps, n, bs int,
 	norms cuda.DevicePtr, k1p1 float32, cdoc, cscore, cq, errs cuda.DevicePtr) error {
 	if n == 0 {
 		return nil
 	}
-	return launch(a.bmscore, gridFor(n, queryThreads), s, &AndBMScoreParams{
+	fn := a.bmscore
+	if all {
+		fn = a.bmscoreAll
+	}
+	return launch(fn, gridFor(n, queryThreads), s, &AndBMScoreParams{
 		Terms: terms, Post: post, QMeta: qmeta, QTerms: qterms, Col: bm.Col, Mat: bm.Mat, Rank: bm.Rank,
 		D: count32("bitmap groups", bm.D), S: count32("rank entries", AndRankEntries(bm.D)), N: count32("candidates", n),
 		BS: uint32(bs), Norms: norms, K1p1: k1p1, CDoc: cdoc, CScore: cscore, CQ: cq, Errs: errs})
@@ -277,17 +285,4 @@ func (a *AndKernels) BitmapAnd(s *cuda.Stream, qmeta, qterms cuda.DevicePtr, bm 
 	}
 	return launch(a.bmemit, g, s, &AndBMEmitParams{QMeta: qmeta, QTerms: qterms, Col: bm.Col, Mat: bm.Mat, D: D,
 		NQ: uint32(nq), Pos: cnt, N: count32("candidate slots", n), CDoc: cdoc, CQ: cq})
-}
-
-// BitmapScoreAll is BitmapScore over every term of the candidates' queries,
-// term 0 included (BitmapAnd's candidates, whose cscore slots hold 0).
-func (a *AndKernels) BitmapScoreAll(s *cuda.Stream, terms, post, qmeta, qterms cuda.DevicePtr, bm AndBitmaps, n, bs int,
-	norms cuda.DevicePtr, k1p1 float32, cdoc, cscore, cq, errs cuda.DevicePtr) error {
-	if n == 0 {
-		return nil
-	}
-	return launch(a.bmscoreAll, gridFor(n, queryThreads), s, &AndBMScoreParams{
-		Terms: terms, Post: post, QMeta: qmeta, QTerms: qterms, Col: bm.Col, Mat: bm.Mat, Rank: bm.Rank,
-		D: count32("bitmap groups", bm.D), S: count32("rank entries", AndRankEntries(bm.D)), N: count32("candidates", n),
-		BS: uint32(bs), Norms: norms, K1p1: k1p1, CDoc: cdoc, CScore: cscore, CQ: cq, Errs: errs})
 }

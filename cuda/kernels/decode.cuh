@@ -242,6 +242,21 @@ __device__ __forceinline__ u32 reg4(const u32 (&x)[4], u32 k) {
 	return k == 0 ? x[0] : k == 1 ? x[1] : k == 2 ? x[2] : x[3];
 }
 
+// stage4 stores a lane's values x (the block's values 4*lane..4*lane+3)
+// into the block's values in shared memory, vals, where the exception
+// patches of PForDelta and ParaPFor add to them; unstage4 loads them back
+// (one 16-byte access each).
+__device__ __forceinline__ void stage4(u32 *vals, u32 lane, const u32 (&x)[4]) {
+	reinterpret_cast<uint4 *>(vals)[lane] = make_uint4(x[0], x[1], x[2], x[3]);
+}
+__device__ __forceinline__ void unstage4(const u32 *vals, u32 lane, u32 (&x)[4]) {
+	const uint4 r = reinterpret_cast<const uint4 *>(vals)[lane];
+	x[0] = r.x;
+	x[1] = r.y;
+	x[2] = r.z;
+	x[3] = r.w;
+}
+
 __device__ __forceinline__ u32 bitlen(u32 x) { return 32 - __clz(x); }
 // wmask is 2^w - 1 for w in 0..32.
 __device__ __forceinline__ u32 wmask(u32 w) { return w >= 32 ? 0xffffffffu : (1u << w) - 1; }

@@ -157,23 +157,12 @@ struct CodecT {
 		return 0;
 	}
 
+	// values is never called (kSegAlways): a block of m <= 128 values is
+	// one segment.
 	template <class S>
-	__device__ __forceinline__ static u32 values(const View &v, u32 m, const u32 *h, u32 (&x)[4], S &, u32 lane) {
-		const u32 span = h[0], w = h[5];
-		const ull slope = h[1] | static_cast<ull>(h[2]) << 32;
-		const i64 base = static_cast<i64>(h[3] | static_cast<ull>(h[4]) << 32);
-		const u32 mask = wmask(w);
-		u32 code = 0;
-		i64 val[4];
-#pragma unroll
-		for (int j = 0; j < 4; j++) {
-			const u32 i = lane * 4 + j;
-			const u32 s = i < m && w ? v.field(192 + i * w, w, mask) : 0;
-			val[j] = base + static_cast<i64>((slope * i) >> 32) + s;
-			if (i < m && s > span) code = kBadValue;
-			x[j] = static_cast<u32>(val[j]);
-		}
-		return qmax(code, order(val, m, lane));
+	__device__ __forceinline__ static u32 values(const View &v, u32 m, const u32 *h, u32 (&x)[4], S &sm, u32 lane) {
+		ull st = 0;
+		return seg_values(v, h, m, st, true, x, sm, lane);
 	}
 };
 

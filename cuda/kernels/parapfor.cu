@@ -139,8 +139,7 @@ struct Codec {
 		for (int j = 0; j < 4; j++) x[j] = i0 + j < m && b ? v.field(bp + (i0 + j) * b, b, mask) : 0;
 		if (en == 0) return 0;
 
-		uint4 *vals = reinterpret_cast<uint4 *>(sm.vals);
-		vals[lane] = make_uint4(x[0], x[1], x[2], x[3]);
+		stage4(sm.vals, lane, x);
 		__syncwarp();
 		const u32 io = bp + m * b, ho = io + en * ib, imask = wmask(ib), hmask = wmask(hb);
 		u32 code = 0, idx[4];
@@ -158,11 +157,7 @@ struct Codec {
 			prev = idx[j];
 		}
 		__syncwarp();
-		const uint4 r = vals[lane];
-		x[0] = r.x;
-		x[1] = r.y;
-		x[2] = r.z;
-		x[3] = r.w;
+		unstage4(sm.vals, lane, x);
 		return code;
 	}
 };

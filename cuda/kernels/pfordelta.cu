@@ -233,17 +233,12 @@ struct Codec {
 			}
 			code = qmax(code, level1<PER>(v, p1, ph, pg, a ? G : H, lane));
 		}
-		uint4 *vals = reinterpret_cast<uint4 *>(sm.vals);
-		vals[lane] = make_uint4(x[0], x[1], x[2], x[3]);
+		stage4(sm.vals, lane, x);
 		__syncwarp();
 		code = qmax(code, patch<PER>(
 		                      sm.vals, m, p0.e, p0.b, lane, [&](u32 y) { return H[y]; }, [&](u32 y) { return G[y]; }));
 		__syncwarp();
-		const uint4 r = vals[lane];
-		x[0] = r.x;
-		x[1] = r.y;
-		x[2] = r.z;
-		x[3] = r.w;
+		unstage4(sm.vals, lane, x);
 		return code;
 	}
 
@@ -304,8 +299,7 @@ struct Codec {
 		u32 *H = sm.aux, *G = sm.aux + kMaxValues;
 		reinterpret_cast<uint2 *>(H)[lane] = make_uint2(s1[0][0], s1[0][1]);
 		reinterpret_cast<uint2 *>(G)[lane] = make_uint2(s1[1][0], s1[1][1]);
-		uint4 *vals = reinterpret_cast<uint4 *>(sm.vals);
-		vals[lane] = make_uint4(x[0], x[1], x[2], x[3]);
+		stage4(sm.vals, lane, x);
 		// Level 1: exception y = lane of H and of G.
 		u32 code = 0, acc = 0;
 #pragma unroll
@@ -357,11 +351,7 @@ struct Codec {
 			}
 		}
 		__syncwarp();
-		const uint4 r = vals[lane];
-		x[0] = r.x;
-		x[1] = r.y;
-		x[2] = r.z;
-		x[3] = r.w;
+		unstage4(sm.vals, lane, x);
 		return code;
 	}
 

@@ -351,8 +351,8 @@ __device__ __forceinline__ T tile_prefix(const T *__restrict__ part, u32 tile,
 // a[base..base+kScanItems) (T(0) at and past n), into v, sets s to their
 // sum and returns the sum of the pieces of the CTA's threads before this
 // one (the exclusive block scan of the pieces' sums): the first half of
-// every scan of a tile here (scan_partials, scan_apply, qp_and_select,
-// qp_and_compact).
+// every scan of a tile here (scan_partials; scan_apply, qp_and_select and
+// qp_and_compact through scan_piece).
 template <class T>
 __device__ __forceinline__ T piece_prefix(const T *a, u64 base, u64 n, T (&v)[kScanItems], T &s,
                                           typename BlockSum<T>::Scan::TempStorage &tmp) {
@@ -364,6 +364,24 @@ __device__ __forceinline__ T piece_prefix(const T *a, u64 base, u64 n, T (&v)[kS
 	T incl;
 	typename BlockSum<T>::Scan(tmp).InclusiveSum(s, incl);
 	return incl - s;
+}
+
+// scan_piece is the first half of the tile scans applied from partials
+// (scan_apply, qp_and_select, qp_and_compact): thread t's piece is the
+// kScanItems items of the CTA's tile at base = blockIdx.x * kScanTile +
+// t * kScanItems; it loads them into v (piece_prefix: T(0) at and past n)
+// and returns the sum of the pieces before it in the tile, to which the
+// caller adds the items before the tile (tile_prefix, or the scanned
+// partial). Every thread of the CTA calls it, with tmp free. (Adding the
+// tiles' offset here, or choosing it in a helper, reorders the S4 loads of
+// qp_and_select and qp_query_scan_apply_s4 in nvcc 11.8's SASS: the callers
+// keep those lines, and every kernel's SASS stays as it was.)
+template <class T>
+__device__ __forceinline__ T scan_piece(const T *a, u64 n, u64 &base, T (&v)[kScanItems],
+                                        typename BlockSum<T>::Scan::TempStorage &tmp) {
+	base = static_cast<u64>(blockIdx.x) * kScanTile + threadIdx.x * kScanItems;
+	T s;
+	return piece_prefix<T>(a, base, n, v, s, tmp);
 }
 
 // flag_tile is the candidate loop of the AND kernels that keep or drop

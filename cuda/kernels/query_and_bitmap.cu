@@ -111,29 +111,26 @@ QP_EMU_REGISTER(qp_and_filter)
 static_assert(std::is_same<decltype(&qp_and_filter), QP_SIGNATURE_AndFilterParams>::value,
               "qp_and_filter's parameters differ from AndFilterParams (cuda/kern/layout.go)");
 
-extern "C" __global__ void __launch_bounds__(256)
-qp_and_bmscore(const qp_q::TermMeta *terms, const uint8_t *post, const qp_q::QMeta *qmeta,
-               const qp_q::QTerm *qterms, const qp_q::u32 *col, const qp_q::u32 *mat, const qp_q::u32 *rk,
-               qp_q::u32 D, qp_q::u32 S, qp_q::u32 n, qp_q::u32 bs, const float *norms, float k1p1,
-               const qp_q::u32 *cdoc, float *cscore, const qp_q::u32 *cq, qp_q::u32 *err) {
-	qp_andbm::and_bmscore<false>(terms, post, qmeta, qterms, col, mat, rk, D, S, n, bs, norms, k1p1, cdoc, cscore, cq,
-	                             err);
-}
-QP_EMU_REGISTER(qp_and_bmscore)
-static_assert(std::is_same<decltype(&qp_and_bmscore), QP_SIGNATURE_AndBMScoreParams>::value,
-              "qp_and_bmscore's parameters differ from AndBMScoreParams (cuda/kern/layout.go)");
+// QP_AND_BMSCORE_KERNEL defines the kernel NAME, and_bmscore<ALL> with the
+// parameter list AndBMScoreParams (cuda/kern/layout.go): qp_and_bmscore
+// (ALL = false) and qp_and_bmscore_all (ALL = true), one launcher on the Go
+// side (AndKernels.BitmapScore).
+#define QP_AND_BMSCORE_KERNEL(NAME, ALL)                                                                            \
+	extern "C" __global__ void __launch_bounds__(256)                                                           \
+	    NAME(const qp_q::TermMeta *terms, const uint8_t *post, const qp_q::QMeta *qmeta,                        \
+	         const qp_q::QTerm *qterms, const qp_q::u32 *col, const qp_q::u32 *mat, const qp_q::u32 *rk,       \
+	         qp_q::u32 D, qp_q::u32 S, qp_q::u32 n, qp_q::u32 bs, const float *norms, float k1p1,              \
+	         const qp_q::u32 *cdoc, float *cscore, const qp_q::u32 *cq, qp_q::u32 *err) {                      \
+		qp_andbm::and_bmscore<ALL>(terms, post, qmeta, qterms, col, mat, rk, D, S, n, bs, norms, k1p1, cdoc,   \
+		                           cscore, cq, err);                                                           \
+	}                                                                                                         \
+	QP_EMU_REGISTER(NAME)                                                                                     \
+	static_assert(std::is_same<decltype(&NAME), QP_SIGNATURE_AndBMScoreParams>::value,                        \
+	              #NAME "'s parameters differ from AndBMScoreParams (cuda/kern/layout.go)");
+
+QP_AND_BMSCORE_KERNEL(qp_and_bmscore, false)
 
 // qp_and_bmscore_all: qp_and_bmscore over every term of the candidates'
 // queries, term 0 included (the bitmap AND's candidates, query_and_bmand.cu);
 // same launch shape and memory per candidate and term.
-extern "C" __global__ void __launch_bounds__(256)
-qp_and_bmscore_all(const qp_q::TermMeta *terms, const uint8_t *post, const qp_q::QMeta *qmeta,
-                   const qp_q::QTerm *qterms, const qp_q::u32 *col, const qp_q::u32 *mat, const qp_q::u32 *rk,
-                   qp_q::u32 D, qp_q::u32 S, qp_q::u32 n, qp_q::u32 bs, const float *norms, float k1p1,
-                   const qp_q::u32 *cdoc, float *cscore, const qp_q::u32 *cq, qp_q::u32 *err) {
-	qp_andbm::and_bmscore<true>(terms, post, qmeta, qterms, col, mat, rk, D, S, n, bs, norms, k1p1, cdoc, cscore, cq,
-	                            err);
-}
-QP_EMU_REGISTER(qp_and_bmscore_all)
-static_assert(std::is_same<decltype(&qp_and_bmscore_all), QP_SIGNATURE_AndBMScoreParams>::value,
-              "qp_and_bmscore_all's parameters differ from AndBMScoreParams (cuda/kern/layout.go)");
+QP_AND_BMSCORE_KERNEL(qp_and_bmscore_all, true)

@@ -336,10 +336,9 @@ __device__ __forceinline__ void and_select(const QMeta *__restrict__ qmeta, cons
                                            u64 *__restrict__ o_off) {
 	__shared__ typename BlockSum<S4>::Scan::TempStorage tmp;
 	const S4 p = raw != 0 ? tile_prefix<S4>(part, blockIdx.x, tmp) : part[blockIdx.x];
-	const u64 base = static_cast<u64>(blockIdx.x) * kTile + threadIdx.x * kPiece;
+	u64 base;
 	S4 v[kPiece];
-	S4 s;
-	S4 run = p + piece_prefix<S4>(sel, base, n, v, s, tmp);
+	S4 run = p + scan_piece<S4>(sel, n, base, v, tmp);
 	for (u32 k = 0; k < kPiece; k++) {
 		const u64 i = base + k;
 		if (i >= n) break;
@@ -385,10 +384,9 @@ __device__ __forceinline__ void and_compact(u32 n, u32 *__restrict__ flag, const
 		before = part[blockIdx.x];
 		kept = part[np];
 	}
-	const u64 base = static_cast<u64>(blockIdx.x) * kScanTile + threadIdx.x * kScanItems;
+	u64 base;
 	u32 v[kScanItems];
-	u32 s;
-	u32 o = before + piece_prefix<u32>(flag, base, n, v, s, tmp);
+	u32 o = before + scan_piece<u32>(flag, n, base, v, tmp);
 	for (u32 j = 0; j < kScanItems; j++) {
 		const u64 i = base + j;
 		if (i >= n) break;

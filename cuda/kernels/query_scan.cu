@@ -70,10 +70,9 @@ template <class T>
 __device__ __forceinline__ void scan_apply(const T *in, T *out, const T *__restrict__ part, u32 n, u32 raw) {
 	__shared__ typename BlockSum<T>::Scan::TempStorage tmp;
 	const T p = raw != 0 ? tile_prefix<T>(part, blockIdx.x, tmp) : part[blockIdx.x];
-	const u64 base = static_cast<u64>(blockIdx.x) * kScanTile + threadIdx.x * kScanItems;
+	u64 base;
 	T v[kScanItems];
-	T s;
-	T run = p + piece_prefix<T>(in, base, n, v, s, tmp);
+	T run = p + scan_piece<T>(in, n, base, v, tmp);
 	for (u32 j = 0; j < kScanItems; j++) {
 		if (base + j < n) {
 			out[base + j] = run;

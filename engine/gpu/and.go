@@ -427,7 +427,7 @@ func (r *andRun) bitmapScores() error {
 	}
 	b, s := r.b, r.b.stream
 	t := b.tm.start(s)
-	if err := r.ak.BitmapScore(s, b.terms.Ptr(), b.post.Ptr(), r.pMeta, r.pTerms, b.bm.dev, r.n, b.bs, b.norms.Ptr(), b.k1p1,
+	if err := r.ak.BitmapScore(s, false, b.terms.Ptr(), b.post.Ptr(), r.pMeta, r.pTerms, b.bm.dev, r.n, b.bs, b.norms.Ptr(), b.k1p1,
 		r.cdoc.Ptr(), r.cscore.Ptr(), r.cq.Ptr(), r.pErr); err != nil {
 		return err
 	}

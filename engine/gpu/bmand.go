@@ -132,7 +132,7 @@ func (r *andRun) bitmapAndCandidates() error {
 	b.tm.stop(s, t, phIntersect)
 	b.prof.Launches += 3 + int64(kern.ScanLaunches(r.nq*D)) // words, the scan's reduce and rest, emit
 	t = b.tm.start(s)
-	if err := r.ak.BitmapScoreAll(s, b.terms.Ptr(), b.post.Ptr(), r.pMeta, r.pTerms, b.bm.dev, n, b.bs, b.norms.Ptr(), b.k1p1,
+	if err := r.ak.BitmapScore(s, true, b.terms.Ptr(), b.post.Ptr(), r.pMeta, r.pTerms, b.bm.dev, n, b.bs, b.norms.Ptr(), b.k1p1,
 		r.cdoc.Ptr(), r.cscore.Ptr(), r.cq.Ptr(), r.pErr); err != nil {
 		return err
 	}

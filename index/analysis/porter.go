@@ -297,100 +297,58 @@ func (z *stemmer[T]) step1c() {
 	}
 }
 
+// suffixRule replaces the suffix suf by rep when m() > 0 (r).
+type suffixRule struct{ suf, rep string }
+
+// step2Rules are step 2's rules by the last letter but one of the word,
+// tried in the reference implementation's order: the first suffix that
+// matches is the only one tried (applied or not by the measure).
+var step2Rules = [256][]suffixRule{
+	'a': {{"ational", "ate"}, {"tional", "tion"}},
+	'c': {{"enci", "ence"}, {"anci", "ance"}},
+	'e': {{"izer", "ize"}},
+	'l': {{"bli", "ble"}, {"alli", "al"}, {"entli", "ent"}, {"eli", "e"}, {"ousli", "ous"}}, // departure: the paper has abli → able
+	'o': {{"ization", "ize"}, {"ation", "ate"}, {"ator", "ate"}},
+	's': {{"alism", "al"}, {"iveness", "ive"}, {"fulness", "ful"}, {"ousness", "ous"}},
+	't': {{"aliti", "al"}, {"iviti", "ive"}, {"biliti", "ble"}},
+	'g': {{"logi", "log"}}, // departure: not in the paper
+}
+
+// step3Rules are step 3's rules by the last letter of the word, tried as
+// step2Rules are.
+var step3Rules = [256][]suffixRule{
+	'e': {{"icate", "ic"}, {"ative", ""}, {"alize", "al"}},
+	'i': {{"iciti", "ic"}},
+	'l': {{"ical", "ic"}, {"ful", ""}},
+	's': {{"ness", ""}},
+}
+
+// rules applies the first of rules whose suffix the word ends with (by r),
+// for letter c (none past 255: a UTF-16 code unit).
+func (z *stemmer[T]) rules(table *[256][]suffixRule, c T) {
+	if c > 255 {
+		return
+	}
+	for _, rl := range table[c] {
+		if z.ends(rl.suf) {
+			z.r(rl.rep)
+			return
+		}
+	}
+}
+
 // step2 maps double suffixes to single ones (-ization = -ize + -ation maps
 // to -ize, etc.) when m() > 0 for the part before the suffix.
 func (z *stemmer[T]) step2() {
 	if z.k == 0 {
 		return
 	}
-	switch z.b[z.k-1] {
-	case 'a':
-		if z.ends("ational") {
-			z.r("ate")
-		} else if z.ends("tional") {
-			z.r("tion")
-		}
-	case 'c':
-		if z.ends("enci") {
-			z.r("ence")
-		} else if z.ends("anci") {
-			z.r("ance")
-		}
-	case 'e':
-		if z.ends("izer") {
-			z.r("ize")
-		}
-	case 'l':
-		if z.ends("bli") { // departure: the paper has abli → able
-			z.r("ble")
-		} else if z.ends("alli") {
-			z.r("al")
-		} else if z.ends("entli") {
-			z.r("ent")
-		} else if z.ends("eli") {
-			z.r("e")
-		} else if z.ends("ousli") {
-			z.r("ous")
-		}
-	case 'o':
-		if z.ends("ization") {
-			z.r("ize")
-		} else if z.ends("ation") {
-			z.r("ate")
-		} else if z.ends("ator") {
-			z.r("ate")
-		}
-	case 's':
-		if z.ends("alism") {
-			z.r("al")
-		} else if z.ends("iveness") {
-			z.r("ive")
-		} else if z.ends("fulness") {
-			z.r("ful")
-		} else if z.ends("ousness") {
-			z.r("ous")
-		}
-	case 't':
-		if z.ends("aliti") {
-			z.r("al")
-		} else if z.ends("iviti") {
-			z.r("ive")
-		} else if z.ends("biliti") {
-			z.r("ble")
-		}
-	case 'g':
-		if z.ends("logi") { // departure: not in the paper
-			z.r("log")
-		}
-	}
+	z.rules(&step2Rules, z.b[z.k-1])
 }
 
 // step3 deals with -ic-, -full, -ness etc., like step2.
 func (z *stemmer[T]) step3() {
-	switch z.b[z.k] {
-	case 'e':
-		if z.ends("icate") {
-			z.r("ic")
-		} else if z.ends("ative") {
-			z.r("")
-		} else if z.ends("alize") {
-			z.r("al")
-		}
-	case 'i':
-		if z.ends("iciti") {
-			z.r("ic")
-		}
-	case 'l':
-		if z.ends("ical") {
-			z.r("ic")
-		} else if z.ends("ful") {
-			z.r("")
-		}
-	case 's':
-		if z.ends("ness") {
-			z.r("")
-		}
-	}
+	z.rules(&step3Rules, z.b[z.k])
 }
 
 // step4 takes off -ant, -ence etc. in context <c>vcvc<v> (m() > 1). The

@@ -7,9 +7,10 @@
 # pruning of AND candidates"). No GPU is used. One call (≤ 10 min).
 #
 # Index: /tmp/g25m.qp if a warm machine kept it (gen25m.sh), else
-# /tmp/g10m-topics.qp, else a fresh 10M topic-model index (qp gen --model topics,
-# ~4-5 min on 16 cores, kept in /tmp/g10m-topics.qp for later calls; not
-# /tmp/g10m.qp, which other scripts build with --model independent).
+# /tmp/g10m-topics.qp, else a fresh 10M topic-model index (lib.sh's
+# gen10m_topics: qp gen --model topics, ~4-5 min on 16 cores, kept in
+# /tmp/g10m-topics.qp for later calls; not /tmp/g10m.qp, which other
+# scripts build with --model independent).
 #
 # Prepare here (about 35 MB, carry bin/ap):
 #   mkdir -p bin/ap/data && cp ../shared/data/queries/0[56].efficiency_topics.txt bin/ap/data/ &&
@@ -29,12 +30,7 @@ if [ -z "$idx" ]; then
 fi
 if [ -z "$idx" ]; then
   idx=/tmp/g10m-topics.qp
-  t=$(date +%s)
-  timeout 330 "$bin/qp" gen --model topics --docs "${DOCS:-10000000}" --out "$idx.tmp" --mem "${MEM:-40G}" --quiet \
-    --queries "$bin/data/05.efficiency_topics.txt" --queries "$bin/data/06.efficiency_topics.txt" >"$OUT/gen.log" 2>&1 ||
-    { echo "gen failed or ran past 330 s"; tail -5 "$OUT/gen.log"; rm -f "$idx.tmp"; exit 1; }
-  mv "$idx.tmp" "$idx"
-  echo "gen: $(( $(date +%s) - t ))s: $(tail -1 "$OUT/gen.log")"
+  gen10m_topics || exit 1
 fi
 ls -l "$idx"
 left=$(( 560 - SECONDS ))

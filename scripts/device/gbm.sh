@@ -8,8 +8,9 @@
 # (docs/GPU-QUERY.md "Bitmap AND of all-dense queries: the potential").
 # One binary (bin/dev/qp of this branch), rows interleaved A B C A B C:
 # `qp bench query` on a topic-model gen index of DOCS documents (default
-# 10M: /tmp/g10m-topics.qp, built here once, ~3 min; DOCS=25000000 uses
-# /tmp/g25m.qp of gen25m.sh), first 10,000 TREC 2006 queries, top-10, GPU
+# 10M: /tmp/g10m-topics.qp, built here once by lib.sh's gen10m_topics, ~3
+# min, REGEN=1 rebuilds it; DOCS=25000000 uses /tmp/g25m.qp of gen25m.sh),
+# first 10,000 TREC 2006 queries, top-10, GPU
 # only, MODES (default and,andor), --profile, for each ROW of ROWS (default
 # "2G:1/128 12G:1/128 12G:1/256 12G:1/256:bmand", budget:density[:bmand];
 # 2G:1/128 is the former default (12G:1/128 the new one); bmand adds --gpu-bitmap-and: the queries
@@ -35,14 +36,7 @@ if [ "$DOCS" = 25000000 ]; then
   if [ ! -s $idx ] || [ "${REGEN:-0}" = 1 ]; then GENLIMIT=${GENLIMIT:-360} bash scripts/device/gen25m.sh >"$OUT/gen-summary.txt" 2>&1; fi
 else
   idx=/tmp/g10m-topics.qp
-  if [ ! -s $idx ] || [ "${REGEN:-0}" = 1 ]; then
-    t=$(date +%s)
-    timeout 330 "$bin/qp" gen --model topics --docs "$DOCS" --out "$idx.tmp" --mem "${MEM:-40G}" --quiet \
-      --queries "$bin/data/05.efficiency_topics.txt" --queries "$bin/data/06.efficiency_topics.txt" >"$OUT/gen.log" 2>&1 ||
-      { echo "gen failed or ran past 330 s"; tail -5 "$OUT/gen.log"; rm -f "$idx.tmp"; exit 1; }
-    mv "$idx.tmp" "$idx"
-    echo "gen: $(( $(date +%s) - t ))s: $(tail -1 "$OUT/gen.log")"
-  fi
+  gen10m_topics || exit 1
 fi
 [ -s $idx ] || { echo "no index $idx"; exit 1; }
 # The GPU tests of the bitmap paths first (TESTS=0 skips them; ~1 min).

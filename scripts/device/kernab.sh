@@ -30,13 +30,7 @@ rc=0
 if [ "${TESTS:-1}" = 1 ]; then LIMIT=${LIMIT:-200} bash scripts/device/tests.sh || rc=1; fi
 docs=${DOCS:-2000000}
 idx=/tmp/g$((docs / 1000000))m-topics.qp
-t=$(date +%s)
-if [ ! -s "$idx" ]; then
-  timeout "${GENLIMIT:-200}" "$bin/qp" gen --model topics --docs "$docs" --out "$idx" --quiet \
-    --queries "$bin/data/05.efficiency_topics.txt" --queries "$bin/data/06.efficiency_topics.txt" >"$OUT/gen.log" 2>&1 ||
-    { echo "gen failed after $(( $(date +%s) - t ))s"; tail -3 "$OUT/gen.log"; exit 1; }
-fi
-echo "gen: $(( $(date +%s) - t ))s"
+gen_index "$idx" "${GENLIMIT:-200}" --model topics --docs "$docs" || exit 1
 q=/tmp/q06-kernab.txt
 head -"${QUERIES:-10000}" "$bin/data/06.efficiency_topics.txt" >"$q"
 res=$OUT/kernab.txt

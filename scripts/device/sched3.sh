@@ -54,12 +54,7 @@ queries=${QUERIES:-$bin/data/06.efficiency_topics.txt}
 case $coll in
 gen10m)
   idx=/tmp/g10m-topics.qp
-  if [ ! -s "$idx" ]; then
-    timeout "${GENLIMIT:-500}" "$bin/qp" gen --model topics --docs "${DOCS:-10000000}" --out "$idx" --quiet \
-      --queries "$bin/data/05.efficiency_topics.txt" --queries "$bin/data/06.efficiency_topics.txt" >"$OUT/gen.log" 2>&1 ||
-      { echo "gen failed after $(elapsed)"; tail -3 "$OUT/gen.log"; rm -f "$idx"; exit 1; }
-    echo "== gen: $(elapsed): $(tail -1 "$OUT/gen.log")"
-  fi
+  gen_index "$idx" "${GENLIMIT:-500}" --model topics --docs "${DOCS:-10000000}" || exit 1
   [ "${GEN:-0}" = 1 ] && { ls -la "$idx"; exit 0; }
   ;;
 *)
