@@ -100,6 +100,7 @@ type genFlags struct {
 	out, model, codec, text, paramsIn, paramsOut string
 	fitIdx, mem, tmp, cpuProfile                 string
 	docs, block, threads, topics, valLimit       int
+	valGen                                       int
 	seed                                         int64
 	quiet, locality, validate, fitSites          bool
 	fitTopics                                    bool
@@ -136,6 +137,7 @@ func (f *genFlags) define(fs *flag.FlagSet) {
 	fs.StringVar(&f.tmp, "tmp", "", "topics: directory for spilled runs")
 	fs.BoolVar(&f.validate, "validate", false, "topics, with --fit: compare the stand-in with the fitted index (qp compare's table on the TREC 2006 log and\ngenerated and/known sets) and mark issue 20's targets met or not; without --out the stand-in is a temporary file")
 	fs.IntVar(&f.valLimit, "validate-queries", 10000, "with --validate: the first N queries of the TREC 2006 log")
+	fs.IntVar(&f.valGen, "validate-gen", defaultValidateGen, "with --validate: queries per generated set (and, known), a quarter of each length 2-5;\nthe known-item R ratios are means over few heavy queries, noisy below thousands")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the generation and build to this new file (go tool pprof)")
 }
 
@@ -208,6 +210,12 @@ func (f *genFlags) check() error {
 	}
 	if f.set["fit-topics"] && f.fitTopics && f.fitIdx == "" {
 		return fmt.Errorf("--fit-topics needs --fit INDEX")
+	}
+	if f.valGen < 1 || f.valGen > 1000000 {
+		return fmt.Errorf("--validate-gen %d: want 1..1000000 queries per generated set", f.valGen)
+	}
+	if f.set["validate-gen"] && !f.validate {
+		return fmt.Errorf("--validate-gen needs --validate")
 	}
 	if f.topicSpread < 0 || f.topicSpread > gen.MaxTopicSpread {
 		return fmt.Errorf("--topic-spread %d: want 0 (default or fitted) or 1..%d", f.topicSpread, gen.MaxTopicSpread)
@@ -446,7 +454,7 @@ func (f *genFlags) genTopics(p gen.TopicParams) error {
 	bar.Done("")
 	f.printSummary(st, dc, time.Since(start).Seconds())
 	if f.validate {
-		return validateStandIn(os.Stdout, f.fitIdx, f.out, f.qfiles, f.valLimit, f.threads)
+		return validateStandIn(os.Stdout, f.fitIdx, f.out, f.qfiles, f.valLimit, f.valGen, f.threads)
 	}
 	return nil
 }

@@ -75,6 +75,8 @@ func TestGenTopicsCLI(t *testing.T) {
 		{[]string{"--docs", "10", "--validate", "--out", filepath.Join(dir, "x")}, "--validate needs --fit"},
 		{[]string{"--fit", a, "--docs", "10", "--validate", "--out", filepath.Join(dir, "x")}, "drop --docs"},
 		{[]string{"--docs", "10", "--topic-spread", "-1", "--out", filepath.Join(dir, "x")}, "--topic-spread"},
+		{[]string{"--fit", a, "--validate", "--validate-gen", "0", "--out", filepath.Join(dir, "x")}, "--validate-gen 0"},
+		{[]string{"--docs", "10", "--validate-gen", "100", "--out", filepath.Join(dir, "x")}, "--validate-gen needs --validate"},
 		{[]string{"--docs", "10", "--topic-spread", "2000000", "--out", filepath.Join(dir, "x")}, "--topic-spread"},
 		{[]string{"--docs", "10", "--fit-topics", "--out", filepath.Join(dir, "x")}, "--fit-topics needs --fit"},
 		{[]string{"--model", "independent", "--topic-spread", "64", "--out", filepath.Join(dir, "x")}, "needs --model topics"},
@@ -102,12 +104,12 @@ func TestGenValidateCLI(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, err := captureStdout(func() error {
-		return commands["gen"].run([]string{"--quiet", "--queries", qlog, "--fit", a, "--validate"})
+		return commands["gen"].run([]string{"--quiet", "--queries", qlog, "--fit", a, "--validate", "--validate-gen", "400"})
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"bp128 bits/docID", "AND results median", "issue 20 targets", "bits per docID within 15%", "rows within their targets"} {
+	for _, want := range []string{"bp128 bits/docID", "AND results median", "R k=3 x=2 s.e. (%)", "issue 20 targets", "bits per docID within 15%", "rows within their targets"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("--validate output lacks %q:\n%s", want, out)
 		}
