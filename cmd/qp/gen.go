@@ -104,7 +104,7 @@ type genFlags struct {
 	seed                                         int64
 	quiet, locality, validate, fitSites          bool
 	fitTopics                                    bool
-	bgShare, siteShare                           float64
+	bgShare, siteShare, queryTopical             float64
 	siteVocab, topicSpread                       int
 	qfiles                                       multiFlag
 	set                                          map[string]bool
@@ -128,6 +128,7 @@ func (f *genFlags) define(fs *flag.FlagSet) {
 	fs.StringVar(&f.fitIdx, "fit", "", "topics: fit the parameters to this index")
 	fs.IntVar(&f.topics, "topics", 0, "topics: number of topics (0 = default 8192)")
 	fs.Float64Var(&f.bgShare, "background", 0, "topics: share of fresh words from the background (0 = default 0.5)")
+	fs.Float64Var(&f.queryTopical, "query-topical", 0, "topics: φ, the share of a query-log term's documents that come from the topics of its\nqueries rather than the background (0 = default 0.95; also after --fit, which does not\nfit it: RFC pages validate better with 0.999, GCIDE with 0.95; docs/GEN.md)")
 	fs.Float64Var(&f.siteShare, "site-share", 0, "topics: share of fresh words from the document's site vocabulary; > 0 gives every\ndocument a site (shared main topic and words), in random order too (docs/GEN.md, Sites)")
 	fs.BoolVar(&f.fitSites, "fit-sites", false, "topics, with --fit: also fit --site-share so that BP gains on a random sample of the\ngenerated documents what it gains on the index's (docs/GEN.md, Sites; about a minute)")
 	fs.IntVar(&f.siteVocab, "site-vocab", 0, "topics: word slots of a site's vocabulary (0 = default 1000)")
@@ -158,7 +159,7 @@ func (f *genFlags) run(fs *flag.FlagSet) error {
 	}
 	switch f.model {
 	case "independent":
-		for _, name := range []string{"text", "locality", "params", "save-params", "fit", "topics", "background", "site-share", "site-vocab", "fit-sites", "topic-spread", "fit-topics", "mem", "tmp"} {
+		for _, name := range []string{"text", "locality", "params", "save-params", "fit", "topics", "background", "query-topical", "site-share", "site-vocab", "fit-sites", "topic-spread", "fit-topics", "mem", "tmp"} {
 			if f.set[name] {
 				return fmt.Errorf("--%s needs --model topics", name)
 			}
@@ -210,6 +211,9 @@ func (f *genFlags) check() error {
 	}
 	if f.set["fit-topics"] && f.fitTopics && f.fitIdx == "" {
 		return fmt.Errorf("--fit-topics needs --fit INDEX")
+	}
+	if !(f.queryTopical >= 0 && f.queryTopical < 1) {
+		return fmt.Errorf("--query-topical %g: want 0 (the default 0.95) or 0 < φ < 1", f.queryTopical)
 	}
 	if f.valGen < 1 || f.valGen > 1000000 {
 		return fmt.Errorf("--validate-gen %d: want 1..1000000 queries per generated set", f.valGen)
@@ -289,6 +293,9 @@ func (f *genFlags) topicParams() (gen.TopicParams, error) {
 	}
 	if f.set["topic-spread"] {
 		p.TopicSpread = f.topicSpread
+	}
+	if f.set["query-topical"] {
+		p.QueryTopical = f.queryTopical
 	}
 	if f.set["background"] {
 		p.Background = f.bgShare

@@ -50,6 +50,14 @@ func TestGenTopicsCLI(t *testing.T) {
 	if fp.TopicSpread < 1 {
 		t.Errorf("--fit saved topic_spread %d, want a fitted value >= 1", fp.TopicSpread)
 	}
+	// --query-topical overrides φ over --fit (which keeps the default).
+	qparams := filepath.Join(dir, "q.json")
+	if err := run("--fit", a, "--fit-topics=false", "--query-topical", "0.999", "--save-params", qparams); err != nil {
+		t.Fatal(err)
+	}
+	if qp, err := gen.LoadParams(qparams); err != nil || qp.QueryTopical != 0.999 || fp.QueryTopical != gen.DefaultQueryTopical {
+		t.Errorf("query_topical %v with --query-topical 0.999 (err %v), %v without; want 0.999, %v", qp.QueryTopical, err, fp.QueryTopical, gen.DefaultQueryTopical)
+	}
 	if err := run("--params", fparams, "--out", fit2); err != nil {
 		t.Fatal(err)
 	}
@@ -75,6 +83,9 @@ func TestGenTopicsCLI(t *testing.T) {
 		{[]string{"--docs", "10", "--validate", "--out", filepath.Join(dir, "x")}, "--validate needs --fit"},
 		{[]string{"--fit", a, "--docs", "10", "--validate", "--out", filepath.Join(dir, "x")}, "drop --docs"},
 		{[]string{"--docs", "10", "--topic-spread", "-1", "--out", filepath.Join(dir, "x")}, "--topic-spread"},
+		{[]string{"--docs", "10", "--query-topical", "1", "--out", filepath.Join(dir, "x")}, "--query-topical 1: want"},
+		{[]string{"--docs", "10", "--query-topical", "-0.5", "--out", filepath.Join(dir, "x")}, "--query-topical -0.5: want"},
+		{[]string{"--model", "independent", "--query-topical", "0.5", "--out", filepath.Join(dir, "x")}, "needs --model topics"},
 		{[]string{"--fit", a, "--validate", "--validate-gen", "0", "--out", filepath.Join(dir, "x")}, "--validate-gen 0"},
 		{[]string{"--docs", "10", "--validate-gen", "100", "--out", filepath.Join(dir, "x")}, "--validate-gen needs --validate"},
 		{[]string{"--docs", "10", "--topic-spread", "2000000", "--out", filepath.Join(dir, "x")}, "--topic-spread"},
