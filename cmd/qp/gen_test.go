@@ -50,13 +50,22 @@ func TestGenTopicsCLI(t *testing.T) {
 	if fp.TopicSpread < 1 {
 		t.Errorf("--fit saved topic_spread %d, want a fitted value >= 1", fp.TopicSpread)
 	}
-	// --query-topical overrides φ over --fit (which keeps the default).
-	qparams := filepath.Join(dir, "q.json")
-	if err := run("--fit", a, "--fit-topics=false", "--query-topical", "0.999", "--save-params", qparams); err != nil {
-		t.Fatal(err)
+	// --fit raises φ from 0.95 at most to 0.999; --query-topical
+	// overrides it (no fit), --fit-query-topical=false keeps 0.95.
+	if fp.QueryTopical < gen.DefaultQueryTopical || fp.QueryTopical > gen.MaxFitQueryTopical {
+		t.Errorf("--fit saved query_topical %v, want %v..%v", fp.QueryTopical, gen.DefaultQueryTopical, gen.MaxFitQueryTopical)
 	}
-	if qp, err := gen.LoadParams(qparams); err != nil || qp.QueryTopical != 0.999 || fp.QueryTopical != gen.DefaultQueryTopical {
-		t.Errorf("query_topical %v with --query-topical 0.999 (err %v), %v without; want 0.999, %v", qp.QueryTopical, err, fp.QueryTopical, gen.DefaultQueryTopical)
+	for _, c := range []struct {
+		flag string
+		want float64
+	}{{"--query-topical=0.7", 0.7}, {"--fit-query-topical=false", gen.DefaultQueryTopical}} {
+		qparams := filepath.Join(dir, "q"+c.flag[2:8]+".json")
+		if err := run("--fit", a, "--fit-topics=false", c.flag, "--save-params", qparams); err != nil {
+			t.Fatal(err)
+		}
+		if qp, err := gen.LoadParams(qparams); err != nil || qp.QueryTopical != c.want {
+			t.Errorf("%s: query_topical %v (err %v), want %v", c.flag, qp.QueryTopical, err, c.want)
+		}
 	}
 	if err := run("--params", fparams, "--out", fit2); err != nil {
 		t.Fatal(err)
@@ -90,6 +99,8 @@ func TestGenTopicsCLI(t *testing.T) {
 		{[]string{"--docs", "10", "--validate-gen", "100", "--out", filepath.Join(dir, "x")}, "--validate-gen needs --validate"},
 		{[]string{"--docs", "10", "--topic-spread", "2000000", "--out", filepath.Join(dir, "x")}, "--topic-spread"},
 		{[]string{"--docs", "10", "--fit-topics", "--out", filepath.Join(dir, "x")}, "--fit-topics needs --fit"},
+		{[]string{"--docs", "10", "--fit-query-topical", "--out", filepath.Join(dir, "x")}, "--fit-query-topical needs --fit"},
+		{[]string{"--model", "independent", "--fit-query-topical=false", "--out", filepath.Join(dir, "x")}, "needs --model topics"},
 		{[]string{"--model", "independent", "--topic-spread", "64", "--out", filepath.Join(dir, "x")}, "needs --model topics"},
 	} {
 		err := run(c.args...)
