@@ -147,10 +147,20 @@ func measureCooccur(docs [][]uint32, seed uint64) CooccurStats {
 // n of x's documents (seeded by seed), their terms collected by one pass
 // over the lists (queryset.DocTerms).
 func MeasureIndexCooccur(x *index.Index, n int, seed uint64) (CooccurStats, error) {
+	docs, err := sampleIndexDocs(x, n, seed)
+	if err != nil {
+		return CooccurStats{}, err
+	}
+	return measureCooccur(docs, seed), nil
+}
+
+// sampleIndexDocs returns the terms of a uniform random sample of n of x's
+// documents (seeded by seed; n capped at x's documents), in docID order.
+func sampleIndexDocs(x *index.Index, n int, seed uint64) ([][]uint32, error) {
 	nd := x.NumDocs()
 	n = min(n, nd)
 	if n < 2 {
-		return CooccurStats{}, fmt.Errorf("gen: co-occurrence: index has %d documents, want >= 2", nd)
+		return nil, fmt.Errorf("gen: co-occurrence: index has %d documents, want >= 2", nd)
 	}
 	r := rng{s: mix(seed ^ 0x5a3e)}
 	// Floyd's sampling of n distinct docIDs.
@@ -167,7 +177,7 @@ func MeasureIndexCooccur(x *index.Index, n int, seed uint64) (CooccurStats, erro
 	slices.Sort(ids)
 	terms, err := queryset.DocTerms(x, ids)
 	if err != nil {
-		return CooccurStats{}, fmt.Errorf("gen: co-occurrence: %w", err)
+		return nil, fmt.Errorf("gen: co-occurrence: %w", err)
 	}
 	docs := make([][]uint32, len(terms))
 	for i, ts := range terms {
@@ -176,13 +186,24 @@ func MeasureIndexCooccur(x *index.Index, n int, seed uint64) (CooccurStats, erro
 			docs[i][j] = uint32(t)
 		}
 	}
-	return measureCooccur(docs, seed), nil
+	return docs, nil
 }
 
 // sampleCooccur generates documents 0..n-1 (n capped at N; random order
 // makes them a uniform sample) on all workers and measures CooccurStats on
 // them; the result does not depend on the workers.
 func (t *Topics) sampleCooccur(ctx context.Context, n int, seed uint64) (CooccurStats, error) {
+	docs, err := t.sampleDocs(ctx, n)
+	if err != nil {
+		return CooccurStats{}, err
+	}
+	return measureCooccur(docs, seed), nil
+}
+
+// sampleDocs generates documents 0..n-1 (n capped at N) on all workers and
+// returns each one's distinct word ids; the result does not depend on the
+// workers.
+func (t *Topics) sampleDocs(ctx context.Context, n int) ([][]uint32, error) {
 	n = min(n, t.p.Docs)
 	docs := make([][]uint32, n)
 	var next atomic.Int64
@@ -206,7 +227,7 @@ func (t *Topics) sampleCooccur(ctx context.Context, n int, seed uint64) (Cooccur
 	}
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
-		return CooccurStats{}, err
+		return nil, err
 	}
-	return measureCooccur(docs, seed), nil
+	return docs, nil
 }

@@ -22,7 +22,10 @@
 //   - Ao et al. (VLDB'11, Appendix C, Table 4) length ratios: for a query of
 //     k distinct terms whose lists sorted by length are ℓ1..ℓk, stage x has
 //     R = |ℓ1 ∩ … ∩ ℓx| / |ℓx+1| (x = 1..k-1), averaged over the queries of
-//     k terms all present in the index, in percent;
+//     k terms all present in the index, in percent, each with the standard
+//     error of that mean (a row "R k=K x=X s.e."): the mean is made by a
+//     few queries of long, overlapping lists, so it is noisy on a few
+//     hundred queries (docs/GEN.md, Validation);
 //   - the share of postings and of blocks that MaxScore and BlockMax-WAND
 //     decode for top-k OR (engine.Stats.PostingsDecoded and BlocksDecoded,
 //     summed over the set, divided by the postings and blocks of the

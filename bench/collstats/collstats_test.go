@@ -225,6 +225,7 @@ func bruteForce(c *ref.Collection, s QuerySet, maxK int) map[string]float64 {
 	var nq, known float64
 	perK := map[int]float64{}
 	rsum := map[[2]int]float64{}
+	rs := map[[2]int][]float64{} // every ratio, for the standard error
 	for _, q := range s.Queries {
 		ws := strings.Fields(q.Text)
 		if len(ws) == 0 {
@@ -262,7 +263,9 @@ func bruteForce(c *ref.Collection, s QuerySet, maxK int) map[string]float64 {
 		k := len(ts)
 		for x := 1; x < k; x++ {
 			if k <= maxK {
-				rsum[[2]int{k, x}] += float64(len(set)) / float64(len(c.Docs[ts[x]]))
+				v := float64(len(set)) / float64(len(c.Docs[ts[x]]))
+				rsum[[2]int{k, x}] += v
+				rs[[2]int{k, x}] = append(rs[[2]int{k, x}], v)
 			}
 			next := map[uint32]bool{}
 			for _, d := range c.Docs[ts[x]] {
@@ -297,6 +300,17 @@ func bruteForce(c *ref.Collection, s QuerySet, maxK int) map[string]float64 {
 				v = 100 * rsum[[2]int{k, x}] / perK[k]
 			}
 			w[sec+fmt.Sprintf("R k=%d x=%d (%%)", k, x)] = v
+			// Standard error by two passes: mean, then squared deviations.
+			se := math.NaN()
+			if vs := rs[[2]int{k, x}]; len(vs) >= 2 {
+				m := rsum[[2]int{k, x}] / float64(len(vs))
+				var d2 float64
+				for _, r := range vs {
+					d2 += (r - m) * (r - m)
+				}
+				se = 100 * math.Sqrt(d2/float64(len(vs)-1)/float64(len(vs)))
+			}
+			w[sec+fmt.Sprintf("R k=%d x=%d s.e. (%%)", k, x)] = se
 		}
 	}
 	return w

@@ -2,6 +2,7 @@ package collstats
 
 import (
 	"fmt"
+	"math"
 	"runtime"
 	"slices"
 	"sync"
@@ -180,8 +181,10 @@ func aggregate(name string, res []qres, opt Options) []Metric {
 	var empty, kempty float64
 	perK := make([]float64, opt.MaxTerms+1)
 	rsum := make([][]float64, opt.MaxTerms+1)
+	rsq := make([][]float64, opt.MaxTerms+1) // sums of squares, for the standard errors
 	for k := range rsum {
 		rsum[k] = make([]float64, k)
+		rsq[k] = make([]float64, k)
 	}
 	var lists, blocks float64
 	var or [2]orWork
@@ -205,6 +208,7 @@ func aggregate(name string, res []qres, opt Options) []Metric {
 				perK[r.k]++
 				for x, v := range r.r {
 					rsum[r.k][x+1] += v
+					rsq[r.k][x+1] += v * v
 				}
 			}
 		}
@@ -237,7 +241,8 @@ func aggregate(name string, res []qres, opt Options) []Metric {
 	for k := 2; k <= opt.MaxTerms; k++ {
 		ms = append(ms, Metric{sec, fmt.Sprintf("k=%d queries (%% of all-known)", k), pct(perK[k], known)})
 		for x := 1; x < k; x++ {
-			ms = append(ms, Metric{sec, fmt.Sprintf("R k=%d x=%d (%%)", k, x), pct(rsum[k][x], perK[k])})
+			ms = append(ms, Metric{sec, fmt.Sprintf("R k=%d x=%d (%%)", k, x), pct(rsum[k][x], perK[k])},
+				Metric{sec, fmt.Sprintf("R k=%d x=%d s.e. (%%)", k, x), 100 * stdErr(rsum[k][x], rsq[k][x], perK[k])})
 		}
 	}
 	for i, s := range orStrategies {
@@ -247,4 +252,15 @@ func aggregate(name string, res []qres, opt Options) []Metric {
 			Metric{sec, fmt.Sprintf("OR top-%d %s documents scored (%% of postings)", opt.K, s), pct(float64(or[i].candidates), lists)})
 	}
 	return ms
+}
+
+// stdErr is the standard error of a mean of n values whose sum and sum
+// of squares are given: sqrt(sample variance / n); NaN below 2 values.
+func stdErr(sum, sq, n float64) float64 {
+	if n < 2 {
+		return math.NaN()
+	}
+	m := sum / n
+	v := max(0, (sq-n*m*m)/(n-1))
+	return math.Sqrt(v / n)
 }

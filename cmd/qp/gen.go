@@ -100,10 +100,11 @@ type genFlags struct {
 	out, model, codec, text, paramsIn, paramsOut string
 	fitIdx, mem, tmp, cpuProfile                 string
 	docs, block, threads, topics, valLimit       int
+	valGen                                       int
 	seed                                         int64
 	quiet, locality, validate, fitSites          bool
-	fitTopics                                    bool
-	bgShare, siteShare                           float64
+	fitTopics, fitTopical                        bool
+	bgShare, siteShare, queryTopical             float64
 	siteVocab, topicSpread                       int
 	qfiles                                       multiFlag
 	set                                          map[string]bool
@@ -127,15 +128,18 @@ func (f *genFlags) define(fs *flag.FlagSet) {
 	fs.StringVar(&f.fitIdx, "fit", "", "topics: fit the parameters to this index")
 	fs.IntVar(&f.topics, "topics", 0, "topics: number of topics (0 = default 8192)")
 	fs.Float64Var(&f.bgShare, "background", 0, "topics: share of fresh words from the background (0 = default 0.5)")
+	fs.Float64Var(&f.queryTopical, "query-topical", 0, "topics: φ, the share of a query-log term's documents that come from the topics of its\nqueries rather than the background (0 = default 0.95, or fitted with --fit; docs/GEN.md)")
 	fs.Float64Var(&f.siteShare, "site-share", 0, "topics: share of fresh words from the document's site vocabulary; > 0 gives every\ndocument a site (shared main topic and words), in random order too (docs/GEN.md, Sites)")
 	fs.BoolVar(&f.fitSites, "fit-sites", false, "topics, with --fit: also fit --site-share so that BP gains on a random sample of the\ngenerated documents what it gains on the index's (docs/GEN.md, Sites; about a minute)")
 	fs.IntVar(&f.siteVocab, "site-vocab", 0, "topics: word slots of a site's vocabulary (0 = default 1000)")
 	fs.IntVar(&f.topicSpread, "topic-spread", 0, "topics: how specific a topic's words are (word m of a topic is background rank about\nm·S; larger S, stronger co-occurrence of a document's words; 0 = default 16, or\nfitted with --fit; docs/GEN.md)")
 	fs.BoolVar(&f.fitTopics, "fit-topics", true, "topics, with --fit: fit --topic-spread so that known-item queries on a 20,000-document\nsample of the generated collection intersect as on a sample of the index\n(docs/GEN.md, --fit; tens of seconds); false keeps the default 16")
+	fs.BoolVar(&f.fitTopical, "fit-query-topical", true, "topics, with --fit: raise --query-topical from 0.95 (up to 0.999) while the query log's\nqueries intersect less on a 20,000-document sample of the generated collection than on a\nsample of the index (docs/GEN.md, --fit; seconds); false keeps 0.95")
 	fs.StringVar(&f.mem, "mem", "1G", "topics: the builder's memory budget: in-memory postings before it spills\na run, then, in the merge, the runs' pages it keeps mapped (never both at\nonce; the model, term names and per-document arrays come on top:\ndocs/GEN.md)")
 	fs.StringVar(&f.tmp, "tmp", "", "topics: directory for spilled runs")
 	fs.BoolVar(&f.validate, "validate", false, "topics, with --fit: compare the stand-in with the fitted index (qp compare's table on the TREC 2006 log and\ngenerated and/known sets) and mark issue 20's targets met or not; without --out the stand-in is a temporary file")
 	fs.IntVar(&f.valLimit, "validate-queries", 10000, "with --validate: the first N queries of the TREC 2006 log")
+	fs.IntVar(&f.valGen, "validate-gen", defaultValidateGen, "with --validate: queries per generated set (and, known), a quarter of each length 2-5;\nthe known-item R ratios are means over few heavy queries, noisy below thousands")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the generation and build to this new file (go tool pprof)")
 }
 
@@ -156,7 +160,7 @@ func (f *genFlags) run(fs *flag.FlagSet) error {
 	}
 	switch f.model {
 	case "independent":
-		for _, name := range []string{"text", "locality", "params", "save-params", "fit", "topics", "background", "site-share", "site-vocab", "fit-sites", "topic-spread", "fit-topics", "mem", "tmp"} {
+		for _, name := range []string{"text", "locality", "params", "save-params", "fit", "topics", "background", "query-topical", "site-share", "site-vocab", "fit-sites", "topic-spread", "fit-topics", "fit-query-topical", "mem", "tmp"} {
 			if f.set[name] {
 				return fmt.Errorf("--%s needs --model topics", name)
 			}
@@ -208,6 +212,18 @@ func (f *genFlags) check() error {
 	}
 	if f.set["fit-topics"] && f.fitTopics && f.fitIdx == "" {
 		return fmt.Errorf("--fit-topics needs --fit INDEX")
+	}
+	if f.set["fit-query-topical"] && f.fitTopical && f.fitIdx == "" {
+		return fmt.Errorf("--fit-query-topical needs --fit INDEX")
+	}
+	if !(f.queryTopical >= 0 && f.queryTopical < 1) {
+		return fmt.Errorf("--query-topical %g: want 0 (the default 0.95) or 0 < φ < 1", f.queryTopical)
+	}
+	if f.valGen < 1 || f.valGen > 1000000 {
+		return fmt.Errorf("--validate-gen %d: want 1..1000000 queries per generated set", f.valGen)
+	}
+	if f.set["validate-gen"] && !f.validate {
+		return fmt.Errorf("--validate-gen needs --validate")
 	}
 	if f.topicSpread < 0 || f.topicSpread > gen.MaxTopicSpread {
 		return fmt.Errorf("--topic-spread %d: want 0 (default or fitted) or 1..%d", f.topicSpread, gen.MaxTopicSpread)
@@ -281,6 +297,9 @@ func (f *genFlags) topicParams() (gen.TopicParams, error) {
 	}
 	if f.set["topic-spread"] {
 		p.TopicSpread = f.topicSpread
+	}
+	if f.set["query-topical"] {
+		p.QueryTopical = f.queryTopical
 	}
 	if f.set["background"] {
 		p.Background = f.bgShare
@@ -380,6 +399,40 @@ func (f *genFlags) fitTopicSpread(p gen.TopicParams, ql *gen.QueryLog) (int, err
 	return s, nil
 }
 
+// fitQueryTopical measures how the query log's queries intersect on a
+// random sample of the --fit index's documents and raises QueryTopical
+// until the generated sample's do as much (gen.FitQueryTopical).
+func (f *genFlags) fitQueryTopical(p gen.TopicParams, ql *gen.QueryLog) (float64, error) {
+	start := time.Now()
+	x, err := index.Open(f.fitIdx)
+	if err != nil {
+		return 0, err
+	}
+	n := gen.CooccurSampleDocs
+	if p.Docs != x.NumDocs() {
+		// The same share of the documents as the generated sample.
+		n = max(2, int(float64(n)*float64(x.NumDocs())/float64(p.Docs)))
+	}
+	target, err := gen.MeasureIndexQueryCooccur(x, n, uint64(f.seed), ql)
+	x.Close()
+	if err != nil {
+		return 0, fmt.Errorf("--fit-query-topical: %w", err)
+	}
+	fmt.Fprintf(os.Stderr, "--fit-query-topical: query-log co-occurrence of %s: %s\n", f.fitIdx, target)
+	var lw io.Writer = os.Stderr
+	if f.quiet {
+		lw = nil
+	}
+	phi, score, err := gen.FitQueryTopical(context.Background(),
+		gen.TopicsConfig{Params: p, Seed: f.seed, Log: ql, Workers: f.threads},
+		gen.TopicalFitOptions{Target: target, SampleDocs: gen.CooccurSampleDocs, Log: lw})
+	if err != nil {
+		return 0, fmt.Errorf("--fit-query-topical: %w", err)
+	}
+	fmt.Fprintf(os.Stderr, "--fit-query-topical: query_topical %.4g (score %+.3f) in %.1fs\n", phi, score, time.Since(start).Seconds())
+	return phi, nil
+}
+
 // genTopics fits the topic model's remaining parameters to p, saves them
 // (--save-params), generates and builds the collection (--out, --text) and
 // validates it (--validate).
@@ -400,6 +453,11 @@ func (f *genFlags) genTopics(p gen.TopicParams) error {
 	}
 	if f.fitIdx != "" && f.fitSites && !f.set["site-share"] {
 		if p.SiteShare, err = f.fitSiteShare(p, ql); err != nil {
+			return err
+		}
+	}
+	if f.fitIdx != "" && f.fitTopical && !f.set["query-topical"] && ql != nil {
+		if p.QueryTopical, err = f.fitQueryTopical(p, ql); err != nil {
 			return err
 		}
 	}
@@ -446,7 +504,7 @@ func (f *genFlags) genTopics(p gen.TopicParams) error {
 	bar.Done("")
 	f.printSummary(st, dc, time.Since(start).Seconds())
 	if f.validate {
-		return validateStandIn(os.Stdout, f.fitIdx, f.out, f.qfiles, f.valLimit, f.threads)
+		return validateStandIn(os.Stdout, f.fitIdx, f.out, f.qfiles, f.valLimit, f.valGen, f.threads)
 	}
 	return nil
 }

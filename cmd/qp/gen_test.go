@@ -50,6 +50,23 @@ func TestGenTopicsCLI(t *testing.T) {
 	if fp.TopicSpread < 1 {
 		t.Errorf("--fit saved topic_spread %d, want a fitted value >= 1", fp.TopicSpread)
 	}
+	// --fit raises φ from 0.95 at most to 0.999; --query-topical
+	// overrides it (no fit), --fit-query-topical=false keeps 0.95.
+	if fp.QueryTopical < gen.DefaultQueryTopical || fp.QueryTopical > gen.MaxFitQueryTopical {
+		t.Errorf("--fit saved query_topical %v, want %v..%v", fp.QueryTopical, gen.DefaultQueryTopical, gen.MaxFitQueryTopical)
+	}
+	for _, c := range []struct {
+		flag string
+		want float64
+	}{{"--query-topical=0.7", 0.7}, {"--fit-query-topical=false", gen.DefaultQueryTopical}} {
+		qparams := filepath.Join(dir, "q"+c.flag[2:8]+".json")
+		if err := run("--fit", a, "--fit-topics=false", c.flag, "--save-params", qparams); err != nil {
+			t.Fatal(err)
+		}
+		if qp, err := gen.LoadParams(qparams); err != nil || qp.QueryTopical != c.want {
+			t.Errorf("%s: query_topical %v (err %v), want %v", c.flag, qp.QueryTopical, err, c.want)
+		}
+	}
 	if err := run("--params", fparams, "--out", fit2); err != nil {
 		t.Fatal(err)
 	}
@@ -75,8 +92,15 @@ func TestGenTopicsCLI(t *testing.T) {
 		{[]string{"--docs", "10", "--validate", "--out", filepath.Join(dir, "x")}, "--validate needs --fit"},
 		{[]string{"--fit", a, "--docs", "10", "--validate", "--out", filepath.Join(dir, "x")}, "drop --docs"},
 		{[]string{"--docs", "10", "--topic-spread", "-1", "--out", filepath.Join(dir, "x")}, "--topic-spread"},
+		{[]string{"--docs", "10", "--query-topical", "1", "--out", filepath.Join(dir, "x")}, "--query-topical 1: want"},
+		{[]string{"--docs", "10", "--query-topical", "-0.5", "--out", filepath.Join(dir, "x")}, "--query-topical -0.5: want"},
+		{[]string{"--model", "independent", "--query-topical", "0.5", "--out", filepath.Join(dir, "x")}, "needs --model topics"},
+		{[]string{"--fit", a, "--validate", "--validate-gen", "0", "--out", filepath.Join(dir, "x")}, "--validate-gen 0"},
+		{[]string{"--docs", "10", "--validate-gen", "100", "--out", filepath.Join(dir, "x")}, "--validate-gen needs --validate"},
 		{[]string{"--docs", "10", "--topic-spread", "2000000", "--out", filepath.Join(dir, "x")}, "--topic-spread"},
 		{[]string{"--docs", "10", "--fit-topics", "--out", filepath.Join(dir, "x")}, "--fit-topics needs --fit"},
+		{[]string{"--docs", "10", "--fit-query-topical", "--out", filepath.Join(dir, "x")}, "--fit-query-topical needs --fit"},
+		{[]string{"--model", "independent", "--fit-query-topical=false", "--out", filepath.Join(dir, "x")}, "needs --model topics"},
 		{[]string{"--model", "independent", "--topic-spread", "64", "--out", filepath.Join(dir, "x")}, "needs --model topics"},
 	} {
 		err := run(c.args...)
@@ -102,12 +126,12 @@ func TestGenValidateCLI(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, err := captureStdout(func() error {
-		return commands["gen"].run([]string{"--quiet", "--queries", qlog, "--fit", a, "--validate"})
+		return commands["gen"].run([]string{"--quiet", "--queries", qlog, "--fit", a, "--validate", "--validate-gen", "400"})
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"bp128 bits/docID", "AND results median", "issue 20 targets", "bits per docID within 15%", "rows within their targets"} {
+	for _, want := range []string{"bp128 bits/docID", "AND results median", "R k=3 x=2 s.e. (%)", "issue 20 targets", "bits per docID within 15%", "rows within their targets"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("--validate output lacks %q:\n%s", want, out)
 		}
