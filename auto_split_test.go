@@ -48,8 +48,13 @@ func TestRouterSplit(t *testing.T) {
 			cpuClk, gpuClk, cpu, gpu, r := splitFakes()
 			qs := queriesOf(n, m)
 			var dc, dg time.Duration
-			for range 30 {
+			for i := range 30 {
 				dc, dg = batchTimes(t, r, cpuClk, gpuClk, qs)
+				if i == 0 && r.modes[m].splits.batches != 0 {
+					// The size is first answered alone: the reference
+					// a split is judged against (fasterAlone).
+					t.Fatalf("the first batch was split:\n%s", r.routing())
+				}
 			}
 			st := &r.modes[m].splits
 			if st.batches < 20 {
