@@ -90,11 +90,9 @@ func measureCooccur(docs [][]uint32, seed uint64) CooccurStats {
 		}
 	}
 	r := rng{s: mix(seed ^ 0xc0cc)}
-	var n [CooccurMaxTerms + 1]int
-	var ands []float64
+	var acc cooccurAcc
 	var pick []uint32
 	var ls [][]int32
-	var cand, keep []int32
 	for i := range cooccurQueries {
 		k := 2 + i%(CooccurMaxTerms-1)
 		var ts []uint32
@@ -113,34 +111,55 @@ func measureCooccur(docs [][]uint32, seed uint64) CooccurStats {
 		for _, t := range pick[:k] {
 			ls = append(ls, lists[t])
 		}
-		slices.SortFunc(ls, func(a, b []int32) int { return len(a) - len(b) })
-		cand = append(cand[:0], ls[0]...)
-		for x := 1; x < k; x++ {
-			st.R[k][x] += float64(len(cand)) / float64(len(ls[x]))
-			keep = keep[:0]
-			for _, d := range cand {
-				if _, ok := slices.BinarySearch(ls[x], d); ok {
-					keep = append(keep, d)
-				}
-			}
-			cand = append(cand[:0], keep...)
-		}
-		n[k]++
-		ands = append(ands, float64(len(cand)))
+		acc.add(&st, ls)
 	}
+	acc.finish(&st)
+	return st
+}
+
+// cooccurAcc accumulates the R ratios (Ao et al. Table 4) and the AND
+// result counts of queries given by their docID lists, for CooccurStats.
+type cooccurAcc struct {
+	n          [CooccurMaxTerms + 1]int // queries of each length
+	ands       []float64                // AND result counts
+	cand, keep []int32
+}
+
+// add intersects ls (2..CooccurMaxTerms lists; reordered shortest first)
+// stage by stage, adding each stage's |candidates| / |next list| to st.R.
+func (a *cooccurAcc) add(st *CooccurStats, ls [][]int32) {
+	k := len(ls)
+	slices.SortFunc(ls, func(a, b []int32) int { return len(a) - len(b) })
+	a.cand = append(a.cand[:0], ls[0]...)
+	for x := 1; x < k; x++ {
+		st.R[k][x] += float64(len(a.cand)) / float64(len(ls[x]))
+		a.keep = a.keep[:0]
+		for _, d := range a.cand {
+			if _, ok := slices.BinarySearch(ls[x], d); ok {
+				a.keep = append(a.keep, d)
+			}
+		}
+		a.cand = append(a.cand[:0], a.keep...)
+	}
+	a.n[k]++
+	a.ands = append(a.ands, float64(len(a.cand)))
+}
+
+// finish turns st's summed ratios into means per query length and sets
+// its query count and AND median.
+func (a *cooccurAcc) finish(st *CooccurStats) {
 	for k := 2; k <= CooccurMaxTerms; k++ {
 		for x := 1; x < k; x++ {
-			if n[k] > 0 {
-				st.R[k][x] /= float64(n[k])
+			if a.n[k] > 0 {
+				st.R[k][x] /= float64(a.n[k])
 			}
 		}
-		st.Queries += n[k]
+		st.Queries += a.n[k]
 	}
-	if len(ands) > 0 {
-		slices.Sort(ands)
-		st.AndMedian = ands[len(ands)/2]
+	if len(a.ands) > 0 {
+		slices.Sort(a.ands)
+		st.AndMedian = a.ands[len(a.ands)/2]
 	}
-	return st
 }
 
 // MeasureIndexCooccur measures CooccurStats on a uniform random sample of

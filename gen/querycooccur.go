@@ -73,10 +73,8 @@ func measureQueryCooccur(docs [][]uint32, queries [][]uint32) CooccurStats {
 			}
 		}
 	}
-	var n [CooccurMaxTerms + 1]int
-	var ands []float64
+	var acc cooccurAcc
 	var ls [][]int32
-	var cand, keep []int32
 	for _, q := range queries {
 		k := len(q)
 		ls = ls[:0]
@@ -88,33 +86,9 @@ func measureQueryCooccur(docs [][]uint32, queries [][]uint32) CooccurStats {
 		if len(ls) < k {
 			continue
 		}
-		slices.SortFunc(ls, func(a, b []int32) int { return len(a) - len(b) })
-		cand = append(cand[:0], ls[0]...)
-		for x := 1; x < k; x++ {
-			st.R[k][x] += float64(len(cand)) / float64(len(ls[x]))
-			keep = keep[:0]
-			for _, d := range cand {
-				if _, ok := slices.BinarySearch(ls[x], d); ok {
-					keep = append(keep, d)
-				}
-			}
-			cand = append(cand[:0], keep...)
-		}
-		n[k]++
-		ands = append(ands, float64(len(cand)))
+		acc.add(&st, ls)
 	}
-	for k := 2; k <= CooccurMaxTerms; k++ {
-		for x := 1; x < k; x++ {
-			if n[k] > 0 {
-				st.R[k][x] /= float64(n[k])
-			}
-		}
-		st.Queries += n[k]
-	}
-	if len(ands) > 0 {
-		slices.Sort(ands)
-		st.AndMedian = ands[len(ands)/2]
-	}
+	acc.finish(&st)
 	return st
 }
 

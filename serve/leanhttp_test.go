@@ -206,17 +206,8 @@ func TestLeanIdleTimeout(t *testing.T) {
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("a silent new connection closed after %v, ReadHeaderTimeout 200 ms", d)
 	}
-	c, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, br := leanSearched(t, strings.TrimPrefix(base, "http://"))
 	defer c.Close()
-	c.SetDeadline(time.Now().Add(10 * time.Second))
-	br := bufio.NewReader(c)
-	fmt.Fprint(c, rawPost(`{"q":"gpu"}`))
-	if st, lines, b := rawAnswer(t, br); st != 200 || !leanAnswered(lines) {
-		t.Fatalf("%d %q %s", st, lines, b)
-	}
 	start = time.Now()
 	if _, err := br.ReadByte(); err != io.EOF {
 		t.Fatalf("idle connection: %v, want EOF", err)
@@ -321,17 +312,8 @@ func TestLeanShutdownIdle(t *testing.T) {
 	}
 	served := make(chan error, 1)
 	go func() { served <- s.Serve(ln) }()
-	c, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, br := leanSearched(t, ln.Addr().String())
 	defer c.Close()
-	c.SetDeadline(time.Now().Add(10 * time.Second))
-	br := bufio.NewReader(c)
-	fmt.Fprint(c, rawPost(`{"q":"gpu"}`))
-	if st, lines, b := rawAnswer(t, br); st != 200 || !leanAnswered(lines) {
-		t.Fatalf("%d %q %s", st, lines, b)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := s.Shutdown(ctx); err != nil {
@@ -374,4 +356,22 @@ func TestLeanShutdownBeforeServe(t *testing.T) {
 		c.Close()
 		t.Error("the listener still accepts after Serve returned")
 	}
+}
+
+// leanSearched dials addr, sends one search and checks that the lean path
+// answered it; the caller closes the connection (deadline 10 s).
+func leanSearched(t *testing.T, addr string) (net.Conn, *bufio.Reader) {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	br := bufio.NewReader(c)
+	fmt.Fprint(c, rawPost(`{"q":"gpu"}`))
+	if st, lines, b := rawAnswer(t, br); st != 200 || !leanAnswered(lines) {
+		c.Close()
+		t.Fatalf("%d %q %s", st, lines, b)
+	}
+	return c, br
 }

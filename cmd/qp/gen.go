@@ -351,13 +351,9 @@ func (f *genFlags) fitSiteShare(p gen.TopicParams, ql *gen.QueryLog) (float64, e
 	}
 	fmt.Fprintf(os.Stderr, "--fit-sites: BP on %d documents of %s: mean log2 gap %.3f -> %.3f (gain %.1f%%)\n",
 		sg.Docs, f.fitIdx, sg.Random, sg.BP, 100*sg.Gain())
-	var lw io.Writer = os.Stderr
-	if f.quiet {
-		lw = nil
-	}
 	share, gain, err := gen.FitSiteShare(context.Background(),
 		gen.TopicsConfig{Params: p, Seed: f.seed, Log: ql, Workers: f.threads},
-		gen.SiteFitOptions{Target: sg.Gain(), SampleDocs: validateSampleDocs, Log: lw})
+		gen.SiteFitOptions{Target: sg.Gain(), SampleDocs: validateSampleDocs, Log: f.fitLog()})
 	if err != nil {
 		return 0, fmt.Errorf("--fit-sites: %w", err)
 	}
@@ -365,30 +361,43 @@ func (f *genFlags) fitSiteShare(p gen.TopicParams, ql *gen.QueryLog) (float64, e
 	return share, nil
 }
 
+// measureFitIndex opens the --fit index and measures it with measure on a
+// sample of n of its documents: gen.CooccurSampleDocs, or the same share of
+// them as that many of the p.Docs generated ones.
+func (f *genFlags) measureFitIndex(p gen.TopicParams, measure func(x *index.Index, n int) (gen.CooccurStats, error)) (gen.CooccurStats, error) {
+	x, err := index.Open(f.fitIdx)
+	if err != nil {
+		return gen.CooccurStats{}, err
+	}
+	defer x.Close()
+	n := gen.CooccurSampleDocs
+	if p.Docs != x.NumDocs() {
+		n = max(2, int(float64(n)*float64(x.NumDocs())/float64(p.Docs)))
+	}
+	return measure(x, n)
+}
+
+// fitLog is where the fits log their steps: standard error, none with --quiet.
+func (f *genFlags) fitLog() io.Writer {
+	if f.quiet {
+		return nil
+	}
+	return os.Stderr
+}
+
 // fitTopicSpread measures the known-item co-occurrence of a random sample
 // of the --fit index's documents and fits TopicSpread to it
 // (gen.FitTopicSpread).
 func (f *genFlags) fitTopicSpread(p gen.TopicParams, ql *gen.QueryLog) (int, error) {
 	start := time.Now()
-	x, err := index.Open(f.fitIdx)
-	if err != nil {
-		return 0, err
-	}
-	n := gen.CooccurSampleDocs
-	if p.Docs != x.NumDocs() {
-		// The same share of the documents as the generated sample.
-		n = max(2, int(float64(n)*float64(x.NumDocs())/float64(p.Docs)))
-	}
-	target, err := gen.MeasureIndexCooccur(x, n, uint64(f.seed))
-	x.Close()
+	target, err := f.measureFitIndex(p, func(x *index.Index, n int) (gen.CooccurStats, error) {
+		return gen.MeasureIndexCooccur(x, n, uint64(f.seed))
+	})
 	if err != nil {
 		return 0, fmt.Errorf("--fit-topics: %w", err)
 	}
 	fmt.Fprintf(os.Stderr, "--fit-topics: known-item co-occurrence of %s: %s\n", f.fitIdx, target)
-	var lw io.Writer = os.Stderr
-	if f.quiet {
-		lw = nil
-	}
+	lw := f.fitLog()
 	s, score, err := gen.FitTopicSpread(context.Background(),
 		gen.TopicsConfig{Params: p, Seed: f.seed, Locality: f.locality, Log: ql, Workers: f.threads},
 		gen.SpreadFitOptions{Target: target, SampleDocs: gen.CooccurSampleDocs, Seed: uint64(f.seed), Log: lw})
@@ -404,25 +413,14 @@ func (f *genFlags) fitTopicSpread(p gen.TopicParams, ql *gen.QueryLog) (int, err
 // until the generated sample's do as much (gen.FitQueryTopical).
 func (f *genFlags) fitQueryTopical(p gen.TopicParams, ql *gen.QueryLog) (float64, error) {
 	start := time.Now()
-	x, err := index.Open(f.fitIdx)
-	if err != nil {
-		return 0, err
-	}
-	n := gen.CooccurSampleDocs
-	if p.Docs != x.NumDocs() {
-		// The same share of the documents as the generated sample.
-		n = max(2, int(float64(n)*float64(x.NumDocs())/float64(p.Docs)))
-	}
-	target, err := gen.MeasureIndexQueryCooccur(x, n, uint64(f.seed), ql)
-	x.Close()
+	target, err := f.measureFitIndex(p, func(x *index.Index, n int) (gen.CooccurStats, error) {
+		return gen.MeasureIndexQueryCooccur(x, n, uint64(f.seed), ql)
+	})
 	if err != nil {
 		return 0, fmt.Errorf("--fit-query-topical: %w", err)
 	}
 	fmt.Fprintf(os.Stderr, "--fit-query-topical: query-log co-occurrence of %s: %s\n", f.fitIdx, target)
-	var lw io.Writer = os.Stderr
-	if f.quiet {
-		lw = nil
-	}
+	lw := f.fitLog()
 	phi, score, err := gen.FitQueryTopical(context.Background(),
 		gen.TopicsConfig{Params: p, Seed: f.seed, Log: ql, Workers: f.threads},
 		gen.TopicalFitOptions{Target: target, SampleDocs: gen.CooccurSampleDocs, Log: lw})
