@@ -21,8 +21,11 @@
 // a mode are answered in slices growing 4× on each processor until one's
 // upper bound is below the other's lower bound (each query is answered
 // once; the cost is the slices run on the slower processor), and every
-// batch refreshes its processor's measurement. Results are identical
-// whichever answers.
+// batch refreshes its processor's measurement. A large batch (8,192
+// queries or more) may then run on both processors at once, split by their
+// measured speeds, while that measures faster than the faster processor
+// alone at its size (auto_split.go; Options.NoSplit turns it off).
+// Results are identical whichever answers.
 // Engine.Routing says what was measured and chosen.
 //
 // For throughput, Stream runs a whole query set through the backend in large
