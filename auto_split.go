@@ -11,9 +11,10 @@ import (
 
 // Splitting a batch between the two processors (Device Auto).
 //
-// Once the router has measured both processors at a batch's size (or can
-// bound them: router.perQuery), it answers the batch on both at once
-// instead of on the faster alone: the GPU takes the first part and the CPU
+// Once a batch of this size has been answered by one processor alone (the
+// reference, fasterAlone) and both processors are measured at some size
+// (their times at this one estimated: router.perQuery), the router answers
+// the batch on both at once instead of on the faster alone: the GPU takes the first part and the CPU
 // the rest, in parallel, sized so that both end together. With per-query
 // times c (CPU) and g (GPU) the GPU's share is c/(c+g) (then n_g·g =
 // n_c·c); the batch takes n·c·g/(c+g), less than min(c, g)·n by the
