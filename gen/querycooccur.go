@@ -129,16 +129,6 @@ func (t *Topics) logQueryIDs() [][]uint32 {
 	if t.cfg.Log == nil {
 		return nil
 	}
-	kept := make(map[string]uint32, len(t.qterms))
-	for i, q := range t.qterms {
-		kept[q] = uint32(i)
-	}
-	ids := make([]int64, len(t.cfg.Log.Terms))
-	for i, q := range t.cfg.Log.Terms {
-		ids[i] = -1
-		if id, ok := kept[q]; ok {
-			ids[i] = int64(id)
-		}
-	}
+	ids := t.logToKept()
 	return logQueries(t.cfg.Log, func(lt int32) (uint32, bool) { return uint32(ids[lt]), ids[lt] >= 0 })
 }

@@ -301,6 +301,23 @@ func (t *Topics) placeQueries(smp calibSample) {
 	t.bgQ = newAlias(bgW)
 }
 
+// logToKept maps each term of the query log (t.cfg.Log.Terms) to its kept
+// query term's index in t.qterms, -1 where the term was not kept.
+func (t *Topics) logToKept() []int32 {
+	kept := make(map[string]int32, len(t.qterms))
+	for i, q := range t.qterms {
+		kept[q] = int32(i)
+	}
+	ids := make([]int32, len(t.cfg.Log.Terms))
+	for i, q := range t.cfg.Log.Terms {
+		ids[i] = -1
+		if id, ok := kept[q]; ok {
+			ids[i] = id
+		}
+	}
+	return ids
+}
+
 // querySets gives each content query term a home topic (by popularity,
 // from a hash of the seed and the term) and assigns each query of the log
 // the home topic of its rarest content term; it returns, for each kept
@@ -309,15 +326,10 @@ func (t *Topics) placeQueries(smp calibSample) {
 // and a common one spreads over the topics of the rare terms it is queried
 // with, in proportion: "jersey" pulls "new" into its topic.
 func (t *Topics) querySets(isFW []bool) ([][]int32, [][]int32) {
-	kept := make(map[string]int32, len(t.qterms))
-	for i, q := range t.qterms {
-		kept[q] = int32(i)
-	}
-	logToKept := make([]int32, len(t.cfg.Log.Terms))
-	for i, q := range t.cfg.Log.Terms {
-		logToKept[i] = -1
-		if id, ok := kept[q]; ok && !isFW[id] {
-			logToKept[i] = id
+	logToKept := t.logToKept()
+	for i, id := range logToKept {
+		if id >= 0 && isFW[id] {
+			logToKept[i] = -1 // function words have no home topic
 		}
 	}
 	// Home topics: uniform among the topics whose document share c_k is
