@@ -112,14 +112,7 @@ func serveTest(t testing.TB, e *qp.Engine, cfg Config) (*Server, string) {
 		s, hs := newTestServer(t, e, cfg)
 		return s, hs.URL
 	}
-	s, err := New(e, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, ln := leanListener(t, e, cfg)
 	served := make(chan error, 1)
 	go func() { served <- s.Serve(ln) }()
 	t.Cleanup(func() {
@@ -131,6 +124,22 @@ func serveTest(t testing.TB, e *qp.Engine, cfg Config) (*Server, string) {
 		}
 	})
 	return s, "http://" + ln.Addr().String()
+}
+
+// leanListener returns a server over e with cfg and a loopback listener
+// for its Serve (not started), for tests of Server.Serve (the lean path or
+// net/http's).
+func leanListener(t testing.TB, e *qp.Engine, cfg Config) (*Server, net.Listener) {
+	t.Helper()
+	s, err := New(e, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, ln
 }
 
 // post sends body to url and returns the status, the decoded body (into

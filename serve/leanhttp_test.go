@@ -301,15 +301,7 @@ func FuzzLeanParse(f *testing.F) {
 
 // TestLeanShutdownIdle: Shutdown closes idle lean connections and returns.
 func TestLeanShutdownIdle(t *testing.T) {
-	e := testEngine(t)
-	s, err := New(e, Config{LeanHTTP: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, ln := leanListener(t, testEngine(t), Config{LeanHTTP: true})
 	served := make(chan error, 1)
 	go func() { served <- s.Serve(ln) }()
 	c, br := leanSearched(t, ln.Addr().String())
@@ -330,15 +322,7 @@ func TestLeanShutdownIdle(t *testing.T) {
 // TestLeanShutdownBeforeServe: Serve after (or racing) Shutdown returns
 // without serving, on the lean path as on net/http's.
 func TestLeanShutdownBeforeServe(t *testing.T) {
-	e := testEngine(t)
-	s, err := New(e, Config{LeanHTTP: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, ln := leanListener(t, testEngine(t), Config{LeanHTTP: true})
 	if err := s.Shutdown(context.Background()); err != nil {
 		t.Fatalf("Shutdown: %v", err)
 	}

@@ -535,14 +535,7 @@ func TestShutdownUnderLoad(t *testing.T) {
 func shutdownUnderLoad(t *testing.T, lean bool) {
 	e := testEngine(t)
 	g := newGate(e)
-	s, err := New(e, Config{LeanHTTP: lean, Primary: g, Batch: BatchConfig{Inflight: 1, MaxBatch: 8}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, ln := leanListener(t, e, Config{LeanHTTP: lean, Primary: g, Batch: BatchConfig{Inflight: 1, MaxBatch: 8}})
 	served := make(chan error)
 	go func() { served <- s.Serve(ln) }()
 	url := "http://" + ln.Addr().String()
@@ -594,14 +587,7 @@ func TestSlowClient(t *testing.T) {
 // net/http, whose read timeout cuts it off.
 func slowClient(t *testing.T, lean bool) {
 	e := testEngine(t)
-	s, err := New(e, Config{LeanHTTP: lean, ReadTimeout: 300 * time.Millisecond, ReadHeaderTimeout: 300 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, ln := leanListener(t, e, Config{LeanHTTP: lean, ReadTimeout: 300 * time.Millisecond, ReadHeaderTimeout: 300 * time.Millisecond})
 	go s.Serve(ln)
 	defer s.Shutdown(context.Background())
 	c, err := net.Dial("tcp", ln.Addr().String())
