@@ -38,46 +38,114 @@ type qterm struct {
 type prep struct {
 	i       int // index in the batch
 	q       *engine.Query
-	terms   []qterm       // canonical order
-	canon   []engine.Term // CanonicalTerms scratch
-	unknown bool          // a term is absent from the index
-	needOr  bool          // OR runs (Or, or AndOr whose AND found fewer than K)
-	orFull  bool          // tiled OR: every candidate slot it can use (an overflow rerun)
-	bm      int           // AND: bitmap terms (bitmap.go), the last of terms
-	steps   int           // AND: list steps, term 0's included
-	ms      []uint64      // OrMaxScore: the rank keys of a keep-misses pass (orms.go)
+	terms   []qterm  // canonical order; a window of its batch's termArena
+	unknown bool     // a term is absent from the index
+	needOr  bool     // OR runs (Or, or AndOr whose AND found fewer than K)
+	orFull  bool     // tiled OR: every candidate slot it can use (an overflow rerun)
+	bm      int      // AND: bitmap terms (bitmap.go), the last of terms
+	steps   int      // AND: list steps, term 0's included
+	ms      []uint64 // OrMaxScore: the rank keys of a keep-misses pass (orms.go)
 	st      engine.Stats
 }
 
+// termArena holds the prepared terms (prep.terms) of one batchBufs'
+// queries: blocks of arenaBlock qterms, reused by every batch on those
+// buffers (reset at its start), each query's terms a window of one block.
+// Before (gpuhost5) each prep grew its own terms and canonical-order
+// scratch: two small allocations per query in a batch on fresh buffers
+// (a process's first, or one larger than any before), with their first
+// touches, and the terms of consecutive queries scattered over the heap.
+// Safe for concurrent use by a batch's preparing goroutines.
+type termArena struct {
+	mu     sync.Mutex
+	blocks [][]qterm
+	next   int // blocks[:next] are in use by the current batch
+}
+
+// arenaBlock is the qterms of one termArena block (192 KiB): about 1,300
+// TREC'06 queries, so that a batch's preparing goroutines take a block
+// from the shared arena (a lock) rarely. At least engine.MaxTerms: a
+// valid query's terms always fit one block.
+const arenaBlock = 4096
+
+// Every valid query's terms fit in one block.
+var _ [arenaBlock - engine.MaxTerms]struct{}
+
+// block returns a block of the arena, empty, with room for arenaBlock
+// qterms; it allocates one only when the batch has used every block an
+// earlier batch grew.
+func (a *termArena) block() []qterm {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.next == len(a.blocks) {
+		a.blocks = append(a.blocks, make([]qterm, arenaBlock))
+	}
+	a.next++
+	return a.blocks[a.next-1][:0]
+}
+
+// reset makes every block free for a new batch. The caller must own the
+// arena (no preparation running) and drop the windows handed out before.
+func (a *termArena) reset() { a.next = 0 }
+
+// prepScratch is one preparing goroutine's scratch: the canonical-order
+// terms of its current query, and the block of its arena its queries'
+// terms go into.
+type prepScratch struct {
+	canon []engine.Term // CanonicalTerms scratch
+	cur   []qterm       // the block being filled: its used part
+	arena *termArena    // nil: each query's terms allocated alone (tests)
+}
+
+// terms returns a window of n qterms for one query's terms, from the
+// current block or a new one; its capacity is n, so that an append to it
+// cannot overwrite another query's terms.
+func (sc *prepScratch) terms(n int) []qterm {
+	if n > arenaBlock {
+		panic(fmt.Sprintf("BUG: gpu.prepScratch.terms: %d terms, more than a block (%d)", n, arenaBlock))
+	}
+	if sc.arena == nil {
+		return make([]qterm, n)
+	}
+	if cap(sc.cur)-len(sc.cur) < n {
+		sc.cur = sc.arena.block()
+	}
+	l := len(sc.cur)
+	sc.cur = sc.cur[:l+n]
+	return sc.cur[l : l+n : l+n]
+}
+
 // prepare validates q (the CPU's error kinds and messages, with a "gpu"
-// prefix) and fills p.terms; it looks q's terms up unless q carries them
-// looked up in b's index (engine.Query.Looked).
-func (b *Backend) prepare(p *prep, q *engine.Query) error {
+// prefix) and fills p.terms (from sc's arena; sc nil: allocated); it
+// looks q's terms up unless q carries them looked up in b's index
+// (engine.Query.Looked).
+func (b *Backend) prepare(p *prep, sc *prepScratch, q *engine.Query) error {
 	ids, dfs, _ := q.Looked(b.x)
-	return b.prepareIDs(p, q, ids, dfs)
+	return b.prepareIDs(p, sc, q, ids, dfs)
 }
 
 // prepareIDs is prepare with the dictionary IDs of q's terms and their
 // document frequencies given (ids[i] and dfs[i] for q.Terms[i], looked up
 // by prepareRange with other queries' terms; nil: prepare looks them up).
-func (b *Backend) prepareIDs(p *prep, q *engine.Query, ids []int, dfs []uint32) error {
+func (b *Backend) prepareIDs(p *prep, sc *prepScratch, q *engine.Query, ids []int, dfs []uint32) error {
+	if sc == nil {
+		sc = &prepScratch{}
+	}
 	p.q = q
-	p.terms = p.terms[:0]
+	p.terms = nil
 	p.unknown, p.needOr, p.orFull = false, false, false
 	p.st = engine.Stats{}
 	if err := engine.Validate(*q, "gpu"); err != nil {
 		return err
 	}
 	if ids != nil {
-		p.canon, p.unknown = engine.CanonicalTermsIDs(p.canon, b.x, *q, ids, dfs)
+		sc.canon, p.unknown = engine.CanonicalTermsIDs(sc.canon, b.x, *q, ids, dfs)
 	} else {
-		p.canon, p.unknown = engine.CanonicalTermsDict(p.canon, b.x, *q) // the lists are on the device
+		sc.canon, p.unknown = engine.CanonicalTermsDict(sc.canon, b.x, *q) // the lists are on the device
 	}
-	for _, c := range p.canon {
-		p.terms = append(p.terms, qterm{id: c.ID, df: c.DF, w: c.W, ti: b.info[c.ID]})
-	}
-	for i := range p.terms {
-		p.terms[i].idf = b.x.IDF(p.terms[i].df)
+	p.terms = sc.terms(len(sc.canon))
+	for i, c := range sc.canon {
+		p.terms[i] = qterm{id: c.ID, df: c.DF, w: c.W, idf: b.x.IDF(c.DF), ti: b.info[c.ID]}
 	}
 	p.st.Terms = len(p.terms)
 	if q.Mode != engine.Or {
@@ -271,8 +339,16 @@ func DeviceHook(ctx context.Context) func(prepared time.Duration) {
 // device state: concurrent calls on distinct bb are safe.
 func (b *Backend) prepareBatch(bb *batchBufs, qs []engine.Query, out []engine.Response) []*prep {
 	preps, prepErr := bb.preps[:len(qs)], bb.errs[:len(qs)]
-	parallelWorkers(b.prepareWorkers(), len(qs), 256, func(lo, hi int) {
-		b.prepareRange(preps, prepErr, qs, lo, hi)
+	workers := b.prepareWorkers()
+	bb.arena.reset()
+	if len(bb.scratch) < workers {
+		bb.scratch = append(bb.scratch, make([]prepScratch, workers-len(bb.scratch))...)
+	}
+	for i := range bb.scratch {
+		bb.scratch[i].cur, bb.scratch[i].arena = nil, &bb.arena
+	}
+	parallelWorkersID(workers, len(qs), 256, func(w, lo, hi int) {
+		b.prepareRange(preps, prepErr, qs, lo, hi, &bb.scratch[w])
 	})
 	work := bb.work[:0]
 	for i := range qs {
@@ -315,7 +391,8 @@ func (b *Backend) prepareBatch(bb *batchBufs, qs []engine.Query, out []engine.Re
 // index.LookupDictDF call.
 const prepGroupTerms = 64
 
-// prepareRange prepares qs[lo:hi] into preps and errs (prepare), looking
+// prepareRange prepares qs[lo:hi] into preps and errs (prepare, with sc),
+// looking
 // up the terms of consecutive queries together, up to prepGroupTerms in
 // one LookupDictDF call: a query's own call interleaves the dictionary's
 // dependent cache misses (hash slot, term offsets, term bytes, record)
@@ -334,13 +411,16 @@ const prepGroupTerms = 64
 // (engine.Query.Dict: qp serve looks them up for its PARA cost, issue 25)
 // is not looked up again: a group of such queries only has its IDF and
 // termInfo reads warmed together (prepareLooked).
-func (b *Backend) prepareRange(preps []prep, errs []error, qs []engine.Query, lo, hi int) {
+func (b *Backend) prepareRange(preps []prep, errs []error, qs []engine.Query, lo, hi int, sc *prepScratch) {
+	if sc == nil {
+		sc = &prepScratch{}
+	}
 	var terms [prepGroupTerms]string
 	var ids [prepGroupTerms]int
 	var dfs [prepGroupTerms]uint32
 	for i := lo; i < hi; {
 		if _, _, ok := qs[i].Looked(b.x); ok {
-			i = b.prepareLooked(preps, errs, qs, i, hi)
+			i = b.prepareLooked(preps, errs, qs, i, hi, sc)
 			continue
 		}
 		n, j := 0, i
@@ -352,7 +432,7 @@ func (b *Backend) prepareRange(preps []prep, errs []error, qs []engine.Query, lo
 		}
 		if j == i { // more terms than a group
 			preps[i].i = i
-			errs[i] = b.prepare(&preps[i], &qs[i])
+			errs[i] = b.prepare(&preps[i], sc, &qs[i])
 			i++
 			continue
 		}
@@ -369,7 +449,7 @@ func (b *Backend) prepareRange(preps []prep, errs []error, qs []engine.Query, lo
 		for ; i < j; i++ {
 			t := len(qs[i].Terms)
 			preps[i].i = i
-			errs[i] = b.prepareIDs(&preps[i], &qs[i], ids[off:off+t], dfs[off:off+t])
+			errs[i] = b.prepareIDs(&preps[i], sc, &qs[i], ids[off:off+t], dfs[off:off+t])
 			off += t
 		}
 	}
@@ -379,7 +459,7 @@ func (b *Backend) prepareRange(preps []prep, errs []error, qs []engine.Query, lo
 // their terms looked up in b's index (engine.Query.Looked), at least one
 // and up to prepGroupTerms terms in all, as prepareRange does a group but
 // without its lookup; it returns the index of the first query it left.
-func (b *Backend) prepareLooked(preps []prep, errs []error, qs []engine.Query, i, hi int) int {
+func (b *Backend) prepareLooked(preps []prep, errs []error, qs []engine.Query, i, hi int, sc *prepScratch) int {
 	n, j := 0, i
 	var warm float32
 	for ; j < hi; j++ {
@@ -399,7 +479,7 @@ func (b *Backend) prepareLooked(preps []prep, errs []error, qs []engine.Query, i
 	for ; i < j; i++ {
 		ids, dfs, _ := qs[i].Looked(b.x)
 		preps[i].i = i
-		errs[i] = b.prepareIDs(&preps[i], &qs[i], ids, dfs)
+		errs[i] = b.prepareIDs(&preps[i], sc, &qs[i], ids, dfs)
 	}
 	return j
 }
@@ -436,15 +516,18 @@ func (b *Backend) prepareWorkers() int {
 }
 
 // batchBufs are one SearchBatch call's host buffers: its prepared queries
-// (each keeping its term and canonical-order scratch), their preparation
-// errors and the work list.
+// (each keeping its OrMaxScore scratch), their terms (arena), the
+// preparing goroutines' scratch, their preparation errors and the work
+// list.
 type batchBufs struct {
-	preps  []prep
-	errs   []error
-	work   []*prep
-	sorted []*prep // the other of work's two buffers (countingSort)
-	counts []int   // countingSort's scratch
-	plan   batchPlan
+	preps   []prep
+	arena   termArena
+	scratch []prepScratch // one per preparing goroutine
+	errs    []error
+	work    []*prep
+	sorted  []*prep // the other of work's two buffers (countingSort)
+	counts  []int   // countingSort's scratch
+	plan    batchPlan
 }
 
 // maxFreeBufs is how many batchBufs bufPool keeps: one per batch a caller
@@ -589,14 +672,20 @@ func parallelChunks(n, chunk int, f func(lo, hi int)) {
 
 // parallelWorkers is parallelChunks on at most workers goroutines.
 func parallelWorkers(workers, n, chunk int, f func(lo, hi int)) {
+	parallelWorkersID(workers, n, chunk, func(_, lo, hi int) { f(lo, hi) })
+}
+
+// parallelWorkersID is parallelWorkers telling f which goroutine calls
+// it, w in [0, workers): f may use scratch of its own per w.
+func parallelWorkersID(workers, n, chunk int, f func(w, lo, hi int)) {
 	w := min(workers, (n+chunk-1)/chunk)
 	if w <= 1 {
-		f(0, n)
+		f(0, 0, n)
 		return
 	}
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	for range w {
+	for id := range w {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -605,7 +694,7 @@ func parallelWorkers(workers, n, chunk int, f func(lo, hi int)) {
 				if lo >= n {
 					return
 				}
-				f(lo, min(lo+chunk, n))
+				f(id, lo, min(lo+chunk, n))
 			}
 		}()
 	}
@@ -764,8 +853,11 @@ func (p *prep) postings() int64 {
 	return n
 }
 
-// results appends the keys of one query (rank order) to out[p.i].
+// results appends the keys of one query (rank order) to out[p.i], growing
+// dst once (gpuhost5: appending from an empty slice grew a new response's
+// results four times for k = 10).
 func results(dst []topk.Result, keys []uint64) []topk.Result {
+	dst = slices.Grow(dst, len(keys))
 	for _, k := range keys {
 		dst = append(dst, topk.Result{Doc: uint32(k), Score: math.Float32frombits(^uint32(k >> 32))})
 	}
