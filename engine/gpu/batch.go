@@ -42,6 +42,7 @@ type prep struct {
 	unknown bool     // a term is absent from the index
 	needOr  bool     // OR runs (Or, or AndOr whose AND found fewer than K)
 	orFull  bool     // tiled OR: every candidate slot it can use (an overflow rerun)
+	inWork  bool     // prepareBatch: the query needs the device (in the work list)
 	bm      int      // AND: bitmap terms (bitmap.go), the last of terms
 	steps   int      // AND: list steps, term 0's included
 	ms      []uint64 // OrMaxScore: the rank keys of a keep-misses pass (orms.go)
@@ -337,8 +338,25 @@ func DeviceHook(ctx context.Context) func(prepared time.Duration) {
 // queries that need no device work (errors, unknown AND terms, OR over no
 // known term) and returns the others, sorted by term count. It touches no
 // device state: concurrent calls on distinct bb are safe.
+//
+// Launch sets are of queries with similar term counts: an AND set takes
+// as many steps (launches and waits) as its longest query has terms, so
+// one long query would make every query of its set pay for them. The
+// order is stable (by term count, then batch index), by a counting sort
+// done in parallel (gpuhost5): each chunk of prepChunk queries, on the
+// goroutine that prepared it, answers or classifies its queries and
+// counts its work queries per term count; one serial pass turns the
+// chunks' counts into positions (term count major, chunk minor); a second
+// parallel pass places each chunk's work queries. Before, the
+// classification, the largest term count and both passes of the counting
+// sort were serial passes over every query of the batch beside the
+// parallel preparation. A batch with a work query of prepSortKeys or more
+// terms is sorted by the serial counting sort instead (countingSort), to
+// the same order.
 func (b *Backend) prepareBatch(bb *batchBufs, qs []engine.Query, out []engine.Response) []*prep {
-	preps, prepErr := bb.preps[:len(qs)], bb.errs[:len(qs)]
+	n := len(qs)
+	preps, prepErr := bb.preps[:n], bb.errs[:n]
+	bb.used = n
 	workers := b.prepareWorkers()
 	bb.arena.reset()
 	if len(bb.scratch) < workers {
@@ -347,44 +365,100 @@ func (b *Backend) prepareBatch(bb *batchBufs, qs []engine.Query, out []engine.Re
 	for i := range bb.scratch {
 		bb.scratch[i].cur, bb.scratch[i].arena = nil, &bb.arena
 	}
-	parallelWorkersID(workers, len(qs), 256, func(w, lo, hi int) {
-		b.prepareRange(preps, prepErr, qs, lo, hi, &bb.scratch[w])
+	nch := (n + prepChunk - 1) / prepChunk
+	bb.hist = slices.Grow(bb.hist[:0], nch*prepSortKeys)[:nch*prepSortKeys]
+	bb.chunkMax = slices.Grow(bb.chunkMax[:0], nch)[:nch]
+	parallelWorkersID(workers, n, prepChunk, func(w, lo, hi int) {
+		for ; lo < hi; lo += prepChunk { // one chunk (or all, on one goroutine)
+			hi := min(lo+prepChunk, hi)
+			b.prepareRange(preps, prepErr, qs, lo, hi, &bb.scratch[w])
+			c := lo / prepChunk
+			h := bb.hist[c*prepSortKeys : (c+1)*prepSortKeys]
+			clear(h)
+			mx := -1 // no work query
+			for i := lo; i < hi; i++ {
+				if p := &preps[i]; classify(p, prepErr[i], &out[i]) {
+					k := len(p.terms)
+					mx = max(mx, k)
+					if k < prepSortKeys {
+						h[k]++
+					}
+				}
+			}
+			bb.chunkMax[c] = int32(mx)
+		}
 	})
-	work := bb.work[:0]
-	for i := range qs {
-		p := &preps[i]
-		r := &out[i]
-		r.Results, r.Stats, r.Err = r.Results[:0], engine.Stats{}, nil
-		if err := prepErr[i]; err != nil {
-			r.Err = err
-			continue
-		}
-		switch {
-		case p.runsAnd():
-		case p.q.Mode == engine.And:
-			r.Stats = p.st // an unknown term: no results
-			continue
-		case len(p.terms) == 0:
-			p.st.OrAlgo = OrGPU
-			r.Stats = p.st // OR over no known term: no results
-			continue
-		default:
-			p.needOr = true
-		}
-		work = append(work, p)
+	maxTerms := -1
+	for _, m := range bb.chunkMax {
+		maxTerms = max(maxTerms, int(m))
 	}
-	// Launch sets of queries with similar term counts: an AND set takes as
-	// many steps (launches and waits) as its longest query has terms, so
-	// one long query would make every query of its set pay for them.
-	// Stable, by a counting sort (the keys are term counts).
-	maxTerms := 0
-	for _, p := range work {
-		maxTerms = max(maxTerms, len(p.terms))
+	if maxTerms >= prepSortKeys {
+		work := bb.sorted[:0]
+		for i := range preps {
+			if preps[i].inWork {
+				work = append(work, &preps[i])
+			}
+		}
+		bb.work = slices.Grow(bb.work[:0], len(work))[:len(work)]
+		bb.counts = countingSort(bb.work, work, maxTerms, false, termsOf, bb.counts)
+		bb.sorted = work
+		return bb.work
 	}
-	bb.sorted = slices.Grow(bb.sorted[:0], len(work))[:len(work)]
-	bb.counts = countingSort(bb.sorted, work, maxTerms, false, termsOf, bb.counts)
-	bb.work, bb.sorted = bb.sorted, work
-	return bb.work
+	total := int32(0)
+	for k := 0; k <= maxTerms; k++ {
+		for c := range nch {
+			x := &bb.hist[c*prepSortKeys+k]
+			total, *x = total+*x, total
+		}
+	}
+	work := bb.work[:total]
+	parallelWorkers(workers, n, prepChunk, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			if p := &preps[i]; p.inWork {
+				h := bb.hist[i/prepChunk*prepSortKeys:]
+				k := len(p.terms)
+				work[h[k]] = p
+				h[k]++
+			}
+		}
+	})
+	bb.work = work
+	return work
+}
+
+// prepChunk is the queries of one chunk of prepareBatch's goroutines.
+const prepChunk = 256
+
+// prepSortKeys is the term counts prepareBatch's parallel counting sort
+// has buckets for (0 to prepSortKeys-1): TREC 2006 queries have fewer
+// known distinct terms; the chunks' counts take 256 bytes a chunk.
+const prepSortKeys = 64
+
+// classify answers in r the prepared query p (its preparation error err)
+// when it needs no device work, and reports whether it does (p.inWork,
+// with its OR part flagged). r's results are emptied, its statistics and
+// error are those of the query's answer, or zero.
+func classify(p *prep, err error, r *engine.Response) bool {
+	r.Results, r.Stats, r.Err = r.Results[:0], engine.Stats{}, nil
+	p.inWork = false
+	if err != nil {
+		r.Err = err
+		return false
+	}
+	switch {
+	case p.runsAnd():
+	case p.q.Mode == engine.And:
+		r.Stats = p.st // an unknown term: no results
+		return false
+	case len(p.terms) == 0:
+		p.st.OrAlgo = OrGPU
+		r.Stats = p.st // OR over no known term: no results
+		return false
+	default:
+		p.needOr = true
+	}
+	p.inWork = true
+	return true
 }
 
 // prepGroupTerms is how many terms prepareRange looks up in one
@@ -520,14 +594,17 @@ func (b *Backend) prepareWorkers() int {
 // preparing goroutines' scratch, their preparation errors and the work
 // list.
 type batchBufs struct {
-	preps   []prep
-	arena   termArena
-	scratch []prepScratch // one per preparing goroutine
-	errs    []error
-	work    []*prep
-	sorted  []*prep // the other of work's two buffers (countingSort)
-	counts  []int   // countingSort's scratch
-	plan    batchPlan
+	preps    []prep
+	arena    termArena
+	scratch  []prepScratch // one per preparing goroutine
+	errs     []error
+	work     []*prep
+	sorted   []*prep // the other of work's two buffers (countingSort)
+	counts   []int   // countingSort's scratch
+	hist     []int32 // prepareBatch's counts per chunk and term count, then positions
+	chunkMax []int32 // prepareBatch's largest term count per chunk (-1: no work query)
+	used     int     // preps (and errs) the last batch used
+	plan     batchPlan
 }
 
 // maxFreeBufs is how many batchBufs bufPool keeps: one per batch a caller
@@ -567,16 +644,23 @@ func (p *bufPool) get(n int) *batchBufs {
 // put returns bb, dropping its references to the caller's queries; when
 // the pool is full or b is closed, bb's pinned arenas are freed.
 func (p *bufPool) put(bb *batchBufs) {
-	for i := range bb.preps {
-		if bb.preps[i].q == nil {
-			break // unused beyond: get hands out prefixes
+	// The last batch's part on all cores (gpuhost5: a serial pass over a
+	// 1M-query batch's preps, on its caller's critical path); then any
+	// other prefix set (tests).
+	used := bb.used
+	parallel(used, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			bb.preps[i].q = nil
 		}
-		bb.preps[i].q = nil
+		clear(bb.errs[lo:hi])
+	})
+	for i := used; i < len(bb.preps) && bb.preps[i].q != nil; i++ {
+		bb.preps[i].q = nil // unused beyond: get hands out prefixes
 	}
-	clear(bb.errs)
-	clear(bb.work[:cap(bb.work)])
+	bb.used = 0
+	clear(bb.work) // all a batch set (the rest was cleared before)
 	bb.work = bb.work[:0]
-	clear(bb.sorted[:cap(bb.sorted)])
+	clear(bb.sorted)
 	bb.sorted = bb.sorted[:0]
 	bp := &bb.plan
 	clear(bp.order[:cap(bp.order)])
