@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/qpengine/qp/compress"
 	"github.com/qpengine/qp/cuda"
@@ -350,6 +351,7 @@ type pendingSet struct {
 	qs                     []*prep
 	cnts, tots, ctrs, keys int
 	nres                   int
+	time                   time.Duration // the set's time on the owner (engine.Stats.Time)
 }
 
 // finishSet converts one pending set: stats (blocks, postings and
@@ -371,6 +373,7 @@ func (b *Backend) finishSet(a *pinned, ps *pendingSet, out []engine.Response, of
 		for a := lo; a < hi; a++ {
 			p := qs[a]
 			b.addAndStats(p, ctrs, nq, a, tots[a])
+			p.st.Time = ps.time
 			c := int(cnts[a])
 			r := &out[p.i]
 			r.Stats = p.st

@@ -14,6 +14,7 @@ import (
 // sets whose downloads outgrow the batch's arena (K = 1000: converted
 // early, on the owner); a plan whose configuration changed before the
 // batch took the device is dropped and the sets are planned on the owner.
+// Every query that ran reports its set's time.
 func TestPlannedAnd(t *testing.T) {
 	c := testContext(t)
 	rng := rand.New(rand.NewSource(77))
@@ -62,6 +63,10 @@ func TestPlannedAnd(t *testing.T) {
 		for i := range qs {
 			if msg := sameResponse(out[i], want[i]); msg != "" {
 				t.Fatalf("stale %v: query %s: %s", stale, qs[i].ID, msg)
+			}
+			// Its set's time (from the pending set since gpuhost5).
+			if len(want[i].Results) > 0 && out[i].Stats.Time <= 0 {
+				t.Fatalf("stale %v: query %s: time %v, want its set's", stale, qs[i].ID, out[i].Stats.Time)
 			}
 		}
 		p := g.Profile()

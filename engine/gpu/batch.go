@@ -862,10 +862,15 @@ func (b *Backend) runSet(set []*prep, pl *andPlan, pend *pendingResults, out []e
 		if err := b.runAndPlanned(mem, pl, pend, out); err != nil {
 			return err
 		}
+		// The plan's queries get their time and statistics from finishSet,
+		// on the batch's goroutine on all cores (gpuhost5: a serial pass
+		// over the set here, on the owner, holding the device); the
+		// bitmap-AND queries (converted here) from this pass.
 		el := time.Since(start)
-		for _, p := range set {
+		pend.sets[len(pend.sets)-1].time = el
+		for _, p := range pl.bmq {
 			p.st.Time = el
-			out[p.i].Stats = p.st // finishSet adds the download's counts
+			out[p.i].Stats = p.st
 		}
 		return nil
 	}
