@@ -43,6 +43,7 @@ type prep struct {
 	needOr  bool     // OR runs (Or, or AndOr whose AND found fewer than K)
 	orFull  bool     // tiled OR: every candidate slot it can use (an overflow rerun)
 	inWork  bool     // prepareBatch: the query needs the device (in the work list)
+	post    int64    // the postings of all its lists (postings), 0: not summed
 	bm      int      // AND: bitmap terms (bitmap.go), the last of terms
 	steps   int      // AND: list steps, term 0's included
 	ms      []uint64 // OrMaxScore: the rank keys of a keep-misses pass (orms.go)
@@ -133,7 +134,7 @@ func (b *Backend) prepareIDs(p *prep, sc *prepScratch, q *engine.Query, ids []in
 		sc = &prepScratch{}
 	}
 	p.q = q
-	p.terms = nil
+	p.terms, p.post = nil, 0
 	p.unknown, p.needOr, p.orFull = false, false, false
 	p.st = engine.Stats{}
 	if err := engine.Validate(*q, "gpu"); err != nil {
@@ -145,8 +146,10 @@ func (b *Backend) prepareIDs(p *prep, sc *prepScratch, q *engine.Query, ids []in
 		sc.canon, p.unknown = engine.CanonicalTermsDict(sc.canon, b.x, *q) // the lists are on the device
 	}
 	p.terms = sc.terms(len(sc.canon))
+	p.post = 0
 	for i, c := range sc.canon {
 		p.terms[i] = qterm{id: c.ID, df: c.DF, w: c.W, idf: b.x.IDF(c.DF), ti: b.info[c.ID]}
+		p.post += int64(c.DF)
 	}
 	p.st.Terms = len(p.terms)
 	if q.Mode != engine.Or {
@@ -933,8 +936,16 @@ func (b *Backend) runSet(set []*prep, pl *andPlan, pend *pendingResults, out []e
 	return nil
 }
 
-// postings is the length of all of the query's lists.
+// postings is the length of all of the query's lists: p.post, summed by
+// prepareIDs (gpuhost5: the OR budget, cost and candidate-cap passes on
+// the owner summed a query's lists again each, 0.31 s of the H100 OR
+// profile), or summed here for a prep made otherwise (OrMaxScore's
+// sub-queries, tests), whose post is 0 (a known term's list is never
+// empty).
 func (p *prep) postings() int64 {
+	if p.post > 0 || len(p.terms) == 0 {
+		return p.post
+	}
 	var n int64
 	for _, t := range p.terms {
 		n += int64(t.df)

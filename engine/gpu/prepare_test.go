@@ -356,7 +356,8 @@ func TestResultsGrow(t *testing.T) {
 // sort, gpuhost5) is the queries that need the device, stably by term
 // count: as slices.SortStableFunc orders them, on one goroutine and on
 // several, with and without a query of prepSortKeys or more terms (the
-// serial sort's path); the others are answered in out. No device.
+// serial sort's path); the others are answered in out. Each prepared
+// query's postings are its lists' (summed once, prep.post). No device.
 func TestPrepareBatchOrder(t *testing.T) {
 	rng := rand.New(rand.NewSource(10))
 	col := genCollection(rng, 2000, 300, 128, false)
@@ -386,6 +387,16 @@ func TestPrepareBatchOrder(t *testing.T) {
 			var want []int
 			for i := range qs {
 				p := &bb.preps[i]
+				var post int64
+				for _, pt := range p.terms {
+					post += int64(pt.df)
+				}
+				if p.post != post || p.postings() != post {
+					t.Fatalf("query %d: post %d, postings %d; want %d", i, p.post, p.postings(), post)
+				}
+				if s := (prep{terms: p.terms}); s.postings() != post { // a prep made otherwise
+					t.Fatalf("query %d: postings of an unsummed prep %d, want %d", i, s.postings(), post)
+				}
 				if engine.Validate(qs[i], "gpu") == nil && (p.runsAnd() || (p.q.Mode != engine.And && len(p.terms) > 0)) {
 					want = append(want, i)
 				} else if len(out[i].Results) != 0 || (out[i].Err != nil) != (qs[i].K == 0) {
