@@ -373,13 +373,13 @@ func (b *Backend) prepareBatch(bb *batchBufs, qs []engine.Query, out []engine.Re
 	bb.chunkMax = slices.Grow(bb.chunkMax[:0], nch)[:nch]
 	parallelWorkersID(workers, n, prepChunk, func(w, lo, hi int) {
 		for ; lo < hi; lo += prepChunk { // one chunk (or all, on one goroutine)
-			hi := min(lo+prepChunk, hi)
-			b.prepareRange(preps, prepErr, qs, lo, hi, &bb.scratch[w])
+			end := min(lo+prepChunk, hi)
+			b.prepareRange(preps, prepErr, qs, lo, end, &bb.scratch[w])
 			c := lo / prepChunk
 			h := bb.hist[c*prepSortKeys : (c+1)*prepSortKeys]
 			clear(h)
 			mx := -1 // no work query
-			for i := lo; i < hi; i++ {
+			for i := lo; i < end; i++ {
 				if p := &preps[i]; classify(p, prepErr[i], &out[i]) {
 					k := len(p.terms)
 					mx = max(mx, k)
