@@ -309,8 +309,8 @@ func TestPrepareBatchAllocs(t *testing.T) {
 		fresh := pool.get(len(qs))
 		b.prepareBatch(fresh, qs, out)
 	})
-	if cold > 20 {
-		t.Errorf("prepareBatch on fresh buffers: %v allocations for %d queries, want at most 20", cold, len(qs))
+	if cold > float64(len(qs)/50) { // about 20 (more under -race)
+		t.Errorf("prepareBatch on fresh buffers: %v allocations for %d queries, want at most %d", cold, len(qs), len(qs)/50)
 	}
 	// The arena's windows are disjoint: rewriting one query's terms
 	// leaves every other query's as prepare makes them.
