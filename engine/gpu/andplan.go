@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/qpengine/qp/compress"
 	"github.com/qpengine/qp/cuda"
@@ -103,9 +104,11 @@ type andPlan struct {
 // planScratch is where a plan's order, counting-sort counts, active
 // counts and query slots live: the Backend's (owner) or a batch's.
 type planScratch struct {
-	order  []*prep
-	counts []int
-	slots  []querySlot
+	order    []*prep
+	counts   []int
+	slots    []querySlot
+	slotSums []querySlot // querySlots' chunk sums (parallelScan)
+	segSums  []segSum    // fillPlan's
 }
 
 // planHost fills pl for the AND queries qs (keep: OrMaxScore's
@@ -159,9 +162,9 @@ func (b *Backend) planHost(pl *andPlan, qs []*prep, keep bool, levels int, use [
 		mu.Unlock()
 	})
 	// By descending steps, stable: a counting sort (the keys are term
-	// counts), not a comparison sort.
+	// counts), not a comparison sort; on all cores.
 	sc.order = slices.Grow(sc.order[:0], len(qs))[:len(qs)]
-	sc.counts = countingSort(sc.order, qs, pl.maxM, true, stepsOf, sc.counts)
+	sc.counts = countingSortPar(sc.order, qs, pl.maxM, true, stepsOf, workers, sc.counts)
 	pl.qs, pl.nq = sc.order, len(sc.order)
 	if pl.nval > math.MaxInt32/2 || pl.dbytes > math.MaxInt32 || pl.fbytes > math.MaxInt32 {
 		return fmt.Errorf("%w: launch set of %d postings", cuda.ErrOutOfMemory, pl.nval)
@@ -191,17 +194,31 @@ func (b *Backend) planHost(pl *andPlan, qs []*prep, keep bool, levels int, use [
 // workers goroutines. The LR models (owner only) are fillLR's.
 func (b *Backend) fillPlan(pl *andPlan, workers int, sc *planScratch) {
 	up, at := pl.up, pl.upAt
-	_, pl.nres, pl.scratchWords = b.fillQueriesIn(up, &sc.slots, workers, pl.qs, at+pl.oMeta, at+pl.oTerms, at+pl.oScr)
+	_, pl.nres, pl.scratchWords = b.fillQueriesIn(up, &sc.slots, &sc.slotSums, workers, pl.qs, at+pl.oMeta, at+pl.oTerms, at+pl.oScr)
 	segs := up.u32(at+pl.oSegs, kern.SegWords*pl.nq)
-	var d0, f0, v0, blk0, toff int
-	for a, p := range pl.qs {
-		t := p.terms[0]
-		ti := t.ti
-		kern.PutSeg(segs[kern.SegWords*a:], uint64(d0), uint64(f0), uint64(v0), uint32(t.id), uint32(blk0), uint32(a), uint32(toff))
-		d0, f0, v0, blk0 = d0+int(ti.dlen), f0+int(ti.flen), v0+int(ti.df), blk0+int(ti.nb)
-		toff += len(p.terms)
-	}
+	// Each query's Seg starts where the ones before it end (its shortest
+	// list's encoded bytes, postings, blocks; its terms): a running sum,
+	// on all cores.
+	parallelScan(workers, pl.nq, &sc.segSums, segSum.add, func(lo, hi int, s segSum, write bool) segSum {
+		for a, p := range pl.qs[lo:hi] {
+			t := p.terms[0]
+			ti := t.ti
+			if write {
+				kern.PutSeg(segs[kern.SegWords*(lo+a):], uint64(s.d), uint64(s.f), uint64(s.v), uint32(t.id), uint32(s.blk), uint32(lo+a), uint32(s.toff))
+			}
+			s = s.add(segSum{int(ti.dlen), int(ti.flen), int(ti.df), int(ti.nb), len(p.terms)})
+		}
+		return s
+	})
 	clear(up.u32(at+pl.oCtr, 4+2*pl.nq))
+}
+
+// segSum is fillPlan's running sum: docID and frequency bytes, postings,
+// blocks of the shortest lists, and terms.
+type segSum struct{ d, f, v, blk, toff int }
+
+func (s segSum) add(o segSum) segSum {
+	return segSum{s.d + o.d, s.f + o.f, s.v + o.v, s.blk + o.blk, s.toff + o.toff}
 }
 
 // bitmapTermsIn is the number of p's bitmap terms by the columns in use
@@ -350,6 +367,7 @@ type pendingSet struct {
 	qs                     []*prep
 	cnts, tots, ctrs, keys int
 	nres                   int
+	time                   time.Duration // the set's time on the owner (engine.Stats.Time)
 }
 
 // finishSet converts one pending set: stats (blocks, postings and
@@ -371,6 +389,7 @@ func (b *Backend) finishSet(a *pinned, ps *pendingSet, out []engine.Response, of
 		for a := lo; a < hi; a++ {
 			p := qs[a]
 			b.addAndStats(p, ctrs, nq, a, tots[a])
+			p.st.Time = ps.time
 			c := int(cnts[a])
 			r := &out[p.i]
 			r.Stats = p.st

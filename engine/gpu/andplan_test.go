@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand"
+	"slices"
 	"testing"
 
 	"github.com/qpengine/qp/engine"
@@ -14,6 +15,7 @@ import (
 // sets whose downloads outgrow the batch's arena (K = 1000: converted
 // early, on the owner); a plan whose configuration changed before the
 // batch took the device is dropped and the sets are planned on the owner.
+// Every query that ran reports its set's time.
 func TestPlannedAnd(t *testing.T) {
 	c := testContext(t)
 	rng := rand.New(rand.NewSource(77))
@@ -63,6 +65,10 @@ func TestPlannedAnd(t *testing.T) {
 			if msg := sameResponse(out[i], want[i]); msg != "" {
 				t.Fatalf("stale %v: query %s: %s", stale, qs[i].ID, msg)
 			}
+			// Its set's time (from the pending set since gpuhost5).
+			if len(want[i].Results) > 0 && out[i].Stats.Time <= 0 {
+				t.Fatalf("stale %v: query %s: time %v, want its set's", stale, qs[i].ID, out[i].Stats.Time)
+			}
 		}
 		p := g.Profile()
 		switch {
@@ -71,5 +77,60 @@ func TestPlannedAnd(t *testing.T) {
 		case !stale && (p.PlannedSets != p.Sets || early == 0):
 			t.Errorf("%d of %d sets planned off the owner, %d converted early; want all, > 0", p.PlannedSets, p.Sets, early)
 		}
+	}
+}
+
+// TestPlanBatchParallel (gpuhost5): planBatch's launch sets of more than
+// one sortChunk of queries are planned and filled on several goroutines
+// (countingSortPar, querySlots' and fillPlan's running sums) into the
+// same upload bytes as on one: the order by steps, QMeta, QTerm, the
+// scratch offsets and the Segs. Nothing runs on the device (the arena is
+// pinned host memory).
+func TestPlanBatchParallel(t *testing.T) {
+	testContext(t)
+	defer func(m int) { minScanWorkers = m }(minScanWorkers)
+	minScanWorkers = 2
+	rng := rand.New(rand.NewSource(78))
+	col := genCollection(rng, 3000, 60, 16, false)
+	x := col.bp128(t)
+	g := newBackend(t, x, Options{Threshold: 1 << 30, BitmapDensity: 1.0 / 8})
+	var qs []engine.Query
+	for i, ts := range randomQueries(rng, col.terms, 3*sortChunk, nil) {
+		k := 10
+		if i%997 == 0 {
+			k = 5000 // top-k scratch
+		}
+		qs = append(qs, engine.Query{ID: fmt.Sprint(i), Terms: ts, Mode: engine.And, K: k})
+	}
+	out := make([]engine.Response, len(qs))
+	var ref [][]uint32
+	for _, workers := range []int{1, 2} {
+		g.SetPrepareCores(workers)
+		var pool bufPool
+		bb := pool.get(len(qs))
+		work := g.prepareBatch(bb, qs, out)
+		g.planBatch(bb, work)
+		bp := &bb.plan
+		if bp.cfg == nil {
+			t.Fatal("planBatch made no plan")
+		}
+		var got [][]uint32
+		big := false
+		for s := range bp.plans {
+			if pl := &bp.plans[s]; pl.nq > 0 {
+				big = big || pl.nq > sortChunk
+				got = append(got, slices.Clone(pl.up.u32(pl.upAt, pl.upSize/4)))
+			}
+		}
+		if !big {
+			t.Fatalf("no planned set of more than %d queries", sortChunk)
+		}
+		if workers == 1 {
+			ref = got
+		} else if !slices.EqualFunc(got, ref, slices.Equal) {
+			t.Fatalf("%d goroutines: the upload differs from one goroutine's", workers)
+		}
+		pool.put(bb)
+		pool.close()
 	}
 }

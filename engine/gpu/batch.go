@@ -38,46 +38,118 @@ type qterm struct {
 type prep struct {
 	i       int // index in the batch
 	q       *engine.Query
-	terms   []qterm       // canonical order
-	canon   []engine.Term // CanonicalTerms scratch
-	unknown bool          // a term is absent from the index
-	needOr  bool          // OR runs (Or, or AndOr whose AND found fewer than K)
-	orFull  bool          // tiled OR: every candidate slot it can use (an overflow rerun)
-	bm      int           // AND: bitmap terms (bitmap.go), the last of terms
-	steps   int           // AND: list steps, term 0's included
-	ms      []uint64      // OrMaxScore: the rank keys of a keep-misses pass (orms.go)
+	terms   []qterm  // canonical order; a window of its batch's termArena
+	unknown bool     // a term is absent from the index
+	needOr  bool     // OR runs (Or, or AndOr whose AND found fewer than K)
+	orFull  bool     // tiled OR: every candidate slot it can use (an overflow rerun)
+	inWork  bool     // prepareBatch: the query needs the device (in the work list)
+	post    int64    // the postings of all its lists (postings), 0: not summed
+	bm      int      // AND: bitmap terms (bitmap.go), the last of terms
+	steps   int      // AND: list steps, term 0's included
+	ms      []uint64 // OrMaxScore: the rank keys of a keep-misses pass (orms.go)
 	st      engine.Stats
 }
 
+// termArena holds the prepared terms (prep.terms) of one batchBufs'
+// queries: blocks of arenaBlock qterms, reused by every batch on those
+// buffers (reset at its start), each query's terms a window of one block.
+// Before (gpuhost5) each prep grew its own terms and canonical-order
+// scratch: two small allocations per query in a batch on fresh buffers
+// (a process's first, or one larger than any before), with their first
+// touches, and the terms of consecutive queries scattered over the heap.
+// Safe for concurrent use by a batch's preparing goroutines.
+type termArena struct {
+	mu     sync.Mutex
+	blocks [][]qterm
+	next   int // blocks[:next] are in use by the current batch
+}
+
+// arenaBlock is the qterms of one termArena block (192 KiB): about 1,300
+// TREC'06 queries, so that a batch's preparing goroutines take a block
+// from the shared arena (a lock) rarely. At least engine.MaxTerms: a
+// valid query's terms always fit one block.
+const arenaBlock = 4096
+
+// Every valid query's terms fit in one block.
+var _ [arenaBlock - engine.MaxTerms]struct{}
+
+// block returns a block of the arena, empty, with room for arenaBlock
+// qterms; it allocates one only when the batch has used every block an
+// earlier batch grew.
+func (a *termArena) block() []qterm {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.next == len(a.blocks) {
+		a.blocks = append(a.blocks, make([]qterm, arenaBlock))
+	}
+	a.next++
+	return a.blocks[a.next-1][:0]
+}
+
+// reset makes every block free for a new batch. The caller must own the
+// arena (no preparation running) and drop the windows handed out before.
+func (a *termArena) reset() { a.next = 0 }
+
+// prepScratch is one preparing goroutine's scratch: the canonical-order
+// terms of its current query, and the block of its arena its queries'
+// terms go into.
+type prepScratch struct {
+	canon []engine.Term // CanonicalTerms scratch
+	cur   []qterm       // the block being filled: its used part
+	arena *termArena    // nil: each query's terms allocated alone (tests)
+}
+
+// terms returns a window of n qterms for one query's terms, from the
+// current block or a new one; its capacity is n, so that an append to it
+// cannot overwrite another query's terms.
+func (sc *prepScratch) terms(n int) []qterm {
+	if n > arenaBlock {
+		panic(fmt.Sprintf("BUG: gpu.prepScratch.terms: %d terms, more than a block (%d)", n, arenaBlock))
+	}
+	if sc.arena == nil {
+		return make([]qterm, n)
+	}
+	if cap(sc.cur)-len(sc.cur) < n {
+		sc.cur = sc.arena.block()
+	}
+	l := len(sc.cur)
+	sc.cur = sc.cur[:l+n]
+	return sc.cur[l : l+n : l+n]
+}
+
 // prepare validates q (the CPU's error kinds and messages, with a "gpu"
-// prefix) and fills p.terms; it looks q's terms up unless q carries them
-// looked up in b's index (engine.Query.Looked).
-func (b *Backend) prepare(p *prep, q *engine.Query) error {
+// prefix) and fills p.terms (from sc's arena; sc nil: allocated); it
+// looks q's terms up unless q carries them looked up in b's index
+// (engine.Query.Looked).
+func (b *Backend) prepare(p *prep, sc *prepScratch, q *engine.Query) error {
 	ids, dfs, _ := q.Looked(b.x)
-	return b.prepareIDs(p, q, ids, dfs)
+	return b.prepareIDs(p, sc, q, ids, dfs)
 }
 
 // prepareIDs is prepare with the dictionary IDs of q's terms and their
 // document frequencies given (ids[i] and dfs[i] for q.Terms[i], looked up
 // by prepareRange with other queries' terms; nil: prepare looks them up).
-func (b *Backend) prepareIDs(p *prep, q *engine.Query, ids []int, dfs []uint32) error {
+func (b *Backend) prepareIDs(p *prep, sc *prepScratch, q *engine.Query, ids []int, dfs []uint32) error {
+	if sc == nil {
+		sc = &prepScratch{}
+	}
 	p.q = q
-	p.terms = p.terms[:0]
+	p.terms, p.post = nil, 0
 	p.unknown, p.needOr, p.orFull = false, false, false
 	p.st = engine.Stats{}
 	if err := engine.Validate(*q, "gpu"); err != nil {
 		return err
 	}
 	if ids != nil {
-		p.canon, p.unknown = engine.CanonicalTermsIDs(p.canon, b.x, *q, ids, dfs)
+		sc.canon, p.unknown = engine.CanonicalTermsIDs(sc.canon, b.x, *q, ids, dfs)
 	} else {
-		p.canon, p.unknown = engine.CanonicalTermsDict(p.canon, b.x, *q) // the lists are on the device
+		sc.canon, p.unknown = engine.CanonicalTermsDict(sc.canon, b.x, *q) // the lists are on the device
 	}
-	for _, c := range p.canon {
-		p.terms = append(p.terms, qterm{id: c.ID, df: c.DF, w: c.W, ti: b.info[c.ID]})
-	}
-	for i := range p.terms {
-		p.terms[i].idf = b.x.IDF(p.terms[i].df)
+	p.terms = sc.terms(len(sc.canon))
+	p.post = 0
+	for i, c := range sc.canon {
+		p.terms[i] = qterm{id: c.ID, df: c.DF, w: c.W, idf: b.x.IDF(c.DF), ti: b.info[c.ID]}
+		p.post += int64(c.DF)
 	}
 	p.st.Terms = len(p.terms)
 	if q.Mode != engine.Or {
@@ -269,53 +341,135 @@ func DeviceHook(ctx context.Context) func(prepared time.Duration) {
 // queries that need no device work (errors, unknown AND terms, OR over no
 // known term) and returns the others, sorted by term count. It touches no
 // device state: concurrent calls on distinct bb are safe.
+//
+// Launch sets are of queries with similar term counts: an AND set takes
+// as many steps (launches and waits) as its longest query has terms, so
+// one long query would make every query of its set pay for them. The
+// order is stable (by term count, then batch index), by a counting sort
+// done in parallel (gpuhost5): each chunk of prepChunk queries, on the
+// goroutine that prepared it, answers or classifies its queries and
+// counts its work queries per term count; one serial pass turns the
+// chunks' counts into positions (term count major, chunk minor); a second
+// parallel pass places each chunk's work queries. Before, the
+// classification, the largest term count and both passes of the counting
+// sort were serial passes over every query of the batch beside the
+// parallel preparation. A batch with a work query of prepSortKeys or more
+// terms is sorted by the serial counting sort instead (countingSort), to
+// the same order.
 func (b *Backend) prepareBatch(bb *batchBufs, qs []engine.Query, out []engine.Response) []*prep {
-	preps, prepErr := bb.preps[:len(qs)], bb.errs[:len(qs)]
-	parallelWorkers(b.prepareWorkers(), len(qs), 256, func(lo, hi int) {
-		b.prepareRange(preps, prepErr, qs, lo, hi)
+	n := len(qs)
+	preps, prepErr := bb.preps[:n], bb.errs[:n]
+	bb.used = n
+	workers := b.prepareWorkers()
+	bb.arena.reset()
+	if len(bb.scratch) < workers {
+		bb.scratch = append(bb.scratch, make([]prepScratch, workers-len(bb.scratch))...)
+	}
+	for i := range bb.scratch {
+		bb.scratch[i].cur, bb.scratch[i].arena = nil, &bb.arena
+	}
+	nch := (n + prepChunk - 1) / prepChunk
+	bb.hist = slices.Grow(bb.hist[:0], nch*prepSortKeys)[:nch*prepSortKeys]
+	bb.chunkMax = slices.Grow(bb.chunkMax[:0], nch)[:nch]
+	parallelWorkersID(workers, n, prepChunk, func(w, lo, hi int) {
+		for ; lo < hi; lo += prepChunk { // one chunk (or all, on one goroutine)
+			end := min(lo+prepChunk, hi)
+			b.prepareRange(preps, prepErr, qs, lo, end, &bb.scratch[w])
+			c := lo / prepChunk
+			h := bb.hist[c*prepSortKeys : (c+1)*prepSortKeys]
+			clear(h)
+			mx := -1 // no work query
+			for i := lo; i < end; i++ {
+				if p := &preps[i]; classify(p, prepErr[i], &out[i]) {
+					k := len(p.terms)
+					mx = max(mx, k)
+					if k < prepSortKeys {
+						h[k]++
+					}
+				}
+			}
+			bb.chunkMax[c] = int32(mx)
+		}
 	})
-	work := bb.work[:0]
-	for i := range qs {
-		p := &preps[i]
-		r := &out[i]
-		r.Results, r.Stats, r.Err = r.Results[:0], engine.Stats{}, nil
-		if err := prepErr[i]; err != nil {
-			r.Err = err
-			continue
-		}
-		switch {
-		case p.runsAnd():
-		case p.q.Mode == engine.And:
-			r.Stats = p.st // an unknown term: no results
-			continue
-		case len(p.terms) == 0:
-			p.st.OrAlgo = OrGPU
-			r.Stats = p.st // OR over no known term: no results
-			continue
-		default:
-			p.needOr = true
-		}
-		work = append(work, p)
+	maxTerms := -1
+	for _, m := range bb.chunkMax {
+		maxTerms = max(maxTerms, int(m))
 	}
-	// Launch sets of queries with similar term counts: an AND set takes as
-	// many steps (launches and waits) as its longest query has terms, so
-	// one long query would make every query of its set pay for them.
-	// Stable, by a counting sort (the keys are term counts).
-	maxTerms := 0
-	for _, p := range work {
-		maxTerms = max(maxTerms, len(p.terms))
+	if maxTerms >= prepSortKeys {
+		work := bb.sorted[:0]
+		for i := range preps {
+			if preps[i].inWork {
+				work = append(work, &preps[i])
+			}
+		}
+		bb.work = slices.Grow(bb.work[:0], len(work))[:len(work)]
+		bb.counts = countingSort(bb.work, work, maxTerms, false, termsOf, bb.counts)
+		bb.sorted = work
+		return bb.work
 	}
-	bb.sorted = slices.Grow(bb.sorted[:0], len(work))[:len(work)]
-	bb.counts = countingSort(bb.sorted, work, maxTerms, false, termsOf, bb.counts)
-	bb.work, bb.sorted = bb.sorted, work
-	return bb.work
+	total := int32(0)
+	for k := 0; k <= maxTerms; k++ {
+		for c := range nch {
+			x := &bb.hist[c*prepSortKeys+k]
+			total, *x = total+*x, total
+		}
+	}
+	work := bb.work[:total]
+	parallelWorkers(workers, n, prepChunk, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			if p := &preps[i]; p.inWork {
+				h := bb.hist[i/prepChunk*prepSortKeys:]
+				k := len(p.terms)
+				work[h[k]] = p
+				h[k]++
+			}
+		}
+	})
+	bb.work = work
+	return work
+}
+
+// prepChunk is the queries of one chunk of prepareBatch's goroutines.
+const prepChunk = 256
+
+// prepSortKeys is the term counts prepareBatch's parallel counting sort
+// has buckets for (0 to prepSortKeys-1): TREC 2006 queries have fewer
+// known distinct terms; the chunks' counts take 256 bytes a chunk.
+const prepSortKeys = 64
+
+// classify answers in r the prepared query p (its preparation error err)
+// when it needs no device work, and reports whether it does (p.inWork,
+// with its OR part flagged). r's results are emptied, its statistics and
+// error are those of the query's answer, or zero.
+func classify(p *prep, err error, r *engine.Response) bool {
+	r.Results, r.Stats, r.Err = r.Results[:0], engine.Stats{}, nil
+	p.inWork = false
+	if err != nil {
+		r.Err = err
+		return false
+	}
+	switch {
+	case p.runsAnd():
+	case p.q.Mode == engine.And:
+		r.Stats = p.st // an unknown term: no results
+		return false
+	case len(p.terms) == 0:
+		p.st.OrAlgo = OrGPU
+		r.Stats = p.st // OR over no known term: no results
+		return false
+	default:
+		p.needOr = true
+	}
+	p.inWork = true
+	return true
 }
 
 // prepGroupTerms is how many terms prepareRange looks up in one
 // index.LookupDictDF call.
 const prepGroupTerms = 64
 
-// prepareRange prepares qs[lo:hi] into preps and errs (prepare), looking
+// prepareRange prepares qs[lo:hi] into preps and errs (prepare, with sc),
+// looking
 // up the terms of consecutive queries together, up to prepGroupTerms in
 // one LookupDictDF call: a query's own call interleaves the dictionary's
 // dependent cache misses (hash slot, term offsets, term bytes, record)
@@ -334,13 +488,16 @@ const prepGroupTerms = 64
 // (engine.Query.Dict: qp serve looks them up for its PARA cost, issue 25)
 // is not looked up again: a group of such queries only has its IDF and
 // termInfo reads warmed together (prepareLooked).
-func (b *Backend) prepareRange(preps []prep, errs []error, qs []engine.Query, lo, hi int) {
+func (b *Backend) prepareRange(preps []prep, errs []error, qs []engine.Query, lo, hi int, sc *prepScratch) {
+	if sc == nil {
+		sc = &prepScratch{}
+	}
 	var terms [prepGroupTerms]string
 	var ids [prepGroupTerms]int
 	var dfs [prepGroupTerms]uint32
 	for i := lo; i < hi; {
 		if _, _, ok := qs[i].Looked(b.x); ok {
-			i = b.prepareLooked(preps, errs, qs, i, hi)
+			i = b.prepareLooked(preps, errs, qs, i, hi, sc)
 			continue
 		}
 		n, j := 0, i
@@ -352,7 +509,7 @@ func (b *Backend) prepareRange(preps []prep, errs []error, qs []engine.Query, lo
 		}
 		if j == i { // more terms than a group
 			preps[i].i = i
-			errs[i] = b.prepare(&preps[i], &qs[i])
+			errs[i] = b.prepare(&preps[i], sc, &qs[i])
 			i++
 			continue
 		}
@@ -369,7 +526,7 @@ func (b *Backend) prepareRange(preps []prep, errs []error, qs []engine.Query, lo
 		for ; i < j; i++ {
 			t := len(qs[i].Terms)
 			preps[i].i = i
-			errs[i] = b.prepareIDs(&preps[i], &qs[i], ids[off:off+t], dfs[off:off+t])
+			errs[i] = b.prepareIDs(&preps[i], sc, &qs[i], ids[off:off+t], dfs[off:off+t])
 			off += t
 		}
 	}
@@ -379,7 +536,7 @@ func (b *Backend) prepareRange(preps []prep, errs []error, qs []engine.Query, lo
 // their terms looked up in b's index (engine.Query.Looked), at least one
 // and up to prepGroupTerms terms in all, as prepareRange does a group but
 // without its lookup; it returns the index of the first query it left.
-func (b *Backend) prepareLooked(preps []prep, errs []error, qs []engine.Query, i, hi int) int {
+func (b *Backend) prepareLooked(preps []prep, errs []error, qs []engine.Query, i, hi int, sc *prepScratch) int {
 	n, j := 0, i
 	var warm float32
 	for ; j < hi; j++ {
@@ -399,7 +556,7 @@ func (b *Backend) prepareLooked(preps []prep, errs []error, qs []engine.Query, i
 	for ; i < j; i++ {
 		ids, dfs, _ := qs[i].Looked(b.x)
 		preps[i].i = i
-		errs[i] = b.prepareIDs(&preps[i], &qs[i], ids, dfs)
+		errs[i] = b.prepareIDs(&preps[i], sc, &qs[i], ids, dfs)
 	}
 	return j
 }
@@ -436,15 +593,21 @@ func (b *Backend) prepareWorkers() int {
 }
 
 // batchBufs are one SearchBatch call's host buffers: its prepared queries
-// (each keeping its term and canonical-order scratch), their preparation
-// errors and the work list.
+// (each keeping its OrMaxScore scratch), their terms (arena), the
+// preparing goroutines' scratch, their preparation errors and the work
+// list.
 type batchBufs struct {
-	preps  []prep
-	errs   []error
-	work   []*prep
-	sorted []*prep // the other of work's two buffers (countingSort)
-	counts []int   // countingSort's scratch
-	plan   batchPlan
+	preps    []prep
+	arena    termArena
+	scratch  []prepScratch // one per preparing goroutine
+	errs     []error
+	work     []*prep
+	sorted   []*prep // the other of work's two buffers (countingSort)
+	counts   []int   // countingSort's scratch
+	hist     []int32 // prepareBatch's counts per chunk and term count, then positions
+	chunkMax []int32 // prepareBatch's largest term count per chunk (-1: no work query)
+	used     int     // preps (and errs) the last batch used
+	plan     batchPlan
 }
 
 // maxFreeBufs is how many batchBufs bufPool keeps: one per batch a caller
@@ -484,16 +647,23 @@ func (p *bufPool) get(n int) *batchBufs {
 // put returns bb, dropping its references to the caller's queries; when
 // the pool is full or b is closed, bb's pinned arenas are freed.
 func (p *bufPool) put(bb *batchBufs) {
-	for i := range bb.preps {
-		if bb.preps[i].q == nil {
-			break // unused beyond: get hands out prefixes
+	// The last batch's part on all cores (gpuhost5: a serial pass over a
+	// 1M-query batch's preps, on its caller's critical path); then any
+	// other prefix set (tests).
+	used := bb.used
+	parallel(used, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			bb.preps[i].q = nil
 		}
-		bb.preps[i].q = nil
+		clear(bb.errs[lo:hi])
+	})
+	for i := used; i < len(bb.preps) && bb.preps[i].q != nil; i++ {
+		bb.preps[i].q = nil // unused beyond: get hands out prefixes
 	}
-	clear(bb.errs)
-	clear(bb.work[:cap(bb.work)])
+	bb.used = 0
+	clear(bb.work) // all a batch set (the rest was cleared before)
 	bb.work = bb.work[:0]
-	clear(bb.sorted[:cap(bb.sorted)])
+	clear(bb.sorted)
 	bb.sorted = bb.sorted[:0]
 	bp := &bb.plan
 	clear(bp.order[:cap(bp.order)])
@@ -589,14 +759,20 @@ func parallelChunks(n, chunk int, f func(lo, hi int)) {
 
 // parallelWorkers is parallelChunks on at most workers goroutines.
 func parallelWorkers(workers, n, chunk int, f func(lo, hi int)) {
+	parallelWorkersID(workers, n, chunk, func(_, lo, hi int) { f(lo, hi) })
+}
+
+// parallelWorkersID is parallelWorkers telling f which goroutine calls
+// it, w in [0, workers): f may use scratch of its own per w.
+func parallelWorkersID(workers, n, chunk int, f func(w, lo, hi int)) {
 	w := min(workers, (n+chunk-1)/chunk)
 	if w <= 1 {
-		f(0, n)
+		f(0, 0, n)
 		return
 	}
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	for range w {
+	for id := range w {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -605,7 +781,7 @@ func parallelWorkers(workers, n, chunk int, f func(lo, hi int)) {
 				if lo >= n {
 					return
 				}
-				f(lo, min(lo+chunk, n))
+				f(id, lo, min(lo+chunk, n))
 			}
 		}()
 	}
@@ -689,10 +865,15 @@ func (b *Backend) runSet(set []*prep, pl *andPlan, pend *pendingResults, out []e
 		if err := b.runAndPlanned(mem, pl, pend, out); err != nil {
 			return err
 		}
+		// The plan's queries get their time and statistics from finishSet,
+		// on the batch's goroutine on all cores (gpuhost5: a serial pass
+		// over the set here, on the owner, holding the device); the
+		// bitmap-AND queries (converted here) from this pass.
 		el := time.Since(start)
-		for _, p := range set {
+		pend.sets[len(pend.sets)-1].time = el
+		for _, p := range pl.bmq {
 			p.st.Time = el
-			out[p.i].Stats = p.st // finishSet adds the download's counts
+			out[p.i].Stats = p.st
 		}
 		return nil
 	}
@@ -755,8 +936,16 @@ func (b *Backend) runSet(set []*prep, pl *andPlan, pend *pendingResults, out []e
 	return nil
 }
 
-// postings is the length of all of the query's lists.
+// postings is the length of all of the query's lists: p.post, summed by
+// prepareIDs (gpuhost5: the OR budget, cost and candidate-cap passes on
+// the owner summed a query's lists again each, 0.31 s of the H100 OR
+// profile), or summed here for a prep made otherwise (OrMaxScore's
+// sub-queries, tests), whose post is 0 (a known term's list is never
+// empty).
 func (p *prep) postings() int64 {
+	if p.post > 0 || len(p.terms) == 0 {
+		return p.post
+	}
 	var n int64
 	for _, t := range p.terms {
 		n += int64(t.df)
@@ -764,8 +953,11 @@ func (p *prep) postings() int64 {
 	return n
 }
 
-// results appends the keys of one query (rank order) to out[p.i].
+// results appends the keys of one query (rank order) to out[p.i], growing
+// dst once (gpuhost5: appending from an empty slice grew a new response's
+// results four times for k = 10).
 func results(dst []topk.Result, keys []uint64) []topk.Result {
+	dst = slices.Grow(dst, len(keys))
 	for _, k := range keys {
 		dst = append(dst, topk.Result{Doc: uint32(k), Score: math.Float32frombits(^uint32(k >> 32))})
 	}

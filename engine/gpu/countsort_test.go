@@ -10,10 +10,13 @@ import (
 
 // TestCountingSort: countingSort orders like slices.SortStableFunc by the
 // key, ascending and descending, equal keys in input order; it does not
-// allocate once its scratch has grown.
+// allocate once its scratch has grown. countingSortPar orders alike on 1,
+// 2 and 5 goroutines, over one chunk and several.
 func TestCountingSort(t *testing.T) {
+	defer func(m int) { minScanWorkers = m }(minScanWorkers)
+	minScanWorkers = 2
 	rng := rand.New(rand.NewSource(7))
-	for _, n := range []int{0, 1, 2, 17, 4500} {
+	for _, n := range []int{0, 1, 2, 17, 4500, 3*sortChunk + 5} {
 		src := make([]*prep, n)
 		for i := range src {
 			src[i] = &prep{i: i, steps: rng.Intn(9), q: &engine.Query{}}
@@ -36,6 +39,13 @@ func TestCountingSort(t *testing.T) {
 			if a := testing.AllocsPerRun(5, func() { counts = countingSort(got, src, 8, desc, key, counts) }); a != 0 {
 				t.Errorf("n %d: %.1f allocations with grown scratch", n, a)
 			}
+			for _, workers := range []int{1, 2, 5} { // countingSortPar: the same order
+				clear(got)
+				counts = countingSortPar(got, src, 8, desc, key, workers, counts)
+				if !slices.Equal(got, want) {
+					t.Fatalf("countingSortPar, n %d desc %v workers %d: order differs from the stable sort", n, desc, workers)
+				}
+			}
 		}
 	}
 	defer func() {
@@ -44,4 +54,53 @@ func TestCountingSort(t *testing.T) {
 		}
 	}()
 	countingSort(make([]*prep, 1), []*prep{{steps: 9}}, 8, false, func(p *prep) int { return p.steps }, nil)
+}
+
+// TestQuerySlotsParallel: querySlots' running sums (parallelScan) are the
+// same on 1, 2 and 5 goroutines, over one chunk and several, with queries
+// of k above 4,096 (top-k scratch) among them; the totals are the sums.
+func TestQuerySlotsParallel(t *testing.T) {
+	defer func(m int) { minScanWorkers = m }(minScanWorkers)
+	minScanWorkers = 2
+	rng := rand.New(rand.NewSource(11))
+	for _, n := range []int{0, 1, 300, 2*sortChunk + 17} {
+		qs := make([]*prep, n)
+		wantRes, wantScr := 0, 0
+		for i := range qs {
+			k := 1 + rng.Intn(20)
+			if rng.Intn(50) == 0 {
+				k = 4097 + rng.Intn(5000)
+			}
+			qs[i] = &prep{i: i, q: &engine.Query{K: k}, terms: make([]qterm, 1+rng.Intn(6))}
+			wantRes += k
+			if k > 4096 {
+				wantScr += pow2(k)
+			}
+		}
+		var ref []querySlot
+		for _, workers := range []int{1, 2, 5} {
+			var buf, sums []querySlot
+			slots, nres, scr := querySlots(&buf, &sums, workers, qs)
+			if nres != wantRes || scr != wantScr {
+				t.Fatalf("n %d workers %d: totals %d, %d; want %d, %d", n, workers, nres, scr, wantRes, wantScr)
+			}
+			if workers == 1 {
+				ref = slices.Clone(slots)
+				toff, res, sc := 0, 0, 0
+				for a, p := range qs { // the serial definition
+					want := querySlot{toff: toff, res: res}
+					if p.q.K > 4096 {
+						want.scr = sc
+						sc += pow2(p.q.K)
+					}
+					if slots[a] != want {
+						t.Fatalf("n %d: slot %d = %+v, want %+v", n, a, slots[a], want)
+					}
+					toff, res = toff+len(p.terms), res+p.q.K
+				}
+			} else if !slices.Equal(slots, ref) {
+				t.Fatalf("n %d workers %d: slots differ from one goroutine's", n, workers)
+			}
+		}
+	}
 }

@@ -216,21 +216,22 @@ type Backend struct {
 	// mu is the device: held by a batch while its launch sets run (and
 	// by the setters, Profile, Close); it guards every field below, the
 	// device buffers, scratch and the profile.
-	mu     sync.Mutex
-	closed bool
-	stream *cuda.Stream
-	post   *cuda.Buffer // postings
-	terms  *cuda.Buffer // TermMeta per term
-	norms  *cuda.Buffer // N float32
-	up     pinned       // uploads
-	down   pinned       // downloads
-	small  pinned       // mid-phase totals
-	tm     timer
-	prof   Profile
-	msB    []prep      // OrMaxScore pass B sub-queries (orms.go)
-	msKeys []uint64    // OrMaxScore merge scratch
-	and    andState    // AND step kernels and scratch (and.go)
-	slots  []querySlot // fillQueries' per-query slots (owner thread)
+	mu       sync.Mutex
+	closed   bool
+	stream   *cuda.Stream
+	post     *cuda.Buffer // postings
+	terms    *cuda.Buffer // TermMeta per term
+	norms    *cuda.Buffer // N float32
+	up       pinned       // uploads
+	down     pinned       // downloads
+	small    pinned       // mid-phase totals
+	tm       timer
+	prof     Profile
+	msB      []prep      // OrMaxScore pass B sub-queries (orms.go)
+	msKeys   []uint64    // OrMaxScore merge scratch
+	and      andState    // AND step kernels and scratch (and.go)
+	slots    []querySlot // fillQueries' per-query slots (owner thread)
+	slotSums []querySlot // and their chunk sums
 }
 
 var _ engine.Backend = (*Backend)(nil)

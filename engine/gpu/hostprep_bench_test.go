@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"math/rand"
 	"os"
+	"runtime"
+	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
@@ -23,7 +26,13 @@ import (
 // or the emulator (the plan loads the AND kernels and uploads). With
 // QP_HOSTPREP_INDEX (an index, e.g. GCIDE) and QP_HOSTPREP_QUERIES (a
 // query log, e.g. TREC 2006 efficiency): its first 4,500 non-empty
-// queries on that index instead.
+// queries on that index instead; QP_HOSTPREP_N=N its first N (e.g. 1000000
+// of the log repeated 100 times, bench query's 1M-query batch).
+//
+// "prepare-cold" (gpuhost5) is "prepare" on fresh buffers each op (a
+// process's first batch, or one larger than any before): besides
+// cpu-ns/op it reports the page faults of first touch (minflt/op) and the
+// garbage collections (gc/op) of the op.
 func BenchmarkHostPrep(b *testing.B) {
 	testContext(b)
 	var g *Backend
@@ -33,7 +42,13 @@ func BenchmarkHostPrep(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if terms, err = querylog.FirstAnalyzed(x, os.Getenv("QP_HOSTPREP_QUERIES"), 4500); err != nil {
+		n := 4500
+		if s := os.Getenv("QP_HOSTPREP_N"); s != "" {
+			if n, err = strconv.Atoi(s); err != nil || n < 1 {
+				b.Fatalf("QP_HOSTPREP_N=%q: want a count of queries", s)
+			}
+		}
+		if terms, err = querylog.FirstAnalyzed(x, os.Getenv("QP_HOSTPREP_QUERIES"), n); err != nil {
 			b.Fatal(err)
 		}
 		g = newBackend(b, x, Options{})
@@ -49,6 +64,9 @@ func BenchmarkHostPrep(b *testing.B) {
 	}
 	out := make([]engine.Response, len(qs))
 	b.Run("prepare", func(b *testing.B) {
+		bb := g.bufs.get(len(qs)) // warm buffers: "prepare-cold" has fresh ones
+		g.prepareBatch(bb, qs, out)
+		g.bufs.put(bb)
 		c0, _ := cputime.Process()
 		for b.Loop() {
 			bb := g.bufs.get(len(qs))
@@ -56,6 +74,19 @@ func BenchmarkHostPrep(b *testing.B) {
 			g.bufs.put(bb)
 		}
 		reportCPU(b, c0)
+	})
+	b.Run("prepare-cold", func(b *testing.B) {
+		c0, _ := cputime.Process()
+		f0, gc0 := minorFaults(), gcCount()
+		for b.Loop() {
+			var pool bufPool
+			bb := pool.get(len(qs))
+			g.prepareBatch(bb, qs, out)
+			pool.put(bb)
+		}
+		reportCPU(b, c0)
+		b.ReportMetric(float64(minorFaults()-f0)/float64(b.N), "minflt/op")
+		b.ReportMetric(float64(gcCount()-gc0)/float64(b.N), "gc/op")
 	})
 	b.Run("plan", func(b *testing.B) {
 		bb := g.bufs.get(len(qs))
@@ -137,4 +168,21 @@ func reportCPU(b *testing.B, c0 time.Duration) {
 	if c1, ok := cputime.Process(); ok {
 		b.ReportMetric(float64((c1-c0).Nanoseconds())/float64(b.N), "cpu-ns/op")
 	}
+}
+
+// minorFaults is the process's minor page faults so far (first touches of
+// fresh memory), 0 where getrusage fails.
+func minorFaults() int64 {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return ru.Minflt
+}
+
+// gcCount is the garbage collections completed so far.
+func gcCount() uint32 {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.NumGC
 }

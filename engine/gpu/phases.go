@@ -95,40 +95,52 @@ func pow2(n int) int {
 type querySlot struct{ toff, res, scr int }
 
 // querySlots returns the slots of qs (in *buf, reused), the result keys
-// and the scratch words of the set.
-func querySlots(buf *[]querySlot, qs []*prep) (slots []querySlot, nres, scratchWords int) {
+// and the scratch words of the set: running sums, on up to workers
+// goroutines (parallelScan, its chunk sums in *sums).
+func querySlots(buf, sums *[]querySlot, workers int, qs []*prep) (slots []querySlot, nres, scratchWords int) {
 	if cap(*buf) < len(qs) {
 		*buf = make([]querySlot, len(qs))
 	}
 	slots = (*buf)[:len(qs)]
-	toff := 0
-	for a, p := range qs {
-		s := querySlot{toff: toff, res: nres}
-		if p.q.K > 4096 {
-			s.scr = scratchWords
-			scratchWords += pow2(p.q.K)
+	tot := parallelScan(workers, len(qs), sums, querySlot.add, func(lo, hi int, s querySlot, write bool) querySlot {
+		for a, p := range qs[lo:hi] {
+			n := querySlot{toff: len(p.terms), res: p.q.K}
+			if p.q.K > 4096 {
+				n.scr = pow2(p.q.K)
+			}
+			if write {
+				slots[lo+a] = s
+				if n.scr == 0 {
+					slots[lo+a].scr = 0
+				}
+			}
+			s = s.add(n)
 		}
-		slots[a] = s
-		toff += len(p.terms)
-		nres += p.q.K
-	}
-	return slots, nres, scratchWords
+		return s
+	})
+	return slots, tot.res, tot.scr
+}
+
+// add sums two slots' offsets (querySlots' running sum).
+func (s querySlot) add(o querySlot) querySlot {
+	return querySlot{s.toff + o.toff, s.res + o.res, s.scr + o.scr}
 }
 
 // fillQueries is fillQueriesIn on the owner's upload arena and slots
 // (owner thread only).
 func (b *Backend) fillQueries(qs []*prep, oMeta, oTerms, oScr int) (slots []querySlot, nres, scratchWords int) {
-	return b.fillQueriesIn(&b.up, &b.slots, b.prepareWorkers(), qs, oMeta, oTerms, oScr)
+	return b.fillQueriesIn(&b.up, &b.slots, &b.slotSums, b.prepareWorkers(), qs, oMeta, oTerms, oScr)
 }
 
 // fillQueriesIn writes QMeta, QTerm and the top-k scratch offsets of qs
 // into the arena up at the given byte offsets, on up to workers goroutines
-// (each query's range from querySlots, in *slotBuf); it returns the slots
-// too, for the caller's own per-query arrays. It reads only immutable
+// (each query's range from querySlots, in *slotBuf, with *sums its
+// scratch); it returns the slots too, for the caller's own per-query
+// arrays. It reads only immutable
 // Backend state (the term table, the index's parameters): any goroutine
 // may fill its own arena.
-func (b *Backend) fillQueriesIn(up *pinned, slotBuf *[]querySlot, workers int, qs []*prep, oMeta, oTerms, oScr int) (slots []querySlot, nres, scratchWords int) {
-	slots, nres, scratchWords = querySlots(slotBuf, qs)
+func (b *Backend) fillQueriesIn(up *pinned, slotBuf, sums *[]querySlot, workers int, qs []*prep, oMeta, oTerms, oScr int) (slots []querySlot, nres, scratchWords int) {
+	slots, nres, scratchWords = querySlots(slotBuf, sums, workers, qs)
 	meta := up.u32(oMeta, kern.QMetaWords*len(qs))
 	exact := b.bmExact() && !b.opt.orNoPrune
 	scr := up.u64(oScr, len(qs))
