@@ -18,9 +18,13 @@ import (
 // $QP_ORWORK_N, default 100, analyzed with the index's analyzer; k is
 // $QP_ORWORK_K, default 10) on $QP_ORWORK_INDEX (skipped when unset). It
 // logs the profile's tile counts against the queries' lists (blocks,
-// postings, tiles) and the CPU MaxScore's decoded postings. On the CUDA
-// emulator, QP_EMU_ORSTATS=1 also prints the kernel's finer counts at exit
-// (accumulators touched, candidates, k-th key passes; query_ortile.cu).
+// postings, tiles) and the CPU MaxScore's decoded postings, for two
+// variants: every query on the tiles, and the queries of few postings
+// answered whole (orwhole.go; the default); QP_ORWORK_VARIANT=tiles or
+// whole runs one. The whole variant must decode no more blocks. On the
+// CUDA emulator, QP_EMU_ORSTATS=FILE also writes the tile kernel's finer
+// counts (accumulators touched, candidates, k-th key passes;
+// query_ortile.cu) to FILE.
 func TestOrWorkShares(t *testing.T) {
 	path, qpath := os.Getenv("QP_ORWORK_INDEX"), os.Getenv("QP_ORWORK_QUERIES")
 	if path == "" || qpath == "" {
@@ -41,7 +45,7 @@ func TestOrWorkShares(t *testing.T) {
 	// reach): at most 1k, 2k, 4k, 8k.
 	caps := []int64{1024, 2048, 4096, 8192}
 	small := make([]int, len(caps))
-	g := newBackend(t, x, Options{})
+	g := newBackend(t, x, Options{orNoWhole: true})
 	tile, ntiles, _ := g.tiling()
 	for i, r := range resp {
 		if r.Err != nil {
@@ -71,27 +75,43 @@ func TestOrWorkShares(t *testing.T) {
 			}
 		}
 	}
-	results, _ := compare(t, x, g, qs)
-	if results == 0 {
-		t.Fatal("no results")
-	}
-	p := g.Profile()
-	if p.OrTilesRun == 0 || p.OrBlocks == 0 {
-		t.Fatalf("no tiles or blocks counted: %+v", p)
-	}
 	nq := float64(len(qs))
 	per := func(v int64) float64 { return float64(v) / nq }
 	t.Logf("%s: %d queries, k=%d, tiles of %d documents, %d per query", path, len(qs), k, tile, ntiles)
 	t.Logf("lists per query: %.1f blocks (%.1f in lists of fewer blocks than tiles), %.0f postings; CPU MaxScore decoded %.0f postings per query",
 		per(listBlocks), per(shortBlocks), per(listPosts), per(cpuPosts))
-	t.Logf("tiles per query: %.2f run of %.2f; %.2f selected a k-th key, %.2f emitted", per(p.OrTilesRun), per(p.OrTiles),
-		per(p.OrSelected), per(p.OrEmitted))
-	t.Logf("blocks decoded by tiles per query: %.1f (%.2fx the lists'), skipped by maxima %.1f; documents completed by rank %.1f",
-		per(p.OrBlocks), float64(p.OrBlocks)/float64(max(1, listBlocks)), per(p.OrSkipped), per(p.OrLookups))
+	var blocks [2]int64
+	for i, v := range []string{"tiles", "whole"} {
+		if w := os.Getenv("QP_ORWORK_VARIANT"); w != "" && w != v {
+			continue
+		}
+		if i == 0 || g == nil {
+			g = newBackend(t, x, Options{orNoWhole: v == "tiles"})
+		}
+		results, _ := compare(t, x, g, qs)
+		if results == 0 {
+			t.Fatal("no results")
+		}
+		p := g.Profile()
+		g = nil
+		if p.OrTilesRun == 0 && p.OrWholeQueries == 0 {
+			t.Fatalf("%s: no tiles or whole queries counted: %+v", v, p)
+		}
+		blocks[i] = p.OrBlocks + p.OrWholeBlocks
+		t.Logf("%s: queries answered whole %.1f%%, their blocks decoded per query %.1f", v, 100*per(p.OrWholeQueries), per(p.OrWholeBlocks))
+		t.Logf("%s: tiles per query: %.2f run of %.2f; %.2f selected a k-th key, %.2f emitted", v, per(p.OrTilesRun), per(p.OrTiles),
+			per(p.OrSelected), per(p.OrEmitted))
+		t.Logf("%s: blocks decoded by tiles per query: %.1f, skipped by maxima %.1f; documents completed by rank %.1f", v,
+			per(p.OrBlocks), per(p.OrSkipped), per(p.OrLookups))
+		t.Logf("%s: blocks decoded per query, all: %.1f (%.2fx the lists'); accumulators zeroed and scanned per query: %.0f", v,
+			per(blocks[i]), float64(blocks[i])/float64(max(1, listBlocks)), per(p.OrTilesRun)*float64(tile))
+	}
+	if blocks[0] > 0 && blocks[1] > blocks[0] {
+		t.Errorf("whole queries decoded %d blocks, more than the tiles' %d", blocks[1], blocks[0])
+	}
 	for c, cp := range caps {
 		t.Logf("queries whose lists hold at most %d postings: %.1f%%", cp, 100*float64(small[c])/nq)
 	}
-	t.Logf("accumulators zeroed and scanned per query: %.0f (tiles run x %d)", per(p.OrTilesRun)*float64(tile), tile)
 }
 
 // envInt is the positive integer in $name, or def.
