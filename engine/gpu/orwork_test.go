@@ -85,15 +85,14 @@ func TestOrWorkShares(t *testing.T) {
 		if w := os.Getenv("QP_ORWORK_VARIANT"); w != "" && w != v {
 			continue
 		}
-		if i == 0 || g == nil {
-			g = newBackend(t, x, Options{orNoWhole: v == "tiles"})
+		if i > 0 {
+			g = newBackend(t, x, Options{})
 		}
 		results, _ := compare(t, x, g, qs)
 		if results == 0 {
 			t.Fatal("no results")
 		}
 		p := g.Profile()
-		g = nil
 		if p.OrTilesRun == 0 && p.OrWholeQueries == 0 {
 			t.Fatalf("%s: no tiles or whole queries counted: %+v", v, p)
 		}
