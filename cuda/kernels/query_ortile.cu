@@ -4,7 +4,9 @@
 // row of N floats per query, block-max upper bounds per tile to skip tiles,
 // and a running lower bound theta on each query's k-th best rank key so
 // that tiles emit only candidates that can still make the top k. Go side:
-// cuda/kern/query_or.go; orchestration: engine/gpu/ortile.go.
+// cuda/kern/query_or.go; orchestration: engine/gpu/ortile.go. On bp128
+// indexes the queries of few postings (at most 2048 in all their lists)
+// run whole, one CTA each, without tiles (query_orwhole.cu).
 //
 // Two ways to get the postings (a template parameter of the accumulation):
 //
