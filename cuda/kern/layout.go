@@ -719,8 +719,27 @@ type OrTileMaxTreeParams struct {
 	Total  cuda.DevicePtr `c:"total"`
 }
 
+// OrWholeParams are the parameters of qp_orwhole_bp128 (OrTileKernels.Whole),
+// passed field by field (cuda.LaunchFields; the kernel keeps positional
+// parameters, checked against these fields at compile time).
+type OrWholeParams struct {
+	NQ     uint32         `c:"nq"`
+	QMeta  cuda.DevicePtr `c:"qmeta"`
+	QTerms cuda.DevicePtr `c:"qterms"`
+	Terms  cuda.DevicePtr `c:"terms"`
+	Post   cuda.DevicePtr `c:"post"`
+	BS     uint32         `c:"bs"`
+	Norms  cuda.DevicePtr `c:"norms"`
+	NDocs  uint32         `c:"ndocs"`
+	K1p1   float32        `c:"k1p1"`
+	Errs   cuda.DevicePtr `c:"err"`
+	Res    cuda.DevicePtr `c:"res"`
+	Cnt    cuda.DevicePtr `c:"cnt"`
+	Total  cuda.DevicePtr `c:"total"`
+}
+
 // sharedLayouts lists the mirrors in qp_layout_probe's order.
 var sharedLayouts = []any{TermMeta{}, QMeta{}, QTerm{}, Seg{}, S4{}, OQuery{}}
 
 // paramLists lists the kernels' parameter lists (TestKernelSignatures).
-var paramLists = []any{FullDescParams{}, GatherParams{}, AndInitParams{}, OrAccumulateParams{}, TopKParams{}, AndFilterParams{}, AndBMScoreParams{}, AndBMWordsParams{}, AndBMEmitParams{}, AndLocateParams{}, AndMatchParams{}, AndSelectParams{}, AndCompactParams{}, OrTileCheckParams{}, OrTileBoundsParams{}, OrTileAccumulateParams{}, OrTileAccumulateBP128Params{}, ScanReduceU32Params{}, ScanPartialsU32Params{}, ScanApplyU32Params{}, ScanReduceS4Params{}, ScanPartialsS4Params{}, ScanApplyS4Params{}, DecodeParams{}, BP128DocsParams{}, WAHSizesParams{}, WAHCheckParams{}, WAHEndsParams{}, WAHFillParams{}, WAHCoaParams{}, WAHTileParams{}, WAHPopcParams{}, WAHEmitParams{}, WAHBitsetParams{}, IsectInitParams{}, IsectSplitParams{}, IsectSearchParams{}, IsectCompactParams{}, IsectQStartParams{}, OrTileClampParams{}, OrTileCompactParams{}, OrTileMaxTreeParams{}}
+var paramLists = []any{FullDescParams{}, GatherParams{}, AndInitParams{}, OrAccumulateParams{}, TopKParams{}, AndFilterParams{}, AndBMScoreParams{}, AndBMWordsParams{}, AndBMEmitParams{}, AndLocateParams{}, AndMatchParams{}, AndSelectParams{}, AndCompactParams{}, OrTileCheckParams{}, OrTileBoundsParams{}, OrTileAccumulateParams{}, OrTileAccumulateBP128Params{}, ScanReduceU32Params{}, ScanPartialsU32Params{}, ScanApplyU32Params{}, ScanReduceS4Params{}, ScanPartialsS4Params{}, ScanApplyS4Params{}, DecodeParams{}, BP128DocsParams{}, WAHSizesParams{}, WAHCheckParams{}, WAHEndsParams{}, WAHFillParams{}, WAHCoaParams{}, WAHTileParams{}, WAHPopcParams{}, WAHEmitParams{}, WAHBitsetParams{}, IsectInitParams{}, IsectSplitParams{}, IsectSearchParams{}, IsectCompactParams{}, IsectQStartParams{}, OrTileClampParams{}, OrTileCompactParams{}, OrTileMaxTreeParams{}, OrWholeParams{}}

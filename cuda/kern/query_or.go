@@ -36,6 +36,10 @@ const (
 	OrCounters   = 8
 	// OQueryWords is the size of one OQuery in 32-bit words.
 	OQueryWords = 4
+	// OrWholeMax and OrWholeTerms bound the OR queries Whole takes: the
+	// postings of all their lists and their terms
+	// (kernels/query_orwhole.cu kMax, kTerms).
+	OrWholeMax, OrWholeTerms = 2048, 32
 )
 
 // PutOQuery writes one OQuery: the query's first Seg, its candidate slots
@@ -44,7 +48,7 @@ func PutOQuery(w []uint32, seg0, cap, coff uint32) { w[0], w[1], w[2], w[3] = se
 
 // OrTileKernels are the loaded tiled OR kernels of one Context.
 type OrTileKernels struct {
-	check, bounds, accumulate, accBP128, clamp, compact, maxtree *cuda.Function
+	check, bounds, accumulate, accBP128, clamp, compact, maxtree, whole *cuda.Function
 }
 
 // LoadOrTileKernels looks the tiled OR kernels up in c's embedded kernels.
@@ -60,6 +64,7 @@ func LoadOrTileKernels(c *cuda.Context) (*OrTileKernels, error) {
 	}{
 		{&o.check, "qp_ortile_check"}, {&o.bounds, "qp_ortile_bounds"}, {&o.accumulate, "qp_ortile_accumulate"},
 		{&o.accBP128, "qp_ortile_accumulate_bp128"}, {&o.clamp, "qp_ortile_clamp"}, {&o.compact, "qp_ortile_compact"}, {&o.maxtree, "qp_ortile_maxtree"},
+		{&o.whole, "qp_orwhole_bp128"},
 	} {
 		fn, err := k.fb.Function(f.name)
 		if err != nil {
@@ -72,7 +77,7 @@ func LoadOrTileKernels(c *cuda.Context) (*OrTileKernels, error) {
 
 // Functions lists the kernels (for resource reports).
 func (o *OrTileKernels) Functions() []*cuda.Function {
-	return []*cuda.Function{o.check, o.bounds, o.accumulate, o.accBP128, o.clamp, o.compact, o.maxtree}
+	return []*cuda.Function{o.check, o.bounds, o.accumulate, o.accBP128, o.clamp, o.compact, o.maxtree, o.whole}
 }
 
 // Check counts in errs[QueryErrDocs] the decoded docIDs (nval, in nseg
@@ -226,4 +231,23 @@ func (o *OrTileKernels) MaxTree(s *cuda.Stream, nq int, qmeta, cdoc, cscore, cq 
 	return launch(o.maxtree, cuda.Dim3{X: uint32(min(nq, 65535)), Y: 1, Z: 1}, s, &OrTileMaxTreeParams{
 		NQ: count32("queries", nq), QMeta: qmeta, CDoc: cdoc, CScore: cscore, CQ: cq,
 		NCand: count32("candidates", ncand), OQ: oq, Keys: keys, Res: res, Cnt: cnt, Total: total})
+}
+
+// Whole answers nq OR queries (QMeta, QTerms; each of at most OrWholeTerms
+// terms whose lists hold at most OrWholeMax postings, on bp128 docIDs and
+// frequencies of block size bs) one CTA each, without tiles: every block
+// decoded once, the postings sorted by document, each document's score
+// summed in canonical order, the rank keys sorted. It writes query q's
+// min(k, documents) result keys at res[QMeta.res], that number at cnt[q]
+// (^0: the query was too large) and its documents at total[q]; errs
+// (OrCounters words) gets the corrupt-block counts and, at OrCntBlocks,
+// the blocks decoded (kernels/query_orwhole.cu).
+func (o *OrTileKernels) Whole(s *cuda.Stream, nq int, qmeta, qterms, terms, post cuda.DevicePtr, bs int, norms cuda.DevicePtr,
+	ndocs uint32, k1p1 float32, errs, res, cnt, total cuda.DevicePtr) error {
+	if nq == 0 {
+		return nil
+	}
+	return launch(o.whole, cuda.Dim3{X: uint32(min(nq, 65535)), Y: 1, Z: 1}, s, &OrWholeParams{
+		NQ: count32("queries", nq), QMeta: qmeta, QTerms: qterms, Terms: terms, Post: post, BS: count32("block size", bs),
+		Norms: norms, NDocs: ndocs, K1p1: k1p1, Errs: errs, Res: res, Cnt: cnt, Total: total})
 }

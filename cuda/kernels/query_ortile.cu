@@ -4,7 +4,9 @@
 // row of N floats per query, block-max upper bounds per tile to skip tiles,
 // and a running lower bound theta on each query's k-th best rank key so
 // that tiles emit only candidates that can still make the top k. Go side:
-// cuda/kern/query_or.go; orchestration: engine/gpu/ortile.go.
+// cuda/kern/query_or.go; orchestration: engine/gpu/ortile.go. On bp128
+// indexes the queries of few postings (at most 2048 in all their lists)
+// run whole, one CTA each, without tiles (query_orwhole.cu).
 //
 // Two ways to get the postings (a template parameter of the accumulation):
 //
@@ -124,6 +126,42 @@ constexpr u32 kGather = 128; // candidates ranked directly by the selection
 constexpr u32 kBadDocs = 1, kBadFreqs = 2;
 
 using qp_q::OQuery; // query.cuh
+
+#ifdef QP_EMU
+} // namespace qp_ot
+#include <cstdio>
+#include <cstdlib>
+namespace qp_ot {
+// Emulator-only work counters of the fused OR tiles (docs/GPU-QUERY.md, "OR
+// tiles on real text: where the work goes"): printed to stderr at exit when
+// QP_EMU_ORSTATS is set. The device build compiles them out.
+enum {
+	kStTiles, kStTilesNoTh, kStBlocks, kStBlocksNoTh, kStBlocksShared, kStPostIn, kStPostDec, kStTouched,
+	kStCand, kStKthPass, kStKthGather, kStKth, kStEmit, kStSplit, kStBlocksCol, kStTermsIn, kStBlocksShort,
+	kStPostShort, kStN
+};
+inline u64 emu_stats[kStN];
+inline void emu_stat(u32 i, u64 v) { __atomic_fetch_add(&emu_stats[i], v, __ATOMIC_RELAXED); }
+// emu_stats_dump writes the counters to the file $QP_EMU_ORSTATS (the
+// last CTA of each accumulation launch calls it: the emulator runs CTAs in
+// order; Go's exit runs no C destructors).
+inline void emu_stats_dump() {
+	const char *path = getenv("QP_EMU_ORSTATS");
+	if (path == nullptr || *path == 0) return;
+	static const char *names[kStN] = {"tiles", "tiles_no_threshold", "blocks_decoded", "blocks_no_threshold",
+	                                  "blocks_spanning_tiles", "postings_in_tile", "postings_decoded",
+	                                  "accumulators_touched", "candidates_counted", "kth_passes", "kth_gathers",
+	                                  "kth_selections", "emitted", "tiles_split", "blocks_of_bitmap_terms",
+	                                  "terms_with_blocks", "blocks_short_lists", "postings_short_lists"};
+	FILE *f = fopen(path, "w");
+	if (f == nullptr) return;
+	for (u32 i = 0; i < kStN; i++) fprintf(f, "%s %llu\n", names[i], (unsigned long long)emu_stats[i]);
+	fclose(f);
+}
+#define QP_OR_STAT(i, v) qp_ot::emu_stat(qp_ot::i, (v))
+#else
+#define QP_OR_STAT(i, v) ((void)0)
+#endif
 
 // put writes candidate slot p of query o (document, score) when the query
 // has that many slots; a count past them is an overflow the host reruns.
@@ -609,6 +647,19 @@ struct Bp128Src {
 				sc[j] = qp_q::term(idf, k1p1, f[j], norms[d[j]], w);
 			}
 		}
+#ifdef QP_EMU
+		if (lane == 0) {
+			QP_OR_STAT(kStBlocks, 1);
+			QP_OR_STAT(kStPostDec, m);
+			if (((r.pk >> 28 & 1) == 0 && r.prev + 1 < t0) || r.last >= t0 + span) QP_OR_STAT(kStBlocksShared, 1);
+			if (s.col[r.jj] != qp_q::kNoCol) QP_OR_STAT(kStBlocksCol, 1);
+			if (s.tm[r.jj].nb < ntiles) {
+				QP_OR_STAT(kStBlocksShort, 1);
+				QP_OR_STAT(kStPostShort, m);
+			}
+		}
+		for (int j = 0; j < 4; j++) QP_OR_STAT(kStPostIn, x[j] != kNone);
+#endif
 	}
 
 	// add adds the tile's postings (see above). It passes a __syncthreads
@@ -647,6 +698,13 @@ struct Bp128Src {
 				const u32 incl = qp_dec::incl_sum(n);
 				s.pre[lane] = incl - n;
 				if (lane == 31) s.pre[kChunk] = incl;
+#ifdef QP_EMU
+				if (lane == 0) {
+					u32 nt = 0;
+					for (u32 i = 0; i < nc; i++) nt += s.hi[i] > s.lo[i];
+					QP_OR_STAT(kStTermsIn, nt);
+				}
+#endif
 				if (ths > 0.0f && lane < nc) {
 					float r = 0.0f; // the other terms' maxima
 					for (u32 i = 0; i < nc; i++)
@@ -752,6 +810,7 @@ struct Bp128Src {
 		const u32 e = s.e;
 		if (e >= m) return 0;
 		const u32 tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, nsuf = m - e;
+		if (tid == 0) QP_OR_STAT(kStSplit, 1);
 		const auto cand = [&](float v) { return v > 0.0f && !(bound(s, e, m, v) < ths); };
 		u32 mine = 0;
 		for (u32 i = tid; i < span; i += kThreads) mine += cand(acc[i]);
@@ -880,6 +939,7 @@ __device__ __noinline__ u64 kth_key(const float *acc, u32 span, u32 t0, u64 th, 
 					atomicAdd(&s.hist[dig], static_cast<u32>(__popc(peers)));
 			}
 			__syncthreads();
+			if (tid == 0) QP_OR_STAT(kStKthPass, 1);
 			if (warp == 0) {
 				// Lane l holds digits 255-8l .. 248-8l (descending).
 				u32 v[8], sum = 0;
@@ -918,6 +978,7 @@ __device__ __noinline__ u64 kth_key(const float *acc, u32 span, u32 t0, u64 th, 
 	if (diff != 0 && r <= kGather) {
 		// Gather the r candidates with the prefix and rank them.
 		if (tid == 0) s.n = 0;
+		if (tid == 0) QP_OR_STAT(kStKthGather, 1);
 		__syncthreads();
 		for (u32 i = tid; i < span; i += kThreads) {
 			const float v = acc[i];
@@ -1036,7 +1097,17 @@ __device__ __forceinline__ void accumulate(const Src &src, u32 nq, u32 nitems, u
 			__syncthreads(); // the adds are complete
 			if (tid == 0) {
 				sel.tiles++;
+#ifdef QP_EMU
+				const u32 nb0 = sel.blocks;
+#endif
 				sel.blocks += src.done(ss);
+#ifdef QP_EMU
+				QP_OR_STAT(kStTiles, 1);
+				if (th0 == ~0ull) {
+					QP_OR_STAT(kStTilesNoTh, 1);
+					QP_OR_STAT(kStBlocksNoTh, sel.blocks - nb0);
+				}
+#endif
 			}
 			// Count the documents that beat theta, with their score range;
 			// each thread keeps the positions of its first two (the usual
@@ -1069,8 +1140,22 @@ __device__ __forceinline__ void accumulate(const Src &src, u32 nq, u32 nitems, u
 				}
 			}
 			const u32 mine = c;
+#ifdef QP_EMU
+			{
+				u32 nz = 0;
+				for (u32 i = tid; i < span; i += kThreads) nz += acc[i] != 0.0f;
+				QP_OR_STAT(kStTouched, nz);
+			}
+#endif
 			block_minmax_count(mn, mx, c, sel.red);
 			const bool selected = c > m.k;
+#ifdef QP_EMU
+			if (tid == 0) {
+				QP_OR_STAT(kStCand, c);
+				QP_OR_STAT(kStEmit, c > m.k ? m.k : c);
+				if (selected) QP_OR_STAT(kStKth, 1);
+			}
+#endif
 			if (selected) {
 				th = kth_key(acc, span, t0, th, m.k, mn, mx, sel);
 				if (tid == 0) {
@@ -1119,6 +1204,9 @@ __device__ __forceinline__ void accumulate(const Src &src, u32 nq, u32 nitems, u
 			__syncthreads(); // acc and the shared words are reused by the next tile
 		}
 	}
+#ifdef QP_EMU
+	if (tid == 0 && blockIdx.x == gridDim.x - 1) emu_stats_dump();
+#endif
 	if (tid == 0 && sel.tiles) {
 		atomicAdd(&src.err[kCntTiles], sel.tiles);
 		if (sel.blocks) atomicAdd(&src.err[kCntBlocks], sel.blocks);

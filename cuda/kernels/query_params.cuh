@@ -143,6 +143,9 @@ namespace qp_q {
 // The parameter list of qp_ortile_maxtree, as a function pointer type.
 #define QP_SIGNATURE_OrTileMaxTreeParams void (*)(qp_q::u32, const qp_q::QMeta *, const qp_q::u32 *, const float *, const qp_q::u32 *, qp_q::u32, const qp_q::OQuery *, qp_q::u64 *, qp_q::u64 *, qp_q::u32 *, qp_q::u32 *)
 
+// The parameter list of qp_orwhole_bp128, as a function pointer type.
+#define QP_SIGNATURE_OrWholeParams void (*)(qp_q::u32, const qp_q::QMeta *, const qp_q::QTerm *, const qp_q::TermMeta *, const uint8_t *, qp_q::u32, const float *, qp_q::u32, float, qp_q::u32 *, qp_q::u64 *, qp_q::u32 *, qp_q::u32 *)
+
 static_assert(sizeof(TermMeta) == 32, "TermMeta: size (cuda/kern/layout.go)");
 static_assert(offsetof(TermMeta, skip) == 0, "TermMeta.skip: offset (cuda/kern/layout.go)");
 static_assert(offsetof(TermMeta, doc) == 8, "TermMeta.doc: offset (cuda/kern/layout.go)");

@@ -117,6 +117,9 @@ LAYOUTS = [
      "nq:u32 oq:*OQuery ex:*u32 cdoc:*u32 cscore:*float ndoc:*!u32 nscore:*!float ncq:*!u32"),
     ("OrTileMaxTreeParams", "positional", "qp_ortile_maxtree (OrTileKernels.MaxTree)",
      "nq:u32 qmeta:*QMeta cdoc:*u32 cscore:*float cq:*u32 ncand:u32 oq:*OQuery keys:*!u64 res:*!u64 cnt:*!u32 total:*!u32"),
+    ("OrWholeParams", "positional", "qp_orwhole_bp128 (OrTileKernels.Whole)",
+     "nq:u32 qmeta:*QMeta qterms:*QTerm terms:*TermMeta post:*uint8_t bs:u32 norms:*float ndocs:u32 k1p1:f32 "
+     "err:*!u32 res:*!u64 cnt:*!u32 total:*!u32"),
 ]
 
 GO_NAMES = {"nb": "NB", "df": "DF", "toff": "TOff", "mx": "Max", "idf": "IDF", "w": "Weight", "d0": "D0", "f0": "F0",

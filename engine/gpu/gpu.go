@@ -173,6 +173,7 @@ type Options struct {
 	orDecoded bool   // tests: bp128 indexes take the decoded path, not the fused one
 	orNoPrune bool   // tests: no block-max skipping in the fused tiles (no term maxima)
 	orPer     int    // tests: tile ranks per work item of the second pass (orPer when 0)
+	orNoWhole bool   // tests: every OR query on the tiles, none whole (orwhole.go)
 }
 
 // termInfo is the host copy of a list's shape.
@@ -595,6 +596,10 @@ type Profile struct {
 	// selection) and OrEmitted emitted candidates. OrLookups counts the
 	// documents whose terms with device bitmaps the tiles added by rank.
 	OrTiles, OrTilesRun, OrBlocks, OrSkipped, OrSelected, OrEmitted, OrLookups int64
+	// OrWholeQueries: the OR queries answered whole, one CTA each, without
+	// tiles (orwhole.go); OrWholeBlocks, the blocks they decoded (each
+	// block of their lists once).
+	OrWholeQueries, OrWholeBlocks int64
 	// OrMaxScore (orms.go): OR queries routed to its pass A (shortest
 	// list), those A answered, the later passes run (query x pass) and
 	// the queries they answered (the others ran on the tiles).

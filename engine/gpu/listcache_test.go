@@ -245,8 +245,10 @@ func TestCacheDifferential(t *testing.T) {
 				for _, thr := range []int{0, 1} {
 					t.Run(fmt.Sprintf("budget=%d/c=%d", budget, thr), func(t *testing.T) {
 						// c = 1 also takes tiles of 64 documents: the OR
-						// tiles' split over the device bitmaps, on cached lists.
-						g := newBackend(t, x, Options{CacheBytes: budget, Threshold: thr, orTile: 64 * thr})
+						// tiles' split over the device bitmaps, on cached lists
+						// (every OR query on the tiles; c = 0 answers those of
+						// few postings whole).
+						g := newBackend(t, x, Options{CacheBytes: budget, Threshold: thr, orTile: 64 * thr, orNoWhole: thr != 0})
 						if g.CacheBytes() != budget || budget >= total {
 							t.Fatalf("CacheBytes() = %d, want %d < %d", g.CacheBytes(), budget, total)
 						}

@@ -17,17 +17,18 @@ import (
 // below runs: dense, tiled with the default tile (N < T here), tiled with
 // small tiles (many tiles, N not a multiple of T), with each selector, and
 // on bp128 indexes both the fused tiles (decoding their own blocks) and
-// the decoded path.
+// the decoded path; "tiled" answers the queries of few postings whole
+// (orwhole.go), the small-tile variants run every query on the tiles.
 var orVariants = []struct {
 	name string
 	opt  Options
 }{
 	{"dense", Options{Or: OrDense}},
 	{"tiled", Options{}},
-	{"tiled/T64/tree", Options{orTile: 64, orSelect: "tree"}},
-	{"tiled/T64/runs", Options{orTile: 64, orPer: 5}}, // items of 5 tiles: term metadata kept across tiles
-	{"tiled/T100/radix", Options{orTile: 100, orSelect: "radix"}},
-	{"tiled/T1/tree", Options{orTile: 1, orSelect: "tree"}},
+	{"tiled/T64/tree", Options{orTile: 64, orSelect: "tree", orNoWhole: true}},
+	{"tiled/T64/runs", Options{orTile: 64, orPer: 5, orNoWhole: true}}, // items of 5 tiles: term metadata kept across tiles
+	{"tiled/T100/radix", Options{orTile: 100, orSelect: "radix", orNoWhole: true}},
+	{"tiled/T1/tree", Options{orTile: 1, orSelect: "tree", orNoWhole: true}},
 	{"tiled/T64/decoded", Options{orTile: 64, orDecoded: true}},
 	{"tiled/T100/decoded/radix", Options{orTile: 100, orSelect: "radix", orDecoded: true}},
 }
@@ -205,7 +206,7 @@ func TestOrPruning(t *testing.T) {
 	qs := orQueries(terms, []int{1, 10, 100})
 	blocks := map[bool]int64{}
 	for _, off := range []bool{false, true} {
-		g := newBackend(t, x, Options{orTile: 1024, orNoPrune: off})
+		g := newBackend(t, x, Options{orTile: 1024, orNoPrune: off, orNoWhole: true})
 		compare(t, x, g, qs)
 		p := g.Profile()
 		if p.OrTilesRun == 0 || p.OrBlocks == 0 {
@@ -271,7 +272,7 @@ func TestOrCorruptBlocks(t *testing.T) {
 					qs = append(qs, engine.Query{ID: fmt.Sprintf("%v/%d", mode, i), Terms: ts, Mode: mode, K: 10000})
 				}
 			}
-			g := newBackend(t, x, Options{})
+			g := newBackend(t, x, Options{orNoWhole: true}) // the tiles' checks (TestOrWholeCorrupt: the whole queries')
 			got, want := searchBoth(t, x, g, qs)
 			for i, q := range qs {
 				damaged := slices.Contains(q.Terms, term)

@@ -1,0 +1,114 @@
+package gpu
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/qpengine/qp/cuda"
+	"github.com/qpengine/qp/cuda/kern"
+	"github.com/qpengine/qp/engine"
+	"github.com/qpengine/qp/index"
+)
+
+// orWhole reports whether the OR query p runs whole in one CTA
+// (kern.OrTileKernels.Whole, cuda/kernels/query_orwhole.cu) instead of on
+// the tiles: fused bp128 tiles, at most kern.OrWholeTerms terms whose
+// lists hold at most kern.OrWholeMax postings in all. On GCIDE with the
+// TREC 2006 queries that is 68% of them; the tiles ran 15.4 tiles of 8192
+// accumulators per query for 81 touched ones each and decoded every block
+// 2.4 times (docs/GPU-QUERY.md, "OR tiles on real text").
+func (b *Backend) orWhole(p *prep) bool {
+	return b.orFused() && !b.opt.orNoWhole && len(p.terms) <= kern.OrWholeTerms && p.postings() <= kern.OrWholeMax
+}
+
+// splitWhole moves the queries of qs that run whole to the front and
+// returns the two parts (the order within each is kept).
+func (b *Backend) splitWhole(qs []*prep) (whole, rest []*prep) {
+	for _, p := range qs {
+		if b.orWhole(p) {
+			whole = append(whole, p)
+		} else {
+			rest = append(rest, p)
+		}
+	}
+	return whole, rest
+}
+
+// runOrWhole answers the OR queries qs (each orWhole) with one CTA per
+// query and writes their results: upload QMeta and QTerms, one launch,
+// download the result keys, their counts and the counters.
+func (b *Backend) runOrWhole(mem *devMem, qs []*prep, out []engine.Response) error {
+	ok, err := b.tileKernels()
+	if err != nil {
+		return err
+	}
+	nq, nterms := len(qs), 0
+	for _, p := range qs {
+		nterms += len(p.terms)
+	}
+	var lay layout
+	oMeta, oTerms, oScr := lay.add(16*nq), lay.add(16*nterms), lay.add(8*nq)
+	if err := b.up.reset(lay.size); err != nil {
+		return err
+	}
+	b.up.take(lay.size)
+	_, nres, _ := b.fillQueries(qs, oMeta, oTerms, oScr)
+	base, err := b.upload(mem, lay.size)
+	if err != nil {
+		return err
+	}
+	var ctr, res, cnt, total *cuda.Buffer
+	if err := mem.gets([]**cuda.Buffer{&ctr, &res, &cnt, &total}, 4*kern.OrCounters, 8*max(1, nres), 4*nq, 4*nq); err != nil {
+		return err
+	}
+	s := b.stream
+	t := b.tm.start(s)
+	if err := s.Fill32(ctr, 0, 0, kern.OrCounters); err != nil {
+		return err
+	}
+	if err := ok.Whole(s, nq, base+cuda.DevicePtr(oMeta), base+cuda.DevicePtr(oTerms), b.terms.Ptr(), b.post.Ptr(), b.bs,
+		b.norms.Ptr(), b.n, b.k1p1, ctr.Ptr(), res.Ptr(), cnt.Ptr(), total.Ptr()); err != nil {
+		return err
+	}
+	b.tm.stop(s, t, phScore)
+	b.prof.Launches++
+	dl := []*download{{src: cnt, n: 4 * nq}, {src: total, n: 4 * nq}, {src: ctr, n: 4 * kern.OrCounters},
+		{src: res, n: 8 * nres}}
+	if err := b.fetch(mem, dl); err != nil {
+		return err
+	}
+	cnts, totals := b.down.u32(dl[0].at, nq), b.down.u32(dl[1].at, nq)
+	ctrs := b.down.u32(dl[2].at, kern.OrCounters)
+	if err := b.corruptError(ctrs[kern.QueryErrDocs], nil, nil); err != nil {
+		return err
+	}
+	if c := ctrs[kern.AndErrFreqs]; c != 0 {
+		return fmt.Errorf("%w: %d bp128 frequency blocks are corrupt", index.ErrCorrupt, c)
+	}
+	for a, c := range cnts {
+		if c == math.MaxUint32 {
+			panic(fmt.Sprintf("gpu: BUG: OR query %q routed whole with %d terms and %d postings", qs[a].q.ID,
+				len(qs[a].terms), qs[a].postings()))
+		}
+	}
+	b.prof.OrWholeQueries += int64(nq)
+	b.prof.OrWholeBlocks += int64(ctrs[kern.OrCntBlocks])
+	keys := b.down.u64(dl[3].at, nres)
+	offs, err := resultOffsets(qs, cnts)
+	if err != nil {
+		return err
+	}
+	b.convert(nq, func(lo, hi int) {
+		for a := lo; a < hi; a++ {
+			p := qs[a]
+			p.st.OrAlgo = OrGPU
+			for _, t := range p.terms {
+				p.st.BlocksDecoded += int64(t.ti.nb)
+				p.st.PostingsDecoded += int64(t.df)
+			}
+			p.st.Candidates += int64(totals[a])
+			out[p.i].Results = results(out[p.i].Results[:0], keys[offs[a]:offs[a]+int(cnts[a])])
+		}
+	})
+	return nil
+}
