@@ -5,6 +5,7 @@ import (
 	"io"
 	"runtime"
 	"sync"
+	"time"
 
 	"github.com/qpengine/qp"
 	"github.com/qpengine/qp/engine"
@@ -23,6 +24,11 @@ type runWriter struct {
 	parts [][]byte
 	ents  [][]eval.RunEntry // each part's scratch (format)
 	pre   *preRun           // lines formatted as the stream answered (answered)
+	// timed (qp query --stats): answered times each piece's formatting,
+	// and writePre sums the times of the pieces it writes into fmtTime
+	// (read after the stream).
+	timed   bool
+	fmtTime time.Duration
 }
 
 func newRunWriter(w io.Writer, x *index.Index, tag string) *runWriter {
@@ -139,6 +145,7 @@ type prePiece struct {
 	end   int // the offset in the chunk after the piece
 	b     []byte
 	ents  []eval.RunEntry // format's scratch
+	took  time.Duration   // formatting it took (runWriter.timed)
 	err   error
 }
 
@@ -155,7 +162,14 @@ func (rw *runWriter) answered(qs []engine.Query, chunk int) func(lo int, out []e
 		c, off := lo/chunk, lo%chunk
 		p := &pr.slots[c%len(pr.slots)][off]
 		q := qs[lo : lo+len(out)]
+		var t time.Time
+		if rw.timed {
+			t = time.Now()
+		}
 		p.b, p.ents, p.err = rw.format(rw.reserve(p.b[:0], q, out), p.ents, q, out)
+		if rw.timed {
+			p.took = time.Since(t)
+		}
 		p.chunk, p.end = c+1, off+len(out)
 	}
 }
@@ -186,6 +200,7 @@ func (rw *runWriter) writePre(lo, n int) error {
 		if ps[off].err != nil {
 			return ps[off].err
 		}
+		rw.fmtTime += ps[off].took
 		if _, err := rw.w.Write(ps[off].b); err != nil {
 			return fmt.Errorf("writing the run: %w", err)
 		}
