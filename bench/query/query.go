@@ -21,6 +21,7 @@ import (
 	"github.com/qpengine/qp/engine"
 	"github.com/qpengine/qp/engine/gpu"
 	"github.com/qpengine/qp/index"
+	"github.com/qpengine/qp/internal/cputime"
 	"github.com/qpengine/qp/report"
 )
 
@@ -70,6 +71,12 @@ type Row struct {
 	Mean, P50, P95, P99 float64 // latency, ms
 	Results             float64 // results per answered query
 	Failed              int     // queries that returned an error
+	// CPUPerQuery is the process's CPU time (user + system, getrusage)
+	// over the timed batch per query, in µs; 0 where unknown. Set against
+	// qp query --stats' "CPU during the stream", it tells work the stream
+	// adds (more CPU a query) from cores it leaves idle (issue 23's last
+	// paragraph; docs/BENCHMARKS.md, cliq4).
+	CPUPerQuery float64
 
 	Profile *gpu.Profile // with Config.Profile, GPU rows
 }
@@ -105,7 +112,7 @@ func Run(ctx context.Context, x *index.Index, cfg Config) ([]Row, error) {
 					return rows, err
 				}
 			}
-			out, wall, err := measure(ctx, r.be, qs, r.opt)
+			out, wall, cpu, err := measure(ctx, r.be, qs, r.opt)
 			if err != nil {
 				return rows, err
 			}
@@ -115,6 +122,9 @@ func Run(ctx context.Context, x *index.Index, cfg Config) ([]Row, error) {
 				return rows, fmt.Errorf("%s %s: results differ from the first algorithm: %s", mode, name, msg)
 			}
 			row := summarize(out, wall)
+			if cpu > 0 {
+				row.CPUPerQuery = float64(cpu.Nanoseconds()) / 1e3 / float64(max(len(qs), 1))
+			}
 			row.Mode, row.Name, row.Threads, row.C, row.OT, row.BM, row.BMD = mode, name, threads, r.c, r.ot, r.bm.Name, r.bm.D
 			if cfg.Profile && r.gpu {
 				p, err := profileBatch(ctx, cfg.GPU, qs, r.opt)
@@ -295,18 +305,25 @@ func configure(g *gpu.Backend, r run) error {
 }
 
 // measure runs the batch once to warm up, collects garbage (so that a GC
-// pause does not land inside the timed batch), and times a second run.
-func measure(ctx context.Context, be engine.Backend, qs []engine.Query, opt engine.Options) ([]engine.Response, time.Duration, error) {
+// pause does not land inside the timed batch), and times a second run: its
+// wall time and the process's CPU time over it (0 where unknown).
+func measure(ctx context.Context, be engine.Backend, qs []engine.Query, opt engine.Options) ([]engine.Response, time.Duration, time.Duration, error) {
 	out := make([]engine.Response, len(qs))
 	if err := be.SearchBatch(ctx, qs, opt, out); err != nil {
-		return nil, 0, err
+		return nil, 0, 0, err
 	}
 	runtime.GC()
+	cpu0, ok0 := cputime.Process()
 	start := time.Now()
 	if err := be.SearchBatch(ctx, qs, opt, out); err != nil {
-		return nil, 0, err
+		return nil, 0, 0, err
 	}
-	return out, time.Since(start), nil
+	wall := time.Since(start)
+	cpu1, ok1 := cputime.Process()
+	if !ok0 || !ok1 {
+		cpu0, cpu1 = 0, 0
+	}
+	return out, wall, cpu1 - cpu0, nil
 }
 
 // summarize computes a row's rate, latency percentiles (report.Percentile)

@@ -6,6 +6,7 @@ import (
 	"encoding/csv"
 	"fmt"
 	"github.com/qpengine/qp/bench/internal/testidx"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -73,6 +74,11 @@ func TestRunTable(t *testing.T) {
 		}
 		if r.Failed != 0 || r.QPS <= 0 || r.Results != float64(total)/float64(len(queries)) || r.C != 0 {
 			t.Errorf("%v %s: failed %d, %.0f q/s, %.2f results/query (reference %.2f)", r.Mode, r.Name, r.Failed, r.QPS, r.Results, float64(total)/float64(len(queries)))
+		}
+		// The process's CPU time over the batch: never negative (0 where
+		// getrusage's resolution saw none of this tiny batch).
+		if !(r.CPUPerQuery >= 0) || math.IsInf(r.CPUPerQuery, 0) {
+			t.Errorf("%v %s: CPU %v µs per query", r.Mode, r.Name, r.CPUPerQuery)
 		}
 		if !(r.P50 <= r.P95 && r.P95 <= r.P99) {
 			t.Errorf("%v %s: percentiles %v %v %v not ordered", r.Mode, r.Name, r.P50, r.P95, r.P99)

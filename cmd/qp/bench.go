@@ -418,7 +418,8 @@ func benchQuery(c command, args []string) error {
 	c.args = "INDEX QUERIES [flags]"
 	fs := newFlags(c, `Runs the queries of a log (first --limit) in each mode (and, or, andor) with
 each selected algorithm, single-threaded and on all cores, after one warm-up
-pass, and prints queries/s and latency percentiles. Results of every
+pass, and prints queries/s, latency percentiles and the CPU µs per query
+of the timed batch (the process's, getrusage). Results of every
 algorithm are checked to be identical.`)
 	qf := addQueryFlags(fs)
 	modes := fs.String("modes", "and,or,andor", "modes to run")
@@ -521,8 +522,8 @@ algorithm are checked to be identical.`)
 	}
 	fmt.Println()
 	// Rows are printed as they are measured (fixed widths, no tabwriter).
-	row := "%-6s %-22s %7s %10s %9s %9s %9s %9s %13s %6s\n"
-	fmt.Printf(row, "mode", "algorithm", "threads", "queries/s", "mean ms", "p50 ms", "p95 ms", "p99 ms", "results/query", "failed")
+	row := "%-6s %-22s %7s %10s %9s %9s %9s %9s %13s %6s %9s\n"
+	fmt.Printf(row, "mode", "algorithm", "threads", "queries/s", "mean ms", "p50 ms", "p95 ms", "p99 ms", "results/query", "failed", "cpu µs/q")
 	pr := &queryRowPrinter{format: row, nq: len(fq)}
 	cfg.OnRow = pr.row
 	rows, err := benchquery.Run(ctx, x, cfg)
@@ -589,7 +590,7 @@ func (p *queryRowPrinter) row(qr benchquery.Row) {
 	}
 	fmt.Printf(p.format, qr.Mode, qr.Name, qr.Threads, fmt.Sprintf("%.0f", qr.QPS), fmt.Sprintf("%.3f", qr.Mean),
 		fmt.Sprintf("%.3f", qr.P50), fmt.Sprintf("%.3f", qr.P95), fmt.Sprintf("%.3f", qr.P99),
-		fmt.Sprintf("%.2f", qr.Results), fmt.Sprint(qr.Failed))
+		fmt.Sprintf("%.2f", qr.Results), fmt.Sprint(qr.Failed), cpuPerQuery(qr.CPUPerQuery))
 	if sp := qr.Profile; sp != nil {
 		p.splits = append(p.splits, fmt.Sprintf(splitRow, qr.Mode, qr.Name, sp.Sets, sp.Launches, ms(sp.Wall), ms(sp.Decode),
 			ms(sp.Intersect), ms(sp.Score), ms(sp.TopK), ms(sp.Transfer)))
@@ -610,6 +611,14 @@ func (p *queryRowPrinter) row(qr benchquery.Row) {
 				100*(1-float64(sp.OrMSKept)/float64(max(sp.OrMSCandidates, 1)))))
 		}
 	}
+}
+
+// cpuPerQuery prints a row's CPU µs per query ("-" where unknown).
+func cpuPerQuery(us float64) string {
+	if us <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f", us)
 }
 
 // flush prints the splits collected for the last mode.

@@ -69,6 +69,7 @@ func (qf *queryFlags) runBatch(ctx context.Context, e *qp.Engine, mode engine.Mo
 	sum := batchSummary{lat: make([]time.Duration, 0, len(qs))} // no growth inside the stream
 	rw := newRunWriter(w, x, ba.tag)
 	rw.setProcs(ba.tune.fmtProcs)
+	rw.timed = ba.stats
 	// On the CPU the chunks run without a barrier (qp.Engine.StreamWith,
 	// Continuous): a chunk no longer waits for its slowest query while the
 	// other cores idle (docs/BENCHMARKS.md, cliq). Other processors ignore it.
@@ -127,6 +128,7 @@ func (qf *queryFlags) runBatch(ctx context.Context, e *qp.Engine, mode engine.Mo
 	}
 	wall := time.Since(start)
 	tl.after, tl.gpuAfter = readGC(), gpuProfile(e.GPU())
+	tl.fmtTime = rw.fmtTime
 	if err := w.Flush(); err != nil {
 		return err
 	}

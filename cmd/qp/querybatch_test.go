@@ -112,6 +112,19 @@ func TestQueryStats(t *testing.T) {
 		if _, known := cputime.Process(); known && !strings.Contains(stderr, "stats: CPU during the stream: ") {
 			t.Errorf("%s=%q: no CPU time of the stream in\n%s", tuneEnv, tune, stderr)
 		}
+		// The split: the continuous stream's workers format the run (a
+		// time above 0), the barrier's emit does (none by the workers).
+		if _, known := cputime.Process(); known {
+			var search, format float64
+			i := strings.Index(stderr, "stats: CPU split (µs per query): ")
+			if i < 0 {
+				t.Errorf("%s=%q: no CPU split in\n%s", tuneEnv, tune, stderr)
+			} else if _, err := fmt.Sscanf(stderr[i:], "stats: CPU split (µs per query): search %f (the engine's own times), formatting by the workers %f", &search, &format); err != nil {
+				t.Errorf("%s=%q: the CPU split: %v", tuneEnv, tune, err)
+			} else if search <= 0 || (format > 0) != (tune == "") {
+				t.Errorf("%s=%q: search %v µs, formatting by the workers %v µs a query", tuneEnv, tune, search, format)
+			}
+		}
 		chunks := 0
 		for _, l := range strings.Split(stderr, "\n") {
 			if f := strings.Fields(l); len(f) == 13 && f[0] == "stats:" && (f[2] == "0" || f[2] == "64" || f[2] == "128" || f[2] == "192") {

@@ -31,7 +31,8 @@ type batchTimeline struct {
 	before, after       gcSample     // at the stream's start and end
 	gpuBefore, gpuAfter *gpu.Profile // the GPU backend's counters (nil: no GPU)
 	tune                string
-	early               bool // read and analyze ran during open
+	early               bool          // read and analyze ran during open
+	fmtTime             time.Duration // run lines formatted by the CPU stream's workers (runWriter.timed)
 }
 
 // chunkSample is a chunk's timeline, the sum of its queries' reported
@@ -141,6 +142,21 @@ func (t *batchTimeline) print(w io.Writer, n int) {
 		// they waited (chunk barriers, the emit).
 		p("CPU during the stream: %.1f ms (%.2f µs per query; %.2f cores busy on average)",
 			ms(b.cpu-a.cpu), float64((b.cpu-a.cpu).Nanoseconds())/1e3/float64(max(n, 1)), float64(b.cpu-a.cpu)/float64(max(t.stream, 1)))
+	}
+	if a.cpu > 0 && b.cpu >= a.cpu {
+		// Where the CPU went, against bench query's mean ms (its engine
+		// time a query) and cpu µs/q: the engine's own times (wall time
+		// inside each search: on a machine with other work, time the
+		// worker waited for a core too), the run lines the workers
+		// formatted (Answered), and the rest (the emit's writes and
+		// summary, GC, the runtime).
+		var search time.Duration
+		for _, c := range t.chunks {
+			search += c.queryTime
+		}
+		cpu, per := b.cpu-a.cpu, func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 / float64(max(n, 1)) }
+		p("CPU split (µs per query): search %.2f (the engine's own times), formatting by the workers %.2f, the rest %.2f (CPU minus both: the emit, GC, runtime)",
+			per(search), per(t.fmtTime), per(cpu-search-t.fmtTime))
 	}
 	if g0, g1 := t.gpuBefore, t.gpuAfter; g0 != nil && g1 != nil {
 		p("GPU during the stream: %d batches, %d launch sets, %d launches, %d host waits, %.1f ms in SearchBatch",

@@ -5,6 +5,7 @@ import (
 	"io"
 	"runtime"
 	"sync"
+	"time"
 
 	"github.com/qpengine/qp"
 	"github.com/qpengine/qp/engine"
@@ -21,11 +22,18 @@ type runWriter struct {
 	x     *index.Index
 	tag   string
 	parts [][]byte
-	pre   *preRun // lines formatted as the stream answered (answered)
+	ents  [][]eval.RunEntry // each part's scratch (format)
+	pre   *preRun           // lines formatted as the stream answered (answered)
+	// timed (qp query --stats): answered times each piece's formatting,
+	// and writePre sums the times of the pieces it writes into fmtTime
+	// (read after the stream).
+	timed   bool
+	fmtTime time.Duration
 }
 
 func newRunWriter(w io.Writer, x *index.Index, tag string) *runWriter {
-	return &runWriter{w: w, x: x, tag: tag, parts: make([][]byte, runtime.GOMAXPROCS(0))}
+	n := runtime.GOMAXPROCS(0)
+	return &runWriter{w: w, x: x, tag: tag, parts: make([][]byte, n), ents: make([][]eval.RunEntry, n)}
 }
 
 // setProcs formats on at most procs goroutines (procs <= 0: all cores).
@@ -34,7 +42,7 @@ func (rw *runWriter) setProcs(procs int) {
 	if procs > 0 {
 		n = procs
 	}
-	rw.parts = make([][]byte, n)
+	rw.parts, rw.ents = make([][]byte, n), make([][]eval.RunEntry, n)
 }
 
 // minPart is the fewest queries formatted by one goroutine.
@@ -60,7 +68,7 @@ func (rw *runWriter) write(qs []engine.Query, out []engine.Response) error {
 		go func() {
 			defer wg.Done()
 			lo, hi := p*len(out)/np, (p+1)*len(out)/np
-			rw.parts[p], errs[p] = rw.format(rw.reserve(rw.parts[p][:0], qs[lo:hi], out[lo:hi]), qs[lo:hi], out[lo:hi])
+			rw.parts[p], rw.ents[p], errs[p] = rw.format(rw.reserve(rw.parts[p][:0], qs[lo:hi], out[lo:hi]), rw.ents[p], qs[lo:hi], out[lo:hi])
 		}()
 	}
 	wg.Wait()
@@ -95,23 +103,55 @@ func (rw *runWriter) reserve(b []byte, qs []engine.Query, out []engine.Response)
 	return b
 }
 
-func (rw *runWriter) format(b []byte, qs []engine.Query, out []engine.Response) ([]byte, error) {
-	var entries []eval.RunEntry
+// format appends the run lines of out (answering qs) to b; entries is the
+// caller's scratch, returned grown (kept between calls, so that formatting
+// allocates nothing once it holds the calls' results: the stream's workers
+// call this per grain of 16 queries, and a scratch grown from nil each call
+// cost 5 allocations a grain).
+//
+// The docids of every query are looked up first (the offsets' misses
+// overlap), their first and last bytes read in a pass of their own (the
+// bytes' misses overlap), then appended query by query (eval.AppendRun,
+// whose check reads cached bytes now): the id table is scattered over the
+// index and evicted by the searches in between, and short passes over all
+// of a call's results overlap more misses than one query's at a time
+// (cliq4: 0.66-1.06 of the per-query time, median about 0.85, in paired
+// grain-by-grain runs on GCIDE AND+OR answers with the caches evicted;
+// TestRunWriterFormatPaired, docs/BENCHMARKS.md).
+func (rw *runWriter) format(b []byte, entries []eval.RunEntry, qs []engine.Query, out []engine.Response) ([]byte, []eval.RunEntry, error) {
+	entries = entries[:0]
+	for i := range out {
+		if out[i].Err != nil {
+			continue
+		}
+		for j, res := range out[i].Results {
+			entries = append(entries, eval.RunEntry{DocID: rw.x.ExternalID(res.Doc), Rank: j + 1, Score: float64(res.Score)})
+		}
+	}
+	// Touch every docid's first and last byte in a pass of their own (few
+	// instructions a docid: many loads in flight); AppendRun then checks
+	// them whole, cached.
+	var touch byte
+	for k := range entries {
+		if id := entries[k].DocID; len(id) > 0 {
+			touch += id[0] + id[len(id)-1]
+		}
+	}
+	runtime.KeepAlive(touch)
+	off := 0
 	for i := range out {
 		r := &out[i]
 		if r.Err != nil {
 			continue
 		}
-		entries = entries[:0]
-		for j, res := range r.Results {
-			entries = append(entries, eval.RunEntry{DocID: rw.x.ExternalID(res.Doc), Rank: j + 1, Score: float64(res.Score)})
-		}
+		n := len(r.Results)
 		var err error
-		if b, err = eval.AppendRun(b, qs[i].ID, entries, rw.tag); err != nil {
-			return b, err
+		if b, err = eval.AppendRun(b, qs[i].ID, entries[off:off+n], rw.tag); err != nil {
+			return b, entries, err
 		}
+		off += n
 	}
-	return b, nil
+	return b, entries, nil
 }
 
 // preRun holds the run lines that the continuous CPU stream's workers
@@ -132,6 +172,8 @@ type prePiece struct {
 	chunk int // the chunk's index + 1 whose lines b holds (0: none yet)
 	end   int // the offset in the chunk after the piece
 	b     []byte
+	ents  []eval.RunEntry // format's scratch
+	took  time.Duration   // formatting it took (runWriter.timed)
 	err   error
 }
 
@@ -148,7 +190,14 @@ func (rw *runWriter) answered(qs []engine.Query, chunk int) func(lo int, out []e
 		c, off := lo/chunk, lo%chunk
 		p := &pr.slots[c%len(pr.slots)][off]
 		q := qs[lo : lo+len(out)]
-		p.b, p.err = rw.format(rw.reserve(p.b[:0], q, out), q, out)
+		var t time.Time
+		if rw.timed {
+			t = time.Now()
+		}
+		p.b, p.ents, p.err = rw.format(rw.reserve(p.b[:0], q, out), p.ents, q, out)
+		if rw.timed {
+			p.took = time.Since(t)
+		}
 		p.chunk, p.end = c+1, off+len(out)
 	}
 }
@@ -179,6 +228,7 @@ func (rw *runWriter) writePre(lo, n int) error {
 		if ps[off].err != nil {
 			return ps[off].err
 		}
+		rw.fmtTime += ps[off].took
 		if _, err := rw.w.Write(ps[off].b); err != nil {
 			return fmt.Errorf("writing the run: %w", err)
 		}

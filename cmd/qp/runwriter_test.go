@@ -174,3 +174,29 @@ func TestRunWriterPre(t *testing.T) {
 		t.Fatalf("the run from the pieces (%d bytes) differs from write's (%d bytes)", got.Len(), want.Len())
 	}
 }
+
+// TestRunWriterAnsweredAllocs: once a piece's buffers hold its lines, the
+// stream's hook formats the piece again (the same offset of a later chunk
+// in the same slot) without allocating: the hot path of qp query's CPU
+// stream, called by every worker per grain.
+func TestRunWriterAnsweredAllocs(t *testing.T) {
+	x := runWriterIndex(t)
+	qs, out := syntheticResponses(x, 64, 10)
+	results := 0
+	for i := range out {
+		results += len(out[i].Results)
+	}
+	if results == 0 {
+		t.Fatal("no results to format")
+	}
+	var sink bytes.Buffer
+	rw := newRunWriter(&sink, x, "qp")
+	answered := rw.answered(qs, 16)
+	answered(0, out[:16]) // grows the piece's buffers
+	if allocs := testing.AllocsPerRun(100, func() { answered(0, out[:16]) }); allocs != 0 {
+		t.Fatalf("answered allocates %.1f times a grain once warm, want 0", allocs)
+	}
+	if p := rw.pre.slots[0][0]; p.err != nil || p.chunk != 1 || p.end != 16 || len(p.b) == 0 {
+		t.Fatalf("piece after the runs: chunk %d, end %d, %d bytes, err %v", p.chunk, p.end, len(p.b), p.err)
+	}
+}

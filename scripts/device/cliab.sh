@@ -38,11 +38,18 @@
 #   cliab.txt        one line per run: stream q/s (the summary's figure:
 #                    first query to last run line), and for new variants
 #                    --stats' steady (after the first chunk) and cold
-#                    (from process start) rates; "runs identical" or
+#                    (from process start) rates, the CPU µs per query
+#                    and --stats' split of it (search_us: the engine's own
+#                    times; fmt_us: the run lines the workers formatted;
+#                    rest_us); "KEY benchcpu ROUND:" lines give each bench
+#                    run's engine time (mean_ms) and CPU µs per query
+#                    (cpu_us: its timed batch's getrusage); "runs identical" or
 #                    "RUNS DIFFER" per block (every variant's run against
 #                    the old binary's, GPU and CPU)
 #   cliab-table.txt  the compact table: per block and variant, the rounds'
-#                    range of stream q/s, its ratio to bench, steady, cold
+#                    range of stream q/s, its ratio to bench, steady, cold,
+#                    CPU, search and format µs per query (bench's row: its
+#                    CPU µs per query and mean ms per round)
 #   cliab-stats.txt  --stats of each new variant's first round (phases,
 #                    rates, GC, one line per chunk)
 #   device.txt       the GPU
@@ -121,18 +128,27 @@ one() {
     local c
     c=$(grep -o '[0-9.]* µs per query' $tmp/e.txt | cut -d' ' -f1)
     [ -n "$c" ] && line="$line cpu_us $c"
+    # --stats' CPU split: the engine's own times and the workers'
+    # formatting per query (set beside bench's mean ms and cpu µs/q).
+    c=$(sed -n 's/.*CPU split (µs per query): search \([-0-9.]*\) .*formatting by the workers \([-0-9.]*\), the rest \([-0-9.]*\).*/\1 \2 \3/p' $tmp/e.txt)
+    [ -n "$c" ] && line="$line $(echo $c | awk '{print "search_us " $1 " fmt_us " $2 " rest_us " $3}')"
     [ "$round" = 1 ] && { echo "== $key $v"; cat $tmp/e.txt; } >>"$stats"
   fi
   log "$line"
 }
 
-# benchq prints bench query's rate for the block (dev, m, idx, qf, n set).
+# benchq prints bench query's rate for the block (dev, m, idx, qf, n set)
+# and logs its row's engine time a query (mean ms) and CPU µs a query (the
+# new binary's last column) as "KEY benchcpu ROUND: mean_ms X cpu_us Y".
 benchq() {
+  local row
   if [ "$dev" = gpu ]; then
-    "$new" bench query "$idx" "$qf" --limit "$n" --device gpu --gpu-only --modes "$m" 2>/dev/null | awk -v m="$m" '$1==m{print $4; exit}'
+    row=$("$new" bench query "$idx" "$qf" --limit "$n" --device gpu --gpu-only --modes "$m" 2>/dev/null | awk -v m="$m" '$1==m{print; exit}')
   else
-    "$new" bench query "$idx" "$qf" --limit "$n" --device cpu --modes "$m" --thread-counts "${THREADS:-16}" --and-algos skip --or-algos maxscore 2>/dev/null | awk -v m="$m" -v t="${THREADS:-16}" '$1==m && $3==t{print $4; exit}'
+    row=$("$new" bench query "$idx" "$qf" --limit "$n" --device cpu --modes "$m" --thread-counts "${THREADS:-16}" --and-algos skip --or-algos maxscore 2>/dev/null | awk -v m="$m" -v t="${THREADS:-16}" '$1==m && $3==t{print; exit}')
   fi
+  echo "$key benchcpu ${round:-1}: $(echo "$row" | awk '{print "mean_ms " $5 " cpu_us " $NF}')" >>"$res"
+  echo "$row" | awk '{print $4}'
 }
 
 for R in ${REPS:-10 100}; do
@@ -144,7 +160,7 @@ for R in ${REPS:-10 100}; do
         key="$c x$R $m $dev"
         [ -n "${QSET:-}" ] && key="$c/${QSET%.*} x$R $m $dev"
         if [ $(( $(date +%s) - t0 )) -ge "${BUDGET:-450}" ]; then log "$key: skipped (budget)"; continue; fi
-        b=$(benchq)
+        round=1 b=$(benchq)
         if [ "$dev" = gpu ]; then
           vs=$V10GPU
           [ "$R" -gt 10 ] && vs=$V100GPU
@@ -196,6 +212,7 @@ log "elapsed $(( $(date +%s) - t0 )) s"
 # The table: per block and variant, the rounds' range.
 awk '
 / bench / { split($0, a, " bench "); bench[a[1]] = a[2]; order[++nb] = a[1]; next }
+/ benchcpu [0-9]+: / { key = $1 " " $2 " " $3 " " $4; bcpu[key] = bcpu[key] (bcpu[key] == "" ? "" : "/") $10; bmean[key] = bmean[key] (bmean[key] == "" ? "" : "/") $8; next }
 / benchr[0-9]+ / { key = $1 " " $2 " " $3 " " $4; r = substr($5, 7); br[key, r] = $6; bench[key] = bench[key] "/" $6; next }
 / round[0-9]+: stream / {
   key = $1 " " $2 " " $3 " " $4; v = $5; s = $8
@@ -204,20 +221,20 @@ awk '
   k = key SUBSEP v
   q = den > 0 ? s / den : 0
   if (!(k in lo)) { vorder[key] = vorder[key] " " v; lo[k] = s; hi[k] = s; rlo[k] = q; rhi[k] = q } else { if (s < lo[k]) lo[k] = s; if (s > hi[k]) hi[k] = s; if (q < rlo[k]) rlo[k] = q; if (q > rhi[k]) rhi[k] = q }
-  for (i = 9; i < NF; i += 2) if ($i == "steady" || $i == "cold" || $i == "cpu_us") val[k, $i] = val[k, $i] (val[k, $i] == "" ? "" : "/") $(i + 1)
+  for (i = 9; i < NF; i += 2) if ($i == "steady" || $i == "cold" || $i == "cpu_us" || $i == "search_us" || $i == "fmt_us") val[k, $i] = val[k, $i] (val[k, $i] == "" ? "" : "/") $(i + 1)
 }
 function k_(x) { return sprintf("%.0fk", x / 1000) }
 END {
-  printf "%-22s %-30s %-16s %-11s %-18s %-18s %s\n", "block", "variant", "stream q/s", "/bench", "steady q/s", "cold q/s", "CPU µs/query"
+  printf "%-22s %-30s %-16s %-11s %-18s %-18s %-18s %-18s %s\n", "block", "variant", "stream q/s", "/bench", "steady q/s", "cold q/s", "CPU µs/query", "search µs/query", "fmt µs/query"
   for (b = 1; b <= nb; b++) {
     key = order[b]; nbv = split(bench[key], bv, "/"); bs = ""
     for (j = 1; j <= nbv; j++) bs = bs (j > 1 ? "/" : "") k_(bv[j])
-    printf "%-22s %-30s %-16s\n", key, "bench query", bs
+    printf "%-22s %-30s %-16s %-11s %-18s %-18s %-18s %-18s\n", key, "bench query", bs, "", "", "", bcpu[key], bmean[key] " (mean ms)"
     n = split(vorder[key], vs, " ")
     for (j = 1; j <= n; j++) {
       k = key SUBSEP vs[j]
       r = bv[1] > 0 ? sprintf("%.2f-%.2f", rlo[k], rhi[k]) : "-"
-      printf "%-22s %-30s %-16s %-11s %-18s %-18s %s\n", "", vs[j], k_(lo[k]) "-" k_(hi[k]), r, val[k, "steady"], val[k, "cold"], val[k, "cpu_us"]
+      printf "%-22s %-30s %-16s %-11s %-18s %-18s %-18s %-18s %s\n", "", vs[j], k_(lo[k]) "-" k_(hi[k]), r, val[k, "steady"], val[k, "cold"], val[k, "cpu_us"], val[k, "search_us"], val[k, "fmt_us"]
     }
   }
 }' "$res" >"$OUT/cliab-table.txt"
