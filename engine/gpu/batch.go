@@ -637,7 +637,11 @@ func (p *bufPool) get(n int) *batchBufs {
 		bb = &batchBufs{}
 	}
 	if cap(bb.preps) < n {
+		// append may round the capacity up past n: the length is the
+		// capacity, so that put, which indexes the last batch's prefix
+		// (bb.used of them) in bb.preps, never reaches past it.
 		bb.preps = append(bb.preps[:cap(bb.preps)], make([]prep, n-cap(bb.preps))...)
+		bb.preps = bb.preps[:cap(bb.preps)]
 		bb.errs = make([]error, cap(bb.preps))
 		bb.work = make([]*prep, 0, cap(bb.preps))
 	}

@@ -144,3 +144,36 @@ func TestPrepareCores(t *testing.T) {
 		t.Errorf("%d chunks of 10 for 1000, want 100", calls.Load())
 	}
 }
+
+// TestBufPoolGrowth: a batch larger than the last one but within the
+// buffers' capacity (append rounds it up) is put back without indexing
+// past the preps (the twenty-third session's device run: bench sched
+// panicked in put with "index out of range [402] with length 402"), and
+// put drops every reference to its queries.
+func TestBufPoolGrowth(t *testing.T) {
+	var p bufPool
+	q := &engine.Query{}
+	grown := 0
+	for n := 1; n <= 2000; n += 7 {
+		bb := p.get(n)
+		if len(bb.preps) != cap(bb.preps) || len(bb.errs) < n || len(bb.preps) < n {
+			t.Fatalf("get(%d): preps len %d cap %d, errs %d", n, len(bb.preps), cap(bb.preps), len(bb.errs))
+		}
+		if c := cap(bb.preps); c > n {
+			grown++
+		}
+		bb.used = n
+		for i := range n {
+			bb.preps[i].q = q
+		}
+		p.put(bb)
+		for i := range bb.preps {
+			if bb.preps[i].q != nil {
+				t.Fatalf("get(%d): prep %d still holds its query after put", n, i)
+			}
+		}
+	}
+	if grown == 0 {
+		t.Fatal("no batch got buffers larger than it: the case is not exercised")
+	}
+}
