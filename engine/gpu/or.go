@@ -188,12 +188,20 @@ func (r *orDenseRun) download(out []engine.Response) error {
 	if err := b.corruptError(b.down.u32(dl[2].at, 4)[kern.QueryErrDocs], b.down.u64(dl[3].at, r.st.n), r.st.codecs); err != nil {
 		return err
 	}
-	keys := b.down.u64(dl[4].at, r.nres)
+	return b.orResults(qs, b.down.u64(dl[4].at, r.nres), cnts, tots, out)
+}
+
+// orResults writes the results of OR queries qs evaluated exhaustively
+// (every posting of every list: the dense accumulators, or whole in one
+// CTA, orwhole.go): query a's cnts[a] rank keys, packed in query order in
+// keys, and its stats (every block and posting of its lists decoded,
+// tots[a] documents accumulated).
+func (b *Backend) orResults(qs []*prep, keys []uint64, cnts, tots []uint32, out []engine.Response) error {
 	offs, err := resultOffsets(qs, cnts)
 	if err != nil {
 		return err
 	}
-	b.convert(nq, func(lo, hi int) {
+	b.convert(len(qs), func(lo, hi int) {
 		for a := lo; a < hi; a++ {
 			p := qs[a]
 			p.st.OrAlgo = OrGPU

@@ -93,22 +93,5 @@ func (b *Backend) runOrWhole(mem *devMem, qs []*prep, out []engine.Response) err
 	}
 	b.prof.OrWholeQueries += int64(nq)
 	b.prof.OrWholeBlocks += int64(ctrs[kern.OrCntBlocks])
-	keys := b.down.u64(dl[3].at, nres)
-	offs, err := resultOffsets(qs, cnts)
-	if err != nil {
-		return err
-	}
-	b.convert(nq, func(lo, hi int) {
-		for a := lo; a < hi; a++ {
-			p := qs[a]
-			p.st.OrAlgo = OrGPU
-			for _, t := range p.terms {
-				p.st.BlocksDecoded += int64(t.ti.nb)
-				p.st.PostingsDecoded += int64(t.df)
-			}
-			p.st.Candidates += int64(totals[a])
-			out[p.i].Results = results(out[p.i].Results[:0], keys[offs[a]:offs[a]+int(cnts[a])])
-		}
-	})
-	return nil
+	return b.orResults(qs, b.down.u64(dl[3].at, nres), cnts, totals, out)
 }
