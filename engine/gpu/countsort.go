@@ -19,16 +19,7 @@ func countingSort(dst, src []*prep, maxKey int, desc bool, key func(*prep) int, 
 	}
 	counts = counts[:maxKey+2]
 	clear(counts)
-	slot := func(p *prep) int {
-		k := key(p)
-		if k < 0 || k > maxKey {
-			panic("BUG: gpu: countingSort key out of range")
-		}
-		if desc {
-			return maxKey - k
-		}
-		return k
-	}
+	slot := sortSlot(key, maxKey, desc, "countingSort")
 	for _, p := range src {
 		counts[slot(p)+1]++
 	}
@@ -73,16 +64,7 @@ func countingSortPar(dst, src []*prep, maxKey int, desc bool, key func(*prep) in
 	}
 	w := maxKey + 1
 	counts = slices.Grow(counts[:0], nch*w)[:nch*w]
-	slot := func(p *prep) int {
-		k := key(p)
-		if k < 0 || k > maxKey {
-			panic("BUG: gpu: countingSortPar key out of range")
-		}
-		if desc {
-			return maxKey - k
-		}
-		return k
-	}
+	slot := sortSlot(key, maxKey, desc, "countingSortPar")
 	// parallelWorkers hands out whole chunks: at least two goroutines.
 	parallelWorkers(workers, len(src), sortChunk, func(lo, hi int) {
 		row := counts[lo/sortChunk*w : (lo/sortChunk+1)*w]
@@ -135,4 +117,19 @@ func parallelScan[S any](workers, n int, sums *[]S, add func(S, S) S, pass func(
 	}
 	parallelWorkers(workers, n, sortChunk, func(lo, hi int) { pass(lo, hi, s[lo/sortChunk], true) })
 	return acc
+}
+
+// sortSlot maps a query to its counting sort slot: key(p) in [0, maxKey],
+// reversed when desc; a key out of range is a bug of the caller (name).
+func sortSlot(key func(*prep) int, maxKey int, desc bool, name string) func(*prep) int {
+	return func(p *prep) int {
+		k := key(p)
+		if k < 0 || k > maxKey {
+			panic("BUG: gpu: " + name + " key out of range")
+		}
+		if desc {
+			return maxKey - k
+		}
+		return k
+	}
 }
