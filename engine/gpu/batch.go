@@ -146,7 +146,6 @@ func (b *Backend) prepareIDs(p *prep, sc *prepScratch, q *engine.Query, ids []in
 		sc.canon, p.unknown = engine.CanonicalTermsDict(sc.canon, b.x, *q) // the lists are on the device
 	}
 	p.terms = sc.terms(len(sc.canon))
-	p.post = 0
 	for i, c := range sc.canon {
 		p.terms[i] = qterm{id: c.ID, df: c.DF, w: c.W, idf: b.x.IDF(c.DF), ti: b.info[c.ID]}
 		p.post += int64(c.DF)
@@ -469,8 +468,7 @@ func classify(p *prep, err error, r *engine.Response) bool {
 const prepGroupTerms = 64
 
 // prepareRange prepares qs[lo:hi] into preps and errs (prepare, with sc),
-// looking
-// up the terms of consecutive queries together, up to prepGroupTerms in
+// looking up the terms of consecutive queries together, up to prepGroupTerms in
 // one LookupDictDF call: a query's own call interleaves the dictionary's
 // dependent cache misses (hash slot, term offsets, term bytes, record)
 // only over its own few terms (TREC'06: about three), a group's over

@@ -143,9 +143,10 @@ func (b *Backend) orPerItem(nq, r int) int {
 }
 
 // runOrTiled evaluates the disjunctions of qs (every query has >= 1 known
-// term; those of few postings run whole, orwhole.go) with the tiled kernels of cuda/kernels/query_ortile.cu and writes
-// their results; queries whose candidates overflow their slots rerun with
-// every slot they can use.
+// term) and writes their results: those of few postings whole, one CTA
+// each (orwhole.go), the others with the tiled kernels of
+// cuda/kernels/query_ortile.cu; queries whose candidates overflow their
+// slots rerun with every slot they can use.
 func (b *Backend) runOrTiled(mem *devMem, qs []*prep, out []engine.Response) error {
 	if whole, rest := b.splitWhole(qs); len(whole) > 0 {
 		if err := b.runOrWhole(mem, whole, out); err != nil {
