@@ -136,9 +136,8 @@ func (b *Backend) fillQueries(qs []*prep, oMeta, oTerms, oScr int) (slots []quer
 // into the arena up at the given byte offsets, on up to workers goroutines
 // (each query's range from querySlots, in *slotBuf, with *sums its
 // scratch); it returns the slots too, for the caller's own per-query
-// arrays. It reads only immutable
-// Backend state (the term table, the index's parameters): any goroutine
-// may fill its own arena.
+// arrays. It reads only immutable Backend state (the term table, the
+// index's parameters): any goroutine may fill its own arena.
 func (b *Backend) fillQueriesIn(up *pinned, slotBuf, sums *[]querySlot, workers int, qs []*prep, oMeta, oTerms, oScr int) (slots []querySlot, nres, scratchWords int) {
 	slots, nres, scratchWords = querySlots(slotBuf, sums, workers, qs)
 	meta := up.u32(oMeta, kern.QMetaWords*len(qs))
