@@ -3,6 +3,7 @@ package gpu
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/rand"
 	"slices"
 	"testing"
@@ -237,33 +238,7 @@ func TestOrCorruptBlocks(t *testing.T) {
 			rng := rand.New(rand.NewSource(5))
 			col := genCollection(rng, 3000, 12, 32, false)
 			x := col.bp128(t)
-			// The longest list whose middle block holds packed values
-			// (the densest lists have gaps of 0 bits: no value bytes).
-			tid, most := 0, 0
-			for i := range x.NumTerms() {
-				l, err := x.List(i)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if l.NBlocks > most && len(l.DocBlock(l.NBlocks/2)) >= 6 {
-					tid, most = i, l.NBlocks
-				}
-			}
-			l, _ := x.List(tid)
-			if l.NBlocks < 3 {
-				t.Fatalf("the longest list has %d blocks, want a few", l.NBlocks)
-			}
-			b := l.NBlocks / 2
-			blk := l.DocBlock(b)
-			switch what {
-			case "frequency header":
-				blk = l.FreqBlock(b)
-				blk[0] = 0xff // not the block's count
-			case "docID header":
-				blk[0] = 0xff
-			default:
-				blk[len(blk)/2+1] ^= 0x01 // one gap changes: the docIDs miss the skip table's last docID
-			}
+			tid := damageMiddleBlock(t, x, math.MaxInt, what)
 			term := x.Term(tid)
 			others := []string{x.Term((tid + 1) % x.NumTerms()), x.Term((tid + 5) % x.NumTerms())}
 			var qs []engine.Query
@@ -293,4 +268,41 @@ func TestOrCorruptBlocks(t *testing.T) {
 			}
 		})
 	}
+}
+
+// damageMiddleBlock damages the middle block of the longest list of at
+// most maxDF postings whose middle block holds packed values (the densest
+// lists have gaps of 0 bits: no value bytes) and at least 3 blocks, as
+// what says: its "frequency header" or "docID header" (the first byte:
+// not the block's count), or else one of its docID gaps (the docIDs then
+// miss the skip table's last docID). It returns the list's term ID (the
+// test fails when no list qualifies).
+func damageMiddleBlock(t *testing.T, x *index.Index, maxDF int, what string) int {
+	t.Helper()
+	tid, most := -1, 0
+	for i := range x.NumTerms() {
+		l, err := x.List(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if int(l.DF) <= maxDF && l.NBlocks > most && len(l.DocBlock(l.NBlocks/2)) >= 6 {
+			tid, most = i, l.NBlocks
+		}
+	}
+	if tid < 0 || most < 3 {
+		t.Fatalf("no list of at most %d postings and 3 blocks (longest: %d blocks)", maxDF, most)
+	}
+	l, _ := x.List(tid)
+	b := l.NBlocks / 2
+	blk := l.DocBlock(b)
+	switch what {
+	case "frequency header":
+		blk = l.FreqBlock(b)
+		blk[0] = 0xff
+	case "docID header":
+		blk[0] = 0xff
+	default:
+		blk[len(blk)/2+1] ^= 0x01
+	}
+	return tid
 }

@@ -100,33 +100,7 @@ func TestOrWholeCorrupt(t *testing.T) {
 			rng := rand.New(rand.NewSource(7))
 			col := genCollection(rng, 3000, 40, 32, false)
 			x := col.bp128(t)
-			// The longest list of at most 1000 postings whose middle block
-			// holds packed values.
-			tid, most := -1, 0
-			for i := range x.NumTerms() {
-				l, err := x.List(i)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if l.DF <= 1000 && l.NBlocks > most && len(l.DocBlock(l.NBlocks/2)) >= 6 {
-					tid, most = i, l.NBlocks
-				}
-			}
-			if tid < 0 || most < 3 {
-				t.Fatalf("no list of at most 1000 postings and 3 blocks (%d)", most)
-			}
-			l, _ := x.List(tid)
-			b := l.NBlocks / 2
-			blk := l.DocBlock(b)
-			switch what {
-			case "frequency header":
-				blk = l.FreqBlock(b)
-				blk[0] = 0xff
-			case "docID header":
-				blk[0] = 0xff
-			default:
-				blk[len(blk)/2+1] ^= 0x01
-			}
+			tid := damageMiddleBlock(t, x, 1000, what)
 			term := x.Term(tid)
 			var others []string
 			for i := range x.NumTerms() {
