@@ -406,13 +406,7 @@ func (b *Backend) prepareBatch(bb *batchBufs, qs []engine.Query, out []engine.Re
 		bb.sorted = work
 		return bb.work
 	}
-	total := int32(0)
-	for k := 0; k <= maxTerms; k++ {
-		for c := range nch {
-			x := &bb.hist[c*prepSortKeys+k]
-			total, *x = total+*x, total
-		}
-	}
+	total := chunkPositions(bb.hist, nch, prepSortKeys, maxTerms+1)
 	work := bb.work[:total]
 	parallelWorkers(workers, n, prepChunk, func(lo, hi int) {
 		for i := lo; i < hi; i++ {

@@ -73,13 +73,7 @@ func countingSortPar(dst, src []*prep, maxKey int, desc bool, key func(*prep) in
 			row[slot(p)]++
 		}
 	})
-	total := 0
-	for k := range w {
-		for c := range nch {
-			x := &counts[c*w+k]
-			total, *x = total+*x, total
-		}
-	}
+	chunkPositions(counts, nch, w, w)
 	parallelWorkers(workers, len(src), sortChunk, func(lo, hi int) {
 		row := counts[lo/sortChunk*w : (lo/sortChunk+1)*w]
 		for _, p := range src[lo:hi] {
@@ -89,6 +83,22 @@ func countingSortPar(dst, src []*prep, maxKey int, desc bool, key func(*prep) in
 		}
 	})
 	return counts
+}
+
+// chunkPositions turns the per-chunk counts of a parallel counting sort
+// (nch rows of w, the count of key k in chunk c at counts[c*w+k]) of keys
+// [0, keys) into each chunk's first position per key: key major, chunk
+// minor, the order a stable counting sort places them in. It returns the
+// total count.
+func chunkPositions[T int | int32](counts []T, nch, w, keys int) T {
+	var total T
+	for k := range keys {
+		for c := range nch {
+			x := &counts[c*w+k]
+			total, *x = total+*x, total
+		}
+	}
+	return total
 }
 
 // parallelScan is a running sum over the items [0, n) on up to workers
