@@ -594,6 +594,7 @@ func (p *queryRowPrinter) row(qr benchquery.Row) {
 	if sp := qr.Profile; sp != nil {
 		p.splits = append(p.splits, fmt.Sprintf(splitRow, qr.Mode, qr.Name, sp.Sets, sp.Launches, ms(sp.Wall), ms(sp.Decode),
 			ms(sp.Intersect), ms(sp.Score), ms(sp.TopK), ms(sp.Transfer)))
+		p.splits = append(p.splits, fmt.Sprintf("%-6s %-22s host: %s\n", "", "", profileLine(gpu.Profile{}, *sp)))
 		if sp.BitmapAndQueries > 0 {
 			p.splits = append(p.splits, fmt.Sprintf("%-6s %-22s AND queries by the bitmap AND: %d\n", qr.Mode, qr.Name, sp.BitmapAndQueries))
 		}
