@@ -395,3 +395,27 @@ func TestQrelsRepeatedJudgments(t *testing.T) {
 		t.Fatalf("conflicting repeat: %v", err)
 	}
 }
+
+// TestAppendRunValid: AppendRunValid appends AppendRun's lines, checks qid
+// and tag as AppendRun does (b returned as it was), and, its docids being
+// the caller's to check, prints even one AppendRun rejects.
+func TestAppendRunValid(t *testing.T) {
+	res := []RunEntry{{DocID: "d7", Score: 12.0330004}, {DocID: "gcide-126000", Score: 9.90139961}, {DocID: "d1", Score: 1.234567e-5}}
+	want, err := AppendRun([]byte("x"), "42", res, "qp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := AppendRunValid([]byte("x"), "42", res, "qp")
+	if err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("AppendRunValid wrote %q (%v), AppendRun %q", got, err, want)
+	}
+	for _, c := range [][2]string{{"4 2", "qp"}, {"", "qp"}, {"42", "q p"}, {"42", ""}} {
+		b, err := AppendRunValid([]byte("x"), c[0], res, c[1])
+		if err == nil || string(b) != "x" {
+			t.Errorf("qid %q tag %q: %q, %v; want an error and b as it was", c[0], c[1], b, err)
+		}
+	}
+	if b, err := AppendRunValid(nil, "4", []RunEntry{{DocID: "a b"}}, "qp"); err != nil || string(b) != "4 Q0 a b 1 0 qp\n" {
+		t.Errorf("unchecked docid: %q, %v", b, err)
+	}
+}

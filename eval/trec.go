@@ -166,11 +166,8 @@ func WriteRun(w io.Writer, qid string, results []RunEntry, tag string) error {
 // AppendRun appends the lines WriteRun writes to b; on an error b is
 // returned as it was.
 func AppendRun(b []byte, qid string, results []RunEntry, tag string) ([]byte, error) {
-	if !isToken(qid) {
-		return b, fmt.Errorf("eval: run qid %q is empty or contains white space or a control character", qid)
-	}
-	if !isToken(tag) {
-		return b, fmt.Errorf("eval: run tag %q is empty or contains white space or a control character", tag)
+	if err := checkQidTag(qid, tag); err != nil {
+		return b, err
 	}
 	// The docids are checked in a pass of their own: their bytes are
 	// usually cache misses (a run writer's docids are scattered over the
@@ -183,6 +180,36 @@ func AppendRun(b []byte, qid string, results []RunEntry, tag string) ([]byte, er
 			return b, fmt.Errorf("eval: query %s rank %d: docid %q is empty or contains white space or a control character", qid, i+1, e.DocID)
 		}
 	}
+	return appendLines(b, qid, results, tag), nil
+}
+
+// AppendRunValid is AppendRun for docids the caller has checked already
+// (each one extid.Valid, the rule AppendRun checks: index.IDSlots checks a
+// whole id table once when it builds it), so that a writer of many
+// answers does not load every docid's bytes twice (docs/BENCHMARKS.md,
+// cliq5). qid and tag are checked as by AppendRun; on an error b is
+// returned as it was. A docid that is not valid writes a run that does
+// not read back: the caller's bug.
+func AppendRunValid(b []byte, qid string, results []RunEntry, tag string) ([]byte, error) {
+	if err := checkQidTag(qid, tag); err != nil {
+		return b, err
+	}
+	return appendLines(b, qid, results, tag), nil
+}
+
+// checkQidTag checks a run's qid and tag columns.
+func checkQidTag(qid, tag string) error {
+	if !isToken(qid) {
+		return fmt.Errorf("eval: run qid %q is empty or contains white space or a control character", qid)
+	}
+	if !isToken(tag) {
+		return fmt.Errorf("eval: run tag %q is empty or contains white space or a control character", tag)
+	}
+	return nil
+}
+
+// appendLines appends the run lines of results (checked) to b.
+func appendLines(b []byte, qid string, results []RunEntry, tag string) []byte {
 	for i, e := range results {
 		b = append(b, qid...)
 		b = append(b, " Q0 "...)
@@ -195,7 +222,7 @@ func AppendRun(b []byte, qid string, results []RunEntry, tag string) ([]byte, er
 		b = append(b, tag...)
 		b = append(b, '\n')
 	}
-	return b, nil
+	return b
 }
 
 // isToken reports whether s can be a column of a run: the rule of
@@ -224,16 +251,9 @@ func isToken(s string) bool {
 	return true
 }
 
-// printable8 reports whether every byte of w is in 0x21..0x7e: none below
-// 0x21 and none above 0x7e (the "hasless" and "hasmore" tests of Sean
-// Anderson's Bit Twiddling Hacks, exact for these bounds; a borrow or carry
-// between bytes can only start at a byte that fails itself).
-func printable8(w uint64) bool {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	less := (w - ones*0x21) &^ w & highs
-	more := ((w + ones*(0x7f-0x7e)) | w) & highs
-	return less|more == 0
-}
+// printable8 reports whether every byte of w is in 0x21..0x7e
+// (extid.Printable8).
+func printable8(w uint64) bool { return extid.Printable8(w) }
 
 // le64 is the little-endian word of s[i:i+8].
 func le64(s string, i int) uint64 {

@@ -20,6 +20,7 @@ import (
 type runWriter struct {
 	w     io.Writer
 	x     *index.Index
+	ids   *index.IDSlots // x's ids, checked once (useSlots); nil: ExternalID, checked per answer
 	tag   string
 	parts [][]byte
 	ents  [][]eval.RunEntry // each part's scratch (format)
@@ -34,6 +35,20 @@ type runWriter struct {
 func newRunWriter(w io.Writer, x *index.Index, tag string) *runWriter {
 	n := runtime.GOMAXPROCS(0)
 	return &runWriter{w: w, x: x, tag: tag, parts: make([][]byte, n), ents: make([][]eval.RunEntry, n)}
+}
+
+// useSlots formats from x's ids in fixed-width slots (index.IDSlots, checked
+// once as it builds them) where they fit: one cache line a docid instead of
+// ExternalID's offsets and bytes, and no docid's bytes read a second time
+// by a check (docs/BENCHMARKS.md, cliq5). A damaged id is an error here,
+// before any query runs.
+func (rw *runWriter) useSlots() error {
+	ids, err := rw.x.IDSlots()
+	if err != nil {
+		return fmt.Errorf("the run's document ids: %w", err)
+	}
+	rw.ids = ids
+	return nil
 }
 
 // setProcs formats on at most procs goroutines (procs <= 0: all cores).
@@ -109,16 +124,22 @@ func (rw *runWriter) reserve(b []byte, qs []engine.Query, out []engine.Response)
 // call this per grain of 16 queries, and a scratch grown from nil each call
 // cost 5 allocations a grain).
 //
-// The docids of every query are looked up first (the offsets' misses
-// overlap), their first and last bytes read in a pass of their own (the
-// bytes' misses overlap), then appended query by query (eval.AppendRun,
-// whose check reads cached bytes now): the id table is scattered over the
-// index and evicted by the searches in between, and short passes over all
-// of a call's results overlap more misses than one query's at a time
-// (cliq4: 0.66-1.06 of the per-query time, median about 0.85, in paired
-// grain-by-grain runs on GCIDE AND+OR answers with the caches evicted;
-// TestRunWriterFormatPaired, docs/BENCHMARKS.md).
+// With the ids in slots (useSlots) every docid of the call is looked up in
+// a pass of its own (one load of one line each: the misses overlap), then
+// appended query by query, unchecked (eval.AppendRunValid: the slots were
+// checked when built). Else the docids of every query are looked up first
+// (the offsets' misses overlap), their first and last bytes read in a pass
+// of their own (the bytes' misses overlap), then appended query by query
+// (eval.AppendRun, whose check reads cached bytes now): the id table is
+// scattered over the index and evicted by the searches in between, and
+// short passes over all of a call's results overlap more misses than one
+// query's at a time (cliq4: 0.66-1.06 of the per-query time, median about
+// 0.85, in paired grain-by-grain runs on GCIDE AND+OR answers with the
+// caches evicted; TestRunWriterFormatPaired, docs/BENCHMARKS.md).
 func (rw *runWriter) format(b []byte, entries []eval.RunEntry, qs []engine.Query, out []engine.Response) ([]byte, []eval.RunEntry, error) {
+	if rw.ids != nil {
+		return rw.formatSlots(b, entries, qs, out)
+	}
 	entries = entries[:0]
 	for i := range out {
 		if out[i].Err != nil {
@@ -138,6 +159,27 @@ func (rw *runWriter) format(b []byte, entries []eval.RunEntry, qs []engine.Query
 		}
 	}
 	runtime.KeepAlive(touch)
+	return rw.appendQueries(b, entries, qs, out, eval.AppendRun)
+}
+
+// formatSlots is format from rw.ids.
+func (rw *runWriter) formatSlots(b []byte, entries []eval.RunEntry, qs []engine.Query, out []engine.Response) ([]byte, []eval.RunEntry, error) {
+	entries = entries[:0]
+	for i := range out {
+		if out[i].Err != nil {
+			continue
+		}
+		for j, res := range out[i].Results {
+			entries = append(entries, eval.RunEntry{DocID: rw.ids.ID(res.Doc), Rank: j + 1, Score: float64(res.Score)})
+		}
+	}
+	return rw.appendQueries(b, entries, qs, out, eval.AppendRunValid)
+}
+
+// appendQueries appends the lines of the queries of out that did not fail,
+// whose entries lie one query after the other in entries, with app.
+func (rw *runWriter) appendQueries(b []byte, entries []eval.RunEntry, qs []engine.Query, out []engine.Response,
+	app func([]byte, string, []eval.RunEntry, string) ([]byte, error)) ([]byte, []eval.RunEntry, error) {
 	off := 0
 	for i := range out {
 		r := &out[i]
@@ -146,7 +188,7 @@ func (rw *runWriter) format(b []byte, entries []eval.RunEntry, qs []engine.Query
 		}
 		n := len(r.Results)
 		var err error
-		if b, err = eval.AppendRun(b, qs[i].ID, entries[off:off+n], rw.tag); err != nil {
+		if b, err = app(b, qs[i].ID, entries[off:off+n], rw.tag); err != nil {
 			return b, entries, err
 		}
 		off += n
