@@ -396,26 +396,29 @@ func TestQrelsRepeatedJudgments(t *testing.T) {
 	}
 }
 
-// TestAppendRunValid: AppendRunValid appends AppendRun's lines, checks qid
-// and tag as AppendRun does (b returned as it was), and, its docids being
-// the caller's to check, prints even one AppendRun rejects.
-func TestAppendRunValid(t *testing.T) {
+// TestAppendRunLine: AppendRunLine appends AppendRun's lines one by one,
+// unchecked (a docid AppendRun rejects is printed: the caller's to check);
+// CheckRunColumns rejects the qids and tags AppendRun rejects.
+func TestAppendRunLine(t *testing.T) {
 	res := []RunEntry{{DocID: "d7", Score: 12.0330004}, {DocID: "gcide-126000", Score: 9.90139961}, {DocID: "d1", Score: 1.234567e-5}}
 	want, err := AppendRun([]byte("x"), "42", res, "qp")
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := AppendRunValid([]byte("x"), "42", res, "qp")
-	if err != nil || !bytes.Equal(got, want) {
-		t.Fatalf("AppendRunValid wrote %q (%v), AppendRun %q", got, err, want)
+	got := []byte("x")
+	for i, e := range res {
+		got = AppendRunLine(got, "42", e.DocID, i+1, e.Score, "qp")
 	}
-	for _, c := range [][2]string{{"4 2", "qp"}, {"", "qp"}, {"42", "q p"}, {"42", ""}} {
-		b, err := AppendRunValid([]byte("x"), c[0], res, c[1])
-		if err == nil || string(b) != "x" {
-			t.Errorf("qid %q tag %q: %q, %v; want an error and b as it was", c[0], c[1], b, err)
+	if !bytes.Equal(got, want) || CheckRunColumns("42", "qp") != nil {
+		t.Fatalf("AppendRunLine wrote %q, AppendRun %q", got, want)
+	}
+	for _, c := range [][2]string{{"4 2", "qp"}, {"", "qp"}, {"42", "q p"}, {"42", ""}, {"4\x1b", "qp"}} {
+		err := CheckRunColumns(c[0], c[1])
+		if _, want := AppendRun(nil, c[0], res, c[1]); err == nil || want == nil || err.Error() != want.Error() {
+			t.Errorf("qid %q tag %q: CheckRunColumns %v, AppendRun %v", c[0], c[1], err, want)
 		}
 	}
-	if b, err := AppendRunValid(nil, "4", []RunEntry{{DocID: "a b"}}, "qp"); err != nil || string(b) != "4 Q0 a b 1 0 qp\n" {
-		t.Errorf("unchecked docid: %q, %v", b, err)
+	if b := AppendRunLine(nil, "4", "a b", 1, 0, "qp"); string(b) != "4 Q0 a b 1 0 qp\n" {
+		t.Errorf("unchecked docid: %q", b)
 	}
 }

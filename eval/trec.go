@@ -166,7 +166,7 @@ func WriteRun(w io.Writer, qid string, results []RunEntry, tag string) error {
 // AppendRun appends the lines WriteRun writes to b; on an error b is
 // returned as it was.
 func AppendRun(b []byte, qid string, results []RunEntry, tag string) ([]byte, error) {
-	if err := checkQidTag(qid, tag); err != nil {
+	if err := CheckRunColumns(qid, tag); err != nil {
 		return b, err
 	}
 	// The docids are checked in a pass of their own: their bytes are
@@ -183,22 +183,9 @@ func AppendRun(b []byte, qid string, results []RunEntry, tag string) ([]byte, er
 	return appendLines(b, qid, results, tag), nil
 }
 
-// AppendRunValid is AppendRun for docids the caller has checked already
-// (each one extid.Valid, the rule AppendRun checks: index.IDSlots checks a
-// whole id table once when it builds it), so that a writer of many
-// answers does not load every docid's bytes twice (docs/BENCHMARKS.md,
-// cliq5). qid and tag are checked as by AppendRun; on an error b is
-// returned as it was. A docid that is not valid writes a run that does
-// not read back: the caller's bug.
-func AppendRunValid(b []byte, qid string, results []RunEntry, tag string) ([]byte, error) {
-	if err := checkQidTag(qid, tag); err != nil {
-		return b, err
-	}
-	return appendLines(b, qid, results, tag), nil
-}
-
-// checkQidTag checks a run's qid and tag columns.
-func checkQidTag(qid, tag string) error {
+// CheckRunColumns checks a run's qid and tag columns as AppendRun does:
+// each non-empty, without white space or control characters.
+func CheckRunColumns(qid, tag string) error {
 	if !isToken(qid) {
 		return fmt.Errorf("eval: run qid %q is empty or contains white space or a control character", qid)
 	}
@@ -211,18 +198,28 @@ func checkQidTag(qid, tag string) error {
 // appendLines appends the run lines of results (checked) to b.
 func appendLines(b []byte, qid string, results []RunEntry, tag string) []byte {
 	for i, e := range results {
-		b = append(b, qid...)
-		b = append(b, " Q0 "...)
-		b = append(b, e.DocID...)
-		b = append(b, ' ')
-		b = strconv.AppendInt(b, int64(i+1), 10)
-		b = append(b, ' ')
-		b = AppendScore(b, e.Score)
-		b = append(b, ' ')
-		b = append(b, tag...)
-		b = append(b, '\n')
+		b = AppendRunLine(b, qid, e.DocID, i+1, e.Score, tag)
 	}
 	return b
+}
+
+// AppendRunLine appends one run line "qid Q0 docid rank score tag" to b
+// (AppendRun's line), unchecked: qid and tag must pass CheckRunColumns and
+// docid extid.Valid (index.IDSlots checks a whole id table once), else the
+// run does not read back. For writers that print many answers straight
+// from their results: no RunEntry values, no docid's bytes read twice
+// (docs/BENCHMARKS.md, cliq5).
+func AppendRunLine(b []byte, qid, docid string, rank int, score float64, tag string) []byte {
+	b = append(b, qid...)
+	b = append(b, " Q0 "...)
+	b = append(b, docid...)
+	b = append(b, ' ')
+	b = strconv.AppendInt(b, int64(rank), 10)
+	b = append(b, ' ')
+	b = AppendScore(b, score)
+	b = append(b, ' ')
+	b = append(b, tag...)
+	return append(b, '\n')
 }
 
 // isToken reports whether s can be a column of a run: the rule of

@@ -26,7 +26,7 @@ const MaxIDSlot = 32
 //
 // Every id is checked at build (extid.Valid, the rule the indexer applies
 // and the run writer's), so a printer may skip the per-answer check
-// (eval.AppendRunValid): a damaged id table is reported once, at build, as
+// (eval.AppendRunLine): a damaged id table is reported once, at build, as
 // an error wrapping ErrCorrupt naming the document.
 type IDSlots struct {
 	b     []byte

@@ -126,8 +126,7 @@ func (rw *runWriter) reserve(b []byte, qs []engine.Query, out []engine.Response)
 //
 // With the ids in slots (useSlots) every docid of the call is looked up in
 // a pass of its own (one load of one line each: the misses overlap), then
-// appended query by query, unchecked (eval.AppendRunValid: the slots were
-// checked when built). Else the docids of every query are looked up first
+// appended unchecked (formatSlots: the slots were checked when built). Else the docids of every query are looked up first
 // (the offsets' misses overlap), their first and last bytes read in a pass
 // of their own (the bytes' misses overlap), then appended query by query
 // (eval.AppendRun, whose check reads cached bytes now): the id table is
@@ -159,27 +158,6 @@ func (rw *runWriter) format(b []byte, entries []eval.RunEntry, qs []engine.Query
 		}
 	}
 	runtime.KeepAlive(touch)
-	return rw.appendQueries(b, entries, qs, out, eval.AppendRun)
-}
-
-// formatSlots is format from rw.ids.
-func (rw *runWriter) formatSlots(b []byte, entries []eval.RunEntry, qs []engine.Query, out []engine.Response) ([]byte, []eval.RunEntry, error) {
-	entries = entries[:0]
-	for i := range out {
-		if out[i].Err != nil {
-			continue
-		}
-		for j, res := range out[i].Results {
-			entries = append(entries, eval.RunEntry{DocID: rw.ids.ID(res.Doc), Rank: j + 1, Score: float64(res.Score)})
-		}
-	}
-	return rw.appendQueries(b, entries, qs, out, eval.AppendRunValid)
-}
-
-// appendQueries appends the lines of the queries of out that did not fail,
-// whose entries lie one query after the other in entries, with app.
-func (rw *runWriter) appendQueries(b []byte, entries []eval.RunEntry, qs []engine.Query, out []engine.Response,
-	app func([]byte, string, []eval.RunEntry, string) ([]byte, error)) ([]byte, []eval.RunEntry, error) {
 	off := 0
 	for i := range out {
 		r := &out[i]
@@ -188,10 +166,40 @@ func (rw *runWriter) appendQueries(b []byte, entries []eval.RunEntry, qs []engin
 		}
 		n := len(r.Results)
 		var err error
-		if b, err = app(b, qs[i].ID, entries[off:off+n], rw.tag); err != nil {
+		if b, err = eval.AppendRun(b, qs[i].ID, entries[off:off+n], rw.tag); err != nil {
 			return b, entries, err
 		}
 		off += n
+	}
+	return b, entries, nil
+}
+
+// formatSlots is format from rw.ids: every docid's slot loaded in a pass
+// of its own (its length byte: the misses overlap), then the lines
+// appended straight from the results (eval.AppendRunLine: no entries
+// scratch, which the stream keeps per piece, ~5 KB a grain of cold memory
+// written and read; each query's qid checked as AppendRun checks it).
+func (rw *runWriter) formatSlots(b []byte, entries []eval.RunEntry, qs []engine.Query, out []engine.Response) ([]byte, []eval.RunEntry, error) {
+	touch := 0
+	for i := range out {
+		if out[i].Err == nil {
+			for _, r := range out[i].Results {
+				touch += len(rw.ids.ID(r.Doc))
+			}
+		}
+	}
+	runtime.KeepAlive(touch)
+	for i := range out {
+		if out[i].Err != nil {
+			continue
+		}
+		qid := qs[i].ID
+		if err := eval.CheckRunColumns(qid, rw.tag); err != nil {
+			return b, entries, err
+		}
+		for j, r := range out[i].Results {
+			b = eval.AppendRunLine(b, qid, rw.ids.ID(r.Doc), j+1, float64(r.Score), rw.tag)
+		}
 	}
 	return b, entries, nil
 }
