@@ -13,6 +13,11 @@ import (
 // external id has MaxIDSlot bytes or more keeps ExternalID's table.
 const MaxIDSlot = 32
 
+// maxIDSlotsBytes bounds the table (a heap copy beside the mapped ids:
+// 16-byte slots are about the size of the DOCIDS section itself); a larger
+// collection keeps ExternalID's table. A variable for the tests.
+var maxIDSlotsBytes = 1 << 30
+
 // IDSlots is a copy of an index's external ids in fixed-width slots, for
 // writers that print the ids of many answers (qp query's run): slot d is
 // bytes [d·w, (d+1)·w) of one heap array, w a power of two (8, 16 or 32),
@@ -35,7 +40,8 @@ type IDSlots struct {
 
 // IDSlots builds the slot table of x's external ids. It returns nil and no
 // error when the longest id does not fit a slot of MaxIDSlot bytes (its
-// length byte included): such ids are printed from ExternalID. The build
+// length byte included) or the table would exceed 1 GiB: such ids are
+// printed from ExternalID. The build
 // reads the offsets and the ids once, in order, and checks the ids' bytes
 // eight at a time where they are all printable ASCII (extid.Printable: the
 // usual case), else one id at a time (extid.Valid).
@@ -49,7 +55,8 @@ func (x *Index) IDSlots() (*IDSlots, error) {
 		empty = empty || next == prev
 		prev = next
 	}
-	if longest+1 > MaxIDSlot {
+	shift := uint(max(bits.Len(uint(longest)), 3)) // 2^shift > longest: room for the length byte
+	if longest+1 > MaxIDSlot || n<<shift > maxIDSlotsBytes {
 		return nil, nil
 	}
 	if empty || !extid.Printable(x.idBytes) {
@@ -59,7 +66,6 @@ func (x *Index) IDSlots() (*IDSlots, error) {
 			}
 		}
 	}
-	shift := uint(max(bits.Len(uint(longest)), 3)) // 2^shift > longest: room for the length byte
 	s := &IDSlots{b: make([]byte, n<<shift), shift: shift}
 	for d := range n {
 		a := binary.LittleEndian.Uint64(x.idOffs[8*d:])

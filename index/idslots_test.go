@@ -76,12 +76,22 @@ func TestIDSlots(t *testing.T) {
 	}
 }
 
-// TestIDSlotsLong: an id of MaxIDSlot bytes (no room for its length byte)
-// gives no table and no error.
+// TestIDSlotsLong: an id of MaxIDSlot bytes (no room for its length byte),
+// or a table over maxIDSlotsBytes, gives no table and no error.
 func TestIDSlotsLong(t *testing.T) {
 	x := idsIndex(t, []string{"a", strings.Repeat("b", MaxIDSlot), "c"})
 	if s, err := x.IDSlots(); s != nil || err != nil {
 		t.Fatalf("IDSlots: %v, %v; want nil, nil", s, err)
+	}
+	x = idsIndex(t, []string{"a", "b", "c"}) // 3 slots of 8 bytes
+	defer func(m int) { maxIDSlotsBytes = m }(maxIDSlotsBytes)
+	maxIDSlotsBytes = 24
+	if s, err := x.IDSlots(); s == nil || err != nil || s.Bytes() != 24 {
+		t.Fatalf("IDSlots within the bound: %v, %v", s, err)
+	}
+	maxIDSlotsBytes = 23
+	if s, err := x.IDSlots(); s != nil || err != nil {
+		t.Fatalf("IDSlots over the bound: %v, %v; want nil, nil", s, err)
 	}
 }
 

@@ -126,15 +126,16 @@ func (rw *runWriter) reserve(b []byte, qs []engine.Query, out []engine.Response)
 //
 // With the ids in slots (useSlots) every docid of the call is looked up in
 // a pass of its own (one load of one line each: the misses overlap), then
-// appended unchecked (formatSlots: the slots were checked when built). Else the docids of every query are looked up first
-// (the offsets' misses overlap), their first and last bytes read in a pass
-// of their own (the bytes' misses overlap), then appended query by query
-// (eval.AppendRun, whose check reads cached bytes now): the id table is
-// scattered over the index and evicted by the searches in between, and
-// short passes over all of a call's results overlap more misses than one
-// query's at a time (cliq4: 0.66-1.06 of the per-query time, median about
-// 0.85, in paired grain-by-grain runs on GCIDE AND+OR answers with the
-// caches evicted; TestRunWriterFormatPaired, docs/BENCHMARKS.md).
+// appended unchecked (formatSlots: the slots were checked when built).
+// Else the docids of every query are looked up first (the offsets' misses
+// overlap), their first and last bytes read in a pass of their own (the
+// bytes' misses overlap), then appended query by query (eval.AppendRun,
+// whose check reads cached bytes now): the id table is scattered over the
+// index and evicted by the searches in between, and short passes over all
+// of a call's results overlap more misses than one query's at a time
+// (cliq4: 0.66-1.06 of the per-query time, median about 0.85, in paired
+// grain-by-grain runs on GCIDE AND+OR answers with the caches evicted;
+// TestRunWriterFormatPaired, docs/BENCHMARKS.md).
 func (rw *runWriter) format(b []byte, entries []eval.RunEntry, qs []engine.Query, out []engine.Response) ([]byte, []eval.RunEntry, error) {
 	if rw.ids != nil {
 		return rw.formatSlots(b, entries, qs, out)
