@@ -395,3 +395,30 @@ func TestQrelsRepeatedJudgments(t *testing.T) {
 		t.Fatalf("conflicting repeat: %v", err)
 	}
 }
+
+// TestAppendRunLine: AppendRunLine appends AppendRun's lines one by one,
+// unchecked (a docid AppendRun rejects is printed: the caller's to check);
+// CheckRunColumns rejects the qids and tags AppendRun rejects.
+func TestAppendRunLine(t *testing.T) {
+	res := []RunEntry{{DocID: "d7", Score: 12.0330004}, {DocID: "gcide-126000", Score: 9.90139961}, {DocID: "d1", Score: 1.234567e-5}}
+	want, err := AppendRun([]byte("x"), "42", res, "qp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := []byte("x")
+	for i, e := range res {
+		got = AppendRunLine(got, "42", e.DocID, i+1, e.Score, "qp")
+	}
+	if !bytes.Equal(got, want) || CheckRunColumns("42", "qp") != nil {
+		t.Fatalf("AppendRunLine wrote %q, AppendRun %q", got, want)
+	}
+	for _, c := range [][2]string{{"4 2", "qp"}, {"", "qp"}, {"42", "q p"}, {"42", ""}, {"4\x1b", "qp"}} {
+		err := CheckRunColumns(c[0], c[1])
+		if _, want := AppendRun(nil, c[0], res, c[1]); err == nil || want == nil || err.Error() != want.Error() {
+			t.Errorf("qid %q tag %q: CheckRunColumns %v, AppendRun %v", c[0], c[1], err, want)
+		}
+	}
+	if b := AppendRunLine(nil, "4", "a b", 1, 0, "qp"); string(b) != "4 Q0 a b 1 0 qp\n" {
+		t.Errorf("unchecked docid: %q", b)
+	}
+}

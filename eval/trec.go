@@ -166,11 +166,8 @@ func WriteRun(w io.Writer, qid string, results []RunEntry, tag string) error {
 // AppendRun appends the lines WriteRun writes to b; on an error b is
 // returned as it was.
 func AppendRun(b []byte, qid string, results []RunEntry, tag string) ([]byte, error) {
-	if !isToken(qid) {
-		return b, fmt.Errorf("eval: run qid %q is empty or contains white space or a control character", qid)
-	}
-	if !isToken(tag) {
-		return b, fmt.Errorf("eval: run tag %q is empty or contains white space or a control character", tag)
+	if err := CheckRunColumns(qid, tag); err != nil {
+		return b, err
 	}
 	// The docids are checked in a pass of their own: their bytes are
 	// usually cache misses (a run writer's docids are scattered over the
@@ -183,19 +180,46 @@ func AppendRun(b []byte, qid string, results []RunEntry, tag string) ([]byte, er
 			return b, fmt.Errorf("eval: query %s rank %d: docid %q is empty or contains white space or a control character", qid, i+1, e.DocID)
 		}
 	}
-	for i, e := range results {
-		b = append(b, qid...)
-		b = append(b, " Q0 "...)
-		b = append(b, e.DocID...)
-		b = append(b, ' ')
-		b = strconv.AppendInt(b, int64(i+1), 10)
-		b = append(b, ' ')
-		b = AppendScore(b, e.Score)
-		b = append(b, ' ')
-		b = append(b, tag...)
-		b = append(b, '\n')
+	return appendLines(b, qid, results, tag), nil
+}
+
+// CheckRunColumns checks a run's qid and tag columns as AppendRun does:
+// each non-empty, without white space or control characters.
+func CheckRunColumns(qid, tag string) error {
+	if !isToken(qid) {
+		return fmt.Errorf("eval: run qid %q is empty or contains white space or a control character", qid)
 	}
-	return b, nil
+	if !isToken(tag) {
+		return fmt.Errorf("eval: run tag %q is empty or contains white space or a control character", tag)
+	}
+	return nil
+}
+
+// appendLines appends the run lines of results (checked) to b.
+func appendLines(b []byte, qid string, results []RunEntry, tag string) []byte {
+	for i, e := range results {
+		b = AppendRunLine(b, qid, e.DocID, i+1, e.Score, tag)
+	}
+	return b
+}
+
+// AppendRunLine appends one run line "qid Q0 docid rank score tag" to b
+// (AppendRun's line), unchecked: qid and tag must pass CheckRunColumns and
+// docid extid.Valid (index.IDSlots checks a whole id table once), else the
+// run does not read back. For writers that print many answers straight
+// from their results: no RunEntry values, no docid's bytes read twice
+// (docs/BENCHMARKS.md, cliq5).
+func AppendRunLine(b []byte, qid, docid string, rank int, score float64, tag string) []byte {
+	b = append(b, qid...)
+	b = append(b, " Q0 "...)
+	b = append(b, docid...)
+	b = append(b, ' ')
+	b = strconv.AppendInt(b, int64(rank), 10)
+	b = append(b, ' ')
+	b = AppendScore(b, score)
+	b = append(b, ' ')
+	b = append(b, tag...)
+	return append(b, '\n')
 }
 
 // isToken reports whether s can be a column of a run: the rule of
@@ -224,16 +248,9 @@ func isToken(s string) bool {
 	return true
 }
 
-// printable8 reports whether every byte of w is in 0x21..0x7e: none below
-// 0x21 and none above 0x7e (the "hasless" and "hasmore" tests of Sean
-// Anderson's Bit Twiddling Hacks, exact for these bounds; a borrow or carry
-// between bytes can only start at a byte that fails itself).
-func printable8(w uint64) bool {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	less := (w - ones*0x21) &^ w & highs
-	more := ((w + ones*(0x7f-0x7e)) | w) & highs
-	return less|more == 0
-}
+// printable8 reports whether every byte of w is in 0x21..0x7e
+// (extid.Printable8).
+func printable8(w uint64) bool { return extid.Printable8(w) }
 
 // le64 is the little-endian word of s[i:i+8].
 func le64(s string, i int) uint64 {

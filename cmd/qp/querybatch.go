@@ -70,6 +70,11 @@ func (qf *queryFlags) runBatch(ctx context.Context, e *qp.Engine, mode engine.Mo
 	rw := newRunWriter(w, x, ba.tag)
 	rw.setProcs(ba.tune.fmtProcs)
 	rw.timed = ba.stats
+	if !ba.tune.noSlots {
+		if err := rw.useSlots(); err != nil {
+			return err
+		}
+	}
 	// On the CPU the chunks run without a barrier (qp.Engine.StreamWith,
 	// Continuous): a chunk no longer waits for its slowest query while the
 	// other cores idle (docs/BENCHMARKS.md, cliq). Other processors ignore it.

@@ -50,6 +50,10 @@ type queryTune struct {
 	// before the continuous CPU stream's workers formatted their own
 	// pieces (qp.StreamOptions.Answered).
 	emitFmt bool
+	// noSlots formats the run from the index's id table (ExternalID,
+	// every docid checked per answer) instead of index.IDSlots, as before
+	// cliq5.
+	noSlots bool
 	// noSplit is --auto-split=false (device auto: each batch on one
 	// processor), for A/B runs of one command line.
 	noSplit bool
@@ -57,7 +61,8 @@ type queryTune struct {
 
 // parseTune parses a comma-separated list of switches: prealloc,
 // warm[=N] (N synthetic queries; default: warmQueries'), fmt=N, gc=P|off,
-// par, cont, barrier, early, emitfmt, nosplit; "" or "none" is no switch. An unknown switch is an error.
+// par, cont, barrier, early, emitfmt, nosplit,
+// noslots; "" or "none" is no switch. An unknown switch is an error.
 func parseTune(s string) (queryTune, error) {
 	var t queryTune
 	for _, f := range strings.Split(s, ",") {
@@ -87,6 +92,8 @@ func parseTune(s string) (queryTune, error) {
 			t.emitFmt = true
 		case f == "nosplit":
 			t.noSplit = true
+		case f == "noslots":
+			t.noSlots = true
 		case name == "warm" && !hasVal:
 			t.warmAuto = true
 		case name == "warm":
@@ -99,7 +106,7 @@ func parseTune(s string) (queryTune, error) {
 			t.gcPercent, err = num()
 			t.gcSet = true
 		default:
-			return t, fmt.Errorf("%s: unknown switch %q (want prealloc, warm[=N], fmt=N, gc=P|off, par, cont, barrier, early, emitfmt, nosplit)", tuneEnv, f)
+			return t, fmt.Errorf("%s: unknown switch %q (want prealloc, warm[=N], fmt=N, gc=P|off, par, cont, barrier, early, emitfmt, nosplit, noslots)", tuneEnv, f)
 		}
 		if err != nil {
 			return t, err
@@ -164,6 +171,9 @@ func (t queryTune) String() string {
 	}
 	if t.noSplit {
 		s = append(s, "nosplit")
+	}
+	if t.noSlots {
+		s = append(s, "noslots")
 	}
 	if len(s) == 0 {
 		return "none"

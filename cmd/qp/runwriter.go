@@ -20,6 +20,7 @@ import (
 type runWriter struct {
 	w     io.Writer
 	x     *index.Index
+	ids   *index.IDSlots // x's ids, checked once (useSlots); nil: ExternalID, checked per answer
 	tag   string
 	parts [][]byte
 	ents  [][]eval.RunEntry // each part's scratch (format)
@@ -34,6 +35,20 @@ type runWriter struct {
 func newRunWriter(w io.Writer, x *index.Index, tag string) *runWriter {
 	n := runtime.GOMAXPROCS(0)
 	return &runWriter{w: w, x: x, tag: tag, parts: make([][]byte, n), ents: make([][]eval.RunEntry, n)}
+}
+
+// useSlots formats from x's ids in fixed-width slots (index.IDSlots, checked
+// once as it builds them) where they fit: one cache line a docid instead of
+// ExternalID's offsets and bytes, and no docid's bytes read a second time
+// by a check (docs/BENCHMARKS.md, cliq5). A damaged id is an error here,
+// before any query runs.
+func (rw *runWriter) useSlots() error {
+	ids, err := rw.x.IDSlots()
+	if err != nil {
+		return fmt.Errorf("the run's document ids: %w", err)
+	}
+	rw.ids = ids
+	return nil
 }
 
 // setProcs formats on at most procs goroutines (procs <= 0: all cores).
@@ -109,7 +124,10 @@ func (rw *runWriter) reserve(b []byte, qs []engine.Query, out []engine.Response)
 // call this per grain of 16 queries, and a scratch grown from nil each call
 // cost 5 allocations a grain).
 //
-// The docids of every query are looked up first (the offsets' misses
+// With the ids in slots (useSlots) every docid of the call is looked up in
+// a pass of its own (one load of one line each: the misses overlap), then
+// appended unchecked (formatSlots: the slots were checked when built).
+// Else the docids of every query are looked up first (the offsets' misses
 // overlap), their first and last bytes read in a pass of their own (the
 // bytes' misses overlap), then appended query by query (eval.AppendRun,
 // whose check reads cached bytes now): the id table is scattered over the
@@ -119,6 +137,9 @@ func (rw *runWriter) reserve(b []byte, qs []engine.Query, out []engine.Response)
 // grain-by-grain runs on GCIDE AND+OR answers with the caches evicted;
 // TestRunWriterFormatPaired, docs/BENCHMARKS.md).
 func (rw *runWriter) format(b []byte, entries []eval.RunEntry, qs []engine.Query, out []engine.Response) ([]byte, []eval.RunEntry, error) {
+	if rw.ids != nil {
+		return rw.formatSlots(b, entries, qs, out)
+	}
 	entries = entries[:0]
 	for i := range out {
 		if out[i].Err != nil {
@@ -150,6 +171,36 @@ func (rw *runWriter) format(b []byte, entries []eval.RunEntry, qs []engine.Query
 			return b, entries, err
 		}
 		off += n
+	}
+	return b, entries, nil
+}
+
+// formatSlots is format from rw.ids: every docid's slot loaded in a pass
+// of its own (its length byte: the misses overlap), then the lines
+// appended straight from the results (eval.AppendRunLine: no entries
+// scratch, which the stream keeps per piece, ~5 KB a grain of cold memory
+// written and read; each query's qid checked as AppendRun checks it).
+func (rw *runWriter) formatSlots(b []byte, entries []eval.RunEntry, qs []engine.Query, out []engine.Response) ([]byte, []eval.RunEntry, error) {
+	touch := 0
+	for i := range out {
+		if out[i].Err == nil {
+			for _, r := range out[i].Results {
+				touch += len(rw.ids.ID(r.Doc))
+			}
+		}
+	}
+	runtime.KeepAlive(touch)
+	for i := range out {
+		if out[i].Err != nil {
+			continue
+		}
+		qid := qs[i].ID
+		if err := eval.CheckRunColumns(qid, rw.tag); err != nil {
+			return b, entries, err
+		}
+		for j, r := range out[i].Results {
+			b = eval.AppendRunLine(b, qid, rw.ids.ID(r.Doc), j+1, float64(r.Score), rw.tag)
+		}
 	}
 	return b, entries, nil
 }

@@ -12,35 +12,15 @@ import (
 	"github.com/qpengine/qp/index"
 )
 
-// formatPerQuery is the run writer's format before cliq4: each query's
-// docids looked up, checked and appended before the next query's (the
-// reference of TestRunWriterFormatPaired).
-func (rw *runWriter) formatPerQuery(b []byte, entries []eval.RunEntry, qs []engine.Query, out []engine.Response) ([]byte, []eval.RunEntry, error) {
-	for i := range out {
-		r := &out[i]
-		if r.Err != nil {
-			continue
-		}
-		entries = entries[:0]
-		for j, res := range r.Results {
-			entries = append(entries, eval.RunEntry{DocID: rw.x.ExternalID(res.Doc), Rank: j + 1, Score: float64(res.Score)})
-		}
-		var err error
-		if b, err = eval.AppendRun(b, qs[i].ID, entries, rw.tag); err != nil {
-			return b, entries, err
-		}
-	}
-	return b, entries, nil
-}
-
-// TestRunWriterFormatPaired: format (the grain's docids looked up, then
-// touched, then appended) writes the bytes of formatPerQuery for every
-// grain of 16 queries, failed queries among them; with QP_FMT_IDX (an
+// TestRunWriterFormatPaired: format from the id slots (useSlots: one load a
+// docid, appended unchecked) writes the bytes of format from ExternalID
+// (cliq4's passes: looked up, touched, appended checked) for every grain
+// of 16 queries, failed queries among them; with QP_FMT_IDX (an
 // index, e.g. GCIDE's) and QP_FMT_Q (a query file, its first 10,000 run
 // as AND+OR) it does so on real answers and logs the time of both per
 // query, interleaved grain by grain (QP_FMT_EVICT: bytes written between
 // grains to evict the caches as the searches do, default 8M; 1m or 0):
-// docs/BENCHMARKS.md, cliq4.
+// docs/BENCHMARKS.md, cliq4 and cliq5.
 func TestRunWriterFormatPaired(t *testing.T) {
 	x := runWriterIndex(t)
 	qs, out := syntheticResponses(x, 640, 10)
@@ -77,6 +57,10 @@ func TestRunWriterFormatPaired(t *testing.T) {
 		}
 	}
 	rw := newRunWriter(io.Discard, x, "qp")
+	rs := newRunWriter(io.Discard, x, "qp")
+	if err := rs.useSlots(); err != nil || rs.ids == nil {
+		t.Fatalf("useSlots: %v, table %v", err, rs.ids)
+	}
 	buf := make([]byte, evict)
 	var b [2][]byte
 	var ents [2][]eval.RunEntry
@@ -95,9 +79,9 @@ func TestRunWriterFormatPaired(t *testing.T) {
 				var err error
 				t0 := time.Now()
 				if v == 0 {
-					b[0], ents[0], err = rw.formatPerQuery(b[0][:0], ents[0], qs[lo:lo+16], out[lo:lo+16])
+					b[0], ents[0], err = rw.format(b[0][:0], ents[0], qs[lo:lo+16], out[lo:lo+16])
 				} else {
-					b[1], ents[1], err = rw.format(b[1][:0], ents[1], qs[lo:lo+16], out[lo:lo+16])
+					b[1], ents[1], err = rs.format(b[1][:0], ents[1], qs[lo:lo+16], out[lo:lo+16])
 				}
 				took[v] += time.Since(t0)
 				if err != nil {
@@ -105,12 +89,12 @@ func TestRunWriterFormatPaired(t *testing.T) {
 				}
 			}
 			if !bytes.Equal(b[0], b[1]) || len(b[0]) == 0 {
-				t.Fatalf("queries %d..%d: format wrote %d bytes, the per-query format %d, not the same", lo, lo+16, len(b[1]), len(b[0]))
+				t.Fatalf("queries %d..%d: format from the slots wrote %d bytes, from ExternalID %d, not the same", lo, lo+16, len(b[1]), len(b[0]))
 			}
 		}
 	}
 	if evict > 0 {
 		n := float64(rounds * len(qs))
-		t.Logf("per query: per-query format %.0f ns, format %.0f ns (%.3f)", float64(took[0].Nanoseconds())/n, float64(took[1].Nanoseconds())/n, float64(took[1])/float64(took[0]))
+		t.Logf("per query: format from ExternalID %.0f ns, from the slots %.0f ns (%.3f)", float64(took[0].Nanoseconds())/n, float64(took[1].Nanoseconds())/n, float64(took[1])/float64(took[0]))
 	}
 }

@@ -91,17 +91,24 @@ func TestRunWriterParts(t *testing.T) {
 	if want.Len() == 0 || strings.Count(want.String(), "\n") < 3000 {
 		t.Fatalf("the reference run has %d lines", strings.Count(want.String(), "\n"))
 	}
-	for _, procs := range []int{1, 2, 3, 64} {
-		var got bytes.Buffer
-		rw := newRunWriter(&got, x, "tag")
-		rw.setProcs(procs)
-		for lo := 0; lo < len(qs); lo += 1000 {
-			if err := rw.write(qs[lo:lo+1000], out[lo:lo+1000]); err != nil {
-				t.Fatal(err)
+	for _, slots := range []bool{false, true} {
+		for _, procs := range []int{1, 2, 3, 64} {
+			var got bytes.Buffer
+			rw := newRunWriter(&got, x, "tag")
+			rw.setProcs(procs)
+			if slots {
+				if err := rw.useSlots(); err != nil || rw.ids == nil {
+					t.Fatalf("useSlots: %v, table %v", err, rw.ids)
+				}
 			}
-		}
-		if !bytes.Equal(got.Bytes(), want.Bytes()) {
-			t.Fatalf("%d goroutines: the run differs from eval.WriteRun's", procs)
+			for lo := 0; lo < len(qs); lo += 1000 {
+				if err := rw.write(qs[lo:lo+1000], out[lo:lo+1000]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if !bytes.Equal(got.Bytes(), want.Bytes()) {
+				t.Fatalf("%d goroutines, slots %v: the run differs from eval.WriteRun's", procs, slots)
+			}
 		}
 	}
 }
@@ -110,10 +117,18 @@ func TestRunWriterParts(t *testing.T) {
 func BenchmarkRunWriter(b *testing.B) {
 	x := runWriterIndex(b)
 	qs, out := syntheticResponses(x, 16384, 10)
-	for _, procs := range []int{1, 0} {
-		b.Run(fmt.Sprintf("procs=%d", procs), func(b *testing.B) {
+	for _, c := range []struct {
+		procs int
+		slots bool
+	}{{1, false}, {1, true}, {0, false}, {0, true}} {
+		b.Run(fmt.Sprintf("procs=%d/slots=%v", c.procs, c.slots), func(b *testing.B) {
 			rw := newRunWriter(io.Discard, x, "qp")
-			rw.setProcs(procs)
+			rw.setProcs(c.procs)
+			if c.slots {
+				if err := rw.useSlots(); err != nil {
+					b.Fatal(err)
+				}
+			}
 			b.ReportAllocs()
 			for b.Loop() {
 				if err := rw.write(qs, out); err != nil {
@@ -143,6 +158,9 @@ func TestRunWriterPre(t *testing.T) {
 	}
 	var got bytes.Buffer
 	rw := newRunWriter(&got, x, "tag")
+	if err := rw.useSlots(); err != nil { // the pieces from the slots, the reference from ExternalID
+		t.Fatal(err)
+	}
 	answered := rw.answered(qs, chunk)
 	skipped := 0
 	for lo := 0; lo < len(qs); lo += chunk {
@@ -189,14 +207,21 @@ func TestRunWriterAnsweredAllocs(t *testing.T) {
 	if results == 0 {
 		t.Fatal("no results to format")
 	}
-	var sink bytes.Buffer
-	rw := newRunWriter(&sink, x, "qp")
-	answered := rw.answered(qs, 16)
-	answered(0, out[:16]) // grows the piece's buffers
-	if allocs := testing.AllocsPerRun(100, func() { answered(0, out[:16]) }); allocs != 0 {
-		t.Fatalf("answered allocates %.1f times a grain once warm, want 0", allocs)
-	}
-	if p := rw.pre.slots[0][0]; p.err != nil || p.chunk != 1 || p.end != 16 || len(p.b) == 0 {
-		t.Fatalf("piece after the runs: chunk %d, end %d, %d bytes, err %v", p.chunk, p.end, len(p.b), p.err)
+	for _, slots := range []bool{false, true} {
+		var sink bytes.Buffer
+		rw := newRunWriter(&sink, x, "qp")
+		if slots {
+			if err := rw.useSlots(); err != nil || rw.ids == nil {
+				t.Fatalf("useSlots: %v, table %v", err, rw.ids)
+			}
+		}
+		answered := rw.answered(qs, 16)
+		answered(0, out[:16]) // grows the piece's buffers
+		if allocs := testing.AllocsPerRun(100, func() { answered(0, out[:16]) }); allocs != 0 {
+			t.Fatalf("slots %v: answered allocates %.1f times a grain once warm, want 0", slots, allocs)
+		}
+		if p := rw.pre.slots[0][0]; p.err != nil || p.chunk != 1 || p.end != 16 || len(p.b) == 0 {
+			t.Fatalf("slots %v: piece after the runs: chunk %d, end %d, %d bytes, err %v", slots, p.chunk, p.end, len(p.b), p.err)
+		}
 	}
 }

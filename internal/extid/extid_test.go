@@ -21,3 +21,23 @@ func TestValid(t *testing.T) {
 		}
 	}
 }
+
+// TestPrintable: Printable agrees with a byte loop over lengths around the
+// word size, one bad byte at each place (and Valid accepts the good ones).
+func TestPrintable(t *testing.T) {
+	for n := range 20 {
+		good := []byte(strings.Repeat("a~!Z", 5)[:n])
+		if !Printable(good) || (n > 0 && !Valid(string(good))) {
+			t.Fatalf("%q rejected", good)
+		}
+		for i := range n {
+			for _, c := range []byte{' ', 0, 0x1f, 0x7f, 0x80, 0xc3, 0xff} {
+				bad := append([]byte(nil), good...)
+				bad[i] = c
+				if Printable(bad) {
+					t.Fatalf("%q accepted (byte %d = %#x)", bad, i, c)
+				}
+			}
+		}
+	}
+}
