@@ -462,22 +462,8 @@ func (r *andRun) download(out []engine.Response) error {
 	b, nq, qs := r.b, r.nq, r.qs
 	// One copy: counters | counts | totals | status slots | keys.
 	dl := []*download{{src: r.dev, srcOff: r.oCtr, n: r.size - r.oCtr}}
-	dn := &b.down
-	if r.pend != nil {
-		// Into the batch's arena, after the sets before (converted now, on
-		// the owner, when the arena must grow).
-		dn = &r.pend.down
-		n := placeParts(dl)
-		if !dn.room(n) {
-			b.finishPending(r.pend, out)
-			if err := dn.reset(n); err != nil {
-				return err
-			}
-		}
-		if err := b.fetchAt(dn, dn.take(n), r.mem, dl); err != nil {
-			return err
-		}
-	} else if err := b.fetch(r.mem, dl); err != nil {
+	dn, err := b.fetchTo(r.mem, r.pend, dl, out)
+	if err != nil {
 		return err
 	}
 	at := func(o int) int { return dl[0].at + o - r.oCtr }

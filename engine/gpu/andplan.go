@@ -57,14 +57,17 @@ type planCfg struct {
 	orThreshold int64
 	levels      int
 	use         []uint32 // bitmap columns in use (a copy of bm.use); nil without bitmaps
+	or          string   // Options.Or (orplan.go plans OrTiled sets)
+	orMinDF     uint32   // the OR tiles' bitmap df (orMinDF; 0 without bitmaps)
 }
 
 // refreshPlanCfg publishes a new planCfg; call it under b.mu (or in New)
 // after any change of what it holds.
 func (b *Backend) refreshPlanCfg() {
-	c := &planCfg{threshold: b.opt.Threshold, orThreshold: b.opt.OrThreshold, levels: b.and.levels}
+	c := &planCfg{threshold: b.opt.Threshold, orThreshold: b.opt.OrThreshold, levels: b.and.levels, or: b.opt.Or}
 	if b.bm != nil {
 		c.use = slices.Clone(b.bm.use)
+		c.orMinDF = b.orMinDF()
 	}
 	b.pcfg.Store(c)
 }
@@ -109,6 +112,7 @@ type planScratch struct {
 	slots    []querySlot
 	slotSums []querySlot // querySlots' chunk sums (parallelScan)
 	segSums  []segSum    // fillPlan's
+	orSums   []orSegSum  // fillTiled's (orplan.go)
 }
 
 // planHost fills pl for the AND queries qs (keep: OrMaxScore's
@@ -242,6 +246,10 @@ type batchPlan struct {
 	cfg   *planCfg  // the snapshot planned with; nil: no plan (the owner plans)
 	sets  []int     // set s is work[sets[s]:sets[s+1]]
 	plans []andPlan // plans[s]: set s's AND plan (pure AND sets; nq == 0: none)
+	orSet [][2]int  // orSet[s]: set s's OR launches, orl[orSet[s][0]:orSet[s][1]] (pure OR sets; empty: none)
+	orl   []orLaunch
+	caps  []int   // the tiled launches' candidate slots, back to back
+	cuts  []orCut // planOrSet's chunk sums
 	sc    planScratch
 	order []*prep // the plans' orders, back to back (each plan's qs, then its bmq)
 	rest  []*prep // scratch of the bitmap-AND split
@@ -251,7 +259,8 @@ type batchPlan struct {
 }
 
 // planBatch forms work's launch sets and plans and fills the AND part of
-// each pure-AND set into bb's upload arena. It leaves bp.cfg nil (the
+// each pure-AND set, and the OR launches of each pure-OR set (orplan.go),
+// into bb's upload arena. It leaves bp.cfg nil (the
 // owner then forms and plans the sets as before) when the batch uses the
 // list cache or the "lr" search, or the arena cannot be allocated.
 func (b *Backend) planBatch(bb *batchBufs, work []*prep) {
@@ -277,13 +286,25 @@ func (b *Backend) planBatch(bb *batchBufs, work []*prep) {
 		bp.plans = append(bp.plans[:cap(bp.plans)], make([]andPlan, ns-cap(bp.plans))...)
 	}
 	bp.plans = bp.plans[:ns]
+	bp.orSet = slices.Grow(bp.orSet[:0], ns)[:ns]
+	bp.orl, bp.caps = bp.orl[:0], bp.caps[:0]
 	bp.order = slices.Grow(bp.order[:0], len(work))[:len(work)]
 	workers := b.prepareWorkers()
 	size := 0
 	for s := range ns {
 		pl := &bp.plans[s]
 		pl.nq = 0
+		bp.orSet[s] = [2]int{}
 		set := work[bp.sets[s]:bp.sets[s+1]]
+		if cfg.or == OrTiled && !b.orDense() && pureOr(set) {
+			n := len(bp.orl)
+			if l0, l1, ok := b.planOrSet(bp, set, bp.sets[s], workers, &size); ok {
+				bp.orSet[s] = [2]int{l0, l1}
+			} else {
+				bp.orl = bp.orl[:n] // the owner plans the set
+			}
+			continue
+		}
 		if !pureAnd(set) {
 			continue
 		}
@@ -320,6 +341,9 @@ func (b *Backend) planBatch(bb *batchBufs, work []*prep) {
 		if pl := &bp.plans[s]; pl.nq > 0 {
 			pl.up = &bp.up
 			b.fillPlan(pl, workers, &bp.sc)
+		}
+		if r := bp.orSet[s]; r[1] > r[0] {
+			b.fillOrLaunches(bp, bp.orl[r[0]:r[1]], cfg.orMinDF, workers)
 		}
 	}
 	bp.cfg = cfg
@@ -360,13 +384,24 @@ func (pr *pendingResults) drop(m int) {
 	pr.sets = pr.sets[:max(min(m-pr.flushed, len(pr.sets)), 0)]
 }
 
+// pendKind is what a pendingSet holds.
+type pendKind uint8
+
+const (
+	pendAnd   pendKind = iota // a pure-AND set's download (finishSet)
+	pendOr                    // an OR launch's download, whole or tiled (finishOr, orplan.go)
+	pendStats                 // a set's time and statistics, after its pendOr sets (finishStats)
+)
+
 // pendingSet is one set's download in pendingResults.down: byte offsets of
-// its result counts, candidate totals, counters (4 + 2 nq words) and
-// result keys, for its queries qs (the plan's order).
+// its result counts, candidate totals, counters (4 + 2 nq words; pendAnd)
+// and result keys, for its queries qs (the plan's order).
 type pendingSet struct {
+	kind                   pendKind
 	qs                     []*prep
 	cnts, tots, ctrs, keys int
 	nres                   int
+	caps                   []int         // pendOr of tiled queries: their candidate slots (more emitted: rerun on the owner)
 	time                   time.Duration // the set's time on the owner (engine.Stats.Time)
 }
 
@@ -408,9 +443,35 @@ func (b *Backend) finishSet(a *pinned, ps *pendingSet, out []engine.Response, of
 // the download arena must grow.
 func (b *Backend) finishPending(pr *pendingResults, out []engine.Response) {
 	for i := range pr.sets {
-		pr.offs = b.finishSet(&pr.down, &pr.sets[i], out, pr.offs)
-		pr.sets[i].qs = nil
+		switch ps := &pr.sets[i]; ps.kind {
+		case pendAnd:
+			pr.offs = b.finishSet(&pr.down, ps, out, pr.offs)
+		case pendOr:
+			pr.offs = b.finishOr(&pr.down, ps, out, pr.offs)
+		case pendStats:
+			finishStats(ps, out)
+		}
+		pr.sets[i].qs, pr.sets[i].caps = nil, nil
 	}
 	pr.flushed += len(pr.sets)
 	pr.sets = pr.sets[:0]
+}
+
+// fetchTo copies the parts to the batch's pending download arena pend,
+// after the sets there (converted first, on the owner, when the arena
+// must grow), or to the owner's b.down when pend is nil, waits for the
+// stream and returns the arena.
+func (b *Backend) fetchTo(mem *devMem, pend *pendingResults, parts []*download, out []engine.Response) (*pinned, error) {
+	if pend == nil {
+		return &b.down, b.fetch(mem, parts)
+	}
+	dn := &pend.down
+	n := placeParts(parts)
+	if !dn.room(n) {
+		b.finishPending(pend, out)
+		if err := dn.reset(n); err != nil {
+			return nil, err
+		}
+	}
+	return dn, b.fetchAt(dn, dn.take(n), mem, parts)
 }

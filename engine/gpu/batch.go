@@ -274,11 +274,13 @@ func (b *Backend) runBatch(ctx context.Context, bb *batchBufs, work []*prep, pre
 					b.cancelled(work[bp.sets[s]:], out, err)
 					return nil
 				}
-				var pl *andPlan
+				var sp *setPlan
 				if bp.plans[s].nq > 0 {
-					pl = &bp.plans[s]
+					sp = &setPlan{and: &bp.plans[s]}
+				} else if r := bp.orSet[s]; r[1] > r[0] {
+					sp = &setPlan{or: bp.orl[r[0]:r[1]]}
 				}
-				b.runSplitPlanned(work[bp.sets[s]:bp.sets[s+1]], pl, &bp.res, out)
+				b.runSplitPlanned(work[bp.sets[s]:bp.sets[s+1]], sp, &bp.res, out)
 			}
 			return nil
 		}
@@ -794,10 +796,17 @@ func (b *Backend) runSplit(set []*prep, out []engine.Response) {
 	b.runSplitPlanned(set, nil, nil, out)
 }
 
-// runSplitPlanned is runSplit with the set's AND plan made off the owner
-// (andplan.go; nil: planned here) whose download goes to pend. A failed
-// set's pending download is dropped, and its halves are planned here.
-func (b *Backend) runSplitPlanned(set []*prep, pl *andPlan, pend *pendingResults, out []engine.Response) {
+// setPlan is a launch set's plan made off the owner: a pure-AND set's AND
+// plan (andplan.go) or a pure-OR set's launches (orplan.go).
+type setPlan struct {
+	and *andPlan
+	or  []orLaunch
+}
+
+// runSplitPlanned is runSplit with the set's plan made off the owner (nil:
+// planned here) whose downloads go to pend. A failed set's pending
+// downloads are dropped, and its halves are planned here.
+func (b *Backend) runSplitPlanned(set []*prep, pl *setPlan, pend *pendingResults, out []engine.Response) {
 	// Preserve the prepared state a failed attempt may have changed.
 	saved := make([]bool, len(set))
 	for i, p := range set {
@@ -836,9 +845,10 @@ func (b *Backend) runSplitPlanned(set []*prep, pl *andPlan, pend *pendingResults
 
 // runSet evaluates one launch set: AND for the queries that need it, then
 // OR for those that need it (in chunks that fit the accumulator budget).
-// With pl (a pure-AND set planned off the owner, andplan.go) its plan is
-// used and its download left in pend for the batch's goroutine.
-func (b *Backend) runSet(set []*prep, pl *andPlan, pend *pendingResults, out []engine.Response) (err error) {
+// With sp (a pure-AND or pure-OR set planned off the owner, andplan.go,
+// orplan.go) its plan is used and its downloads left in pend for the
+// batch's goroutine.
+func (b *Backend) runSet(set []*prep, sp *setPlan, pend *pendingResults, out []engine.Response) (err error) {
 	start := time.Now()
 	mem := &devMem{pool: b.ctx.Pool()}
 	defer func() {
@@ -857,7 +867,17 @@ func (b *Backend) runSet(set []*prep, pl *andPlan, pend *pendingResults, out []e
 		}
 	}()
 	b.prof.Sets++
-	if pl != nil {
+	if sp != nil && sp.or != nil {
+		if err := b.runOrPlanned(mem, sp.or, pend, out); err != nil {
+			return err
+		}
+		// Each query's time and statistics: finishStats, on the batch's
+		// goroutine after its OR downloads' conversion.
+		pend.sets = append(pend.sets, pendingSet{kind: pendStats, qs: set, time: time.Since(start)})
+		return nil
+	}
+	if sp != nil {
+		pl := sp.and
 		if err := b.runAndPlanned(mem, pl, pend, out); err != nil {
 			return err
 		}

@@ -233,6 +233,7 @@ type Backend struct {
 	and      andState    // AND step kernels and scratch (and.go)
 	slots    []querySlot // fillQueries' per-query slots (owner thread)
 	slotSums []querySlot // and their chunk sums
+	osc      planScratch // the OR plans' fill scratch on the owner (orplan.go)
 }
 
 var _ engine.Backend = (*Backend)(nil)
@@ -514,6 +515,7 @@ func (b *Backend) SetOr(name string) error {
 	}
 	b.mu.Lock()
 	b.opt.Or = name
+	b.refreshPlanCfg()
 	b.mu.Unlock()
 	return nil
 }
