@@ -476,7 +476,16 @@ func (r *andRun) download(out []engine.Response) error {
 		return fmt.Errorf("%w: %d bp128 frequency blocks read by slot are corrupt", index.ErrCorrupt, c)
 	}
 	if r.pend != nil {
-		r.pend.sets = append(r.pend.sets, pendingSet{qs: qs, cnts: at(r.oCnt), tots: at(r.oTot), ctrs: at(r.oCtr), keys: at(r.oRes), nres: r.nres})
+		if r.mixed {
+			// The OR part runs next, on the owner: it needs needOr now.
+			for a, c := range dn.u32(at(r.oCnt), nq) {
+				if p := qs[a]; p.q.Mode == engine.AndOr && int(c) < p.q.K {
+					p.needOr = true
+				}
+			}
+		}
+		r.pend.sets = append(r.pend.sets, pendingSet{qs: qs, cnts: at(r.oCnt), tots: at(r.oTot), ctrs: at(r.oCtr), keys: at(r.oRes),
+			nres: r.nres, mixed: r.mixed})
 		return nil
 	}
 	cnts, tots := dn.u32(at(r.oCnt), nq), dn.u32(at(r.oTot), nq)

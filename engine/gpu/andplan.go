@@ -44,9 +44,14 @@ import (
 //     results, on all cores). Sets that failed were dropped from the
 //     pending list by runSplit before it retried their halves.
 //
-// Sets with AND+OR or OR queries, the list cache (listcache.go), the "lr"
-// search (its models are cached in b.and.lr under b.mu) and retried
-// halves run as before: planned and converted on the owner.
+// Pure-OR sets are planned the same way (orplan.go); sets with AND+OR
+// queries or mixed modes ("mixed") get their AND part planned here and
+// their OR part planned on the owner after the AND download (which
+// queries need OR is known only then), and both are converted after the
+// device (the tiled OR's downloads go to the same arena through
+// b.orPend). The list cache (listcache.go), the "lr" search (its models
+// are cached in b.and.lr under b.mu) and retried halves run as before:
+// planned and converted on the owner.
 
 // planCfg is the configuration that a plan made off the device reads:
 // the set thresholds, the AND search and the bitmap columns in use. The
@@ -85,6 +90,7 @@ type andPlan struct {
 	randomFreqs bool
 	anyBM       bool
 	keep        bool // OrMaxScore (orms.go): misses kept, pruned by res0/cnt0, results certified
+	mixed       bool // planBatch: the AND part of a set with AND+OR queries (the owner sets needOr; pendStats the stats)
 	useLR       bool
 	active      []int   // active[j]: the queries with a j-th step (a prefix of qs)
 	bmq         []*prep // planBatch: the set's bitmap-AND queries (bmand.go), run on the owner after qs
@@ -248,6 +254,8 @@ type batchPlan struct {
 	plans []andPlan // plans[s]: set s's AND plan (pure AND sets; nq == 0: none)
 	orSet [][2]int  // orSet[s]: set s's OR launches, orl[orSet[s][0]:orSet[s][1]] (pure OR sets; empty: none)
 	orl   []orLaunch
+	mixed []bool  // mixed[s]: set s is mixed, its AND part (if any) plans[s] (its OR part planned on the owner)
+	ands  []*prep // scratch: a mixed set's queries that run AND
 	caps  []int   // the tiled launches' candidate slots, back to back
 	cuts  []orCut // planOrSet's chunk sums
 	sc    planScratch
@@ -259,8 +267,8 @@ type batchPlan struct {
 }
 
 // planBatch forms work's launch sets and plans and fills the AND part of
-// each pure-AND set, and the OR launches of each pure-OR set (orplan.go),
-// into bb's upload arena. It leaves bp.cfg nil (the
+// each pure-AND and mixed set, and the OR launches of each pure-OR set
+// (orplan.go), into bb's upload arena. It leaves bp.cfg nil (the
 // owner then forms and plans the sets as before) when the batch uses the
 // list cache or the "lr" search, or the arena cannot be allocated.
 func (b *Backend) planBatch(bb *batchBufs, work []*prep) {
@@ -287,6 +295,7 @@ func (b *Backend) planBatch(bb *batchBufs, work []*prep) {
 	}
 	bp.plans = bp.plans[:ns]
 	bp.orSet = slices.Grow(bp.orSet[:0], ns)[:ns]
+	bp.mixed = slices.Grow(bp.mixed[:0], ns)[:ns]
 	bp.orl, bp.caps = bp.orl[:0], bp.caps[:0]
 	bp.order = slices.Grow(bp.order[:0], len(work))[:len(work)]
 	workers := b.prepareWorkers()
@@ -294,7 +303,7 @@ func (b *Backend) planBatch(bb *batchBufs, work []*prep) {
 	for s := range ns {
 		pl := &bp.plans[s]
 		pl.nq = 0
-		bp.orSet[s] = [2]int{}
+		bp.orSet[s], bp.mixed[s] = [2]int{}, false
 		set := work[bp.sets[s]:bp.sets[s+1]]
 		if cfg.or == OrTiled && !b.orDense() && pureOr(set) {
 			n := len(bp.orl)
@@ -305,14 +314,28 @@ func (b *Backend) planBatch(bb *batchBufs, work []*prep) {
 			}
 			continue
 		}
-		if !pureAnd(set) {
-			continue
+		// A mixed set (AND+OR queries, or modes mixed): the AND part of
+		// the queries that run it is planned here, the OR part on the
+		// owner after the AND download (it depends on the AND counts),
+		// and both are converted after the device.
+		qs, mixed := set, !pureAnd(set)
+		if mixed {
+			bp.ands = bp.ands[:0]
+			for _, p := range set {
+				if p.runsAnd() {
+					bp.ands = append(bp.ands, p)
+				}
+			}
+			if qs = bp.ands; len(qs) == 0 {
+				bp.mixed[s] = true // no AND part
+				continue
+			}
 		}
 		// The bitmap-AND queries (bmand.go) run after the plan's, planned on
 		// the owner; a set of nothing else is planned there whole.
-		qs := set
+		nand := len(qs)
 		if b.bitmapAndOn(cfg.use) {
-			bp.rest, bp.bmq = splitBitmapAnd(set, cfg.use, bp.rest, bp.bmq)
+			bp.rest, bp.bmq = splitBitmapAnd(qs, cfg.use, bp.rest, bp.bmq)
 			if qs = bp.rest; len(qs) == 0 {
 				continue
 			}
@@ -321,12 +344,13 @@ func (b *Backend) planBatch(bb *batchBufs, work []*prep) {
 			pl.nq = 0 // the owner meets the error again and splits the set
 			continue
 		}
+		pl.mixed, bp.mixed[s] = mixed, mixed
 		// The order lives in bp.order (sc.order is reused by the next set).
 		lo := bp.sets[s]
 		pl.qs = bp.order[lo : lo+len(qs)]
 		copy(pl.qs, bp.sc.order)
-		if len(qs) < len(set) {
-			pl.bmq = bp.order[lo+len(qs) : bp.sets[s+1]]
+		if len(qs) < nand {
+			pl.bmq = bp.order[lo+len(qs) : lo+nand]
 			copy(pl.bmq, bp.bmq)
 		}
 		pl.upAt = (size + 15) &^ 15
@@ -402,6 +426,7 @@ type pendingSet struct {
 	cnts, tots, ctrs, keys int
 	nres                   int
 	caps                   []int         // pendOr of tiled queries: their candidate slots (more emitted: rerun on the owner)
+	mixed                  bool          // pendAnd of a mixed set: the needOr queries' results are OR's; time and Stats from pendStats
 	time                   time.Duration // the set's time on the owner (engine.Stats.Time)
 }
 
@@ -424,10 +449,16 @@ func (b *Backend) finishSet(a *pinned, ps *pendingSet, out []engine.Response, of
 		for a := lo; a < hi; a++ {
 			p := qs[a]
 			b.addAndStats(p, ctrs, nq, a, tots[a])
-			p.st.Time = ps.time
-			c := int(cnts[a])
 			r := &out[p.i]
-			r.Stats = p.st
+			c := int(cnts[a])
+			if !ps.mixed {
+				p.st.Time = ps.time
+				r.Stats = p.st
+			} else if p.q.Mode == engine.AndOr && c < p.q.K {
+				// OR answered it (the owner set needOr by the same test; the
+				// MaxScore OR may have cleared it since).
+				continue
+			}
 			if c > p.q.K {
 				r.Results, r.Err = r.Results[:0], fmt.Errorf("gpu: query %q: BUG: %d results for k = %d", p.q.ID, c, p.q.K)
 			} else {

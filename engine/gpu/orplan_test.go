@@ -134,3 +134,55 @@ func TestPlannedOrCorrupt(t *testing.T) {
 		}
 	}
 }
+
+// TestPlannedAndOr: sets with AND+OR queries (alone, and mixed with AND
+// and OR queries) get their AND part planned off the owner and their
+// downloads converted after the device, with the CPU's results: several
+// sets, early conversions (K = 1000), bitmap-AND queries, unknown terms
+// (AND+OR queries that skip AND), and each OR strategy (the tiled one's
+// downloads pending, the others' converted on the owner).
+func TestPlannedAndOr(t *testing.T) {
+	c := testContext(t)
+	rng := rand.New(rand.NewSource(79))
+	col := genCollection(rng, 3000, 40, 16, false)
+	x := col.bp128(t)
+	nq := 30
+	if emulated(c) {
+		nq = 12
+	}
+	terms := randomQueries(rng, col.terms, nq, [][]string{{col.terms[0], "nosuchterm"}, {"nosuchterm"}})
+	var qs, mixed []engine.Query
+	for i, ts := range terms {
+		for _, k := range []int{10, 1000} {
+			qs = append(qs, engine.Query{ID: fmt.Sprintf("q%d/k%d", i, k), Terms: ts, Mode: engine.AndOr, K: k})
+			mixed = append(mixed, engine.Query{ID: fmt.Sprintf("q%d/k%d", i, k), Terms: ts, Mode: []engine.Mode{engine.And, engine.Or, engine.AndOr}[(i+k)%3], K: k})
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		opt  Options
+		qs   []engine.Query
+	}{
+		{"andor", Options{Threshold: 300, BitmapDensity: 1.0 / 8}, qs},
+		{"andor bitmap-and", Options{Threshold: 300, BitmapDensity: 1.0 / 8, BitmapAnd: BitmapAndOn}, qs},
+		{"mixed", Options{Threshold: 300, BitmapDensity: 1.0 / 8}, mixed},
+		{"andor maxscore", Options{Threshold: 300, Or: OrMaxScore}, qs},
+		{"andor dense", Options{Threshold: 300, Or: OrDense}, qs},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := newBackend(t, x, tc.opt)
+			got, want := searchBoth(t, x, g, tc.qs)
+			for i, q := range tc.qs {
+				if msg := sameResponse(got[i], want[i]); msg != "" {
+					t.Fatalf("query %s %v %q: %s", q.ID, q.Mode, q.Terms, msg)
+				}
+				if len(want[i].Results) > 0 && got[i].Stats.Time <= 0 {
+					t.Fatalf("query %s: time %v, want its set's", q.ID, got[i].Stats.Time)
+				}
+			}
+			if p := g.Profile(); p.Sets < 2 || p.PlannedSets != p.Sets {
+				t.Errorf("%d of %d sets planned off the owner, want all of at least 2", p.PlannedSets, p.Sets)
+			}
+		})
+	}
+}

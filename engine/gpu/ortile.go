@@ -204,7 +204,7 @@ func (b *Backend) planOrTiled(mem *devMem, qs []*prep) (*orTileRun, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &orTileRun{b: b, mem: mem, ok: ok}
+	r := &orTileRun{b: b, mem: mem, ok: ok, pend: b.orPend}
 	if err := b.planTiled(&r.orTilePlan, qs, b.prepareWorkers(), make([]int, len(qs))); err != nil {
 		return nil, err
 	}

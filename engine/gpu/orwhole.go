@@ -45,7 +45,7 @@ func (b *Backend) runOrWhole(mem *devMem, qs []*prep, out []engine.Response) err
 	}
 	pl.up, pl.upAt = &b.up, b.up.take(pl.size)
 	b.fillWhole(&pl, b.prepareWorkers(), &b.osc)
-	return b.runOrWholePlanned(mem, &pl, nil, out)
+	return b.runOrWholePlanned(mem, &pl, b.orPend, out)
 }
 
 // runOrWholePlanned is runOrWhole on a plan filled at pl.upAt of pl.up
