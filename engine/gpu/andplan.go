@@ -119,6 +119,7 @@ type planScratch struct {
 	slotSums []querySlot // querySlots' chunk sums (parallelScan)
 	segSums  []segSum    // fillPlan's
 	orSums   []orSegSum  // fillTiled's (orplan.go)
+	cuts     []orCut     // orOneLaunch's
 }
 
 // planHost fills pl for the AND queries qs (keep: OrMaxScore's
@@ -257,7 +258,6 @@ type batchPlan struct {
 	mixed []bool  // mixed[s]: set s is mixed, its AND part (if any) plans[s] (its OR part planned on the owner)
 	ands  []*prep // scratch: a mixed set's queries that run AND
 	caps  []int   // the tiled launches' candidate slots, back to back
-	cuts  []orCut // planOrSet's chunk sums
 	sc    planScratch
 	order []*prep // the plans' orders, back to back (each plan's qs, then its bmq)
 	rest  []*prep // scratch of the bitmap-AND split

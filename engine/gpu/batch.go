@@ -961,6 +961,14 @@ func (b *Backend) runSet(set []*prep, sp *setPlan, pend *pendingResults, out []e
 	if !b.orDense() && b.orFused() {
 		maxPost = math.MaxInt64
 	}
+	if len(ors) > 1 && b.orOneLaunch(ors, maxPost, b.prepareWorkers(), &b.osc.cuts) {
+		// All in one launch (the cuts below would make one), by one pass
+		// on all cores instead of their serial one (gpuplan).
+		if err := b.runOr(mem, ors, out); err != nil {
+			return err
+		}
+		ors = nil
+	}
 	for len(ors) > 0 {
 		n := 1
 		acc := b.orQueryBytes(ors[0])

@@ -225,15 +225,9 @@ func (b *Backend) planOrSet(bp *batchPlan, set []*prep, lo int, workers int, siz
 	if b.orFused() {
 		maxPost = math.MaxInt64
 	}
-	// The launches: runSet's greedy cuts. One pass on all cores sums the
-	// set; when the whole set fits (GCIDE's, every TREC'06 set) it is one
-	// launch, else the cuts are made serially as runSet makes them.
-	tot := parallelScan(workers, len(set), &bp.cuts, orCut.add, func(lo, hi int, s orCut, _ bool) orCut {
-		for _, p := range set[lo:hi] {
-			s = s.add(orCut{b.orQueryBytes(p), p.postings()})
-		}
-		return s
-	})
+	// The launches: runSet's greedy cuts (one when the set fits, as every
+	// GCIDE/TREC'06 set does).
+	one := b.orOneLaunch(set, maxPost, workers, &bp.sc.cuts)
 	l0 = len(bp.orl)
 	addLaunch := func(qs []*prep, at int) bool {
 		bp.orl = append(bp.orl, orLaunch{})
@@ -262,7 +256,7 @@ func (b *Backend) planOrSet(bp *batchPlan, set []*prep, lo int, workers int, siz
 		}
 		return true
 	}
-	if tot.acc <= b.opt.AccumulatorBytes && tot.post <= maxPost {
+	if one {
 		if !addLaunch(set, lo) {
 			return 0, 0, false
 		}
@@ -282,6 +276,21 @@ func (b *Backend) planOrSet(bp *batchPlan, set []*prep, lo int, workers int, siz
 		i += n
 	}
 	return l0, len(bp.orl), true
+}
+
+// orOneLaunch reports whether the OR queries qs fit one launch of
+// runSet's budget (accumulator bytes, and postings up to maxPost): then
+// its greedy cuts make one launch of them. One pass on up to workers
+// goroutines (sums: scratch) instead of the cuts' serial pass, which
+// computes each query's orQueryBytes twice.
+func (b *Backend) orOneLaunch(qs []*prep, maxPost int64, workers int, sums *[]orCut) bool {
+	tot := parallelScan(workers, len(qs), sums, orCut.add, func(lo, hi int, s orCut, _ bool) orCut {
+		for _, p := range qs[lo:hi] {
+			s = s.add(orCut{b.orQueryBytes(p), p.postings()})
+		}
+		return s
+	})
+	return tot.acc <= b.opt.AccumulatorBytes && tot.post <= maxPost
 }
 
 // wholeKey is planOrSet's split key: 0 for a query answered whole, 1 for
