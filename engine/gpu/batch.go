@@ -861,8 +861,9 @@ func (b *Backend) runSplitPlanned(set []*prep, pl *setPlan, pend *pendingResults
 
 // runSet evaluates one launch set: AND for the queries that need it, then
 // OR for those that need it (in chunks that fit the accumulator budget).
-// With sp (a pure-AND or pure-OR set planned off the owner, andplan.go,
-// orplan.go) its plan is used and its downloads left in pend for the
+// With sp (a set planned off the owner: pure AND, pure OR, or mixed with
+// its AND part planned; andplan.go, orplan.go) its plan is used and its
+// downloads (the tiled OR's too) and statistics left in pend for the
 // batch's goroutine.
 func (b *Backend) runSet(set []*prep, sp *setPlan, pend *pendingResults, out []engine.Response) (err error) {
 	start := time.Now()

@@ -302,8 +302,9 @@ func (b *Backend) wholeKey(p *prep) int {
 	return 1
 }
 
-// growInts returns s extended by n elements (contents undefined), keeping
-// the capacity it had.
+// growInts returns s extended by n elements (contents undefined); when it
+// must grow, the new array holds s's elements (slices of the old one stay
+// valid).
 func growInts(s []int, n int) []int {
 	l := len(s)
 	if cap(s)-l < n {
