@@ -462,22 +462,8 @@ func (r *andRun) download(out []engine.Response) error {
 	b, nq, qs := r.b, r.nq, r.qs
 	// One copy: counters | counts | totals | status slots | keys.
 	dl := []*download{{src: r.dev, srcOff: r.oCtr, n: r.size - r.oCtr}}
-	dn := &b.down
-	if r.pend != nil {
-		// Into the batch's arena, after the sets before (converted now, on
-		// the owner, when the arena must grow).
-		dn = &r.pend.down
-		n := placeParts(dl)
-		if !dn.room(n) {
-			b.finishPending(r.pend, out)
-			if err := dn.reset(n); err != nil {
-				return err
-			}
-		}
-		if err := b.fetchAt(dn, dn.take(n), r.mem, dl); err != nil {
-			return err
-		}
-	} else if err := b.fetch(r.mem, dl); err != nil {
+	dn, err := b.fetchTo(r.mem, r.pend, dl, out)
+	if err != nil {
 		return err
 	}
 	at := func(o int) int { return dl[0].at + o - r.oCtr }
@@ -490,7 +476,16 @@ func (r *andRun) download(out []engine.Response) error {
 		return fmt.Errorf("%w: %d bp128 frequency blocks read by slot are corrupt", index.ErrCorrupt, c)
 	}
 	if r.pend != nil {
-		r.pend.sets = append(r.pend.sets, pendingSet{qs: qs, cnts: at(r.oCnt), tots: at(r.oTot), ctrs: at(r.oCtr), keys: at(r.oRes), nres: r.nres})
+		if r.mixed {
+			// The OR part runs next, on the owner: it needs needOr now.
+			for a, c := range dn.u32(at(r.oCnt), nq) {
+				if p := qs[a]; p.q.Mode == engine.AndOr && int(c) < p.q.K {
+					p.needOr = true
+				}
+			}
+		}
+		r.pend.sets = append(r.pend.sets, pendingSet{qs: qs, cnts: at(r.oCnt), tots: at(r.oTot), ctrs: at(r.oCtr), keys: at(r.oRes),
+			nres: r.nres, mixed: r.mixed})
 		return nil
 	}
 	cnts, tots := dn.u32(at(r.oCnt), nq), dn.u32(at(r.oTot), nq)

@@ -44,9 +44,14 @@ import (
 //     results, on all cores). Sets that failed were dropped from the
 //     pending list by runSplit before it retried their halves.
 //
-// Sets with AND+OR or OR queries, the list cache (listcache.go), the "lr"
-// search (its models are cached in b.and.lr under b.mu) and retried
-// halves run as before: planned and converted on the owner.
+// Pure-OR sets are planned the same way (orplan.go); sets with AND+OR
+// queries or mixed modes ("mixed") get their AND part planned here and
+// their OR part planned on the owner after the AND download (which
+// queries need OR is known only then), and both are converted after the
+// device (the tiled OR's downloads go to the same arena through
+// b.orPend). The list cache (listcache.go), the "lr" search (its models
+// are cached in b.and.lr under b.mu) and retried halves run as before:
+// planned and converted on the owner.
 
 // planCfg is the configuration that a plan made off the device reads:
 // the set thresholds, the AND search and the bitmap columns in use. The
@@ -57,14 +62,17 @@ type planCfg struct {
 	orThreshold int64
 	levels      int
 	use         []uint32 // bitmap columns in use (a copy of bm.use); nil without bitmaps
+	or          string   // Options.Or (orplan.go plans OrTiled sets)
+	orMinDF     uint32   // the OR tiles' bitmap df (orMinDF; 0 without bitmaps)
 }
 
 // refreshPlanCfg publishes a new planCfg; call it under b.mu (or in New)
 // after any change of what it holds.
 func (b *Backend) refreshPlanCfg() {
-	c := &planCfg{threshold: b.opt.Threshold, orThreshold: b.opt.OrThreshold, levels: b.and.levels}
+	c := &planCfg{threshold: b.opt.Threshold, orThreshold: b.opt.OrThreshold, levels: b.and.levels, or: b.opt.Or}
 	if b.bm != nil {
 		c.use = slices.Clone(b.bm.use)
+		c.orMinDF = b.orMinDF()
 	}
 	b.pcfg.Store(c)
 }
@@ -82,6 +90,7 @@ type andPlan struct {
 	randomFreqs bool
 	anyBM       bool
 	keep        bool // OrMaxScore (orms.go): misses kept, pruned by res0/cnt0, results certified
+	mixed       bool // planBatch: the AND part of a set with AND+OR queries (the owner sets needOr; pendStats the stats)
 	useLR       bool
 	active      []int   // active[j]: the queries with a j-th step (a prefix of qs)
 	bmq         []*prep // planBatch: the set's bitmap-AND queries (bmand.go), run on the owner after qs
@@ -109,6 +118,8 @@ type planScratch struct {
 	slots    []querySlot
 	slotSums []querySlot // querySlots' chunk sums (parallelScan)
 	segSums  []segSum    // fillPlan's
+	orSums   []orSegSum  // fillTiled's (orplan.go)
+	cuts     []orCut     // orOneLaunch's
 }
 
 // planHost fills pl for the AND queries qs (keep: OrMaxScore's
@@ -242,6 +253,11 @@ type batchPlan struct {
 	cfg   *planCfg  // the snapshot planned with; nil: no plan (the owner plans)
 	sets  []int     // set s is work[sets[s]:sets[s+1]]
 	plans []andPlan // plans[s]: set s's AND plan (pure AND sets; nq == 0: none)
+	orSet [][2]int  // orSet[s]: set s's OR launches, orl[orSet[s][0]:orSet[s][1]] (pure OR sets; empty: none)
+	orl   []orLaunch
+	mixed []bool  // mixed[s]: set s is mixed, its AND part (if any) plans[s] (its OR part planned on the owner)
+	ands  []*prep // scratch: a mixed set's queries that run AND
+	caps  []int   // the tiled launches' candidate slots, back to back
 	sc    planScratch
 	order []*prep // the plans' orders, back to back (each plan's qs, then its bmq)
 	rest  []*prep // scratch of the bitmap-AND split
@@ -251,7 +267,8 @@ type batchPlan struct {
 }
 
 // planBatch forms work's launch sets and plans and fills the AND part of
-// each pure-AND set into bb's upload arena. It leaves bp.cfg nil (the
+// each pure-AND and mixed set, and the OR launches of each pure-OR set
+// (orplan.go), into bb's upload arena. It leaves bp.cfg nil (the
 // owner then forms and plans the sets as before) when the batch uses the
 // list cache or the "lr" search, or the arena cannot be allocated.
 func (b *Backend) planBatch(bb *batchBufs, work []*prep) {
@@ -277,21 +294,48 @@ func (b *Backend) planBatch(bb *batchBufs, work []*prep) {
 		bp.plans = append(bp.plans[:cap(bp.plans)], make([]andPlan, ns-cap(bp.plans))...)
 	}
 	bp.plans = bp.plans[:ns]
+	bp.orSet = slices.Grow(bp.orSet[:0], ns)[:ns]
+	bp.mixed = slices.Grow(bp.mixed[:0], ns)[:ns]
+	bp.orl, bp.caps = bp.orl[:0], bp.caps[:0]
 	bp.order = slices.Grow(bp.order[:0], len(work))[:len(work)]
 	workers := b.prepareWorkers()
 	size := 0
 	for s := range ns {
 		pl := &bp.plans[s]
 		pl.nq = 0
+		bp.orSet[s], bp.mixed[s] = [2]int{}, false
 		set := work[bp.sets[s]:bp.sets[s+1]]
-		if !pureAnd(set) {
+		if cfg.or == OrTiled && !b.orDense() && pureOr(set) {
+			n := len(bp.orl)
+			if l0, l1, ok := b.planOrSet(bp, set, bp.sets[s], workers, &size); ok {
+				bp.orSet[s] = [2]int{l0, l1}
+			} else {
+				bp.orl = bp.orl[:n] // the owner plans the set
+			}
 			continue
+		}
+		// A mixed set (AND+OR queries, or modes mixed): the AND part of
+		// the queries that run it is planned here, the OR part on the
+		// owner after the AND download (it depends on the AND counts),
+		// and both are converted after the device.
+		qs, mixed := set, !pureAnd(set)
+		if mixed {
+			bp.ands = bp.ands[:0]
+			for _, p := range set {
+				if p.runsAnd() {
+					bp.ands = append(bp.ands, p)
+				}
+			}
+			if qs = bp.ands; len(qs) == 0 {
+				bp.mixed[s] = true // no AND part
+				continue
+			}
 		}
 		// The bitmap-AND queries (bmand.go) run after the plan's, planned on
 		// the owner; a set of nothing else is planned there whole.
-		qs := set
+		nand := len(qs)
 		if b.bitmapAndOn(cfg.use) {
-			bp.rest, bp.bmq = splitBitmapAnd(set, cfg.use, bp.rest, bp.bmq)
+			bp.rest, bp.bmq = splitBitmapAnd(qs, cfg.use, bp.rest, bp.bmq)
 			if qs = bp.rest; len(qs) == 0 {
 				continue
 			}
@@ -300,12 +344,13 @@ func (b *Backend) planBatch(bb *batchBufs, work []*prep) {
 			pl.nq = 0 // the owner meets the error again and splits the set
 			continue
 		}
+		pl.mixed, bp.mixed[s] = mixed, mixed
 		// The order lives in bp.order (sc.order is reused by the next set).
 		lo := bp.sets[s]
 		pl.qs = bp.order[lo : lo+len(qs)]
 		copy(pl.qs, bp.sc.order)
-		if len(qs) < len(set) {
-			pl.bmq = bp.order[lo+len(qs) : bp.sets[s+1]]
+		if len(qs) < nand {
+			pl.bmq = bp.order[lo+len(qs) : lo+nand]
 			copy(pl.bmq, bp.bmq)
 		}
 		pl.upAt = (size + 15) &^ 15
@@ -320,6 +365,9 @@ func (b *Backend) planBatch(bb *batchBufs, work []*prep) {
 		if pl := &bp.plans[s]; pl.nq > 0 {
 			pl.up = &bp.up
 			b.fillPlan(pl, workers, &bp.sc)
+		}
+		if r := bp.orSet[s]; r[1] > r[0] {
+			b.fillOrLaunches(bp, bp.orl[r[0]:r[1]], cfg.orMinDF, workers)
 		}
 	}
 	bp.cfg = cfg
@@ -360,13 +408,25 @@ func (pr *pendingResults) drop(m int) {
 	pr.sets = pr.sets[:max(min(m-pr.flushed, len(pr.sets)), 0)]
 }
 
+// pendKind is what a pendingSet holds.
+type pendKind uint8
+
+const (
+	pendAnd   pendKind = iota // a pure-AND set's download (finishSet)
+	pendOr                    // an OR launch's download, whole or tiled (finishOr, orplan.go)
+	pendStats                 // a set's time and statistics, after its pendOr sets (finishStats)
+)
+
 // pendingSet is one set's download in pendingResults.down: byte offsets of
-// its result counts, candidate totals, counters (4 + 2 nq words) and
-// result keys, for its queries qs (the plan's order).
+// its result counts, candidate totals, counters (4 + 2 nq words; pendAnd)
+// and result keys, for its queries qs (the plan's order).
 type pendingSet struct {
+	kind                   pendKind
 	qs                     []*prep
 	cnts, tots, ctrs, keys int
 	nres                   int
+	caps                   []int         // pendOr of tiled queries: their candidate slots (more emitted: rerun on the owner)
+	mixed                  bool          // pendAnd of a mixed set: the needOr queries' results are OR's; time and Stats from pendStats
 	time                   time.Duration // the set's time on the owner (engine.Stats.Time)
 }
 
@@ -389,10 +449,16 @@ func (b *Backend) finishSet(a *pinned, ps *pendingSet, out []engine.Response, of
 		for a := lo; a < hi; a++ {
 			p := qs[a]
 			b.addAndStats(p, ctrs, nq, a, tots[a])
-			p.st.Time = ps.time
-			c := int(cnts[a])
 			r := &out[p.i]
-			r.Stats = p.st
+			c := int(cnts[a])
+			if !ps.mixed {
+				p.st.Time = ps.time
+				r.Stats = p.st
+			} else if p.q.Mode == engine.AndOr && c < p.q.K {
+				// OR answered it (the owner set needOr by the same test; the
+				// MaxScore OR may have cleared it since).
+				continue
+			}
 			if c > p.q.K {
 				r.Results, r.Err = r.Results[:0], fmt.Errorf("gpu: query %q: BUG: %d results for k = %d", p.q.ID, c, p.q.K)
 			} else {
@@ -408,9 +474,35 @@ func (b *Backend) finishSet(a *pinned, ps *pendingSet, out []engine.Response, of
 // the download arena must grow.
 func (b *Backend) finishPending(pr *pendingResults, out []engine.Response) {
 	for i := range pr.sets {
-		pr.offs = b.finishSet(&pr.down, &pr.sets[i], out, pr.offs)
-		pr.sets[i].qs = nil
+		switch ps := &pr.sets[i]; ps.kind {
+		case pendAnd:
+			pr.offs = b.finishSet(&pr.down, ps, out, pr.offs)
+		case pendOr:
+			pr.offs = b.finishOr(&pr.down, ps, out, pr.offs)
+		case pendStats:
+			finishStats(ps, out)
+		}
+		pr.sets[i].qs, pr.sets[i].caps = nil, nil
 	}
 	pr.flushed += len(pr.sets)
 	pr.sets = pr.sets[:0]
+}
+
+// fetchTo copies the parts to the batch's pending download arena pend,
+// after the sets there (converted first, on the owner, when the arena
+// must grow), or to the owner's b.down when pend is nil, waits for the
+// stream and returns the arena.
+func (b *Backend) fetchTo(mem *devMem, pend *pendingResults, parts []*download, out []engine.Response) (*pinned, error) {
+	if pend == nil {
+		return &b.down, b.fetch(mem, parts)
+	}
+	dn := &pend.down
+	n := placeParts(parts)
+	if !dn.room(n) {
+		b.finishPending(pend, out)
+		if err := dn.reset(n); err != nil {
+			return nil, err
+		}
+	}
+	return dn, b.fetchAt(dn, dn.take(n), mem, parts)
 }

@@ -274,11 +274,15 @@ func (b *Backend) runBatch(ctx context.Context, bb *batchBufs, work []*prep, pre
 					b.cancelled(work[bp.sets[s]:], out, err)
 					return nil
 				}
-				var pl *andPlan
+				var sp *setPlan
 				if bp.plans[s].nq > 0 {
-					pl = &bp.plans[s]
+					sp = &setPlan{and: &bp.plans[s], mixed: bp.mixed[s]}
+				} else if r := bp.orSet[s]; r[1] > r[0] {
+					sp = &setPlan{or: bp.orl[r[0]:r[1]]}
+				} else if bp.mixed[s] {
+					sp = &setPlan{mixed: true}
 				}
-				b.runSplitPlanned(work[bp.sets[s]:bp.sets[s+1]], pl, &bp.res, out)
+				b.runSplitPlanned(work[bp.sets[s]:bp.sets[s+1]], sp, &bp.res, out)
 			}
 			return nil
 		}
@@ -794,14 +798,30 @@ func (b *Backend) runSplit(set []*prep, out []engine.Response) {
 	b.runSplitPlanned(set, nil, nil, out)
 }
 
-// runSplitPlanned is runSplit with the set's AND plan made off the owner
-// (andplan.go; nil: planned here) whose download goes to pend. A failed
-// set's pending download is dropped, and its halves are planned here.
-func (b *Backend) runSplitPlanned(set []*prep, pl *andPlan, pend *pendingResults, out []engine.Response) {
-	// Preserve the prepared state a failed attempt may have changed.
-	saved := make([]bool, len(set))
-	for i, p := range set {
-		saved[i] = p.needOr
+// setPlan is a launch set's plan made off the owner: a pure-AND set's AND
+// plan (andplan.go), a pure-OR set's launches (orplan.go), or (mixed) the
+// AND plan of a set with AND+OR queries (nil: none runs AND), whose OR
+// part is planned on the owner and converted after the device.
+type setPlan struct {
+	and   *andPlan
+	or    []orLaunch
+	mixed bool
+}
+
+// runSplitPlanned is runSplit with the set's plan made off the owner (nil:
+// planned here) whose downloads go to pend. A failed set's pending
+// downloads are dropped, and its halves are planned here.
+func (b *Backend) runSplitPlanned(set []*prep, pl *setPlan, pend *pendingResults, out []engine.Response) {
+	// Preserve the prepared state a failed attempt may have changed. A
+	// planned set's is prepareBatch's (a work query needs OR exactly when
+	// it runs no AND part), restored from that on failure: no pass over
+	// the set on the owner here (gpuplan).
+	var saved []bool
+	if pl == nil {
+		saved = make([]bool, len(set))
+		for i, p := range set {
+			saved[i] = p.needOr
+		}
 	}
 	mark := 0
 	if pend != nil {
@@ -818,7 +838,12 @@ func (b *Backend) runSplitPlanned(set []*prep, pl *andPlan, pend *pendingResults
 		pend.drop(mark)
 	}
 	for i, p := range set {
-		p.needOr, p.orFull = saved[i], false
+		if saved != nil {
+			p.needOr = saved[i]
+		} else {
+			p.needOr = !p.runsAnd()
+		}
+		p.orFull = false
 		p.st.BlocksDecoded, p.st.PostingsDecoded, p.st.Candidates, p.st.OrAlgo = 0, 0, 0, ""
 		out[p.i].Results = out[p.i].Results[:0]
 	}
@@ -836,9 +861,11 @@ func (b *Backend) runSplitPlanned(set []*prep, pl *andPlan, pend *pendingResults
 
 // runSet evaluates one launch set: AND for the queries that need it, then
 // OR for those that need it (in chunks that fit the accumulator budget).
-// With pl (a pure-AND set planned off the owner, andplan.go) its plan is
-// used and its download left in pend for the batch's goroutine.
-func (b *Backend) runSet(set []*prep, pl *andPlan, pend *pendingResults, out []engine.Response) (err error) {
+// With sp (a set planned off the owner: pure AND, pure OR, or mixed with
+// its AND part planned; andplan.go, orplan.go) its plan is used and its
+// downloads (the tiled OR's too) and statistics left in pend for the
+// batch's goroutine.
+func (b *Backend) runSet(set []*prep, sp *setPlan, pend *pendingResults, out []engine.Response) (err error) {
 	start := time.Now()
 	mem := &devMem{pool: b.ctx.Pool()}
 	defer func() {
@@ -857,7 +884,17 @@ func (b *Backend) runSet(set []*prep, pl *andPlan, pend *pendingResults, out []e
 		}
 	}()
 	b.prof.Sets++
-	if pl != nil {
+	if sp != nil && sp.or != nil {
+		if err := b.runOrPlanned(mem, sp.or, pend, out); err != nil {
+			return err
+		}
+		// Each query's time and statistics: finishStats, on the batch's
+		// goroutine after its OR downloads' conversion.
+		pend.sets = append(pend.sets, pendingSet{kind: pendStats, qs: set, time: time.Since(start)})
+		return nil
+	}
+	if sp != nil && !sp.mixed {
+		pl := sp.and
 		if err := b.runAndPlanned(mem, pl, pend, out); err != nil {
 			return err
 		}
@@ -874,23 +911,38 @@ func (b *Backend) runSet(set []*prep, pl *andPlan, pend *pendingResults, out []e
 		return nil
 	}
 	var ands, ors []*prep
-	for _, p := range set {
-		if p.runsAnd() {
-			ands = append(ands, p)
+	switch {
+	case sp != nil: // mixed: the AND part planned off the owner (its download pending)
+		if sp.and != nil {
+			if err := b.runAndPlanned(mem, sp.and, pend, out); err != nil {
+				return err
+			}
 		}
-	}
-	var bms []*prep
-	if b.bm != nil && b.bitmapAndOn(b.bm.use) {
-		ands, bms = splitBitmapAnd(ands, b.bm.use, nil, nil)
-	}
-	if len(ands) > 0 {
-		if err := b.runAnd(mem, ands, out); err != nil {
-			return err
+		// The tiled OR part's downloads pending too (runOrTiled,
+		// runOrWhole).
+		if b.opt.Or == OrTiled {
+			b.orPend = pend
+			defer func() { b.orPend = nil }()
 		}
-	}
-	if len(bms) > 0 {
-		if err := b.runBitmapAnd(mem, bms, out); err != nil {
-			return err
+	default:
+		for _, p := range set {
+			if p.runsAnd() {
+				ands = append(ands, p)
+			}
+		}
+		var bms []*prep
+		if b.bm != nil && b.bitmapAndOn(b.bm.use) {
+			ands, bms = splitBitmapAnd(ands, b.bm.use, nil, nil)
+		}
+		if len(ands) > 0 {
+			if err := b.runAnd(mem, ands, out); err != nil {
+				return err
+			}
+		}
+		if len(bms) > 0 {
+			if err := b.runBitmapAnd(mem, bms, out); err != nil {
+				return err
+			}
 		}
 	}
 	for _, p := range set {
@@ -910,6 +962,14 @@ func (b *Backend) runSet(set []*prep, pl *andPlan, pend *pendingResults, out []e
 	if !b.orDense() && b.orFused() {
 		maxPost = math.MaxInt64
 	}
+	if len(ors) > 1 && b.orOneLaunch(ors, maxPost, b.prepareWorkers(), &b.osc.cuts) {
+		// All in one launch (the cuts below would make one), by one pass
+		// on all cores instead of their serial one (gpuplan).
+		if err := b.runOr(mem, ors, out); err != nil {
+			return err
+		}
+		ors = nil
+	}
 	for len(ors) > 0 {
 		n := 1
 		acc := b.orQueryBytes(ors[0])
@@ -925,6 +985,10 @@ func (b *Backend) runSet(set []*prep, pl *andPlan, pend *pendingResults, out []e
 		ors = ors[n:]
 	}
 	el := time.Since(start)
+	if sp != nil { // each query's time and statistics: finishStats
+		pend.sets = append(pend.sets, pendingSet{kind: pendStats, qs: set, time: el})
+		return nil
+	}
 	for _, p := range set {
 		p.st.Time = el
 		out[p.i].Stats = p.st

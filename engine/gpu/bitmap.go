@@ -336,6 +336,7 @@ func (b *Backend) BitmapDensity() float64 { return b.opt.BitmapDensity }
 func (b *Backend) SetOrBitmapDensity(d float64) {
 	b.mu.Lock()
 	b.opt.OrBitmapDensity = d
+	b.refreshPlanCfg()
 	b.mu.Unlock()
 }
 

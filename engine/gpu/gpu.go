@@ -233,6 +233,11 @@ type Backend struct {
 	and      andState    // AND step kernels and scratch (and.go)
 	slots    []querySlot // fillQueries' per-query slots (owner thread)
 	slotSums []querySlot // and their chunk sums
+	osc      planScratch // the OR plans' fill scratch on the owner (orplan.go)
+	// orPend, while a planned mixed set runs its OR part (runSet): where
+	// the tiled OR's downloads go, for finishPending; nil: converted on
+	// the owner.
+	orPend *pendingResults
 }
 
 var _ engine.Backend = (*Backend)(nil)
@@ -514,6 +519,7 @@ func (b *Backend) SetOr(name string) error {
 	}
 	b.mu.Lock()
 	b.opt.Or = name
+	b.refreshPlanCfg()
 	b.mu.Unlock()
 	return nil
 }
@@ -577,7 +583,9 @@ func (b *Backend) release() error {
 type Profile struct {
 	Batches, Sets, Queries int64
 	// PlannedSets: the sets planned and converted off the owner goroutine
-	// (pure-AND sets, andplan.go); the others were planned on it.
+	// (pure-AND sets, andplan.go; pure-OR sets, orplan.go; the AND part of
+	// mixed and AND+OR sets, whose OR part is planned on the owner); the
+	// others were planned on it.
 	PlannedSets int64
 	Launches    int64         // kernel launches (decoders included)
 	Syncs       int64         // host waits for the stream in AND phases
@@ -623,9 +631,10 @@ type Profile struct {
 	// on the owner thread (launches, waits, conversion); HostSync, the
 	// waits for the stream inside it (device time plus the owner's return
 	// from the driver call); HostConvert, the result conversion (on all
-	// cores; on the owner: sets with AND+OR or OR queries). HostFinish:
-	// the pure-AND sets' result conversion on the batch's goroutine after
-	// the device (andplan.go; on all cores, outside the owner). OwnerCPU
+	// cores; on the owner: sets not planned off it, overflow reruns, the
+	// dense and MaxScore OR). HostFinish: the planned sets' result
+	// conversion on the batch's goroutine after the device (andplan.go,
+	// orplan.go; on all cores, outside the owner). OwnerCPU
 	// and OwnerInvoluntary: the owner thread's CPU time
 	// and involuntary context switches during the closures (getrusage
 	// RUSAGE_THREAD; the driver spins in a stream wait unless told

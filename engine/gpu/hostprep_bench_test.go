@@ -29,6 +29,10 @@ import (
 // queries on that index instead; QP_HOSTPREP_N=N its first N (e.g. 1000000
 // of the log repeated 100 times, bench query's 1M-query batch).
 //
+// QP_HOSTPREP_MODE=or or andor runs the queries in that mode instead of
+// AND ("plan", the AND plan on the owner, skips them): "batch" and
+// "planbatch" then measure the OR sets planned off the owner (gpuplan).
+//
 // "prepare-cold" (gpuhost5) is "prepare" on fresh buffers each op (a
 // process's first batch, or one larger than any before): besides
 // cpu-ns/op it reports the page faults of first touch (minflt/op) and the
@@ -58,9 +62,19 @@ func BenchmarkHostPrep(b *testing.B) {
 		g = newBackend(b, col.bp128(b), Options{BitmapDensity: 1.0 / 64})
 		terms = randomQueries(rng, col.terms, 4500, nil)
 	}
+	mode := engine.And
+	switch m := os.Getenv("QP_HOSTPREP_MODE"); m {
+	case "", "and":
+	case "or":
+		mode = engine.Or
+	case "andor":
+		mode = engine.AndOr
+	default:
+		b.Fatalf("QP_HOSTPREP_MODE=%q: want and, or or andor", m)
+	}
 	qs := make([]engine.Query, len(terms))
 	for i, t := range terms {
-		qs[i] = engine.Query{ID: fmt.Sprint(i), Terms: t, Mode: engine.And, K: 10}
+		qs[i] = engine.Query{ID: fmt.Sprint(i), Terms: t, Mode: mode, K: 10}
 	}
 	out := make([]engine.Response, len(qs))
 	b.Run("prepare", func(b *testing.B) {
@@ -89,6 +103,9 @@ func BenchmarkHostPrep(b *testing.B) {
 		b.ReportMetric(float64(gcCount()-gc0)/float64(b.N), "gc/op")
 	})
 	b.Run("plan", func(b *testing.B) {
+		if mode != engine.And {
+			b.Skip("the AND plan: QP_HOSTPREP_MODE and")
+		}
 		bb := g.bufs.get(len(qs))
 		defer g.bufs.put(bb)
 		var work []*prep
@@ -129,8 +146,18 @@ func BenchmarkHostPrep(b *testing.B) {
 	// kernels'): the hot driver calls per batch (calls/op), the kernel
 	// launches among them (launches/op, as Profile counts them), the sets
 	// planned off the owner (planned/op) and the owner closure's wall time
-	// (owner-ns/op).
+	// (owner-ns/op), and of it the time outside driver calls (owner-host-ns/op:
+	// the owner's host work, which on the emulator is not drowned by the
+	// kernels' emulation inside the launch calls).
 	b.Run("batch", func(b *testing.B) {
+		// One batch first: the device pool and pinned arenas grown (on the
+		// emulator a fresh allocation costs milliseconds outside the
+		// counted driver calls).
+		if err := g.SearchBatch(context.Background(), qs, engine.Options{}, out); err != nil {
+			b.Fatal(err)
+		}
+		g.ctx.SetDriverTiming(true)
+		defer g.ctx.SetDriverTiming(false)
 		g.ResetProfile()
 		for b.Loop() {
 			if err := g.SearchBatch(context.Background(), qs, engine.Options{}, out); err != nil {
@@ -142,6 +169,8 @@ func BenchmarkHostPrep(b *testing.B) {
 		b.ReportMetric(float64(p.Launches)/float64(b.N), "launches/op")
 		b.ReportMetric(float64(p.PlannedSets)/float64(b.N), "planned/op")
 		b.ReportMetric(float64(p.HostRun.Nanoseconds())/float64(b.N), "owner-ns/op")
+		b.ReportMetric(float64(p.HostFinish.Nanoseconds())/float64(b.N), "finish-ns/op")
+		b.ReportMetric(float64((p.HostRun-p.OwnerDriver).Nanoseconds())/float64(b.N), "owner-host-ns/op")
 	})
 	// planbatch: planBatch, the batch goroutine's share since gpuhost2
 	// (the launch sets, their AND plans and the filled uploads, off the

@@ -182,23 +182,14 @@ func (b *Backend) runOrTiled(mem *devMem, qs []*prep, out []engine.Response) err
 // orTileRun is the state of one runOrTiled launch set, from its plan to
 // its download.
 type orTileRun struct {
-	b                          *Backend
-	mem                        *devMem
-	ok                         *kern.OrTileKernels
-	qs                         []*prep
-	fused, tree, useBm         bool
-	tile, ntiles               int
-	nq, nterms                 int
-	nblk, dbytes, fbytes, nval int // every list of the set
-	sumCap                     int // candidate slots, all queries
-	caps                       []int
+	orTilePlan
+	b    *Backend
+	mem  *devMem
+	ok   *kern.OrTileKernels
+	pend *pendingResults // nil: the download is converted on the owner
 
-	// Uploaded: QMeta | QTerm | Seg (every list) | scratch offsets |
-	// OQuery | columns (useBm).
-	oMeta, oTerms, oSegs, oScr, oOq, oCol int
-	size, nres, scratchWords              int
-	base                                  cuda.DevicePtr
-	pMeta, pTerms, pSegs, pScr, pOq       cuda.DevicePtr
+	base                            cuda.DevicePtr
+	pMeta, pTerms, pSegs, pScr, pOq cuda.DevicePtr
 
 	ctr, ub, order, theta, cnt, cdoc, cscore, ccnt, part *cuda.Buffer
 	pRng, pQtm                                           cuda.DevicePtr // fused: block ranges, TermMeta copies
@@ -206,89 +197,43 @@ type orTileRun struct {
 	res, cntOut, total                                   *cuda.Buffer
 }
 
-// planOrTiled loads the kernels and sizes the launch set: lists, candidate
-// slots (an error matching cuda.ErrOutOfMemory past 2^31), the selection
-// (Ding's max tree unless a query's k or slots are too large for it, or
-// Options say otherwise) and the upload layout.
+// planOrTiled loads the kernels and plans the launch set on the owner
+// (planTiled, with fresh candidate slot counts).
 func (b *Backend) planOrTiled(mem *devMem, qs []*prep) (*orTileRun, error) {
 	ok, err := b.tileKernels()
 	if err != nil {
 		return nil, err
 	}
-	r := &orTileRun{b: b, mem: mem, ok: ok, qs: qs, nq: len(qs), fused: b.orFused(), tree: b.opt.orSelect != "radix"}
-	r.tile, r.ntiles, _ = b.tiling()
-	for _, p := range qs {
-		r.nterms += len(p.terms)
-		for _, t := range p.terms {
-			ti := t.ti
-			r.nblk += int(ti.nb)
-			r.dbytes += int(ti.dlen)
-			r.fbytes += int(ti.flen)
-			r.nval += int(ti.df)
-		}
-		c := b.orCap(p)
-		r.sumCap += c
-		if b.opt.orSelect != "tree" && (p.q.K > orTreeK || c > kern.OrTreeItems) {
-			r.tree = false
-		}
+	r := &orTileRun{b: b, mem: mem, ok: ok, pend: b.orPend}
+	if err := b.planTiled(&r.orTilePlan, qs, b.prepareWorkers(), make([]int, len(qs))); err != nil {
+		return nil, err
 	}
-	if (!r.fused && (r.nval > math.MaxInt32/2 || r.dbytes > math.MaxInt32 || r.fbytes > math.MaxInt32)) ||
-		r.sumCap > math.MaxInt32/2 || int64(r.nq)*int64(r.ntiles) > math.MaxInt32/2 {
-		return nil, fmt.Errorf("%w: OR launch of %d postings", cuda.ErrOutOfMemory, r.nval)
-	}
-	// The fused tiles' device bitmaps: the columns per query term (none:
-	// zero).
-	r.useBm = r.fused && b.bm != nil
-	var lay layout
-	nq := r.nq
-	r.oMeta, r.oTerms, r.oSegs, r.oScr, r.oOq = lay.add(16*nq), lay.add(16*r.nterms), lay.add(40*r.nterms), lay.add(8*nq), lay.add(16*nq)
-	r.oCol = -1
-	if r.useBm {
-		r.oCol = lay.add(4 * r.nterms)
-	}
-	r.size = lay.size
 	return r, nil
 }
 
-// upload writes the QMeta, QTerms, a Seg per list, scratch offsets, an
-// OQuery per query (its first Seg and candidate slots) and the bitmap
-// columns into the upload buffer and uploads them.
+// upload fills the plan into the owner's upload arena (fillTiled) and
+// uploads it.
 func (r *orTileRun) upload() error {
 	b := r.b
 	if err := b.up.reset(r.size); err != nil {
 		return err
 	}
-	b.up.take(r.size)
-	_, r.nres, r.scratchWords = b.fillQueries(r.qs, r.oMeta, r.oTerms, r.oScr)
-	segs := b.up.u32(r.oSegs, kern.SegWords*r.nterms)
-	oqs := b.up.u32(r.oOq, kern.OQueryWords*r.nq)
-	r.caps = make([]int, r.nq)
-	var cols []uint32
-	var orDF uint32 // the OR tiles' bitmap df (b.orMinDF)
+	r.up, r.upAt = &b.up, b.up.take(r.size)
+	var orDF uint32 // the OR tiles' bitmap df
 	if r.useBm {
-		cols, orDF = b.up.u32(r.oCol, r.nterms), b.orMinDF()
+		orDF = b.orMinDF()
 	}
-	var d0, f0, v0, blk0, toff, coff int
-	for a, p := range r.qs {
-		r.caps[a] = b.orCap(p)
-		kern.PutOQuery(oqs[kern.OQueryWords*a:], uint32(toff), uint32(r.caps[a]), uint32(coff))
-		coff += r.caps[a]
-		for j, t := range p.terms {
-			ti := t.ti
-			kern.PutSeg(segs[kern.SegWords*(toff+j):], uint64(d0), uint64(f0), uint64(v0), uint32(t.id), uint32(blk0),
-				uint32(a), uint32(toff+j))
-			if r.useBm {
-				cols[toff+j] = b.column(t.id, orDF)
-			}
-			d0, f0, v0, blk0 = d0+int(ti.dlen), f0+int(ti.flen), v0+int(ti.df), blk0+int(ti.nb)
-		}
-		toff += len(p.terms)
-	}
-	base, err := b.upload(r.mem, r.size)
+	b.fillTiled(&r.orTilePlan, orDF, b.prepareWorkers(), &b.osc)
+	return r.send()
+}
+
+// send copies the filled plan (r.up at r.upAt) to a new device buffer.
+func (r *orTileRun) send() error {
+	dev, err := r.b.uploadFrom(r.mem, r.up, r.upAt, r.size, r.size)
 	if err != nil {
 		return err
 	}
-	r.base = base
+	r.base = dev.Ptr()
 	r.pMeta, r.pTerms, r.pSegs, r.pScr, r.pOq = r.at(r.oMeta), r.at(r.oTerms), r.at(r.oSegs), r.at(r.oScr), r.at(r.oOq)
 	return nil
 }
@@ -449,12 +394,13 @@ func (r *orTileRun) download(out []engine.Response) ([]*prep, error) {
 	b, nq, qs := r.b, r.nq, r.qs
 	dl := []*download{{src: r.cntOut, n: 4 * nq}, {src: r.cnt, n: 4 * nq}, {src: r.ctr, n: 4 * kern.OrCounters},
 		{src: r.st.buf, n: 8 * r.st.n}, {src: r.res, n: 8 * r.nres}}
-	if err := b.fetch(r.mem, dl); err != nil {
+	dn, err := b.fetchTo(r.mem, r.pend, dl, out)
+	if err != nil {
 		return nil, err
 	}
-	cnts, emitted := b.down.u32(dl[0].at, nq), b.down.u32(dl[1].at, nq)
-	ctrs := b.down.u32(dl[2].at, kern.OrCounters)
-	if err := b.corruptError(ctrs[kern.QueryErrDocs], b.down.u64(dl[3].at, r.st.n), r.st.codecs); err != nil {
+	cnts, emitted := dn.u32(dl[0].at, nq), dn.u32(dl[1].at, nq)
+	ctrs := dn.u32(dl[2].at, kern.OrCounters)
+	if err := b.corruptError(ctrs[kern.QueryErrDocs], dn.u64(dl[3].at, r.st.n), r.st.codecs); err != nil {
 		return nil, err
 	}
 	if c := ctrs[kern.AndErrFreqs]; c != 0 {
@@ -467,7 +413,20 @@ func (r *orTileRun) download(out []engine.Response) ([]*prep, error) {
 	b.prof.OrSelected += int64(ctrs[kern.OrCntSelect])
 	b.prof.OrEmitted += int64(ctrs[kern.OrCntEmit])
 	b.prof.OrLookups += int64(ctrs[kern.OrCntLookups])
-	keys := b.down.u64(dl[4].at, r.nres)
+	if r.pend != nil {
+		// Converted by the batch's goroutine (finishPending); only the
+		// overflowed queries, rerun on the owner, are picked here.
+		var over []*prep
+		for a, e := range emitted {
+			if int(e) > r.caps[a] {
+				over = append(over, qs[a])
+			}
+		}
+		r.pend.sets = append(r.pend.sets, pendingSet{kind: pendOr, qs: qs, cnts: dl[0].at, tots: dl[1].at, keys: dl[4].at,
+			nres: r.nres, caps: r.caps})
+		return over, nil
+	}
+	keys := dn.u64(dl[4].at, r.nres)
 	offs, err := resultOffsets(qs, cnts)
 	if err != nil {
 		return nil, err

@@ -38,25 +38,30 @@ func (b *Backend) splitWhole(qs []*prep) (whole, rest []*prep) {
 // query and writes their results: upload QMeta and QTerms, one launch,
 // download the result keys, their counts and the counters.
 func (b *Backend) runOrWhole(mem *devMem, qs []*prep, out []engine.Response) error {
+	var pl orWholePlan
+	planWhole(&pl, qs)
+	if err := b.up.reset(pl.size); err != nil {
+		return err
+	}
+	pl.up, pl.upAt = &b.up, b.up.take(pl.size)
+	b.fillWhole(&pl, b.prepareWorkers(), &b.osc)
+	return b.runOrWholePlanned(mem, &pl, b.orPend, out)
+}
+
+// runOrWholePlanned is runOrWhole on a plan filled at pl.upAt of pl.up
+// (orplan.go); with pend the download is left there for the batch's
+// goroutine to convert (finishOr).
+func (b *Backend) runOrWholePlanned(mem *devMem, pl *orWholePlan, pend *pendingResults, out []engine.Response) error {
 	ok, err := b.tileKernels()
 	if err != nil {
 		return err
 	}
-	nq, nterms := len(qs), 0
-	for _, p := range qs {
-		nterms += len(p.terms)
-	}
-	var lay layout
-	oMeta, oTerms, oScr := lay.add(16*nq), lay.add(16*nterms), lay.add(8*nq)
-	if err := b.up.reset(lay.size); err != nil {
-		return err
-	}
-	b.up.take(lay.size)
-	_, nres, _ := b.fillQueries(qs, oMeta, oTerms, oScr)
-	base, err := b.upload(mem, lay.size)
+	qs, nq, nres := pl.qs, pl.nq, pl.nres
+	dev, err := b.uploadFrom(mem, pl.up, pl.upAt, pl.size, pl.size)
 	if err != nil {
 		return err
 	}
+	base, oMeta, oTerms := dev.Ptr(), pl.oMeta, pl.oTerms
 	var ctr, res, cnt, total *cuda.Buffer
 	if err := mem.gets([]**cuda.Buffer{&ctr, &res, &cnt, &total}, 4*kern.OrCounters, 8*max(1, nres), 4*nq, 4*nq); err != nil {
 		return err
@@ -74,11 +79,12 @@ func (b *Backend) runOrWhole(mem *devMem, qs []*prep, out []engine.Response) err
 	b.prof.Launches++
 	dl := []*download{{src: cnt, n: 4 * nq}, {src: total, n: 4 * nq}, {src: ctr, n: 4 * kern.OrCounters},
 		{src: res, n: 8 * nres}}
-	if err := b.fetch(mem, dl); err != nil {
+	dn, err := b.fetchTo(mem, pend, dl, out)
+	if err != nil {
 		return err
 	}
-	cnts, totals := b.down.u32(dl[0].at, nq), b.down.u32(dl[1].at, nq)
-	ctrs := b.down.u32(dl[2].at, kern.OrCounters)
+	cnts, totals := dn.u32(dl[0].at, nq), dn.u32(dl[1].at, nq)
+	ctrs := dn.u32(dl[2].at, kern.OrCounters)
 	if err := b.corruptError(ctrs[kern.QueryErrDocs], nil, nil); err != nil {
 		return err
 	}
@@ -93,5 +99,9 @@ func (b *Backend) runOrWhole(mem *devMem, qs []*prep, out []engine.Response) err
 	}
 	b.prof.OrWholeQueries += int64(nq)
 	b.prof.OrWholeBlocks += int64(ctrs[kern.OrCntBlocks])
-	return b.orResults(qs, b.down.u64(dl[3].at, nres), cnts, totals, out)
+	if pend != nil {
+		pend.sets = append(pend.sets, pendingSet{kind: pendOr, qs: qs, cnts: dl[0].at, tots: dl[1].at, keys: dl[3].at, nres: nres})
+		return nil
+	}
+	return b.orResults(qs, dn.u64(dl[3].at, nres), cnts, totals, out)
 }

@@ -1,0 +1,188 @@
+package gpu
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand"
+	"slices"
+	"testing"
+
+	"github.com/qpengine/qp/engine"
+	"github.com/qpengine/qp/index"
+)
+
+// TestPlannedOr: pure-OR batches are planned and converted off the owner
+// goroutine (orplan.go) with the CPU's results: whole and tiled queries
+// in one launch and over several launch sets, downloads that outgrow the
+// batch's arena (K = 1000: converted early, on the owner), candidate
+// slots that overflow (orCapMin 1: those queries rerun on the owner), a
+// plan whose configuration changed before the batch took the device
+// (dropped: the owner plans). Every query that ran reports its set's time.
+func TestPlannedOr(t *testing.T) {
+	c := testContext(t)
+	rng := rand.New(rand.NewSource(78))
+	col := genCollection(rng, 3000, 40, 16, false)
+	x := col.bp128(t)
+	nq := 40
+	if emulated(c) {
+		nq = 16
+	}
+	var qs []engine.Query
+	for i, ts := range randomQueries(rng, col.terms, nq, nil) {
+		for _, k := range []int{1, 10, 1000} {
+			qs = append(qs, engine.Query{ID: fmt.Sprintf("q%d/k%d", i, k), Terms: ts, Mode: engine.Or, K: k})
+		}
+	}
+	want := make([]engine.Response, len(qs))
+	if err := engine.NewCPU(x, 0).SearchBatch(context.Background(), qs, engine.Options{}, want); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name    string
+		opt     Options
+		capMin  int
+		stale   bool
+		minSets int64
+	}{
+		{name: "one set", opt: Options{BitmapDensity: 1.0 / 8}, minSets: 1},
+		{name: "sets", opt: Options{OrThreshold: 20000, orTile: 512, BitmapDensity: 1.0 / 8}, minSets: 2},
+		{name: "overflow", opt: Options{OrThreshold: 20000, orTile: 128, orNoWhole: true}, capMin: 1, minSets: 2},
+		{name: "stale", opt: Options{OrThreshold: 20000}, stale: true, minSets: 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.capMin > 0 {
+				saved := orCapMin
+				orCapMin = tc.capMin
+				t.Cleanup(func() { orCapMin = saved })
+			}
+			g := newBackend(t, x, tc.opt)
+			out := make([]engine.Response, len(qs))
+			bb := g.bufs.get(len(qs))
+			work := g.prepareBatch(bb, qs, out)
+			g.planBatch(bb, work)
+			if bb.plan.cfg == nil {
+				t.Fatal("planBatch made no plan")
+			}
+			if tc.stale {
+				if err := g.SetOr(OrTiled); err != nil { // the same strategy, a new snapshot
+					t.Fatal(err)
+				}
+			}
+			if err := g.runBatch(context.Background(), bb, work, 0, out); err != nil {
+				t.Fatal(err)
+			}
+			early := bb.plan.res.flushed
+			g.finishPending(&bb.plan.res, out)
+			g.bufs.put(bb)
+			for i := range qs {
+				if msg := sameResponse(out[i], want[i]); msg != "" {
+					t.Fatalf("query %s: %s", qs[i].ID, msg)
+				}
+				if len(want[i].Results) > 0 && (out[i].Stats.Time <= 0 || out[i].Stats.OrAlgo != OrGPU || out[i].Stats.Candidates == 0) {
+					t.Fatalf("query %s: stats %+v, want its set's time, the GPU's OR and candidates", qs[i].ID, out[i].Stats)
+				}
+			}
+			p := g.Profile()
+			switch {
+			case p.Sets < tc.minSets:
+				t.Errorf("%d sets, want at least %d", p.Sets, tc.minSets)
+			case tc.stale && p.PlannedSets != 0:
+				t.Errorf("stale plan: %d sets ran on it", p.PlannedSets)
+			case !tc.stale && p.PlannedSets != p.Sets:
+				t.Errorf("%d of %d sets planned off the owner", p.PlannedSets, p.Sets)
+			case !tc.stale && tc.minSets > 1 && early == 0:
+				t.Errorf("no download converted early (K = 1000 should outgrow the arena)")
+			}
+			t.Logf("%d sets, %d planned, %d converted early, %d whole queries", p.Sets, p.PlannedSets, early, p.OrWholeQueries)
+			// The same batch through SearchBatch, twice (warm buffers).
+			compare(t, x, g, qs)
+			compare(t, x, g, qs)
+		})
+	}
+}
+
+// TestPlannedOrCorrupt: a planned pure-OR set that meets a damaged block
+// fails (its pending downloads dropped), is halved and retried on the
+// owner's path; the error lands on
+// the queries of the damaged term only, the others get the CPU's results.
+func TestPlannedOrCorrupt(t *testing.T) {
+	testContext(t)
+	rng := rand.New(rand.NewSource(6))
+	col := genCollection(rng, 3000, 12, 32, false)
+	x := col.bp128(t)
+	tid := damageMiddleBlock(t, x, 1<<30, "docID values")
+	term := x.Term(tid)
+	var qs []engine.Query
+	for i := range x.NumTerms() {
+		qs = append(qs, engine.Query{ID: fmt.Sprint(i), Terms: []string{x.Term(i), x.Term((i + 3) % x.NumTerms())}, Mode: engine.Or, K: 10})
+	}
+	for _, whole := range []bool{true, false} {
+		g := newBackend(t, x, Options{orNoWhole: !whole})
+		got, want := searchBoth(t, x, g, qs)
+		for i, q := range qs {
+			if slices.Contains(q.Terms, term) {
+				if !errors.Is(got[i].Err, index.ErrCorrupt) {
+					t.Errorf("whole %v: query %s %q: error %v, want index.ErrCorrupt", whole, q.ID, q.Terms, got[i].Err)
+				}
+			} else if msg := sameResponse(got[i], want[i]); msg != "" {
+				t.Errorf("whole %v: query %s %q: %s", whole, q.ID, q.Terms, msg)
+			}
+		}
+		if p := g.Profile(); p.Sets < 3 {
+			t.Errorf("whole %v: %d sets: want the planned set and its halves", whole, p.Sets)
+		}
+	}
+}
+
+// TestPlannedAndOr: sets with AND+OR queries (alone, and mixed with AND
+// and OR queries) get their AND part planned off the owner and their
+// downloads converted after the device, with the CPU's results: several
+// sets, early conversions (K = 1000), bitmap-AND queries, unknown terms
+// (AND+OR queries that skip AND), and each OR strategy (the tiled one's
+// downloads pending, the others' converted on the owner).
+func TestPlannedAndOr(t *testing.T) {
+	c := testContext(t)
+	rng := rand.New(rand.NewSource(79))
+	col := genCollection(rng, 3000, 40, 16, false)
+	x := col.bp128(t)
+	nq := 30
+	if emulated(c) {
+		nq = 12
+	}
+	terms := randomQueries(rng, col.terms, nq, [][]string{{col.terms[0], "nosuchterm"}, {"nosuchterm"}})
+	var qs, mixed []engine.Query
+	for i, ts := range terms {
+		for _, k := range []int{10, 1000} {
+			qs = append(qs, engine.Query{ID: fmt.Sprintf("q%d/k%d", i, k), Terms: ts, Mode: engine.AndOr, K: k})
+			mixed = append(mixed, engine.Query{ID: fmt.Sprintf("q%d/k%d", i, k), Terms: ts, Mode: []engine.Mode{engine.And, engine.Or, engine.AndOr}[(i+k)%3], K: k})
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		opt  Options
+		qs   []engine.Query
+	}{
+		{"andor", Options{Threshold: 300, BitmapDensity: 1.0 / 8}, qs},
+		{"andor bitmap-and", Options{Threshold: 300, BitmapDensity: 1.0 / 8, BitmapAnd: BitmapAndOn}, qs},
+		{"mixed", Options{Threshold: 300, BitmapDensity: 1.0 / 8}, mixed},
+		{"andor maxscore", Options{Threshold: 300, Or: OrMaxScore}, qs},
+		{"andor dense", Options{Threshold: 300, Or: OrDense}, qs},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := newBackend(t, x, tc.opt)
+			got, want := searchBoth(t, x, g, tc.qs)
+			for i, q := range tc.qs {
+				if msg := sameResponse(got[i], want[i]); msg != "" {
+					t.Fatalf("query %s %v %q: %s", q.ID, q.Mode, q.Terms, msg)
+				}
+				if len(want[i].Results) > 0 && got[i].Stats.Time <= 0 {
+					t.Fatalf("query %s: time %v, want its set's", q.ID, got[i].Stats.Time)
+				}
+			}
+			if p := g.Profile(); p.Sets < 2 || p.PlannedSets != p.Sets {
+				t.Errorf("%d of %d sets planned off the owner, want all of at least 2", p.PlannedSets, p.Sets)
+			}
+		})
+	}
+}
