@@ -60,3 +60,53 @@ func TestAutoGPU(t *testing.T) {
 		e.Close()
 	}
 }
+
+// TestStreamGPUInFlight: a GPU processor's stream with two and three
+// chunks in flight (qp query's GPU path: one chunk's preparation beside
+// another's device work) answers every query as the CPU engine does, in
+// order. It skips without a GPU.
+func TestStreamGPUInFlight(t *testing.T) {
+	path := writeIndex(t)
+	ctx := context.Background()
+	cpu, err := qp.Open(path, qp.Options{Device: qp.CPU, Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cpu.Close()
+	var qs []engine.Query
+	for len(qs) < 3000 {
+		qs = append(qs, streamQueries(cpu)...)
+	}
+	want := make([]engine.Response, len(qs))
+	if err := cpu.SearchBatch(ctx, qs, engine.Options{}, want); err != nil {
+		t.Fatal(err)
+	}
+	var notes []string
+	e, err := qp.Open(path, qp.Options{Device: qp.GPU, Threads: 2, Notice: func(s string) { notes = append(notes, s) }})
+	if err != nil || e.GPU() == nil {
+		if e != nil {
+			e.Close()
+		}
+		t.Skipf("no usable GPU: %v %q", err, notes)
+	}
+	defer e.Close()
+	for _, f := range []int{2, 3} {
+		next := 0
+		err := qp.StreamWith(ctx, e.Backend(), qs, engine.Options{}, qp.StreamOptions{Chunk: 700, InFlight: f}, func(lo int, out []engine.Response) error {
+			if lo != next {
+				return fmt.Errorf("chunk at %d, want %d", lo, next)
+			}
+			for i := range out {
+				w := &want[lo+i]
+				if fmt.Sprint(out[i].Results) != fmt.Sprint(w.Results) || (out[i].Err == nil) != (w.Err == nil) {
+					return fmt.Errorf("query %d: %v %v, want %v %v", lo+i, out[i].Results, out[i].Err, w.Results, w.Err)
+				}
+			}
+			next = lo + len(out)
+			return nil
+		})
+		if err != nil || next != len(qs) {
+			t.Fatalf("%d in flight: %v after %d of %d queries", f, err, next, len(qs))
+		}
+	}
+}

@@ -40,6 +40,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/qpengine/qp/cuda"
@@ -362,6 +363,14 @@ type StreamOptions struct {
 	// chunks without a barrier between them (stream_cpu.go); other
 	// backends, and the package's StreamWith, ignore it.
 	Continuous bool
+	// InFlight is how many chunks StreamWith searches at once, each in
+	// its own SearchBatch call (<= 1: one at a time). A GPU backend
+	// pipelines two: one chunk's host preparation and plans run on the
+	// cores while another's launch sets hold the device (engine/gpu's
+	// SearchBatch takes the device only in runBatch). emit still sees
+	// the chunks in order, one at a time; InFlight+1 response buffers
+	// are kept. The continuous CPU stream ignores it.
+	InFlight int
 	// Trace, when not nil, is called with each chunk's timeline after its
 	// emit returned, in the emitting goroutine (it must not keep the
 	// stream waiting long).
@@ -407,59 +416,86 @@ func StreamWith(ctx context.Context, be engine.Backend, qs []engine.Query, opt e
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	// Two response buffers: the backend fills one while emit reads the
-	// other. free hands a buffer back to the backend once emitted.
+	// k searchers, k+1 response buffers: the backend fills up to k while
+	// emit reads one. free hands a buffer back once emitted. A searcher
+	// takes a buffer before the next chunk index, so the chunk emit waits
+	// for is always held by a searcher or done; chunk c's answer goes to
+	// slot c mod (k+1), which is empty then (chunk c-k-1 was emitted
+	// before its buffer came back for chunk c).
 	type done struct {
 		lo       int
 		out      []engine.Response
 		from, to time.Time
+		err      error
 	}
-	free := make(chan []engine.Response, 2)
+	k := max(so.InFlight, 1)
+	free := make(chan []engine.Response, k+1)
 	n := min(chunk, len(qs))
-	free <- newResponses(n, so.ResultCap)
-	free <- newResponses(n, so.ResultCap)
-	ready := make(chan done, 1)
-	var searchErr error
+	for range k + 1 {
+		free <- newResponses(n, so.ResultCap)
+	}
+	slots := make([]chan done, k+1)
+	for i := range slots {
+		slots[i] = make(chan done, 1)
+	}
+	nch := (len(qs) + chunk - 1) / chunk
+	var next atomic.Int64
 	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		defer close(ready)
-		for lo := 0; lo < len(qs); lo += chunk {
-			var out []engine.Response
-			select {
-			case out = <-free:
-			case <-ctx.Done():
-				searchErr = ctx.Err()
-				return
+	for range k {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				var out []engine.Response
+				select {
+				case out = <-free:
+				case <-ctx.Done():
+					return
+				}
+				c := int(next.Add(1) - 1)
+				if c >= nch {
+					return
+				}
+				lo := c * chunk
+				hi := min(lo+chunk, len(qs))
+				out = out[:hi-lo]
+				from := time.Now()
+				err := be.SearchBatch(ctx, qs[lo:hi], opt, out)
+				slots[c%(k+1)] <- done{lo, out, from, time.Now(), err}
+				if err != nil {
+					return
+				}
 			}
-			hi := min(lo+chunk, len(qs))
-			out = out[:hi-lo]
-			from := time.Now()
-			if err := be.SearchBatch(ctx, qs[lo:hi], opt, out); err != nil {
-				searchErr = err
-				return
+		}()
+	}
+	finished := make(chan struct{})
+	go func() { wg.Wait(); close(finished) }()
+	var err error
+	for c := 0; c < nch && err == nil; c++ {
+		var d done
+		select {
+		case d = <-slots[c%(k+1)]:
+		case <-finished:
+			select { // a searcher may have sent it just before it ended
+			case d = <-slots[c%(k+1)]:
+			default:
+				if d.err = ctx.Err(); d.err == nil {
+					panic("BUG: qp: stream searchers ended before the last chunk")
+				}
 			}
-			ready <- done{lo, out, from, time.Now()}
 		}
-	}()
-	var emitErr error
-	for d := range ready {
-		if emitErr == nil {
-			t := time.Now()
-			if emitErr = emit(d.lo, d.out); emitErr != nil {
-				cancel()
-			} else if so.Trace != nil {
-				so.Trace(ChunkTimes{Lo: d.lo, N: len(d.out), SearchStart: d.from, SearchEnd: d.to, EmitStart: t, EmitEnd: time.Now()})
-			}
+		if err = d.err; err != nil {
+			break
+		}
+		t := time.Now()
+		if err = emit(d.lo, d.out); err == nil && so.Trace != nil {
+			so.Trace(ChunkTimes{Lo: d.lo, N: len(d.out), SearchStart: d.from, SearchEnd: d.to, EmitStart: t, EmitEnd: time.Now()})
 		}
 		free <- d.out[:cap(d.out)]
 	}
-	wg.Wait()
-	if emitErr != nil {
-		return emitErr
-	}
-	return searchErr
+	cancel()
+	<-finished
+	return err
 }
 
 // maxResultSlab bounds the results StreamOptions.ResultCap preallocates

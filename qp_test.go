@@ -7,8 +7,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/qpengine/qp"
 	"github.com/qpengine/qp/compress"
@@ -180,9 +182,11 @@ func TestStream(t *testing.T) {
 	if err := e.SearchBatch(ctx, qs, engine.Options{}, want); err != nil {
 		t.Fatal(err)
 	}
-	for _, chunk := range []int{1, 7, 50, 64, 0} {
+	for _, run := range []struct{ chunk, inFlight int }{{1, 1}, {7, 1}, {50, 1}, {64, 1}, {0, 1}, {1, 2}, {7, 2}, {7, 3}, {50, 2}, {64, 3}} {
+		chunk := run.chunk
 		next := 0
-		err := qp.Stream(ctx, e.Backend(), qs, engine.Options{}, chunk, func(lo int, out []engine.Response) error {
+		so := qp.StreamOptions{Chunk: chunk, InFlight: run.inFlight}
+		err := qp.StreamWith(ctx, e.Backend(), qs, engine.Options{}, so, func(lo int, out []engine.Response) error {
 			if lo != next || len(out) == 0 || (chunk > 0 && len(out) > chunk) {
 				return fmt.Errorf("chunk at %d of %d responses, want at %d", lo, len(out), next)
 			}
@@ -196,12 +200,79 @@ func TestStream(t *testing.T) {
 			return nil
 		})
 		if err != nil || next != len(qs) {
-			t.Fatalf("chunk %d: %v after %d of %d queries", chunk, err, next, len(qs))
+			t.Fatalf("chunk %d, %d in flight: %v after %d of %d queries", chunk, run.inFlight, err, next, len(qs))
 		}
 	}
-	checkStreamStops(t, ctx, func(ctx context.Context, emit func(int, []engine.Response) error) error {
-		return qp.Stream(ctx, e.Backend(), qs, engine.Options{}, 5, emit)
-	})
+	for _, f := range []int{1, 2, 3} {
+		checkStreamStops(t, ctx, func(ctx context.Context, emit func(int, []engine.Response) error) error {
+			return qp.StreamWith(ctx, e.Backend(), qs, engine.Options{}, qp.StreamOptions{Chunk: 5, InFlight: f}, emit)
+		})
+	}
+}
+
+// skewBackend answers a chunk after a delay that falls with its first
+// query's index (later chunks finish first when several are in flight),
+// and fails the batch holding query failAt (-1: none).
+type skewBackend struct {
+	engine.Backend
+	qs     []engine.Query
+	failAt int
+}
+
+var errSkew = errors.New("skew: batch failed")
+
+func (b skewBackend) SearchBatch(ctx context.Context, qs []engine.Query, opt engine.Options, out []engine.Response) error {
+	lo := slices.IndexFunc(b.qs, func(q engine.Query) bool { return q.ID == qs[0].ID })
+	time.Sleep(time.Duration(len(b.qs)-lo) * 20 * time.Microsecond)
+	if b.failAt >= lo && b.failAt < lo+len(qs) {
+		return errSkew
+	}
+	return b.Backend.SearchBatch(ctx, qs, opt, out)
+}
+
+// TestStreamInFlight: with several chunks searched at once and later
+// chunks finishing first, emit still sees every chunk once, in order,
+// with the backend's answers; a failed batch ends the stream with its
+// error after the chunks before it.
+func TestStreamInFlight(t *testing.T) {
+	path := writeIndex(t)
+	e, err := qp.Open(path, qp.Options{Device: qp.CPU, Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var qs []engine.Query
+	for i := range 60 {
+		qs = append(qs, e.Query(qp.Request{ID: fmt.Sprint(i), Text: "parallel sorting", Mode: engine.Or, K: 2}))
+	}
+	ctx := context.Background()
+	want := make([]engine.Response, len(qs))
+	if err := e.SearchBatch(ctx, qs, engine.Options{}, want); err != nil {
+		t.Fatal(err)
+	}
+	for _, failAt := range []int{-1, 0, 33, 59} {
+		for _, f := range []int{2, 3, 4} {
+			be := skewBackend{e.Backend(), qs, failAt}
+			next := 0
+			err := qp.StreamWith(ctx, be, qs, engine.Options{}, qp.StreamOptions{Chunk: 4, InFlight: f}, func(lo int, out []engine.Response) error {
+				if lo != next {
+					return fmt.Errorf("chunk at %d, want %d", lo, next)
+				}
+				for i := range out {
+					if fmt.Sprint(out[i].Results) != fmt.Sprint(want[lo+i].Results) {
+						return fmt.Errorf("query %d: %v, want %v", lo+i, out[i].Results, want[lo+i].Results)
+					}
+				}
+				next = lo + len(out)
+				return nil
+			})
+			switch {
+			case failAt < 0 && (err != nil || next != len(qs)):
+				t.Fatalf("%d in flight: %v after %d of %d queries", f, err, next, len(qs))
+			case failAt >= 0 && (!errors.Is(err, errSkew) || next != failAt/4*4):
+				t.Fatalf("%d in flight, failing at %d: %v after %d queries, want %v after %d", f, failAt, err, next, errSkew, failAt/4*4)
+			}
+		}
+	}
 }
 
 // checkStreamStops checks a stream (stream: the queries in chunks to emit)

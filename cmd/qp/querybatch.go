@@ -14,6 +14,7 @@ import (
 	"github.com/qpengine/qp"
 	"github.com/qpengine/qp/cache"
 	"github.com/qpengine/qp/engine"
+	"github.com/qpengine/qp/engine/gpu"
 	"github.com/qpengine/qp/eval"
 	"github.com/qpengine/qp/index"
 	"github.com/qpengine/qp/index/analysis"
@@ -83,6 +84,12 @@ func (qf *queryFlags) runBatch(ctx context.Context, e *qp.Engine, mode engine.Mo
 		// The workers format their pieces' run lines as they answer them
 		// (runWriter.answered); the emit only writes them.
 		so.Answered = rw.answered(qs, cmp.Or(max(ba.chunk, 0), qp.DefaultChunk))
+	}
+	if _, onGPU := be.(*gpu.Backend); onGPU && !ba.tune.oneInFlight {
+		// Two chunks in flight on the GPU: one's host preparation and
+		// plans on the cores while the other's launch sets hold the
+		// device (qp.StreamOptions.InFlight).
+		so.InFlight = 2
 	}
 	if ba.tune.prealloc {
 		so.ResultCap = *qf.k

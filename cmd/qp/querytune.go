@@ -54,6 +54,9 @@ type queryTune struct {
 	// every docid checked per answer) instead of index.IDSlots, as before
 	// cliq5.
 	noSlots bool
+	// oneInFlight searches one chunk at a time on the GPU processor, as
+	// before the stream pipelined two (qp.StreamOptions.InFlight).
+	oneInFlight bool
 	// noSplit is --auto-split=false (device auto: each batch on one
 	// processor), for A/B runs of one command line.
 	noSplit bool
@@ -62,7 +65,7 @@ type queryTune struct {
 // parseTune parses a comma-separated list of switches: prealloc,
 // warm[=N] (N synthetic queries; default: warmQueries'), fmt=N, gc=P|off,
 // par, cont, barrier, early, emitfmt, nosplit,
-// noslots; "" or "none" is no switch. An unknown switch is an error.
+// noslots, inflight1; "" or "none" is no switch. An unknown switch is an error.
 func parseTune(s string) (queryTune, error) {
 	var t queryTune
 	for _, f := range strings.Split(s, ",") {
@@ -94,6 +97,8 @@ func parseTune(s string) (queryTune, error) {
 			t.noSplit = true
 		case f == "noslots":
 			t.noSlots = true
+		case f == "inflight1":
+			t.oneInFlight = true
 		case name == "warm" && !hasVal:
 			t.warmAuto = true
 		case name == "warm":
@@ -106,7 +111,7 @@ func parseTune(s string) (queryTune, error) {
 			t.gcPercent, err = num()
 			t.gcSet = true
 		default:
-			return t, fmt.Errorf("%s: unknown switch %q (want prealloc, warm[=N], fmt=N, gc=P|off, par, cont, barrier, early, emitfmt, nosplit, noslots)", tuneEnv, f)
+			return t, fmt.Errorf("%s: unknown switch %q (want prealloc, warm[=N], fmt=N, gc=P|off, par, cont, barrier, early, emitfmt, nosplit, noslots, inflight1)", tuneEnv, f)
 		}
 		if err != nil {
 			return t, err
@@ -174,6 +179,9 @@ func (t queryTune) String() string {
 	}
 	if t.noSlots {
 		s = append(s, "noslots")
+	}
+	if t.oneInFlight {
+		s = append(s, "inflight1")
 	}
 	if len(s) == 0 {
 		return "none"
