@@ -220,7 +220,7 @@ func (b *Backend) putTiled(pl *orTilePlan, a int, s orSegSum, segs, oqs, cols []
 		kern.PutSeg(segs[kern.SegWords*(s.toff+j):], uint64(s.d), uint64(s.f), uint64(s.v), uint32(t.id), uint32(s.blk),
 			uint32(a), uint32(s.toff+j))
 		if pl.useBm {
-			cols[s.toff+j] = b.column(t.id, orDF)
+			cols[s.toff+j] = b.columnDF(t.id, ti.df, orDF)
 		}
 		s.d, s.f, s.v, s.blk = s.d+int(ti.dlen), s.f+int(ti.flen), s.v+int(ti.df), s.blk+int(ti.nb)
 	}
