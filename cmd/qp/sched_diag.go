@@ -168,8 +168,8 @@ func profileLine(a, b gpu.Profile) string {
 		}
 		return fmt.Sprintf("%.2fµs", d.Seconds()*1e6/float64(q))
 	}
-	return fmt.Sprintf("gpu: %d batches of %.0f queries: wall %s (%s/query) = prepare %s + hand-off %s + owner %s [sync waits %s, convert %s, inside %.0f driver calls %s] + finish %s (%d of %d sets planned off the owner); device %s (%s/query); owner thread cpu %s, run delay %s, %.1f involuntary switches per batch",
-		n, float64(q)/float64(n), per(a.Wall, b.Wall), perQ(b.Wall-a.Wall), per(a.HostPrepare, b.HostPrepare), per(a.HostWait, b.HostWait),
+	return fmt.Sprintf("gpu: %d batches of %.0f queries: wall %s (%s/query) = prepare %s (plan %s) + hand-off %s + owner %s [sync waits %s, convert %s, inside %.0f driver calls %s] + finish %s (%d of %d sets planned off the owner); device %s (%s/query); owner thread cpu %s, run delay %s, %.1f involuntary switches per batch",
+		n, float64(q)/float64(n), per(a.Wall, b.Wall), perQ(b.Wall-a.Wall), per(a.HostPrepare, b.HostPrepare), per(a.HostPlan, b.HostPlan), per(a.HostWait, b.HostWait),
 		per(a.HostRun, b.HostRun), per(a.HostSync, b.HostSync), per(a.HostConvert, b.HostConvert),
 		float64(b.DriverCalls-a.DriverCalls)/float64(n), per(a.OwnerDriver, b.OwnerDriver),
 		per(a.HostFinish, b.HostFinish), b.PlannedSets-a.PlannedSets, b.Sets-a.Sets,

@@ -44,10 +44,11 @@ func TestProfileLine(t *testing.T) {
 	b := a
 	b.Batches, b.Queries, b.Wall = 12, 3000, time.Second+4*time.Millisecond
 	b.HostPrepare, b.HostConvert, b.Decode = 200*time.Microsecond, 600*time.Microsecond, time.Millisecond
+	b.HostPlan = 80 * time.Microsecond
 	b.DriverCalls, b.OwnerDriver = 296, 80*time.Microsecond
 	b.HostFinish, b.Sets, b.PlannedSets = 500*time.Microsecond, 3, 2
 	got := profileLine(a, b)
-	for _, w := range []string{"2 batches of 1000 queries", "wall 2ms (2.00µs/query)", "prepare 100µs", "convert 300µs", "device 500µs (0.50µs/query)",
+	for _, w := range []string{"2 batches of 1000 queries", "wall 2ms (2.00µs/query)", "prepare 100µs (plan 40µs)", "convert 300µs", "device 500µs (0.50µs/query)",
 		"inside 148 driver calls 40µs", "+ finish 250µs (2 of 3 sets planned off the owner)"} {
 		if !strings.Contains(got, w) {
 			t.Errorf("profile line %q lacks %q", got, w)

@@ -120,6 +120,7 @@ type planScratch struct {
 	segSums  []segSum    // fillPlan's
 	orSums   []orSegSum  // fillTiled's (orplan.go)
 	cuts     []orCut     // orOneLaunch's
+	orRecs   []orRec     // planOrSet's, in set order
 }
 
 // planHost fills pl for the AND queries qs (keep: OrMaxScore's
@@ -258,6 +259,7 @@ type batchPlan struct {
 	mixed []bool  // mixed[s]: set s is mixed, its AND part (if any) plans[s] (its OR part planned on the owner)
 	ands  []*prep // scratch: a mixed set's queries that run AND
 	caps  []int   // the tiled launches' candidate slots, back to back
+	orq   []orRec // the pure-OR sets' query records, aligned with order
 	sc    planScratch
 	order []*prep // the plans' orders, back to back (each plan's qs, then its bmq)
 	rest  []*prep // scratch of the bitmap-AND split
@@ -298,6 +300,7 @@ func (b *Backend) planBatch(bb *batchBufs, work []*prep) {
 	bp.mixed = slices.Grow(bp.mixed[:0], ns)[:ns]
 	bp.orl, bp.caps = bp.orl[:0], bp.caps[:0]
 	bp.order = slices.Grow(bp.order[:0], len(work))[:len(work)]
+	bp.orq = slices.Grow(bp.orq[:0], len(work))[:len(work)]
 	workers := b.prepareWorkers()
 	size := 0
 	for s := range ns {

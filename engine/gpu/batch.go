@@ -230,8 +230,10 @@ func (b *Backend) SearchBatch(ctx context.Context, qs []engine.Query, opt engine
 	work := b.prepareBatch(bb, qs, out)
 	// The launch sets and their AND plans and uploads, on this goroutine
 	// (andplan.go): the owner then only issues driver calls for them.
+	planStart := time.Now()
 	b.planBatch(bb, work)
 	prepared := time.Since(start)
+	b.planNanos.Add(int64(time.Since(planStart)))
 	err := b.runBatch(ctx, bb, work, prepared, out)
 	// The pure-AND sets' results, converted here (andplan.go), off the
 	// owner and outside b.mu.

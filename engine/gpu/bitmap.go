@@ -344,7 +344,13 @@ func (b *Backend) SetOrBitmapDensity(d float64) {
 // kern.AndNoColumn: the rule of the AND planner (useBitmaps) and of the
 // OR tiles (orMinDF).
 func (b *Backend) column(t int, minDF uint32) uint32 {
-	if c := b.bm.col[t]; c >= 0 && b.info[t].df >= minDF {
+	return b.columnDF(t, b.info[t].df, minDF)
+}
+
+// columnDF is column for a term whose df the caller holds (a prepared
+// qterm's copy of b.info[t]: no random read of the term table).
+func (b *Backend) columnDF(t int, df, minDF uint32) uint32 {
+	if c := b.bm.col[t]; c >= 0 && df >= minDF {
 		return uint32(c)
 	}
 	return kern.AndNoColumn

@@ -212,7 +212,7 @@ type Backend struct {
 	// replaced under mu by the setters.
 	pcfg atomic.Pointer[planCfg]
 	// Profile's Wall and HostFinish, added by batches outside mu.
-	wallNanos, finishNanos atomic.Int64
+	wallNanos, finishNanos, planNanos atomic.Int64
 
 	// mu is the device: held by a batch while its launch sets run (and
 	// by the setters, Profile, Close); it guards every field below, the
@@ -639,8 +639,11 @@ type Profile struct {
 	// and involuntary context switches during the closures (getrusage
 	// RUSAGE_THREAD; the driver spins in a stream wait unless told
 	// otherwise, see cuda.Open); OwnerRunDelay, its time runnable without
-	// a CPU (schedstat; with Options.Profile only).
+	// a CPU (schedstat; with Options.Profile only). HostPlan: the part of
+	// HostPrepare in planBatch (the launch sets, their plans and filled
+	// uploads; gpuplan2).
 	HostPrepare, HostWait, HostRun, HostSync, HostConvert, HostFinish time.Duration
+	HostPlan                                                          time.Duration
 	OwnerCPU, OwnerRunDelay                                           time.Duration
 	OwnerInvoluntary                                                  int64
 	// DriverCalls: the hot driver calls of the closures (cuda's fast.go:
@@ -664,6 +667,7 @@ func (b *Backend) Profile() Profile {
 		p.Cache = b.lc.stats
 	}
 	p.Wall, p.HostFinish = time.Duration(b.wallNanos.Load()), time.Duration(b.finishNanos.Load())
+	p.HostPlan = time.Duration(b.planNanos.Load())
 	return p
 }
 
@@ -673,6 +677,7 @@ func (b *Backend) ResetProfile() {
 	b.prof = Profile{}
 	b.wallNanos.Store(0)
 	b.finishNanos.Store(0)
+	b.planNanos.Store(0)
 	if b.lc != nil {
 		b.lc.stats = CacheStats{}
 	}

@@ -89,12 +89,15 @@ func (p *pinned) reset(n int) error {
 	if p.h != nil && p.h.Len() >= n {
 		return nil
 	}
-	if err := p.free(); err != nil {
-		return err
-	}
+	// Double the old length (read before free drops it): an arena that
+	// grows by a little each batch is reallocated O(log n) times, not
+	// every batch (gpuplan2).
 	size := max(n, 1<<16)
 	if p.h != nil {
 		size = max(size, 2*p.h.Len())
+	}
+	if err := p.free(); err != nil {
+		return err
 	}
 	h, err := p.ctx.AllocHost(size)
 	if err != nil {

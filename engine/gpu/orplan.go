@@ -53,6 +53,7 @@ type orTilePlan struct {
 	nblk, dbytes, fbytes, nval int // every list of the set
 	sumCap                     int // candidate slots, all queries
 	caps                       []int
+	recs                       []orRec // planTiledRecs: each query's record, its start set (nil: planTiled)
 
 	// Uploaded: QMeta | QTerm | Seg (every list) | scratch offsets |
 	// OQuery | columns (useBm).
@@ -102,6 +103,36 @@ func (b *Backend) planTiled(pl *orTilePlan, qs []*prep, workers int, caps []int)
 		pl.tree = pl.tree && c.tree
 		mu.Unlock()
 	})
+	return b.tiledLayout(pl)
+}
+
+// planTiledRecs is planTiled for planOrSet, from the queries' records rs
+// (orRecs; rs[a] is qs[a]'s) instead of their preps: one serial pass over
+// the records sums the launch and gives each its start (fillTiled's
+// running sums), so that fillTiled needs no pass of its own before it
+// writes. The same plan as planTiled's.
+func (b *Backend) planTiledRecs(pl *orTilePlan, qs []*prep, rs []orRec, caps []int) error {
+	*pl = orTilePlan{qs: qs, nq: len(qs), fused: b.orFused(), tree: b.opt.orSelect != "radix", caps: caps, recs: rs}
+	pl.tile, pl.ntiles, _ = b.tiling()
+	var s orSegSum
+	big := false
+	for a := range rs {
+		r := &rs[a]
+		r.start = s
+		s = s.add(r.own)
+		caps[a] = r.own.coff
+		big = big || r.big
+	}
+	if b.opt.orSelect != "tree" && big {
+		pl.tree = false
+	}
+	pl.nterms, pl.sumCap, pl.nblk, pl.dbytes, pl.fbytes, pl.nval = s.toff, s.coff, s.blk, s.d, s.f, s.v
+	return b.tiledLayout(pl)
+}
+
+// tiledLayout checks pl's sizes (an error matching cuda.ErrOutOfMemory
+// past 2^31) and lays out its upload.
+func (b *Backend) tiledLayout(pl *orTilePlan) error {
 	if (!pl.fused && (pl.nval > math.MaxInt32/2 || pl.dbytes > math.MaxInt32 || pl.fbytes > math.MaxInt32)) ||
 		pl.sumCap > math.MaxInt32/2 || int64(pl.nq)*int64(pl.ntiles) > math.MaxInt32/2 {
 		return fmt.Errorf("%w: OR launch of %d postings", cuda.ErrOutOfMemory, pl.nval)
@@ -135,12 +166,28 @@ func (s orSegSum) add(o orSegSum) orSegSum {
 // Backend state: any goroutine may fill its own arena.
 func (b *Backend) fillTiled(pl *orTilePlan, orDF uint32, workers int, sc *planScratch) {
 	up, at := pl.up, pl.upAt
-	_, pl.nres, pl.scratchWords = b.fillQueriesIn(up, &sc.slots, &sc.slotSums, workers, pl.qs, at+pl.oMeta, at+pl.oTerms, at+pl.oScr)
+	if pl.recs != nil {
+		var slots []querySlot
+		slots, pl.nres, pl.scratchWords = recSlots(&sc.slots, pl.recs)
+		b.fillQuerySlots(up, slots, workers, pl.qs, at+pl.oMeta, at+pl.oTerms, at+pl.oScr)
+	} else {
+		_, pl.nres, pl.scratchWords = b.fillQueriesIn(up, &sc.slots, &sc.slotSums, workers, pl.qs, at+pl.oMeta, at+pl.oTerms, at+pl.oScr)
+	}
 	segs := up.u32(at+pl.oSegs, kern.SegWords*pl.nterms)
 	oqs := up.u32(at+pl.oOq, kern.OQueryWords*pl.nq)
 	var cols []uint32
 	if pl.useBm {
 		cols = up.u32(at+pl.oCol, pl.nterms)
+	}
+	if pl.recs != nil {
+		// The running sums are the records' starts (planTiledRecs): one
+		// pass, in chunks of 256 on every worker.
+		parallelWorkers(workers, pl.nq, 256, func(lo, hi int) {
+			for a := lo; a < hi; a++ {
+				b.putTiled(pl, a, pl.recs[a].start, segs, oqs, cols, orDF)
+			}
+		})
+		return
 	}
 	parallelScan(workers, pl.nq, &sc.orSums, orSegSum.add, func(lo, hi int, s orSegSum, write bool) orSegSum {
 		for a := lo; a < hi; a++ {
@@ -154,21 +201,31 @@ func (b *Backend) fillTiled(pl *orTilePlan, orDF uint32, workers int, sc *planSc
 				s.coff += pl.caps[a]
 				continue
 			}
-			kern.PutOQuery(oqs[kern.OQueryWords*a:], uint32(s.toff), uint32(pl.caps[a]), uint32(s.coff))
-			s.coff += pl.caps[a]
-			for j, t := range p.terms {
-				ti := t.ti
-				kern.PutSeg(segs[kern.SegWords*(s.toff+j):], uint64(s.d), uint64(s.f), uint64(s.v), uint32(t.id), uint32(s.blk),
-					uint32(a), uint32(s.toff+j))
-				if pl.useBm {
-					cols[s.toff+j] = b.column(t.id, orDF)
-				}
-				s.d, s.f, s.v, s.blk = s.d+int(ti.dlen), s.f+int(ti.flen), s.v+int(ti.df), s.blk+int(ti.nb)
-			}
-			s.toff += len(p.terms)
+			s = b.putTiled(pl, a, s, segs, oqs, cols, orDF)
 		}
 		return s
 	})
+}
+
+// putTiled writes query a's OQuery, Segs and bitmap columns (fillTiled)
+// from the running sums s of the queries before it and returns those
+// after it.
+func (b *Backend) putTiled(pl *orTilePlan, a int, s orSegSum, segs, oqs, cols []uint32, orDF uint32) orSegSum {
+	p := pl.qs[a]
+	kern.PutOQuery(oqs[kern.OQueryWords*a:], uint32(s.toff), uint32(pl.caps[a]), uint32(s.coff))
+	s.coff += pl.caps[a]
+	for j := range p.terms {
+		t := &p.terms[j]
+		ti := &t.ti
+		kern.PutSeg(segs[kern.SegWords*(s.toff+j):], uint64(s.d), uint64(s.f), uint64(s.v), uint32(t.id), uint32(s.blk),
+			uint32(a), uint32(s.toff+j))
+		if pl.useBm {
+			cols[s.toff+j] = b.columnDF(t.id, ti.df, orDF)
+		}
+		s.d, s.f, s.v, s.blk = s.d+int(ti.dlen), s.f+int(ti.flen), s.v+int(ti.df), s.blk+int(ti.nb)
+	}
+	s.toff += len(p.terms)
+	return s
 }
 
 // orWholePlan is a launch of OR queries answered whole (orwhole.go) as
@@ -176,6 +233,7 @@ func (b *Backend) fillTiled(pl *orTilePlan, orDF uint32, workers int, sc *planSc
 // scratch offsets), filled at upAt in the arena up (fillWhole).
 type orWholePlan struct {
 	qs                        []*prep
+	recs                      []orRec // planOrSet's records of qs (nil: none)
 	nq, nterms                int
 	oMeta, oTerms, oScr, size int
 	nres                      int
@@ -189,6 +247,20 @@ func planWhole(pl *orWholePlan, qs []*prep) {
 	for _, p := range qs {
 		pl.nterms += len(p.terms)
 	}
+	pl.layout()
+}
+
+// planWholeRecs is planWhole from planOrSet's records rs of qs.
+func planWholeRecs(pl *orWholePlan, qs []*prep, rs []orRec) {
+	*pl = orWholePlan{qs: qs, nq: len(qs), recs: rs}
+	for a := range rs {
+		pl.nterms += rs[a].own.toff
+	}
+	pl.layout()
+}
+
+// layout lays out the upload of pl (its nq and nterms set).
+func (pl *orWholePlan) layout() {
 	var lay layout
 	pl.oMeta, pl.oTerms, pl.oScr = lay.add(16*pl.nq), lay.add(16*pl.nterms), lay.add(8*pl.nq)
 	pl.size = lay.size
@@ -197,6 +269,12 @@ func planWhole(pl *orWholePlan, qs []*prep) {
 // fillWhole writes pl's QMeta, QTerms and scratch offsets into its arena,
 // on up to workers goroutines.
 func (b *Backend) fillWhole(pl *orWholePlan, workers int, sc *planScratch) {
+	if pl.recs != nil {
+		var slots []querySlot
+		slots, pl.nres, _ = recSlots(&sc.slots, pl.recs)
+		b.fillQuerySlots(pl.up, slots, workers, pl.qs, pl.upAt+pl.oMeta, pl.upAt+pl.oTerms, pl.upAt+pl.oScr)
+		return
+	}
 	_, pl.nres, _ = b.fillQueriesIn(pl.up, &sc.slots, &sc.slotSums, workers, pl.qs, pl.upAt+pl.oMeta, pl.upAt+pl.oTerms, pl.upAt+pl.oScr)
 }
 
@@ -207,48 +285,131 @@ type orLaunch struct {
 	tiled orTilePlan
 }
 
+// orRec is one query of a planned pure-OR set as planOrSet's single pass
+// over its preps reads it (gpuplan2: the set's launch cuts, split, plans
+// and fills had walked the preps, their engine.Query and their terms in
+// eight passes, each a cache miss per query at 100k queries): its
+// accumulator bytes and postings (the launch cuts), whether it runs
+// whole, its candidate slots (orCap), whether it allows Ding's max tree,
+// its terms' sums (toff: terms, coff: slots, d, f, v, blk) and, once
+// planned, the running sums of the tiled queries before it in its launch
+// (start: fillTiled's Seg and OQuery offsets).
+type orRec struct {
+	acc, post  int64
+	k          int  // the query's k
+	whole, big bool // big: k or slots too large for the max tree
+	own, start orSegSum
+}
+
+// recSlots is querySlots from the records rs of qs (one serial pass over
+// the records, not the preps; the same slots).
+func recSlots(buf *[]querySlot, rs []orRec) (slots []querySlot, nres, scratchWords int) {
+	if cap(*buf) < len(rs) {
+		*buf = make([]querySlot, len(rs))
+	}
+	slots = (*buf)[:len(rs)]
+	var s querySlot
+	for a := range rs {
+		n := querySlot{toff: rs[a].own.toff, res: rs[a].k}
+		if n.res > 4096 {
+			n.scr = pow2(n.res)
+		}
+		slots[a] = s
+		if n.scr == 0 {
+			slots[a].scr = 0
+		}
+		s = s.add(n)
+	}
+	return slots, s.res, s.scr
+}
+
 // orCut is the sums of planOrSet's budget pass: accumulator bytes and
 // postings.
 type orCut struct{ acc, post int64 }
 
 func (c orCut) add(o orCut) orCut { return orCut{c.acc + o.acc, c.post + o.post} }
 
+// orRecs fills recs[a] for set[a] on up to workers goroutines (chunks of
+// 256) and returns the set's accumulator bytes and postings.
+func (b *Backend) orRecs(recs []orRec, set []*prep, workers int) orCut {
+	var mu sync.Mutex
+	var tot orCut
+	parallelWorkers(workers, len(set), 256, func(lo, hi int) {
+		var c orCut
+		for a := lo; a < hi; a++ {
+			p := set[a]
+			k := b.orCap(p)
+			r := orRec{acc: b.orQueryBytesCap(p, k), post: p.postings(), k: p.q.K, whole: b.orWhole(p),
+				big: p.q.K > orTreeK || k > kern.OrTreeItems}
+			r.own = orSegSum{toff: len(p.terms), coff: k}
+			if !r.whole {
+				for _, t := range p.terms {
+					ti := &t.ti
+					r.own.d += int(ti.dlen)
+					r.own.f += int(ti.flen)
+					r.own.v += int(ti.df)
+					r.own.blk += int(ti.nb)
+				}
+			}
+			recs[a] = r
+			c = c.add(orCut{r.acc, r.post})
+		}
+		mu.Lock()
+		tot = tot.add(c)
+		mu.Unlock()
+	})
+	return tot
+}
+
 // planOrSet plans the pure-OR set set (planBatch: every query Mode == Or
 // with a known term; the tiled strategy) into bp: its launches (the cuts
 // of runSet's accumulator budget), each launch's queries split into whole
 // ones and tiled ones in order (in order, the set's range of bp.order
-// from lo), and their plans and upload layouts from *size on (which it
-// advances). It returns the launches' range in bp.orl, or ok false when a
-// launch cannot be planned (the owner then runs the set as before).
+// from lo, with their records in bp.orq), and their plans and upload
+// layouts from *size on (which it advances). It returns the launches'
+// range in bp.orl, or ok false when a launch cannot be planned (the owner
+// then runs the set as before). One parallel pass reads the preps
+// (orRecs); the rest reads the records.
 func (b *Backend) planOrSet(bp *batchPlan, set []*prep, lo int, workers int, size *int) (l0, l1 int, ok bool) {
 	maxPost := b.opt.OrPostings
 	if b.orFused() {
 		maxPost = math.MaxInt64
 	}
-	// The launches: runSet's greedy cuts (one when the set fits, as every
-	// GCIDE/TREC'06 set does).
-	one := b.orOneLaunch(set, maxPost, workers, &bp.sc.cuts)
+	bp.sc.orRecs = slices.Grow(bp.sc.orRecs[:0], len(set))[:len(set)]
+	recs := bp.sc.orRecs
+	tot := b.orRecs(recs, set, workers)
 	l0 = len(bp.orl)
-	addLaunch := func(qs []*prep, at int) bool {
+	addLaunch := func(qs []*prep, rs []orRec, at int) bool {
 		bp.orl = append(bp.orl, orLaunch{})
 		ol := &bp.orl[len(bp.orl)-1]
-		// Whole queries first, then the tiled ones, each in set order (a
-		// stable counting sort; splitWhole's order).
-		dst := bp.order[at : at+len(qs)]
-		bp.sc.counts = countingSortPar(dst, qs, 1, false, b.wholeKey, workers, bp.sc.counts)
+		// Whole queries first, then the tiled ones, each in set order
+		// (splitWhole's order), with their records.
+		dst, drs := bp.order[at:at+len(qs)], bp.orq[at:at+len(qs)]
 		nw := 0
-		for nw < len(dst) && b.orWhole(dst[nw]) {
-			nw++
+		for i := range rs {
+			if rs[i].whole {
+				nw++
+			}
+		}
+		w, t := 0, nw
+		for i := range rs {
+			if rs[i].whole {
+				dst[w], drs[w] = qs[i], rs[i]
+				w++
+			} else {
+				dst[t], drs[t] = qs[i], rs[i]
+				t++
+			}
 		}
 		if nw > 0 {
-			planWhole(&ol.whole, dst[:nw])
+			planWholeRecs(&ol.whole, dst[:nw], drs[:nw])
 			ol.whole.upAt = (*size + 15) &^ 15
 			*size = ol.whole.upAt + ol.whole.size
 		}
 		if nw < len(dst) {
 			bp.caps = growInts(bp.caps, len(dst)-nw)
 			caps := bp.caps[len(bp.caps)-(len(dst)-nw):]
-			if b.planTiled(&ol.tiled, dst[nw:], workers, caps) != nil {
+			if b.planTiledRecs(&ol.tiled, dst[nw:], drs[nw:], caps) != nil {
 				return false // the owner meets the error again and splits the set
 			}
 			ol.tiled.upAt = (*size + 15) &^ 15
@@ -256,21 +417,23 @@ func (b *Backend) planOrSet(bp *batchPlan, set []*prep, lo int, workers int, siz
 		}
 		return true
 	}
-	if one {
-		if !addLaunch(set, lo) {
+	// The launches: runSet's greedy cuts (one when the set fits, as every
+	// GCIDE/TREC'06 set does).
+	if tot.acc <= b.opt.AccumulatorBytes && tot.post <= maxPost {
+		if !addLaunch(set, recs, lo) {
 			return 0, 0, false
 		}
 		return l0, len(bp.orl), true
 	}
 	for i := 0; i < len(set); {
 		n := 1
-		acc, post := b.orQueryBytes(set[i]), set[i].postings()
-		for i+n < len(set) && acc+b.orQueryBytes(set[i+n]) <= b.opt.AccumulatorBytes && post+set[i+n].postings() <= maxPost {
-			acc += b.orQueryBytes(set[i+n])
-			post += set[i+n].postings()
+		acc, post := recs[i].acc, recs[i].post
+		for i+n < len(set) && acc+recs[i+n].acc <= b.opt.AccumulatorBytes && post+recs[i+n].post <= maxPost {
+			acc += recs[i+n].acc
+			post += recs[i+n].post
 			n++
 		}
-		if !addLaunch(set[i:i+n], lo+i) {
+		if !addLaunch(set[i:i+n], recs[i:i+n], lo+i) {
 			return 0, 0, false
 		}
 		i += n
@@ -291,15 +454,6 @@ func (b *Backend) orOneLaunch(qs []*prep, maxPost int64, workers int, sums *[]or
 		return s
 	})
 	return tot.acc <= b.opt.AccumulatorBytes && tot.post <= maxPost
-}
-
-// wholeKey is planOrSet's split key: 0 for a query answered whole, 1 for
-// a tiled one.
-func (b *Backend) wholeKey(p *prep) int {
-	if b.orWhole(p) {
-		return 0
-	}
-	return 1
 }
 
 // growInts returns s extended by n elements (contents undefined); when it

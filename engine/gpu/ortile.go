@@ -114,8 +114,16 @@ func (b *Backend) orQueryBytes(p *prep) int64 {
 	if b.orDense() {
 		return int64(b.n) * 4
 	}
+	return b.orQueryBytesCap(p, b.orCap(p))
+}
+
+// orQueryBytesCap is orQueryBytes of a tiled query whose orCap is k.
+func (b *Backend) orQueryBytesCap(p *prep, k int) int64 {
+	if b.orDense() {
+		return int64(b.n) * 4
+	}
 	_, ntiles, _ := b.tiling()
-	n := int64(8*ntiles+32) + 32*int64(b.orCap(p))
+	n := int64(8*ntiles+32) + 32*int64(k)
 	if b.orFused() {
 		n += int64(len(p.terms)) * (4*int64(ntiles+1) + 4*kern.TermMetaWords) // block ranges, TermMeta copies
 	}

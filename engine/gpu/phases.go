@@ -140,6 +140,13 @@ func (b *Backend) fillQueries(qs []*prep, oMeta, oTerms, oScr int) (slots []quer
 // index's parameters): any goroutine may fill its own arena.
 func (b *Backend) fillQueriesIn(up *pinned, slotBuf, sums *[]querySlot, workers int, qs []*prep, oMeta, oTerms, oScr int) (slots []querySlot, nres, scratchWords int) {
 	slots, nres, scratchWords = querySlots(slotBuf, sums, workers, qs)
+	b.fillQuerySlots(up, slots, workers, qs, oMeta, oTerms, oScr)
+	return slots, nres, scratchWords
+}
+
+// fillQuerySlots is fillQueriesIn's fill from the slots of qs (querySlots,
+// or orplan.go's recSlots).
+func (b *Backend) fillQuerySlots(up *pinned, slots []querySlot, workers int, qs []*prep, oMeta, oTerms, oScr int) {
 	meta := up.u32(oMeta, kern.QMetaWords*len(qs))
 	exact := b.bmExact() && !b.opt.orNoPrune
 	scr := up.u64(oScr, len(qs))
@@ -158,7 +165,6 @@ func (b *Backend) fillQueriesIn(up *pinned, slotBuf, sums *[]querySlot, workers 
 			scr[a] = uint64(sl.scr)
 		}
 	})
-	return slots, nres, scratchWords
 }
 
 // upload copies the first n bytes of the upload arena to a new device
