@@ -2,7 +2,6 @@ package qp_test
 
 import (
 	"context"
-	"fmt"
 	"testing"
 
 	"github.com/qpengine/qp"
@@ -17,19 +16,7 @@ import (
 func TestAutoGPU(t *testing.T) {
 	path := writeIndex(t)
 	ctx := context.Background()
-	cpu, err := qp.Open(path, qp.Options{Device: qp.CPU, Threads: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cpu.Close()
-	var qs []engine.Query
-	for len(qs) < 20000 {
-		qs = append(qs, streamQueries(cpu)...)
-	}
-	want := make([]engine.Response, len(qs))
-	if err := cpu.SearchBatch(ctx, qs, engine.Options{}, want); err != nil {
-		t.Fatal(err)
-	}
+	qs, want := cpuAnswers(t, path, 20000)
 	for _, noSplit := range []bool{false, true} {
 		var notes []string
 		e, err := qp.Open(path, qp.Options{Threads: 2, NoSplit: noSplit, Notice: func(s string) { notes = append(notes, s) }})
@@ -41,18 +28,9 @@ func TestAutoGPU(t *testing.T) {
 			t.Skipf("no usable GPU: %q", notes)
 		}
 		for range 3 {
-			err := qp.Stream(ctx, e.Backend(), qs, engine.Options{}, qp.DefaultChunk, func(lo int, out []engine.Response) error {
-				for i := range out {
-					w := &want[lo+i]
-					// The same results; an error where the CPU had one (the
-					// processors word it each their own way).
-					if fmt.Sprint(out[i].Results) != fmt.Sprint(w.Results) || (out[i].Err == nil) != (w.Err == nil) {
-						return fmt.Errorf("query %d: %v %v, want %v %v", lo+i, out[i].Results, out[i].Err, w.Results, w.Err)
-					}
-				}
-				return nil
-			})
-			if err != nil {
+			next := 0
+			err := qp.Stream(ctx, e.Backend(), qs, engine.Options{}, qp.DefaultChunk, inOrder(want, qp.DefaultChunk, &next))
+			if err != nil || next != len(qs) {
 				t.Fatalf("NoSplit %v: %v\n%s", noSplit, err, e.Routing())
 			}
 		}
@@ -68,19 +46,7 @@ func TestAutoGPU(t *testing.T) {
 func TestStreamGPUInFlight(t *testing.T) {
 	path := writeIndex(t)
 	ctx := context.Background()
-	cpu, err := qp.Open(path, qp.Options{Device: qp.CPU, Threads: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cpu.Close()
-	var qs []engine.Query
-	for len(qs) < 3000 {
-		qs = append(qs, streamQueries(cpu)...)
-	}
-	want := make([]engine.Response, len(qs))
-	if err := cpu.SearchBatch(ctx, qs, engine.Options{}, want); err != nil {
-		t.Fatal(err)
-	}
+	qs, want := cpuAnswers(t, path, 3000)
 	var notes []string
 	e, err := qp.Open(path, qp.Options{Device: qp.GPU, Threads: 2, Notice: func(s string) { notes = append(notes, s) }})
 	if err != nil || e.GPU() == nil {
@@ -92,21 +58,29 @@ func TestStreamGPUInFlight(t *testing.T) {
 	defer e.Close()
 	for _, f := range []int{2, 3} {
 		next := 0
-		err := qp.StreamWith(ctx, e.Backend(), qs, engine.Options{}, qp.StreamOptions{Chunk: 700, InFlight: f}, func(lo int, out []engine.Response) error {
-			if lo != next {
-				return fmt.Errorf("chunk at %d, want %d", lo, next)
-			}
-			for i := range out {
-				w := &want[lo+i]
-				if fmt.Sprint(out[i].Results) != fmt.Sprint(w.Results) || (out[i].Err == nil) != (w.Err == nil) {
-					return fmt.Errorf("query %d: %v %v, want %v %v", lo+i, out[i].Results, out[i].Err, w.Results, w.Err)
-				}
-			}
-			next = lo + len(out)
-			return nil
-		})
+		err := qp.StreamWith(ctx, e.Backend(), qs, engine.Options{}, qp.StreamOptions{Chunk: 700, InFlight: f}, inOrder(want, 700, &next))
 		if err != nil || next != len(qs) {
 			t.Fatalf("%d in flight: %v after %d of %d queries", f, err, next, len(qs))
 		}
 	}
+}
+
+// cpuAnswers returns at least n of streamQueries' queries over the index
+// at path and the CPU engine's answers to them.
+func cpuAnswers(t *testing.T, path string, n int) ([]engine.Query, []engine.Response) {
+	t.Helper()
+	cpu, err := qp.Open(path, qp.Options{Device: qp.CPU, Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cpu.Close()
+	var qs []engine.Query
+	for len(qs) < n {
+		qs = append(qs, streamQueries(cpu)...)
+	}
+	want := make([]engine.Response, len(qs))
+	if err := cpu.SearchBatch(context.Background(), qs, engine.Options{}, want); err != nil {
+		t.Fatal(err)
+	}
+	return qs, want
 }

@@ -186,19 +186,7 @@ func TestStream(t *testing.T) {
 		chunk := run.chunk
 		next := 0
 		so := qp.StreamOptions{Chunk: chunk, InFlight: run.inFlight}
-		err := qp.StreamWith(ctx, e.Backend(), qs, engine.Options{}, so, func(lo int, out []engine.Response) error {
-			if lo != next || len(out) == 0 || (chunk > 0 && len(out) > chunk) {
-				return fmt.Errorf("chunk at %d of %d responses, want at %d", lo, len(out), next)
-			}
-			for i := range out {
-				w := &want[lo+i]
-				if fmt.Sprint(out[i].Results) != fmt.Sprint(w.Results) || (out[i].Err == nil) != (w.Err == nil) {
-					return fmt.Errorf("query %d: %v %v, want %v %v", lo+i, out[i].Results, out[i].Err, w.Results, w.Err)
-				}
-			}
-			next = lo + len(out)
-			return nil
-		})
+		err := qp.StreamWith(ctx, e.Backend(), qs, engine.Options{}, so, inOrder(want, chunk, &next))
 		if err != nil || next != len(qs) {
 			t.Fatalf("chunk %d, %d in flight: %v after %d of %d queries", chunk, run.inFlight, err, next, len(qs))
 		}
@@ -253,18 +241,7 @@ func TestStreamInFlight(t *testing.T) {
 		for _, f := range []int{2, 3, 4} {
 			be := skewBackend{e.Backend(), qs, failAt}
 			next := 0
-			err := qp.StreamWith(ctx, be, qs, engine.Options{}, qp.StreamOptions{Chunk: 4, InFlight: f}, func(lo int, out []engine.Response) error {
-				if lo != next {
-					return fmt.Errorf("chunk at %d, want %d", lo, next)
-				}
-				for i := range out {
-					if fmt.Sprint(out[i].Results) != fmt.Sprint(want[lo+i].Results) {
-						return fmt.Errorf("query %d: %v, want %v", lo+i, out[i].Results, want[lo+i].Results)
-					}
-				}
-				next = lo + len(out)
-				return nil
-			})
+			err := qp.StreamWith(ctx, be, qs, engine.Options{}, qp.StreamOptions{Chunk: 4, InFlight: f}, inOrder(want, 4, &next))
 			switch {
 			case failAt < 0 && (err != nil || next != len(qs)):
 				t.Fatalf("%d in flight: %v after %d of %d queries", f, err, next, len(qs))
@@ -272,6 +249,26 @@ func TestStreamInFlight(t *testing.T) {
 				t.Fatalf("%d in flight, failing at %d: %v after %d queries, want %v after %d", f, failAt, err, next, errSkew, failAt/4*4)
 			}
 		}
+	}
+}
+
+// inOrder returns a stream's emit that checks each chunk: it starts where
+// the last one ended (*next, which it advances), holds at most chunk
+// responses (chunk > 0), and each answer has want's results, and an error
+// where want has one (the processors word errors each their own way).
+func inOrder(want []engine.Response, chunk int, next *int) func(int, []engine.Response) error {
+	return func(lo int, out []engine.Response) error {
+		if lo != *next || len(out) == 0 || (chunk > 0 && len(out) > chunk) {
+			return fmt.Errorf("chunk at %d of %d responses, want at %d", lo, len(out), *next)
+		}
+		for i := range out {
+			w := &want[lo+i]
+			if fmt.Sprint(out[i].Results) != fmt.Sprint(w.Results) || (out[i].Err == nil) != (w.Err == nil) {
+				return fmt.Errorf("query %d: %v %v, want %v %v", lo+i, out[i].Results, out[i].Err, w.Results, w.Err)
+			}
+		}
+		*next = lo + len(out)
+		return nil
 	}
 }
 

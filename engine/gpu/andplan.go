@@ -441,13 +441,7 @@ func (b *Backend) finishSet(a *pinned, ps *pendingSet, out []engine.Response, of
 	cnts, tots := a.u32(ps.cnts, nq), a.u32(ps.tots, nq)
 	ctrs := a.u32(ps.ctrs, 4+2*nq)
 	keys := a.u64(ps.keys, ps.nres)
-	// Result offsets: the running sum of K (one serial pass).
-	offs = slices.Grow(offs[:0], nq)[:nq]
-	off := 0
-	for a, p := range qs {
-		offs[a] = off
-		off += p.q.K
-	}
+	offs = kOffsets(offs, qs)
 	parallel(nq, func(lo, hi int) {
 		for a := lo; a < hi; a++ {
 			p := qs[a]
@@ -508,4 +502,17 @@ func (b *Backend) fetchTo(mem *devMem, pend *pendingResults, parts []*download, 
 		}
 	}
 	return dn, b.fetchAt(dn, dn.take(n), mem, parts)
+}
+
+// kOffsets returns, in offs (scratch, grown), each query's offset among
+// the downloaded result keys: the running sum of the queries' k (one
+// serial pass).
+func kOffsets(offs []int, qs []*prep) []int {
+	offs = slices.Grow(offs[:0], len(qs))[:len(qs)]
+	off := 0
+	for a, p := range qs {
+		offs[a] = off
+		off += p.q.K
+	}
+	return offs
 }

@@ -540,12 +540,7 @@ func (b *Backend) finishOr(a *pinned, ps *pendingSet, out []engine.Response, off
 	qs, nq := ps.qs, len(ps.qs)
 	cnts, tots := a.u32(ps.cnts, nq), a.u32(ps.tots, nq)
 	keys := a.u64(ps.keys, ps.nres)
-	offs = slices.Grow(offs[:0], nq)[:nq]
-	off := 0
-	for a, p := range qs {
-		offs[a] = off
-		off += p.q.K
-	}
+	offs = kOffsets(offs, qs)
 	parallel(nq, func(lo, hi int) {
 		for a := lo; a < hi; a++ {
 			p := qs[a]
