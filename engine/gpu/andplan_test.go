@@ -39,28 +39,14 @@ func TestPlannedAnd(t *testing.T) {
 	}
 
 	// By hand: the early conversion, and a stale plan.
-	want := make([]engine.Response, len(qs))
-	if err := engine.NewCPU(x, 0).SearchBatch(context.Background(), qs, engine.Options{}, want); err != nil {
-		t.Fatal(err)
-	}
+	want := cpuAnswers(t, x, qs)
 	for _, stale := range []bool{false, true} {
 		g.ResetProfile()
-		out := make([]engine.Response, len(qs))
-		bb := g.bufs.get(len(qs))
-		work := g.prepareBatch(bb, qs, out)
-		g.planBatch(bb, work)
-		if bb.plan.cfg == nil {
-			t.Fatal("planBatch made no plan")
-		}
+		var change func() error
 		if stale {
-			g.SetThreshold(512)
+			change = func() error { g.SetThreshold(512); return nil }
 		}
-		if err := g.runBatch(context.Background(), bb, work, 0, out); err != nil {
-			t.Fatal(err)
-		}
-		early := bb.plan.res.flushed
-		g.finishPending(&bb.plan.res, out)
-		g.bufs.put(bb)
+		out, early := runPlanned(t, g, qs, change)
 		for i := range qs {
 			if msg := sameResponse(out[i], want[i]); msg != "" {
 				t.Fatalf("stale %v: query %s: %s", stale, qs[i].ID, msg)
@@ -78,6 +64,35 @@ func TestPlannedAnd(t *testing.T) {
 			t.Errorf("%d of %d sets planned off the owner, %d converted early; want all, > 0", p.PlannedSets, p.Sets, early)
 		}
 	}
+}
+
+// runPlanned runs qs through g by hand, as SearchBatch does with a plan
+// made off the owner: prepareBatch, planBatch (which must plan), then
+// change when not nil (between the plan and the device: a stale plan),
+// runBatch and finishPending. It returns the responses and how many sets
+// were converted early (on the owner, their downloads outgrowing the
+// arena).
+func runPlanned(t *testing.T, g *Backend, qs []engine.Query, change func() error) ([]engine.Response, int) {
+	t.Helper()
+	out := make([]engine.Response, len(qs))
+	bb := g.bufs.get(len(qs))
+	defer g.bufs.put(bb)
+	work := g.prepareBatch(bb, qs, out)
+	g.planBatch(bb, work)
+	if bb.plan.cfg == nil {
+		t.Fatal("planBatch made no plan")
+	}
+	if change != nil {
+		if err := change(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := g.runBatch(context.Background(), bb, work, 0, out); err != nil {
+		t.Fatal(err)
+	}
+	early := bb.plan.res.flushed
+	g.finishPending(&bb.plan.res, out)
+	return out, early
 }
 
 // TestPlanBatchParallel (gpuhost5): planBatch's launch sets of more than

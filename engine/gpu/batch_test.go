@@ -27,10 +27,7 @@ func TestSearchBatchConcurrent(t *testing.T) {
 		nq = 4
 	}
 	qs := expand(randomQueries(rng, col.terms, nq, nil), []int{1, 10, 100})
-	want := make([]engine.Response, len(qs))
-	if err := engine.NewCPU(x, 0).SearchBatch(context.Background(), qs, engine.Options{}, want); err != nil {
-		t.Fatal(err)
-	}
+	want := cpuAnswers(t, x, qs)
 	// Threshold 64: several launch sets per batch, so that batches
 	// interleave on the host while one holds the device.
 	g := newBackend(t, x, Options{Threshold: 64})

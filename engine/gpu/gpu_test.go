@@ -192,14 +192,21 @@ func expand(terms [][]string, ks []int) []engine.Query {
 // searchBoth runs qs on g and on the CPU engine (all cores).
 func searchBoth(t *testing.T, x *index.Index, g engine.Backend, qs []engine.Query) (got, want []engine.Response) {
 	t.Helper()
-	got, want = make([]engine.Response, len(qs)), make([]engine.Response, len(qs))
+	got = make([]engine.Response, len(qs))
 	if err := g.SearchBatch(context.Background(), qs, engine.Options{}, got); err != nil {
 		t.Fatal(err)
 	}
+	return got, cpuAnswers(t, x, qs)
+}
+
+// cpuAnswers returns the CPU engine's responses to qs over x.
+func cpuAnswers(t *testing.T, x *index.Index, qs []engine.Query) []engine.Response {
+	t.Helper()
+	want := make([]engine.Response, len(qs))
 	if err := engine.NewCPU(x, 0).SearchBatch(context.Background(), qs, engine.Options{}, want); err != nil {
 		t.Fatal(err)
 	}
-	return got, want
+	return want
 }
 
 // compare runs qs on the CPU and on g and requires identical outcomes.
@@ -416,10 +423,7 @@ func TestOutOfMemory(t *testing.T) {
 		terms = append(terms, genQuery(rng, col.terms))
 	}
 	qs := expand(terms, []int{10, 1000})
-	want := make([]engine.Response, len(qs))
-	if err := engine.NewCPU(x, 0).SearchBatch(context.Background(), qs, engine.Options{}, want); err != nil {
-		t.Fatal(err)
-	}
+	want := cpuAnswers(t, x, qs)
 	var hog []*cuda.Buffer
 	defer func() {
 		for _, h := range hog {

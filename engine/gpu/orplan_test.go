@@ -1,7 +1,6 @@
 package gpu
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"math/rand"
@@ -34,10 +33,7 @@ func TestPlannedOr(t *testing.T) {
 			qs = append(qs, engine.Query{ID: fmt.Sprintf("q%d/k%d", i, k), Terms: ts, Mode: engine.Or, K: k})
 		}
 	}
-	want := make([]engine.Response, len(qs))
-	if err := engine.NewCPU(x, 0).SearchBatch(context.Background(), qs, engine.Options{}, want); err != nil {
-		t.Fatal(err)
-	}
+	want := cpuAnswers(t, x, qs)
 	for _, tc := range []struct {
 		name    string
 		opt     Options
@@ -57,24 +53,11 @@ func TestPlannedOr(t *testing.T) {
 				t.Cleanup(func() { orCapMin = saved })
 			}
 			g := newBackend(t, x, tc.opt)
-			out := make([]engine.Response, len(qs))
-			bb := g.bufs.get(len(qs))
-			work := g.prepareBatch(bb, qs, out)
-			g.planBatch(bb, work)
-			if bb.plan.cfg == nil {
-				t.Fatal("planBatch made no plan")
-			}
+			var change func() error
 			if tc.stale {
-				if err := g.SetOr(OrTiled); err != nil { // the same strategy, a new snapshot
-					t.Fatal(err)
-				}
+				change = func() error { return g.SetOr(OrTiled) } // the same strategy, a new snapshot
 			}
-			if err := g.runBatch(context.Background(), bb, work, 0, out); err != nil {
-				t.Fatal(err)
-			}
-			early := bb.plan.res.flushed
-			g.finishPending(&bb.plan.res, out)
-			g.bufs.put(bb)
+			out, early := runPlanned(t, g, qs, change)
 			for i := range qs {
 				if msg := sameResponse(out[i], want[i]); msg != "" {
 					t.Fatalf("query %s: %s", qs[i].ID, msg)
