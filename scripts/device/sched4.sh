@@ -15,6 +15,9 @@
 #   adapt   this branch with --prepare-adapt --prepare-cores PREP (4):
 #           cpu+gpu-first only (its ratios use new's cpu-only and gpu-only)
 #   prep    this branch with --prepare-cores PREP only: gpu-only, cpu+gpu-first
+#   f:NAME  new's binary, cpu+gpu-first only, with the flags in $VF_NAME
+#           and the environment in $VE_NAME (a sweep of knobs: VARIANTS="new
+#           f:spare2 f:p24" VF_spare2="--spare-fixed 2" VE_p24="GOMAXPROCS=24")
 #
 # Output: $OUT/sched4-COLL.txt: per variant and mode the "highest sustained"
 # table, then one line per variant and mode:
@@ -67,17 +70,19 @@ declare -A rate # rate[VARIANT.MODE.SETUP]
 for m in ${MODES:-and}; do
   for v in ${VARIANTS:-old new slots1 adapt}; do
     if [ $(( $(date +%s) - T0 )) -gt "${BUDGET:-480}" ]; then echo "== skipping $v $m: past ${BUDGET:-480}s" | tee -a "$sum"; continue; fi
-    qp=$bin/qp setups=cpu-only,gpu-only,cpu+gpu-first flags=()
+    qp=$bin/qp setups=cpu-only,gpu-only,cpu+gpu-first flags=() envs=()
     case $v in
     old) qp=/tmp/qp-old ;;
     new) ;;
     slots1) setups=gpu-only,cpu+gpu-first flags=(--gpu-slots 1) ;;
     adapt) setups=cpu+gpu-first flags=(--prepare-adapt --prepare-cores "$prep") ;;
     prep) setups=gpu-only,cpu+gpu-first flags=(--prepare-cores "$prep") ;;
+    f:*) # f:NAME: new's binary, cpu+gpu-first only, with the flags of $VF_NAME
+      vn=VF_${v#f:} ve=VE_${v#f:}; setups=cpu+gpu-first; read -r -a flags <<<"${!vn:-}"; read -r -a envs <<<"${!ve:-}" ;;
     *) echo "unknown variant $v"; continue ;;
     esac
     log=$OUT/sched4-$coll-$v-$m.log
-    timeout "${VLIMIT:-170}" "$qp" bench sched "$idx" "$queries" --device gpu --mode "$m" \
+    env "${envs[@]}" timeout "${VLIMIT:-170}" "$qp" bench sched "$idx" "$queries" --device gpu --mode "$m" \
       --train "${TRAIN:-1500}" --replay "${REPLAY:-3000}" --deadline "${DEADLINE:-200ms}" --rates "" --min-duration 1s \
       --search-runs "${RUNS:-8}" --search-repeats "${REPEATS:-1}" --setups "$setups" "${flags[@]}" ${FLAGS:-} >"$log" 2>&1
     rc=$?
