@@ -38,7 +38,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/qpengine/qp/internal/pages"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -506,14 +505,11 @@ const maxResultSlab = 1 << 22
 // newResponses returns n responses; with capacity > 0, each one's Results
 // has that capacity, cut from one slice.
 func newResponses(n, capacity int) []engine.Response {
-	// Written first (pages.Zeroed): the workers load a response's
-	// Results before they store it, and a page first read takes a
-	// copy-on-write fault and a TLB flush on every core at its first store.
-	out := pages.Zeroed[engine.Response](n)
+	out := make([]engine.Response, n)
 	if capacity <= 0 || n*capacity > maxResultSlab {
 		return out
 	}
-	slab := pages.Zeroed[topk.Result](n * capacity)
+	slab := make([]topk.Result, n*capacity)
 	for i := range out {
 		out[i].Results = slab[i*capacity : i*capacity : (i+1)*capacity]
 	}
