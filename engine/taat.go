@@ -1,9 +1,9 @@
 package engine
 
 import (
-	"github.com/qpengine/qp/internal/pages"
 	"math"
 
+	"github.com/qpengine/qp/internal/pages"
 	"github.com/qpengine/qp/score"
 	"github.com/qpengine/qp/topk"
 )

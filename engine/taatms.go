@@ -2,9 +2,9 @@ package engine
 
 import (
 	"fmt"
-	"github.com/qpengine/qp/internal/pages"
 	"math"
 
+	"github.com/qpengine/qp/internal/pages"
 	"github.com/qpengine/qp/score"
 	"github.com/qpengine/qp/topk"
 )

@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/binary"
 	"fmt"
-	"github.com/qpengine/qp/internal/pages"
 	"io"
 	"runtime"
 	"slices"
@@ -15,6 +14,7 @@ import (
 	"github.com/qpengine/qp/engine"
 	"github.com/qpengine/qp/eval"
 	"github.com/qpengine/qp/index"
+	"github.com/qpengine/qp/internal/pages"
 	"github.com/qpengine/qp/topk"
 )
 
@@ -231,10 +231,9 @@ const maxWordLine = 16 + 1 + 20 + 1 + 24 + 8 + 8
 // (eval.ScoreBytes) and the tail (" tag\n", up to 8 bytes) are each stored
 // in 8-byte words into b's spare room, and only their bytes kept (the next
 // field overwrites the rest), instead of an append (a memmove call and its
-// length checks) per field. A qid or tag
-// too long for its words takes AppendRunLine. The bytes are
-// AppendRunLine's (TestRunWriterParts, TestRunWriterPre; cliq6,
-// docs/BENCHMARKS.md).
+// length checks) per field. A qid or tag too long for its words takes
+// AppendRunLine. The bytes are AppendRunLine's (TestAppendSlotLines,
+// TestRunWriterParts, TestRunWriterPre; cliq6, docs/BENCHMARKS.md).
 func (rw *runWriter) appendSlotLines(b []byte, qid string, res []topk.Result) []byte {
 	pre := len(qid) + len(" Q0 ")
 	tl := len(rw.tag) + 2 // " tag\n"
