@@ -103,7 +103,7 @@ func streamCPU(ctx context.Context, engines []*engine.Engine, qs []engine.Query,
 	workers := min(len(engines), len(qs))
 	g := grainSize(chunk, workers)
 	sw := streamWork{qs: qs, opt: ropt, chunk: chunk, grain: g, perChunk: (chunk + g - 1) / g, chunks: chunks, bufs: &bufs,
-		answered: so.Answered}
+		answered: so.Answered, writeFirst: so.ResultCap <= 0}
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	for _, en := range engines[:workers] {
@@ -148,8 +148,17 @@ type streamWork struct {
 	chunks       []chunkState
 	bufs         *[streamBuffers][]engine.Response
 	answered     func(lo int, out []engine.Response) // StreamOptions.Answered
-	_            [64]byte
-	next         atomic.Int64 // the next grain to take
+	// writeFirst: a worker clears its grain of a buffer's first chunk
+	// before it answers into it (the responses hold nothing yet; with
+	// StreamOptions.ResultCap they hold their Results and are not).
+	// SearchInto reads a response's Results before it stores it, and a
+	// fresh page read first maps the zero page: its first store is then a
+	// copy-on-write fault that flushes the TLB of every core running the
+	// process (internal/pages). Cleared by the workers, the buffers' pages
+	// are written first, in parallel, inside the stream.
+	writeFirst bool
+	_          [64]byte
+	next       atomic.Int64 // the next grain to take
 }
 
 // worker answers grains taken in order until none is left or ctx ends. A
@@ -179,6 +188,9 @@ func (sw *streamWork) worker(ctx context.Context, en *engine.Engine) {
 		}
 		hi := min(lo+sw.grain, sw.chunk, len(sw.qs)-clo)
 		buf := sw.bufs[c%streamBuffers]
+		if sw.writeFirst && c < streamBuffers {
+			clear(buf[lo:hi])
+		}
 		for i := lo; i < hi; i++ {
 			r := &buf[i]
 			r.Results, r.Stats, r.Err = en.SearchInto(r.Results, sw.qs[clo+i], sw.opt)

@@ -3,6 +3,7 @@ package engine
 import (
 	"math"
 
+	"github.com/qpengine/qp/internal/pages"
 	"github.com/qpengine/qp/score"
 	"github.com/qpengine/qp/topk"
 )
@@ -18,7 +19,7 @@ import (
 // so topk.SelectZero (the selection and the reset) costs O(touched), not O(N).
 func (e *Engine) orTAAT(dst []topk.Result, k int) ([]topk.Result, error) {
 	if len(e.acc) != int(e.n) {
-		e.acc = make([]float32, e.n)
+		e.acc = pages.Zeroed[float32](int(e.n)) // written first: no copy-on-write faults
 	}
 	acc := e.acc
 	nt := 0

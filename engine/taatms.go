@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/qpengine/qp/internal/pages"
 	"github.com/qpengine/qp/score"
 	"github.com/qpengine/qp/topk"
 )
@@ -33,11 +34,11 @@ import (
 // bit-identical to every other strategy.
 func (e *Engine) orTAATMaxScore(p, limit int) error {
 	if len(e.acc) != int(e.n) {
-		e.acc = make([]float32, e.n)
+		e.acc = pages.Zeroed[float32](int(e.n)) // written first: no copy-on-write faults
 	}
 	words := (int(e.n) + 63) / 64
 	if len(e.bits) != words {
-		e.bits = make([]uint64, words)
+		e.bits = pages.Zeroed[uint64](words)
 	}
 	acc, bs := e.acc, e.bits
 	nt := 0

@@ -86,5 +86,18 @@ func (s *IDSlots) ID(d uint32) string {
 	return unsafe.String(&slot[0], slot[len(slot)-1])
 }
 
+// Slot returns document d's slot: Width bytes, the id's bytes first (zero
+// bytes after them) and its length in the last byte. A writer that has
+// Width bytes of room may copy the slot whole, in words, and keep the
+// first slot[Width-1] bytes (cliq6: the run's lines). The slice shares the
+// table's memory; the caller must not write it. d must be a document of
+// the index (else it panics with an index out of range).
+func (s *IDSlots) Slot(d uint32) []byte {
+	return s.b[uint(d)<<s.shift : (uint(d)+1)<<s.shift : (uint(d)+1)<<s.shift]
+}
+
+// Width is the slots' width in bytes: a power of two from 8 to MaxIDSlot.
+func (s *IDSlots) Width() int { return 1 << s.shift }
+
 // Bytes is the table's size.
 func (s *IDSlots) Bytes() int { return len(s.b) }

@@ -64,9 +64,19 @@ func TestIDSlots(t *testing.T) {
 			if s.Bytes() != tc.width*x.NumDocs() {
 				t.Errorf("%d bytes for %d docs, want slots of %d", s.Bytes(), x.NumDocs(), tc.width)
 			}
+			if s.Width() != tc.width {
+				t.Errorf("Width %d, want %d", s.Width(), tc.width)
+			}
 			for d := range uint32(x.NumDocs()) {
-				if got, want := s.ID(d), x.ExternalID(d); got != want {
+				want := x.ExternalID(d)
+				if got := s.ID(d); got != want {
 					t.Fatalf("doc %d: %q, ExternalID %q", d, got, want)
+				}
+				// Slot: the id's bytes, zeros, its length last.
+				slot := s.Slot(d)
+				if len(slot) != tc.width || cap(slot) != tc.width || int(slot[tc.width-1]) != len(want) ||
+					string(slot[:len(want)]) != want || strings.Trim(string(slot[len(want):tc.width-1]), "\x00") != "" {
+					t.Fatalf("doc %d: slot %q, id %q", d, slot, want)
 				}
 			}
 			if n := testing.AllocsPerRun(100, func() { _ = s.ID(17) }); n != 0 {

@@ -71,6 +71,7 @@ func (qf *queryFlags) runBatch(ctx context.Context, e *qp.Engine, mode engine.Mo
 	rw := newRunWriter(w, x, ba.tag)
 	rw.setProcs(ba.tune.fmtProcs)
 	rw.timed = ba.stats
+	rw.wordLines = !ba.tune.oldLines
 	if !ba.tune.noSlots {
 		if err := rw.useSlots(); err != nil {
 			return err

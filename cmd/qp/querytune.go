@@ -54,6 +54,10 @@ type queryTune struct {
 	// every docid checked per answer) instead of index.IDSlots, as before
 	// cliq5.
 	noSlots bool
+	// oldLines appends the run's lines from the slots field by field
+	// (eval.AppendRunLine), as before cliq6, instead of in 8-byte words
+	// (runWriter.appendSlotLines).
+	oldLines bool
 	// oneInFlight searches one chunk at a time on the GPU processor, as
 	// before the stream pipelined two (qp.StreamOptions.InFlight).
 	oneInFlight bool
@@ -65,7 +69,7 @@ type queryTune struct {
 // parseTune parses a comma-separated list of switches: prealloc,
 // warm[=N] (N synthetic queries; default: warmQueries'), fmt=N, gc=P|off,
 // par, cont, barrier, early, emitfmt, nosplit,
-// noslots, inflight1; "" or "none" is no switch. An unknown switch is an error.
+// noslots, oldlines, inflight1; "" or "none" is no switch. An unknown switch is an error.
 func parseTune(s string) (queryTune, error) {
 	var t queryTune
 	for _, f := range strings.Split(s, ",") {
@@ -97,6 +101,8 @@ func parseTune(s string) (queryTune, error) {
 			t.noSplit = true
 		case f == "noslots":
 			t.noSlots = true
+		case f == "oldlines":
+			t.oldLines = true
 		case f == "inflight1":
 			t.oneInFlight = true
 		case name == "warm" && !hasVal:
@@ -111,7 +117,7 @@ func parseTune(s string) (queryTune, error) {
 			t.gcPercent, err = num()
 			t.gcSet = true
 		default:
-			return t, fmt.Errorf("%s: unknown switch %q (want prealloc, warm[=N], fmt=N, gc=P|off, par, cont, barrier, early, emitfmt, nosplit, noslots, inflight1)", tuneEnv, f)
+			return t, fmt.Errorf("%s: unknown switch %q (want prealloc, warm[=N], fmt=N, gc=P|off, par, cont, barrier, early, emitfmt, nosplit, noslots, oldlines, inflight1)", tuneEnv, f)
 		}
 		if err != nil {
 			return t, err
@@ -179,6 +185,9 @@ func (t queryTune) String() string {
 	}
 	if t.noSlots {
 		s = append(s, "noslots")
+	}
+	if t.oldLines {
+		s = append(s, "oldlines")
 	}
 	if t.oneInFlight {
 		s = append(s, "inflight1")

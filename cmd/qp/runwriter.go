@@ -1,9 +1,12 @@
 package main
 
 import (
+	"encoding/binary"
 	"fmt"
 	"io"
 	"runtime"
+	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -11,6 +14,8 @@ import (
 	"github.com/qpengine/qp/engine"
 	"github.com/qpengine/qp/eval"
 	"github.com/qpengine/qp/index"
+	"github.com/qpengine/qp/internal/pages"
+	"github.com/qpengine/qp/topk"
 )
 
 // runWriter writes the responses of a batch as a TREC run. A chunk's lines
@@ -18,13 +23,17 @@ import (
 // and written in query order, so that a fast processor does not wait on one
 // goroutine's formatting.
 type runWriter struct {
-	w     io.Writer
-	x     *index.Index
-	ids   *index.IDSlots // x's ids, checked once (useSlots); nil: ExternalID, checked per answer
-	tag   string
-	parts [][]byte
-	ents  [][]eval.RunEntry // each part's scratch (format)
-	pre   *preRun           // lines formatted as the stream answered (answered)
+	w   io.Writer
+	x   *index.Index
+	ids *index.IDSlots // x's ids, checked once (useSlots); nil: ExternalID, checked per answer
+	tag string
+	// wordLines (default; QP_QUERY_TUNE=oldlines clears it) appends the
+	// lines from the slots in 8-byte words (appendSlotLines) instead of
+	// eval.AppendRunLine's appends.
+	wordLines bool
+	parts     [][]byte
+	ents      [][]eval.RunEntry // each part's scratch (format)
+	pre       *preRun           // lines formatted as the stream answered (answered)
 	// timed (qp query --stats): answered times each piece's formatting,
 	// and writePre sums the times of the pieces it writes into fmtTime
 	// (read after the stream).
@@ -34,7 +43,7 @@ type runWriter struct {
 
 func newRunWriter(w io.Writer, x *index.Index, tag string) *runWriter {
 	n := runtime.GOMAXPROCS(0)
-	return &runWriter{w: w, x: x, tag: tag, parts: make([][]byte, n), ents: make([][]eval.RunEntry, n)}
+	return &runWriter{w: w, x: x, tag: tag, parts: make([][]byte, n), ents: make([][]eval.RunEntry, n), wordLines: true}
 }
 
 // useSlots formats from x's ids in fixed-width slots (index.IDSlots, checked
@@ -108,7 +117,7 @@ const lineBytes = 4 + 24 + 1 + 5 + 1 + 12 + 1 + 1
 // the first chunk (each doubling copies the lines written so far) and
 // rarely replaced in later ones.
 func (rw *runWriter) reserve(b []byte, qs []engine.Query, out []engine.Response) []byte {
-	need := 0
+	need := index.MaxIDSlot + maxWordLine // appendSlotLines' room after the last line
 	for i := range out {
 		need += len(out[i].Results) * (len(qs[i].ID) + len(rw.tag) + lineBytes)
 	}
@@ -198,11 +207,87 @@ func (rw *runWriter) formatSlots(b []byte, entries []eval.RunEntry, qs []engine.
 		if err := eval.CheckRunColumns(qid, rw.tag); err != nil {
 			return b, entries, err
 		}
+		if rw.wordLines {
+			b = rw.appendSlotLines(b, qid, out[i].Results)
+			continue
+		}
 		for j, r := range out[i].Results {
 			b = eval.AppendRunLine(b, qid, rw.ids.ID(r.Doc), j+1, float64(r.Score), rw.tag)
 		}
 	}
 	return b, entries, nil
+}
+
+// maxWordLine bounds what appendSlotLines writes for one line beyond its
+// slot: the prefix's two words, the rank (20 digits) and the score
+// (AppendScore: at most 13 bytes, strconv's 'g' with 6 digits) with their
+// spaces, the tail's word, and a word of slack.
+const maxWordLine = 16 + 1 + 20 + 1 + 24 + 8 + 8
+
+// appendSlotLines appends the run lines of one query's results to b, as
+// eval.AppendRunLine does line by line (qid and tag checked by the caller:
+// CheckRunColumns), from the id slots: the line's constant prefix ("qid
+// Q0 ", up to 16 bytes), the docid's slot, the score's bytes
+// (eval.ScoreBytes) and the tail (" tag\n", up to 8 bytes) are each stored
+// in 8-byte words into b's spare room, and only their bytes kept (the next
+// field overwrites the rest), instead of an append (a memmove call and its
+// length checks) per field. A qid or tag too long for its words takes
+// AppendRunLine. The bytes are AppendRunLine's (TestAppendSlotLines,
+// TestRunWriterParts, TestRunWriterPre; cliq6, docs/BENCHMARKS.md).
+func (rw *runWriter) appendSlotLines(b []byte, qid string, res []topk.Result) []byte {
+	pre := len(qid) + len(" Q0 ")
+	tl := len(rw.tag) + 2 // " tag\n"
+	if pre > 16 || tl > 8 {
+		for j, r := range res {
+			b = eval.AppendRunLine(b, qid, rw.ids.ID(r.Doc), j+1, float64(r.Score), rw.tag)
+		}
+		return b
+	}
+	var pw [16]byte
+	copy(pw[copy(pw[:], qid):], " Q0 ")
+	p0, p1 := binary.LittleEndian.Uint64(pw[:]), binary.LittleEndian.Uint64(pw[8:])
+	var tw [8]byte
+	tw[0] = ' '
+	tw[1+copy(tw[1:], rw.tag)] = '\n'
+	t0 := binary.LittleEndian.Uint64(tw[:])
+	room := rw.ids.Width() + maxWordLine
+	var sw [16]byte // the score's bytes (eval.ScoreBytes)
+	for j, r := range res {
+		if cap(b)-len(b) < room { // rare: reserve leaves this room after a part's lines
+			b = slices.Grow(b, room)
+		}
+		n := len(b)
+		d := b[n : n+room] // spare room: one bounds check for the words below
+		binary.LittleEndian.PutUint64(d, p0)
+		binary.LittleEndian.PutUint64(d[8:], p1)
+		slot := rw.ids.Slot(r.Doc)
+		for k := 0; k+8 <= len(slot); k += 8 {
+			binary.LittleEndian.PutUint64(d[pre+k:], binary.LittleEndian.Uint64(slot[k:]))
+		}
+		k := pre + int(slot[len(slot)-1])
+		d[k] = ' '
+		k++
+		if j < 9 {
+			d[k] = byte('1' + j)
+			b = b[:n+k+1]
+		} else {
+			b = strconv.AppendInt(b[:n+k], int64(j+1), 10)
+		}
+		n = len(b)
+		d = b[n : n+1+24+8] // within room
+		d[0] = ' '
+		if sn := eval.ScoreBytes(&sw, float64(r.Score)); sn > 0 {
+			binary.LittleEndian.PutUint64(d[1:], binary.LittleEndian.Uint64(sw[:]))
+			binary.LittleEndian.PutUint64(d[9:], binary.LittleEndian.Uint64(sw[8:]))
+			b = b[:n+1+sn]
+		} else {
+			b = eval.AppendScore(b[:n+1], float64(r.Score))
+		}
+		n = len(b)
+		binary.LittleEndian.PutUint64(b[n:n+8], t0) // within room: the score is at most 24 bytes
+		b = b[:n+tl]
+	}
+	return b
 }
 
 // preRun holds the run lines that the continuous CPU stream's workers
@@ -234,7 +319,7 @@ type prePiece struct {
 func (rw *runWriter) answered(qs []engine.Query, chunk int) func(lo int, out []engine.Response) {
 	pr := &preRun{chunk: chunk}
 	for s := range pr.slots {
-		pr.slots[s] = make([]prePiece, min(chunk, len(qs)))
+		pr.slots[s] = pages.Zeroed[prePiece](min(chunk, len(qs))) // written first: no copy-on-write faults in the stream
 	}
 	rw.pre = pr
 	return func(lo int, out []engine.Response) {

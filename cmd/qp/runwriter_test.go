@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -118,12 +120,17 @@ func BenchmarkRunWriter(b *testing.B) {
 	x := runWriterIndex(b)
 	qs, out := syntheticResponses(x, 16384, 10)
 	for _, c := range []struct {
-		procs int
-		slots bool
-	}{{1, false}, {1, true}, {0, false}, {0, true}} {
-		b.Run(fmt.Sprintf("procs=%d/slots=%v", c.procs, c.slots), func(b *testing.B) {
+		procs           int
+		slots, oldLines bool
+	}{{1, false, false}, {1, true, true}, {1, true, false}, {0, false, false}, {0, true, true}, {0, true, false}} {
+		name := fmt.Sprintf("procs=%d/slots=%v", c.procs, c.slots)
+		if c.oldLines {
+			name += "/oldlines"
+		}
+		b.Run(name, func(b *testing.B) {
 			rw := newRunWriter(io.Discard, x, "qp")
 			rw.setProcs(c.procs)
+			rw.wordLines = !c.oldLines
 			if c.slots {
 				if err := rw.useSlots(); err != nil {
 					b.Fatal(err)
@@ -222,6 +229,68 @@ func TestRunWriterAnsweredAllocs(t *testing.T) {
 		}
 		if p := rw.pre.slots[0][0]; p.err != nil || p.chunk != 1 || p.end != 16 || len(p.b) == 0 {
 			t.Fatalf("slots %v: piece after the runs: chunk %d, end %d, %d bytes, err %v", slots, p.chunk, p.end, len(p.b), p.err)
+		}
+	}
+}
+
+// TestAppendSlotLines: the lines appendSlotLines writes in words are
+// eval.AppendRunLine's bytes, for slots of 8, 16 and 32 bytes (ids up to 7,
+// 15 and 31 bytes), qids and tags on both sides of the words' bounds (the
+// long ones take AppendRunLine), ranks past 9, and scores that AppendScore
+// hands to strconv; what b held before is kept.
+func TestAppendSlotLines(t *testing.T) {
+	dir := t.TempDir()
+	for _, longest := range []int{7, 15, 31} {
+		in := filepath.Join(dir, fmt.Sprintf("d%d.jsonl", longest))
+		var docs strings.Builder
+		const ndocs = 36 // one base-36 digit each: unique ids of any length
+		for d := range ndocs {
+			n := 1 + d*7%longest // lengths 1 .. longest
+			if d == 1 {
+				n = longest
+			}
+			id := strings.Repeat("p", n-1) + strconv.FormatInt(int64(d), 36)
+			fmt.Fprintf(&docs, "{\"id\": %q, \"text\": \"word%d common text\"}\n", id, d)
+		}
+		if err := os.WriteFile(in, []byte(docs.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		idx := filepath.Join(dir, fmt.Sprintf("d%d.qp", longest))
+		if err := commands["index"].run([]string{"--in", in, "--out", idx, "--quiet"}); err != nil {
+			t.Fatal(err)
+		}
+		x, err := index.Open(idx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer x.Close()
+		rng := rand.New(rand.NewPCG(5, uint64(longest)))
+		scores := []float32{19.7514, 1, 0.5, 1e-5, 1e-4, 3e7, 999999.4, 123456.7, 0.000123456}
+		for _, tag := range []string{"q", "qp", "runtag", "runtag7", "a-long-run-tag"} {
+			rw := newRunWriter(io.Discard, x, tag)
+			if err := rw.useSlots(); err != nil || rw.ids == nil {
+				t.Fatalf("useSlots: %v, table %v", err, rw.ids)
+			}
+			if want := map[int]int{7: 8, 15: 16, 31: 32}[longest]; rw.ids.Width() != want {
+				t.Fatalf("ids up to %d bytes: slots of %d, want %d", longest, rw.ids.Width(), want)
+			}
+			for ql := 1; ql <= 20; ql++ {
+				qid := strings.Repeat("7", ql)
+				res := make([]topk.Result, rng.IntN(13))
+				for j := range res {
+					res[j] = topk.Result{Doc: uint32(rng.IntN(x.NumDocs())), Score: scores[rng.IntN(len(scores))] * float32(0.5+rng.Float64())}
+				}
+				res = append(res, topk.Result{Doc: 1, Score: 2}) // the longest id
+				before := []byte("kept\n")
+				got := rw.appendSlotLines(slices.Clip(before), qid, res)
+				want := slices.Clone(before)
+				for j, r := range res {
+					want = eval.AppendRunLine(want, qid, x.ExternalID(r.Doc), j+1, float64(r.Score), tag)
+				}
+				if !bytes.Equal(got, want) {
+					t.Fatalf("ids up to %d, tag %q, qid %q: got\n%s\nwant\n%s", longest, tag, qid, got, want)
+				}
+			}
 		}
 	}
 }
