@@ -204,7 +204,10 @@ type setBudget struct {
 func (s *setBudget) fits(b *Backend, n int) bool {
 	return n < MaxSetQueries && s.sum < b.opt.Threshold && s.or < b.opt.OrThreshold
 }
-func (s *setBudget) add(b *Backend, p *prep) { s.sum += p.cost(); s.or += b.orCost(p) }
+func (s *setBudget) add(b *Backend, p *prep) { s.addShares(p.cost(), b.orCost(p)) }
+
+// addShares counts a query of the given cost and orCost.
+func (s *setBudget) addShares(cost int, orc int64) { s.sum += cost; s.or += orc }
 
 // SearchBatch implements engine.Backend: qs[i] is evaluated into out[i].
 // Queries are grouped into launch sets of about Threshold postings of
