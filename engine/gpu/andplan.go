@@ -298,7 +298,7 @@ func (b *Backend) planBatch(bb *batchBufs, work []*prep) {
 		bp.sc.orRecs = slices.Grow(bp.sc.orRecs[:0], len(work))[:len(work)]
 		recs = bp.sc.orRecs
 	}
-	b.workRecs(wr, recs, work, workers)
+	b.workRecs(wr, recs, bb.preps[:bb.used], work, workers)
 	bp.sets = append(bp.sets[:0], 0)
 	bp.kinds, bp.tots = bp.kinds[:0], bp.tots[:0]
 	for i := 0; i < len(work); {
@@ -418,14 +418,25 @@ const (
 	kindRunsAnd                   // runsAnd
 )
 
-// workRecs fills wr[i] for work[i] and, for each OR query, recs[i] (nil:
-// none; the OR plan's record, orRec) on up to workers goroutines (chunks
-// of 256).
-func (b *Backend) workRecs(wr []workRec, recs []orRec, work []*prep, workers int) {
+// workRecs fills wr[i] for the work query work[i] and, for each OR
+// query, recs[i] (nil: none; the OR plan's record, orRec) on up to
+// workers goroutines, walking the batch's preps in their order (chunks of
+// 256; each work prep knows its index, prep.wi): its preps, queries and
+// terms lie in that order, so that the pass streams through them where
+// the work order (by term count) missed the cache on each at 100,000
+// queries.
+func (b *Backend) workRecs(wr []workRec, recs []orRec, preps []prep, work []*prep, workers int) {
 	c := b.orConsts()
-	parallelWorkers(workers, len(work), 256, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			p := work[i]
+	parallelWorkers(workers, len(preps), 256, func(lo, hi int) {
+		for j := lo; j < hi; j++ {
+			p := &preps[j]
+			if !p.inWork {
+				continue
+			}
+			i := int(p.wi)
+			if work[i] != p {
+				panic("BUG: gpu: planBatch's work is not prepareBatch's")
+			}
 			r := workRec{cost: p.cost(), orc: b.orCost(p), cut: orCut{post: p.postings()}}
 			if p.runsAnd() {
 				r.kind |= kindRunsAnd

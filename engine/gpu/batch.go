@@ -43,6 +43,7 @@ type prep struct {
 	needOr  bool     // OR runs (Or, or AndOr whose AND found fewer than K)
 	orFull  bool     // tiled OR: every candidate slot it can use (an overflow rerun)
 	inWork  bool     // prepareBatch: the query needs the device (in the work list)
+	wi      int32    // prepareBatch: its index in the work list (inWork)
 	post    int64    // the postings of all its lists (postings), 0: not summed
 	bm      int      // AND: bitmap terms (bitmap.go), the last of terms
 	steps   int      // AND: list steps, term 0's included
@@ -413,6 +414,9 @@ func (b *Backend) prepareBatch(bb *batchBufs, qs []engine.Query, out []engine.Re
 		bb.work = slices.Grow(bb.work[:0], len(work))[:len(work)]
 		bb.counts = countingSort(bb.work, work, maxTerms, false, termsOf, bb.counts)
 		bb.sorted = work
+		for i, p := range bb.work {
+			p.wi = int32(i)
+		}
 		return bb.work
 	}
 	total := chunkPositions(bb.hist, nch, prepSortKeys, maxTerms+1)
@@ -422,7 +426,7 @@ func (b *Backend) prepareBatch(bb *batchBufs, qs []engine.Query, out []engine.Re
 			if p := &preps[i]; p.inWork {
 				h := bb.hist[i/prepChunk*prepSortKeys:]
 				k := len(p.terms)
-				work[h[k]] = p
+				work[h[k]], p.wi = p, int32(h[k])
 				h[k]++
 			}
 		}

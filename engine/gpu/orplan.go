@@ -90,13 +90,13 @@ func (s orSegSum) add(o orSegSum) orSegSum {
 	return orSegSum{s.toff + o.toff, s.coff + o.coff, s.d + o.d, s.f + o.f, s.v + o.v, s.blk + o.blk}
 }
 
-// putTiled writes the tiled query p, the a-th of its launch, whose share
+// putTiled writes the tiled query of the given terms, the a-th of its launch, whose share
 // starts at the running sums s: its OQuery (cap candidate slots), a Seg
 // per list and its bitmap columns (with the OR tiles' bitmap df orDF).
-func (b *Backend) putTiled(pl *orTilePlan, a int, p *prep, s orSegSum, cap int, segs, oqs, cols []uint32, orDF uint32) {
+func (b *Backend) putTiled(pl *orTilePlan, a int, terms []qterm, s orSegSum, cap int, segs, oqs, cols []uint32, orDF uint32) {
 	kern.PutOQuery(oqs[kern.OQueryWords*a:], uint32(s.toff), uint32(cap), uint32(s.coff))
-	for j := range p.terms {
-		t := &p.terms[j]
+	for j := range terms {
+		t := &terms[j]
 		ti := &t.ti
 		kern.PutSeg(segs[kern.SegWords*(s.toff+j):], uint64(s.d), uint64(s.f), uint64(s.v), uint32(t.id), uint32(s.blk),
 			uint32(a), uint32(s.toff+j))
@@ -140,10 +140,12 @@ type orLaunch struct {
 // orRec is one OR query of a launch as orRecs' single pass over the
 // preps reads it (gpuplan2; gpuplan3: the same for the owner's launches,
 // and no start or budget fields): whether it runs whole, its k, whether
-// it allows Ding's max tree (big: k or slots too large for it) and its
+// it allows Ding's max tree (big: k or slots too large for it), its terms
+// (for the fill, which then reads no prep) and its
 // share of the launch (own: toff its terms, coff its candidate slots
 // (orCap), and for a tiled query the sums of its lists).
 type orRec struct {
+	terms      []qterm // the prep's
 	k          int
 	whole, big bool
 	own        orSegSum
@@ -152,7 +154,7 @@ type orRec struct {
 // rec reads p's record (c: the Backend's orConsts).
 func (c *orConsts) rec(p *prep) orRec {
 	k := c.cap(p)
-	r := orRec{k: p.q.K, whole: c.runsWhole(p), big: p.q.K > orTreeK || k > kern.OrTreeItems}
+	r := orRec{terms: p.terms, k: p.q.K, whole: c.runsWhole(p), big: p.q.K > orTreeK || k > kern.OrTreeItems}
 	r.own = orSegSum{toff: len(p.terms), coff: k}
 	if !r.whole {
 		for j := range p.terms {
@@ -188,13 +190,14 @@ type orPart struct {
 	seg          orSegSum
 }
 
-// add adds the query of record r.
-func (o orPart) add(r *orRec) orPart {
+// add adds the query of record r (in place: the sums are passed over
+// once or twice per query, and by value they were copied each time).
+func (o *orPart) add(r *orRec) {
 	o.nq++
 	o.res += r.k
 	o.scr += scratchOf(r.k)
-	o.seg = o.seg.add(r.own)
-	return o
+	s, w := &o.seg, &r.own
+	s.toff, s.coff, s.d, s.f, s.v, s.blk = s.toff+w.toff, s.coff+w.coff, s.d+w.d, s.f+w.f, s.v+w.v, s.blk+w.blk
 }
 
 // slot is the querySlot of the query of record r with o the sums of its
@@ -223,15 +226,14 @@ type orSplit struct {
 	big  bool
 }
 
-// add adds the query of record r to its part.
-func (s orSplit) add(r *orRec) orSplit {
+// add adds the query of record r to its part (in place).
+func (s *orSplit) add(r *orRec) {
 	if r.whole {
-		s.w = s.w.add(r)
+		s.w.add(r)
 	} else {
-		s.t = s.t.add(r)
+		s.t.add(r)
 		s.big = s.big || r.big
 	}
-	return s
 }
 
 // plus sums two running sums.
@@ -260,7 +262,7 @@ func (b *Backend) planOrLaunch(ol *orLaunch, qs []*prep, recs []orRec, order []*
 		for ; lo < hi; lo += orChunk { // one chunk (or all, on one goroutine)
 			var s orSplit
 			for a := lo; a < min(lo+orChunk, hi); a++ {
-				s = s.add(&recs[a])
+				s.add(&recs[a])
 			}
 			sums[lo/orChunk] = s
 		}
@@ -316,18 +318,21 @@ func (b *Backend) fillOrLaunch(ol *orLaunch, orDF uint32, workers int) {
 	parallelWorkers(workers, len(ol.qs), orChunk, func(lo, hi int) {
 		s := ol.sums[lo/orChunk]
 		for a := lo; a < hi; a++ {
+			// The record, not the prep: the preps are in the batch's
+			// order, not the launch's (a cache miss each at 100,000
+			// queries), and their engine.Query another.
 			p, r := ol.qs[a], &ol.recs[a]
 			if r.whole {
 				i := s.w.nq
 				wl.qs[i] = p
-				putQuery(wl.up, wMeta, wScr, wl.upAt+wl.oTerms, i, p, s.w.slot(r), exact)
+				putQuery(wl.up, wMeta, wScr, wl.upAt+wl.oTerms, i, r.terms, r.k, s.w.slot(r), exact)
 			} else {
 				i := s.t.nq
 				tl.qs[i], tl.caps[i] = p, r.own.coff
-				putQuery(tl.up, tMeta, tScr, tl.upAt+tl.oTerms, i, p, s.t.slot(r), exact)
-				b.putTiled(tl, i, p, s.t.seg, r.own.coff, segs, oqs, cols, orDF)
+				putQuery(tl.up, tMeta, tScr, tl.upAt+tl.oTerms, i, r.terms, r.k, s.t.slot(r), exact)
+				b.putTiled(tl, i, r.terms, s.t.seg, r.own.coff, segs, oqs, cols, orDF)
 			}
-			s = s.add(r)
+			s.add(r)
 		}
 	})
 }

@@ -149,20 +149,21 @@ func (b *Backend) fillQuerySlots(up *pinned, slots []querySlot, workers int, qs 
 	scr := up.u64(oScr, len(qs))
 	parallelWorkers(workers, len(qs), 256, func(lo, hi int) { // --prepare-cores caps it too
 		for a := lo; a < hi; a++ {
-			putQuery(up, meta, scr, oTerms, a, qs[a], slots[a], exact)
+			p := qs[a]
+			putQuery(up, meta, scr, oTerms, a, p.terms, p.q.K, slots[a], exact)
 		}
 	})
 }
 
-// putQuery writes the a-th query p of a launch whose QMetas are meta,
-// scratch offsets scr and QTerms at byte offset oTerms of up, at its slot
-// sl: its QMeta, its QTerms (their maximum scores with exact block
-// maxima, else none) and its scratch offset.
-func putQuery(up *pinned, meta []uint32, scr []uint64, oTerms, a int, p *prep, sl querySlot, exact bool) {
-	kern.PutQMeta(meta[kern.QMetaWords*a:], uint32(len(p.terms)), uint32(sl.toff), uint32(p.q.K), uint32(sl.res))
-	qt := up.u32(oTerms+16*sl.toff, kern.QTermWords*len(p.terms))
-	for j := range p.terms {
-		t := &p.terms[j]
+// putQuery writes the a-th query of a launch, of the given terms and k,
+// whose QMetas are meta, scratch offsets scr and QTerms at byte offset
+// oTerms of up, at its slot sl: its QMeta, its QTerms (their maximum
+// scores with exact block maxima, else none) and its scratch offset.
+func putQuery(up *pinned, meta []uint32, scr []uint64, oTerms, a int, terms []qterm, k int, sl querySlot, exact bool) {
+	kern.PutQMeta(meta[kern.QMetaWords*a:], uint32(len(terms)), uint32(sl.toff), uint32(k), uint32(sl.res))
+	qt := up.u32(oTerms+16*sl.toff, kern.QTermWords*len(terms))
+	for j := range terms {
+		t := &terms[j]
 		mx := float32(math.MaxFloat32) // stale block maxima: no bound
 		if exact {
 			mx = t.w * t.ti.max
