@@ -118,7 +118,7 @@ type planScratch struct {
 	slots    []querySlot
 	slotSums []querySlot // querySlots' chunk sums (parallelScan)
 	segSums  []segSum    // fillPlan's
-	cuts     []orCut     // orOneLaunch's
+	cuts     []orCut     // orOneLaunch's chunk sums (dense), runOrBudget's shares (tiled)
 	orRecs   []orRec     // the OR queries' records (orplan.go; planBatch: aligned with work)
 	splits   []orSplit   // the owner's planOrLaunch chunk sums
 	work     []workRec   // planBatch's records of work

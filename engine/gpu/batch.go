@@ -971,6 +971,13 @@ func (b *Backend) runSet(set []*prep, sp *setPlan, pend *pendingResults, out []e
 	if !b.orDense() && b.orFused() {
 		maxPost = math.MaxInt64
 	}
+	if len(ors) > 0 && !b.orDense() {
+		// Tiled: the cuts from the queries' records (runOrBudget).
+		if err := b.runOrBudget(mem, ors, maxPost, out); err != nil {
+			return err
+		}
+		ors = nil
+	}
 	if len(ors) > 1 && b.orOneLaunch(ors, maxPost, b.prepareWorkers(), &b.osc.cuts) {
 		// All in one launch (the cuts below would make one), by one pass
 		// on all cores instead of their serial one (gpuplan).

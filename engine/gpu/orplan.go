@@ -3,6 +3,7 @@ package gpu
 import (
 	"fmt"
 	"math"
+	"sync"
 
 	"github.com/qpengine/qp/cuda"
 	"github.com/qpengine/qp/cuda/kern"
@@ -168,15 +169,29 @@ func (c *orConsts) rec(p *prep) orRec {
 	return r
 }
 
-// orRecs fills recs[a] for qs[a] on up to workers goroutines (chunks of
-// 256).
-func (b *Backend) orRecs(recs []orRec, qs []*prep, workers int) {
+// orRecs fills recs[a] for qs[a] and, with cuts, cuts[a] (its share of
+// a launch's budget: accumulator bytes and postings) on up to workers
+// goroutines (chunks of 256); it returns the sum of the shares (zero
+// without cuts).
+func (b *Backend) orRecs(recs []orRec, cuts []orCut, qs []*prep, workers int) orCut {
 	c := b.orConsts()
+	var mu sync.Mutex
+	var tot orCut
 	parallelWorkers(workers, len(qs), 256, func(lo, hi int) {
+		var sum orCut
 		for a := lo; a < hi; a++ {
-			recs[a] = c.rec(qs[a])
+			p := qs[a]
+			recs[a] = c.rec(p)
+			if cuts != nil {
+				cuts[a] = orCut{c.bytes(p, recs[a].own.coff), p.postings()}
+				sum = sum.add(cuts[a])
+			}
 		}
+		mu.Lock()
+		tot = tot.add(sum)
+		mu.Unlock()
 	})
+	return tot
 }
 
 // orChunk is the records of one chunk of planOrLaunch's and

@@ -304,3 +304,42 @@ func checkOrPart(t *testing.T, up *pinned, oMeta, oScr, oOq int, qs []*prep, cap
 		res += p.q.K
 	}
 }
+
+// TestOrLaunchCuts (gpuplan3): OR work beyond one launch's accumulator
+// budget is cut into several launches, from the queries' records, by
+// planBatch (pure-OR sets: planOrSet) and on the owner (the OR part of
+// AND+OR sets: runOrBudget), with the CPU's results; the small budget
+// makes more launches than the default one.
+func TestOrLaunchCuts(t *testing.T) {
+	c := testContext(t)
+	rng := rand.New(rand.NewSource(93))
+	col := genCollection(rng, 3000, 40, 16, false)
+	x := col.bp128(t)
+	nq := 40
+	if emulated(c) {
+		nq = 16
+	}
+	terms := randomQueries(rng, col.terms, nq, nil)
+	for _, mode := range []engine.Mode{engine.Or, engine.AndOr} {
+		var qs []engine.Query
+		for i, ts := range terms {
+			for _, k := range []int{1, 10, 100} {
+				qs = append(qs, engine.Query{ID: fmt.Sprintf("q%d/k%d", i, k), Terms: ts, Mode: mode, K: k})
+			}
+		}
+		launches := make([]int64, 2)
+		for i, budget := range []int64{0, 4000} {
+			g := newBackend(t, x, Options{AccumulatorBytes: budget, BitmapDensity: 1.0 / 8})
+			compare(t, x, g, qs)
+			p := g.Profile()
+			if p.PlannedSets != p.Sets {
+				t.Errorf("%v, budget %d: %d of %d sets planned off the owner", mode, budget, p.PlannedSets, p.Sets)
+			}
+			launches[i] = p.Launches
+		}
+		if launches[1] <= launches[0] {
+			t.Errorf("%v: %d launches with a budget of 4000 bytes, %d with the default: want more", mode, launches[1], launches[0])
+		}
+		t.Logf("%v: launches %d (default budget), %d (4000 bytes)", mode, launches[0], launches[1])
+	}
+}

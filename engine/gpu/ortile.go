@@ -180,23 +180,60 @@ func (b *Backend) orPerItem(nq, r int) int {
 }
 
 // runOrTiled evaluates the disjunctions of qs (every query has >= 1 known
-// term) and writes their results: those of few postings whole, one CTA
-// each (orwhole.go), the others with the tiled kernels of
+// term) in one launch and writes their results: those of few postings
+// whole, one CTA each (orwhole.go), the others with the tiled kernels of
 // cuda/kernels/query_ortile.cu; queries whose candidates overflow their
-// slots rerun with every slot they can use. The plan and the fill are
-// planBatch's for its pure-OR sets (planOrLaunch, fillOrLaunch: one pass
-// over the preps, on all cores; gpuplan3), into the owner's upload arena;
-// the downloads are left in b.orPend when set.
+// slots rerun with every slot they can use. Its records and chunk sums
+// are its own (it serves the overflow reruns, inside runOrBudget's
+// launches, which keep theirs in b.osc).
 func (b *Backend) runOrTiled(mem *devMem, qs []*prep, out []engine.Response) error {
-	workers, sc := b.prepareWorkers(), &b.osc
+	recs := make([]orRec, len(qs))
+	b.orRecs(recs, nil, qs, b.prepareWorkers())
+	return b.runOrRecs(mem, qs, recs, make([]orSplit, orChunks(len(qs))), out)
+}
+
+// runOrBudget evaluates the tiled disjunctions of qs (the owner's: the OR
+// part of AND+OR and mixed sets) in launches of runSet's budget
+// (accumulator bytes, and postings up to maxPost: the greedy cuts, one
+// launch when all fit) from their records (one pass over the preps on all
+// cores; gpuplan3: the budget's own pass, orOneLaunch, and each launch's
+// read them again).
+func (b *Backend) runOrBudget(mem *devMem, qs []*prep, maxPost int64, out []engine.Response) error {
+	sc := &b.osc
 	sc.orRecs = slices.Grow(sc.orRecs[:0], len(qs))[:len(qs)]
-	sc.splits = slices.Grow(sc.splits[:0], orChunks(len(qs)))[:orChunks(len(qs))]
-	b.orRecs(sc.orRecs, qs, workers)
+	sc.cuts = slices.Grow(sc.cuts[:0], len(qs))[:len(qs)]
+	recs, cuts := sc.orRecs, sc.cuts
+	tot := b.orRecs(recs, cuts, qs, b.prepareWorkers())
+	sc.splits = slices.Grow(sc.splits[:0], orChunks(len(qs)))
+	if tot.acc <= b.opt.AccumulatorBytes && tot.post <= maxPost {
+		return b.runOrRecs(mem, qs, recs, sc.splits[:orChunks(len(qs))], out)
+	}
+	for i := 0; i < len(qs); {
+		n, c := 1, cuts[i]
+		for i+n < len(qs) && c.acc+cuts[i+n].acc <= b.opt.AccumulatorBytes && c.post+cuts[i+n].post <= maxPost {
+			c = c.add(cuts[i+n])
+			n++
+		}
+		if err := b.runOrRecs(mem, qs[i:i+n], recs[i:i+n], sc.splits[:orChunks(n)], out); err != nil {
+			return err
+		}
+		i += n
+	}
+	return nil
+}
+
+// runOrRecs runs the OR launch of qs, whose records are recs, on the
+// owner: planned and filled as planBatch does its pure-OR sets
+// (planOrLaunch, fillOrLaunch; sums: the chunk sums' scratch) into the
+// owner's upload arena, then run by runOrPlanned, the downloads left in
+// b.orPend when set.
+func (b *Backend) runOrRecs(mem *devMem, qs []*prep, recs []orRec, sums []orSplit, out []engine.Response) error {
+	workers := b.prepareWorkers()
 	// The order and slots are the launch's own: a pending download
 	// (b.orPend) keeps them until the batch's goroutine converts it.
 	ls := make([]orLaunch, 1)
 	ol := &ls[0]
-	if err := b.planOrLaunch(ol, qs, sc.orRecs, make([]*prep, len(qs)), make([]int, len(qs)), sc.splits, workers); err != nil {
+	if err := b.planOrLaunch(ol, qs, recs, make([]*prep, len(qs)), make([]int, len(qs)), sums, workers); err != nil {
 		return err
 	}
 	var l layout
