@@ -204,15 +204,7 @@ func TestPlanOrLaunchChunks(t *testing.T) {
 	oc := g.orConsts()
 	var ref []launch
 	for _, workers := range []int{1, 3} {
-		g.SetPrepareCores(workers)
-		var pool bufPool
-		bb := pool.get(len(qs))
-		work := g.prepareBatch(bb, qs, out)
-		g.planBatch(bb, work)
-		bp := &bb.plan
-		if bp.cfg == nil {
-			t.Fatal("planBatch made no plan")
-		}
+		bp, release := planOn(t, g, qs, out, workers)
 		var got []launch
 		for i := range bp.orl {
 			ol := &bp.orl[i]
@@ -259,8 +251,7 @@ func TestPlanOrLaunchChunks(t *testing.T) {
 				}
 			}
 		}
-		pool.put(bb)
-		pool.close()
+		release()
 	}
 	g.SetPrepareCores(0)
 	if emulated(c) && testing.Short() {
