@@ -122,6 +122,8 @@ type planScratch struct {
 	orRecs   []orRec     // the OR queries' records (orplan.go; planBatch: aligned with work)
 	splits   []orSplit   // the owner's planOrLaunch chunk sums
 	work     []workRec   // planBatch's records of work
+	ors      []*prep     // orsOf's
+	orsSums  []int       // and its chunk counts (parallelScan)
 }
 
 // planHost fills pl for the AND queries qs (keep: OrMaxScore's

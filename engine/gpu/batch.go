@@ -954,11 +954,7 @@ func (b *Backend) runSet(set []*prep, sp *setPlan, pend *pendingResults, out []e
 			}
 		}
 	}
-	for _, p := range set {
-		if p.needOr {
-			ors = append(ors, p)
-		}
-	}
+	ors = b.orsOf(set)
 	if b.opt.Or == OrMaxScore && len(ors) > 0 {
 		if err := b.runOrMS(mem, ors, out); err != nil {
 			return err
@@ -1010,6 +1006,28 @@ func (b *Backend) runSet(set []*prep, sp *setPlan, pend *pendingResults, out []e
 		out[p.i].Stats = p.st
 	}
 	return nil
+}
+
+// orsOf returns the queries of set that need OR, in set order, in the
+// owner's scratch (valid until its next call): a running count on all
+// cores (parallelScan), not a serial pass on the owner, which holds the
+// device.
+func (b *Backend) orsOf(set []*prep) []*prep {
+	sc := &b.osc
+	sc.ors = slices.Grow(sc.ors[:0], len(set))[:len(set)]
+	dst := sc.ors
+	n := parallelScan(b.prepareWorkers(), len(set), &sc.orsSums, func(x, y int) int { return x + y }, func(lo, hi, s int, write bool) int {
+		for _, p := range set[lo:hi] {
+			if p.needOr {
+				if write {
+					dst[s] = p
+				}
+				s++
+			}
+		}
+		return s
+	})
+	return dst[:n]
 }
 
 // postings is the length of all of the query's lists: p.post, summed by
