@@ -17,14 +17,16 @@
 # TestPrepare|TestPlanBatch'. A step starts only while less than BUDGET
 # seconds (default 420) have passed.
 #
-# Build (Go machine, repository root of the branch):
-#   mkdir -p bin/dev/data && cp ../shared/data/queries/06.efficiency_topics.txt bin/dev/data/
-#   CGO_ENABLED=0 go build -o /tmp/qp ./cmd/qp && xz -T0 -9 -c /tmp/qp >bin/dev/data/qp.xz
-#   CGO_ENABLED=0 go test -c -o /tmp/gpu.test ./engine/gpu && xz -T0 -9 -c /tmp/gpu.test >bin/dev/data/gpu.test.xz
-#   rm -rf /tmp/qp-main; git -C /work/main archive main | (mkdir -p /tmp/qp-main && tar -x -C /tmp/qp-main) &&
-#     (cd /tmp/qp-main && CGO_ENABLED=0 go build -o /tmp/qp-old ./cmd/qp &&
-#      CGO_ENABLED=0 go test -c -o /tmp/gpu-old.test ./engine/gpu) &&
-#     xz -T0 -9 -c /tmp/qp-old >bin/dev/data/qp-old.xz && xz -T0 -9 -c /tmp/gpu-old.test >bin/dev/data/gpu-old.test.xz
+# Build (Go machine, repository root of the branch; B is a folder of the
+# builder's own):
+#   B=/tmp/gpuplan-build; rm -rf $B; mkdir -p $B bin/dev/data
+#   cp ../shared/data/queries/06.efficiency_topics.txt bin/dev/data/
+#   CGO_ENABLED=0 go build -o $B/qp ./cmd/qp && xz -T0 -9 -c $B/qp >bin/dev/data/qp.xz
+#   CGO_ENABLED=0 go test -c -o $B/gpu.test ./engine/gpu && xz -T0 -9 -c $B/gpu.test >bin/dev/data/gpu.test.xz
+#   git -C /work/main archive main | (mkdir -p $B/main && tar -x -C $B/main) &&
+#     (cd $B/main && CGO_ENABLED=0 go build -o $B/qp-old ./cmd/qp &&
+#      CGO_ENABLED=0 go test -c -o $B/gpu-old.test ./engine/gpu) &&
+#     xz -T0 -9 -c $B/qp-old >bin/dev/data/qp-old.xz && xz -T0 -9 -c $B/gpu-old.test >bin/dev/data/gpu-old.test.xz
 #   xz -T0 -6 -c /tmp/lead/hold/gcide.qp >bin/dev/data/gcide.qp.xz
 # then, carry ["bin/dev"]:
 #   bash scripts/device/gpuplan.sh
