@@ -3,6 +3,7 @@ package gpu
 import (
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"sync"
 	"time"
@@ -471,7 +472,8 @@ type pendingResults struct {
 	down    pinned
 	sets    []pendingSet
 	flushed int   // sets converted early (finishPending on the owner), for mark
-	offs    []int // finishSet's result offsets
+	offs    []int // finishSet's and finishOr's result offsets (kOffsets)
+	offSums []int // and their chunk sums
 }
 
 // mark is the position of the next set, for drop.
@@ -504,15 +506,14 @@ type pendingSet struct {
 	time                   time.Duration // the set's time on the owner (engine.Stats.Time)
 }
 
-// finishSet converts one pending set: stats (blocks, postings and
-// candidates on top of the set's own) and results into out; offs is
-// scratch, returned grown.
-func (b *Backend) finishSet(a *pinned, ps *pendingSet, out []engine.Response, offs []int) []int {
-	qs, nq := ps.qs, len(ps.qs)
+// finishSet converts one pending set of pr: stats (blocks, postings and
+// candidates on top of the set's own) and results into out.
+func (b *Backend) finishSet(pr *pendingResults, ps *pendingSet, out []engine.Response) {
+	a, qs, nq := &pr.down, ps.qs, len(ps.qs)
 	cnts, tots := a.u32(ps.cnts, nq), a.u32(ps.tots, nq)
 	ctrs := a.u32(ps.ctrs, 4+2*nq)
 	keys := a.u64(ps.keys, ps.nres)
-	offs = kOffsets(offs, qs)
+	offs := pr.kOffsets(qs)
 	parallel(nq, func(lo, hi int) {
 		for a := lo; a < hi; a++ {
 			p := qs[a]
@@ -534,7 +535,6 @@ func (b *Backend) finishSet(a *pinned, ps *pendingSet, out []engine.Response, of
 			}
 		}
 	})
-	return offs
 }
 
 // finishPending converts every pending set of pr: on the batch's
@@ -544,9 +544,9 @@ func (b *Backend) finishPending(pr *pendingResults, out []engine.Response) {
 	for i := range pr.sets {
 		switch ps := &pr.sets[i]; ps.kind {
 		case pendAnd:
-			pr.offs = b.finishSet(&pr.down, ps, out, pr.offs)
+			b.finishSet(pr, ps, out)
 		case pendOr:
-			pr.offs = b.finishOr(&pr.down, ps, out, pr.offs)
+			b.finishOr(pr, ps, out)
 		case pendStats:
 			finishStats(ps, out)
 		}
@@ -575,15 +575,21 @@ func (b *Backend) fetchTo(mem *devMem, pend *pendingResults, parts []*download, 
 	return dn, b.fetchAt(dn, dn.take(n), mem, parts)
 }
 
-// kOffsets returns, in offs (scratch, grown), each query's offset among
-// the downloaded result keys: the running sum of the queries' k (one
-// serial pass).
-func kOffsets(offs []int, qs []*prep) []int {
-	offs = slices.Grow(offs[:0], len(qs))[:len(qs)]
-	off := 0
-	for a, p := range qs {
-		offs[a] = off
-		off += p.q.K
-	}
+// kOffsets returns, in pr.offs (scratch, grown), each query's offset
+// among the downloaded result keys: the running sum of the queries' k, on
+// all cores (parallelScan; gpuplan3: a serial pass reading each prep and
+// its engine.Query, on the batch's goroutine after the device).
+func (pr *pendingResults) kOffsets(qs []*prep) []int {
+	offs := slices.Grow(pr.offs[:0], len(qs))[:len(qs)]
+	parallelScan(runtime.GOMAXPROCS(0), len(qs), &pr.offSums, func(x, y int) int { return x + y }, func(lo, hi, s int, write bool) int {
+		for a := lo; a < hi; a++ {
+			if write {
+				offs[a] = s
+			}
+			s += qs[a].q.K
+		}
+		return s
+	})
+	pr.offs = offs
 	return offs
 }

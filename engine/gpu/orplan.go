@@ -490,13 +490,12 @@ func (b *Backend) runOrPlanned(mem *devMem, ls []orLaunch, pend *pendingResults,
 // finishOr converts one pendOr set (finishPending): each query's stats
 // (OR on the GPU, every block and posting of its lists, its candidates:
 // tots) and results, but for the tiled queries whose candidates
-// overflowed their slots (caps; rerun and converted on the owner); offs
-// is scratch, returned grown.
-func (b *Backend) finishOr(a *pinned, ps *pendingSet, out []engine.Response, offs []int) []int {
-	qs, nq := ps.qs, len(ps.qs)
+// overflowed their slots (caps; rerun and converted on the owner).
+func (b *Backend) finishOr(pr *pendingResults, ps *pendingSet, out []engine.Response) {
+	a, qs, nq := &pr.down, ps.qs, len(ps.qs)
 	cnts, tots := a.u32(ps.cnts, nq), a.u32(ps.tots, nq)
 	keys := a.u64(ps.keys, ps.nres)
-	offs = kOffsets(offs, qs)
+	offs := pr.kOffsets(qs)
 	parallel(nq, func(lo, hi int) {
 		for a := lo; a < hi; a++ {
 			p := qs[a]
@@ -518,7 +517,6 @@ func (b *Backend) finishOr(a *pinned, ps *pendingSet, out []engine.Response, off
 			}
 		}
 	})
-	return offs
 }
 
 // finishStats gives each query of a pendStats set its set's time and
