@@ -49,8 +49,9 @@
 # old, per 10k and 100k OR and AND+OR batch (H100, main with gpuplan2:
 # plan 1.7-2.3 ms per 10k OR batch, 21 ms per 100k), planbatch wall and
 # CPU new/old < 1, owner time of AND+OR (its OR part now planned by the
-# same one-pass planner) not above old, q/s new/old >= 1; AND unchanged;
-# tests: PASS.
+# same one-pass planner, its needOr and OR filter passes on all cores) below
+# old, finish (result offsets now on all cores) not above old, q/s new/old
+# >= 1; AND unchanged; tests: PASS.
 source scripts/device/lib.sh
 rm -f /tmp/qp /tmp/qp-old /tmp/gpu.test /tmp/gpu-old.test
 t0=$(date +%s)
