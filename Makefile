@@ -67,11 +67,13 @@ test-emu: emu
 # worker goroutine, the engine's parallel query preparation and result
 # conversion in differential batches, concurrent SearchBatch calls (serve's
 # two batches in flight), sets planned and converted off the owner
-# (TestPlannedAnd, TestPlannedOr, TestPlannedAndOr), the stream's idle flag; test-emu runs the rest.
+# (TestPlannedAnd, TestPlannedOr, TestPlannedAndOr), OR launches planned and
+# filled in chunks on several goroutines (TestPlanOrLaunchChunks, TestOrLaunchCuts),
+# the stream's idle flag; test-emu runs the rest.
 RACE_PKGS    = . ./cache ./scheduler ./engine ./index ./index/analysis ./reorder \
                ./gen ./bench/collstats ./bench/queryset ./serve ./client
 RACE_CMD_RUN = ^(TestQuer|TestBenchQueryCPU|TestDemoQueries|TestCPUFallbackNotice)
-RACE_GPU_RUN = ^(TestContextDo|TestMemory|TestAvailable|TestDevices|TestDecodeAPI|TestQueryTopK|TestDifferentialRandom|TestCacheDifferential|TestErrors|TestSearchBatchConcurrent|TestPlannedAnd|TestPlannedOr|TestPlannedAndOr|TestStreamSyncIdle)$$
+RACE_GPU_RUN = ^(TestContextDo|TestMemory|TestAvailable|TestDevices|TestDecodeAPI|TestQueryTopK|TestDifferentialRandom|TestCacheDifferential|TestErrors|TestSearchBatchConcurrent|TestPlannedAnd|TestPlannedOr|TestPlannedAndOr|TestPlanOrLaunchChunks|TestOrLaunchCuts|TestStreamSyncIdle)$$
 RACE         = CGO_ENABLED=1 $(GO) test -race -short -count=1 -timeout 40m
 test-race: emu
 	$(RACE) $(RACE_PKGS)

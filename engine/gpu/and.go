@@ -477,12 +477,16 @@ func (r *andRun) download(out []engine.Response) error {
 	}
 	if r.pend != nil {
 		if r.mixed {
-			// The OR part runs next, on the owner: it needs needOr now.
-			for a, c := range dn.u32(at(r.oCnt), nq) {
-				if p := qs[a]; p.q.Mode == engine.AndOr && int(c) < p.q.K {
-					p.needOr = true
+			// The OR part runs next, on the owner: it needs needOr now
+			// (on all cores: the owner holds the device).
+			cnts := dn.u32(at(r.oCnt), nq)
+			parallelWorkers(b.prepareWorkers(), nq, 256, func(lo, hi int) {
+				for a := lo; a < hi; a++ {
+					if p := qs[a]; p.q.Mode == engine.AndOr && int(cnts[a]) < p.q.K {
+						p.needOr = true
+					}
 				}
-			}
+			})
 		}
 		r.pend.sets = append(r.pend.sets, pendingSet{qs: qs, cnts: at(r.oCnt), tots: at(r.oTot), ctrs: at(r.oCtr), keys: at(r.oRes),
 			nres: r.nres, mixed: r.mixed})

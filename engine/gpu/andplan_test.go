@@ -120,15 +120,7 @@ func TestPlanBatchParallel(t *testing.T) {
 	out := make([]engine.Response, len(qs))
 	var ref [][]uint32
 	for _, workers := range []int{1, 2} {
-		g.SetPrepareCores(workers)
-		var pool bufPool
-		bb := pool.get(len(qs))
-		work := g.prepareBatch(bb, qs, out)
-		g.planBatch(bb, work)
-		bp := &bb.plan
-		if bp.cfg == nil {
-			t.Fatal("planBatch made no plan")
-		}
+		bp, release := planOn(t, g, qs, out, workers)
 		var got [][]uint32
 		big := false
 		for s := range bp.plans {
@@ -145,7 +137,21 @@ func TestPlanBatchParallel(t *testing.T) {
 		} else if !slices.EqualFunc(got, ref, slices.Equal) {
 			t.Fatalf("%d goroutines: the upload differs from one goroutine's", workers)
 		}
-		pool.put(bb)
-		pool.close()
+		release()
 	}
+}
+
+// planOn prepares and plans qs (answers of the queries that need no
+// device in out) on workers goroutines, in buffers of their own; planBatch
+// must plan. It returns the plan and the function that frees the buffers.
+func planOn(t *testing.T, g *Backend, qs []engine.Query, out []engine.Response, workers int) (*batchPlan, func()) {
+	t.Helper()
+	g.SetPrepareCores(workers)
+	pool := new(bufPool)
+	bb := pool.get(len(qs))
+	g.planBatch(bb, g.prepareBatch(bb, qs, out))
+	if bb.plan.cfg == nil {
+		t.Fatal("planBatch made no plan")
+	}
+	return &bb.plan, func() { pool.put(bb); pool.close() }
 }

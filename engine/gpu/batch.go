@@ -43,6 +43,7 @@ type prep struct {
 	needOr  bool     // OR runs (Or, or AndOr whose AND found fewer than K)
 	orFull  bool     // tiled OR: every candidate slot it can use (an overflow rerun)
 	inWork  bool     // prepareBatch: the query needs the device (in the work list)
+	wi      int32    // prepareBatch: its index in the work list (inWork)
 	post    int64    // the postings of all its lists (postings), 0: not summed
 	bm      int      // AND: bitmap terms (bitmap.go), the last of terms
 	steps   int      // AND: list steps, term 0's included
@@ -204,7 +205,10 @@ type setBudget struct {
 func (s *setBudget) fits(b *Backend, n int) bool {
 	return n < MaxSetQueries && s.sum < b.opt.Threshold && s.or < b.opt.OrThreshold
 }
-func (s *setBudget) add(b *Backend, p *prep) { s.sum += p.cost(); s.or += b.orCost(p) }
+func (s *setBudget) add(b *Backend, p *prep) { s.addShares(p.cost(), b.orCost(p)) }
+
+// addShares counts a query of the given cost and orCost.
+func (s *setBudget) addShares(cost int, orc int64) { s.sum += cost; s.or += orc }
 
 // SearchBatch implements engine.Backend: qs[i] is evaluated into out[i].
 // Queries are grouped into launch sets of about Threshold postings of
@@ -410,6 +414,9 @@ func (b *Backend) prepareBatch(bb *batchBufs, qs []engine.Query, out []engine.Re
 		bb.work = slices.Grow(bb.work[:0], len(work))[:len(work)]
 		bb.counts = countingSort(bb.work, work, maxTerms, false, termsOf, bb.counts)
 		bb.sorted = work
+		for i, p := range bb.work {
+			p.wi = int32(i)
+		}
 		return bb.work
 	}
 	total := chunkPositions(bb.hist, nch, prepSortKeys, maxTerms+1)
@@ -419,7 +426,7 @@ func (b *Backend) prepareBatch(bb *batchBufs, qs []engine.Query, out []engine.Re
 			if p := &preps[i]; p.inWork {
 				h := bb.hist[i/prepChunk*prepSortKeys:]
 				k := len(p.terms)
-				work[h[k]] = p
+				work[h[k]], p.wi = p, int32(h[k])
 				h[k]++
 			}
 		}
@@ -947,11 +954,7 @@ func (b *Backend) runSet(set []*prep, sp *setPlan, pend *pendingResults, out []e
 			}
 		}
 	}
-	for _, p := range set {
-		if p.needOr {
-			ors = append(ors, p)
-		}
-	}
+	ors = b.orsOf(set)
 	if b.opt.Or == OrMaxScore && len(ors) > 0 {
 		if err := b.runOrMS(mem, ors, out); err != nil {
 			return err
@@ -963,6 +966,13 @@ func (b *Backend) runSet(set []*prep, sp *setPlan, pend *pendingResults, out []e
 	maxPost := b.opt.OrPostings
 	if !b.orDense() && b.orFused() {
 		maxPost = math.MaxInt64
+	}
+	if len(ors) > 0 && !b.orDense() {
+		// Tiled: the cuts from the queries' records (runOrBudget).
+		if err := b.runOrBudget(mem, ors, maxPost, out); err != nil {
+			return err
+		}
+		ors = nil
 	}
 	if len(ors) > 1 && b.orOneLaunch(ors, maxPost, b.prepareWorkers(), &b.osc.cuts) {
 		// All in one launch (the cuts below would make one), by one pass
@@ -996,6 +1006,28 @@ func (b *Backend) runSet(set []*prep, sp *setPlan, pend *pendingResults, out []e
 		out[p.i].Stats = p.st
 	}
 	return nil
+}
+
+// orsOf returns the queries of set that need OR, in set order, in the
+// owner's scratch (valid until its next call): a running count on all
+// cores (parallelScan), not a serial pass on the owner, which holds the
+// device.
+func (b *Backend) orsOf(set []*prep) []*prep {
+	sc := &b.osc
+	sc.ors = slices.Grow(sc.ors[:0], len(set))[:len(set)]
+	dst := sc.ors
+	n := parallelScan(b.prepareWorkers(), len(set), &sc.orsSums, func(x, y int) int { return x + y }, func(lo, hi, s int, write bool) int {
+		for _, p := range set[lo:hi] {
+			if p.needOr {
+				if write {
+					dst[s] = p
+				}
+				s++
+			}
+		}
+		return s
+	})
+	return dst[:n]
 }
 
 // postings is the length of all of the query's lists: p.post, summed by

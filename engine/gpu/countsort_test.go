@@ -104,3 +104,37 @@ func TestQuerySlotsParallel(t *testing.T) {
 		}
 	}
 }
+
+// TestKOffsetsParallel (gpuplan3): the result offsets of finishSet and
+// finishOr (a running sum of k, parallelScan) and orsOf (the queries
+// that need OR, in order) on several goroutines are the serial ones.
+func TestKOffsetsParallel(t *testing.T) {
+	defer func(m int) { minScanWorkers = m }(minScanWorkers)
+	minScanWorkers = 2
+	rng := rand.New(rand.NewSource(12))
+	for _, n := range []int{0, 1, 300, 2*sortChunk + 17} {
+		qs := make([]*prep, n)
+		for i := range qs {
+			qs[i] = &prep{i: i, q: &engine.Query{K: 1 + rng.Intn(5000)}, needOr: rng.Intn(3) == 0}
+		}
+		var pr pendingResults
+		offs := pr.kOffsets(qs)
+		var ors []*prep
+		off := 0
+		for a, p := range qs { // the serial definitions
+			if offs[a] != off {
+				t.Fatalf("n %d: query %d at result offset %d, want %d", n, a, offs[a], off)
+			}
+			off += p.q.K
+			if p.needOr {
+				ors = append(ors, p)
+			}
+		}
+		if len(offs) != n {
+			t.Fatalf("n %d: %d offsets", n, len(offs))
+		}
+		if got := (&Backend{}).orsOf(qs); !slices.Equal(got, ors) {
+			t.Fatalf("n %d: orsOf gave %d queries, want the %d that need OR in order", n, len(got), len(ors))
+		}
+	}
+}

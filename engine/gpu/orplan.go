@@ -3,7 +3,6 @@ package gpu
 import (
 	"fmt"
 	"math"
-	"slices"
 	"sync"
 
 	"github.com/qpengine/qp/cuda"
@@ -42,9 +41,9 @@ import (
 // after the AND download), the dense and MaxScore OR strategies, the list
 // cache's sets, and the overflow reruns.
 
-// orTilePlan is a tiled OR launch as planned on the host (planTiled): its
-// queries, sizes, candidate slots and upload layout, filled at upAt in the
-// arena up (fillTiled).
+// orTilePlan is a tiled OR launch as planned on the host (planOrLaunch):
+// its queries, sizes, candidate slots and upload layout, filled at upAt
+// in the arena up (fillOrLaunch).
 type orTilePlan struct {
 	qs                         []*prep
 	fused, tree, useBm         bool
@@ -53,7 +52,6 @@ type orTilePlan struct {
 	nblk, dbytes, fbytes, nval int // every list of the set
 	sumCap                     int // candidate slots, all queries
 	caps                       []int
-	recs                       []orRec // planTiledRecs: each query's record, its start set (nil: planTiled)
 
 	// Uploaded: QMeta | QTerm | Seg (every list) | scratch offsets |
 	// OQuery | columns (useBm).
@@ -61,73 +59,6 @@ type orTilePlan struct {
 	size, nres, scratchWords              int
 	up                                    *pinned
 	upAt                                  int
-}
-
-// planTiled sizes the tiled OR launch of qs into pl on up to workers
-// goroutines: lists, candidate slots (caps[a] for qs[a]; an error
-// matching cuda.ErrOutOfMemory past 2^31), the selection (Ding's max tree
-// unless a query's k or slots are too large for it, or Options say
-// otherwise) and the upload layout. It reads only Backend state fixed at
-// New (the tiling, codecs, test options, whether there are bitmaps).
-func (b *Backend) planTiled(pl *orTilePlan, qs []*prep, workers int, caps []int) error {
-	*pl = orTilePlan{qs: qs, nq: len(qs), fused: b.orFused(), tree: b.opt.orSelect != "radix", caps: caps}
-	pl.tile, pl.ntiles, _ = b.tiling()
-	var mu sync.Mutex
-	parallelWorkers(workers, len(qs), 256, func(lo, hi int) {
-		var c orTilePlan
-		c.tree = pl.tree
-		for a := lo; a < hi; a++ {
-			p := qs[a]
-			c.nterms += len(p.terms)
-			for _, t := range p.terms {
-				ti := t.ti
-				c.nblk += int(ti.nb)
-				c.dbytes += int(ti.dlen)
-				c.fbytes += int(ti.flen)
-				c.nval += int(ti.df)
-			}
-			k := b.orCap(p)
-			caps[a] = k
-			c.sumCap += k
-			if b.opt.orSelect != "tree" && (p.q.K > orTreeK || k > kern.OrTreeItems) {
-				c.tree = false
-			}
-		}
-		mu.Lock()
-		pl.nterms += c.nterms
-		pl.nblk += c.nblk
-		pl.dbytes += c.dbytes
-		pl.fbytes += c.fbytes
-		pl.nval += c.nval
-		pl.sumCap += c.sumCap
-		pl.tree = pl.tree && c.tree
-		mu.Unlock()
-	})
-	return b.tiledLayout(pl)
-}
-
-// planTiledRecs is planTiled for planOrSet, from the queries' records rs
-// (orRecs; rs[a] is qs[a]'s) instead of their preps: one serial pass over
-// the records sums the launch and gives each its start (fillTiled's
-// running sums), so that fillTiled needs no pass of its own before it
-// writes. The same plan as planTiled's.
-func (b *Backend) planTiledRecs(pl *orTilePlan, qs []*prep, rs []orRec, caps []int) error {
-	*pl = orTilePlan{qs: qs, nq: len(qs), fused: b.orFused(), tree: b.opt.orSelect != "radix", caps: caps, recs: rs}
-	pl.tile, pl.ntiles, _ = b.tiling()
-	var s orSegSum
-	big := false
-	for a := range rs {
-		r := &rs[a]
-		r.start = s
-		s = s.add(r.own)
-		caps[a] = r.own.coff
-		big = big || r.big
-	}
-	if b.opt.orSelect != "tree" && big {
-		pl.tree = false
-	}
-	pl.nterms, pl.sumCap, pl.nblk, pl.dbytes, pl.fbytes, pl.nval = s.toff, s.coff, s.blk, s.d, s.f, s.v
-	return b.tiledLayout(pl)
 }
 
 // tiledLayout checks pl's sizes (an error matching cuda.ErrOutOfMemory
@@ -151,71 +82,22 @@ func (b *Backend) tiledLayout(pl *orTilePlan) error {
 	return nil
 }
 
-// orSegSum is fillTiled's running sum: terms, candidate slots, and the
-// encoded bytes, postings and blocks of the lists before.
+// orSegSum is a tiled query's share of its launch (orRec.own) and the
+// running sum of those before it (putTiled): terms, candidate slots, and
+// the encoded bytes, postings and blocks of its lists.
 type orSegSum struct{ toff, coff, d, f, v, blk int }
 
 func (s orSegSum) add(o orSegSum) orSegSum {
 	return orSegSum{s.toff + o.toff, s.coff + o.coff, s.d + o.d, s.f + o.f, s.v + o.v, s.blk + o.blk}
 }
 
-// fillTiled writes pl's QMeta, QTerms, scratch offsets, a Seg per list, an
-// OQuery per query (its first Seg and candidate slots) and the bitmap
-// columns (with the OR tiles' bitmap df orDF) into its arena at pl.upAt,
-// on up to workers goroutines (sc: scratch). It reads only immutable
-// Backend state: any goroutine may fill its own arena.
-func (b *Backend) fillTiled(pl *orTilePlan, orDF uint32, workers int, sc *planScratch) {
-	up, at := pl.up, pl.upAt
-	if pl.recs != nil {
-		var slots []querySlot
-		slots, pl.nres, pl.scratchWords = recSlots(&sc.slots, pl.recs)
-		b.fillQuerySlots(up, slots, workers, pl.qs, at+pl.oMeta, at+pl.oTerms, at+pl.oScr)
-	} else {
-		_, pl.nres, pl.scratchWords = b.fillQueriesIn(up, &sc.slots, &sc.slotSums, workers, pl.qs, at+pl.oMeta, at+pl.oTerms, at+pl.oScr)
-	}
-	segs := up.u32(at+pl.oSegs, kern.SegWords*pl.nterms)
-	oqs := up.u32(at+pl.oOq, kern.OQueryWords*pl.nq)
-	var cols []uint32
-	if pl.useBm {
-		cols = up.u32(at+pl.oCol, pl.nterms)
-	}
-	if pl.recs != nil {
-		// The running sums are the records' starts (planTiledRecs): one
-		// pass, in chunks of 256 on every worker.
-		parallelWorkers(workers, pl.nq, 256, func(lo, hi int) {
-			for a := lo; a < hi; a++ {
-				b.putTiled(pl, a, pl.recs[a].start, segs, oqs, cols, orDF)
-			}
-		})
-		return
-	}
-	parallelScan(workers, pl.nq, &sc.orSums, orSegSum.add, func(lo, hi int, s orSegSum, write bool) orSegSum {
-		for a := lo; a < hi; a++ {
-			p := pl.qs[a]
-			if !write {
-				for _, t := range p.terms {
-					ti := t.ti
-					s = s.add(orSegSum{d: int(ti.dlen), f: int(ti.flen), v: int(ti.df), blk: int(ti.nb)})
-				}
-				s.toff += len(p.terms)
-				s.coff += pl.caps[a]
-				continue
-			}
-			s = b.putTiled(pl, a, s, segs, oqs, cols, orDF)
-		}
-		return s
-	})
-}
-
-// putTiled writes query a's OQuery, Segs and bitmap columns (fillTiled)
-// from the running sums s of the queries before it and returns those
-// after it.
-func (b *Backend) putTiled(pl *orTilePlan, a int, s orSegSum, segs, oqs, cols []uint32, orDF uint32) orSegSum {
-	p := pl.qs[a]
-	kern.PutOQuery(oqs[kern.OQueryWords*a:], uint32(s.toff), uint32(pl.caps[a]), uint32(s.coff))
-	s.coff += pl.caps[a]
-	for j := range p.terms {
-		t := &p.terms[j]
+// putTiled writes the tiled query of the given terms, the a-th of its launch, whose share
+// starts at the running sums s: its OQuery (cap candidate slots), a Seg
+// per list and its bitmap columns (with the OR tiles' bitmap df orDF).
+func (b *Backend) putTiled(pl *orTilePlan, a int, terms []qterm, s orSegSum, cap int, segs, oqs, cols []uint32, orDF uint32) {
+	kern.PutOQuery(oqs[kern.OQueryWords*a:], uint32(s.toff), uint32(cap), uint32(s.coff))
+	for j := range terms {
+		t := &terms[j]
 		ti := &t.ti
 		kern.PutSeg(segs[kern.SegWords*(s.toff+j):], uint64(s.d), uint64(s.f), uint64(s.v), uint32(t.id), uint32(s.blk),
 			uint32(a), uint32(s.toff+j))
@@ -224,39 +106,18 @@ func (b *Backend) putTiled(pl *orTilePlan, a int, s orSegSum, segs, oqs, cols []
 		}
 		s.d, s.f, s.v, s.blk = s.d+int(ti.dlen), s.f+int(ti.flen), s.v+int(ti.df), s.blk+int(ti.nb)
 	}
-	s.toff += len(p.terms)
-	return s
 }
 
 // orWholePlan is a launch of OR queries answered whole (orwhole.go) as
 // planned on the host: its queries and upload layout (QMeta | QTerm |
-// scratch offsets), filled at upAt in the arena up (fillWhole).
+// scratch offsets), filled at upAt in the arena up (fillOrLaunch).
 type orWholePlan struct {
 	qs                        []*prep
-	recs                      []orRec // planOrSet's records of qs (nil: none)
 	nq, nterms                int
 	oMeta, oTerms, oScr, size int
 	nres                      int
 	up                        *pinned
 	upAt                      int
-}
-
-// planWhole lays out the upload of the whole-query launch of qs.
-func planWhole(pl *orWholePlan, qs []*prep) {
-	*pl = orWholePlan{qs: qs, nq: len(qs)}
-	for _, p := range qs {
-		pl.nterms += len(p.terms)
-	}
-	pl.layout()
-}
-
-// planWholeRecs is planWhole from planOrSet's records rs of qs.
-func planWholeRecs(pl *orWholePlan, qs []*prep, rs []orRec) {
-	*pl = orWholePlan{qs: qs, nq: len(qs), recs: rs}
-	for a := range rs {
-		pl.nterms += rs[a].own.toff
-	}
-	pl.layout()
 }
 
 // layout lays out the upload of pl (its nq and nterms set).
@@ -266,152 +127,265 @@ func (pl *orWholePlan) layout() {
 	pl.size = lay.size
 }
 
-// fillWhole writes pl's QMeta, QTerms and scratch offsets into its arena,
-// on up to workers goroutines.
-func (b *Backend) fillWhole(pl *orWholePlan, workers int, sc *planScratch) {
-	if pl.recs != nil {
-		var slots []querySlot
-		slots, pl.nres, _ = recSlots(&sc.slots, pl.recs)
-		b.fillQuerySlots(pl.up, slots, workers, pl.qs, pl.upAt+pl.oMeta, pl.upAt+pl.oTerms, pl.upAt+pl.oScr)
-		return
-	}
-	_, pl.nres, _ = b.fillQueriesIn(pl.up, &sc.slots, &sc.slotSums, workers, pl.qs, pl.upAt+pl.oMeta, pl.upAt+pl.oTerms, pl.upAt+pl.oScr)
-}
-
-// orLaunch is one launch of a planned pure-OR set: its whole queries, then
-// its tiled ones (nq 0: none).
+// orLaunch is one launch of OR queries: its whole queries, then its tiled
+// ones (nq 0: none). qs, recs and sums are planOrLaunch's, for
+// fillOrLaunch.
 type orLaunch struct {
 	whole orWholePlan
 	tiled orTilePlan
+	qs    []*prep   // the launch's queries, in set order
+	recs  []orRec   // their records
+	sums  []orSplit // sums[c]: the running sums before recs[c*orChunk]
 }
 
-// orRec is one query of a planned pure-OR set as planOrSet's single pass
-// over its preps reads it (gpuplan2: the set's launch cuts, split, plans
-// and fills had walked the preps, their engine.Query and their terms in
-// eight passes, each a cache miss per query at 100k queries): its
-// accumulator bytes and postings (the launch cuts), whether it runs
-// whole, its candidate slots (orCap), whether it allows Ding's max tree,
-// its terms' sums (toff: terms, coff: slots, d, f, v, blk) and, once
-// planned, the running sums of the tiled queries before it in its launch
-// (start: fillTiled's Seg and OQuery offsets).
+// orRec is one OR query of a launch as orRecs' single pass over the
+// preps reads it (gpuplan2; gpuplan3: the same for the owner's launches,
+// and no start or budget fields): whether it runs whole, its k, whether
+// it allows Ding's max tree (big: k or slots too large for it), its terms
+// (for the fill, which then reads no prep) and its
+// share of the launch (own: toff its terms, coff its candidate slots
+// (orCap), and for a tiled query the sums of its lists).
 type orRec struct {
-	acc, post  int64
-	k          int  // the query's k
-	whole, big bool // big: k or slots too large for the max tree
-	own, start orSegSum
+	terms      []qterm // the prep's
+	k          int
+	whole, big bool
+	own        orSegSum
 }
 
-// recSlots is querySlots from the records rs of qs (one serial pass over
-// the records, not the preps; the same slots).
-func recSlots(buf *[]querySlot, rs []orRec) (slots []querySlot, nres, scratchWords int) {
-	if cap(*buf) < len(rs) {
-		*buf = make([]querySlot, len(rs))
-	}
-	slots = (*buf)[:len(rs)]
-	var s querySlot
-	for a := range rs {
-		n := querySlot{toff: rs[a].own.toff, res: rs[a].k}
-		if n.res > 4096 {
-			n.scr = pow2(n.res)
+// rec reads p's record (c: the Backend's orConsts).
+func (c *orConsts) rec(p *prep) orRec {
+	k := c.cap(p)
+	r := orRec{terms: p.terms, k: p.q.K, whole: c.runsWhole(p), big: p.q.K > orTreeK || k > kern.OrTreeItems}
+	r.own = orSegSum{toff: len(p.terms), coff: k}
+	if !r.whole {
+		for j := range p.terms {
+			ti := &p.terms[j].ti
+			r.own.d += int(ti.dlen)
+			r.own.f += int(ti.flen)
+			r.own.v += int(ti.df)
+			r.own.blk += int(ti.nb)
 		}
-		slots[a] = s
-		if n.scr == 0 {
-			slots[a].scr = 0
-		}
-		s = s.add(n)
 	}
-	return slots, s.res, s.scr
+	return r
 }
 
-// orCut is the sums of planOrSet's budget pass: accumulator bytes and
-// postings.
-type orCut struct{ acc, post int64 }
-
-func (c orCut) add(o orCut) orCut { return orCut{c.acc + o.acc, c.post + o.post} }
-
-// orRecs fills recs[a] for set[a] on up to workers goroutines (chunks of
-// 256) and returns the set's accumulator bytes and postings.
-func (b *Backend) orRecs(recs []orRec, set []*prep, workers int) orCut {
+// orRecs fills recs[a] for qs[a] and, with cuts, cuts[a] (its share of
+// a launch's budget: accumulator bytes and postings) on up to workers
+// goroutines (chunks of 256); it returns the sum of the shares (zero
+// without cuts).
+func (b *Backend) orRecs(recs []orRec, cuts []orCut, qs []*prep, workers int) orCut {
+	c := b.orConsts()
 	var mu sync.Mutex
 	var tot orCut
-	parallelWorkers(workers, len(set), 256, func(lo, hi int) {
-		var c orCut
+	parallelWorkers(workers, len(qs), 256, func(lo, hi int) {
+		var sum orCut
 		for a := lo; a < hi; a++ {
-			p := set[a]
-			k := b.orCap(p)
-			r := orRec{acc: b.orQueryBytesCap(p, k), post: p.postings(), k: p.q.K, whole: b.orWhole(p),
-				big: p.q.K > orTreeK || k > kern.OrTreeItems}
-			r.own = orSegSum{toff: len(p.terms), coff: k}
-			if !r.whole {
-				for _, t := range p.terms {
-					ti := &t.ti
-					r.own.d += int(ti.dlen)
-					r.own.f += int(ti.flen)
-					r.own.v += int(ti.df)
-					r.own.blk += int(ti.nb)
-				}
+			p := qs[a]
+			recs[a] = c.rec(p)
+			if cuts != nil {
+				cuts[a] = orCut{c.bytes(p, recs[a].own.coff), p.postings()}
+				sum = sum.add(cuts[a])
 			}
-			recs[a] = r
-			c = c.add(orCut{r.acc, r.post})
 		}
 		mu.Lock()
-		tot = tot.add(c)
+		tot = tot.add(sum)
 		mu.Unlock()
 	})
 	return tot
 }
 
+// orChunk is the records of one chunk of planOrLaunch's and
+// fillOrLaunch's passes.
+const orChunk = 256
+
+// orPart is the running sums of one part (whole or tiled) of a launch:
+// its queries, result keys, top-k scratch words and the queries' shares.
+type orPart struct {
+	nq, res, scr int
+	seg          orSegSum
+}
+
+// add adds the query of record r (in place: the sums are passed over
+// once or twice per query, and by value they were copied each time).
+func (o *orPart) add(r *orRec) {
+	o.nq++
+	o.res += r.k
+	o.scr += scratchOf(r.k)
+	s, w := &o.seg, &r.own
+	s.toff, s.coff, s.d, s.f, s.v, s.blk = s.toff+w.toff, s.coff+w.coff, s.d+w.d, s.f+w.f, s.v+w.v, s.blk+w.blk
+}
+
+// slot is the querySlot of the query of record r with o the sums of its
+// part before it.
+func (o orPart) slot(r *orRec) querySlot {
+	sl := querySlot{toff: o.seg.toff, res: o.res}
+	if scratchOf(r.k) > 0 {
+		sl.scr = o.scr
+	}
+	return sl
+}
+
+// scratchOf is the top-k scratch words of a query of k results
+// (querySlots' rule: none up to 4096).
+func scratchOf(k int) int {
+	if k > 4096 {
+		return pow2(k)
+	}
+	return 0
+}
+
+// orSplit is planOrLaunch's running sum: the whole and the tiled part,
+// and whether a tiled query is too big for the max tree.
+type orSplit struct {
+	w, t orPart
+	big  bool
+}
+
+// add adds the query of record r to its part (in place).
+func (s *orSplit) add(r *orRec) {
+	if r.whole {
+		s.w.add(r)
+	} else {
+		s.t.add(r)
+		s.big = s.big || r.big
+	}
+}
+
+// plus sums two running sums.
+func (s orSplit) plus(o orSplit) orSplit {
+	add := func(a, b orPart) orPart {
+		return orPart{a.nq + b.nq, a.res + b.res, a.scr + b.scr, a.seg.add(b.seg)}
+	}
+	return orSplit{add(s.w, o.w), add(s.t, o.t), s.big || o.big}
+}
+
+// planOrLaunch plans the OR launch of qs (recs[a]: qs[a]'s record) into
+// ol: its whole queries, then its tiled ones, each in qs's order, will
+// be order[:nw] and order[nw:] (len(qs) entries; fillOrLaunch writes
+// them), the tiled ones' candidate slots caps[:len(qs)-nw]. One pass over
+// the records in chunks of orChunk on up to workers goroutines sums each
+// chunk into sums (one per chunk, kept for the fill: each chunk's start),
+// one serial pass over the chunks gives the starts and the totals: the
+// two parts' sizes (an error matching cuda.ErrOutOfMemory past 2^31), the
+// selection (Ding's max tree unless a tiled query's k or slots are too
+// large for it, or Options say otherwise) and the upload layouts. The
+// same plan for planBatch's pure-OR sets and the owner's OR launches
+// (runOrTiled): it reads only Backend state fixed at New.
+func (b *Backend) planOrLaunch(ol *orLaunch, qs []*prep, recs []orRec, order []*prep, caps []int, sums []orSplit, workers int) error {
+	*ol = orLaunch{qs: qs, recs: recs, sums: sums}
+	parallelWorkers(workers, len(recs), orChunk, func(lo, hi int) {
+		for ; lo < hi; lo += orChunk { // one chunk (or all, on one goroutine)
+			var s orSplit
+			for a := lo; a < min(lo+orChunk, hi); a++ {
+				s.add(&recs[a])
+			}
+			sums[lo/orChunk] = s
+		}
+	})
+	var tot orSplit
+	for c := range sums {
+		sums[c], tot = tot, tot.plus(sums[c])
+	}
+	if nw := tot.w.nq; nw > 0 {
+		ol.whole = orWholePlan{qs: order[:nw], nq: nw, nterms: tot.w.seg.toff, nres: tot.w.res}
+		ol.whole.layout()
+	}
+	nt := tot.t.nq
+	if nt == 0 {
+		return nil
+	}
+	pl := &ol.tiled
+	*pl = orTilePlan{qs: order[tot.w.nq:], nq: nt, fused: b.orFused(), caps: caps[:nt],
+		tree: b.opt.orSelect != "radix" && (b.opt.orSelect == "tree" || !tot.big)}
+	pl.tile, pl.ntiles, _ = b.tiling()
+	s := tot.t.seg
+	pl.nterms, pl.sumCap, pl.nblk, pl.dbytes, pl.fbytes, pl.nval = s.toff, s.coff, s.blk, s.d, s.f, s.v
+	pl.nres, pl.scratchWords = tot.t.res, tot.t.scr
+	return b.tiledLayout(pl)
+}
+
+// orChunks is the chunks of planOrLaunch's passes over n records.
+func orChunks(n int) int { return (n + orChunk - 1) / orChunk }
+
+// fillOrLaunch writes ol's uploads (planOrLaunch; its parts' up and upAt
+// set) in one pass over its queries, in chunks of orChunk on up to
+// workers goroutines, each from its chunk's running sums: each query's
+// place in the order, its QMeta, QTerms and scratch offset, and for a
+// tiled query its candidate slots, OQuery, Segs and bitmap columns (with
+// the OR tiles' bitmap df orDF). It reads only immutable Backend state:
+// any goroutine may fill its own arena.
+func (b *Backend) fillOrLaunch(ol *orLaunch, orDF uint32, workers int) {
+	wl, tl := &ol.whole, &ol.tiled
+	exact := b.bmExact() && !b.opt.orNoPrune
+	var wMeta, tMeta, segs, oqs, cols []uint32
+	var wScr, tScr []uint64
+	if wl.nq > 0 {
+		wMeta, wScr = wl.up.u32(wl.upAt+wl.oMeta, kern.QMetaWords*wl.nq), wl.up.u64(wl.upAt+wl.oScr, wl.nq)
+	}
+	if tl.nq > 0 {
+		at := tl.upAt
+		tMeta, tScr = tl.up.u32(at+tl.oMeta, kern.QMetaWords*tl.nq), tl.up.u64(at+tl.oScr, tl.nq)
+		segs, oqs = tl.up.u32(at+tl.oSegs, kern.SegWords*tl.nterms), tl.up.u32(at+tl.oOq, kern.OQueryWords*tl.nq)
+		if tl.useBm {
+			cols = tl.up.u32(at+tl.oCol, tl.nterms)
+		}
+	}
+	parallelWorkers(workers, len(ol.qs), orChunk, func(lo, hi int) {
+		s := ol.sums[lo/orChunk]
+		for a := lo; a < hi; a++ {
+			// The record, not the prep: the preps are in the batch's
+			// order, not the launch's (a cache miss each at 100,000
+			// queries), and their engine.Query another.
+			p, r := ol.qs[a], &ol.recs[a]
+			if r.whole {
+				i := s.w.nq
+				wl.qs[i] = p
+				putQuery(wl.up, wMeta, wScr, wl.upAt+wl.oTerms, i, r.terms, r.k, s.w.slot(r), exact)
+			} else {
+				i := s.t.nq
+				tl.qs[i], tl.caps[i] = p, r.own.coff
+				putQuery(tl.up, tMeta, tScr, tl.upAt+tl.oTerms, i, r.terms, r.k, s.t.slot(r), exact)
+				b.putTiled(tl, i, r.terms, s.t.seg, r.own.coff, segs, oqs, cols, orDF)
+			}
+			s.add(r)
+		}
+	})
+}
+
+// orCut is the sums of a launch's budget: accumulator bytes and
+// postings.
+type orCut struct{ acc, post int64 }
+
+func (c orCut) add(o orCut) orCut { return orCut{c.acc + o.acc, c.post + o.post} }
+
 // planOrSet plans the pure-OR set set (planBatch: every query Mode == Or
-// with a known term; the tiled strategy) into bp: its launches (the cuts
-// of runSet's accumulator budget), each launch's queries split into whole
-// ones and tiled ones in order (in order, the set's range of bp.order
-// from lo, with their records in bp.orq), and their plans and upload
-// layouts from *size on (which it advances). It returns the launches'
-// range in bp.orl, or ok false when a launch cannot be planned (the owner
-// then runs the set as before). One parallel pass reads the preps
-// (orRecs); the rest reads the records.
-func (b *Backend) planOrSet(bp *batchPlan, set []*prep, lo int, workers int, size *int) (l0, l1 int, ok bool) {
+// with a known term; the tiled strategy), whose records (planBatch's
+// first pass) are recs and whose budget shares are wr (their sum tot),
+// into bp: its launches (the cuts of runSet's accumulator budget) by
+// planOrLaunch, each launch's queries in bp.order from lo on, their
+// upload layouts from *size on (which it advances). It returns the
+// launches' range in bp.orl, or ok false when a launch cannot be planned
+// (the owner then runs the set as before). It reads no prep.
+func (b *Backend) planOrSet(bp *batchPlan, set []*prep, recs []orRec, wr []workRec, tot orCut, lo, workers int, size *int) (l0, l1 int, ok bool) {
 	maxPost := b.opt.OrPostings
 	if b.orFused() {
 		maxPost = math.MaxInt64
 	}
-	bp.sc.orRecs = slices.Grow(bp.sc.orRecs[:0], len(set))[:len(set)]
-	recs := bp.sc.orRecs
-	tot := b.orRecs(recs, set, workers)
 	l0 = len(bp.orl)
 	addLaunch := func(qs []*prep, rs []orRec, at int) bool {
 		bp.orl = append(bp.orl, orLaunch{})
 		ol := &bp.orl[len(bp.orl)-1]
-		// Whole queries first, then the tiled ones, each in set order
-		// (splitWhole's order), with their records.
-		dst, drs := bp.order[at:at+len(qs)], bp.orq[at:at+len(qs)]
-		nw := 0
-		for i := range rs {
-			if rs[i].whole {
-				nw++
-			}
+		bp.caps = growBy(bp.caps, len(qs))
+		bp.splits = growBy(bp.splits, orChunks(len(qs)))
+		caps, sums := bp.caps[len(bp.caps)-len(qs):], bp.splits[len(bp.splits)-orChunks(len(qs)):]
+		if b.planOrLaunch(ol, qs, rs, bp.order[at:at+len(qs)], caps, sums, workers) != nil {
+			return false // the owner meets the error again and splits the set
 		}
-		w, t := 0, nw
-		for i := range rs {
-			if rs[i].whole {
-				dst[w], drs[w] = qs[i], rs[i]
-				w++
-			} else {
-				dst[t], drs[t] = qs[i], rs[i]
-				t++
-			}
-		}
-		if nw > 0 {
-			planWholeRecs(&ol.whole, dst[:nw], drs[:nw])
+		if ol.whole.nq > 0 {
 			ol.whole.upAt = (*size + 15) &^ 15
 			*size = ol.whole.upAt + ol.whole.size
 		}
-		if nw < len(dst) {
-			bp.caps = growInts(bp.caps, len(dst)-nw)
-			caps := bp.caps[len(bp.caps)-(len(dst)-nw):]
-			if b.planTiledRecs(&ol.tiled, dst[nw:], drs[nw:], caps) != nil {
-				return false // the owner meets the error again and splits the set
-			}
+		if ol.tiled.nq > 0 {
 			ol.tiled.upAt = (*size + 15) &^ 15
 			*size = ol.tiled.upAt + ol.tiled.size
 		}
@@ -427,10 +401,9 @@ func (b *Backend) planOrSet(bp *batchPlan, set []*prep, lo int, workers int, siz
 	}
 	for i := 0; i < len(set); {
 		n := 1
-		acc, post := recs[i].acc, recs[i].post
-		for i+n < len(set) && acc+recs[i+n].acc <= b.opt.AccumulatorBytes && post+recs[i+n].post <= maxPost {
-			acc += recs[i+n].acc
-			post += recs[i+n].post
+		c := wr[i].cut
+		for i+n < len(set) && c.acc+wr[i+n].cut.acc <= b.opt.AccumulatorBytes && c.post+wr[i+n].cut.post <= maxPost {
+			c = c.add(wr[i+n].cut)
 			n++
 		}
 		if !addLaunch(set[i:i+n], recs[i:i+n], lo+i) {
@@ -456,13 +429,13 @@ func (b *Backend) orOneLaunch(qs []*prep, maxPost int64, workers int, sums *[]or
 	return tot.acc <= b.opt.AccumulatorBytes && tot.post <= maxPost
 }
 
-// growInts returns s extended by n elements (contents undefined); when it
+// growBy returns s extended by n elements (contents undefined); when it
 // must grow, the new array holds s's elements (slices of the old one stay
-// valid).
-func growInts(s []int, n int) []int {
+// valid, and keep what was written through them).
+func growBy[T any](s []T, n int) []T {
 	l := len(s)
 	if cap(s)-l < n {
-		t := make([]int, l, max(2*cap(s), l+n))
+		t := make([]T, l, max(2*cap(s), l+n))
 		copy(t, s)
 		s = t
 	}
@@ -473,26 +446,9 @@ func growInts(s []int, n int) []int {
 func (b *Backend) fillOrLaunches(bp *batchPlan, ls []orLaunch, orDF uint32, workers int) {
 	for i := range ls {
 		ol := &ls[i]
-		if ol.whole.nq > 0 {
-			ol.whole.up = &bp.up
-			b.fillWhole(&ol.whole, workers, &bp.sc)
-		}
-		if ol.tiled.nq > 0 {
-			ol.tiled.up = &bp.up
-			b.fillTiled(&ol.tiled, orDF, workers, &bp.sc)
-		}
+		ol.whole.up, ol.tiled.up = &bp.up, &bp.up
+		b.fillOrLaunch(ol, orDF, workers)
 	}
-}
-
-// pureOr reports whether every query of set runs OR only (Mode Or with a
-// known term: prepareBatch sets needOr).
-func pureOr(set []*prep) bool {
-	for _, p := range set {
-		if p.q.Mode != engine.Or || !p.needOr {
-			return false
-		}
-	}
-	return len(set) > 0
 }
 
 // runOrPlanned runs the launches of a planned pure-OR set (owner): each
@@ -534,13 +490,12 @@ func (b *Backend) runOrPlanned(mem *devMem, ls []orLaunch, pend *pendingResults,
 // finishOr converts one pendOr set (finishPending): each query's stats
 // (OR on the GPU, every block and posting of its lists, its candidates:
 // tots) and results, but for the tiled queries whose candidates
-// overflowed their slots (caps; rerun and converted on the owner); offs
-// is scratch, returned grown.
-func (b *Backend) finishOr(a *pinned, ps *pendingSet, out []engine.Response, offs []int) []int {
-	qs, nq := ps.qs, len(ps.qs)
+// overflowed their slots (caps; rerun and converted on the owner).
+func (b *Backend) finishOr(pr *pendingResults, ps *pendingSet, out []engine.Response) {
+	a, qs, nq := &pr.down, ps.qs, len(ps.qs)
 	cnts, tots := a.u32(ps.cnts, nq), a.u32(ps.tots, nq)
 	keys := a.u64(ps.keys, ps.nres)
-	offs = kOffsets(offs, qs)
+	offs := pr.kOffsets(qs)
 	parallel(nq, func(lo, hi int) {
 		for a := lo; a < hi; a++ {
 			p := qs[a]
@@ -562,7 +517,6 @@ func (b *Backend) finishOr(a *pinned, ps *pendingSet, out []engine.Response, off
 			}
 		}
 	})
-	return offs
 }
 
 // finishStats gives each query of a pendStats set its set's time and

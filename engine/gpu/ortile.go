@@ -3,6 +3,7 @@ package gpu
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 
 	"github.com/qpengine/qp/compress"
@@ -91,20 +92,60 @@ func (b *Backend) orFused() bool {
 	return b.docCodec.ID() == compress.IDBP128 && b.freqCodec.ID() == compress.IDBP128 && !b.opt.orDecoded
 }
 
-// orCapFull is the most candidates a tiled OR query can emit: k (at most
-// T) per tile, and no more than its postings.
-func (b *Backend) orCapFull(p *prep) int {
-	tile, ntiles, _ := b.tiling()
-	return int(min(int64(min(p.q.K, tile))*int64(ntiles), p.postings()))
+// orConsts are what an OR query's slots, bytes and route depend on
+// besides the query (the tiling, the codecs, the options fixed at New):
+// read once per pass over a launch's queries (orRecs, gpuplan3) instead
+// of once or twice per query through interface calls (orFused) and
+// tiling.
+type orConsts struct {
+	tile, ntiles int
+	fused        bool // orFused
+	whole        bool // fused and not Options.orNoWhole: queries of few postings run whole
 }
 
-// orCap is the number of candidate slots of a tiled OR query.
-func (b *Backend) orCap(p *prep) int {
-	full := b.orCapFull(p)
+// orConsts returns the Backend's OR constants.
+func (b *Backend) orConsts() orConsts {
+	c := orConsts{fused: b.orFused()}
+	c.tile, c.ntiles, _ = b.tiling()
+	c.whole = c.fused && !b.opt.orNoWhole
+	return c
+}
+
+// capFull is the most candidates a tiled OR query can emit: k (at most
+// T) per tile, and no more than its postings.
+func (c *orConsts) capFull(p *prep) int {
+	return int(min(int64(min(p.q.K, c.tile))*int64(c.ntiles), p.postings()))
+}
+
+// cap is the number of candidate slots of a tiled OR query: all it can
+// use up to orCapMin (or after an overflow), else max(orCapMin, 16k).
+func (c *orConsts) cap(p *prep) int {
+	full := c.capFull(p)
 	if p.orFull {
 		return full
 	}
 	return min(full, max(orCapMin, 16*p.q.K))
+}
+
+// bytes is the device memory of a tiled OR query of k candidate slots: the bounds, order and k
+// candidate slots (and, fused, the block ranges and TermMeta copies).
+func (c *orConsts) bytes(p *prep, k int) int64 {
+	n := int64(8*c.ntiles+32) + 32*int64(k)
+	if c.fused {
+		n += int64(len(p.terms)) * (4*int64(c.ntiles+1) + 4*kern.TermMetaWords) // block ranges, TermMeta copies
+	}
+	return n
+}
+
+// runsWhole reports whether the OR query p runs whole in one CTA
+// (kern.OrTileKernels.Whole, cuda/kernels/query_orwhole.cu) instead of on
+// the tiles: fused bp128 tiles, at most kern.OrWholeTerms terms whose
+// lists hold at most kern.OrWholeMax postings in all. On GCIDE with the
+// TREC 2006 queries that is 68% of them; the tiles ran 15.4 tiles of 8192
+// accumulators per query for 81 touched ones each and decoded every block
+// 2.4 times (docs/GPU-QUERY.md, "OR tiles on real text").
+func (c *orConsts) runsWhole(p *prep) bool {
+	return c.whole && len(p.terms) <= kern.OrWholeTerms && p.postings() <= kern.OrWholeMax
 }
 
 // orQueryBytes is the device memory one OR query takes beyond its decoded
@@ -114,20 +155,8 @@ func (b *Backend) orQueryBytes(p *prep) int64 {
 	if b.orDense() {
 		return int64(b.n) * 4
 	}
-	return b.orQueryBytesCap(p, b.orCap(p))
-}
-
-// orQueryBytesCap is orQueryBytes of a tiled query whose orCap is k.
-func (b *Backend) orQueryBytesCap(p *prep, k int) int64 {
-	if b.orDense() {
-		return int64(b.n) * 4
-	}
-	_, ntiles, _ := b.tiling()
-	n := int64(8*ntiles+32) + 32*int64(k)
-	if b.orFused() {
-		n += int64(len(p.terms)) * (4*int64(ntiles+1) + 4*kern.TermMetaWords) // block ranges, TermMeta copies
-	}
-	return n
+	c := b.orConsts()
+	return c.bytes(p, c.cap(p))
 }
 
 // bmExact reports whether the skip tables' stored block maxima are the
@@ -151,44 +180,79 @@ func (b *Backend) orPerItem(nq, r int) int {
 }
 
 // runOrTiled evaluates the disjunctions of qs (every query has >= 1 known
-// term) and writes their results: those of few postings whole, one CTA
-// each (orwhole.go), the others with the tiled kernels of
+// term) in one launch and writes their results: those of few postings
+// whole, one CTA each (orwhole.go), the others with the tiled kernels of
 // cuda/kernels/query_ortile.cu; queries whose candidates overflow their
-// slots rerun with every slot they can use.
+// slots rerun with every slot they can use. Its records and chunk sums
+// are its own (it serves the overflow reruns, inside runOrBudget's
+// launches, which keep theirs in b.osc).
 func (b *Backend) runOrTiled(mem *devMem, qs []*prep, out []engine.Response) error {
-	if whole, rest := b.splitWhole(qs); len(whole) > 0 {
-		if err := b.runOrWhole(mem, whole, out); err != nil {
-			return err
-		}
-		if qs = rest; len(qs) == 0 {
-			return nil
-		}
-	}
-	r, err := b.planOrTiled(mem, qs)
-	if err != nil {
-		return err
-	}
-	if err := r.upload(); err != nil {
-		return err
-	}
-	if err := r.alloc(); err != nil {
-		return err
-	}
-	if err := r.accumulate(); err != nil {
-		return err
-	}
-	if err := r.selectTopK(); err != nil {
-		return err
-	}
-	over, err := r.download(out)
-	if err != nil {
-		return err
-	}
-	return b.rerunOverflowed(mem, over, out)
+	recs := make([]orRec, len(qs))
+	b.orRecs(recs, nil, qs, b.prepareWorkers())
+	return b.runOrRecs(mem, qs, recs, make([]orSplit, orChunks(len(qs))), out)
 }
 
-// orTileRun is the state of one runOrTiled launch set, from its plan to
-// its download.
+// runOrBudget evaluates the tiled disjunctions of qs (the owner's: the OR
+// part of AND+OR and mixed sets) in launches of runSet's budget
+// (accumulator bytes, and postings up to maxPost: the greedy cuts, one
+// launch when all fit) from their records (one pass over the preps on all
+// cores; gpuplan3: the budget's own pass, orOneLaunch, and each launch's
+// read them again).
+func (b *Backend) runOrBudget(mem *devMem, qs []*prep, maxPost int64, out []engine.Response) error {
+	sc := &b.osc
+	sc.orRecs = slices.Grow(sc.orRecs[:0], len(qs))[:len(qs)]
+	sc.cuts = slices.Grow(sc.cuts[:0], len(qs))[:len(qs)]
+	recs, cuts := sc.orRecs, sc.cuts
+	tot := b.orRecs(recs, cuts, qs, b.prepareWorkers())
+	sc.splits = slices.Grow(sc.splits[:0], orChunks(len(qs)))
+	if tot.acc <= b.opt.AccumulatorBytes && tot.post <= maxPost {
+		return b.runOrRecs(mem, qs, recs, sc.splits[:orChunks(len(qs))], out)
+	}
+	for i := 0; i < len(qs); {
+		n, c := 1, cuts[i]
+		for i+n < len(qs) && c.acc+cuts[i+n].acc <= b.opt.AccumulatorBytes && c.post+cuts[i+n].post <= maxPost {
+			c = c.add(cuts[i+n])
+			n++
+		}
+		if err := b.runOrRecs(mem, qs[i:i+n], recs[i:i+n], sc.splits[:orChunks(n)], out); err != nil {
+			return err
+		}
+		i += n
+	}
+	return nil
+}
+
+// runOrRecs runs the OR launch of qs, whose records are recs, on the
+// owner: planned and filled as planBatch does its pure-OR sets
+// (planOrLaunch, fillOrLaunch; sums: the chunk sums' scratch) into the
+// owner's upload arena, then run by runOrPlanned, the downloads left in
+// b.orPend when set.
+func (b *Backend) runOrRecs(mem *devMem, qs []*prep, recs []orRec, sums []orSplit, out []engine.Response) error {
+	workers := b.prepareWorkers()
+	// The order and slots are the launch's own: a pending download
+	// (b.orPend) keeps them until the batch's goroutine converts it.
+	ls := make([]orLaunch, 1)
+	ol := &ls[0]
+	if err := b.planOrLaunch(ol, qs, recs, make([]*prep, len(qs)), make([]int, len(qs)), sums, workers); err != nil {
+		return err
+	}
+	var l layout
+	ol.whole.upAt, ol.tiled.upAt = l.add(ol.whole.size), l.add(ol.tiled.size)
+	if err := b.up.reset(l.size); err != nil {
+		return err
+	}
+	b.up.take(l.size)
+	ol.whole.up, ol.tiled.up = &b.up, &b.up
+	var orDF uint32 // the OR tiles' bitmap df
+	if ol.tiled.useBm {
+		orDF = b.orMinDF()
+	}
+	b.fillOrLaunch(ol, orDF, workers)
+	return b.runOrPlanned(mem, ls, b.orPend, out)
+}
+
+// orTileRun is the state of one tiled OR launch (runOrPlanned), from its
+// upload to its download.
 type orTileRun struct {
 	orTilePlan
 	b    *Backend
@@ -203,36 +267,6 @@ type orTileRun struct {
 	pRng, pQtm                                           cuda.DevicePtr // fused: block ranges, TermMeta copies
 	st                                                   statusSlots
 	res, cntOut, total                                   *cuda.Buffer
-}
-
-// planOrTiled loads the kernels and plans the launch set on the owner
-// (planTiled, with fresh candidate slot counts).
-func (b *Backend) planOrTiled(mem *devMem, qs []*prep) (*orTileRun, error) {
-	ok, err := b.tileKernels()
-	if err != nil {
-		return nil, err
-	}
-	r := &orTileRun{b: b, mem: mem, ok: ok, pend: b.orPend}
-	if err := b.planTiled(&r.orTilePlan, qs, b.prepareWorkers(), make([]int, len(qs))); err != nil {
-		return nil, err
-	}
-	return r, nil
-}
-
-// upload fills the plan into the owner's upload arena (fillTiled) and
-// uploads it.
-func (r *orTileRun) upload() error {
-	b := r.b
-	if err := b.up.reset(r.size); err != nil {
-		return err
-	}
-	r.up, r.upAt = &b.up, b.up.take(r.size)
-	var orDF uint32 // the OR tiles' bitmap df
-	if r.useBm {
-		orDF = b.orMinDF()
-	}
-	b.fillTiled(&r.orTilePlan, orDF, b.prepareWorkers(), &b.osc)
-	return r.send()
 }
 
 // send copies the filled plan (r.up at r.upAt) to a new device buffer.

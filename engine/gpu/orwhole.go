@@ -10,47 +10,11 @@ import (
 	"github.com/qpengine/qp/index"
 )
 
-// orWhole reports whether the OR query p runs whole in one CTA
-// (kern.OrTileKernels.Whole, cuda/kernels/query_orwhole.cu) instead of on
-// the tiles: fused bp128 tiles, at most kern.OrWholeTerms terms whose
-// lists hold at most kern.OrWholeMax postings in all. On GCIDE with the
-// TREC 2006 queries that is 68% of them; the tiles ran 15.4 tiles of 8192
-// accumulators per query for 81 touched ones each and decoded every block
-// 2.4 times (docs/GPU-QUERY.md, "OR tiles on real text").
-func (b *Backend) orWhole(p *prep) bool {
-	return b.orFused() && !b.opt.orNoWhole && len(p.terms) <= kern.OrWholeTerms && p.postings() <= kern.OrWholeMax
-}
-
-// splitWhole moves the queries of qs that run whole to the front and
-// returns the two parts (the order within each is kept).
-func (b *Backend) splitWhole(qs []*prep) (whole, rest []*prep) {
-	for _, p := range qs {
-		if b.orWhole(p) {
-			whole = append(whole, p)
-		} else {
-			rest = append(rest, p)
-		}
-	}
-	return whole, rest
-}
-
-// runOrWhole answers the OR queries qs (each orWhole) with one CTA per
-// query and writes their results: upload QMeta and QTerms, one launch,
-// download the result keys, their counts and the counters.
-func (b *Backend) runOrWhole(mem *devMem, qs []*prep, out []engine.Response) error {
-	var pl orWholePlan
-	planWhole(&pl, qs)
-	if err := b.up.reset(pl.size); err != nil {
-		return err
-	}
-	pl.up, pl.upAt = &b.up, b.up.take(pl.size)
-	b.fillWhole(&pl, b.prepareWorkers(), &b.osc)
-	return b.runOrWholePlanned(mem, &pl, b.orPend, out)
-}
-
-// runOrWholePlanned is runOrWhole on a plan filled at pl.upAt of pl.up
-// (orplan.go); with pend the download is left there for the batch's
-// goroutine to convert (finishOr).
+// runOrWholePlanned answers the OR queries of the plan pl (each orWhole),
+// filled at pl.upAt of pl.up (orplan.go), with one CTA per query: upload
+// QMeta and QTerms, one launch, download the result keys, their counts
+// and the counters; with pend the download is left there for the batch's
+// goroutine to convert (finishOr), else the results are written here.
 func (b *Backend) runOrWholePlanned(mem *devMem, pl *orWholePlan, pend *pendingResults, out []engine.Response) error {
 	ok, err := b.tileKernels()
 	if err != nil {

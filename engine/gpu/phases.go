@@ -104,10 +104,7 @@ func querySlots(buf, sums *[]querySlot, workers int, qs []*prep) (slots []queryS
 	slots = (*buf)[:len(qs)]
 	tot := parallelScan(workers, len(qs), sums, querySlot.add, func(lo, hi int, s querySlot, write bool) querySlot {
 		for a, p := range qs[lo:hi] {
-			n := querySlot{toff: len(p.terms), res: p.q.K}
-			if p.q.K > 4096 {
-				n.scr = pow2(p.q.K)
-			}
+			n := querySlot{toff: len(p.terms), res: p.q.K, scr: scratchOf(p.q.K)}
 			if write {
 				slots[lo+a] = s
 				if n.scr == 0 {
@@ -144,27 +141,36 @@ func (b *Backend) fillQueriesIn(up *pinned, slotBuf, sums *[]querySlot, workers 
 	return slots, nres, scratchWords
 }
 
-// fillQuerySlots is fillQueriesIn's fill from the slots of qs (querySlots,
-// or orplan.go's recSlots).
+// fillQuerySlots is fillQueriesIn's fill from the slots of qs
+// (querySlots).
 func (b *Backend) fillQuerySlots(up *pinned, slots []querySlot, workers int, qs []*prep, oMeta, oTerms, oScr int) {
 	meta := up.u32(oMeta, kern.QMetaWords*len(qs))
 	exact := b.bmExact() && !b.opt.orNoPrune
 	scr := up.u64(oScr, len(qs))
 	parallelWorkers(workers, len(qs), 256, func(lo, hi int) { // --prepare-cores caps it too
 		for a := lo; a < hi; a++ {
-			p, sl := qs[a], slots[a]
-			kern.PutQMeta(meta[kern.QMetaWords*a:], uint32(len(p.terms)), uint32(sl.toff), uint32(p.q.K), uint32(sl.res))
-			qt := up.u32(oTerms+16*sl.toff, kern.QTermWords*len(p.terms))
-			for j, t := range p.terms {
-				mx := float32(math.MaxFloat32) // stale block maxima: no bound
-				if exact {
-					mx = t.w * t.ti.max
-				}
-				kern.PutQTerm(qt[kern.QTermWords*j:], uint32(t.id), t.w, t.idf, mx)
-			}
-			scr[a] = uint64(sl.scr)
+			p := qs[a]
+			putQuery(up, meta, scr, oTerms, a, p.terms, p.q.K, slots[a], exact)
 		}
 	})
+}
+
+// putQuery writes the a-th query of a launch, of the given terms and k,
+// whose QMetas are meta, scratch offsets scr and QTerms at byte offset
+// oTerms of up, at its slot sl: its QMeta, its QTerms (their maximum
+// scores with exact block maxima, else none) and its scratch offset.
+func putQuery(up *pinned, meta []uint32, scr []uint64, oTerms, a int, terms []qterm, k int, sl querySlot, exact bool) {
+	kern.PutQMeta(meta[kern.QMetaWords*a:], uint32(len(terms)), uint32(sl.toff), uint32(k), uint32(sl.res))
+	qt := up.u32(oTerms+16*sl.toff, kern.QTermWords*len(terms))
+	for j := range terms {
+		t := &terms[j]
+		mx := float32(math.MaxFloat32) // stale block maxima: no bound
+		if exact {
+			mx = t.w * t.ti.max
+		}
+		kern.PutQTerm(qt[kern.QTermWords*j:], uint32(t.id), t.w, t.idf, mx)
+	}
+	scr[a] = uint64(sl.scr)
 }
 
 // upload copies the first n bytes of the upload arena to a new device
