@@ -199,7 +199,9 @@ for R in ${REPS:-10 100}; do
             firstdev[$k2]=$dev
           fi
         fi
-        if [ "$dev" = cpu ] && [ -e "$tmp/run.gpu.$m.old" ]; then
+        # Both processors' old runs, where this call made both (a CPU block
+        # without an old variant removed its own: no comparison then).
+        if [ "$dev" = cpu ] && [ -e "$tmp/run.gpu.$m.old" ] && [ -e "$tmp/run.cpu.$m.old" ]; then
           cmp -s "$tmp/run.gpu.$m.old" "$tmp/run.cpu.$m.old" || same="$same; GPU AND CPU RUNS DIFFER"
         fi
         log "$key: $same"
