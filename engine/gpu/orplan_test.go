@@ -195,11 +195,10 @@ func TestPlanOrLaunchChunks(t *testing.T) {
 	}
 	out := make([]engine.Response, len(qs))
 	type launch struct {
-		up         []uint32
-		order      []*prep
-		caps       []int
-		nw, nt     int
-		whole, big bool
+		up     []uint32
+		order  []*prep
+		caps   []int
+		nw, nt int
 	}
 	oc := g.orConsts()
 	var ref []launch
