@@ -340,3 +340,50 @@ func BenchmarkBasis(b *testing.B) {
 		b.Fatal("no basis computed")
 	}
 }
+
+// BenchmarkDeliver measures a GPU batch's delivery on the slot's side, per
+// query: 4,096 jobs carved from chunks and initialized as SubmitBatch does
+// (with the replay's features and Result records), then deliver: the
+// model's refit (one batch in four), the records filled, the done calls
+// and the jobs' release. No dispatcher and no goroutine: the work a GPU
+// query costs between its batch's return and its done call, plus its
+// submission's (issue 24, hostq). ns/op is per query.
+func BenchmarkDeliver(b *testing.B) {
+	x := testIndex(b)
+	qs := testQueries(1024, 1)
+	feats := featuresOf(x, qs)
+	s, err := newScheduler(x, Config{GPU: &Processor{Backend: nopBackend{}, LearnEvery: 4, Batch: BatchPolicy{MaxQueries: 4096}}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.cancel()
+	p := s.procs[GPU]
+	const n = 4096
+	res := make([]Result, n)
+	out := make([]engine.Response, n)
+	jobs := make([]*job, n)
+	urgency := make([]bool, n)
+	var answered int
+	done := func(*Result) { answered++ }
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		now := time.Now()
+		var pred time.Duration
+		for k := 0; k < n; {
+			c, lo, m := s.chunks.take(n - k)
+			for t := range m {
+				j, q := &c.jobs[lo+t], (k+t)%len(qs)
+				s.initJob(j, Request{Query: qs[q], Arrival: now, Features: &feats[q], Tag: k + t, Result: &res[k+t]}, done, now)
+				j.chunk = c
+				jobs[k+t] = j
+				pred += j.cost[GPU]
+			}
+			k += m
+		}
+		s.deliver(p, &batch{p: p, jobs: jobs, urgency: urgency, pred: pred}, out, now, now.Add(time.Millisecond), nil)
+	}
+	if answered != n*b.N || res[n-1].Tag != n-1 || res[n-1].Proc != GPU {
+		b.Fatalf("%d of %d answered; last record %+v", answered, n*b.N, res[n-1])
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n*b.N), "ns/q")
+}

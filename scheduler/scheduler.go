@@ -1775,11 +1775,13 @@ func (s *Scheduler) deliver(p *proc, b *batch, out []engine.Response, start, fin
 			r = &res[i]
 			j.res = r
 		}
-		*r = Result{
-			Response: out[i], Query: j.q, Features: j.f, Predicted: j.cost, Cost: c,
-			Arrival: j.arrival, Submitted: j.submitted, Start: start, Finish: finish, Deadline: j.deadline, MetDeadline: met,
-			Proc: p.id, ProcName: p.name, Queue: j.queue, Stolen: j.stolen, Urgent: j.urgent, BatchSize: n, Tag: j.tag,
-		}
+		// Field by field, every field: a composite literal assigned to *r
+		// was built in a temporary on the stack and then copied (~400
+		// bytes twice a query, a GPU batch's thousands of records; issue
+		// 24, hostq), as initJob's was.
+		r.Response, r.Query, r.Features, r.Predicted, r.Cost = out[i], j.q, j.f, j.cost, c
+		r.Arrival, r.Submitted, r.Start, r.Finish, r.Deadline, r.MetDeadline = j.arrival, j.submitted, start, finish, j.deadline, met
+		r.Proc, r.ProcName, r.Queue, r.Stolen, r.Urgent, r.BatchSize, r.Tag = p.id, p.name, j.queue, j.stolen, j.urgent, n, j.tag
 		if j.urgent {
 			p.st.urgent.Add(1)
 		}
@@ -1788,6 +1790,6 @@ func (s *Scheduler) deliver(p *proc, b *batch, out []engine.Response, start, fin
 	s.completed.Add(uint64(n))
 	for _, j := range b.jobs {
 		j.done(j.res)
-		j.release()
 	}
+	releaseJobs(b.jobs)
 }

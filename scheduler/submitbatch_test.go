@@ -470,6 +470,42 @@ func TestBatchLearnEvery(t *testing.T) {
 	}
 }
 
+// TestReleaseJobs: releaseJobs drops one reference per job, by runs of
+// consecutive jobs of one chunk, whatever the order (a chunk's jobs split
+// over runs, jobs of no chunk between): a chunk is cleared and back to
+// the pool exactly when its last job is released, not before.
+func TestReleaseJobs(t *testing.T) {
+	a, b := new(jobChunk), new(jobChunk)
+	for _, c := range []*jobChunk{a, b} {
+		c.used = 4
+		c.live.Store(4)
+		for i := range c.jobs[:4] {
+			c.jobs[i].tag, c.jobs[i].chunk = i+1, c
+		}
+	}
+	alone := &job{tag: 99} // Submit's: no chunk
+	first := []*job{&a.jobs[0], &a.jobs[1], alone, &b.jobs[0], &a.jobs[2], &b.jobs[1], &b.jobs[2]}
+	releaseJobs(first)
+	if a.live.Load() != 1 || b.live.Load() != 1 || a.used != 4 || b.used != 4 {
+		t.Fatalf("after 3 of each: live %d and %d, used %d and %d; want 1, 1, 4, 4", a.live.Load(), b.live.Load(), a.used, b.used)
+	}
+	if a.jobs[3].tag != 4 || b.jobs[3].tag != 4 || alone.tag != 99 {
+		t.Fatal("a job still held was cleared")
+	}
+	releaseJobs([]*job{&b.jobs[3], &a.jobs[3]})
+	for _, c := range []*jobChunk{a, b} {
+		if c.live.Load() != 0 || c.used != 0 {
+			t.Fatalf("released chunk: live %d, used %d; want 0, 0", c.live.Load(), c.used)
+		}
+		for i := range c.jobs {
+			if c.jobs[i].tag != 0 || c.jobs[i].chunk != nil {
+				t.Fatalf("job %d of a released chunk not zero", i)
+			}
+		}
+	}
+	releaseJobs(nil)
+}
+
 // TestChunkReleaseClears: the last release of a job chunk clears the jobs
 // its SubmitBatch call filled (jobs[:used]), and the chunk goes back with
 // every job zero, so that initJob, which writes only some fields, starts
