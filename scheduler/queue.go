@@ -12,7 +12,6 @@ import (
 type job struct {
 	q         engine.Query
 	f         Features
-	x         [NumBasis]float64 // Basis(f), once (initJob): the predictions' and the GPU model update's
 	cost      [2]time.Duration  // predicted cost on CPU and GPU (0: absent)
 	pref      ProcID            // processor with the lower predicted cost
 	seq       uint64            // submission order

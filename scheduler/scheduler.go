@@ -730,10 +730,10 @@ func (s *Scheduler) initJob(j *job, r Request, done func(*Result), now time.Time
 	} else {
 		j.f = QueryFeatures(s.x, r.Query)
 	}
-	j.x = Basis(j.f) // once for both predictions and the model update
+	x := Basis(j.f) // once for both predictions
 	for _, p := range s.procs {
 		if p != nil {
-			j.cost[p.id] = p.model.PredictBasis(j.f, &j.x)
+			j.cost[p.id] = p.model.PredictBasis(j.f, &x)
 		}
 	}
 	switch {
@@ -1753,7 +1753,7 @@ func (s *Scheduler) deliver(p *proc, b *batch, out []engine.Response, start, fin
 		// One lock and one refit for the batch (CostModel.ObserveBatch).
 		p.model.ObserveBatch(n, func(i int) (Features, *[NumBasis]float64, time.Duration, bool) {
 			j := b.jobs[i]
-			return j.f, &j.x, share(j), out[i].Err == nil
+			return j.f, nil, share(j), out[i].Err == nil // its Basis computed there
 		})
 	}
 	var res []Result // for the jobs without a Request.Result
