@@ -12,9 +12,9 @@ import (
 type job struct {
 	q         engine.Query
 	f         Features
-	cost      [2]time.Duration  // predicted cost on CPU and GPU (0: absent)
-	pref      ProcID            // processor with the lower predicted cost
-	seq       uint64            // submission order
+	cost      [2]time.Duration // predicted cost on CPU and GPU (0: absent)
+	pref      ProcID           // processor with the lower predicted cost
+	seq       uint64           // submission order
 	arrival   time.Time
 	submitted time.Time
 	deadline  time.Time // absolute
