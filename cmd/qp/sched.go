@@ -37,7 +37,9 @@ ratios to the processors alone. A run is sustained when every query is
 answered, the p99 delay is within --deadline and the queue does not grow
 (the last fifth of the arrivals waited less than twice the second fifth, or
 under a quarter of the deadline); each run replays the log cyclically for at
-least --min-duration. Cost models are fitted on --train queries of the log
+least --min-duration, its submitter waking at most once per --submit-quantum
+(default 50us) when no arrival is overdue and submitting every arrival due at
+once (a query is submitted at most that late; its delay counts it). Cost models are fitted on --train queries of the log
 (not replayed) and refitted online. --mode and, or or andor selects the
 query mode; --report DIR also writes DIR/README.md with the tables and the
 delay-vs-rate plot (DIR/delay-MODE.svg: mean and p99 delay per
