@@ -8,10 +8,11 @@
 #   gpu-only --rates R --search-runs 0`, fresh processes interleaved A B A
 #   B (PAIRS, default 2), for each item MODE:RATE:VARIANTS of SPECS
 #   (default "and:2000000:old,new0,new,newb and:4000000:old,new,newb
-#   or:700000:old,new,newb": hostcpu.sh's rates, where
-#   hostcpu4's runs came in bursts of 6.2 (AND) and 11 (OR) arrivals, and
-#   AND near the GPU alone's eleventh-round rate, where the eleventh round's
-#   search runs came in bursts of 31-64). Variants:
+#   or:1500000:old,new,newb": AND at hostcpu.sh's rate, where hostcpu4's
+#   runs came in bursts of 6.2 arrivals, and near the GPU alone's
+#   eleventh-round rate, where its search runs came in bursts of 31-64; OR
+#   below the GPU alone's 1.9-2.4M, where the eleventh round's OR runs came
+#   in bursts of 5-8 at every rate). Variants:
 #     old   main's binary
 #     new0  this branch with --submit-quantum 0 (a wake-up per arrival due,
 #           as main): the other changes alone (records filled field by
@@ -71,7 +72,7 @@ rm -rf "$logs" && mkdir -p "$logs"
 sum=$OUT/hostq.txt
 echo "== $coll; $(nproc) cores; $(head -2 "$OUT/device.txt" | tail -1)" | tee "$sum"
 profiled=
-for spec in ${SPECS:-and:2000000:old,new0,new,newb and:4000000:old,new,newb or:700000:old,new,newb}; do
+for spec in ${SPECS:-and:2000000:old,new0,new,newb and:4000000:old,new,newb or:1500000:old,new,newb}; do
   IFS=: read -r m rate vs <<<"$spec"
   variants=${vs//,/ }
   key="$m@$rate"
