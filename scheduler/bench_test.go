@@ -128,20 +128,27 @@ func BenchmarkReplayArrivals(b *testing.B) {
 		// reserve: a new slab reserved before the counters start.
 		fresh, reserve bool
 		rate           float64 // arrivals/s (0: 5M)
+		// quantum is the replay's submit quantum (0: a wake-up per
+		// arrival due, as before hostq).
+		quantum time.Duration
 	}{
-		{"cpu-only", func() Config { return Config{CPU: &Processor{Backend: nopBackend{}, Slots: 2}} }, false, false, 0},
+		{"cpu-only", func() Config { return Config{CPU: &Processor{Backend: nopBackend{}, Slots: 2}} }, false, false, 0, 0},
 		{"cpu-runs", func() Config {
 			return Config{CPU: &Processor{Backend: nopBackend{}, Slots: 2, Sequential: true, Batch: BatchPolicy{MaxCost: 100 * time.Microsecond}}}
-		}, false, false, 0},
-		{"gpu-fresh-slab", gpu, true, false, 0},
-		{"gpu-reserved-slab", gpu, false, true, 0},
-		{"gpu-held", held, false, true, 1e6},
+		}, false, false, 0, 0},
+		{"gpu-fresh-slab", gpu, true, false, 0, 0},
+		{"gpu-reserved-slab", gpu, false, true, 0, 0},
+		{"gpu-held", held, false, true, 1e6, 0},
 		// gpu-sparse: arrivals the machinery keeps up with here (200k/s),
 		// so that each wake-up of the replay submits a small burst (about
 		// 10 arrivals on the 2-core development machine; 10-50 at 1-2M q/s
 		// on a 16-core host), as bench sched's submitter does below
 		// saturation (issue 24, hostcpu4: the job chunks' clear).
-		{"gpu-sparse", gpu, false, true, 2e5},
+		{"gpu-sparse", gpu, false, true, 2e5, 0},
+		// The same with the default submit quantum (hostq): the
+		// submitter wakes at most every 50 µs when nothing is overdue.
+		{"gpu-sparse-q50", gpu, false, true, 2e5, DefaultSubmitQuantum},
+		{"gpu-held-q50", held, false, true, 1e6, DefaultSubmitQuantum},
 		// gpu-big: GPU batches of up to 4,096 queries (bench sched's on
 		// GCIDE AND at 2M q/s on the H200 host: 4,076 on average), whose
 		// jobs and records (3.4 MB) outgrow a core's L2 cache during the
@@ -149,14 +156,15 @@ func BenchmarkReplayArrivals(b *testing.B) {
 		// tried and dropped, docs/BENCHMARKS.md).
 		{"gpu-big", func() Config {
 			return Config{GPU: &Processor{Backend: nopBackend{}, Slots: 2, LearnEvery: 4, Batch: BatchPolicy{MaxQueries: 4096}}}
-		}, false, true, 0},
+		}, false, true, 0, 0},
 	} {
-		arr := arr
+		arr, quantum := arr, tc.quantum
 		if tc.rate > 0 {
 			arr = Arrivals(n, tc.rate, 1)
 		}
 		b.Run(tc.name, func(b *testing.B) {
 			var wall, late, cpu time.Duration
+			var bursts uint64
 			for range b.N {
 				s, err := New(x, tc.cfg())
 				if err != nil {
@@ -171,7 +179,7 @@ func BenchmarkReplayArrivals(b *testing.B) {
 				}
 				c0, _ := cputime.Process()
 				t0 := time.Now()
-				res, err := replay(context.Background(), s, qs, feats, arr, -1, &slab)
+				res, err := replay(context.Background(), s, qs, feats, arr, -1, &slab, quantum)
 				wall += time.Since(t0)
 				c1, _ := cputime.Process()
 				cpu += c1 - c0
@@ -183,10 +191,12 @@ func BenchmarkReplayArrivals(b *testing.B) {
 					b.Fatalf("%d of %d answered", run.Answered, n)
 				}
 				late += run.Late
+				bursts += s.Stats().Submissions
 			}
 			b.ReportMetric(float64(n*b.N)/wall.Seconds(), "arrivals/s")
 			b.ReportMetric(float64(late.Microseconds())/float64(b.N), "late-µs")
 			b.ReportMetric(float64(cpu.Nanoseconds())/float64(n*b.N), "cpu-ns/q")
+			b.ReportMetric(float64(n*b.N)/float64(bursts), "q/burst")
 		})
 	}
 }
@@ -329,4 +339,51 @@ func BenchmarkBasis(b *testing.B) {
 	if sink == 0 {
 		b.Fatal("no basis computed")
 	}
+}
+
+// BenchmarkDeliver measures a GPU batch's delivery on the slot's side, per
+// query: 4,096 jobs carved from chunks and initialized as SubmitBatch does
+// (with the replay's features and Result records), then deliver: the
+// model's refit (one batch in four), the records filled, the done calls
+// and the jobs' release. No dispatcher and no goroutine: the work a GPU
+// query costs between its batch's return and its done call, plus its
+// submission's (issue 24, hostq). ns/op is per query.
+func BenchmarkDeliver(b *testing.B) {
+	x := testIndex(b)
+	qs := testQueries(1024, 1)
+	feats := featuresOf(x, qs)
+	s, err := newScheduler(x, Config{GPU: &Processor{Backend: nopBackend{}, LearnEvery: 4, Batch: BatchPolicy{MaxQueries: 4096}}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.cancel()
+	p := s.procs[GPU]
+	const n = 4096
+	res := make([]Result, n)
+	out := make([]engine.Response, n)
+	jobs := make([]*job, n)
+	urgency := make([]bool, n)
+	var answered int
+	done := func(*Result) { answered++ }
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		now := time.Now()
+		var pred time.Duration
+		for k := 0; k < n; {
+			c, lo, m := s.chunks.take(n - k)
+			for t := range m {
+				j, q := &c.jobs[lo+t], (k+t)%len(qs)
+				s.initJob(j, Request{Query: qs[q], Arrival: now, Features: &feats[q], Tag: k + t, Result: &res[k+t]}, done, now)
+				j.chunk = c
+				jobs[k+t] = j
+				pred += j.cost[GPU]
+			}
+			k += m
+		}
+		s.deliver(p, &batch{p: p, jobs: jobs, urgency: urgency, pred: pred}, out, now, now.Add(time.Millisecond), nil)
+	}
+	if answered != n*b.N || res[n-1].Tag != n-1 || res[n-1].Proc != GPU {
+		b.Fatalf("%d of %d answered; last record %+v", answered, n*b.N, res[n-1])
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n*b.N), "ns/q")
 }

@@ -12,10 +12,9 @@ import (
 type job struct {
 	q         engine.Query
 	f         Features
-	x         [NumBasis]float64 // Basis(f), once (initJob): the predictions' and the GPU model update's
-	cost      [2]time.Duration  // predicted cost on CPU and GPU (0: absent)
-	pref      ProcID            // processor with the lower predicted cost
-	seq       uint64            // submission order
+	cost      [2]time.Duration // predicted cost on CPU and GPU (0: absent)
+	pref      ProcID           // processor with the lower predicted cost
+	seq       uint64           // submission order
 	arrival   time.Time
 	submitted time.Time
 	deadline  time.Time // absolute
@@ -68,8 +67,11 @@ var chunkPool = sync.Pool{New: func() any { return new(jobChunk) }}
 
 // unref drops one reference to c: the last clears the jobs it handed out
 // and returns c to the pool.
-func (c *jobChunk) unref() {
-	if c.live.Add(-1) == 0 {
+func (c *jobChunk) unref() { c.unrefN(1) }
+
+// unrefN drops k references to c, as k unref calls would.
+func (c *jobChunk) unrefN(k int32) {
+	if c.live.Add(-k) == 0 {
 		clear(c.jobs[:c.used])
 		c.used = 0
 		chunkPool.Put(c)
@@ -82,6 +84,31 @@ func (c *jobChunk) unref() {
 func (j *job) release() {
 	if c := j.chunk; c != nil {
 		c.unref()
+	}
+}
+
+// releaseJobs releases every job of js (job.release), with one update of
+// a chunk's count for each run of consecutive jobs from that chunk: a GPU
+// batch's jobs, in arrival order, come from a few chunks of 64, whose
+// counts the submitter's core updates too (chunkCarver.take), so that a
+// count per job was an atomic on a shared line per query (issue 24,
+// hostq). Each job holds its chunk until its run's update, so that the
+// chunks of the jobs after it are read before any of them can be
+// recycled.
+func releaseJobs(js []*job) {
+	var c *jobChunk
+	var k int32
+	for _, j := range js {
+		if j.chunk != c {
+			if c != nil {
+				c.unrefN(k)
+			}
+			c, k = j.chunk, 0
+		}
+		k++
+	}
+	if c != nil {
+		c.unrefN(k)
 	}
 }
 

@@ -58,7 +58,7 @@ func Replay(ctx context.Context, s *Scheduler, qs []engine.Query, arrivals []tim
 	if len(arrivals) != len(qs) {
 		panic(fmt.Sprintf("BUG: scheduler: %d arrivals for %d queries", len(arrivals), len(qs)))
 	}
-	return replay(ctx, s, qs, nil, arrivals, maxMiss, nil)
+	return replay(ctx, s, qs, nil, arrivals, maxMiss, nil, 0)
 }
 
 // replayState is what a replay's done function needs: one function for
@@ -160,10 +160,16 @@ func copyChunked[T any](dst, src []T) {
 	}
 }
 
-// maxBurst caps the arrivals a replay submits in one SubmitBatch call
-// (64 jobs are one small allocation; 256, a large one, cost a page-fresh
-// span and its clearing per call).
-const maxBurst = 64
+// maxBurst caps the arrivals a replay submits in one SubmitBatch call.
+// The jobs come from the scheduler's chunks whatever the burst
+// (chunkCarver), so the cap only bounds the request array and how long
+// the submitter goes without checking for a stop: at 4M arrivals/s a
+// wake-up every DefaultSubmitQuantum (50 µs) brings about 200.
+const maxBurst = 512
+
+// DefaultSubmitQuantum is the replay's default submit quantum (see
+// replay; Experiment.SubmitQuantum).
+const DefaultSubmitQuantum = 50 * time.Microsecond
 
 // replay is Replay for len(arrivals) queries, the i-th being qs[i %
 // len(qs)] (the log replayed cyclically) with features feats[i % len(qs)]
@@ -177,7 +183,17 @@ const maxBurst = 64
 // at a million arrivals a second the timer's wake-up latency is longer
 // than the gaps, and one hand-off per query was the generator's limit
 // (issue 24).
-func replay(ctx context.Context, s *Scheduler, qs []engine.Query, feats []Features, arrivals []time.Duration, maxMiss int, rs *replaySlab) ([]*Result, error) {
+//
+// quantum > 0 is the shortest time between two wake-ups of the submitter
+// that find nothing overdue: after a burst it sleeps until the next
+// arrival or until quantum after that wake-up, whichever is later, so
+// that no query is submitted before its arrival and none more than
+// quantum after it (plus the timer's own latency). Without it, a 16-core
+// host whose idle Ps fire timers within microseconds woke the submitter
+// for every 6 arrivals at 2M q/s (hostcpu4's "bursts of 6.2"), each
+// wake-up a park and unpark of the submitter and of the dispatcher it
+// hands the burst to (issue 24, hostq). 0: a wake-up per arrival due.
+func replay(ctx context.Context, s *Scheduler, qs []engine.Query, feats []Features, arrivals []time.Duration, maxMiss int, rs *replaySlab, quantum time.Duration) ([]*Result, error) {
 	n := len(arrivals)
 	if rs == nil {
 		rs = new(replaySlab)
@@ -196,9 +212,10 @@ func replay(ctx context.Context, s *Scheduler, qs []engine.Query, feats []Featur
 	reqs := make([]Request, 0, maxBurst)
 	start := time.Now()
 	var err error
+	var wakeAt time.Duration // the quantum's earliest next wake-up (since start)
 submit:
 	for i := 0; i < n; {
-		if d := time.Until(start.Add(arrivals[i])); d > 0 {
+		if d := time.Until(start.Add(max(arrivals[i], wakeAt))); d > 0 {
 			timer.Reset(d)
 			select {
 			case <-timer.C:
@@ -226,6 +243,10 @@ submit:
 				r.Features = &feats[i%len(qs)]
 			}
 			reqs = append(reqs, r)
+		}
+		wakeAt = 0
+		if quantum > 0 && i < n && arrivals[i] > due { // nothing left overdue
+			wakeAt = due + quantum
 		}
 		if e := s.SubmitBatch(reqs, done); e != nil { // closed by someone else
 			err = e
@@ -699,8 +720,25 @@ type Experiment struct {
 	// all of them).
 	BeforeRun func(Setup)
 	Seed      uint64 // of the arrivals
+	// SubmitQuantum is the shortest time between two wake-ups of a run's
+	// submitter that find no arrival overdue (see replay): a query is
+	// submitted at most that long after its scheduled arrival, which its
+	// delay includes. 0: DefaultSubmitQuantum; negative: none (a wake-up
+	// for every arrival due, as before issue 24's hostq round).
+	SubmitQuantum time.Duration
 	// Progress, if set, is called after every run.
 	Progress func(Run)
+}
+
+// submitQuantum is replay's quantum for e (Experiment.SubmitQuantum).
+func (e *Experiment) submitQuantum() time.Duration {
+	switch {
+	case e.SubmitQuantum == 0:
+		return DefaultSubmitQuantum
+	case e.SubmitQuantum < 0:
+		return 0
+	}
+	return e.SubmitQuantum
 }
 
 // Report is the outcome of an Experiment.
@@ -877,7 +915,9 @@ func (e *Experiment) Run(ctx context.Context) (*Report, error) {
 		g0 := readGC()
 		c0, ok0 := cputime.Process()
 		var res []*Result
-		pprof.Do(ctx, windowLabel, func(ctx context.Context) { res, err = replay(ctx, s, e.Queries, feats, arr, maxMiss, &slab) })
+		pprof.Do(ctx, windowLabel, func(ctx context.Context) {
+			res, err = replay(ctx, s, e.Queries, feats, arr, maxMiss, &slab, e.submitQuantum())
+		})
 		c1, ok1 := cputime.Process()
 		g1 := readGC()
 		if err != nil {

@@ -730,10 +730,10 @@ func (s *Scheduler) initJob(j *job, r Request, done func(*Result), now time.Time
 	} else {
 		j.f = QueryFeatures(s.x, r.Query)
 	}
-	j.x = Basis(j.f) // once for both predictions and the model update
+	x := Basis(j.f) // once for both predictions
 	for _, p := range s.procs {
 		if p != nil {
-			j.cost[p.id] = p.model.PredictBasis(j.f, &j.x)
+			j.cost[p.id] = p.model.PredictBasis(j.f, &x)
 		}
 	}
 	switch {
@@ -1753,7 +1753,7 @@ func (s *Scheduler) deliver(p *proc, b *batch, out []engine.Response, start, fin
 		// One lock and one refit for the batch (CostModel.ObserveBatch).
 		p.model.ObserveBatch(n, func(i int) (Features, *[NumBasis]float64, time.Duration, bool) {
 			j := b.jobs[i]
-			return j.f, &j.x, share(j), out[i].Err == nil
+			return j.f, nil, share(j), out[i].Err == nil // its Basis computed there
 		})
 	}
 	var res []Result // for the jobs without a Request.Result
@@ -1775,11 +1775,13 @@ func (s *Scheduler) deliver(p *proc, b *batch, out []engine.Response, start, fin
 			r = &res[i]
 			j.res = r
 		}
-		*r = Result{
-			Response: out[i], Query: j.q, Features: j.f, Predicted: j.cost, Cost: c,
-			Arrival: j.arrival, Submitted: j.submitted, Start: start, Finish: finish, Deadline: j.deadline, MetDeadline: met,
-			Proc: p.id, ProcName: p.name, Queue: j.queue, Stolen: j.stolen, Urgent: j.urgent, BatchSize: n, Tag: j.tag,
-		}
+		// Field by field, every field: a composite literal assigned to *r
+		// was built in a temporary on the stack and then copied (~400
+		// bytes twice a query, a GPU batch's thousands of records; issue
+		// 24, hostq), as initJob's was.
+		r.Response, r.Query, r.Features, r.Predicted, r.Cost = out[i], j.q, j.f, j.cost, c
+		r.Arrival, r.Submitted, r.Start, r.Finish, r.Deadline, r.MetDeadline = j.arrival, j.submitted, start, finish, j.deadline, met
+		r.Proc, r.ProcName, r.Queue, r.Stolen, r.Urgent, r.BatchSize, r.Tag = p.id, p.name, j.queue, j.stolen, j.urgent, n, j.tag
 		if j.urgent {
 			p.st.urgent.Add(1)
 		}
@@ -1788,6 +1790,6 @@ func (s *Scheduler) deliver(p *proc, b *batch, out []engine.Response, start, fin
 	s.completed.Add(uint64(n))
 	for _, j := range b.jobs {
 		j.done(j.res)
-		j.release()
 	}
+	releaseJobs(b.jobs)
 }

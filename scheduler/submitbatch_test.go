@@ -237,7 +237,7 @@ func TestReplayCyclic(t *testing.T) {
 	var rs replaySlab
 	rs.reserve(n, n, qs)
 	slab := rs.res
-	res, err := replay(context.Background(), s, qs, feats, Arrivals(n, 20_000, 2), -1, &rs)
+	res, err := replay(context.Background(), s, qs, feats, Arrivals(n, 20_000, 2), -1, &rs, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,6 +254,49 @@ func TestReplayCyclic(t *testing.T) {
 	}
 	if run := Summarize(CPUOnly, 20_000, res); run.Answered != n || run.Mean < 0 {
 		t.Fatalf("run %+v", run)
+	}
+}
+
+// TestReplayQuantum: with a submit quantum every arrival is answered as
+// without one, none is submitted before its scheduled arrival, and the
+// submitter's wake-ups that found nothing overdue are at least a quantum
+// apart: at most wall/quantum of them, plus the continuations of bursts
+// cut at maxBurst (an upper bound that holds on a loaded machine too,
+// where late wake-ups only make bursts larger).
+func TestReplayQuantum(t *testing.T) {
+	x := testIndex(t)
+	qs := testQueries(40, 5)
+	want := direct(t, x, qs)
+	feats := featuresOf(x, qs)
+	const n, rate, quantum = 6000, 200_000, 2 * time.Millisecond
+	s, err := New(x, Config{CPU: &Processor{Backend: engine.NewCPU(x, 1), Slots: 2, Sequential: true, Batch: BatchPolicy{MaxCost: time.Millisecond}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rs replaySlab
+	t0 := time.Now()
+	res, err := replay(context.Background(), s, qs, feats, Arrivals(n, rate, 4), -1, &rs, quantum)
+	wall := time.Since(t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range res {
+		if r == nil || r.Tag != i {
+			t.Fatalf("arrival %d: result %v", i, r)
+		}
+		if err := sameResponse(r.Response, want[i%len(qs)]); err != nil {
+			t.Fatalf("arrival %d: %v", i, err)
+		}
+		if r.Submitted.Before(r.Arrival) {
+			t.Fatalf("arrival %d submitted %v before its arrival", i, r.Arrival.Sub(r.Submitted))
+		}
+	}
+	bursts := s.Stats().Submissions
+	if limit := uint64(wall/quantum) + n/maxBurst + 1; bursts > limit {
+		t.Fatalf("%d submissions in %v with a quantum of %v: more than %d", bursts, wall, quantum, limit)
+	}
+	if bursts == 0 || bursts >= n {
+		t.Fatalf("%d submissions of %d arrivals", bursts, n)
 	}
 }
 
@@ -307,7 +350,7 @@ func TestReplaySlabReserve(t *testing.T) {
 			t.Fatal(err)
 		}
 		n := 3 * len(qs)
-		res, err := replay(context.Background(), s, qs, feats, Arrivals(n, 20_000, uint64(run)), -1, &rs)
+		res, err := replay(context.Background(), s, qs, feats, Arrivals(n, 20_000, uint64(run)), -1, &rs, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -425,6 +468,42 @@ func TestBatchLearnEvery(t *testing.T) {
 	if n := len(s.arrays.free); n != 1 {
 		t.Errorf("%d arrays in the pool after 8 sequential batches, want 1 (reused)", n)
 	}
+}
+
+// TestReleaseJobs: releaseJobs drops one reference per job, by runs of
+// consecutive jobs of one chunk, whatever the order (a chunk's jobs split
+// over runs, jobs of no chunk between): a chunk is cleared and back to
+// the pool exactly when its last job is released, not before.
+func TestReleaseJobs(t *testing.T) {
+	a, b := new(jobChunk), new(jobChunk)
+	for _, c := range []*jobChunk{a, b} {
+		c.used = 4
+		c.live.Store(4)
+		for i := range c.jobs[:4] {
+			c.jobs[i].tag, c.jobs[i].chunk = i+1, c
+		}
+	}
+	alone := &job{tag: 99} // Submit's: no chunk
+	first := []*job{&a.jobs[0], &a.jobs[1], alone, &b.jobs[0], &a.jobs[2], &b.jobs[1], &b.jobs[2]}
+	releaseJobs(first)
+	if a.live.Load() != 1 || b.live.Load() != 1 || a.used != 4 || b.used != 4 {
+		t.Fatalf("after 3 of each: live %d and %d, used %d and %d; want 1, 1, 4, 4", a.live.Load(), b.live.Load(), a.used, b.used)
+	}
+	if a.jobs[3].tag != 4 || b.jobs[3].tag != 4 || alone.tag != 99 {
+		t.Fatal("a job still held was cleared")
+	}
+	releaseJobs([]*job{&b.jobs[3], &a.jobs[3]})
+	for _, c := range []*jobChunk{a, b} {
+		if c.live.Load() != 0 || c.used != 0 {
+			t.Fatalf("released chunk: live %d, used %d; want 0, 0", c.live.Load(), c.used)
+		}
+		for i := range c.jobs {
+			if c.jobs[i].tag != 0 || c.jobs[i].chunk != nil {
+				t.Fatalf("job %d of a released chunk not zero", i)
+			}
+		}
+	}
+	releaseJobs(nil)
 }
 
 // TestChunkReleaseClears: the last release of a job chunk clears the jobs
