@@ -708,3 +708,14 @@ func TestSubmitBatchConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// TestSubmitQuantumDefault: an Experiment submits every arrival due at
+// its wake-up unless a positive quantum is set (the quantum's sleeps
+// overran by milliseconds on the H100 host: not the default).
+func TestSubmitQuantumDefault(t *testing.T) {
+	for _, c := range []struct{ set, want time.Duration }{{0, 0}, {-time.Second, 0}, {DefaultSubmitQuantum, DefaultSubmitQuantum}} {
+		if got := (&Experiment{SubmitQuantum: c.set}).submitQuantum(); got != c.want {
+			t.Errorf("SubmitQuantum %v: replay's quantum %v, want %v", c.set, got, c.want)
+		}
+	}
+}

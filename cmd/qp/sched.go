@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -37,9 +36,10 @@ ratios to the processors alone. A run is sustained when every query is
 answered, the p99 delay is within --deadline and the queue does not grow
 (the last fifth of the arrivals waited less than twice the second fifth, or
 under a quarter of the deadline); each run replays the log cyclically for at
-least --min-duration, its submitter waking at most once per --submit-quantum
-(default 50us) when no arrival is overdue and submitting every arrival due at
-once (a query is submitted at most that late; its delay counts it). Cost models are fitted on --train queries of the log
+least --min-duration, its submitter waking for every arrival due (with
+--submit-quantum Q at most once per Q when no arrival is overdue, submitting
+every arrival due at once: a query is submitted at most that late, and its
+delay counts it). Cost models are fitted on --train queries of the log
 (not replayed) and refitted online. --mode and, or or andor selects the
 query mode; --report DIR also writes DIR/README.md with the tables and the
 delay-vs-rate plot (DIR/delay-MODE.svg: mean and p99 delay per
@@ -94,7 +94,7 @@ cpu-only setup without a GPU (the scheduler's own cost, measured). Otherwise nee
 	prepCores := fs.Int("prepare-cores", 0, "cores a GPU batch's host preparation may use (0: all, GOMAXPROCS; at most GOMAXPROCS)")
 	prepAdapt := triAuto
 	fs.Var(&prepAdapt, "prepare-adapt", "CPU+GPU setups: while a GPU batch is prepared on the host, park --prepare-cores CPU slots (all of them with --prepare-cores 0), so that the preparation does not wait for cores busy with CPU queries: on, off, or auto (the default: on for --mode or with --prepare-cores 4 unless set, off for and and andor; issue 24's device rounds 5-6: it won OR, lost AND); the flag alone means on")
-	quantum := fs.Duration("submit-quantum", scheduler.DefaultSubmitQuantum, "the replay's submitter wakes at most once per this interval when no arrival is overdue, and submits every arrival due at once: a query is submitted at most this late (counted in its delay); 0: a wake-up for every arrival due (before issue 24's hostq round, bursts of about 6 arrivals at 2M q/s on a 16-core host)")
+	quantum := fs.Duration("submit-quantum", 0, "the replay's submitter wakes at most once per this interval when no arrival is overdue, and submits every arrival due at once: a query is submitted at most this late (counted in its delay); 0, the default: a wake-up for every arrival due (bursts of about 6 arrivals at 2M q/s on a 16-core host); e.g. 50us: fewer wake-ups, but on the H100 host the sleeps overran by milliseconds")
 	cpuProfile := fs.String("cpuprofile", "", "write a Go CPU profile of the whole experiment (training, table runs, searches; with --diagnose: the probes) to this new file (go tool pprof): where the scheduler's own per-query work goes; the work inside the runs' measured windows has the label qp=window (go tool pprof -tagfocus qp=window; scripts/profsplit.sh splits a profile)")
 	gpuProfile := fs.Bool("gpu-profile", false, "after each run's progress line, print the GPU's batch profile (host phases, device time by CUDA events) and the Go runtime's GC and scheduling figures over the run")
 	pos, err := parseArgs(fs, args, 2)
@@ -270,7 +270,7 @@ cpu-only setup without a GPU (the scheduler's own cost, measured). Otherwise nee
 		Setups:         setups,
 		MinDuration:    *minDur,
 		Seed:           1,
-		SubmitQuantum:  cmp.Or(*quantum, -1), // 0: none
+		SubmitQuantum:  *quantum,
 		Placement:      place,
 		TargetFraction: *target,
 		CheapRatio:     *cheap,
