@@ -692,6 +692,9 @@ type Experiment struct {
 	// (park CPU slots while a GPU batch is prepared on the host).
 	PrepareAdapt int
 	PrepareHook  func(ctx context.Context, prepared func(time.Duration)) context.Context
+	// Assist is Config.Assist of the hybrid setups (CPU slots run chunks
+	// of the GPU side's host work between two queries).
+	Assist func() bool
 	// BeforeRun, if set, is called before each run (table or search) with
 	// its setup, before the scheduler is made: a caller sets there what
 	// differs by setup outside Config (qp bench sched: the GPU's
@@ -912,7 +915,7 @@ func (e *Experiment) placement(cfg *Config, setup Setup, hostCores float64) {
 		return
 	}
 	cfg.TargetFraction, cfg.CheapRatio, cfg.SpareFixed, cfg.CPUNice = e.TargetFraction, e.CheapRatio, e.SpareFixed, e.CPUNice
-	cfg.PrepareAdapt, cfg.PrepareHook = e.PrepareAdapt, e.PrepareHook
+	cfg.PrepareAdapt, cfg.PrepareHook, cfg.Assist = e.PrepareAdapt, e.PrepareHook, e.Assist
 	if e.OnlineCores && cfg.Placement == PlaceGPUFirst {
 		cfg.Cores = runtime.GOMAXPROCS(0)
 		cfg.HostCores = max(hostCores, 0)
