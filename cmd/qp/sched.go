@@ -278,7 +278,7 @@ cpu-only setup without a GPU (the scheduler's own cost, measured). Otherwise nee
 		PrepareAdapt:   park,
 		PrepareHook:    gpu.WithDeviceHook,
 		Assist:         hostAssist(*cpuHelp, gpuBe),
-		BeforeRun:      beforeRun,
+		BeforeRun:      markBeforeRun(beforeRun, rd),
 		Progress: func(r scheduler.Run) {
 			fmt.Fprintf(os.Stderr, "  %v at %.0f q/s: %d answered (cpu %d, gpu %d), %d missed, mean %v p99 %v, growing %v, process CPU %v/query (gc %v/query, %d GCs): sustained %v%s\n",
 				r.Setup, r.Rate, r.Answered, r.Procs[scheduler.CPU].Queries, r.Procs[scheduler.GPU].Queries,
@@ -299,7 +299,7 @@ cpu-only setup without a GPU (the scheduler's own cost, measured). Otherwise nee
 	}
 	start := time.Now()
 	if rd != nil {
-		rd.mark() // the first run's lines then include the training
+		rd.mark() // markBeforeRun marks again before each run
 	}
 	rep, err := e.Run(ctx)
 	if err != nil {
@@ -360,6 +360,22 @@ func gpuProcessor(b *gpu.Backend, pol scheduler.BatchPolicy, slots int) schedule
 	// a batch of a thousand queries is a thousand updates on the delivery
 	// goroutine, a core's millisecond beside the CPU's slots.
 	return scheduler.Processor{Backend: b, Slots: slots, Batch: pol, LearnEvery: 4}
+}
+
+// markBeforeRun is Experiment.BeforeRun: f (nil: nothing), then, with
+// --gpu-profile, a mark of the GPU profile, so that a run's profile line
+// covers that run alone (not the training and core probes before the
+// first run).
+func markBeforeRun(f func(scheduler.Setup), rd *runDiag) func(scheduler.Setup) {
+	if rd == nil {
+		return f
+	}
+	return func(s scheduler.Setup) {
+		if f != nil {
+			f(s)
+		}
+		rd.mark()
+	}
 }
 
 // hostAssist is Experiment.Assist for --cpu-help: the GPU backend's

@@ -363,17 +363,19 @@ func BenchmarkFanOutBeside(b *testing.B) {
 		}
 		return time.Since(t0)
 	}
-	for _, full := range []bool{false, true} {
+	for _, load := range []string{"idle", "beside", "full"} {
 		for _, mode := range []string{"spawn", "board", "help"} {
-			name := mode
-			if full {
-				name += "-full"
+			if load == "idle" && mode == "help" {
+				continue // nobody to help
 			}
-			b.Run(name, func(b *testing.B) {
+			b.Run(load+"/"+mode, func(b *testing.B) {
 				var board Board
-				busy := runtime.GOMAXPROCS(0) - 1
-				if full {
-					busy++
+				busy := 0 // idle: the fan-out alone (the GPU alone)
+				switch load {
+				case "beside":
+					busy = runtime.GOMAXPROCS(0) - 1
+				case "full":
+					busy = runtime.GOMAXPROCS(0)
 				}
 				stop := make(chan struct{})
 				var wg sync.WaitGroup
@@ -428,5 +430,29 @@ func BenchmarkFanOutBeside(b *testing.B) {
 				b.ReportMetric(float64(parSum.Load())/float64(fanChunks*b.N), "par")
 			})
 		}
+	}
+}
+
+// BenchmarkRunOverhead is a fan-out's own cost, nobody else busy: 16
+// chunks of 256 trivial items over GOMAXPROCS participants, on goroutines
+// of its own (spawn, before the Board) and on a Board (the caller and its
+// woken workers).
+func BenchmarkRunOverhead(b *testing.B) {
+	var sink atomic.Int64
+	f := func(w, lo, hi int) { sink.Add(int64(hi - lo)) }
+	for _, mode := range []string{"spawn", "board"} {
+		b.Run(mode, func(b *testing.B) {
+			var board Board
+			board.Run(runtime.GOMAXPROCS(0), 4096, 256, f)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				if mode == "spawn" {
+					spawn(runtime.GOMAXPROCS(0), 4096, 256, f)
+				} else {
+					board.Run(runtime.GOMAXPROCS(0), 4096, 256, f)
+				}
+			}
+		})
 	}
 }
