@@ -57,9 +57,9 @@ type fanBackend struct {
 	// beside each other on average, Go's view, which other load on the
 	// machine's cores does not blur).
 	par, parSum, chunks atomic.Int64
-	batches int
-	bad     atomic.Int64
-	seen    []atomic.Int32 // reused: one phase at a time (mu)
+	batches             int
+	bad                 atomic.Int64
+	seen                []atomic.Int32 // reused: one phase at a time (mu)
 }
 
 func (*fanBackend) Name() string { return "fan" }
