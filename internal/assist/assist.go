@@ -48,9 +48,9 @@ const (
 )
 
 // Board is where jobs are published. The zero Board is ready; a Board must
-// not be copied after first use. Its parked workers (at most the largest
-// job's participants less one, and at most maxWorkers) live as long as
-// the process.
+// not be copied after first use. Its parked workers (as many as the
+// largest job's participants, at most maxWorkers) live as long as the
+// process.
 type Board struct {
 	open atomic.Int32 // jobs taking participants (Help's one load)
 	// spawnOnly: Run fans out on goroutines of its own and publishes
@@ -118,14 +118,18 @@ func (b *Board) Run(workers, n, chunk int, f func(w, lo, hi int)) {
 		spawn(w, n, chunk, f)
 		return
 	}
-	b.start(w - 1)
+	b.start(w)
 	j.n, j.chunk, j.workers, j.f = int64(n), int64(chunk), int32(w), f
 	j.next.Store(0)
 	j.ids.Store(1)
 	gen := j.state.Load() >> genShift
 	j.state.Store(gen<<genShift | openBit) // publishes the fields above
 	b.open.Add(1)
-	for range w - 1 {
+	// w tokens for w-1 ids: each wake-up puts the woken worker in this
+	// P's runnext slot and pushes the one before into its run queue,
+	// where an idle P steals it at once (runnext only after a few µs);
+	// the last one, left in runnext, finds the job closed or full.
+	for range w {
 		select {
 		case b.wake <- token{j, gen}:
 		default: // every worker has a token waiting: enough are coming
@@ -193,6 +197,8 @@ func (b *Board) take() *job {
 }
 
 // start makes sure the Board has k parked workers (at most maxWorkers).
+// They are goroutines blocked on a channel receive, woken by Run: no
+// goroutine (and no closure) is made per job.
 func (b *Board) start(k int) {
 	k = min(k, maxWorkers)
 	if int(b.workers.Load()) >= k {
