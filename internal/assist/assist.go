@@ -71,11 +71,11 @@ type token struct {
 	gen uint64
 }
 
-// job is one published fan-out. Its fields other than state, next, ids
-// and panicked are written by the publisher before it opens the job and
-// read by participants only after they entered it (state's CAS orders
-// them), and the publisher recycles the job only once every participant
-// has left.
+// job is one published fan-out. Its plain fields are written by the
+// publisher before it opens the job and read by participants only after
+// they entered it (state's CAS orders them), and the publisher recycles
+// the job only once every participant has left. n is atomic because Help
+// reads it before entering, to pass by a job whose chunks are all taken.
 type job struct {
 	taken atomic.Bool   // the slot is a publisher's
 	state atomic.Uint64 // gen | openBit | participants inside
@@ -83,9 +83,10 @@ type job struct {
 	ids   atomic.Int32  // the next participant id (the publisher is 0)
 	left  chan struct{} // the last participant out of a closed job signals
 
-	n, chunk int64
-	workers  int32
-	f        func(w, lo, hi int)
+	n       atomic.Int64 // the items, [0, n)
+	chunk   int64
+	workers int32
+	f       func(w, lo, hi int)
 
 	panicked atomic.Bool // a participant's f panicked: panicVal is its value
 	panicVal any
@@ -119,7 +120,8 @@ func (b *Board) Run(workers, n, chunk int, f func(w, lo, hi int)) {
 		return
 	}
 	b.start(w)
-	j.n, j.chunk, j.workers, j.f = int64(n), int64(chunk), int32(w), f
+	j.n.Store(int64(n))
+	j.chunk, j.workers, j.f = int64(chunk), int32(w), f
 	j.next.Store(0)
 	j.ids.Store(1)
 	gen := j.state.Load() >> genShift
@@ -145,7 +147,7 @@ func (b *Board) Run(workers, n, chunk int, f func(w, lo, hi int)) {
 // of f in the caller waits for the others too before it unwinds.
 func (b *Board) finish(j *job, gen uint64) {
 	if r := recover(); r != nil {
-		j.next.Store(j.n) // no chunk more for anyone
+		j.next.Store(j.n.Load()) // no chunk more for anyone
 		b.close(j)
 		b.recycle(j, gen)
 		panic(r)
@@ -232,7 +234,10 @@ func (b *Board) Help() bool {
 	helped := false
 	for i := range b.jobs {
 		j := &b.jobs[i]
-		if s := j.state.Load(); s&openBit != 0 && j.join(s>>genShift) {
+		// A job whose chunks are all taken is passed by without entering
+		// (its caller closes it once its own last chunk is done); a stale
+		// n read here only makes join's own checks decide.
+		if s := j.state.Load(); s&openBit != 0 && j.next.Load() < j.n.Load() && j.join(s>>genShift) {
 			helped = true
 		}
 	}
@@ -275,7 +280,7 @@ func (j *job) catch() {
 		if j.panicked.CompareAndSwap(false, true) {
 			j.panicVal = r
 		}
-		j.next.Store(j.n)
+		j.next.Store(j.n.Load())
 	}
 }
 
@@ -291,13 +296,14 @@ func (j *job) leave() {
 // work runs chunks as participant id until none is left, setting *ran
 // before the first.
 func (j *job) work(id int, ran *bool) {
+	n := j.n.Load()
 	for {
 		lo := j.next.Add(j.chunk) - j.chunk
-		if lo >= j.n {
+		if lo >= n {
 			return
 		}
 		*ran = true
-		j.f(id, int(lo), int(min(lo+j.chunk, j.n)))
+		j.f(id, int(lo), int(min(lo+j.chunk, n)))
 	}
 }
 
