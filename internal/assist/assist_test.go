@@ -74,25 +74,9 @@ func TestRunEveryChunkOnce(t *testing.T) {
 func TestRunWithHelpers(t *testing.T) {
 	var b Board
 	const publishers, helpers, jobs = 3, 3, 300
-	stop := make(chan struct{})
-	var helped atomic.Int64
-	var hwg sync.WaitGroup
+	stop, out := make(chan struct{}), make(chan [2]any, helpers)
 	for range helpers {
-		hwg.Add(1)
-		go func() {
-			defer hwg.Done()
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				if b.Help() {
-					helped.Add(1)
-				}
-				runtime.Gosched()
-			}
-		}()
+		go helpLoop(&b, stop, out)
 	}
 	var pwg sync.WaitGroup
 	for p := range publishers {
@@ -112,14 +96,21 @@ func TestRunWithHelpers(t *testing.T) {
 	}
 	pwg.Wait()
 	close(stop)
-	hwg.Wait()
+	helped := 0
+	for range helpers {
+		r := <-out
+		if r[0] != nil {
+			t.Fatalf("a helper panicked: %v", r[0])
+		}
+		helped += r[1].(int)
+	}
 	if b.Open() != 0 {
 		t.Fatalf("%d jobs open after all Runs returned", b.Open())
 	}
-	if helped.Load() == 0 {
+	if helped == 0 {
 		t.Fatalf("no Help call ran a chunk in %d jobs", publishers*jobs)
 	}
-	t.Logf("Help ran chunks %d times in %d jobs", helped.Load(), publishers*jobs)
+	t.Logf("Help ran chunks %d times in %d jobs", helped, publishers*jobs)
 }
 
 // TestLateJoin: a helper that comes for a job after its Run returned (a
@@ -299,24 +290,11 @@ func TestRunAllocs(t *testing.T) {
 	var sum atomic.Int64
 	f := func(w, lo, hi int) { sum.Add(int64(hi - lo)) }
 	b.Run(4, 4096, 64, f) // starts the workers
-	helpStop := make(chan struct{})
-	var hwg sync.WaitGroup
-	hwg.Add(1)
-	go func() { // a helper, as the scheduler's CPU slots
-		defer hwg.Done()
-		for {
-			select {
-			case <-helpStop:
-				return
-			default:
-			}
-			b.Help()
-			runtime.Gosched()
-		}
-	}()
+	stop, out := make(chan struct{}), make(chan [2]any, 1)
+	go helpLoop(&b, stop, out) // a helper, as the scheduler's CPU slots
 	allocs := testing.AllocsPerRun(200, func() { b.Run(4, 4096, 64, f) })
-	close(helpStop)
-	hwg.Wait()
+	close(stop)
+	<-out
 	if allocs != 0 {
 		t.Fatalf("Run allocates %.1f times a call", allocs)
 	}
