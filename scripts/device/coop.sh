@@ -15,9 +15,12 @@
 #
 #   COLL=gcide (default) or rfc-pages: the index carried as for sched4.sh
 #   MODES="and or andor" (default); RATE overrides the rate of every mode
-#   (default per mode: and 3000000, or 1800000, andor 1200000: about 0.8
-#   of CPU+GPU's sustained rates on GCIDE in the eleventh round); ROUNDS=2;
-#   DUR=2s (the run's arrivals); IDX overrides /tmp/COLL.qp
+#   (default per mode: and 2500000, or 1300000, andor 1200000: 0.75-0.85
+#   of the lowest CPU+GPU sustained rates on GCIDE in the eleventh round,
+#   so that every variant keeps up and the host phases compare at one
+#   load); ROUNDS=2; DUR=2s (the run's arrivals); IDX overrides
+#   /tmp/COLL.qp; BUDGET=400 (s: no run starts after it; each run is at
+#   most 120 s, about 10 s expected)
 #
 # Output: $OUT/coop-COLL.txt: per run "V MODE: <progress line>" (sustained,
 # mean and p99 delay, process CPU per query), its "gpu N batches of M
@@ -48,10 +51,10 @@ sum=$OUT/coop-$coll.txt
 T0=$(date +%s)
 echo "== $coll; $(nproc) cores; $(head -2 "$OUT/device.txt" | tail -1)" | tee -a "$sum"
 for m in ${MODES:-and or andor}; do
-  case $m in and) rate=${RATE:-3000000} ;; or) rate=${RATE:-1800000} ;; *) rate=${RATE:-1200000} ;; esac
+  case $m in and) rate=${RATE:-2500000} ;; or) rate=${RATE:-1300000} ;; *) rate=${RATE:-1200000} ;; esac
   for i in $(seq "${ROUNDS:-2}"); do
     for v in ${VARIANTS:-help nohelp spawn}; do
-      if [ $(( $(date +%s) - T0 )) -gt "${BUDGET:-480}" ]; then echo "== skipping $v $m $i: past ${BUDGET:-480}s" | tee -a "$sum"; continue; fi
+      if [ $(( $(date +%s) - T0 )) -gt "${BUDGET:-400}" ]; then echo "== skipping $v $m $i: past ${BUDGET:-400}s" | tee -a "$sum"; continue; fi
       flags=() envs=()
       case $v in
       help) ;;
