@@ -234,6 +234,7 @@ type Config struct {
 	// time, with no context switch, instead of waiting behind them (issue
 	// 24, twelfth round). Without open work it should cost about an
 	// atomic load. nil: off (the slots only yield, runtime.Gosched).
+	// With CPUNice the help runs on the slots' niced threads too.
 	Assist func() bool
 }
 
