@@ -1682,12 +1682,15 @@ func (s *Scheduler) runSequential(p *proc, b *batch, buf *slotBuf) {
 	assist := s.assist(p)
 	for i, j := range b.jobs {
 		if yield && i > 0 {
-			// Beside a GPU, run chunks of its open host work (Config.Assist),
-			// then let its host goroutines (preparation and result
-			// conversion fan out over GOMAXPROCS goroutines) take this P
-			// between two queries rather than at the next preemption
-			// (issue 24: beside 15-16 busy CPU workers those phases of OR
-			// and AND+OR batches took 3-5 times as long).
+			// Beside a GPU, run chunks of its open host work
+			// (Config.Assist: beside 15-16 busy CPU slots its fanned-out
+			// preparation and conversion took 3-5 times as long, issue
+			// 24), then yield. The yield lets the goroutines queued on
+			// this P run (the dispatcher or a delivery this slot woke),
+			// but not those queued on another P: a yielding goroutine
+			// goes to the global queue, and its P takes it back from
+			// there before it would steal (twelfth round: beside such
+			// slots the fan-out's goroutines ran one after another).
 			if assist != nil {
 				assist()
 			}
