@@ -12,6 +12,10 @@
 #           parked workers)
 #   spawn   --cpu-help=false with QP_HOST_ASSIST=off: the host work fans
 #           out on goroutines of its own, as on main before the Board
+#   galone  gpu-only (the GPU alone) on the Board, and gspawn gpu-only with
+#           QP_HOST_ASSIST=off: what the Board itself does to the GPU
+#           alone's host phases (not in the default VARIANTS; at the same
+#           RATE, which the GPU alone keeps up with on GCIDE)
 #
 #   COLL=gcide (default) or rfc-pages: the index carried as for sched4.sh
 #   MODES="and or andor" (default); RATE overrides the rate of every mode
@@ -55,18 +59,20 @@ for m in ${MODES:-and or andor}; do
   for i in $(seq "${ROUNDS:-2}"); do
     for v in ${VARIANTS:-help nohelp spawn}; do
       if [ $(( $(date +%s) - T0 )) -gt "${BUDGET:-400}" ]; then echo "== skipping $v $m $i: past ${BUDGET:-400}s" | tee -a "$sum"; continue; fi
-      flags=() envs=()
+      flags=() envs=() setup=cpu+gpu-first
       case $v in
       help) ;;
       nohelp) flags=(--cpu-help=false) ;;
       spawn) flags=(--cpu-help=false) envs=(QP_HOST_ASSIST=off) ;;
+      galone) setup=gpu-only ;;
+      gspawn) setup=gpu-only envs=(QP_HOST_ASSIST=off) ;;
       *) echo "unknown variant $v"; continue ;;
       esac
       log=$OUT/coop-$coll-$v-$m-$i.log
       env "${envs[@]}" timeout 120 "$bin/qp" bench sched "$idx" "$queries" --device gpu --mode "$m" \
-        --setups cpu+gpu-first --rates "$rate" --search-runs 0 --deadline 200ms --train 1500 --replay 3000 \
+        --setups "$setup" --rates "$rate" --search-runs 0 --deadline 200ms --train 1500 --replay 3000 \
         --min-duration "${DUR:-2s}" --gpu-profile "${flags[@]}" >"$log" 2>&1
-      echo "$v $m: rc=$? $(grep -o 'cpu+gpu-first at .*' "$log" | head -1 | cut -c1-260)" | tee -a "$sum"
+      echo "$v $m: rc=$? $(grep -o "$setup at .*" "$log" | head -1 | cut -c1-260)" | tee -a "$sum"
       echo "  $v $m $(grep -o 'gpu [0-9]* batches of .*' "$log" | head -1)" | tee -a "$sum"
       echo "  $v $m $(grep -o 'gpu: [0-9]* batches .*' "$log" | tail -1 | cut -c1-400)" | tee -a "$sum"
     done
