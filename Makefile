@@ -71,9 +71,9 @@ test-emu: emu
 # filled in chunks on several goroutines (TestPlanOrLaunchChunks, TestOrLaunchCuts),
 # the stream's idle flag; test-emu runs the rest.
 RACE_PKGS    = . ./cache ./scheduler ./engine ./index ./index/analysis ./reorder \
-               ./gen ./bench/collstats ./bench/queryset ./serve ./client
+               ./gen ./bench/collstats ./bench/queryset ./serve ./client ./internal/assist
 RACE_CMD_RUN = ^(TestQuer|TestBenchQueryCPU|TestDemoQueries|TestCPUFallbackNotice)
-RACE_GPU_RUN = ^(TestContextDo|TestMemory|TestAvailable|TestDevices|TestDecodeAPI|TestQueryTopK|TestDifferentialRandom|TestCacheDifferential|TestErrors|TestSearchBatchConcurrent|TestPlannedAnd|TestPlannedOr|TestPlannedAndOr|TestPlanOrLaunchChunks|TestOrLaunchCuts|TestStreamSyncIdle)$$
+RACE_GPU_RUN = ^(TestContextDo|TestMemory|TestAvailable|TestDevices|TestDecodeAPI|TestQueryTopK|TestDifferentialRandom|TestCacheDifferential|TestErrors|TestSearchBatchConcurrent|TestPlannedAnd|TestPlannedOr|TestPlannedAndOr|TestPlanOrLaunchChunks|TestOrLaunchCuts|TestStreamSyncIdle|TestHelpHost)$$
 RACE         = CGO_ENABLED=1 $(GO) test -race -short -count=1 -timeout 40m
 test-race: emu
 	$(RACE) $(RACE_PKGS)

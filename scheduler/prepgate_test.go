@@ -98,23 +98,7 @@ func TestPrepareAdapt(t *testing.T) {
 		t.Fatalf("gate %+v, want one parking the CPU's 2 slots", s.gate)
 	}
 	qs := testQueries(500, 3)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var procs [2]int
-	for _, q := range qs {
-		wg.Add(1)
-		if err := s.Submit(Request{Query: q}, func(r *Result) {
-			mu.Lock()
-			if r.Err == nil && r.Proc >= 0 {
-				procs[r.Proc]++
-			}
-			mu.Unlock()
-			wg.Done()
-		}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	wg.Wait()
+	procs := runAll(t, s, qs)
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}

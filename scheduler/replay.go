@@ -169,7 +169,7 @@ const maxBurst = 512
 
 // DefaultSubmitQuantum is a submit quantum to try (qp bench sched
 // --submit-quantum 50us; Experiment.SubmitQuantum). It is not the
-// default: on the H100 host (issue 24's twelfth round) a 50 µs quantum
+// default: on the H100 host (issue 24's thirteenth round) a 50 µs quantum
 // cut the process CPU per GPU AND query by 0-13% but the submitter's
 // sleeps overran by 1.3-14 ms on average (timers on a loaded host), which
 // the queries' delays then carry.
@@ -717,6 +717,9 @@ type Experiment struct {
 	// (park CPU slots while a GPU batch is prepared on the host).
 	PrepareAdapt int
 	PrepareHook  func(ctx context.Context, prepared func(time.Duration)) context.Context
+	// Assist is Config.Assist of the hybrid setups (CPU slots run chunks
+	// of the GPU side's host work between two queries).
+	Assist func() bool
 	// BeforeRun, if set, is called before each run (table or search) with
 	// its setup, before the scheduler is made: a caller sets there what
 	// differs by setup outside Config (qp bench sched: the GPU's
@@ -950,7 +953,7 @@ func (e *Experiment) placement(cfg *Config, setup Setup, hostCores float64) {
 		return
 	}
 	cfg.TargetFraction, cfg.CheapRatio, cfg.SpareFixed, cfg.CPUNice = e.TargetFraction, e.CheapRatio, e.SpareFixed, e.CPUNice
-	cfg.PrepareAdapt, cfg.PrepareHook = e.PrepareAdapt, e.PrepareHook
+	cfg.PrepareAdapt, cfg.PrepareHook, cfg.Assist = e.PrepareAdapt, e.PrepareHook, e.Assist
 	if e.OnlineCores && cfg.Placement == PlaceGPUFirst {
 		cfg.Cores = runtime.GOMAXPROCS(0)
 		cfg.HostCores = max(hostCores, 0)

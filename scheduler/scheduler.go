@@ -227,6 +227,15 @@ type Config struct {
 	// or a backend that never calls it). 0: off.
 	PrepareAdapt int
 	PrepareHook  func(ctx context.Context, prepared func(time.Duration)) context.Context
+	// Assist, if set, is called by each CPU slot beside a GPU before each
+	// of its queries: it runs chunks of the GPU side's fanned-out host
+	// work that is open then (engine/gpu.HelpHost), so that the GPU's
+	// host phases get the cores the CPU slots hold within one CPU query's
+	// time, with no context switch, instead of waiting behind them (issue
+	// 24, twelfth round). Without open work it should cost about an
+	// atomic load. nil: off (the slots only yield, runtime.Gosched).
+	// With CPUNice the help runs on the slots' niced threads too.
+	Assist func() bool
 }
 
 // DefaultDeadline is Ding et al.'s deadline: 500 ms after arrival.
@@ -1543,9 +1552,22 @@ func (s *Scheduler) worker(p *proc, slot int) {
 		_ = lowerThreadPriority(s.cfg.CPUNice)
 	}
 	buf := slotBuf{slot: slot}
+	assist := s.assist(p)
 	for b := range p.work {
+		if assist != nil {
+			assist()
+		}
 		s.run(p, b, &buf)
 	}
+}
+
+// assist is Config.Assist for p's slots: for a CPU beside a GPU, nil
+// otherwise.
+func (s *Scheduler) assist(p *proc) func() bool {
+	if p.id != CPU || s.procs[GPU] == nil {
+		return nil
+	}
+	return s.cfg.Assist
 }
 
 // slotBuf is a slot's reusable query and response arrays for its batches
@@ -1657,13 +1679,21 @@ func (s *Scheduler) runSequential(p *proc, b *batch, buf *slotBuf) {
 	n := len(b.jobs)
 	var busy time.Duration
 	yield := p.id == CPU && s.procs[GPU] != nil
+	assist := s.assist(p)
 	for i, j := range b.jobs {
 		if yield && i > 0 {
-			// Beside a GPU, let its host goroutines (preparation and
-			// result conversion fan out over GOMAXPROCS goroutines) take
-			// this P between two queries rather than at the next
-			// preemption (issue 24: beside 15-16 busy CPU workers those
-			// phases of OR and AND+OR batches took 3-5 times as long).
+			// Beside a GPU, run chunks of its open host work
+			// (Config.Assist: beside 15-16 busy CPU slots its fanned-out
+			// preparation and conversion took 3-5 times as long, issue
+			// 24), then yield. The yield lets the goroutines queued on
+			// this P run (the dispatcher or a delivery this slot woke),
+			// but not those queued on another P: a yielding goroutine
+			// goes to the global queue, and its P takes it back from
+			// there before it would steal (twelfth round: beside such
+			// slots the fan-out's goroutines ran one after another).
+			if assist != nil {
+				assist()
+			}
 			runtime.Gosched()
 		}
 		r := j.result()

@@ -61,7 +61,12 @@ batches at once (default 2: one prepared on the host while another runs on
 the device); --prepare-cores caps the cores a batch's host preparation
 fans out over, and --prepare-adapt parks that many CPU slots while a batch
 is being prepared (auto, the default: for --mode or only, with 4
-preparation cores in CPU+GPU unless --prepare-cores is given). The rate search has no upper
+preparation cores in CPU+GPU unless --prepare-cores is given). In CPU+GPU
+each CPU slot runs chunks of the GPU's fanned-out host work (preparation,
+plans, result conversion) between two of its queries when some is open
+(--cpu-help, default on; issue 24's twelfth round; QP_HOST_ASSIST=off in
+the environment makes that work fan out on goroutines of its own, as before,
+with nothing to help). The rate search has no upper
 bound: it doubles until a run fails. Unless GOGC or GOMEMLIMIT is set, the
 process runs with GOGC 400 and a soft memory limit of half the machine's
 memory (the first line of standard error says which). --device cpu runs the
@@ -92,6 +97,7 @@ cpu-only setup without a GPU (the scheduler's own cost, measured). Otherwise nee
 	diagYield := fs.Bool("diagnose-yield", false, "--diagnose: the CPU workers call runtime.Gosched between two queries")
 	gpuSlots := fs.Int("gpu-slots", 2, "GPU batches in flight at once (1 to 8): with 2, one batch is prepared on the host while another runs on the device (issue 24)")
 	prepCores := fs.Int("prepare-cores", 0, "cores a GPU batch's host preparation may use (0: all, GOMAXPROCS; at most GOMAXPROCS)")
+	cpuHelp := fs.Bool("cpu-help", true, "CPU+GPU setups: each CPU slot runs chunks of the GPU's open host work (preparation, plans, result conversion) between two of its queries, instead of only yielding (issue 24's twelfth round; false: only yield, as before)")
 	prepAdapt := triAuto
 	fs.Var(&prepAdapt, "prepare-adapt", "CPU+GPU setups: while a GPU batch is prepared on the host, park --prepare-cores CPU slots (all of them with --prepare-cores 0), so that the preparation does not wait for cores busy with CPU queries: on, off, or auto (the default: on for --mode or with --prepare-cores 4 unless set, off for and and andor; issue 24's device rounds 5-6: it won OR, lost AND); the flag alone means on")
 	quantum := fs.Duration("submit-quantum", 0, "the replay's submitter wakes at most once per this interval when no arrival is overdue, and submits every arrival due at once: a query is submitted at most this late (counted in its delay); 0, the default: a wake-up for every arrival due (bursts of about 6 arrivals at 2M q/s on a 16-core host); e.g. 50us: fewer wake-ups, but on the H100 host the sleeps overran by milliseconds")
@@ -279,7 +285,8 @@ cpu-only setup without a GPU (the scheduler's own cost, measured). Otherwise nee
 		CPUNice:        *cpuNice,
 		PrepareAdapt:   park,
 		PrepareHook:    gpu.WithDeviceHook,
-		BeforeRun:      beforeRun,
+		Assist:         hostAssist(*cpuHelp, gpuBe),
+		BeforeRun:      markBeforeRun(beforeRun, rd),
 		Progress: func(r scheduler.Run) {
 			fmt.Fprintf(os.Stderr, "  %v at %.0f q/s: %d answered (cpu %d, gpu %d), %d missed, mean %v p99 %v, growing %v, process CPU %v/query (gc %v/query, %d GCs): sustained %v%s\n",
 				r.Setup, r.Rate, r.Answered, r.Procs[scheduler.CPU].Queries, r.Procs[scheduler.GPU].Queries,
@@ -300,7 +307,7 @@ cpu-only setup without a GPU (the scheduler's own cost, measured). Otherwise nee
 	}
 	start := time.Now()
 	if rd != nil {
-		rd.mark() // the first run's lines then include the training
+		rd.mark() // markBeforeRun marks again before each run
 	}
 	rep, err := e.Run(ctx)
 	if err != nil {
@@ -361,6 +368,31 @@ func gpuProcessor(b *gpu.Backend, pol scheduler.BatchPolicy, slots int) schedule
 	// a batch of a thousand queries is a thousand updates on the delivery
 	// goroutine, a core's millisecond beside the CPU's slots.
 	return scheduler.Processor{Backend: b, Slots: slots, Batch: pol, LearnEvery: 4}
+}
+
+// markBeforeRun is Experiment.BeforeRun: f (nil: nothing), then, with
+// --gpu-profile, a mark of the GPU profile, so that a run's profile line
+// covers that run alone (not the training and core probes before the
+// first run).
+func markBeforeRun(f func(scheduler.Setup), rd *runDiag) func(scheduler.Setup) {
+	if rd == nil {
+		return f
+	}
+	return func(s scheduler.Setup) {
+		if f != nil {
+			f(s)
+		}
+		rd.mark()
+	}
+}
+
+// hostAssist is Experiment.Assist for --cpu-help: the GPU backend's
+// HelpHost, nil when off or without a GPU.
+func hostAssist(on bool, g *gpu.Backend) func() bool {
+	if !on || g == nil {
+		return nil
+	}
+	return gpu.HelpHost
 }
 
 // prepCoresNote is --prepare-cores for the report ("all" for 0).

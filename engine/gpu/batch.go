@@ -15,6 +15,7 @@ import (
 	"github.com/qpengine/qp/cuda/kern"
 	"github.com/qpengine/qp/engine"
 	"github.com/qpengine/qp/index"
+	"github.com/qpengine/qp/internal/assist"
 	"github.com/qpengine/qp/internal/cputime"
 	"github.com/qpengine/qp/topk"
 )
@@ -771,31 +772,22 @@ func parallelWorkers(workers, n, chunk int, f func(lo, hi int)) {
 	parallelWorkersID(workers, n, chunk, func(_, lo, hi int) { f(lo, hi) })
 }
 
-// parallelWorkersID is parallelWorkers telling f which goroutine calls
-// it, w in [0, workers): f may use scratch of its own per w.
+// parallelWorkersID is parallelWorkers telling f which participant calls
+// it, w in [0, workers): f may use scratch of its own per w. The chunks
+// run on assist.Default: the caller, the Board's woken workers and the
+// goroutines that call HelpHost meanwhile (issue 24, twelfth round).
 func parallelWorkersID(workers, n, chunk int, f func(w, lo, hi int)) {
-	w := min(workers, (n+chunk-1)/chunk)
-	if w <= 1 {
-		f(0, 0, n)
-		return
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for id := range w {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				lo := int(next.Add(int64(chunk))) - chunk
-				if lo >= n {
-					return
-				}
-				f(id, lo, min(lo+chunk, n))
-			}
-		}()
-	}
-	wg.Wait()
+	assist.Default.Run(workers, n, chunk, f)
 }
+
+// HelpHost runs chunks of the host work the GPU backends of this process
+// have fanned out (a batch's preparation and plans, the conversion of its
+// results), if any is open, and reports whether it ran any. It is for
+// goroutines busy with work of their own on the cores the GPU's host work
+// needs, between two of their items: the scheduler's CPU slots beside a
+// GPU (scheduler.Config.Assist). Without open work it costs one atomic
+// load; with some, it returns once the work's chunks are all taken.
+func HelpHost() bool { return assist.Default.Help() }
 
 // retryable errors are those a smaller set may not meet.
 func retryable(err error) bool {

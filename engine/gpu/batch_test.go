@@ -174,3 +174,63 @@ func TestBufPoolGrowth(t *testing.T) {
 		t.Fatal("no batch got buffers larger than it: the case is not exercised")
 	}
 }
+
+// TestHelpHost runs batches large enough that their host phases fan out
+// (several chunks of prepChunk queries) while goroutines call HelpHost in
+// a loop, as the scheduler's CPU slots do beside a GPU (issue 24, twelfth
+// round): the answers must equal the CPU engine's whoever ran the chunks,
+// and the helpers must not be left inside a job once the batches are
+// done.
+func TestHelpHost(t *testing.T) {
+	c := testContext(t)
+	rng := rand.New(rand.NewSource(26))
+	col := genCollection(rng, 1500, 24, 16, false)
+	x := col.bp128(t)
+	nq := 250 // 1,500 queries: six chunks of prepChunk
+	if emulated(c) {
+		nq = 150
+	}
+	qs := expand(randomQueries(rng, col.terms, nq, nil), []int{10})
+	if len(qs) <= prepChunk {
+		t.Fatalf("%d queries: want more than a chunk (%d)", len(qs), prepChunk)
+	}
+	want := cpuAnswers(t, x, qs)
+	g := newBackend(t, x, Options{})
+	stop := make(chan struct{})
+	var helped atomic.Int64
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if HelpHost() {
+					helped.Add(1)
+				}
+				runtime.Gosched()
+			}
+		}()
+	}
+	for r := range 3 {
+		out := make([]engine.Response, len(qs))
+		if err := g.SearchBatch(context.Background(), qs, engine.Options{}, out); err != nil {
+			t.Fatal(err)
+		}
+		for i := range qs {
+			if msg := sameResponse(out[i], want[i]); msg != "" {
+				t.Errorf("round %d, %s: %s", r, qs[i].ID, msg)
+			}
+		}
+	}
+	close(stop)
+	wg.Wait()
+	if HelpHost() {
+		t.Error("HelpHost ran chunks with no batch running")
+	}
+	t.Logf("%d queries a batch; the helpers ran chunks %d times in 3 batches", len(qs), helped.Load())
+}

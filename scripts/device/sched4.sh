@@ -33,6 +33,13 @@
 #   COLL=gen10m     /tmp/g10m-topics.qp kept on the warm machine (build it
 #                   with COLL=gen10m GEN=1 bash scripts/device/sched3.sh)
 #
+# Twelfth round (branch coop): the CPU slots helping the GPU's host work
+# (--cpu-help, on in new) against not (f:nohelp) and against the fan-out
+# before the Board (f:spawn); qp-old is needed only where VARIANTS has old:
+#   REPEATS=2 COLL=gcide MODES="and or andor" VARIANTS="new f:nohelp f:spawn" \
+#     VF_nohelp=--cpu-help=false VF_spawn=--cpu-help=false VE_spawn=QP_HOST_ASSIST=off \
+#     BUDGET=500 bash scripts/device/sched4.sh
+#
 # Build (on the Go machine, repository root, branch sched4):
 #   mkdir -p bin/dev/data && cp ../shared/data/queries/06.efficiency_topics.txt bin/dev/data/
 #   CGO_ENABLED=0 go build -o /tmp/qp ./cmd/qp && xz -T0 -9 -c /tmp/qp >bin/dev/data/qp.xz
@@ -51,8 +58,10 @@ if [ "${UNPACK:-1}" = 1 ]; then
   [ -e "$bin/data/qp-old.xz" ] && rm -f /tmp/qp-old
   BIN=${BIN:-bin/dev} bash scripts/device/unpack.sh || exit 1
 fi
-[ -x /tmp/qp-old ] || chmod +x /tmp/qp-old 2>/dev/null
-[ -x /tmp/qp-old ] || { echo "no /tmp/qp-old (carry bin/dev/data/qp-old.xz)"; exit 1; }
+case " ${VARIANTS:-old} " in *" old "*) # main's binary only where a variant runs it
+  [ -x /tmp/qp-old ] || chmod +x /tmp/qp-old 2>/dev/null
+  [ -x /tmp/qp-old ] || { echo "no /tmp/qp-old (carry bin/dev/data/qp-old.xz)"; exit 1; } ;;
+esac
 T0=$(date +%s)
 elapsed() { echo $(( $(date +%s) - T0 ))s; }
 coll=${COLL:-gcide}
