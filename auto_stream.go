@@ -1,0 +1,359 @@
+package qp
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/qpengine/qp/engine"
+)
+
+// Streams under Device Auto (Engine.StreamWith over the router).
+//
+// A stream of chunks answered one router.SearchBatch at a time is slower
+// than either processor's own stream: Device GPU keeps StreamOptions.InFlight
+// chunks in flight (one chunk's host preparation beside another's device
+// work: GCIDE TREC'06 OR 1.47-2.23M q/s with two against 1.15-1.21M with
+// one, H100), and Device CPU's continuous stream has no barrier between
+// chunks and formats the run on its workers (StreamOptions.Continuous,
+// Answered). So the router answers a stream in segments of whole chunks,
+// each on one processor's own stream:
+//
+//   - while its batch measurements do not decide between the processors
+//     at the chunk's size (router.decide), one chunk goes through
+//     router.SearchBatch, which calibrates on slices of it (auto.go);
+//   - then the winner streams: segments of up to maxSegment chunks, each
+//     segment's steady rate (from its first chunk's emit to its last's, so
+//     that a pipeline's fill does not count) measured as the processor's
+//     stream time per query;
+//   - the other processor gets a trial segment (trialChunks) only where it
+//     could win — its stream measured within recheckMargin of the
+//     winner's, or, never streamed, its batch time per query (its lower
+//     bound, divided for the GPU by the chunks it keeps in flight, the
+//     pipeline's best gain) below the winner's stream time — and only
+//     where the trial is cheap: at its worst time per query (its stream's,
+//     or its batch time's upper bound) it would cost at most trialBudget
+//     of the rest of the stream's time on the winner, and the winner has
+//     streamed recheckEvery chunks since the last trial. A processor
+//     measured clearly slower is not tried again; on a short stream a
+//     trial does not pay and none runs.
+//
+// Each segment refreshes its processor's stream time, so a winner that
+// slows down loses the next segments once it is measured slower than the
+// other's last stream time. Segments start at chunk boundaries, so emit
+// and Answered see the stream's own chunks, in order; the answers are the
+// processors' (the GPU's equal the CPU's). The SearchBatch path's split of
+// one batch between both processors (auto_split.go) stays for batches
+// (qp serve, SearchBatch callers); a stream runs each chunk on one
+// processor.
+
+// segRouter is streamPlan's choice of a chunk answered through
+// router.SearchBatch (calibration); procCPU and procGPU name the
+// processors' own streams.
+const segRouter = 2
+
+const (
+	// maxSegment bounds a segment (chunks), so that the rates refresh.
+	maxSegment = 64
+	// trialBudget: a trial segment runs only where, at the other
+	// processor's worst measured or bounded time per query, it would cost
+	// at most this share of the rest of the stream's time on the winner.
+	trialBudget = 0.03
+	// recheckEvery: chunks the winner streams between two trials.
+	recheckEvery = 32
+	// recheckMargin: a processor whose stream time is more than this
+	// factor over the winner's is not tried again.
+	recheckMargin = 1.25
+)
+
+// trialChunks is the length of a processor's trial segment: the GPU's
+// needs a chunk to fill its pipeline before the steady rate shows.
+var trialChunks = [2]int{procCPU: 2, procGPU: 3}
+
+// streamState is one mode's record of the processors' own streams.
+type streamState struct {
+	per      [2]float64 // steady seconds per query of each processor's stream (EWMA; 0: never streamed)
+	queries  [2]uint64  // queries answered in stream segments
+	segments [2]uint64
+	trials   uint64 // segments run as trials of the processor not winning
+	since    int    // chunks the winner streamed since the last trial
+}
+
+// procStream runs a segment of a stream on one processor as its own
+// stream does (StreamWith's contract: emit sees each chunk once, in
+// order).
+type procStream func(ctx context.Context, qs []engine.Query, opt engine.Options, so StreamOptions,
+	emit func(lo int, out []engine.Response) error) error
+
+// streamPlan picks how the next segment of a stream of mode key runs,
+// with rest queries left in chunks of chunk (decisions for bucket b, the
+// chunk's): segRouter (calibrate on the rest of the chunk), or a
+// processor's stream and the segment's length in chunks (a partial chunk
+// at its start counts as one). gain is the best speed-up of the GPU's stream over its batches
+// (the chunks it keeps in flight).
+func (r *router) streamPlan(key, b, chunk, rest int, gain float64) (kind, chunks int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	m := &r.modes[key]
+	st := &m.stream
+	left := (rest + chunk - 1) / chunk
+	w := procCPU // the winner: the processor whose stream measured faster
+	switch {
+	case st.per[procCPU] > 0 && st.per[procGPU] > 0:
+		if st.per[procGPU] < st.per[procCPU] {
+			w = procGPU
+		}
+	case st.per[procCPU] > 0:
+	case st.per[procGPU] > 0:
+		w = procGPU
+	default:
+		p, decided := r.decide(m, b)
+		if !decided {
+			return segRouter, 1
+		}
+		w = p
+	}
+	o := 1 - w
+	seg := min(left, maxSegment)
+	wt := st.per[w] // the winner's stream time, or before its first segment its batch time
+	if wt == 0 {
+		wt = r.perQuery(m, w, b)
+	}
+	// Could the other processor win, and would its trial's worst case
+	// (its time per query at most pess) cost at most trialBudget of the
+	// rest's time on the winner?
+	var opt, pess float64
+	if st.per[o] > 0 {
+		if st.since >= recheckEvery && st.per[o] < recheckMargin*st.per[w] {
+			opt, pess = st.per[o], st.per[o]
+		}
+	} else if t := r.perQuery(m, o, b); t > 0 {
+		opt, pess = t, linear(m, o, b, min(chunk, rest))
+		if o == procGPU {
+			opt /= gain
+		}
+	}
+	n := min(trialChunks[o]*chunk, rest)
+	if opt == 0 || opt >= wt || float64(n)*max(pess-wt, 0) > trialBudget*float64(rest)*wt {
+		return w, seg
+	}
+	if st.per[w] == 0 {
+		// Measure the winner's stream on a short segment first: the
+		// trial is judged against it.
+		return w, min(seg, trialChunks[w])
+	}
+	st.trials++
+	st.since = 0
+	return o, trialChunks[o]
+}
+
+// linear is processor p's per-query time for a batch of n (in bucket b)
+// in the model T = a + marginal·n fitted to its largest measurement below
+// b: its exact time where it has one, else at most its upper bound
+// (router.estimate). The small calibration slices' per-query time is
+// mostly their fixed part; this extrapolation is the trial's cost
+// estimate. r.mu is held.
+func linear(m *modeCosts, p, b, n int) float64 {
+	cs, ns := &m.cost[p], &m.size[p]
+	if cs[b] > 0 {
+		return cs[b]
+	}
+	lo := marginal(m, p, b)
+	for i := b - 1; i >= 0; i-- {
+		if cs[i] > 0 {
+			if lo == 0 || float64(n) <= ns[i] {
+				return cs[i]
+			}
+			return min(cs[i], (cs[i]*ns[i]+lo*(float64(n)-ns[i]))/float64(n))
+		}
+	}
+	return 0
+}
+
+// recordSegment records a segment of processor p's stream: its steady
+// time per query, and, while p is the winner, its chunks towards the next
+// trial.
+func (r *router) recordSegment(key, p int, s steadyRate) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	st := &r.modes[key].stream
+	if st.per[p] == 0 {
+		st.per[p] = s.per
+	} else {
+		st.per[p] = (1-ewma)*st.per[p] + ewma*s.per
+	}
+	st.queries[p] += uint64(s.queries)
+	st.segments[p]++
+	if st.per[1-p] == 0 || st.per[p] <= st.per[1-p] {
+		st.since += s.chunks
+	}
+}
+
+// stream answers qs in chunks on the processors' own streams (procs),
+// in segments chosen by streamPlan; emit and so as StreamWith's, except
+// that the chunk whose calibration decided is emitted in two pieces: the
+// calibration's slices, then the rest on the winner's stream.
+func (r *router) stream(ctx context.Context, procs [2]procStream, qs []engine.Query, opt engine.Options, so StreamOptions,
+	emit func(lo int, out []engine.Response) error) error {
+	if len(qs) == 0 {
+		return nil
+	}
+	chunk := so.Chunk
+	if chunk <= 0 {
+		chunk = DefaultChunk
+	}
+	so.Chunk = chunk
+	key := modeKey(qs)
+	b := bucketOf(min(chunk, len(qs))) // the size every decision is made for
+	gain := float64(max(so.InFlight, 1))
+	var cal []engine.Response // the calibration chunk's responses
+	for lo := 0; lo < len(qs); {
+		kind, nch := r.streamPlan(key, b, chunk, len(qs)-lo, gain)
+		if kind == segRouter {
+			// Calibrate on slices of the rest of this chunk until the
+			// measurements decide; the rest goes to the winner's stream.
+			hi := min((lo/chunk+1)*chunk, len(qs))
+			if cal == nil {
+				cal = newResponses(min(chunk, len(qs)), so.ResultCap)
+			}
+			from := time.Now()
+			k, err := r.calibrate(ctx, key, b, qs[lo:hi], opt, cal[:hi-lo])
+			if err != nil {
+				return err
+			}
+			if err := emitTraced(emit, so.Trace, lo, cal[:k], from); err != nil {
+				return err
+			}
+			lo += k
+			continue
+		}
+		hi := min((lo/chunk+nch)*chunk, len(qs))
+		sso := so
+		sso.first = (chunk - lo%chunk) % chunk
+		if so.Answered != nil {
+			sso.Answered = func(l int, out []engine.Response) { so.Answered(lo+l, out) }
+		}
+		if so.Trace != nil {
+			sso.Trace = func(c ChunkTimes) { c.Lo += lo; so.Trace(c) }
+		}
+		seg := segment{emit: emit, lo: lo, clock: r.clock[kind]}
+		seg.start = seg.clock()
+		if err := procs[kind](ctx, qs[lo:hi], opt, sso, seg.emitChunk); err != nil {
+			return err
+		}
+		r.recordSegment(key, kind, seg.steady(hi-lo))
+		lo = hi
+	}
+	return nil
+}
+
+// emitTraced emits out (the responses to the queries from lo, searched
+// from from) and traces it.
+func emitTraced(emit func(int, []engine.Response) error, trace func(ChunkTimes), lo int, out []engine.Response, from time.Time) error {
+	if len(out) == 0 {
+		return nil
+	}
+	to := time.Now()
+	if err := emit(lo, out); err != nil {
+		return err
+	}
+	if trace != nil {
+		trace(ChunkTimes{Lo: lo, N: len(out), SearchStart: from, SearchEnd: to, EmitStart: to, EmitEnd: time.Now()})
+	}
+	return nil
+}
+
+// calibrate answers slices of qs (the rest of a chunk of a stream of mode
+// key) through router.run, as plan sizes them, until the measurements
+// decide between the processors at bucket b, and returns how many it
+// answered: all of qs when they never decided.
+func (r *router) calibrate(ctx context.Context, key, b int, qs []engine.Query, opt engine.Options, out []engine.Response) (int, error) {
+	lo := 0
+	for lo < len(qs) {
+		r.mu.Lock()
+		m := &r.modes[key]
+		p, decided := r.decide(m, b)
+		n := 0
+		if !decided {
+			start := calibrationStart
+			if p == procCPU {
+				start = cpuStart * r.workers
+			}
+			n = calibration(m, p, b, len(qs)-lo, start)
+		}
+		r.mu.Unlock()
+		if decided {
+			break
+		}
+		if err := r.run(ctx, key, p, qs[lo:lo+n], opt, out[lo:lo+n]); err != nil {
+			return lo, err
+		}
+		lo += n
+	}
+	return lo, nil
+}
+
+// segment times one segment of a stream: the clock at its start and at
+// each chunk's emit's end.
+type segment struct {
+	emit   func(lo int, out []engine.Response) error
+	lo     int
+	clock  func() time.Time
+	start  time.Time
+	first  time.Time // the first chunk's emit's end
+	firstN int       // its queries
+	last   time.Time // the latest chunk's emit's end
+	chunks int
+}
+
+func (s *segment) emitChunk(l int, out []engine.Response) error {
+	if err := s.emit(s.lo+l, out); err != nil {
+		return err
+	}
+	t := s.clock()
+	if s.chunks == 0 {
+		s.first, s.firstN = t, len(out)
+	}
+	s.last = t
+	s.chunks++
+	return nil
+}
+
+// steadyRate is a segment's measured rate.
+type steadyRate struct {
+	per             float64 // seconds per query
+	queries, chunks int
+}
+
+// steady is the segment's time per query after its first chunk (a
+// pipeline's fill, a cold start), or over the whole segment when it had
+// one chunk; n is its queries.
+func (s *segment) steady(n int) steadyRate {
+	if s.chunks >= 2 && n > s.firstN {
+		return steadyRate{max(s.last.Sub(s.first).Seconds(), 1e-9) / float64(n-s.firstN), n, s.chunks}
+	}
+	return steadyRate{max(s.last.Sub(s.start).Seconds(), 1e-9) / float64(max(n, 1)), n, s.chunks}
+}
+
+// shiftEmit is emit for a segment starting at lo.
+func shiftEmit(emit func(lo int, out []engine.Response) error, lo int) func(int, []engine.Response) error {
+	return func(l int, out []engine.Response) error { return emit(lo+l, out) }
+}
+
+// streamRouting describes the mode's stream segments for router.routing
+// ("" when none).
+func (st *streamState) String(cpuName, gpuName string) string {
+	if st.segments[0]+st.segments[1] == 0 {
+		return ""
+	}
+	s := "; streams:"
+	for p, pn := range []string{cpuName, gpuName} {
+		if st.segments[p] > 0 {
+			s += fmt.Sprintf(" %s %d queries in %d segments (%.3gµs per query)", pn, st.queries[p], st.segments[p], st.per[p]*1e6)
+		}
+	}
+	if st.trials > 0 {
+		s += fmt.Sprintf(", %d trials", st.trials)
+	}
+	return s
+}

@@ -1,0 +1,16 @@
+package qp
+
+import "github.com/qpengine/qp/engine"
+
+// SetStreamTimes sets, for Device Auto, the stream times per query that
+// the router has measured for streams of qs's mode (or mixed modes) on the
+// CPU and the GPU (seconds; 0: never streamed), so that a test can send a
+// stream's segments to either processor (auto_stream.go). It panics on an
+// engine without a router.
+func SetStreamTimes(e *Engine, qs []engine.Query, cpu, gpu float64) {
+	r := e.route
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	st := &r.modes[modeKey(qs)].stream
+	st.per = [2]float64{procCPU: cpu, procGPU: gpu}
+}
