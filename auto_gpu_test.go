@@ -62,8 +62,13 @@ func TestAutoGPUStream(t *testing.T) {
 		t.Skipf("no usable GPU: %q", notes)
 	}
 	const chunk = 1000
-	for i, force := range [][2]float64{{}, {1, 1e-9}, {1e-9, 1}} {
-		if force[0] > 0 {
+	for i, force := range [][2]float64{{}, {1, 1e-9}, {1e-9, 1}, {-1, -1}} {
+		switch {
+		case force[0] < 0:
+			// Calibration that ends mid-chunk on the GPU's side: the
+			// GPU's stream resumes with a partial first chunk.
+			qp.ResetRouteGPUFast(e, qs, chunk)
+		case force[0] > 0:
 			qp.SetStreamTimes(e, qs, force[0], force[1])
 		}
 		next := 0

@@ -161,7 +161,14 @@ func TestRouterStreamNeverSlower(t *testing.T) {
 					t.Errorf("%d trials on a stream too short to pay for one\n%s", st.trials, r.routing())
 				}
 			}
-			t.Logf("cpu %v gpu %v auto %v (%.3f× the faster)\n%s", tc, tg, ta, float64(ta)/float64(best), r.routing())
+			// The batch path a stream took before (each chunk one
+			// router.SearchBatch, the GPU's chunks one at a time).
+			old := streamTime(t, clk, oneClockRouter(clk, cpu, gpu), qs, DefaultChunk)
+			t.Logf("cpu %v gpu %v auto %v (%.3f× the faster; batch path %.3f×)\n%s", tc, tg, ta,
+				float64(ta)/float64(best), float64(old)/float64(best), r.routing())
+			if ta > old {
+				t.Errorf("auto's stream %v, slower than its batch path's %v", ta, old)
+			}
 			if float64(ta) > c.limit*float64(best) {
 				t.Errorf("auto %v, %.3f× the faster processor's %v (cpu %v, gpu %v), limit %.2f\n%s",
 					ta, float64(ta)/float64(best), best, tc, tg, c.limit, r.routing())
