@@ -20,8 +20,11 @@ import (
 // each on one processor's own stream:
 //
 //   - while its batch measurements do not decide between the processors
-//     at the chunk's size (router.decide), one chunk goes through
-//     router.SearchBatch, which calibrates on slices of it (auto.go);
+//     at the chunk's size (router.decide), the router calibrates on
+//     slices of the chunk as SearchBatch would (router.calibrate, auto.go)
+//     and stops as soon as they decide: the rest of that chunk is the
+//     first, partial chunk of the winner's stream (StreamOptions.first),
+//     so that its pipeline starts at once;
 //   - then the winner streams: segments of up to maxSegment chunks, each
 //     segment's steady rate (from its first chunk's emit to its last's, so
 //     that a pipeline's fill does not count) measured as the processor's
@@ -40,16 +43,18 @@ import (
 //
 // Each segment refreshes its processor's stream time, so a winner that
 // slows down loses the next segments once it is measured slower than the
-// other's last stream time. Segments start at chunk boundaries, so emit
-// and Answered see the stream's own chunks, in order; the answers are the
-// processors' (the GPU's equal the CPU's). The SearchBatch path's split of
+// other's last stream time. Segments end at chunk boundaries and all but
+// the one after a calibration start at one, so emit sees the stream's own
+// chunks, in order (the calibrated chunk in two pieces), and Answered's
+// pieces keep their offsets; the answers are the processors' (the GPU's
+// equal the CPU's). The SearchBatch path's split of
 // one batch between both processors (auto_split.go) stays for batches
 // (qp serve, SearchBatch callers); a stream runs each chunk on one
 // processor.
 
-// segRouter is streamPlan's choice of a chunk answered through
-// router.SearchBatch (calibration); procCPU and procGPU name the
-// processors' own streams.
+// segRouter is streamPlan's choice of calibrating on the rest of a chunk
+// (router.calibrate); procCPU and procGPU name the processors' own
+// streams.
 const segRouter = 2
 
 const (
@@ -89,8 +94,8 @@ type procStream func(ctx context.Context, qs []engine.Query, opt engine.Options,
 // with rest queries left in chunks of chunk (decisions for bucket b, the
 // chunk's): segRouter (calibrate on the rest of the chunk), or a
 // processor's stream and the segment's length in chunks (a partial chunk
-// at its start counts as one). gain is the best speed-up of the GPU's stream over its batches
-// (the chunks it keeps in flight).
+// at its start counts as one). gain is the best speed-up of the GPU's
+// stream over its batches (the chunks it keeps in flight).
 func (r *router) streamPlan(key, b, chunk, rest int, gain float64) (kind, chunks int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -119,22 +124,22 @@ func (r *router) streamPlan(key, b, chunk, rest int, gain float64) (kind, chunks
 	if wt == 0 {
 		wt = r.perQuery(m, w, b)
 	}
-	// Could the other processor win, and would its trial's worst case
-	// (its time per query at most pess) cost at most trialBudget of the
-	// rest's time on the winner?
-	var opt, pess float64
+	// Could the other processor win (or, streamed and close, have become
+	// faster), and would its trial's worst case (its time per query at
+	// most pess) cost at most trialBudget of the rest's time on the
+	// winner?
+	could, pess := false, 0.0
 	if st.per[o] > 0 {
-		if st.since >= recheckEvery && st.per[o] < recheckMargin*st.per[w] {
-			opt, pess = st.per[o], st.per[o]
-		}
+		could = st.since >= recheckEvery && st.per[o] < recheckMargin*st.per[w]
+		pess = st.per[o]
 	} else if t := r.perQuery(m, o, b); t > 0 {
-		opt, pess = t, linear(m, o, b, min(chunk, rest))
 		if o == procGPU {
-			opt /= gain
+			t /= gain
 		}
+		could, pess = t < wt, linear(m, o, b, min(chunk, rest))
 	}
 	n := min(trialChunks[o]*chunk, rest)
-	if opt == 0 || opt >= wt || float64(n)*max(pess-wt, 0) > trialBudget*float64(rest)*wt {
+	if !could || float64(n)*max(pess-wt, 0) > trialBudget*float64(rest)*wt {
 		return w, seg
 	}
 	if st.per[w] == 0 {

@@ -252,3 +252,36 @@ func TestStreamFirstChunk(t *testing.T) {
 		}
 	}
 }
+
+// TestRouterStreamRecheck: with both processors' streams measured, the
+// slower one is tried again only when within recheckMargin of the winner,
+// recheckEvery winner chunks after the last trial, and where its trial's
+// cost fits the budget (a 10% slower GPU stream: its 3 chunks cost 3% of
+// at least 163,840 queries).
+func TestRouterStreamRecheck(t *testing.T) {
+	const chunk = 16384
+	b := bucketOf(chunk)
+	for _, c := range []struct {
+		name        string
+		gpu         float64 // the GPU's stream time; the CPU's is 1
+		since, rest int
+		kind, n     int
+	}{
+		{"close", 1.1, recheckEvery, 2000000, procGPU, trialChunks[procGPU]},
+		{"too soon", 1.1, recheckEvery - 1, 2000000, procCPU, maxSegment},
+		{"too slow", 1.3, recheckEvery, 2000000, procCPU, maxSegment},
+		{"too short", 1.1, recheckEvery, 150000, procCPU, 10},
+	} {
+		_, _, _, _, r := splitFakes()
+		st := &r.modes[engine.Or].stream
+		st.per = [2]float64{procCPU: 1e-6, procGPU: c.gpu * 1e-6}
+		st.since = c.since
+		kind, n := r.streamPlan(int(engine.Or), b, chunk, c.rest, 2)
+		if kind != c.kind || n != c.n {
+			t.Errorf("%s: streamPlan gives %d for %d chunks, want %d for %d", c.name, kind, n, c.kind, c.n)
+		}
+		if c.kind == procGPU && st.since != 0 {
+			t.Errorf("%s: a trial left %d chunks since the last", c.name, st.since)
+		}
+	}
+}
