@@ -84,6 +84,15 @@ func TestAutoGPUStream(t *testing.T) {
 		}
 		t.Logf("run %d: %d queries formatted by Answered; %s", i, answered.Load(), e.Routing())
 	}
+	// An emit error or a cancelled context ends the stream, in a
+	// calibration and on the GPU's stream.
+	stream := func(ctx context.Context, emit func(int, []engine.Response) error) error {
+		return e.StreamWith(ctx, qs, engine.Options{}, qp.StreamOptions{Chunk: chunk, InFlight: 2, Continuous: true}, emit)
+	}
+	qp.ResetRouteGPUFast(e, qs, chunk)
+	checkStreamStops(t, ctx, stream)
+	qp.SetStreamTimes(e, qs, 1, 1e-9)
+	checkStreamStops(t, ctx, stream)
 }
 
 // TestStreamGPUInFlight: a GPU processor's stream with two and three
