@@ -17,7 +17,8 @@
 # "10 100"), known = the known-item set ×10. The call stops starting
 # blocks after TOTAL seconds (default 480).
 #
-# Output, under $OUT: auto2-summary.txt (per block and round: gpu, cpu,
+# Output, under $OUT: roottests.txt (with qp.test.xz), auto2-summary.txt
+# (the root tests' count; per block and round: gpu, cpu,
 # auto and old auto q/s, auto / the faster and old / the faster, then the
 # rounds' range per block; and the routing lines of the first round's
 # auto runs), auto2.tar.gz (each part's cliab.txt, cliab-table.txt,
@@ -26,6 +27,14 @@
 source scripts/device/lib.sh
 t0=$(date +%s)
 top=$OUT
+# The root package's tests on the GPU, when bin/dev/data/qp.test.xz
+# (`CGO_ENABLED=0 go test -c -o qp.test .`) travels: the router's and the
+# stream's simulations, TestAutoGPU, TestAutoGPUStream, TestStreamGPUInFlight.
+if [ -s "$bin/data/qp.test.xz" ]; then
+  xz -d -c "$bin/data/qp.test.xz" >/tmp/qp.test && chmod +x /tmp/qp.test
+  /tmp/qp.test -test.run 'TestAutoGPU|TestRouter|TestStreamFirstChunk|TestStreamGPUInFlight' -test.v >"$top/roottests.txt" 2>&1
+  echo "root package tests: rc=$? ($(grep -c '^--- PASS' "$top/roottests.txt") passed, $(grep -c '^--- FAIL' "$top/roottests.txt") failed, $(grep -c '^--- SKIP' "$top/roottests.txt") skipped)" >>"$top/auto2-summary.txt"
+fi
 coll=${COLL:-gcide}
 for part in ${PARTS:-trec known}; do
   left=$(( ${TOTAL:-480} - ($(date +%s) - t0) ))
