@@ -405,7 +405,8 @@ type StreamOptions struct {
 	// the later ones Chunk: a Device Auto stream resuming on a processor's
 	// own stream in the middle of a chunk (auto_stream.go) keeps its later
 	// chunks on the caller's chunk grid. The package's StreamWith honours
-	// it; the continuous CPU stream does not (it is never given one).
+	// it; before a continuous CPU stream, Engine.StreamWith answers that
+	// chunk as one batch (firstBatch).
 	first int
 }
 

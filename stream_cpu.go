@@ -47,32 +47,41 @@ func (e *Engine) cpuStream(be engine.Backend) procStream {
 		if !so.Continuous || !ok {
 			return StreamWith(ctx, be, qs, opt, so, emit)
 		}
-		if f := min(so.first, len(qs)); f > 0 {
-			// A partial first chunk (Device Auto resuming mid-chunk):
-			// one batch, then the continuous stream on the chunk grid.
-			from := time.Now()
-			out := newResponses(f, so.ResultCap)
-			if err := be.SearchBatch(ctx, qs[:f], opt, out); err != nil {
+		if so.first > 0 {
+			var err error
+			if qs, so, emit, err = firstBatch(ctx, be, qs, opt, so, emit); err != nil || len(qs) == 0 {
 				return err
-			}
-			if err := emitTraced(emit, so.Trace, 0, out, from); err != nil {
-				return err
-			}
-			qs, so.first, emit = qs[f:], 0, shiftEmit(emit, f)
-			if a := so.Answered; a != nil {
-				so.Answered = func(lo int, out []engine.Response) { a(f+lo, out) }
-			}
-			if tr := so.Trace; tr != nil {
-				so.Trace = func(c ChunkTimes) { c.Lo += f; tr(c) }
-			}
-			if len(qs) == 0 {
-				return nil
 			}
 		}
 		e.streamMu.Lock() // one continuous stream at a time: they share the engines
 		defer e.streamMu.Unlock()
 		return streamCPU(ctx, e.streamEngines(cpu.Workers()), qs, opt, so, emit)
 	}
+}
+
+// firstBatch answers a stream's partial first chunk (so.first queries, a
+// Device Auto stream resuming mid-chunk) on be as one batch and emits it;
+// it returns the rest of the stream, its options and its emit, shifted so
+// that the rest starts on the caller's chunk grid.
+func firstBatch(ctx context.Context, be engine.Backend, qs []engine.Query, opt engine.Options, so StreamOptions,
+	emit func(lo int, out []engine.Response) error) ([]engine.Query, StreamOptions, func(int, []engine.Response) error, error) {
+	f := min(so.first, len(qs))
+	from := time.Now()
+	out := newResponses(f, so.ResultCap)
+	if err := be.SearchBatch(ctx, qs[:f], opt, out); err != nil {
+		return nil, so, emit, err
+	}
+	if err := emitTraced(emit, so.Trace, 0, out, from); err != nil {
+		return nil, so, emit, err
+	}
+	so.first = 0
+	if a := so.Answered; a != nil {
+		so.Answered = func(lo int, out []engine.Response) { a(f+lo, out) }
+	}
+	if tr := so.Trace; tr != nil {
+		so.Trace = func(c ChunkTimes) { c.Lo += f; tr(c) }
+	}
+	return qs[f:], so, shiftEmit(emit, f), nil
 }
 
 // gpuStream is the package's StreamWith over be (the GPU of Device Auto):
