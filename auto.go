@@ -199,23 +199,29 @@ func (r *router) run(ctx context.Context, key, p int, qs []engine.Query, opt eng
 func (r *router) plan(key, rest int) (proc, n int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	m := &r.modes[key]
-	b := bucketOf(rest)
+	proc, n, _ = r.planAt(&r.modes[key], bucketOf(rest), rest)
+	return proc, n
+}
+
+// planAt is plan's choice for a batch in bucket b with rest queries left
+// (a stream's calibration judges its chunk's bucket, not the rest's), and
+// whether the measurements decided it (decide). r.mu is held.
+func (r *router) planAt(m *modeCosts, b, rest int) (proc, n int, decided bool) {
 	p, decided := r.decide(m, b)
 	switch {
 	case decided:
-		return p, rest
+		return p, rest, true
 	case p == procCPU:
 		// The CPU's time first: slices growing 4× from a few queries per
 		// worker until it is exact or has a marginal time (or the whole
 		// batch, which measures its bucket); or, where the GPU's time
 		// lies between the CPU's bounds, a larger CPU slice.
-		return procCPU, calibration(m, procCPU, b, rest, cpuStart*r.workers)
+		return procCPU, calibration(m, procCPU, b, rest, cpuStart*r.workers), false
 	}
 	// The GPU may still win at this size: calibrate it on a slice 4× its
 	// largest measured size below b (at least calibrationStart: single
 	// queries measured before say little about batches).
-	return procGPU, calibration(m, procGPU, b, rest, calibrationStart)
+	return procGPU, calibration(m, procGPU, b, rest, calibrationStart), false
 }
 
 // decide says which processor serves a batch in bucket b of mode m faster

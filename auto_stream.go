@@ -269,23 +269,14 @@ func emitTraced(emit func(int, []engine.Response) error, trace func(ChunkTimes),
 }
 
 // calibrate answers slices of qs (the rest of a chunk of a stream of mode
-// key) through router.run, as plan sizes them, until the measurements
+// key) through router.run, as plan sizes them (planAt), until the measurements
 // decide between the processors at bucket b, and returns how many it
 // answered: all of qs when they never decided.
 func (r *router) calibrate(ctx context.Context, key, b int, qs []engine.Query, opt engine.Options, out []engine.Response) (int, error) {
 	lo := 0
 	for lo < len(qs) {
 		r.mu.Lock()
-		m := &r.modes[key]
-		p, decided := r.decide(m, b)
-		n := 0
-		if !decided {
-			start := calibrationStart
-			if p == procCPU {
-				start = cpuStart * r.workers
-			}
-			n = calibration(m, p, b, len(qs)-lo, start)
-		}
+		p, n, decided := r.planAt(&r.modes[key], b, len(qs)-lo)
 		r.mu.Unlock()
 		if decided {
 			break
