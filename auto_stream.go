@@ -120,6 +120,9 @@ func (r *router) streamPlan(key, b, chunk, rest int, gain float64) (kind, chunks
 	}
 	o := 1 - w
 	seg := min(left, maxSegment)
+	if left-seg < maxSegment/4 {
+		seg = left // no short tail segment: its rate would be a small batch's
+	}
 	wt := st.per[w] // the winner's stream time, or before its first segment its batch time
 	if wt == 0 {
 		wt = r.perQuery(m, w, b)
@@ -175,20 +178,25 @@ func linear(m *modeCosts, p, b, n int) float64 {
 	return 0
 }
 
-// recordSegment records a segment of processor p's stream: its steady
-// time per query, and, while p is the winner, its chunks towards the next
-// trial.
+// recordSegment records a segment of processor p's stream: its queries,
+// its steady time per query (segments of two chunks or more), and, while
+// p is the winner, its chunks towards the next trial.
 func (r *router) recordSegment(key, p int, s steadyRate) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	st := &r.modes[key].stream
+	st.queries[p] += uint64(s.queries)
+	st.segments[p]++
+	if s.chunks < 2 {
+		// One chunk (a short stream's whole segment): its time is the
+		// pipeline's fill or a small batch's, not the stream's rate.
+		return
+	}
 	if st.per[p] == 0 {
 		st.per[p] = s.per
 	} else {
 		st.per[p] = (1-ewma)*st.per[p] + ewma*s.per
 	}
-	st.queries[p] += uint64(s.queries)
-	st.segments[p]++
 	if st.per[1-p] == 0 || st.per[p] <= st.per[1-p] {
 		st.since += s.chunks
 	}

@@ -285,3 +285,26 @@ func TestRouterStreamRecheck(t *testing.T) {
 		}
 	}
 }
+
+// TestRouterStreamTail: a stream's last segment takes the few chunks
+// after maxSegment with it (no short tail segment), and a one-chunk
+// segment counts its queries without changing the measured stream time.
+func TestRouterStreamTail(t *testing.T) {
+	const chunk = 16384
+	_, _, _, _, r := splitFakes()
+	st := &r.modes[engine.Or].stream
+	st.per = [2]float64{procCPU: 2e-6, procGPU: 1e-6}
+	for _, c := range []struct{ left, want int }{{maxSegment + 3, maxSegment + 3}, {maxSegment + maxSegment/4, maxSegment}, {5, 5}} {
+		if kind, n := r.streamPlan(int(engine.Or), bucketOf(chunk), chunk, c.left*chunk, 2); kind != procGPU || n != c.want {
+			t.Errorf("%d chunks left: streamPlan gives %d for %d chunks, want the GPU for %d", c.left, kind, n, c.want)
+		}
+	}
+	r.recordSegment(int(engine.Or), procGPU, steadyRate{per: 50e-6, queries: 1000, chunks: 1})
+	if st.per[procGPU] != 1e-6 || st.queries[procGPU] != 1000 {
+		t.Errorf("a one-chunk segment left the GPU's stream time %g and queries %d, want 1e-6 and 1000", st.per[procGPU], st.queries[procGPU])
+	}
+	r.recordSegment(int(engine.Or), procGPU, steadyRate{per: 3e-6, queries: 2 * chunk, chunks: 2})
+	if want := (1-ewma)*1e-6 + ewma*3e-6; st.per[procGPU] != want {
+		t.Errorf("after a two-chunk segment the GPU's stream time is %g, want %g", st.per[procGPU], want)
+	}
+}
