@@ -102,57 +102,84 @@ func (r *router) streamPlan(key, b, chunk, rest int, gain float64) (kind, chunks
 	m := &r.modes[key]
 	st := &m.stream
 	left := (rest + chunk - 1) / chunk
-	w := procCPU // the winner: the processor whose stream measured faster
-	switch {
-	case st.per[procCPU] > 0 && st.per[procGPU] > 0:
-		if st.per[procGPU] < st.per[procCPU] {
-			w = procGPU
-		}
-	case st.per[procCPU] > 0:
-	case st.per[procGPU] > 0:
-		w = procGPU
-	default:
-		p, decided := r.decide(m, b)
-		if !decided {
-			return segRouter, 1
-		}
-		w = p
-	}
-	o := 1 - w
 	seg := min(left, maxSegment)
 	if left-seg < maxSegment/4 {
 		seg = left // no short tail segment: its rate would be a small batch's
 	}
-	wt := st.per[w] // the winner's stream time, or before its first segment its batch time
-	if wt == 0 {
-		wt = r.perQuery(m, w, b)
+	n := min(chunk, rest)
+	var w int // the winner: the processor whose stream measured faster
+	switch {
+	case st.per[procCPU] == 0 && st.per[procGPU] == 0:
+		if _, decided := r.decide(m, b); !decided {
+			return segRouter, 1
+		}
+		w, sure := r.firstStream(m, b, n, gain)
+		if !sure {
+			// A probe: the other processor's trial is judged against it.
+			return w, min(seg, trialChunks[w])
+		}
+		return w, seg
+	case st.per[procCPU] == 0, st.per[procGPU] > 0 && st.per[procGPU] < st.per[procCPU]:
+		w = procGPU
 	}
+	o, wt := 1-w, st.per[w]
 	// Could the other processor win (or, streamed and close, have become
 	// faster), and would its trial's worst case (its time per query at
 	// most pess) cost at most trialBudget of the rest's time on the
 	// winner?
 	could, pess := false, 0.0
 	if st.per[o] > 0 {
-		could = st.since >= recheckEvery && st.per[o] < recheckMargin*st.per[w]
+		could = st.since >= recheckEvery && st.per[o] < recheckMargin*wt
 		pess = st.per[o]
-	} else if t := r.perQuery(m, o, b); t > 0 {
-		if o == procGPU {
-			t /= gain
-		}
-		could, pess = t < wt, linear(m, o, b, min(chunk, rest))
+	} else {
+		var lo float64
+		lo, pess = r.streamBounds(m, o, b, n, gain)
+		could = lo > 0 && lo < wt
 	}
-	n := min(trialChunks[o]*chunk, rest)
-	if !could || float64(n)*max(pess-wt, 0) > trialBudget*float64(rest)*wt {
+	if !could || float64(min(trialChunks[o]*chunk, rest))*max(pess-wt, 0) > trialBudget*float64(rest)*wt {
 		return w, seg
-	}
-	if st.per[w] == 0 {
-		// Measure the winner's stream on a short segment first: the
-		// trial is judged against it.
-		return w, min(seg, trialChunks[w])
 	}
 	st.trials++
 	st.since = 0
 	return o, trialChunks[o]
+}
+
+// streamBounds bounds processor p's stream time per query in chunks of n
+// queries (bucket b) from its batch measurements: from above by its batch
+// time (linear: a stream is no slower than its batches); from below, for
+// the CPU by its marginal time (the continuous stream pays a batch's start
+// once), for the GPU by its per-query time (exact, or its marginal time)
+// divided by gain (two chunks in flight at best halve it). 0: never
+// measured. r.mu is held.
+func (r *router) streamBounds(m *modeCosts, p, b, n int, gain float64) (lo, hi float64) {
+	lo, hi = r.perQuery(m, p, b), linear(m, p, b, n)
+	if p == procGPU {
+		lo /= gain
+	} else if mg := marginal(m, p, b); mg > 0 {
+		lo = min(lo, mg)
+	}
+	return lo, max(hi, lo)
+}
+
+// firstStream picks the processor whose stream a mode's first stream
+// starts on, once the batch measurements decide (router.decide): sure
+// where its stream's upper bound is below the other's lower bound
+// (streamBounds); else the one whose bounds' geometric mean is lower, as
+// a probe (the bounds overlap where the GPU's batches lose but its
+// pipeline may win: GCIDE TREC'06 OR on an H100, one chunk at a time at
+// most the CPU's rate, two in flight up to twice it). r.mu is held.
+func (r *router) firstStream(m *modeCosts, b, n int, gain float64) (proc int, sure bool) {
+	cLo, cHi := r.streamBounds(m, procCPU, b, n, gain)
+	gLo, gHi := r.streamBounds(m, procGPU, b, n, gain)
+	switch {
+	case gHi <= cLo:
+		return procGPU, true
+	case cHi <= gLo:
+		return procCPU, true
+	case gLo*gHi < cLo*cHi:
+		return procGPU, false
+	}
+	return procCPU, false
 }
 
 // linear is processor p's per-query time for a batch of n (in bucket b)

@@ -109,15 +109,21 @@ func aloneTime(t *testing.T, clk *vclock, p *fakeProc, qs []engine.Query) time.D
 func pipedFakes(pipe float64) (*vclock, *fakeProc, *fakeProc) {
 	clk, cpu, gpu := fakes()
 	gpu.pipe = pipe
+	// A CPU batch's start, so that a few queries per worker are not the
+	// CPU's rate: a quarter of the 420 µs measured on an H200 host at
+	// 64 queries (GCIDE AND, 16 workers: mostly the first batch's cold
+	// worker engines) at the fakes' scale.
+	cpu.fixed = 2500 * time.Microsecond
 	return clk, cpu, gpu
 }
 
 // TestRouterStreamNeverSlower: a stream under Device Auto takes at most a
 // few percent longer than the faster of the two processors' own streams
-// (Device CPU's continuous stream, Device GPU's two chunks in flight), on
-// 100,000 and 1,000,000 queries, in every mode, whichever wins, including
-// a mode where the GPU loses one batch at a time but wins with two in
-// flight (the pipeline's gain measured by a trial on the long stream).
+// (Device CPU's continuous stream, Device GPU's two chunks in flight) on
+// 1,000,000 queries, in every mode, whichever wins, including a mode where
+// the GPU loses one batch at a time but wins with two in flight; on
+// 100,000 queries the calibration weighs more (below); never slower than
+// the batch path a stream took before.
 func TestRouterStreamNeverSlower(t *testing.T) {
 	for _, c := range []struct {
 		name  string
@@ -126,28 +132,27 @@ func TestRouterStreamNeverSlower(t *testing.T) {
 		n     int
 		limit float64 // auto / the faster alone
 	}{
-		// Where the GPU wins, 100k queries pay the calibration: two CPU
-		// slices (320 queries at 4-5× the GPU's time) and three GPU
-		// slices with the fakes' 5 ms fixed part each, 5-7% of the run.
-		{"and-100k", engine.And, 0.7, 100000, 1.05},
-		{"and-1M", engine.And, 0.7, 1000000, 1.02},
-		{"or-100k", engine.Or, 0.6, 100000, 1.08},
-		{"or-1M", engine.Or, 0.6, 1000000, 1.02},
-		{"andor-100k", engine.AndOr, 0.6, 100000, 1.08},
-		{"andor-1M", engine.AndOr, 0.6, 1000000, 1.02},
+		// On 100k queries the fakes' calibration costs 9-10%: CPU slices
+		// paying the batch start each, GPU slices with the 5 ms fixed
+		// part each, and for AND a probe of the CPU's stream (the bounds
+		// overlap: the GPU's stream might be half its batches' time).
+		{"and-100k", engine.And, 0.7, 100000, 1.12},
+		{"and-1M", engine.And, 0.7, 1000000, 1.03},
+		{"or-100k", engine.Or, 0.6, 100000, 1.12},
+		{"or-1M", engine.Or, 0.6, 1000000, 1.03},
+		{"andor-100k", engine.AndOr, 0.6, 100000, 1.12},
+		{"andor-1M", engine.AndOr, 0.6, 1000000, 1.03},
 		// AND with a CPU of 7 µs a query: the GPU's batches 9.3 µs, its
-		// stream 0.5 × that. On 1M queries a trial of the GPU's stream
-		// pays and finds it; on 100k none does (the CPU alone takes
-		// 1.48× the GPU's stream there), so Auto is measured against
-		// the CPU alone (pipelinedCPU).
-		{"and-pipelined-1M", engine.And, 0.5, 1000000, 1.05},
-		{"and-pipelined-100k", engine.And, 0.5, 100000, 1.03},
+		// stream half that. The stream starts on the GPU as a probe (its
+		// bounds overlap the CPU's) and keeps it.
+		{"and-pipelined-1M", engine.And, 0.5, 1000000, 1.03},
+		{"and-pipelined-100k", engine.And, 0.5, 100000, 1.20},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			qs := queriesOf(c.n, c.mode)
 			clk, cpu, gpu := pipedFakes(c.pipe)
-			pipelinedCPU := strings.HasPrefix(c.name, "and-pipelined")
-			if pipelinedCPU {
+			pipelined := strings.HasPrefix(c.name, "and-pipelined")
+			if pipelined {
 				cpu.per[engine.And] = 112 * time.Microsecond
 			}
 			tc := aloneTime(t, clk, cpu, qs)
@@ -155,12 +160,6 @@ func TestRouterStreamNeverSlower(t *testing.T) {
 			r := oneClockRouter(clk, cpu, gpu)
 			ta := autoStreamTime(t, clk, r, cpu, gpu, qs)
 			best := min(tc, tg)
-			if pipelinedCPU && c.n < 1000000 {
-				best = tc
-				if st := r.modes[engine.And].stream; st.trials != 0 {
-					t.Errorf("%d trials on a stream too short to pay for one\n%s", st.trials, r.routing())
-				}
-			}
 			// The batch path a stream took before (each chunk one
 			// router.SearchBatch, the GPU's chunks one at a time).
 			old := streamTime(t, clk, oneClockRouter(clk, cpu, gpu), qs, DefaultChunk)
@@ -172,6 +171,9 @@ func TestRouterStreamNeverSlower(t *testing.T) {
 			if float64(ta) > c.limit*float64(best) {
 				t.Errorf("auto %v, %.3f× the faster processor's %v (cpu %v, gpu %v), limit %.2f\n%s",
 					ta, float64(ta)/float64(best), best, tc, tg, c.limit, r.routing())
+			}
+			if st := r.modes[c.mode].stream; pipelined && st.queries[procGPU] < uint64(c.n)*8/10 {
+				t.Errorf("the GPU, faster with two chunks in flight, streamed %d of %d\n%s", st.queries[procGPU], c.n, r.routing())
 			}
 		})
 	}
