@@ -110,7 +110,7 @@ func (r *router) streamPlan(key, b, chunk, rest int, gain float64) (kind, chunks
 	var w int // the winner: the processor whose stream measured faster
 	switch {
 	case st.per[procCPU] == 0 && st.per[procGPU] == 0:
-		if _, decided := r.decide(m, b); !decided {
+		if _, decided := r.decide(m, b); !decided && !streamReady(m, b) {
 			return segRouter, 1
 		}
 		w, sure := r.firstStream(m, b, n, gain)
@@ -142,6 +142,27 @@ func (r *router) streamPlan(key, b, chunk, rest int, gain float64) (kind, chunks
 	st.trials++
 	st.since = 0
 	return o, trialChunks[o]
+}
+
+// streamTop is the bucket of the largest GPU calibration slice a stream
+// needs (1,024 queries): with both processors' marginal times measured,
+// the streams' bounds (streamBounds) choose the first stream or a probe,
+// and the measured streams do the rest. The batch router's next GPU slice,
+// 4,096 queries, ran at a fraction of the GPU's stream rate (its time
+// per query still falls to 16,384: H100, GCIDE known-item AND 2.47 µs at
+// 4,096, 0.99 at 16,384) and cost a short stream most of its calibration.
+const streamTop = 10
+
+// streamReady says whether a stream's calibration at bucket b has what
+// firstStream needs: the GPU measured at streamTop (or just below b) and
+// both processors' marginal times. r.mu is held.
+func streamReady(m *modeCosts, b int) bool {
+	top := min(streamTop, b-1)
+	measured := false
+	for i := top; i < b; i++ {
+		measured = measured || m.cost[procGPU][i] > 0
+	}
+	return measured && marginal(m, procCPU, b) > 0 && marginal(m, procGPU, b) > 0
 }
 
 // streamBounds bounds processor p's stream time per query in chunks of n
@@ -305,15 +326,18 @@ func emitTraced(emit func(int, []engine.Response) error, trace func(ChunkTimes),
 
 // calibrate answers slices of qs (the rest of a chunk of a stream of mode
 // key) through router.run, as plan sizes them (planAt), until the measurements
-// decide between the processors at bucket b, and returns how many it
-// answered: all of qs when they never decided.
+// decide between the processors at bucket b or suffice for the streams'
+// bounds (streamReady), and returns how many it answered: all of qs when
+// neither happened.
 func (r *router) calibrate(ctx context.Context, key, b int, qs []engine.Query, opt engine.Options, out []engine.Response) (int, error) {
 	lo := 0
 	for lo < len(qs) {
 		r.mu.Lock()
-		p, n, decided := r.planAt(&r.modes[key], b, len(qs)-lo)
+		m := &r.modes[key]
+		p, n, decided := r.planAt(m, b, len(qs)-lo)
+		ready := streamReady(m, b)
 		r.mu.Unlock()
-		if decided {
+		if decided || ready {
 			break
 		}
 		if err := r.run(ctx, key, p, qs[lo:lo+n], opt, out[lo:lo+n]); err != nil {
