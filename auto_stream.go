@@ -20,26 +20,29 @@ import (
 // each on one processor's own stream:
 //
 //   - while its batch measurements do not decide between the processors
-//     at the chunk's size (router.decide), the router calibrates on
-//     slices of the chunk as SearchBatch would (router.calibrate, auto.go)
-//     and stops as soon as they decide: the rest of that chunk is the
-//     first, partial chunk of the winner's stream (StreamOptions.first),
-//     so that its pipeline starts at once;
-//   - then the winner streams: segments of up to maxSegment chunks, each
+//     at the chunk's size (router.decide) nor suffice for the streams'
+//     bounds (streamReady), the router calibrates on slices of the chunk
+//     as SearchBatch would (router.calibrate, auto.go); the rest of that
+//     chunk is the first, partial chunk of the first stream
+//     (StreamOptions.first), so that its pipeline starts at once;
+//   - the first stream (firstStream) is the processor whose stream's
+//     upper bound is below the other's lower bound (streamBounds: batch
+//     times above; the CPU's marginal time, the GPU's time over the
+//     chunks it keeps in flight below), else, as a short probe
+//     (trialChunks), the one whose bounds' geometric mean is lower;
+//   - the winner streams in segments of up to maxSegment chunks, each
 //     segment's steady rate (from its first chunk's emit to its last's, so
 //     that a pipeline's fill does not count) measured as the processor's
 //     stream time per query;
 //   - the other processor gets a trial segment (trialChunks) only where it
 //     could win — its stream measured within recheckMargin of the
-//     winner's, or, never streamed, its batch time per query (its lower
-//     bound, divided for the GPU by the chunks it keeps in flight, the
-//     pipeline's best gain) below the winner's stream time — and only
-//     where the trial is cheap: at its worst time per query (its stream's,
-//     or its batch time's upper bound) it would cost at most trialBudget
-//     of the rest of the stream's time on the winner, and the winner has
-//     streamed recheckEvery chunks since the last trial. A processor
-//     measured clearly slower is not tried again; on a short stream a
-//     trial does not pay and none runs.
+//     winner's, or, never streamed, its stream's lower bound below the
+//     winner's stream time — and only where the trial is cheap: at its
+//     worst time per query (its stream's, or its stream's upper bound) it
+//     would cost at most trialBudget of the rest of the stream's time on
+//     the winner, and the winner has streamed recheckEvery chunks since
+//     the last trial. A processor measured clearly slower is not tried
+//     again; on a short stream a dear trial does not pay and none runs.
 //
 // Each segment refreshes its processor's stream time, so a winner that
 // slows down loses the next segments once it is measured slower than the
