@@ -2,6 +2,7 @@ package qp_test
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 
 	"github.com/qpengine/qp"
@@ -37,6 +38,61 @@ func TestAutoGPU(t *testing.T) {
 		t.Logf("NoSplit %v: %s", noSplit, e.Routing())
 		e.Close()
 	}
+}
+
+// TestAutoGPUStream: Engine.StreamWith under Device Auto (each segment on
+// one processor's own stream: the continuous CPU stream with Answered,
+// the GPU's with two chunks in flight) answers every query as the CPU
+// engine does, in order, with Answered's pieces inside their chunks: as
+// the router measures (the emulator's GPU loses: calibration, then the
+// CPU's stream from the middle of a chunk), and with the segments sent to
+// the GPU's stream, then to the CPU's, by measured stream times set by
+// hand. It skips without a GPU.
+func TestAutoGPUStream(t *testing.T) {
+	path := writeIndex(t)
+	ctx := context.Background()
+	qs, want := cpuAnswers(t, path, 6000)
+	var notes []string
+	e, err := qp.Open(path, qp.Options{Threads: 2, Notice: func(s string) { notes = append(notes, s) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if e.GPU() == nil {
+		t.Skipf("no usable GPU: %q", notes)
+	}
+	const chunk = 1000
+	for i, force := range [][2]float64{{}, {1, 1e-9}, {1e-9, 1}, {-1, -1}} {
+		switch {
+		case force[0] < 0:
+			// Calibration that ends mid-chunk on the GPU's side: the
+			// GPU's stream resumes with a partial first chunk.
+			qp.ResetRouteGPUFast(e, qs, chunk)
+		case force[0] > 0:
+			qp.SetStreamTimes(e, qs, force[0], force[1])
+		}
+		next := 0
+		var answered atomic.Int64
+		so := qp.StreamOptions{Chunk: chunk, InFlight: 2, Continuous: true, Answered: func(lo int, out []engine.Response) {
+			if len(out) == 0 || lo/chunk != (lo+len(out)-1)/chunk {
+				t.Errorf("run %d: Answered piece [%d, %d) crosses a chunk's end", i, lo, lo+len(out))
+			}
+			answered.Add(int64(len(out)))
+		}}
+		if err := e.StreamWith(ctx, qs, engine.Options{}, so, inOrder(want, chunk, &next)); err != nil || next != len(qs) {
+			t.Fatalf("run %d: %v after %d of %d queries\n%s", i, err, next, len(qs), e.Routing())
+		}
+		t.Logf("run %d: %d queries formatted by Answered; %s", i, answered.Load(), e.Routing())
+	}
+	// An emit error or a cancelled context ends the stream, in a
+	// calibration and on the GPU's stream.
+	stream := func(ctx context.Context, emit func(int, []engine.Response) error) error {
+		return e.StreamWith(ctx, qs, engine.Options{}, qp.StreamOptions{Chunk: chunk, InFlight: 2, Continuous: true}, emit)
+	}
+	qp.ResetRouteGPUFast(e, qs, chunk)
+	checkStreamStops(t, ctx, stream)
+	qp.SetStreamTimes(e, qs, 1, 1e-9)
+	checkStreamStops(t, ctx, stream)
 }
 
 // TestStreamGPUInFlight: a GPU processor's stream with two and three

@@ -58,7 +58,7 @@ func addQueryFlags(fs interface {
 		andAlgo:        fs.String("and-algo", string(engine.DefaultAnd), "AND algorithm: merge, galloping or skip"),
 		orAlgo:         fs.String("or-algo", string(engine.DefaultOr), "OR strategy: taat, daat, maxscore or bmw"),
 		device:         fs.String("device", "auto", "cpu, gpu or auto"),
-		autoSplit:      fs.Bool("auto-split", true, "device auto: once both processors are measured, run each large batch\n(8192 queries or more) on the CPU and the GPU at once, split by their\nmeasured speeds; false: each batch on the faster one alone"),
+		autoSplit:      fs.Bool("auto-split", true, "device auto: once both processors are measured, run each large batch\n(8192 queries or more) on the CPU and the GPU at once, split by their\nmeasured speeds; false: each batch on the faster one alone. A --queries\nstream runs each chunk on one processor's own stream either way"),
 		threads:        fs.Int("threads", 0, "CPU worker threads (0 = all cores)"),
 		k1:             fs.Float64("k1", -1, "BM25 k1 (default: the index's, 0.9)"),
 		b:              fs.Float64("b", -1, "BM25 b (default: the index's, 0.4)"),
