@@ -59,6 +59,9 @@ type router struct {
 	// split lets a decided batch run on both processors at once
 	// (auto_split.go); off, the winner answers it alone.
 	split bool
+	// race runs a stream's race (auto_race.go); nil: raceLive (tests
+	// simulate it).
+	race raceFunc
 
 	mu    sync.Mutex
 	modes [4]modeCosts // by engine.Mode; 0: mixed batches

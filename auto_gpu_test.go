@@ -40,14 +40,16 @@ func TestAutoGPU(t *testing.T) {
 	}
 }
 
-// TestAutoGPUStream: Engine.StreamWith under Device Auto (each segment on
-// one processor's own stream: the continuous CPU stream with Answered,
-// the GPU's with two chunks in flight) answers every query as the CPU
-// engine does, in order, with Answered's pieces inside their chunks: as
-// the router measures (the emulator's GPU loses: calibration, then the
-// CPU's stream from the middle of a chunk), and with the segments sent to
-// the GPU's stream, then to the CPU's, by measured stream times set by
-// hand. It skips without a GPU.
+// TestAutoGPUStream: Engine.StreamWith under Device Auto (a race of both
+// processors on a shared queue, then segments on one processor's own
+// stream: the continuous CPU stream with Answered, the GPU's with two
+// chunks in flight) answers every query as the CPU engine does, in order,
+// with Answered's pieces inside their chunks: as the router measures (the
+// emulator's GPU loses: a race, then the CPU's stream from wherever the
+// race stopped), with the segments sent to the GPU's stream, then to the
+// CPU's, by measured stream times set by hand, and in a race again. An
+// emit error and a cancelled context end a race and a GPU stream. It
+// skips without a GPU.
 func TestAutoGPUStream(t *testing.T) {
 	path := writeIndex(t)
 	ctx := context.Background()
@@ -65,9 +67,9 @@ func TestAutoGPUStream(t *testing.T) {
 	for i, force := range [][2]float64{{}, {1, 1e-9}, {1e-9, 1}, {-1, -1}} {
 		switch {
 		case force[0] < 0:
-			// Calibration that ends mid-chunk on the GPU's side: the
-			// GPU's stream resumes with a partial first chunk.
-			qp.ResetRouteGPUFast(e, qs, chunk)
+			// The measurements forgotten: a race again, after the
+			// streams forced on either processor.
+			qp.ResetRouteStreams(e, qs)
 		case force[0] > 0:
 			qp.SetStreamTimes(e, qs, force[0], force[1])
 		}
@@ -89,7 +91,7 @@ func TestAutoGPUStream(t *testing.T) {
 	stream := func(ctx context.Context, emit func(int, []engine.Response) error) error {
 		return e.StreamWith(ctx, qs, engine.Options{}, qp.StreamOptions{Chunk: chunk, InFlight: 2, Continuous: true}, emit)
 	}
-	qp.ResetRouteGPUFast(e, qs, chunk)
+	qp.ResetRouteStreams(e, qs)
 	checkStreamStops(t, ctx, stream)
 	qp.SetStreamTimes(e, qs, 1, 1e-9)
 	checkStreamStops(t, ctx, stream)

@@ -15,17 +15,12 @@ func SetStreamTimes(e *Engine, qs []engine.Query, cpu, gpu float64) {
 	st.per = [2]float64{procCPU: cpu, procGPU: gpu}
 }
 
-// ResetRouteGPUFast forgets, for Device Auto, what the router measured for
-// streams of qs's mode (or mixed modes) and records the GPU at 1 ns a
-// query in batches of chunk: the next stream's calibration then measures
-// the CPU on two slices and hands the rest of its first chunk, and the
-// stream after it, to the GPU's stream (a partial first chunk).
-func ResetRouteGPUFast(e *Engine, qs []engine.Query, chunk int) {
+// ResetRouteStreams forgets, for Device Auto, what the router measured
+// for streams of qs's mode (or mixed modes): the next stream starts with a
+// race of both processors (auto_race.go).
+func ResetRouteStreams(e *Engine, qs []engine.Query) {
 	r := e.route
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	m := &r.modes[modeKey(qs)]
-	*m = modeCosts{}
-	b := bucketOf(chunk)
-	m.cost[procGPU][b], m.size[procGPU][b] = 1e-9, float64(chunk)
+	r.modes[modeKey(qs)].stream = streamState{}
 }

@@ -1,0 +1,297 @@
+package qp
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/qpengine/qp/engine"
+)
+
+// A race: how a Device Auto stream measures the processors' streams.
+//
+// Batch slices misjudge both processors' streams (H100, GCIDE TREC'06 OR:
+// CPU slices of 64 and 256 queries at 9.82 and 2.59 µs a query, the
+// CPU's stream 1.36; the GPU's 1,024-query slice 1.55 µs, its stream with
+// two chunks in flight 0.49), and running the loser alone long enough to
+// measure its stream costs a 100,000-query run (50-150 ms) more than the
+// routing gains. So a stream whose processors are not both measured
+// starts with a race: both processors answer the stream's first chunks at
+// once from one shared queue, each taking its next piece when it is ready
+// (the GPU with StreamOptions.InFlight pieces of a chunk in flight, as its
+// own stream keeps them; the CPU pieces of a quarter chunk, one batch on
+// all its workers each), and emit sees the pieces in order. The loser's
+// pieces are not wasted: they are answers the winner does not owe, so the
+// race costs only the contention for the host's cores (the GPU's host
+// preparation beside the CPU's workers) and at most one loser's piece at
+// its end. This is the work-sharing of a heterogeneous scheduler (each
+// processor pulls work when idle: StarPU's eager policy, Augonnet et al.,
+// Euro-Par 2009) with a measured exit (racePolicy):
+//
+//   - a processor's rate is its queries answered over its time from its
+//     first piece's start to its last completion, once it has as many
+//     completions as pieces in flight (the GPU's first completion is one
+//     piece of a pipeline's fill); a single-searcher processor (the CPU)
+//     with two completions or more is measured after its first piece, so
+//     that its cold start does not count;
+//   - a processor stops taking pieces once it is surely slower than the
+//     other by raceMargin: its measured rate, or its lower bound while it
+//     has none (its time so far over all the queries it took), above
+//     raceMargin times the other's measured rate;
+//   - near the end, the slower processor takes a piece only where it would
+//     answer it before the other would answer everything left (its piece
+//     time, the pieces in flight ahead of it included, under the rest's
+//     time on the other), so that no stream waits on the loser's last
+//     piece;
+//   - when the GPU stops and its pieces are answered, the CPU stops too:
+//     the rest runs on the CPU's continuous stream (router.stream's
+//     segments), which formats the run on its workers and has no barrier
+//     between chunks; when the CPU stops, the race goes on as the GPU's
+//     stream (the same pieces in flight) to its limit.
+//
+// Processors within raceMargin of each other race to the limit: both
+// answer, neither waits for the other, and at the end the slower one takes
+// no piece it would finish last. Each processor's rate is then recorded as
+// its stream time (streamState.per), and the later segments and streams
+// run as auto_stream.go chooses, with its bounded re-checks.
+
+const (
+	// raceMargin: a processor measured this factor slower than the other
+	// stops racing.
+	raceMargin = 1.1
+	// raceCPUPiece divides the chunk into the CPU's race pieces: small
+	// enough that the CPU is measured within a few ms and that its last
+	// piece does not hold up a stream the GPU wins, large enough (a
+	// quarter chunk: 256 queries per worker of 16) that its batch start
+	// does not dominate.
+	raceCPUPiece = 4
+	// raceBuffers bounds the response buffers a race keeps: pieces
+	// answered ahead of the one emit waits for (the GPU answers several
+	// chunks while the CPU answers its piece).
+	raceBuffers = 10
+)
+
+// racePolicy decides, under the race's lock, which processor takes the
+// next piece; times are durations since the race began.
+type racePolicy struct {
+	k       [2]int // pieces each processor keeps in flight
+	started [2]bool
+	start   [2]time.Duration // its first piece's start
+	first   [2]time.Duration // its first completion
+	firstN  [2]int           // the queries of its first completed piece
+	last    [2]time.Duration // its latest completion
+	taken   [2]int           // queries taken
+	done    [2]int           // queries answered
+	comps   [2]int           // pieces answered
+	flying  [2]int           // pieces in flight
+	stopped [2]bool
+}
+
+func newRacePolicy(gpuInFlight int) *racePolicy {
+	return &racePolicy{k: [2]int{procCPU: 1, procGPU: max(gpuInFlight, 1)}}
+}
+
+// rate is p's measured time per query (0: not yet measured).
+func (s *racePolicy) rate(p int) float64 {
+	switch {
+	case s.comps[p] < s.k[p]:
+		return 0
+	case s.k[p] == 1 && s.comps[p] >= 2:
+		return (s.last[p] - s.first[p]).Seconds() / float64(s.done[p]-s.firstN[p])
+	}
+	return (s.last[p] - s.start[p]).Seconds() / float64(s.done[p])
+}
+
+// upper is an upper bound of p's time per query: its time from its first
+// piece's start to its latest completion over the queries answered, as if
+// the pieces still in flight had done nothing (0: none answered).
+func (s *racePolicy) upper(p int) float64 {
+	if s.done[p] == 0 {
+		return 0
+	}
+	return (s.last[p] - s.start[p]).Seconds() / float64(s.done[p])
+}
+
+// lower is a lower bound of p's time per query at now: its time so far
+// over every query it took, as if all were answered now (0: none taken).
+func (s *racePolicy) lower(p int, now time.Duration) float64 {
+	if s.taken[p] == 0 {
+		return 0
+	}
+	return (now - s.start[p]).Seconds() / float64(s.taken[p])
+}
+
+// take says whether processor p takes a piece of n queries at now, rest
+// queries (the piece's included) being left in the stream, and records
+// the piece when it does. A processor refused once takes no more pieces.
+func (s *racePolicy) take(p, n, rest int, now time.Duration) bool {
+	if s.stopped[p] || n <= 0 {
+		return false
+	}
+	o := 1 - p
+	rp, ro := s.rate(p), s.rate(o)
+	switch uo := s.upper(o); {
+	case uo > 0 && max(s.lower(p, now), rp) > raceMargin*uo:
+		s.stopped[p] = true // surely slower
+	case ro > 0 && rp > ro && float64(n*s.k[p])*rp > float64(rest)*ro:
+		s.stopped[p] = true // its piece would end after the other's rest
+	}
+	if p == procCPU && s.stopped[procGPU] && s.flying[procGPU] == 0 {
+		s.stopped[p] = true // the CPU's own stream takes the rest
+	}
+	if s.stopped[p] {
+		return false
+	}
+	if !s.started[p] {
+		s.started[p], s.start[p] = true, now
+	}
+	s.taken[p] += n
+	s.flying[p]++
+	return true
+}
+
+// answered records that p answered a piece of n queries at now.
+func (s *racePolicy) answered(p, n int, now time.Duration) {
+	if s.comps[p] == 0 {
+		s.first[p], s.firstN[p] = now, n
+	}
+	s.last[p] = now
+	s.done[p] += n
+	s.comps[p]++
+	s.flying[p]--
+}
+
+// raceFunc runs a race on qs[lo:limit] (lo and limit on the stream's
+// chunk grid, or limit = len(qs)) under pol and returns where it stopped:
+// every query of qs[lo:hi] answered and emitted in order, hi > lo unless
+// it fails. Tests replace router.raceLive with a simulation.
+type raceFunc func(ctx context.Context, pol *racePolicy, qs []engine.Query, lo, limit int, opt engine.Options, so StreamOptions,
+	emit func(lo int, out []engine.Response) error) (int, error)
+
+// racePiece is one answered piece of a race.
+type racePiece struct {
+	lo       int
+	out      []engine.Response
+	from, to time.Time
+	err      error
+}
+
+// raceLive races r's processors on qs[lo:limit] (raceFunc): one goroutine
+// per piece in flight (the GPU's so.InFlight, the CPU's one), each taking
+// the next piece from the shared cursor while pol lets it, and emit, in
+// the calling goroutine, seeing the pieces in order.
+func (r *router) raceLive(ctx context.Context, pol *racePolicy, qs []engine.Query, lo, limit int, opt engine.Options, so StreamOptions,
+	emit func(lo int, out []engine.Response) error) (int, error) {
+	chunk := so.Chunk
+	parent := ctx
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	size := [2]int{procCPU: max(chunk/raceCPUPiece, 1), procGPU: chunk}
+	maxPieces := (limit-lo+size[procCPU]-1)/size[procCPU] + 1
+	pieces := make([]chan racePiece, maxPieces)
+	for i := range pieces {
+		pieces[i] = make(chan racePiece, 1)
+	}
+	var (
+		mu        sync.Mutex
+		cursor    = lo
+		seq       int // pieces taken
+		allocated int
+		free      = make(chan []engine.Response, raceBuffers)
+		begin     = time.Now()
+	)
+	// buffer returns a free response buffer, a new one while fewer than
+	// raceBuffers exist, or nil once ctx is done.
+	buffer := func() []engine.Response {
+		select {
+		case out := <-free:
+			return out
+		default:
+		}
+		mu.Lock()
+		if allocated < raceBuffers {
+			allocated++
+			mu.Unlock()
+			return newResponses(min(chunk, limit-lo), so.ResultCap)
+		}
+		mu.Unlock()
+		select {
+		case out := <-free:
+			return out
+		case <-ctx.Done():
+			return nil
+		}
+	}
+	var wg sync.WaitGroup
+	searcher := func(p int, be engine.Backend) {
+		defer wg.Done()
+		for ctx.Err() == nil {
+			out := buffer()
+			if out == nil {
+				return
+			}
+			mu.Lock()
+			n := min(size[p], limit-cursor)
+			if cursor >= limit || !pol.take(p, n, len(qs)-cursor, time.Since(begin)) {
+				mu.Unlock()
+				free <- out
+				return
+			}
+			plo, i := cursor, seq
+			cursor += n
+			seq++
+			mu.Unlock()
+			from := time.Now()
+			err := be.SearchBatch(ctx, qs[plo:plo+n], opt, out[:n])
+			to := time.Now()
+			mu.Lock()
+			pol.answered(p, n, to.Sub(begin))
+			mu.Unlock()
+			pieces[i] <- racePiece{plo, out[:n], from, to, err}
+			if err != nil {
+				return
+			}
+		}
+	}
+	wg.Add(pol.k[procGPU] + pol.k[procCPU])
+	for range pol.k[procGPU] {
+		go searcher(procGPU, r.gpu)
+	}
+	go searcher(procCPU, r.cpu)
+	finished := make(chan struct{})
+	go func() { wg.Wait(); close(finished) }()
+	hi, err := lo, error(nil)
+	for i := 0; ; i++ {
+		var pc racePiece
+		select {
+		case pc = <-pieces[i]:
+		case <-finished:
+			mu.Lock()
+			taken := seq
+			mu.Unlock()
+			if i >= taken {
+				if err == nil {
+					err = parent.Err() // cancelled before a piece was taken
+				}
+				return hi, err
+			}
+			pc = <-pieces[i]
+		}
+		if err == nil {
+			err = pc.err
+			es := time.Now()
+			if err == nil {
+				err = emit(pc.lo, pc.out)
+			}
+			if err == nil && so.Trace != nil {
+				so.Trace(ChunkTimes{Lo: pc.lo, N: len(pc.out), SearchStart: pc.from, SearchEnd: pc.to, EmitStart: es, EmitEnd: time.Now()})
+			}
+			if err != nil {
+				cancel()
+			} else {
+				hi = pc.lo + len(pc.out)
+			}
+		}
+		free <- pc.out[:cap(pc.out)]
+	}
+}
