@@ -77,10 +77,10 @@ type streamState struct {
 	per      [2]float64 // seconds per query of each processor's stream (EWMA; 0: never measured)
 	queries  [2]uint64  // queries answered in stream segments and races
 	segments [2]uint64
-	raced    [2]bool    // per[p] was measured in a race, not on p's own stream
-	races    uint64     // races run (auto_race.go)
-	trials   uint64 // segments run as trials of the processor not winning
-	since    int    // chunks the winner streamed since the last trial
+	raced    [2]bool // per[p] was measured in a race, not on p's own stream
+	races    uint64  // races run (auto_race.go)
+	trials   uint64  // segments run as trials of the processor not winning
+	since    int     // chunks the winner streamed since the last trial
 }
 
 // procStream runs a segment of a stream on one processor as its own
