@@ -41,8 +41,8 @@ import (
 //   - near the end, the slower processor takes a piece only where it would
 //     answer it before the other would answer everything left (its piece
 //     time, the pieces in flight ahead of it included, under the rest's
-//     time on the other), so that no stream waits on the loser's last
-//     piece;
+//     time on the other; each at its rate, or its upper bound while it has
+//     none), so that no stream waits on the loser's last piece;
 //   - when the GPU stops and its pieces are answered, the CPU stops too:
 //     the rest runs on the CPU's continuous stream (router.stream's
 //     segments), which formats the run on its workers and has no barrier
@@ -102,6 +102,15 @@ func (s *racePolicy) rate(p int) float64 {
 	return (s.last[p] - s.start[p]).Seconds() / float64(s.done[p])
 }
 
+// estimate is p's rate, or while it has none its upper bound (0: none
+// answered).
+func (s *racePolicy) estimate(p int) float64 {
+	if r := s.rate(p); r > 0 {
+		return r
+	}
+	return s.upper(p)
+}
+
 // upper is an upper bound of p's time per query: its time from its first
 // piece's start to its latest completion over the queries answered, as if
 // the pieces still in flight had done nothing (0: none answered).
@@ -129,9 +138,9 @@ func (s *racePolicy) take(p, n, rest int, now time.Duration) bool {
 		return false
 	}
 	o := 1 - p
-	rp, ro := s.rate(p), s.rate(o)
+	rp, ro := s.estimate(p), s.estimate(o)
 	switch uo := s.upper(o); {
-	case uo > 0 && max(s.lower(p, now), rp) > raceMargin*uo:
+	case uo > 0 && max(s.lower(p, now), s.rate(p)) > raceMargin*uo:
 		s.stopped[p] = true // surely slower
 	case ro > 0 && rp > ro && float64(n*s.k[p])*rp > float64(rest)*ro:
 		s.stopped[p] = true // its piece would end after the other's rest

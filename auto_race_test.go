@@ -2,10 +2,15 @@ package qp
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"math"
+	"strconv"
+	"testing"
 	"time"
 
 	"github.com/qpengine/qp/engine"
+	"github.com/qpengine/qp/topk"
 )
 
 // simRace is router.race for the fakes of auto_test.go on clk: an event
@@ -102,3 +107,139 @@ func simRace(clk *vclock, cpu, gpu *fakeProc, contend float64) raceFunc {
 
 // raceContend is the fakes' contention in a race (simRace).
 const raceContend = 0.2
+
+// TestRacePolicy: the race's rules on hand-made timelines (durations
+// since the race began; the GPU keeps two pieces in flight).
+func TestRacePolicy(t *testing.T) {
+	ms := func(x float64) time.Duration { return time.Duration(x * float64(time.Millisecond)) }
+	// The GPU answers OR 3× faster than the CPU's quarter chunks.
+	s := newRacePolicy(2)
+	if !s.take(procGPU, 1000, 10000, 0) || !s.take(procGPU, 1000, 9000, 0) || !s.take(procCPU, 250, 8000, 0) {
+		t.Fatal("a processor with nothing measured was refused its first piece")
+	}
+	s.answered(procGPU, 1000, ms(2)) // upper bound 2 µs a query
+	// The CPU has answered nothing after 2 ms on 250 queries: at least
+	// 8 µs a query, surely slower.
+	if s.take(procCPU, 250, 7750, ms(2)) || !s.stopped[procCPU] {
+		t.Error("the CPU, at least 4× slower than the GPU's upper bound, took another piece")
+	}
+	if !s.take(procGPU, 1000, 7750, ms(2)) {
+		t.Error("the faster GPU was refused a piece")
+	}
+	if s.take(procCPU, 250, 6750, ms(3)) {
+		t.Error("a stopped processor took a piece")
+	}
+
+	// Close processors (the CPU 1 µs, the GPU 1.05 µs a query) race on;
+	// near the end the slower takes no piece it would finish after the
+	// faster's rest.
+	s = newRacePolicy(2)
+	s.take(procGPU, 1000, 100000, 0)
+	s.take(procGPU, 1000, 99000, 0)
+	s.take(procCPU, 1000, 98000, 0)
+	s.answered(procCPU, 1000, ms(1))
+	s.take(procCPU, 1000, 97000, ms(1))
+	s.answered(procCPU, 1000, ms(2))
+	s.answered(procGPU, 1000, ms(2.05))
+	s.answered(procGPU, 1000, ms(2.1))
+	if r := s.rate(procGPU); r < 1.04e-6 || r > 1.06e-6 {
+		t.Fatalf("the GPU's rate %g, want 1.05e-6 (2,000 queries in 2.1 ms)", r)
+	}
+	if !s.take(procGPU, 1000, 96000, ms(2.1)) || !s.take(procCPU, 1000, 95000, ms(2.1)) {
+		t.Fatal("processors within raceMargin of each other stopped racing")
+	}
+	// 1,500 queries left: the GPU's piece (two in flight: 2.1 ms) would
+	// end after the CPU's 1.5 ms for all of them.
+	if s.take(procGPU, 1000, 1500, ms(2.2)) {
+		t.Error("the slower GPU took a piece it would finish last")
+	}
+	if !s.take(procCPU, 1000, 1500, ms(3)) {
+		t.Error("the faster CPU was refused a piece near the end")
+	}
+
+	// The GPU surely slower (AND): once its pieces are answered, the CPU
+	// stops too, so that its own stream takes the rest.
+	s = newRacePolicy(2)
+	s.take(procGPU, 4000, 100000, 0)
+	s.take(procGPU, 4000, 96000, 0)
+	for i := range 8 {
+		s.take(procCPU, 1000, 92000-1000*i, ms(float64(i)*0.25))
+		s.answered(procCPU, 1000, ms(float64(i+1)*0.25))
+	}
+	s.answered(procGPU, 4000, ms(4)) // 1 µs a query against the CPU's 0.25
+	if s.take(procGPU, 4000, 84000, ms(4)) {
+		t.Error("the GPU, 4× slower, took another piece")
+	}
+	if !s.take(procCPU, 1000, 84000, ms(4)) {
+		t.Error("the CPU stopped while the GPU's piece was in flight")
+	}
+	s.answered(procCPU, 1000, ms(4.25))
+	s.answered(procGPU, 4000, ms(5))
+	if s.take(procCPU, 1000, 83000, ms(5)) {
+		t.Error("the CPU raced on after the GPU stopped and answered its pieces")
+	}
+}
+
+// sleepProc is a goroutine-safe backend for raceLive: each batch answers
+// every query with a result naming it after sleeping per batch, and fails
+// at the query with ID fail.
+type sleepProc struct {
+	name  string
+	sleep time.Duration
+	fail  string
+}
+
+func (f *sleepProc) Name() string { return f.name }
+
+func (f *sleepProc) SearchBatch(ctx context.Context, qs []engine.Query, opt engine.Options, out []engine.Response) error {
+	time.Sleep(f.sleep)
+	for i, q := range qs {
+		if q.ID == f.fail {
+			return errors.New("failed at " + q.ID)
+		}
+		id, _ := strconv.Atoi(q.ID)
+		out[i] = engine.Response{Results: append(out[i].Results[:0], topk.Result{Doc: uint32(id)})}
+	}
+	return ctx.Err()
+}
+
+// TestRaceLive: raceLive on two real-time backends (a CPU whose quarter
+// chunks take 20 ms, a GPU whose chunks take 1 ms, so that the GPU's
+// answered pieces wait for the CPU's in the response buffers) emits every
+// piece in order with its own answers up to where it stopped; a
+// backend's error and an emit's error end it with that error.
+func TestRaceLive(t *testing.T) {
+	qs := queriesOf(40*64, engine.Or)
+	run := func(cpu, gpu *sleepProc, emitErr error) (int, int, error) {
+		r := newRouter(cpu, gpu, 16)
+		next := 0
+		hi, err := r.raceLive(context.Background(), newRacePolicy(2), qs, 0, len(qs), engine.Options{}, StreamOptions{Chunk: 64},
+			func(lo int, out []engine.Response) error {
+				if lo != next {
+					return fmt.Errorf("piece at %d emitted, want %d", lo, next)
+				}
+				for i := range out {
+					if out[i].Results[0].Doc != uint32(lo+i) {
+						return fmt.Errorf("query %d answered %+v", lo+i, out[i])
+					}
+				}
+				next += len(out)
+				return emitErr
+			})
+		return hi, next, err
+	}
+	hi, next, err := run(&sleepProc{name: "cpu", sleep: 20 * time.Millisecond}, &sleepProc{name: "gpu", sleep: time.Millisecond}, nil)
+	if err != nil || hi != next || hi <= 0 {
+		t.Fatalf("race: stopped at %d, emitted %d: %v", hi, next, err)
+	}
+	t.Logf("race stopped at %d of %d", hi, len(qs))
+	_, _, err = run(&sleepProc{name: "cpu", fail: "100"}, &sleepProc{name: "gpu", fail: "100"}, nil)
+	if err == nil || err.Error() != "failed at 100" {
+		t.Errorf("a backend's error: %v", err)
+	}
+	stop := errors.New("stop")
+	_, next, err = run(&sleepProc{name: "cpu"}, &sleepProc{name: "gpu"}, stop)
+	if err != stop || next == 0 {
+		t.Errorf("an emit's error: %v after %d", err, next)
+	}
+}
