@@ -170,9 +170,11 @@ func (r *router) recordSegment(key, p int, s steadyRate) {
 }
 
 // stream answers qs in chunks on the processors' own streams (procs),
-// in segments chosen by streamPlan; emit and so as StreamWith's, except
-// that the chunk whose calibration decided is emitted in two pieces: the
-// calibration's slices, then the rest on the winner's stream.
+// in segments chosen by streamPlan, after a race (r.race, else
+// r.raceLive) while either processor's stream is unmeasured; emit and so
+// as StreamWith's, except that a race emits pieces smaller than a chunk
+// (the CPU's quarter chunks) and that the segment after it may start with
+// the rest of a chunk.
 func (r *router) stream(ctx context.Context, procs [2]procStream, qs []engine.Query, opt engine.Options, so StreamOptions,
 	emit func(lo int, out []engine.Response) error) error {
 	if len(qs) == 0 {

@@ -25,12 +25,14 @@
 // queries or more) may then run on both processors at once, split by their
 // measured speeds, while that measures faster than the faster processor
 // alone at its size (auto_split.go; Options.NoSplit turns it off).
-// Engine.StreamWith under Auto runs a stream in segments of whole chunks on
-// one processor's own stream at a time — Device CPU's continuous stream,
-// Device GPU's with StreamOptions.InFlight chunks in flight — chosen by the
-// streams' measured rates after a calibration on the first chunk; the
-// other processor's stream is tried only where it could win and the trial
-// costs at most 3% of the rest (auto_stream.go).
+// Engine.StreamWith under Auto starts a stream whose processors are not
+// both measured with a race: both answer its first chunks at once from a
+// shared queue, each taking its next piece when ready, until one is
+// measured slower (auto_race.go); the stream then runs in segments on the
+// faster one's own stream — Device CPU's continuous stream, Device GPU's
+// with StreamOptions.InFlight chunks in flight — and the other's stream is
+// tried again only where it could win and the trial costs at most 3% of
+// the rest (auto_stream.go).
 // Results are identical whichever answers.
 // Engine.Routing says what was measured and chosen.
 //

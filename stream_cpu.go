@@ -23,12 +23,13 @@ const streamBuffers = 3
 // while cores idle (a SearchBatch per chunk ends when its last query does).
 // The answers are those of the CPU backend (the same engine call per
 // query); emit still sees the chunks in order, each once answered whole.
-// Under Device Auto with a GPU the stream runs in segments of whole chunks
-// on either processor's own stream, as Device CPU's (with so.Continuous)
-// and Device GPU's (so.InFlight chunks at once) run (auto_stream.go); the
-// chunk on which the router's calibration decides is emitted in two
-// pieces (the calibration's slices, then the rest), every other chunk
-// whole.
+// Under Device Auto with a GPU the stream starts, while the processors'
+// streams are not both measured, with a race of both on a shared queue
+// (auto_race.go: emit sees the GPU's chunks and the CPU's quarter chunks,
+// in order), then runs in segments on either processor's own stream, as
+// Device CPU's (with so.Continuous) and Device GPU's (so.InFlight chunks
+// at once) run (auto_stream.go); a segment after a race may start with the
+// rest of a chunk, then keeps the caller's chunk grid.
 func (e *Engine) StreamWith(ctx context.Context, qs []engine.Query, opt engine.Options, so StreamOptions,
 	emit func(lo int, out []engine.Response) error) error {
 	if e.route != nil {

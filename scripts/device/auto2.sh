@@ -17,28 +17,33 @@
 # "10 100"), known = the known-item set ×10. The call stops starting
 # blocks after TOTAL seconds (default 480).
 #
-# Output, under $OUT: roottests.txt (with qp.test.xz), auto2-summary.txt
+# TAG (default auto2) names the summary and the archive (auto3.sh sets
+# it).
+#
+# Output, under $OUT: roottests.txt (with qp.test.xz), TAG-summary.txt
 # (the root tests' count; per block and round: gpu, cpu,
 # auto and old auto q/s, auto / the faster and old / the faster, then the
 # rounds' range per block; and the routing lines of the first round's
-# auto runs), auto2.tar.gz (each part's cliab.txt, cliab-table.txt,
+# auto runs), TAG.tar.gz (each part's cliab.txt, cliab-table.txt,
 # cliab-stats.txt), device.txt.
 # (cliab.sh decompresses bin/dev/data/*.xz itself, into WORK or /tmp.)
 source scripts/device/lib.sh
 t0=$(date +%s)
 top=$OUT
+tag=${TAG:-auto2}
 # The root package's tests on the GPU, when bin/dev/data/qp.test.xz
 # (`CGO_ENABLED=0 go test -c -o qp.test .`) travels: the router's and the
-# stream's simulations, TestAutoGPU, TestAutoGPUStream, TestStreamGPUInFlight.
+# stream's and the race's simulations, TestRaceLive, TestAutoGPU,
+# TestAutoGPUStream, TestStreamGPUInFlight.
 if [ -s "$bin/data/qp.test.xz" ]; then
   xz -d -c "$bin/data/qp.test.xz" >/tmp/qp.test && chmod +x /tmp/qp.test
-  /tmp/qp.test -test.run 'TestAutoGPU|TestRouter|TestStreamFirstChunk|TestStreamGPUInFlight' -test.v >"$top/roottests.txt" 2>&1
-  echo "root package tests: rc=$? ($(grep -c '^--- PASS' "$top/roottests.txt") passed, $(grep -c '^--- FAIL' "$top/roottests.txt") failed, $(grep -c '^--- SKIP' "$top/roottests.txt") skipped)" >>"$top/auto2-summary.txt"
+  /tmp/qp.test -test.run 'TestAutoGPU|TestRouter|TestRace|TestStreamFirstChunk|TestStreamGPUInFlight' -test.v >"$top/roottests.txt" 2>&1
+  echo "root package tests: rc=$? ($(grep -c '^--- PASS' "$top/roottests.txt") passed, $(grep -c '^--- FAIL' "$top/roottests.txt") failed, $(grep -c '^--- SKIP' "$top/roottests.txt") skipped)" >>"$top/$tag-summary.txt"
 fi
 coll=${COLL:-gcide}
 for part in ${PARTS:-trec known}; do
   left=$(( ${TOTAL:-480} - ($(date +%s) - t0) ))
-  [ "$left" -gt 30 ] || { echo "$part: skipped (time)" >>"$top/auto2-summary.txt"; continue; }
+  [ "$left" -gt 30 ] || { echo "$part: skipped (time)" >>"$top/$tag-summary.txt"; continue; }
   mkdir -p "$top/$part"
   case $part in
     trec) qset="" reps=${REPS_TREC:-10 100} ;;
@@ -81,7 +86,7 @@ done
     # The routing of each new auto run's first round (--stats).
     awk '/^== / { blk = $0 } /^device auto:|^[a-z]+: cpu [0-9]+ queries/ { if (blk ~ / auto none/) print blk ": " $0 }' "$top/$part/cliab-stats.txt"
   done
-} >>"$top/auto2-summary.txt" 2>&1
-cat "$top/auto2-summary.txt"
-tar -czf "$top/auto2.tar.gz" -C "$top" $(for p in ${PARTS:-trec known}; do [ -d "$top/$p" ] && echo "$p"; done)
+} >>"$top/$tag-summary.txt" 2>&1
+cat "$top/$tag-summary.txt"
+tar -czf "$top/$tag.tar.gz" -C "$top" $(for p in ${PARTS:-trec known}; do [ -d "$top/$p" ] && echo "$p"; done)
 rm -rf "${top:?}/trec" "${top:?}/known"
