@@ -15,5 +15,6 @@
 # and "old/faster", then "RANGE <block>: auto/faster A-B old/faster C-D",
 # the runs' comparison lines and the new auto runs' routing lines
 # ("streams: cpu N queries in S segments (X µs per query) gpu …, R races").
+bash scripts/device/unpack.sh
 TAG=auto3 ROUNDS=${ROUNDS:-2} REPS_TREC=${REPS_TREC:-10} TOTAL=${TOTAL:-450} \
   exec bash scripts/device/auto2.sh
