@@ -2,6 +2,8 @@ package qp
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -85,6 +87,7 @@ type racePolicy struct {
 	comps   [2]int           // pieces answered
 	flying  [2]int           // pieces in flight
 	stopped [2]bool
+	stopAt  [2]time.Duration // when it was refused its first piece
 }
 
 func newRacePolicy(gpuInFlight int) *racePolicy {
@@ -134,7 +137,7 @@ func (s *racePolicy) lower(p int, now time.Duration) float64 {
 // queries (the piece's included) being left in the stream, and records
 // the piece when it does. A processor refused once takes no more pieces.
 func (s *racePolicy) take(p, n, rest int, now time.Duration) bool {
-	if s.stopped[p] || n <= 0 {
+	if n <= 0 {
 		return false
 	}
 	o := 1 - p
@@ -149,6 +152,9 @@ func (s *racePolicy) take(p, n, rest int, now time.Duration) bool {
 		s.stopped[p] = true // the CPU's own stream takes the rest
 	}
 	if s.stopped[p] {
+		if s.stopAt[p] == 0 {
+			s.stopAt[p] = max(now, 1)
+		}
 		return false
 	}
 	if !s.started[p] {
@@ -168,6 +174,23 @@ func (s *racePolicy) answered(p, n int, now time.Duration) {
 	s.done[p] += n
 	s.comps[p]++
 	s.flying[p]--
+}
+
+// String describes the race for the routing line: each processor's
+// queries, rate (µs a query) and when it stopped.
+func (s *racePolicy) String(names [2]string) string {
+	var parts []string
+	for p, name := range names {
+		if s.done[p] == 0 {
+			continue
+		}
+		part := fmt.Sprintf("%s %d queries (%.3gµs per query", name, s.done[p], s.estimate(p)*1e6)
+		if s.stopAt[p] > 0 {
+			part += fmt.Sprintf(", stopped at %.3g ms", s.stopAt[p].Seconds()*1e3)
+		}
+		parts = append(parts, part+")")
+	}
+	return strings.Join(parts, ", ")
 }
 
 // raceFunc runs a race on qs[lo:limit] (lo and limit on the stream's

@@ -79,6 +79,7 @@ type streamState struct {
 	segments [2]uint64
 	raced    [2]bool // per[p] was measured in a race, not on p's own stream
 	races    uint64  // races run (auto_race.go)
+	race     string  // the last race (racePolicy.String)
 	trials   uint64  // segments run as trials of the processor not winning
 	since    int     // chunks the winner streamed since the last trial
 }
@@ -131,6 +132,7 @@ func (r *router) recordRace(key int, pol *racePolicy) {
 	st := &r.modes[key].stream
 	st.races++
 	st.since = 0
+	st.race = pol.String([2]string{r.cpu.Name(), r.gpu.Name()})
 	for p := range 2 {
 		if pol.done[p] == 0 {
 			continue
@@ -302,7 +304,7 @@ func (st *streamState) String(cpuName, gpuName string) string {
 		}
 	}
 	if st.races > 0 {
-		s += fmt.Sprintf(", %d races", st.races)
+		s += fmt.Sprintf(", %d races (the last: %s)", st.races, st.race)
 	}
 	if st.trials > 0 {
 		s += fmt.Sprintf(", %d trials", st.trials)
