@@ -44,12 +44,13 @@ func TestAutoGPU(t *testing.T) {
 // processors on a shared queue, then segments on one processor's own
 // stream: the continuous CPU stream with Answered, the GPU's with two
 // chunks in flight) answers every query as the CPU engine does, in order,
-// with Answered's pieces inside their chunks: as the router measures (the
-// emulator's GPU loses: a race, then the CPU's stream from wherever the
-// race stopped), with the segments sent to the GPU's stream, then to the
-// CPU's, by measured stream times set by hand, and in a race again. An
-// emit error and a cancelled context end a race and a GPU stream. It
-// skips without a GPU.
+// with Answered's pieces inside their chunks: as the router measures (a
+// race: the emulator's GPU answers its first two chunks while the CPU
+// answers the rest), with the segments sent to the GPU's stream, then to
+// the CPU's, by measured stream times set by hand, and in a race again.
+// An emit error and a cancelled context end a race and a GPU stream (the
+// CPU's stream resuming mid-chunk after a race: TestStreamContinuousFirst).
+// It skips without a GPU.
 func TestAutoGPUStream(t *testing.T) {
 	path := writeIndex(t)
 	ctx := context.Background()

@@ -30,16 +30,17 @@ import (
 // processor pulls work when idle: StarPU's eager policy, Augonnet et al.,
 // Euro-Par 2009) with a measured exit (racePolicy):
 //
-//   - a processor's rate is its queries answered over its time from its
-//     first piece's start to its last completion, once it has as many
-//     completions as pieces in flight (the GPU's first completion is one
-//     piece of a pipeline's fill); a single-searcher processor (the CPU)
-//     with two completions or more is measured after its first piece, so
-//     that its cold start does not count;
+//   - a processor's rate is its busy time (with a piece in flight) over
+//     its queries answered, once it has as many completions as pieces in
+//     flight (the GPU's first completion is one piece of a pipeline's
+//     fill); a single-searcher processor (the CPU) with two completions or
+//     more is measured after its first piece, so that its cold start does
+//     not count;
 //   - a processor stops taking pieces once it is surely slower than the
-//     other by raceMargin: its measured rate, or its lower bound while it
-//     has none (its time so far over all the queries it took), above
-//     raceMargin times the other's measured rate;
+//     other by raceMargin: its rate, or its lower bound while it has none
+//     (its busy time so far over all the queries it took), above
+//     raceMargin times the other's upper bound (its busy time over the
+//     queries it answered);
 //   - near the end, the slower processor takes a piece only where it would
 //     answer it before the other would answer everything left (its piece
 //     time, the pieces in flight ahead of it included, under the rest's
@@ -67,42 +68,55 @@ const (
 	// quarter chunk: 256 queries per worker of 16) that its batch start
 	// does not dominate.
 	raceCPUPiece = 4
-	// raceBuffers bounds the response buffers a race keeps: pieces
-	// answered ahead of the one emit waits for (the GPU answers several
-	// chunks while the CPU answers its piece).
-	raceBuffers = 10
+	// raceAhead bounds the CPU's pieces answered ahead of the one emit
+	// waits for (the CPU answers several quarter chunks while the GPU
+	// answers its first two chunks: H100, GCIDE AND, ~1 ms against
+	// ~10 ms); the GPU's own bound is a quarter of it, in chunks.
+	raceAhead = 32
 )
 
 // racePolicy decides, under the race's lock, which processor takes the
-// next piece; times are durations since the race began.
+// next piece; times are durations since the race began. A processor's
+// times count only while it has a piece in flight (busy), so that a
+// searcher waiting for a response buffer (its pieces answered ahead of
+// the one emit waits for) is not measured as slow.
 type racePolicy struct {
-	k       [2]int // pieces each processor keeps in flight
-	started [2]bool
-	start   [2]time.Duration // its first piece's start
-	first   [2]time.Duration // its first completion
-	firstN  [2]int           // the queries of its first completed piece
-	last    [2]time.Duration // its latest completion
-	taken   [2]int           // queries taken
-	done    [2]int           // queries answered
-	comps   [2]int           // pieces answered
-	flying  [2]int           // pieces in flight
-	stopped [2]bool
-	stopAt  [2]time.Duration // when it was refused its first piece
+	k         [2]int           // pieces each processor keeps in flight
+	busy      [2]time.Duration // time with a piece in flight, up to since
+	since     [2]time.Duration // the last change of flying
+	firstBusy [2]time.Duration // busy at its first completion
+	firstN    [2]int           // the queries of its first completed piece
+	taken     [2]int           // queries taken
+	done      [2]int           // queries answered
+	comps     [2]int           // pieces answered
+	flying    [2]int           // pieces in flight
+	stopped   [2]bool
+	stopAt    [2]time.Duration // when it was refused its first piece
 }
 
 func newRacePolicy(gpuInFlight int) *racePolicy {
 	return &racePolicy{k: [2]int{procCPU: 1, procGPU: max(gpuInFlight, 1)}}
 }
 
-// rate is p's measured time per query (0: not yet measured).
+// tick brings p's busy time up to now.
+func (s *racePolicy) tick(p int, now time.Duration) {
+	if s.flying[p] > 0 {
+		s.busy[p] += now - s.since[p]
+	}
+	s.since[p] = now
+}
+
+// rate is p's measured time per query (0: not yet measured): its busy
+// time over its queries answered, once it answered as many pieces as it
+// keeps in flight; after its first piece where it keeps one.
 func (s *racePolicy) rate(p int) float64 {
 	switch {
 	case s.comps[p] < s.k[p]:
 		return 0
 	case s.k[p] == 1 && s.comps[p] >= 2:
-		return (s.last[p] - s.first[p]).Seconds() / float64(s.done[p]-s.firstN[p])
+		return (s.busy[p] - s.firstBusy[p]).Seconds() / float64(s.done[p]-s.firstN[p])
 	}
-	return (s.last[p] - s.start[p]).Seconds() / float64(s.done[p])
+	return s.busy[p].Seconds() / float64(s.done[p])
 }
 
 // estimate is p's rate, or while it has none its upper bound (0: none
@@ -114,23 +128,28 @@ func (s *racePolicy) estimate(p int) float64 {
 	return s.upper(p)
 }
 
-// upper is an upper bound of p's time per query: its time from its first
-// piece's start to its latest completion over the queries answered, as if
-// the pieces still in flight had done nothing (0: none answered).
+// upper is an upper bound of p's time per query: its busy time up to its
+// latest completion over the queries answered, as if the pieces still in
+// flight had done nothing (0: none answered).
 func (s *racePolicy) upper(p int) float64 {
 	if s.done[p] == 0 {
 		return 0
 	}
-	return (s.last[p] - s.start[p]).Seconds() / float64(s.done[p])
+	return s.busy[p].Seconds() / float64(s.done[p])
 }
 
-// lower is a lower bound of p's time per query at now: its time so far
-// over every query it took, as if all were answered now (0: none taken).
+// lower is a lower bound of p's time per query at now: its busy time so
+// far over every query it took, as if all were answered now (0: none
+// taken).
 func (s *racePolicy) lower(p int, now time.Duration) float64 {
 	if s.taken[p] == 0 {
 		return 0
 	}
-	return (now - s.start[p]).Seconds() / float64(s.taken[p])
+	b := s.busy[p]
+	if s.flying[p] > 0 {
+		b += now - s.since[p]
+	}
+	return b.Seconds() / float64(s.taken[p])
 }
 
 // take says whether processor p takes a piece of n queries at now, rest
@@ -157,9 +176,7 @@ func (s *racePolicy) take(p, n, rest int, now time.Duration) bool {
 		}
 		return false
 	}
-	if !s.started[p] {
-		s.started[p], s.start[p] = true, now
-	}
+	s.tick(p, now)
 	s.taken[p] += n
 	s.flying[p]++
 	return true
@@ -167,13 +184,13 @@ func (s *racePolicy) take(p, n, rest int, now time.Duration) bool {
 
 // answered records that p answered a piece of n queries at now.
 func (s *racePolicy) answered(p, n int, now time.Duration) {
-	if s.comps[p] == 0 {
-		s.first[p], s.firstN[p] = now, n
-	}
-	s.last[p] = now
+	s.tick(p, now)
 	s.done[p] += n
 	s.comps[p]++
 	s.flying[p]--
+	if s.comps[p] == 1 {
+		s.firstBusy[p], s.firstN[p] = s.busy[p], n
+	}
 }
 
 // String describes the race for the routing line: each processor's
@@ -202,7 +219,7 @@ type raceFunc func(ctx context.Context, pol *racePolicy, qs []engine.Query, lo, 
 
 // racePiece is one answered piece of a race.
 type racePiece struct {
-	lo       int
+	p, lo    int
 	out      []engine.Response
 	from, to time.Time
 	err      error
@@ -225,30 +242,39 @@ func (r *router) raceLive(ctx context.Context, pol *racePolicy, qs []engine.Quer
 		pieces[i] = make(chan racePiece, 1)
 	}
 	var (
-		mu        sync.Mutex
-		cursor    = lo
-		seq       int // pieces taken
-		allocated int
-		free      = make(chan []engine.Response, raceBuffers)
-		begin     = time.Now()
+		mu     sync.Mutex
+		cursor = lo
+		seq    int // pieces taken
+		begin  = time.Now()
 	)
-	// buffer returns a free response buffer, a new one while fewer than
-	// raceBuffers exist, or nil once ctx is done.
-	buffer := func() []engine.Response {
+	// Each processor's response buffers, of its piece's size: at most
+	// its pieces in flight plus those answered ahead of the one emit
+	// waits for (raceAhead), made as needed.
+	var (
+		free      [2]chan []engine.Response
+		allocated [2]int
+		limitBufs = [2]int{procCPU: pol.k[procCPU] + raceAhead, procGPU: pol.k[procGPU] + raceAhead/raceCPUPiece}
+	)
+	for p := range free {
+		free[p] = make(chan []engine.Response, limitBufs[p])
+	}
+	// buffer returns a free response buffer of p's, a new one while p
+	// has fewer than its limit, or nil once ctx is done.
+	buffer := func(p int) []engine.Response {
 		select {
-		case out := <-free:
+		case out := <-free[p]:
 			return out
 		default:
 		}
 		mu.Lock()
-		if allocated < raceBuffers {
-			allocated++
+		if allocated[p] < limitBufs[p] {
+			allocated[p]++
 			mu.Unlock()
-			return newResponses(min(chunk, limit-lo), so.ResultCap)
+			return newResponses(min(size[p], limit-lo), so.ResultCap)
 		}
 		mu.Unlock()
 		select {
-		case out := <-free:
+		case out := <-free[p]:
 			return out
 		case <-ctx.Done():
 			return nil
@@ -258,7 +284,7 @@ func (r *router) raceLive(ctx context.Context, pol *racePolicy, qs []engine.Quer
 	searcher := func(p int, be engine.Backend) {
 		defer wg.Done()
 		for ctx.Err() == nil {
-			out := buffer()
+			out := buffer(p)
 			if out == nil {
 				return
 			}
@@ -266,7 +292,7 @@ func (r *router) raceLive(ctx context.Context, pol *racePolicy, qs []engine.Quer
 			n := min(size[p], limit-cursor)
 			if cursor >= limit || !pol.take(p, n, len(qs)-cursor, time.Since(begin)) {
 				mu.Unlock()
-				free <- out
+				free[p] <- out
 				return
 			}
 			plo, i := cursor, seq
@@ -279,7 +305,7 @@ func (r *router) raceLive(ctx context.Context, pol *racePolicy, qs []engine.Quer
 			mu.Lock()
 			pol.answered(p, n, to.Sub(begin))
 			mu.Unlock()
-			pieces[i] <- racePiece{plo, out[:n], from, to, err}
+			pieces[i] <- racePiece{p, plo, out[:n], from, to, err}
 			if err != nil {
 				return
 			}
@@ -324,6 +350,6 @@ func (r *router) raceLive(ctx context.Context, pol *racePolicy, qs []engine.Quer
 				hi = pc.lo + len(pc.out)
 			}
 		}
-		free <- pc.out[:cap(pc.out)]
+		free[pc.p] <- pc.out[:cap(pc.out)]
 	}
 }

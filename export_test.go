@@ -24,3 +24,11 @@ func ResetRouteStreams(e *Engine, qs []engine.Query) {
 	defer r.mu.Unlock()
 	r.modes[modeKey(qs)].stream = streamState{}
 }
+
+// WithFirst returns so with a partial first chunk of first queries, as a
+// Device Auto stream resuming after a race on a processor's own stream
+// runs (StreamOptions.first).
+func WithFirst(so StreamOptions, first int) StreamOptions {
+	so.first = first
+	return so
+}
