@@ -225,124 +225,162 @@ type racePiece struct {
 	err      error
 }
 
+// liveRace is the state of one raceLive: the shared cursor and the
+// policy under mu, each processor's response buffers, and one channel per
+// piece, in the order the pieces were taken, for emit.
+type liveRace struct {
+	ctx    context.Context
+	pol    *racePolicy
+	qs     []engine.Query
+	opt    engine.Options
+	limit  int
+	resCap int
+	begin  time.Time
+
+	mu     sync.Mutex
+	cursor int // the next query to take
+	seq    int // pieces taken
+
+	// Each processor's pieces' size (the CPU's a quarter chunk, the
+	// GPU's a chunk) and response buffers of that size: at most its pieces
+	// in flight plus those answered ahead of the one emit waits for
+	// (raceAhead), made as needed.
+	size      [2]int
+	free      [2]chan []engine.Response
+	allocated [2]int // under mu
+	bufs      [2]int
+
+	pieces []chan racePiece
+}
+
+func newLiveRace(ctx context.Context, pol *racePolicy, qs []engine.Query, lo, limit int, opt engine.Options, so StreamOptions) *liveRace {
+	small := max(so.Chunk/raceCPUPiece, 1)
+	lr := &liveRace{ctx: ctx, pol: pol, qs: qs, opt: opt, limit: limit, resCap: so.ResultCap,
+		begin: time.Now(), cursor: lo,
+		size: [2]int{procCPU: min(small, limit-lo), procGPU: min(so.Chunk, limit-lo)},
+		bufs: [2]int{procCPU: pol.k[procCPU] + raceAhead, procGPU: pol.k[procGPU] + raceAhead/raceCPUPiece}}
+	for p := range lr.free {
+		lr.free[p] = make(chan []engine.Response, lr.bufs[p])
+	}
+	// Every piece but the last has at least small queries.
+	lr.pieces = make([]chan racePiece, (limit-lo)/small+1)
+	for i := range lr.pieces {
+		lr.pieces[i] = make(chan racePiece, 1)
+	}
+	return lr
+}
+
+// buffer returns a free response buffer of p's, a new one while p has
+// fewer than its limit, or nil once the race's context is done.
+func (lr *liveRace) buffer(p int) []engine.Response {
+	select {
+	case out := <-lr.free[p]:
+		return out
+	default:
+	}
+	lr.mu.Lock()
+	if lr.allocated[p] < lr.bufs[p] {
+		lr.allocated[p]++
+		lr.mu.Unlock()
+		return newResponses(lr.size[p], lr.resCap)
+	}
+	lr.mu.Unlock()
+	select {
+	case out := <-lr.free[p]:
+		return out
+	case <-lr.ctx.Done():
+		return nil
+	}
+}
+
+// take returns the next piece's bounds for p, or ok false once the policy
+// refuses it or the race's queries are all taken.
+func (lr *liveRace) take(p int) (lo, n, i int, ok bool) {
+	lr.mu.Lock()
+	defer lr.mu.Unlock()
+	n = min(lr.size[p], lr.limit-lr.cursor)
+	if lr.cursor >= lr.limit || !lr.pol.take(p, n, len(lr.qs)-lr.cursor, time.Since(lr.begin)) {
+		return 0, 0, 0, false
+	}
+	lo, i = lr.cursor, lr.seq
+	lr.cursor += n
+	lr.seq++
+	return lo, n, i, true
+}
+
+// search is one of p's searchers: it answers pieces on be while the
+// policy lets it, each into a buffer taken before the piece, and hands
+// each to its channel.
+func (lr *liveRace) search(p int, be engine.Backend) {
+	for lr.ctx.Err() == nil {
+		out := lr.buffer(p)
+		if out == nil {
+			return
+		}
+		lo, n, i, ok := lr.take(p)
+		if !ok {
+			lr.free[p] <- out
+			return
+		}
+		from := time.Now()
+		err := be.SearchBatch(lr.ctx, lr.qs[lo:lo+n], lr.opt, out[:n])
+		to := time.Now()
+		lr.mu.Lock()
+		lr.pol.answered(p, n, to.Sub(lr.begin))
+		lr.mu.Unlock()
+		lr.pieces[i] <- racePiece{p, lo, out[:n], from, to, err}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// taken is the number of pieces taken.
+func (lr *liveRace) taken() int {
+	lr.mu.Lock()
+	defer lr.mu.Unlock()
+	return lr.seq
+}
+
 // raceLive races r's processors on qs[lo:limit] (raceFunc): one goroutine
 // per piece in flight (the GPU's so.InFlight, the CPU's one), each taking
 // the next piece from the shared cursor while pol lets it, and emit, in
-// the calling goroutine, seeing the pieces in order.
+// the calling goroutine, seeing the pieces in order. After an error no
+// piece is emitted; the searchers stop and their pieces are drained.
 func (r *router) raceLive(ctx context.Context, pol *racePolicy, qs []engine.Query, lo, limit int, opt engine.Options, so StreamOptions,
 	emit func(lo int, out []engine.Response) error) (int, error) {
-	chunk := so.Chunk
-	parent := ctx
-	ctx, cancel := context.WithCancel(ctx)
+	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	size := [2]int{procCPU: max(chunk/raceCPUPiece, 1), procGPU: chunk}
-	maxPieces := (limit-lo+size[procCPU]-1)/size[procCPU] + 1
-	pieces := make([]chan racePiece, maxPieces)
-	for i := range pieces {
-		pieces[i] = make(chan racePiece, 1)
-	}
-	var (
-		mu     sync.Mutex
-		cursor = lo
-		seq    int // pieces taken
-		begin  = time.Now()
-	)
-	// Each processor's response buffers, of its piece's size: at most
-	// its pieces in flight plus those answered ahead of the one emit
-	// waits for (raceAhead), made as needed.
-	var (
-		free      [2]chan []engine.Response
-		allocated [2]int
-		limitBufs = [2]int{procCPU: pol.k[procCPU] + raceAhead, procGPU: pol.k[procGPU] + raceAhead/raceCPUPiece}
-	)
-	for p := range free {
-		free[p] = make(chan []engine.Response, limitBufs[p])
-	}
-	// buffer returns a free response buffer of p's, a new one while p
-	// has fewer than its limit, or nil once ctx is done.
-	buffer := func(p int) []engine.Response {
-		select {
-		case out := <-free[p]:
-			return out
-		default:
-		}
-		mu.Lock()
-		if allocated[p] < limitBufs[p] {
-			allocated[p]++
-			mu.Unlock()
-			return newResponses(min(size[p], limit-lo), so.ResultCap)
-		}
-		mu.Unlock()
-		select {
-		case out := <-free[p]:
-			return out
-		case <-ctx.Done():
-			return nil
-		}
-	}
+	lr := newLiveRace(rctx, pol, qs, lo, limit, opt, so)
 	var wg sync.WaitGroup
-	searcher := func(p int, be engine.Backend) {
-		defer wg.Done()
-		for ctx.Err() == nil {
-			out := buffer(p)
-			if out == nil {
-				return
-			}
-			mu.Lock()
-			n := min(size[p], limit-cursor)
-			if cursor >= limit || !pol.take(p, n, len(qs)-cursor, time.Since(begin)) {
-				mu.Unlock()
-				free[p] <- out
-				return
-			}
-			plo, i := cursor, seq
-			cursor += n
-			seq++
-			mu.Unlock()
-			from := time.Now()
-			err := be.SearchBatch(ctx, qs[plo:plo+n], opt, out[:n])
-			to := time.Now()
-			mu.Lock()
-			pol.answered(p, n, to.Sub(begin))
-			mu.Unlock()
-			pieces[i] <- racePiece{p, plo, out[:n], from, to, err}
-			if err != nil {
-				return
-			}
-		}
-	}
 	wg.Add(pol.k[procGPU] + pol.k[procCPU])
 	for range pol.k[procGPU] {
-		go searcher(procGPU, r.gpu)
+		go func() { defer wg.Done(); lr.search(procGPU, r.gpu) }()
 	}
-	go searcher(procCPU, r.cpu)
+	go func() { defer wg.Done(); lr.search(procCPU, r.cpu) }()
 	finished := make(chan struct{})
 	go func() { wg.Wait(); close(finished) }()
 	hi, err := lo, error(nil)
 	for i := 0; ; i++ {
 		var pc racePiece
 		select {
-		case pc = <-pieces[i]:
+		case pc = <-lr.pieces[i]:
 		case <-finished:
-			mu.Lock()
-			taken := seq
-			mu.Unlock()
-			if i >= taken {
+			if i >= lr.taken() {
 				if err == nil {
-					err = parent.Err() // cancelled before a piece was taken
+					err = ctx.Err() // cancelled before a piece was taken
 				}
 				return hi, err
 			}
-			pc = <-pieces[i]
+			pc = <-lr.pieces[i]
 		}
 		if err == nil {
-			err = pc.err
-			es := time.Now()
-			if err == nil {
+			if err = pc.err; err == nil {
+				es := time.Now()
 				err = emit(pc.lo, pc.out)
-			}
-			if err == nil && so.Trace != nil {
-				so.Trace(ChunkTimes{Lo: pc.lo, N: len(pc.out), SearchStart: pc.from, SearchEnd: pc.to, EmitStart: es, EmitEnd: time.Now()})
+				if err == nil && so.Trace != nil {
+					so.Trace(ChunkTimes{Lo: pc.lo, N: len(pc.out), SearchStart: pc.from, SearchEnd: pc.to, EmitStart: es, EmitEnd: time.Now()})
+				}
 			}
 			if err != nil {
 				cancel()
@@ -350,6 +388,6 @@ func (r *router) raceLive(ctx context.Context, pol *racePolicy, qs []engine.Quer
 				hi = pc.lo + len(pc.out)
 			}
 		}
-		free[pc.p] <- pc.out[:cap(pc.out)]
+		lr.free[pc.p] <- pc.out[:cap(pc.out)]
 	}
 }
