@@ -74,7 +74,7 @@ type modeCosts struct {
 	queries [2]uint64           // answered per processor
 	batches [2]uint64
 	splits  splitState  // batches answered by both processors at once
-	stream  streamState // stream segments on each processor's own stream (auto_stream.go)
+	stream  streamState // stream races and segments on each processor's own stream (auto_stream.go)
 }
 
 const (
@@ -206,9 +206,8 @@ func (r *router) plan(key, rest int) (proc, n int) {
 	return proc, n
 }
 
-// planAt is plan's choice for a batch in bucket b with rest queries left
-// (a stream's calibration judges its chunk's bucket, not the rest's), and
-// whether the measurements decided it (decide). r.mu is held.
+// planAt is plan's choice for a batch in bucket b with rest queries left,
+// and whether the measurements decided it (decide). r.mu is held.
 func (r *router) planAt(m *modeCosts, b, rest int) (proc, n int, decided bool) {
 	p, decided := r.decide(m, b)
 	switch {
