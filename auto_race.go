@@ -60,20 +60,41 @@ import (
 
 const (
 	// raceMargin: a processor measured this factor slower than the other
-	// stops racing.
+	// (its lower bound over the other's upper bound) stops racing.
 	raceMargin = 1.1
-	// raceCPUPiece divides the chunk into the CPU's race pieces: small
-	// enough that the CPU is measured within a few ms and that its last
-	// piece does not hold up a stream the GPU wins, large enough (a
-	// quarter chunk: 256 queries per worker of 16) that its batch start
-	// does not dominate.
-	raceCPUPiece = 4
+	// raceClear: a processor whose rate is this factor over the other's
+	// stops racing at once, on the first rates both have (a 2-5× gap is
+	// common: GCIDE TREC'06 AND the CPU 1.4× faster, OR the GPU 3×,
+	// known-item the GPU 4-5×, H200).
+	raceClear = 1.5
+	// raceCPUPiece and raceGPUPiece divide the chunk into each
+	// processor's race pieces: small, so that both are measured within a
+	// few ms (H200, GCIDE: a race of whole GPU chunks and CPU quarter
+	// chunks lasted 20-90 ms of a 30-150 ms run of 100,000 queries, both
+	// processors contending for the host's cores meanwhile); the CPU's
+	// 1,024 queries (64 per worker of 16), the GPU's 2,048 with
+	// StreamOptions.InFlight of them in flight.
+	raceCPUPiece = 32
+	raceGPUPiece = 4
 	// raceAhead bounds the CPU's pieces answered ahead of the one emit
-	// waits for (the CPU answers several quarter chunks while the GPU
-	// answers its first two chunks: H100, GCIDE AND, ~1 ms against
-	// ~10 ms); the GPU's own bound is a quarter of it, in chunks.
+	// waits for (the CPU answers many pieces while the GPU answers its
+	// first two: GCIDE TREC'06 AND, ~20 of 1,024 queries in ~8 ms); the
+	// GPU's own bound is a quarter of it.
 	raceAhead = 32
 )
+
+// raceEnough is the number of pieces each processor answers, both
+// measured within raceMargin of each other, before the race ends and the
+// faster one's own stream takes the rest (at its chunk size, with no
+// contention): enough for a rate beyond a piece's noise, few enough that
+// the race stays a few ms.
+var raceEnough = [2]int{procCPU: 6, procGPU: 4}
+
+// racePieces are each processor's first race pieces for a stream of
+// chunk queries.
+func racePieces(chunk int) [2]int {
+	return [2]int{procCPU: max(chunk/raceCPUPiece, 1), procGPU: max(chunk/raceGPUPiece, 1)}
+}
 
 // racePolicy decides, under the race's lock, which processor takes the
 // next piece; times are durations since the race began. A processor's
@@ -92,10 +113,29 @@ type racePolicy struct {
 	flying    [2]int           // pieces in flight
 	stopped   [2]bool
 	stopAt    [2]time.Duration // when it was refused its first piece
+	size      [2]int           // each processor's next piece (piece)
+	chunk     int              // the stream's chunk: the GPU's largest piece
 }
 
-func newRacePolicy(gpuInFlight int) *racePolicy {
-	return &racePolicy{k: [2]int{procCPU: 1, procGPU: max(gpuInFlight, 1)}}
+// newRacePolicy is the policy of a race of a stream of chunk queries
+// with gpuInFlight GPU pieces in flight.
+func newRacePolicy(gpuInFlight, chunk int) *racePolicy {
+	chunk = max(chunk, 1)
+	s := &racePolicy{k: [2]int{procCPU: 1, procGPU: max(gpuInFlight, 1)}, chunk: chunk, size: racePieces(chunk)}
+	return s
+}
+
+// piece is the size of p's next piece with left queries left to race:
+// the CPU's are raceCPUPiece-ths of a chunk; the GPU's start at a
+// raceGPUPiece-th and double with each piece it answers (its fixed time
+// per batch, a few ms, weighs less as they grow), whole chunks once the
+// CPU stopped (the race goes on as the GPU's stream).
+func (s *racePolicy) piece(p, left int) int {
+	n := s.size[p]
+	if p == procGPU && s.stopped[procCPU] {
+		n = s.chunk
+	}
+	return min(n, left)
 }
 
 // tick brings p's busy time up to now.
@@ -164,8 +204,12 @@ func (s *racePolicy) take(p, n, rest int, now time.Duration) bool {
 	switch uo := s.upper(o); {
 	case uo > 0 && max(s.lower(p, now), s.rate(p)) > raceMargin*uo:
 		s.stopped[p] = true // surely slower
+	case s.rate(p) > 0 && s.rate(o) > 0 && s.rate(p) > raceClear*s.rate(o):
+		s.stopped[p] = true // clearly slower on the first rates
 	case ro > 0 && rp > ro && float64(n*s.k[p])*rp > float64(rest)*ro:
 		s.stopped[p] = true // its piece would end after the other's rest
+	case s.comps[p] >= raceEnough[p] && s.comps[o] >= raceEnough[o] && rp > ro && ro > 0:
+		s.stopped[p] = true // both measured, p the slower
 	}
 	if p == procCPU && s.stopped[procGPU] && s.flying[procGPU] == 0 {
 		s.stopped[p] = true // the CPU's own stream takes the rest
@@ -188,6 +232,16 @@ func (s *racePolicy) answered(p, n int, now time.Duration) {
 	s.done[p] += n
 	s.comps[p]++
 	s.flying[p]--
+	// A piece answered doubles the next, up to a chunk, once the other
+	// processor answered a piece too (the race undecided on both
+	// processors' evidence: their batch starts then weigh less and less
+	// in their rates, as in their own streams); the CPU's first piece,
+	// its cold start, is half its second. Before the other answered, a
+	// longer piece would only hold up the decision (the CPU's 2,048
+	// known-item queries take 15 ms).
+	if s.comps[1-p] > 0 || (p == procCPU && s.comps[p] == 1) {
+		s.size[p] = min(2*s.size[p], s.chunk)
+	}
 	if s.comps[p] == 1 {
 		s.firstBusy[p], s.firstN[p] = s.busy[p], n
 	}
@@ -241,10 +295,11 @@ type liveRace struct {
 	cursor int // the next query to take
 	seq    int // pieces taken
 
-	// Each processor's pieces' size (the CPU's a quarter chunk, the
-	// GPU's a chunk) and response buffers of that size: at most its pieces
-	// in flight plus those answered ahead of the one emit waits for
-	// (raceAhead), made as needed.
+	// Each processor's response buffers: at most its pieces in flight
+	// plus those answered ahead of the one emit waits for (raceAhead),
+	// made as needed of its first piece's size (the GPU's a chunk, its
+	// pieces' largest), a CPU buffer remade larger where its piece grew
+	// past it.
 	size      [2]int
 	free      [2]chan []engine.Response
 	allocated [2]int // under mu
@@ -254,11 +309,12 @@ type liveRace struct {
 }
 
 func newLiveRace(ctx context.Context, pol *racePolicy, qs []engine.Query, lo, limit int, opt engine.Options, so StreamOptions) *liveRace {
-	small := max(so.Chunk/raceCPUPiece, 1)
+	first := racePieces(so.Chunk)
+	small := min(first[procCPU], first[procGPU], limit-lo)
 	lr := &liveRace{ctx: ctx, pol: pol, qs: qs, opt: opt, limit: limit, resCap: so.ResultCap,
 		begin: time.Now(), cursor: lo,
-		size: [2]int{procCPU: min(small, limit-lo), procGPU: min(so.Chunk, limit-lo)},
-		bufs: [2]int{procCPU: pol.k[procCPU] + raceAhead, procGPU: pol.k[procGPU] + raceAhead/raceCPUPiece}}
+		size: [2]int{procCPU: min(first[procCPU], limit-lo), procGPU: min(pol.chunk, limit-lo)},
+		bufs: [2]int{procCPU: pol.k[procCPU] + raceAhead, procGPU: pol.k[procGPU] + raceAhead/4}}
 	for p := range lr.free {
 		lr.free[p] = make(chan []engine.Response, lr.bufs[p])
 	}
@@ -298,7 +354,7 @@ func (lr *liveRace) buffer(p int) []engine.Response {
 func (lr *liveRace) take(p int) (lo, n, i int, ok bool) {
 	lr.mu.Lock()
 	defer lr.mu.Unlock()
-	n = min(lr.size[p], lr.limit-lr.cursor)
+	n = lr.pol.piece(p, lr.limit-lr.cursor)
 	if lr.cursor >= lr.limit || !lr.pol.take(p, n, len(lr.qs)-lr.cursor, time.Since(lr.begin)) {
 		return 0, 0, 0, false
 	}
@@ -321,6 +377,9 @@ func (lr *liveRace) search(p int, be engine.Backend) {
 		if !ok {
 			lr.free[p] <- out
 			return
+		}
+		if cap(out) < n {
+			out = newResponses(n, lr.resCap)
 		}
 		from := time.Now()
 		err := be.SearchBatch(lr.ctx, lr.qs[lo:lo+n], lr.opt, out[:n])
