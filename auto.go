@@ -62,6 +62,9 @@ type router struct {
 	// race runs a stream's race (auto_race.go); nil: raceLive (tests
 	// simulate it).
 	race raceFunc
+	// profile, when not nil, keeps the streams' measured times across
+	// runs (auto_profile.go).
+	profile *profile
 
 	mu    sync.Mutex
 	modes [4]modeCosts // by engine.Mode; 0: mixed batches

@@ -82,6 +82,7 @@ type streamState struct {
 	race     string  // the last race (racePolicy.String)
 	trials   uint64  // segments run as trials of the processor not winning
 	since    int     // chunks the winner streamed since the last trial
+	profiled uint64  // streams started on the routing profile's record (auto_profile.go)
 }
 
 // procStream runs a segment of a stream on one processor as its own
@@ -139,7 +140,14 @@ func (r *router) recordRace(key int, pol *racePolicy) {
 		}
 		st.queries[p] += uint64(pol.done[p])
 		st.segments[p]++
-		if rp := pol.rate(p); rp > 0 {
+		// A processor stopped before it had a rate (the CPU after one
+		// piece, surely slower) is recorded at its upper bound: its pieces
+		// are all answered when the race ends.
+		rp := pol.rate(p)
+		if rp == 0 {
+			rp = pol.upper(p)
+		}
+		if rp > 0 {
 			st.per[p], st.raced[p] = rp, true
 		}
 	}
@@ -192,11 +200,17 @@ func (r *router) stream(ctx context.Context, procs [2]procStream, qs []engine.Qu
 	if race == nil {
 		race = r.raceLive
 	}
+	class := ""
+	if r.profile != nil {
+		class = queryClass(qs, chunk, r.profile.df)
+		r.seedProfile(key, class)
+		defer r.recordProfile(key, class, r.races(key))
+	}
 	for lo := 0; lo < len(qs); {
 		kind, nch := r.streamPlan(key, chunk, len(qs)-lo)
 		if kind == segRace {
 			limit := min(lo+nch*chunk, len(qs))
-			pol := newRacePolicy(so.InFlight)
+			pol := newRacePolicy(so.InFlight, chunk)
 			hi, err := race(ctx, pol, qs, lo, limit, opt, so, emit)
 			r.recordRace(key, pol)
 			if err != nil {
@@ -226,6 +240,51 @@ func (r *router) stream(ctx context.Context, procs [2]procStream, qs []engine.Qu
 		lo = hi
 	}
 	return nil
+}
+
+// races is the number of races mode key's streams ran.
+func (r *router) races(key int) uint64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.modes[key].stream.races
+}
+
+// seedProfile starts a stream of mode key and class on the routing
+// profile's record (auto_profile.go) where the mode's streams are not
+// measured yet and the record may route it: both processors' stream
+// times set as if a race had measured them, so that the winner's own
+// stream starts at once (and replaces its time with its own measure).
+func (r *router) seedProfile(key int, class string) {
+	r.mu.Lock()
+	st := &r.modes[key].stream
+	unmeasured := st.per[procCPU] == 0 && st.per[procGPU] == 0
+	r.mu.Unlock()
+	if !unmeasured {
+		return
+	}
+	per, ok := r.profile.lookup(modeName(key), class)
+	if !ok {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if st.per[procCPU] == 0 && st.per[procGPU] == 0 {
+		st.per, st.raced = per, [2]bool{true, true}
+		st.profiled++
+	}
+}
+
+// recordProfile records mode key's stream times in the routing profile
+// after a stream of class, where both are measured; racesBefore is the
+// mode's races before the stream (a race in it resets the record's count
+// of streams routed without one).
+func (r *router) recordProfile(key int, class string, racesBefore uint64) {
+	r.mu.Lock()
+	st := r.modes[key].stream
+	r.mu.Unlock()
+	if st.per[procCPU] > 0 && st.per[procGPU] > 0 {
+		r.profile.record(modeName(key), class, st.per, st.races > racesBefore)
+	}
 }
 
 // emitTraced emits out (the responses to the queries from lo, searched
@@ -308,6 +367,9 @@ func (st *streamState) String(cpuName, gpuName string) string {
 	}
 	if st.trials > 0 {
 		s += fmt.Sprintf(", %d trials", st.trials)
+	}
+	if st.profiled > 0 {
+		s += fmt.Sprintf(", %d started on the routing profile", st.profiled)
 	}
 	return s
 }

@@ -104,6 +104,14 @@ type Options struct {
 	// alone; by default a large batch, once both are measured, runs on
 	// both at once, split by their measured speeds (auto_split.go).
 	NoSplit bool
+	// AutoProfile, when not "", is the path of Device Auto's routing
+	// profile (auto_profile.go): the streams' measured times per mode and
+	// query class, kept across runs so that a repeat run over the same
+	// index starts on the recorded winner's stream without a race
+	// (DefaultProfilePath is the usual place). Only Open uses it (New
+	// has no index file to key it by); a profile that cannot be read is
+	// ignored with a notice, never an error.
+	AutoProfile string
 }
 
 // Engine answers queries over one open index. Its methods are safe for
@@ -146,6 +154,10 @@ func Open(path string, o Options) (*Engine, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	e.ownsIndex = true
+	if e.route != nil && o.AutoProfile != "" {
+		df := func(terms []string, dfs []uint32) { x.LookupDictDF(terms, make([]int, len(terms)), dfs) }
+		e.route.profile = openProfile(o.AutoProfile, path, e.route.workers, e.gpu.Device().Name, df, func(s string) { notice(o, s) })
+	}
 	return e, nil
 }
 
