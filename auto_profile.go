@@ -38,7 +38,8 @@ import (
 // profileRecheck streams routed by the record.
 //
 // The key: the profile's identity (the index file's size, modification
-// time and a hash of its first 4 KiB; the binary's version and commit;
+// time and a hash of its first 4 KiB; the binary's version, commit and
+// executable's size and time;
 // the host's core count and CPU workers; the GPU's name), the stream's
 // mode and its class (queryClass). An entry of another identity is not
 // used (a rebuilt index, a new binary, another host); the file keeps the
@@ -125,14 +126,23 @@ func indexIdentity(path string) (string, error) {
 }
 
 // profileIdentity is a profile's identity: the index's, the binary's
-// version and commit, the host's cores, the CPU workers and the GPU.
+// version, commit and executable file, the host's cores, the CPU workers
+// and the GPU.
 func profileIdentity(index string, workers int, gpuName string) string {
 	v := version.Get()
 	rev := v.Revision
 	if v.Modified {
 		rev += "+modified"
 	}
-	return fmt.Sprintf("%s; qp %s %s; %d cores, %d workers; gpu %s", index, v.Version, rev, runtime.NumCPU(), workers, gpuName)
+	// The executable's size and time: builds without a commit (go
+	// build in a worktree) or of a modified tree differ by them.
+	exe := ""
+	if path, err := os.Executable(); err == nil {
+		if st, err := os.Stat(path); err == nil {
+			exe = fmt.Sprintf(" (%d bytes, %s)", st.Size(), st.ModTime().UTC().Format(time.RFC3339))
+		}
+	}
+	return fmt.Sprintf("%s; qp %s %s%s; %d cores, %d workers; gpu %s", index, v.Version, rev, exe, runtime.NumCPU(), workers, gpuName)
 }
 
 // openProfile opens the profile at path for the index at indexPath; nil

@@ -81,6 +81,8 @@ const (
 	// first two: GCIDE TREC'06 AND, ~20 of 1,024 queries in ~8 ms); the
 	// GPU's own bound is a quarter of it.
 	raceAhead = 32
+	// raceMinPiece is the smallest piece but a stream's last.
+	raceMinPiece = 64
 )
 
 // raceEnough is the number of pieces each processor answers, both
@@ -129,11 +131,18 @@ func newRacePolicy(gpuInFlight, chunk int) *racePolicy {
 // the CPU's are raceCPUPiece-ths of a chunk; the GPU's start at a
 // raceGPUPiece-th and double with each piece it answers (its fixed time
 // per batch, a few ms, weighs less as they grow), whole chunks once the
-// CPU stopped (the race goes on as the GPU's stream).
+// CPU stopped (the race goes on as the GPU's stream); while neither
+// stopped, at most a quarter of left.
 func (s *racePolicy) piece(p, left int) int {
 	n := s.size[p]
-	if p == procGPU && s.stopped[procCPU] {
+	switch {
+	case p == procGPU && s.stopped[procCPU]:
 		n = s.chunk
+	case !s.stopped[procCPU] && !s.stopped[procGPU]:
+		// Undecided, no piece takes more than a quarter of what is
+		// left: on a short stream (3,000 queries) the GPU's first
+		// piece would otherwise take it all, the CPU none.
+		n = min(n, max(left/4, raceMinPiece))
 	}
 	return min(n, left)
 }
@@ -305,23 +314,17 @@ type liveRace struct {
 	allocated [2]int // under mu
 	bufs      [2]int
 
-	pieces []chan racePiece
+	pieces []chan racePiece // under mu, made as pieces are taken (piece)
 }
 
 func newLiveRace(ctx context.Context, pol *racePolicy, qs []engine.Query, lo, limit int, opt engine.Options, so StreamOptions) *liveRace {
 	first := racePieces(so.Chunk)
-	small := min(first[procCPU], first[procGPU], limit-lo)
 	lr := &liveRace{ctx: ctx, pol: pol, qs: qs, opt: opt, limit: limit, resCap: so.ResultCap,
 		begin: time.Now(), cursor: lo,
 		size: [2]int{procCPU: min(first[procCPU], limit-lo), procGPU: min(pol.chunk, limit-lo)},
 		bufs: [2]int{procCPU: pol.k[procCPU] + raceAhead, procGPU: pol.k[procGPU] + raceAhead/4}}
 	for p := range lr.free {
 		lr.free[p] = make(chan []engine.Response, lr.bufs[p])
-	}
-	// Every piece but the last has at least small queries.
-	lr.pieces = make([]chan racePiece, (limit-lo)/small+1)
-	for i := range lr.pieces {
-		lr.pieces[i] = make(chan racePiece, 1)
 	}
 	return lr
 }
@@ -387,11 +390,21 @@ func (lr *liveRace) search(p int, be engine.Backend) {
 		lr.mu.Lock()
 		lr.pol.answered(p, n, to.Sub(lr.begin))
 		lr.mu.Unlock()
-		lr.pieces[i] <- racePiece{p, lo, out[:n], from, to, err}
+		lr.piece(i) <- racePiece{p, lo, out[:n], from, to, err}
 		if err != nil {
 			return
 		}
 	}
+}
+
+// piece is the channel of the i-th piece taken.
+func (lr *liveRace) piece(i int) chan racePiece {
+	lr.mu.Lock()
+	defer lr.mu.Unlock()
+	for len(lr.pieces) <= i {
+		lr.pieces = append(lr.pieces, make(chan racePiece, 1))
+	}
+	return lr.pieces[i]
 }
 
 // taken is the number of pieces taken.
@@ -423,7 +436,7 @@ func (r *router) raceLive(ctx context.Context, pol *racePolicy, qs []engine.Quer
 	for i := 0; ; i++ {
 		var pc racePiece
 		select {
-		case pc = <-lr.pieces[i]:
+		case pc = <-lr.piece(i):
 		case <-finished:
 			if i >= lr.taken() {
 				if err == nil {
@@ -431,7 +444,7 @@ func (r *router) raceLive(ctx context.Context, pol *racePolicy, qs []engine.Quer
 				}
 				return hi, err
 			}
-			pc = <-lr.pieces[i]
+			pc = <-lr.piece(i)
 		}
 		if err == nil {
 			if err = pc.err; err == nil {

@@ -37,7 +37,7 @@ tag=${TAG:-auto2}
 # TestAutoGPUStream, TestStreamGPUInFlight.
 if [ -s "$bin/data/qp.test.xz" ]; then
   xz -d -c "$bin/data/qp.test.xz" >/tmp/qp.test && chmod +x /tmp/qp.test
-  /tmp/qp.test -test.run 'TestAutoGPU|TestRouter|TestRace|TestStreamFirstChunk|TestStreamGPUInFlight' -test.v >"$top/roottests.txt" 2>&1
+  /tmp/qp.test -test.run 'TestAutoGPU|TestRouter|TestRace|TestProfile|TestStreamFirstChunk|TestStreamGPUInFlight' -test.v >"$top/roottests.txt" 2>&1
   echo "root package tests: rc=$? ($(grep -c '^--- PASS' "$top/roottests.txt") passed, $(grep -c '^--- FAIL' "$top/roottests.txt") failed, $(grep -c '^--- SKIP' "$top/roottests.txt") skipped)" >>"$top/$tag-summary.txt"
 fi
 coll=${COLL:-gcide}
@@ -50,7 +50,7 @@ for part in ${PARTS:-trec known}; do
     known) qset=$coll.known.tsv reps=10 ;;
   esac
   OUT=$top/$part QSET=$qset REPS=$reps COLLS=$coll DEVS="gpu cpu auto" BUDGET=$left AUTO_BENCH=0 \
-    V10GPU=none V100GPU=none V10CPU=none V100CPU=none V10AUTO="old none" V100AUTO="old none" \
+    V10GPU=none V100GPU=none V10CPU=none V100CPU=none V10AUTO="${V10AUTO:-old none}" V100AUTO="${V100AUTO:-old none}" \
     ROUNDS=${ROUNDS:-3} ABBA=1 bash scripts/device/cliab.sh >"$top/$part/cliab.log" 2>&1
 done
 # The summary: per block and round, auto against the faster processor.
@@ -65,7 +65,8 @@ done
       k = blk SUBSEP r
       if (!(k in seen)) { seen[k] = 1; order[++n] = k }
       if (dev == "auto" && v == "old") old[k] = $8
-      else if (v == "none") rate[k, dev] = $8
+      else if (dev == "auto" && v == "repeat") rep[k] = $8
+      else if (v == "none" || (dev == "auto" && v == "race")) rate[k, dev] = $8
     }
     /RUNS DIFFER|NONE DIFFERS|FAILED/ { print "!! " $0 }
     END {
@@ -74,17 +75,26 @@ done
         g = rate[k, "gpu"]; c = rate[k, "cpu"]; a = rate[k, "auto"]; o = old[k]
         best = g > c ? g : c
         ra = best > 0 ? a / best : 0; ro = best > 0 ? o / best : 0
-        printf "%s %s: gpu %.0f cpu %.0f auto %.0f old-auto %.0f: auto/faster %.3f old/faster %.3f\n", p[1], p[2], g, c, a, o, ra, ro
+        rr = (best > 0 && (k in rep)) ? rep[k] / best : 0
+        printf "%s %s: gpu %.0f cpu %.0f auto %.0f old-auto %.0f: auto/faster %.3f old/faster %.3f", p[1], p[2], g, c, a, o, ra, ro
+        if (k in rep) printf " repeat %.0f repeat/faster %.3f", rep[k], rr
+        printf "\n"
         b = p[1]
-        if (!(b in lo)) { border[++nb] = b; lo[b] = ra; hi[b] = ra; olo[b] = ro; ohi[b] = ro }
+        if (!(b in lo)) { border[++nb] = b; lo[b] = ra; hi[b] = ra; olo[b] = ro; ohi[b] = ro; rlo[b] = rr; rhi[b] = rr }
         if (ra < lo[b]) lo[b] = ra; if (ra > hi[b]) hi[b] = ra
         if (ro < olo[b]) olo[b] = ro; if (ro > ohi[b]) ohi[b] = ro
+        if (rr < rlo[b]) rlo[b] = rr; if (rr > rhi[b]) rhi[b] = rr
       }
-      for (j = 1; j <= nb; j++) printf "RANGE %s: auto/faster %.3f-%.3f old/faster %.3f-%.3f\n", border[j], lo[border[j]], hi[border[j]], olo[border[j]], ohi[border[j]]
+      for (j = 1; j <= nb; j++) {
+        b = border[j]
+        printf "RANGE %s: auto/faster %.3f-%.3f old/faster %.3f-%.3f", b, lo[b], hi[b], olo[b], ohi[b]
+        if (rhi[b] > 0) printf " repeat/faster %.3f-%.3f", rlo[b], rhi[b]
+        printf "\n"
+      }
     }' "$f"
     grep -E 'runs identical|not compared|DIFFER' "$f"
     # The routing of each new auto run's first round (--stats).
-    awk '/^== / { blk = $0 } /^device auto:|^[a-z]+: cpu [0-9]+ queries/ { if (blk ~ / auto none/) print blk ": " $0 }' "$top/$part/cliab-stats.txt"
+    awk '/^== / { blk = $0 } /^device auto:|^[a-z]+: cpu [0-9]+ queries/ { if (blk ~ / auto (none|race|repeat)$/) print blk ": " $0 }' "$top/$part/cliab-stats.txt"
   done
 } >>"$top/$tag-summary.txt" 2>&1
 cat "$top/$tag-summary.txt"

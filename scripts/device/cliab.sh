@@ -26,7 +26,9 @@
 # even rounds) (one warm batch of all queries: --gpu-only on the GPU; 16 threads,
 # skip and maxscore on the CPU), then ROUNDS (default 2) rounds of the
 # variants in turn. A variant is TUNE[@CHUNK][%null]: "old" (the old binary),
-# "none" (the new binary, no switch), or a QP_QUERY_TUNE list, "all" being
+# "none" (the new binary, no switch), "race" and "repeat" (the new
+# binary's device auto with a new routing profile, then with the one the
+# last run left, --auto-profile), or a QP_QUERY_TUNE list, "all" being
 # $ALL; @CHUNK sets --chunk; %null writes the run to /dev/null (still
 # formatted and written: bench query writes nothing, so the run's cost is
 # the difference from the same variant without %null; its run is not
@@ -116,6 +118,16 @@ one() {
   tune=${base%@*}
   [ "$base" != "${base#*@}" ] && extra="--chunk ${base#*@}"
   [ "$tune" = old ] && bb=$old tune="" st=""
+  # race and repeat (device auto, branch auto4): the run with a routing
+  # profile of its own (--auto-profile, one per block), new for race (a
+  # race measures both processors and writes it), the last one's for
+  # repeat (started on the recorded winner's stream).
+  if [ "$tune" = race ] || [ "$tune" = repeat ]; then
+    local prof=$tmp/prof/$(echo "$key" | tr ' /' '__').json
+    mkdir -p "$tmp/prof"
+    [ "$tune" = race ] && rm -f "$prof"
+    extra="$extra --auto-profile $prof" tune=""
+  fi
   [ "$tune" = none ] && tune=""
   [ "$tune" = all ] && tune=$ALL
   [ "$dev" = cpu ] && extra="$extra --threads ${THREADS:-16}"
