@@ -20,16 +20,24 @@ import (
 // routing gains. So a stream whose processors are not both measured
 // starts with a race: both processors answer the stream's first chunks at
 // once from one shared queue, each taking its next piece when it is ready
-// (the GPU with StreamOptions.InFlight pieces of a chunk in flight, as its
-// own stream keeps them; the CPU pieces of a quarter chunk, one batch on
-// all its workers each), and emit sees the pieces in order. The loser's
-// pieces are not wasted: they are answers the winner does not owe, so the
-// race costs only the contention for the host's cores (the GPU's host
-// preparation beside the CPU's workers) and at most one loser's piece at
-// its end. This is the work-sharing of a heterogeneous scheduler (each
-// processor pulls work when idle: StarPU's eager policy, Augonnet et al.,
-// Euro-Par 2009) with a measured exit (racePolicy):
+// (the GPU with StreamOptions.InFlight pieces in flight, as its own
+// stream keeps them; the CPU one batch on all its workers at a time), and
+// emit sees the pieces in order. The loser's pieces are not wasted: they
+// are answers the winner does not owe, so the race costs only the
+// contention for the host's cores (the GPU's host preparation beside the
+// CPU's workers: each ~1.4× slower meanwhile, H200, GCIDE) and at most
+// one loser's piece at its end. This is the work-sharing of a
+// heterogeneous scheduler (each processor pulls work when idle: StarPU's
+// eager policy, Augonnet et al., Euro-Par 2009) with a measured exit
+// (racePolicy). The race must decide in a few ms: a race of whole GPU
+// chunks and CPU quarter chunks (branch auto3) lasted 20-90 ms of a
+// 30-150 ms run of 100,000 queries, and cost it 5-50% (H200, GCIDE).
 //
+//   - the pieces start small (piece): the CPU's a 32nd of a chunk (512
+//     queries, its cold start) then a 16th, the GPU's a quarter chunk;
+//     each doubles, up to a chunk, once the other processor answered one
+//     (an undecided race amortizes the batch starts as the streams do);
+//     while undecided none takes over a quarter of what is left;
 //   - a processor's rate is its busy time (with a piece in flight) over
 //     its queries answered, once it has as many completions as pieces in
 //     flight (the GPU's first completion is one piece of a pipeline's
@@ -38,9 +46,12 @@ import (
 //     not count;
 //   - a processor stops taking pieces once it is surely slower than the
 //     other by raceMargin: its rate, or its lower bound while it has none
-//     (its busy time so far over all the queries it took), above
-//     raceMargin times the other's upper bound (its busy time over the
-//     queries it answered);
+//     (its busy time so far over all the queries it took, its first piece
+//     left out as from its rate), above raceMargin times the other's upper
+//     bound (its busy time over the queries it answered); or at once,
+//     once both have rates, where its rate is raceClear times the other's
+//     (the first evidence of the 2-5× gaps common here); or, both having
+//     answered raceEnough pieces, where it is the slower;
 //   - near the end, the slower processor takes a piece only where it would
 //     answer it before the other would answer everything left (its piece
 //     time, the pieces in flight ahead of it included, under the rest's
@@ -50,13 +61,14 @@ import (
 //     the rest runs on the CPU's continuous stream (router.stream's
 //     segments), which formats the run on its workers and has no barrier
 //     between chunks; when the CPU stops, the race goes on as the GPU's
-//     stream (the same pieces in flight) to its limit.
+//     stream (whole chunks, the same pieces in flight, no pipeline drained
+//     and filled again) to its limit.
 //
-// Processors within raceMargin of each other race to the limit: both
-// answer, neither waits for the other, and at the end the slower one takes
-// no piece it would finish last. Each processor's rate is then recorded as
-// its stream time (streamState.per), and the later segments and streams
-// run as auto_stream.go chooses, with its bounded re-checks.
+// Each processor's rate is then recorded as its stream time
+// (streamState.per; a loser stopped before it had one, at its upper
+// bound), and the later segments and streams run as auto_stream.go
+// chooses, with its bounded re-checks. A routing profile
+// (auto_profile.go) lets a repeat run skip the race.
 
 const (
 	// raceMargin: a processor measured this factor slower than the other
@@ -188,8 +200,8 @@ func (s *racePolicy) upper(p int) float64 {
 }
 
 // lower is a lower bound of p's time per query at now: its busy time so
-// far over every query it took, as if all were answered now (0: none
-// taken).
+// far over every query it took, as if all were answered now, without
+// its first piece where its rate leaves it out (0: none taken).
 func (s *racePolicy) lower(p int, now time.Duration) float64 {
 	if s.taken[p] == 0 {
 		return 0
@@ -197,6 +209,11 @@ func (s *racePolicy) lower(p int, now time.Duration) float64 {
 	b := s.busy[p]
 	if s.flying[p] > 0 {
 		b += now - s.since[p]
+	}
+	if s.k[p] == 1 && s.comps[p] >= 1 && s.taken[p] > s.firstN[p] {
+		// Its first piece, a cold start, is not in its rate: nor in
+		// its bound once a later piece is taken.
+		return (b - s.firstBusy[p]).Seconds() / float64(s.taken[p]-s.firstN[p])
 	}
 	return b.Seconds() / float64(s.taken[p])
 }

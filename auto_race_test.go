@@ -303,3 +303,94 @@ func TestRaceDeviceFit(t *testing.T) {
 		})
 	}
 }
+
+// TestRacePieces: the race's piece sizes: the CPU's first half its
+// second; each doubles, up to a chunk, only once the other processor
+// answered a piece; while undecided no piece takes more than a quarter
+// of what is left (a short stream is shared); the GPU takes whole chunks
+// once the CPU stopped. And the rules that end a race early: a
+// processor 1.5× slower on first rates stops at once; both measured
+// raceEnough pieces, the slower stops.
+func TestRacePieces(t *testing.T) {
+	ms := func(x float64) time.Duration { return time.Duration(x * float64(time.Millisecond)) }
+	const chunk = 16384
+	s := newRacePolicy(2, chunk)
+	if c, g := s.piece(procCPU, 100000), s.piece(procGPU, 100000); c != chunk/raceCPUPiece || g != chunk/raceGPUPiece {
+		t.Fatalf("first pieces: cpu %d gpu %d", c, g)
+	}
+	if n := s.piece(procGPU, 3000); n != 750 {
+		t.Errorf("the GPU's first piece of a 3,000-query stream: %d, want a quarter", n)
+	}
+	s.take(procCPU, 512, 100000, 0)
+	s.answered(procCPU, 512, ms(0.5))
+	if n := s.piece(procCPU, 100000); n != 1024 {
+		t.Errorf("the CPU's second piece %d, want 1,024 (its first, the cold start, half of it)", n)
+	}
+	s.take(procCPU, 1024, 99488, ms(0.5))
+	s.answered(procCPU, 1024, ms(0.8))
+	if n := s.piece(procCPU, 100000); n != 1024 {
+		t.Errorf("the CPU's piece grew to %d before the GPU answered one", n)
+	}
+	s.take(procGPU, 4096, 98464, 0)
+	s.take(procGPU, 4096, 94368, 0)
+	s.answered(procGPU, 4096, ms(1))
+	if n := s.piece(procGPU, 100000); n != 8192 {
+		t.Errorf("the GPU's piece after one answered: %d, want 8,192", n)
+	}
+
+	// The GPU's first rates 2× the CPU's: clearly slower.
+	s = newRacePolicy(2, chunk)
+	s.take(procCPU, 512, 100000, 0)
+	s.answered(procCPU, 512, ms(0.2))
+	s.take(procCPU, 1024, 99488, ms(0.2))
+	s.take(procGPU, 4096, 98464, 0)
+	s.take(procGPU, 4096, 94368, 0)
+	s.answered(procCPU, 1024, ms(0.45)) // 0.24 µs a query
+	s.answered(procGPU, 4096, ms(1.9))
+	s.answered(procGPU, 4096, ms(2)) // 0.24 µs a query… upper bound
+	s.take(procCPU, 2048, 90272, ms(2))
+	s.answered(procCPU, 2048, ms(2.5))
+	// The CPU's rate 0.244 µs a query (after its first piece), the
+	// GPU's 0.244: within the margin.
+	if !s.take(procGPU, 8192, 88224, ms(2.5)) {
+		t.Fatal("the GPU within the margin stopped")
+	}
+	s.answered(procGPU, 8192, ms(8)) // 16,384 in 7.5 ms busy: 0.46 µs a query, 1.9× the CPU's
+	if s.take(procGPU, 16384, 80032, ms(8)) || !s.stopped[procGPU] {
+		t.Errorf("the GPU %.2f× slower on its rates raced on", s.rate(procGPU)/s.rate(procCPU))
+	}
+	if s.take(procCPU, 4096, 80032, ms(8)) {
+		t.Error("the CPU raced on after the GPU stopped and answered its pieces")
+	}
+
+	// The CPU stopped: the GPU's pieces are whole chunks.
+	s = newRacePolicy(2, chunk)
+	s.stopped[procCPU] = true
+	if n := s.piece(procGPU, 100000); n != chunk {
+		t.Errorf("the GPU's piece after the CPU stopped: %d, want a chunk", n)
+	}
+
+	// Close processors end the race once both answered raceEnough
+	// pieces: the slower stops, and the race with it.
+	s = newRacePolicy(1, chunk)
+	rest, at := 1000000, 0.0
+	for s.comps[procCPU] < 20 {
+		for p, per := range [2]float64{procCPU: 1.0, procGPU: 1.05} { // ms a piece
+			if !s.take(p, 1000, rest, ms(at)) {
+				if p != procGPU || s.comps[procGPU] < raceEnough[procGPU] || s.comps[procCPU] < raceEnough[procCPU] {
+					t.Fatalf("processor %d stopped after %v pieces", p, s.comps)
+				}
+				// The GPU's pieces all answered: the race ends, the
+				// CPU's own stream takes the rest.
+				if s.take(procCPU, 1000, rest, ms(at)) || s.rate(procCPU) >= s.rate(procGPU) {
+					t.Errorf("both measured (rates %g, %g): the CPU raced on", s.rate(procCPU), s.rate(procGPU))
+				}
+				return
+			}
+			s.answered(p, 1000, ms(at+per))
+			rest -= 1000
+		}
+		at += 1.05
+	}
+	t.Errorf("both measured %v pieces, neither stopped", s.comps)
+}
