@@ -60,9 +60,15 @@ import (
 //   - when the GPU stops and its pieces are answered, the CPU stops too:
 //     the rest runs on the CPU's continuous stream (router.stream's
 //     segments), which formats the run on its workers and has no barrier
-//     between chunks; when the CPU stops, the race goes on as the GPU's
-//     stream (whole chunks, the same pieces in flight, no pipeline drained
-//     and filled again) to its limit.
+//     between chunks; when the CPU stops, the GPU takes whole chunks
+//     until the CPU's pieces are answered, then stops: the rest runs on
+//     the GPU's own stream (StreamWith, as Device GPU's). The race going
+//     on as the GPU's stream to its limit (branch auto3,
+//     StreamOptions.RaceOnGPU) avoids draining and filling the pipeline
+//     once, but on the H200 the GPU's race rate over GCIDE's 80-88k
+//     queries after the CPU stopped was 1.24-1.7× its own stream's
+//     (known-item AND 0.97 µs a query against 0.78, OR 1.58 against
+//     0.93, TREC'06 OR 0.70 against 0.49).
 //
 // Each processor's rate is then recorded as its stream time
 // (streamState.per; a loser stopped before it had one, at its upper
@@ -129,6 +135,10 @@ type racePolicy struct {
 	stopAt    [2]time.Duration // when it was refused its first piece
 	size      [2]int           // each processor's next piece (piece)
 	chunk     int              // the stream's chunk: the GPU's largest piece
+	// gpuOn: once the CPU stopped, the race goes on as the GPU's stream
+	// to its limit (StreamOptions.RaceOnGPU) rather than ending when the
+	// CPU's pieces are answered.
+	gpuOn bool
 }
 
 // newRacePolicy is the policy of a race of a stream of chunk queries
@@ -237,8 +247,8 @@ func (s *racePolicy) take(p, n, rest int, now time.Duration) bool {
 	case s.comps[p] >= raceEnough[p] && s.comps[o] >= raceEnough[o] && rp > ro && ro > 0:
 		s.stopped[p] = true // both measured, p the slower
 	}
-	if p == procCPU && s.stopped[procGPU] && s.flying[procGPU] == 0 {
-		s.stopped[p] = true // the CPU's own stream takes the rest
+	if s.stopped[o] && s.flying[o] == 0 && (p == procCPU || !s.gpuOn) {
+		s.stopped[p] = true // p's own stream takes the rest
 	}
 	if s.stopped[p] {
 		if s.stopAt[p] == 0 {

@@ -415,6 +415,12 @@ type StreamOptions struct {
 	// none of whose pieces was seen.
 	Answered func(lo int, out []engine.Response)
 
+	// RaceOnGPU (Device Auto, A/B runs: QP_QUERY_TUNE=racegpu): once
+	// the CPU stopped racing, the race goes on as the GPU's stream to the
+	// segment's end (branch auto3) instead of handing the rest to the
+	// GPU's own stream (auto_race.go).
+	RaceOnGPU bool
+
 	// first, when in (0, Chunk), is the size of the stream's first chunk,
 	// the later ones Chunk: a Device Auto stream resuming on a processor's
 	// own stream in the middle of a chunk (auto_stream.go) keeps its later

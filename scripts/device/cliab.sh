@@ -28,7 +28,8 @@
 # variants in turn. A variant is TUNE[@CHUNK][%null]: "old" (the old binary),
 # "none" (the new binary, no switch), "race" and "repeat" (the new
 # binary's device auto with a new routing profile, then with the one the
-# last run left, --auto-profile), or a QP_QUERY_TUNE list, "all" being
+# last run left, --auto-profile; "racegpu": race with that switch), or a
+# QP_QUERY_TUNE list, "all" being
 # $ALL; @CHUNK sets --chunk; %null writes the run to /dev/null (still
 # formatted and written: bench query writes nothing, so the run's cost is
 # the difference from the same variant without %null; its run is not
@@ -121,13 +122,19 @@ one() {
   # race and repeat (device auto, branch auto4): the run with a routing
   # profile of its own (--auto-profile, one per block), new for race (a
   # race measures both processors and writes it), the last one's for
-  # repeat (started on the recorded winner's stream).
-  if [ "$tune" = race ] || [ "$tune" = repeat ]; then
-    local prof=$tmp/prof/$(echo "$key" | tr ' /' '__').json
-    mkdir -p "$tmp/prof"
-    [ "$tune" = race ] && rm -f "$prof"
-    extra="$extra --auto-profile $prof" tune=""
-  fi
+  # repeat (started on the recorded winner's stream); racegpu is race
+  # with QP_QUERY_TUNE=racegpu (the race goes on as the GPU's stream once
+  # the CPU stopped, as auto3's did), with a new profile of its own.
+  case $tune in
+    race | repeat | racegpu)
+      local prof=$tmp/prof/$(echo "$key" | tr ' /' '__').json
+      mkdir -p "$tmp/prof"
+      [ "$tune" = racegpu ] && prof=${prof%.json}.racegpu.json
+      [ "$tune" = repeat ] || rm -f "$prof"
+      extra="$extra --auto-profile $prof"
+      [ "$tune" = racegpu ] || tune=""
+      ;;
+  esac
   [ "$tune" = none ] && tune=""
   [ "$tune" = all ] && tune=$ALL
   [ "$dev" = cpu ] && extra="$extra --threads ${THREADS:-16}"
