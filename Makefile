@@ -56,7 +56,7 @@ emu:
 test-emu: emu
 	LD_LIBRARY_PATH=$(EMU_LIB) $(GO) test -count=1 $(EMU_SHORT) -timeout 40m ./cuda/... ./bench/decode/ ./engine/gpu/
 	LD_LIBRARY_PATH=$(EMU_LIB) $(GO) test -count=1 -run '^TestServeGPU' ./serve/
-	LD_LIBRARY_PATH=$(EMU_LIB) $(GO) test -count=1 -run '^(TestAutoGPU|TestStreamGPUInFlight)$$' .
+	LD_LIBRARY_PATH=$(EMU_LIB) $(GO) test -count=1 -run '^(TestAutoGPU|TestAutoGPUStream|TestStreamGPUInFlight)$$' .
 
 # The race detector on the packages that run goroutines. It needs cgo (and
 # gcc), for this step only: the shipped binary stays CGO_ENABLED=0. -short:

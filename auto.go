@@ -59,6 +59,12 @@ type router struct {
 	// split lets a decided batch run on both processors at once
 	// (auto_split.go); off, the winner answers it alone.
 	split bool
+	// race runs a stream's race (auto_race.go); nil: raceLive (tests
+	// simulate it).
+	race raceFunc
+	// profile, when not nil, keeps the streams' measured times across
+	// runs (auto_profile.go).
+	profile *profile
 
 	mu    sync.Mutex
 	modes [4]modeCosts // by engine.Mode; 0: mixed batches
@@ -70,7 +76,8 @@ type modeCosts struct {
 	size    [2][buckets]float64 // [proc][bucket]: batch size of those measurements
 	queries [2]uint64           // answered per processor
 	batches [2]uint64
-	splits  splitState // batches answered by both processors at once
+	splits  splitState  // batches answered by both processors at once
+	stream  streamState // stream races and segments on each processor's own stream (auto_stream.go)
 }
 
 const (
@@ -198,8 +205,34 @@ func (r *router) run(ctx context.Context, key, p int, qs []engine.Query, opt eng
 func (r *router) plan(key, rest int) (proc, n int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	m := &r.modes[key]
-	b := bucketOf(rest)
+	proc, n, _ = r.planAt(&r.modes[key], bucketOf(rest), rest)
+	return proc, n
+}
+
+// planAt is plan's choice for a batch in bucket b with rest queries left,
+// and whether the measurements decided it (decide). r.mu is held.
+func (r *router) planAt(m *modeCosts, b, rest int) (proc, n int, decided bool) {
+	p, decided := r.decide(m, b)
+	switch {
+	case decided:
+		return p, rest, true
+	case p == procCPU:
+		// The CPU's time first: slices growing 4× from a few queries per
+		// worker until it is exact or has a marginal time (or the whole
+		// batch, which measures its bucket); or, where the GPU's time
+		// lies between the CPU's bounds, a larger CPU slice.
+		return procCPU, calibration(m, procCPU, b, rest, cpuStart*r.workers), false
+	}
+	// The GPU may still win at this size: calibrate it on a slice 4× its
+	// largest measured size below b (at least calibrationStart: single
+	// queries measured before say little about batches).
+	return procGPU, calibration(m, procGPU, b, rest, calibrationStart), false
+}
+
+// decide says which processor serves a batch in bucket b of mode m faster
+// (decided), or, when the measurements do not decide yet, which one plan
+// calibrates next (see plan). r.mu is held.
+func (r *router) decide(m *modeCosts, b int) (proc int, decided bool) {
 	c, cExact := r.estimate(m, procCPU, b)
 	g, gExact := r.estimate(m, procGPU, b)
 	cLo, gLo := c, g
@@ -209,32 +242,23 @@ func (r *router) plan(key, rest int) (proc, n int) {
 	if !gExact {
 		gLo = marginal(m, procGPU, b)
 	}
-	calCPU := func() (int, int) {
-		return procCPU, calibration(m, procCPU, b, rest, cpuStart*r.workers)
-	}
 	switch {
 	case c == 0 || cLo == 0:
-		// The CPU's time first: slices growing 4× from a few queries per
-		// worker until it is exact or has a marginal time (or the whole
-		// batch, which measures its bucket).
-		return calCPU()
+		return procCPU, false
 	case g > 0 && g <= cLo:
 		// The GPU's upper bound is below the CPU's lower bound.
-		return procGPU, rest
+		return procGPU, true
 	case gExact && g > c, gLo > gpuMargin*c:
 		// The GPU is slower at this size than the CPU's upper bound, or
 		// each further GPU query costs more than a CPU query: larger
 		// batches only amortize the GPU's fixed part.
-		return procCPU, rest
+		return procCPU, true
 	case gExact:
 		// The GPU's time lies between the CPU's bounds: measure the CPU
 		// on a larger slice.
-		return calCPU()
+		return procCPU, false
 	}
-	// The GPU may still win at this size: calibrate it on a slice 4× its
-	// largest measured size below b (at least calibrationStart: single
-	// queries measured before say little about batches).
-	return procGPU, calibration(m, procGPU, b, rest, calibrationStart)
+	return procGPU, false
 }
 
 // marginal is processor p's marginal time per query, (T₂-T₁)/(n₂-n₁),
@@ -328,7 +352,7 @@ func (r *router) routing() string {
 	var parts []string
 	for key := range r.modes {
 		m := &r.modes[key]
-		if m.queries[0]+m.queries[1] == 0 {
+		if m.queries[0]+m.queries[1]+m.stream.queries[0]+m.stream.queries[1] == 0 {
 			continue
 		}
 		name := "mixed"
@@ -338,6 +362,7 @@ func (r *router) routing() string {
 		s := fmt.Sprintf("%s: %s %d queries in %d batches, %s %d in %d", name,
 			r.cpu.Name(), m.queries[procCPU], m.batches[procCPU], r.gpu.Name(), m.queries[procGPU], m.batches[procGPU])
 		s += m.splits.String(r.gpu.Name())
+		s += m.stream.String(r.cpu.Name(), r.gpu.Name())
 		for p, pn := range []string{r.cpu.Name(), r.gpu.Name()} {
 			var ms []string
 			for b, c := range m.cost[p] {

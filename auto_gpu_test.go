@@ -2,6 +2,7 @@ package qp_test
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 
 	"github.com/qpengine/qp"
@@ -37,6 +38,64 @@ func TestAutoGPU(t *testing.T) {
 		t.Logf("NoSplit %v: %s", noSplit, e.Routing())
 		e.Close()
 	}
+}
+
+// TestAutoGPUStream: Engine.StreamWith under Device Auto (a race of both
+// processors on a shared queue, then segments on one processor's own
+// stream: the continuous CPU stream with Answered, the GPU's with two
+// chunks in flight) answers every query as the CPU engine does, in order,
+// with Answered's pieces inside their chunks: as the router measures (a
+// race: the emulator's GPU answers its first two chunks while the CPU
+// answers the rest), with the segments sent to the GPU's stream, then to
+// the CPU's, by measured stream times set by hand, and in a race again.
+// An emit error and a cancelled context end a race and a GPU stream (the
+// CPU's stream resuming mid-chunk after a race: TestStreamContinuousFirst).
+// It skips without a GPU.
+func TestAutoGPUStream(t *testing.T) {
+	path := writeIndex(t)
+	ctx := context.Background()
+	qs, want := cpuAnswers(t, path, 6000)
+	var notes []string
+	e, err := qp.Open(path, qp.Options{Threads: 2, Notice: func(s string) { notes = append(notes, s) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if e.GPU() == nil {
+		t.Skipf("no usable GPU: %q", notes)
+	}
+	const chunk = 1000
+	for i, force := range [][2]float64{{}, {1, 1e-9}, {1e-9, 1}, {-1, -1}} {
+		switch {
+		case force[0] < 0:
+			// The measurements forgotten: a race again, after the
+			// streams forced on either processor.
+			qp.ResetRouteStreams(e, qs)
+		case force[0] > 0:
+			qp.SetStreamTimes(e, qs, force[0], force[1])
+		}
+		next := 0
+		var answered atomic.Int64
+		so := qp.StreamOptions{Chunk: chunk, InFlight: 2, Continuous: true, Answered: func(lo int, out []engine.Response) {
+			if len(out) == 0 || lo/chunk != (lo+len(out)-1)/chunk {
+				t.Errorf("run %d: Answered piece [%d, %d) crosses a chunk's end", i, lo, lo+len(out))
+			}
+			answered.Add(int64(len(out)))
+		}}
+		if err := e.StreamWith(ctx, qs, engine.Options{}, so, inOrder(want, chunk, &next)); err != nil || next != len(qs) {
+			t.Fatalf("run %d: %v after %d of %d queries\n%s", i, err, next, len(qs), e.Routing())
+		}
+		t.Logf("run %d: %d queries formatted by Answered; %s", i, answered.Load(), e.Routing())
+	}
+	// An emit error or a cancelled context ends the stream, in a
+	// calibration and on the GPU's stream.
+	stream := func(ctx context.Context, emit func(int, []engine.Response) error) error {
+		return e.StreamWith(ctx, qs, engine.Options{}, qp.StreamOptions{Chunk: chunk, InFlight: 2, Continuous: true}, emit)
+	}
+	qp.ResetRouteStreams(e, qs)
+	checkStreamStops(t, ctx, stream)
+	qp.SetStreamTimes(e, qs, 1, 1e-9)
+	checkStreamStops(t, ctx, stream)
 }
 
 // TestStreamGPUInFlight: a GPU processor's stream with two and three

@@ -26,14 +26,16 @@ type vclock struct{ t time.Time }
 func (c *vclock) now() time.Time { return c.t }
 
 type fakeProc struct {
-	name    string
-	clk     *vclock
-	workers int                         // > 0: a CPU, batch time fixed + ⌈n/workers⌉·per
-	fixed   time.Duration               // per-batch time (the GPU's launches, the CPU's start)
-	per     [4]time.Duration            // per-query time by mode
-	slow    float64                     // multiplier of every time (0: 1)
-	busy    time.Duration               // total simulated time
-	seen    map[engine.Mode]map[int]int // batch sizes run, by mode
+	name     string
+	clk      *vclock
+	workers  int                         // > 0: a CPU, batch time fixed + ⌈n/workers⌉·per
+	fixed    time.Duration               // per-batch time (the GPU's launches, the CPU's start)
+	per      [4]time.Duration            // per-query time by mode
+	slow     float64                     // multiplier of every time (0: 1)
+	busy     time.Duration               // total simulated time
+	pipe     float64                     // GPU stream, two chunks in flight: a later chunk's time × pipe (0: 1)
+	streamed int                         // queries answered by stream
+	seen     map[engine.Mode]map[int]int // batch sizes run, by mode
 }
 
 func (f *fakeProc) Name() string { return f.name }
@@ -51,10 +53,8 @@ func (f *fakeProc) cost(m engine.Mode, n int) time.Duration {
 	return t
 }
 
-func (f *fakeProc) SearchBatch(ctx context.Context, qs []engine.Query, opt engine.Options, out []engine.Response) error {
-	if len(qs) != len(out) {
-		panic("BUG: fake: lengths")
-	}
+// answer gives each query a result naming it.
+func (f *fakeProc) answer(qs []engine.Query, out []engine.Response) {
 	for i, q := range qs {
 		id, err := strconv.Atoi(q.ID)
 		if err != nil {
@@ -62,6 +62,13 @@ func (f *fakeProc) SearchBatch(ctx context.Context, qs []engine.Query, opt engin
 		}
 		out[i] = engine.Response{Results: append(out[i].Results[:0], topk.Result{Doc: uint32(id)})}
 	}
+}
+
+func (f *fakeProc) SearchBatch(ctx context.Context, qs []engine.Query, opt engine.Options, out []engine.Response) error {
+	if len(qs) != len(out) {
+		panic("BUG: fake: lengths")
+	}
+	f.answer(qs, out)
 	if len(qs) > 0 {
 		t := f.cost(qs[0].Mode, len(qs))
 		f.clk.t = f.clk.t.Add(t)

@@ -25,6 +25,14 @@
 // queries or more) may then run on both processors at once, split by their
 // measured speeds, while that measures faster than the faster processor
 // alone at its size (auto_split.go; Options.NoSplit turns it off).
+// Engine.StreamWith under Auto starts a stream whose processors are not
+// both measured with a race: both answer its first chunks at once from a
+// shared queue, each taking its next piece when ready, until one is
+// measured slower (auto_race.go); the stream then runs in segments on the
+// faster one's own stream — Device CPU's continuous stream, Device GPU's
+// with StreamOptions.InFlight chunks in flight — and the other's stream is
+// tried again only where it could win and the trial costs at most 3% of
+// the rest (auto_stream.go).
 // Results are identical whichever answers.
 // Engine.Routing says what was measured and chosen.
 //
@@ -96,6 +104,14 @@ type Options struct {
 	// alone; by default a large batch, once both are measured, runs on
 	// both at once, split by their measured speeds (auto_split.go).
 	NoSplit bool
+	// AutoProfile, when not "", is the path of Device Auto's routing
+	// profile (auto_profile.go): the streams' measured times per mode and
+	// query class, kept across runs so that a repeat run over the same
+	// index starts on the recorded winner's stream without a race
+	// (DefaultProfilePath is the usual place). Only Open uses it (New
+	// has no index file to key it by); a profile that cannot be read is
+	// ignored with a notice, never an error.
+	AutoProfile string
 }
 
 // Engine answers queries over one open index. Its methods are safe for
@@ -138,6 +154,10 @@ func Open(path string, o Options) (*Engine, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	e.ownsIndex = true
+	if e.route != nil && o.AutoProfile != "" {
+		df := func(terms []string, dfs []uint32) { x.LookupDictDF(terms, make([]int, len(terms)), dfs) }
+		e.route.profile = openProfile(o.AutoProfile, path, e.route.workers, e.gpu.Device().Name, df, func(s string) { notice(o, s) })
+	}
 	return e, nil
 }
 
@@ -359,9 +379,10 @@ type StreamOptions struct {
 	// queries' k; responses that need more grow as before. It is ignored
 	// where a buffer's storage would exceed maxResultSlab results.
 	ResultCap int
-	// Continuous lets Engine.StreamWith on the CPU processor run the
-	// chunks without a barrier between them (stream_cpu.go); other
-	// backends, and the package's StreamWith, ignore it.
+	// Continuous lets Engine.StreamWith on the CPU processor (and on
+	// Device Auto's CPU segments) run the chunks without a barrier
+	// between them (stream_cpu.go); other backends, and the package's
+	// StreamWith, ignore it.
 	Continuous bool
 	// InFlight is how many chunks StreamWith searches at once, each in
 	// its own SearchBatch call (<= 1: one at a time). A GPU backend
@@ -369,7 +390,8 @@ type StreamOptions struct {
 	// cores while another's launch sets hold the device (engine/gpu's
 	// SearchBatch takes the device only in runBatch). emit still sees
 	// the chunks in order, one at a time; InFlight+1 response buffers
-	// are kept. The continuous CPU stream ignores it.
+	// are kept. The continuous CPU stream ignores it; Engine.StreamWith
+	// under Device Auto keeps this many on its GPU segments.
 	InFlight int
 	// Trace, when not nil, is called with each chunk's timeline after its
 	// emit returned, in the emitting goroutine (it must not keep the
@@ -387,9 +409,56 @@ type StreamOptions struct {
 	// must wait for a busy core (qp query formats its run lines here).
 	// At most StreamChunksAhead+1 chunks are answered or emitted at a
 	// time, so a consumer may key its state by chunk index modulo that.
-	// Other processors and the package's StreamWith never call it: emit
-	// must also handle a chunk none of whose pieces was seen.
+	// Under Device Auto it is called for the chunks of the segments that
+	// run on the continuous CPU stream. Other processors and the
+	// package's StreamWith never call it: emit must also handle a chunk
+	// none of whose pieces was seen.
 	Answered func(lo int, out []engine.Response)
+
+	// RaceOnGPU (Device Auto, A/B runs: QP_QUERY_TUNE=racegpu): once
+	// the CPU stopped racing, the race goes on as the GPU's stream to the
+	// segment's end (branch auto3) instead of handing the rest to the
+	// GPU's own stream (auto_race.go).
+	RaceOnGPU bool
+
+	// first, when in (0, Chunk), is the size of the stream's first chunk,
+	// the later ones Chunk: a Device Auto stream resuming on a processor's
+	// own stream in the middle of a chunk (auto_stream.go) keeps its later
+	// chunks on the caller's chunk grid. The package's StreamWith honours
+	// it; before a continuous CPU stream, Engine.StreamWith answers that
+	// chunk as one batch (firstBatch).
+	first int
+}
+
+// chunking is a stream's division of n queries into chunks: the first of
+// first queries (when in (0, chunk)), the others of chunk.
+type chunking struct{ n, chunk, first int }
+
+func newChunking(n, chunk, first int) chunking {
+	if first <= 0 || first >= chunk {
+		first = chunk
+	}
+	return chunking{n, chunk, first}
+}
+
+// count is the number of chunks.
+func (k chunking) count() int {
+	if k.n <= 0 {
+		return 0
+	}
+	if k.n <= k.first {
+		return 1
+	}
+	return 1 + (k.n-k.first+k.chunk-1)/k.chunk
+}
+
+// bounds are chunk c's queries [lo, hi).
+func (k chunking) bounds(c int) (lo, hi int) {
+	if c > 0 {
+		lo = k.first + (c-1)*k.chunk
+	}
+	hi = k.first + c*k.chunk
+	return lo, min(hi, k.n)
 }
 
 // StreamChunksAhead is how many chunks a continuous CPU stream's workers
@@ -438,7 +507,8 @@ func StreamWith(ctx context.Context, be engine.Backend, qs []engine.Query, opt e
 	for i := range slots {
 		slots[i] = make(chan done, 1)
 	}
-	nch := (len(qs) + chunk - 1) / chunk
+	split := newChunking(len(qs), chunk, so.first)
+	nch := split.count()
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range k {
@@ -456,8 +526,7 @@ func StreamWith(ctx context.Context, be engine.Backend, qs []engine.Query, opt e
 				if c >= nch {
 					return
 				}
-				lo := c * chunk
-				hi := min(lo+chunk, len(qs))
+				lo, hi := split.bounds(c)
 				out = out[:hi-lo]
 				from := time.Now()
 				err := be.SearchBatch(ctx, qs[lo:hi], opt, out)

@@ -23,15 +23,75 @@ const streamBuffers = 3
 // while cores idle (a SearchBatch per chunk ends when its last query does).
 // The answers are those of the CPU backend (the same engine call per
 // query); emit still sees the chunks in order, each once answered whole.
+// Under Device Auto with a GPU the stream starts, while the processors'
+// streams are not both measured, with a race of both on a shared queue
+// (auto_race.go: emit sees the GPU's chunks and the CPU's quarter chunks,
+// in order), then runs in segments on either processor's own stream, as
+// Device CPU's (with so.Continuous) and Device GPU's (so.InFlight chunks
+// at once) run (auto_stream.go); a segment after a race may start with the
+// rest of a chunk, then keeps the caller's chunk grid.
 func (e *Engine) StreamWith(ctx context.Context, qs []engine.Query, opt engine.Options, so StreamOptions,
 	emit func(lo int, out []engine.Response) error) error {
-	cpu, ok := e.be.(*engine.CPU)
-	if !so.Continuous || !ok {
-		return StreamWith(ctx, e.be, qs, opt, so, emit)
+	if e.route != nil {
+		return e.route.stream(ctx, [2]procStream{procCPU: e.cpuStream(e.route.cpu), procGPU: e.gpuStream(e.route.gpu)}, qs, opt, so, emit)
 	}
-	e.streamMu.Lock() // one continuous stream at a time: they share the engines
-	defer e.streamMu.Unlock()
-	return streamCPU(ctx, e.streamEngines(cpu.Workers()), qs, opt, so, emit)
+	return e.cpuStream(e.be)(ctx, qs, opt, so, emit)
+}
+
+// cpuStream is the stream of be: with so.Continuous and a CPU backend
+// the continuous stream on the engine's stream engines, else the package's
+// StreamWith (so.InFlight chunks at once).
+func (e *Engine) cpuStream(be engine.Backend) procStream {
+	return func(ctx context.Context, qs []engine.Query, opt engine.Options, so StreamOptions,
+		emit func(lo int, out []engine.Response) error) error {
+		cpu, ok := be.(*engine.CPU)
+		if !so.Continuous || !ok {
+			return StreamWith(ctx, be, qs, opt, so, emit)
+		}
+		if so.first > 0 {
+			var err error
+			if qs, so, emit, err = firstBatch(ctx, be, qs, opt, so, emit); err != nil || len(qs) == 0 {
+				return err
+			}
+		}
+		e.streamMu.Lock() // one continuous stream at a time: they share the engines
+		defer e.streamMu.Unlock()
+		return streamCPU(ctx, e.streamEngines(cpu.Workers()), qs, opt, so, emit)
+	}
+}
+
+// firstBatch answers a stream's partial first chunk (so.first queries, a
+// Device Auto stream resuming mid-chunk) on be as one batch and emits it;
+// it returns the rest of the stream, its options and its emit, shifted so
+// that the rest starts on the caller's chunk grid.
+func firstBatch(ctx context.Context, be engine.Backend, qs []engine.Query, opt engine.Options, so StreamOptions,
+	emit func(lo int, out []engine.Response) error) ([]engine.Query, StreamOptions, func(int, []engine.Response) error, error) {
+	f := min(so.first, len(qs))
+	from := time.Now()
+	out := newResponses(f, so.ResultCap)
+	if err := be.SearchBatch(ctx, qs[:f], opt, out); err != nil {
+		return nil, so, emit, err
+	}
+	if err := emitTraced(emit, so.Trace, 0, out, from); err != nil {
+		return nil, so, emit, err
+	}
+	so.first = 0
+	if a := so.Answered; a != nil {
+		so.Answered = func(lo int, out []engine.Response) { a(f+lo, out) }
+	}
+	if tr := so.Trace; tr != nil {
+		so.Trace = func(c ChunkTimes) { c.Lo += f; tr(c) }
+	}
+	return qs[f:], so, shiftEmit(emit, f), nil
+}
+
+// gpuStream is the package's StreamWith over be (the GPU of Device Auto):
+// so.InFlight chunks at once; Answered is never called.
+func (e *Engine) gpuStream(be engine.Backend) procStream {
+	return func(ctx context.Context, qs []engine.Query, opt engine.Options, so StreamOptions,
+		emit func(lo int, out []engine.Response) error) error {
+		return StreamWith(ctx, be, qs, opt, so, emit)
+	}
 }
 
 // streamEngines returns the engines of continuous CPU streams, one per

@@ -205,3 +205,53 @@ func TestOpenBeside(t *testing.T) {
 		}
 	}
 }
+
+// TestStreamContinuousFirst: the continuous CPU stream resuming in the
+// middle of a chunk (a Device Auto stream after a race the CPU won:
+// StreamOptions' unexported first) answers the partial chunk as one batch,
+// then chunks on the caller's grid, every answer SearchBatch's, in order,
+// with Answered's pieces inside the grid's chunks and never for the
+// partial one.
+func TestStreamContinuousFirst(t *testing.T) {
+	e, err := qp.Open(writeIndex(t), qp.Options{Device: qp.CPU, Threads: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	var qs []engine.Query
+	for range 10 {
+		qs = append(qs, streamQueries(e)...)
+	}
+	ctx := context.Background()
+	want := make([]engine.Response, len(qs))
+	if err := e.SearchBatch(ctx, qs, engine.Options{}, want); err != nil {
+		t.Fatal(err)
+	}
+	const chunk, first = 64, 20
+	var mu sync.Mutex
+	var answered int
+	so := qp.WithFirst(qp.StreamOptions{Chunk: chunk, Continuous: true, Answered: func(lo int, out []engine.Response) {
+		mu.Lock()
+		defer mu.Unlock()
+		if lo < first || (lo-first)/chunk != (lo-first+len(out)-1)/chunk {
+			t.Errorf("Answered piece [%d, %d) outside the grid's chunks after %d", lo, lo+len(out), first)
+		}
+		answered += len(out)
+	}}, first)
+	var got []string
+	next := 0
+	check := inOrder(want, chunk, &next)
+	err = e.StreamWith(ctx, qs, engine.Options{}, so, func(lo int, out []engine.Response) error {
+		got = append(got, fmt.Sprintf("%d+%d", lo, len(out)))
+		return check(lo, out)
+	})
+	if err != nil || next != len(qs) {
+		t.Fatalf("%v after %d of %d queries", err, next, len(qs))
+	}
+	if got[0] != fmt.Sprintf("0+%d", first) || got[1] != fmt.Sprintf("%d+%d", first, chunk) {
+		t.Errorf("chunks %v, want 0+%d then %d+%d", got, first, first, chunk)
+	}
+	if answered != len(qs)-first {
+		t.Errorf("Answered saw %d queries, want %d", answered, len(qs)-first)
+	}
+}

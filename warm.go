@@ -17,7 +17,7 @@ import (
 // and the CPU workers' buffers are then in place before the caller's first
 // batch. Under Device Auto both processors are warmed directly, side by
 // side, and the router's measurements are left to the caller's own
-// batches; under Device CPU, the engines of a continuous stream
+// batches; under Device CPU and Auto, the engines of a continuous stream
 // (StreamOptions.Continuous) are warmed too. Warm may run while the caller does other work (reading a query
 // file); a batch of the caller's waits for the processor Warm holds. It
 // returns the first batch error; per-query errors are ignored (the
@@ -32,7 +32,11 @@ func (e *Engine) Warm(ctx context.Context, opt engine.Options, mode engine.Mode,
 		procs = []engine.Backend{e.route.cpu, e.route.gpu}
 	}
 	errs := make([]error, len(procs)+1)
-	if cpu, ok := e.be.(*engine.CPU); ok {
+	cpuBe := e.be
+	if e.route != nil {
+		cpuBe = e.route.cpu // Device Auto streams on the continuous stream too
+	}
+	if cpu, ok := cpuBe.(*engine.CPU); ok {
 		// The continuous stream's own engines (stream_cpu.go) too.
 		e.streamMu.Lock()
 		errs[len(procs)] = streamCPU(ctx, e.streamEngines(cpu.Workers()), cpuShare(qs, cpu), opt, StreamOptions{},

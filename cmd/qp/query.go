@@ -37,6 +37,7 @@ type queryFlags struct {
 	gpuBitmapAnd                  *triFlag
 	k1, b                         *float64
 	qtf, autoSplit                *bool
+	autoProfile                   *string
 	// quiet (set by commands with --quiet) suppresses the CPU-fallback
 	// notice.
 	quiet bool
@@ -58,7 +59,8 @@ func addQueryFlags(fs interface {
 		andAlgo:        fs.String("and-algo", string(engine.DefaultAnd), "AND algorithm: merge, galloping or skip"),
 		orAlgo:         fs.String("or-algo", string(engine.DefaultOr), "OR strategy: taat, daat, maxscore or bmw"),
 		device:         fs.String("device", "auto", "cpu, gpu or auto"),
-		autoSplit:      fs.Bool("auto-split", true, "device auto: once both processors are measured, run each large batch\n(8192 queries or more) on the CPU and the GPU at once, split by their\nmeasured speeds; false: each batch on the faster one alone"),
+		autoSplit:      fs.Bool("auto-split", true, "device auto: once both processors are measured, run each large batch\n(8192 queries or more) on the CPU and the GPU at once, split by their\nmeasured speeds; false: each batch on the faster one alone. A --queries\nstream runs each chunk on one processor's own stream either way"),
+		autoProfile:    fs.String("auto-profile", "", "device auto: the routing profile, where a --queries stream's measured\nspeeds (per mode and query class) are kept, keyed by the index file, the\nbinary, the host's cores and the GPU: a repeat run starts on the recorded\nfaster processor without a race (re-raced when its margin is under 1.3x\nand every 8th run); default: the user's cache dir, qp/auto-profile.json;\noff: none"),
 		threads:        fs.Int("threads", 0, "CPU worker threads (0 = all cores)"),
 		k1:             fs.Float64("k1", -1, "BM25 k1 (default: the index's, 0.9)"),
 		b:              fs.Float64("b", -1, "BM25 b (default: the index's, 0.4)"),
@@ -138,6 +140,26 @@ func (qf *queryFlags) options() (qp.Options, error) {
 	}
 	o := qp.Options{Device: dev, Threads: *qf.threads, Notice: func(line string) { deviceNotice(line, qf.quiet) }, Beside: qf.beside,
 		NoSplit: !*qf.autoSplit}
+	switch p := *qf.autoProfile; p {
+	case "off":
+	case "":
+		o.AutoProfile = qp.DefaultProfilePath()
+	default:
+		o.AutoProfile = p
+	}
+	if o.AutoProfile != "" {
+		// The profile's notices (ignored, stale, not written) are not the
+		// device's once-per-process line.
+		o.Notice = func(line string) {
+			if strings.HasPrefix(line, "qp: auto profile") {
+				if !qf.quiet {
+					fmt.Fprintln(stderr, line)
+				}
+				return
+			}
+			deviceNotice(line, qf.quiet)
+		}
+	}
 	if *qf.k1 >= 0 || *qf.b >= 0 {
 		o.Params = &score.Params{K1: *qf.k1, B: *qf.b} // negative: the index's, filled by qp.Open
 	}

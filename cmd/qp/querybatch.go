@@ -81,12 +81,15 @@ func (qf *queryFlags) runBatch(ctx context.Context, e *qp.Engine, mode engine.Mo
 	// Continuous): a chunk no longer waits for its slowest query while the
 	// other cores idle (docs/BENCHMARKS.md, cliq). Other processors ignore it.
 	so := qp.StreamOptions{Chunk: ba.chunk, Continuous: !ba.tune.barrier}
-	if _, cpu := be.(*engine.CPU); cpu && so.Continuous && !ba.tune.emitFmt {
+	// Device Auto with a GPU streams each segment on one processor's own
+	// stream (qp's auto_stream.go): both settings below apply to it.
+	auto := rc == nil && e.GPU() != nil && be != engine.Backend(e.GPU())
+	if _, cpu := be.(*engine.CPU); (cpu || auto) && so.Continuous && !ba.tune.emitFmt {
 		// The workers format their pieces' run lines as they answer them
 		// (runWriter.answered); the emit only writes them.
 		so.Answered = rw.answered(qs, cmp.Or(max(ba.chunk, 0), qp.DefaultChunk))
 	}
-	if _, onGPU := be.(*gpu.Backend); onGPU && !ba.tune.oneInFlight {
+	if _, onGPU := be.(*gpu.Backend); (onGPU || auto) && !ba.tune.oneInFlight {
 		// Two chunks in flight on the GPU: one's host preparation and
 		// plans on the cores while the other's launch sets hold the
 		// device (qp.StreamOptions.InFlight).
@@ -95,6 +98,7 @@ func (qf *queryFlags) runBatch(ctx context.Context, e *qp.Engine, mode engine.Mo
 	if ba.tune.prealloc {
 		so.ResultCap = *qf.k
 	}
+	so.RaceOnGPU = ba.tune.raceGPU
 	var chunkTime time.Duration
 	if ba.stats {
 		so.Trace = func(c qp.ChunkTimes) { tl.trace(c, chunkTime) }

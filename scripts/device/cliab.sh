@@ -18,7 +18,7 @@
 # gcide.qp --out gcide.known.tsv --kinds known --n 10000 --seed 1`) takes
 # the first 10,000 of FILE instead, its blocks named COLL/FILE-without-.tsv.
 # DEVS may name auto (qp query --device auto, all cores; its ratio is to
-# the CPU's bench query on THREADS workers).
+# the CPU's bench query on THREADS workers; AUTO_BENCH=0 skips that bench).
 #
 # Each measurement block (collection, R, mode, device) runs `bench query`
 # once (BENCH_EACH=1: again before every later round, and each round's
@@ -26,12 +26,16 @@
 # even rounds) (one warm batch of all queries: --gpu-only on the GPU; 16 threads,
 # skip and maxscore on the CPU), then ROUNDS (default 2) rounds of the
 # variants in turn. A variant is TUNE[@CHUNK][%null]: "old" (the old binary),
-# "none" (the new binary, no switch), or a QP_QUERY_TUNE list, "all" being
+# "none" (the new binary, no switch), "race" and "repeat" (the new
+# binary's device auto with a new routing profile, then with the one the
+# last run left, --auto-profile; "racegpu": race with that switch), or a
+# QP_QUERY_TUNE list, "all" being
 # $ALL; @CHUNK sets --chunk; %null writes the run to /dev/null (still
 # formatted and written: bench query writes nothing, so the run's cost is
 # the difference from the same variant without %null; its run is not
 # compared). Variants: V10GPU, V10CPU for R=10 and V100GPU, V100CPU for
-# larger R (defaults below). THREADS (default 16) sets the CPU rows' and
+# larger R (defaults below); the auto rows take V10AUTO and V100AUTO,
+# by default the CPU's lists. THREADS (default 16) sets the CPU rows' and
 # the CPU variants' workers.
 #
 # Output, under $OUT:
@@ -115,6 +119,22 @@ one() {
   tune=${base%@*}
   [ "$base" != "${base#*@}" ] && extra="--chunk ${base#*@}"
   [ "$tune" = old ] && bb=$old tune="" st=""
+  # race and repeat (device auto, branch auto4): the run with a routing
+  # profile of its own (--auto-profile, one per block), new for race (a
+  # race measures both processors and writes it), the last one's for
+  # repeat (started on the recorded winner's stream); racegpu is race
+  # with QP_QUERY_TUNE=racegpu (the race goes on as the GPU's stream once
+  # the CPU stopped, as auto3's did), with a new profile of its own.
+  case $tune in
+    race | repeat | racegpu)
+      local prof=$tmp/prof/$(echo "$key" | tr ' /' '__').json
+      mkdir -p "$tmp/prof"
+      [ "$tune" = racegpu ] && prof=${prof%.json}.racegpu.json
+      [ "$tune" = repeat ] || rm -f "$prof"
+      extra="$extra --auto-profile $prof"
+      [ "$tune" = racegpu ] || tune=""
+      ;;
+  esac
   [ "$tune" = none ] && tune=""
   [ "$tune" = all ] && tune=$ALL
   [ "$dev" = cpu ] && extra="$extra --threads ${THREADS:-16}"
@@ -160,13 +180,19 @@ for R in ${REPS:-10 100}; do
         key="$c x$R $m $dev"
         [ -n "${QSET:-}" ] && key="$c/${QSET%.*} x$R $m $dev"
         if [ $(( $(date +%s) - t0 )) -ge "${BUDGET:-450}" ]; then log "$key: skipped (budget)"; continue; fi
-        round=1 b=$(benchq)
+        round=1 b=0
+        # AUTO_BENCH=0: no bench query for the auto rows (it is the CPU's).
+        [ "$dev" = auto ] && [ "${AUTO_BENCH:-1}" = 0 ] || b=$(benchq)
         if [ "$dev" = gpu ]; then
           vs=$V10GPU
           [ "$R" -gt 10 ] && vs=$V100GPU
         else
           vs=$V10CPU
           [ "$R" -gt 10 ] && vs=$V100CPU
+          if [ "$dev" = auto ]; then
+            vs=${V10AUTO:-$V10CPU}
+            [ "$R" -gt 10 ] && vs=${V100AUTO:-$V100CPU}
+          fi
         fi
         log "$key bench $b"
         for round in $(seq 1 "${ROUNDS:-2}"); do

@@ -1,0 +1,492 @@
+package qp
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/qpengine/qp/engine"
+)
+
+// A race: how a Device Auto stream measures the processors' streams.
+//
+// Batch slices misjudge both processors' streams (H100, GCIDE TREC'06 OR:
+// CPU slices of 64 and 256 queries at 9.82 and 2.59 µs a query, the
+// CPU's stream 1.36; the GPU's 1,024-query slice 1.55 µs, its stream with
+// two chunks in flight 0.49), and running the loser alone long enough to
+// measure its stream costs a 100,000-query run (50-150 ms) more than the
+// routing gains. So a stream whose processors are not both measured
+// starts with a race: both processors answer the stream's first chunks at
+// once from one shared queue, each taking its next piece when it is ready
+// (the GPU with StreamOptions.InFlight pieces in flight, as its own
+// stream keeps them; the CPU one batch on all its workers at a time), and
+// emit sees the pieces in order. The loser's pieces are not wasted: they
+// are answers the winner does not owe, so the race costs only the
+// contention for the host's cores (the GPU's host preparation beside the
+// CPU's workers: each ~1.4× slower meanwhile, H200, GCIDE) and at most
+// one loser's piece at its end. This is the work-sharing of a
+// heterogeneous scheduler (each processor pulls work when idle: StarPU's
+// eager policy, Augonnet et al., Euro-Par 2009) with a measured exit
+// (racePolicy). The race must decide in a few ms: a race of whole GPU
+// chunks and CPU quarter chunks (branch auto3) lasted 20-90 ms of a
+// 30-150 ms run of 100,000 queries, and cost it 5-50% (H200, GCIDE).
+//
+//   - the pieces start small (piece): the CPU's a 32nd of a chunk (512
+//     queries, its cold start) then a 16th, the GPU's a quarter chunk;
+//     each doubles, up to a chunk, once the other processor answered one
+//     (an undecided race amortizes the batch starts as the streams do);
+//     while undecided none takes over a quarter of what is left;
+//   - a processor's rate is its busy time (with a piece in flight) over
+//     its queries answered, once it has as many completions as pieces in
+//     flight (the GPU's first completion is one piece of a pipeline's
+//     fill); a single-searcher processor (the CPU) with two completions or
+//     more is measured after its first piece, so that its cold start does
+//     not count;
+//   - a processor stops taking pieces once it is surely slower than the
+//     other by raceMargin: its rate, or its lower bound while it has none
+//     (its busy time so far over all the queries it took, its first piece
+//     left out as from its rate), above raceMargin times the other's upper
+//     bound (its busy time over the queries it answered); or at once,
+//     once both have rates, where its rate is raceClear times the other's
+//     (the first evidence of the 2-5× gaps common here); or, both having
+//     answered raceEnough pieces, where it is the slower;
+//   - near the end, the slower processor takes a piece only where it would
+//     answer it before the other would answer everything left (its piece
+//     time, the pieces in flight ahead of it included, under the rest's
+//     time on the other; each at its rate, or its upper bound while it has
+//     none), so that no stream waits on the loser's last piece;
+//   - when the GPU stops and its pieces are answered, the CPU stops too:
+//     the rest runs on the CPU's continuous stream (router.stream's
+//     segments), which formats the run on its workers and has no barrier
+//     between chunks; when the CPU stops, the GPU takes whole chunks
+//     until the CPU's pieces are answered, then stops: the rest runs on
+//     the GPU's own stream (StreamWith, as Device GPU's). The race going
+//     on as the GPU's stream to its limit (branch auto3,
+//     StreamOptions.RaceOnGPU) avoids draining and filling the pipeline
+//     once, but on the H200 the GPU's race rate over GCIDE's 80-88k
+//     queries after the CPU stopped was 1.24-1.7× its own stream's
+//     (known-item AND 0.97 µs a query against 0.78, OR 1.58 against
+//     0.93, TREC'06 OR 0.70 against 0.49).
+//
+// Each processor's rate is then recorded as its stream time
+// (streamState.per; a loser stopped before it had one, at its upper
+// bound), and the later segments and streams run as auto_stream.go
+// chooses, with its bounded re-checks. A routing profile
+// (auto_profile.go) lets a repeat run skip the race.
+
+const (
+	// raceMargin: a processor measured this factor slower than the other
+	// (its lower bound over the other's upper bound) stops racing.
+	raceMargin = 1.1
+	// raceClear: a processor whose rate is this factor over the other's
+	// stops racing at once, on the first rates both have (a 2-5× gap is
+	// common: GCIDE TREC'06 AND the CPU 1.4× faster, OR the GPU 3×,
+	// known-item the GPU 4-5×, H200).
+	raceClear = 1.5
+	// raceCPUPiece and raceGPUPiece divide the chunk into each
+	// processor's race pieces: small, so that both are measured within a
+	// few ms (H200, GCIDE: a race of whole GPU chunks and CPU quarter
+	// chunks lasted 20-90 ms of a 30-150 ms run of 100,000 queries, both
+	// processors contending for the host's cores meanwhile); the CPU's
+	// 1,024 queries (64 per worker of 16), the GPU's 2,048 with
+	// StreamOptions.InFlight of them in flight.
+	raceCPUPiece = 32
+	raceGPUPiece = 4
+	// raceAhead bounds the CPU's pieces answered ahead of the one emit
+	// waits for (the CPU answers many pieces while the GPU answers its
+	// first two: GCIDE TREC'06 AND, ~20 of 1,024 queries in ~8 ms); the
+	// GPU's own bound is a quarter of it.
+	raceAhead = 32
+	// raceMinPiece is the smallest piece but a stream's last.
+	raceMinPiece = 64
+)
+
+// raceEnough is the number of pieces each processor answers, both
+// measured within raceMargin of each other, before the race ends and the
+// faster one's own stream takes the rest (at its chunk size, with no
+// contention): enough for a rate beyond a piece's noise, few enough that
+// the race stays a few ms.
+var raceEnough = [2]int{procCPU: 6, procGPU: 4}
+
+// racePieces are each processor's first race pieces for a stream of
+// chunk queries.
+func racePieces(chunk int) [2]int {
+	return [2]int{procCPU: max(chunk/raceCPUPiece, 1), procGPU: max(chunk/raceGPUPiece, 1)}
+}
+
+// racePolicy decides, under the race's lock, which processor takes the
+// next piece; times are durations since the race began. A processor's
+// times count only while it has a piece in flight (busy), so that a
+// searcher waiting for a response buffer (its pieces answered ahead of
+// the one emit waits for) is not measured as slow.
+type racePolicy struct {
+	k         [2]int           // pieces each processor keeps in flight
+	busy      [2]time.Duration // time with a piece in flight, up to since
+	since     [2]time.Duration // the last change of flying
+	firstBusy [2]time.Duration // busy at its first completion
+	firstN    [2]int           // the queries of its first completed piece
+	taken     [2]int           // queries taken
+	done      [2]int           // queries answered
+	comps     [2]int           // pieces answered
+	flying    [2]int           // pieces in flight
+	stopped   [2]bool
+	stopAt    [2]time.Duration // when it was refused its first piece
+	size      [2]int           // each processor's next piece (piece)
+	chunk     int              // the stream's chunk: the GPU's largest piece
+	// gpuOn: once the CPU stopped, the race goes on as the GPU's stream
+	// to its limit (StreamOptions.RaceOnGPU) rather than ending when the
+	// CPU's pieces are answered.
+	gpuOn bool
+}
+
+// newRacePolicy is the policy of a race of a stream of chunk queries
+// with gpuInFlight GPU pieces in flight.
+func newRacePolicy(gpuInFlight, chunk int) *racePolicy {
+	chunk = max(chunk, 1)
+	s := &racePolicy{k: [2]int{procCPU: 1, procGPU: max(gpuInFlight, 1)}, chunk: chunk, size: racePieces(chunk)}
+	return s
+}
+
+// piece is the size of p's next piece with left queries left to race:
+// the CPU's are raceCPUPiece-ths of a chunk; the GPU's start at a
+// raceGPUPiece-th and double with each piece it answers (its fixed time
+// per batch, a few ms, weighs less as they grow), whole chunks once the
+// CPU stopped (the race goes on as the GPU's stream); while neither
+// stopped, at most a quarter of left.
+func (s *racePolicy) piece(p, left int) int {
+	n := s.size[p]
+	switch {
+	case p == procGPU && s.stopped[procCPU]:
+		n = s.chunk
+	case !s.stopped[procCPU] && !s.stopped[procGPU]:
+		// Undecided, no piece takes more than a quarter of what is
+		// left: on a short stream (3,000 queries) the GPU's first
+		// piece would otherwise take it all, the CPU none.
+		n = min(n, max(left/4, raceMinPiece))
+	}
+	return min(n, left)
+}
+
+// tick brings p's busy time up to now.
+func (s *racePolicy) tick(p int, now time.Duration) {
+	if s.flying[p] > 0 {
+		s.busy[p] += now - s.since[p]
+	}
+	s.since[p] = now
+}
+
+// rate is p's measured time per query (0: not yet measured): its busy
+// time over its queries answered, once it answered as many pieces as it
+// keeps in flight; after its first piece where it keeps one.
+func (s *racePolicy) rate(p int) float64 {
+	switch {
+	case s.comps[p] < s.k[p]:
+		return 0
+	case s.k[p] == 1 && s.comps[p] >= 2:
+		return (s.busy[p] - s.firstBusy[p]).Seconds() / float64(s.done[p]-s.firstN[p])
+	}
+	return s.busy[p].Seconds() / float64(s.done[p])
+}
+
+// estimate is p's rate, or while it has none its upper bound (0: none
+// answered).
+func (s *racePolicy) estimate(p int) float64 {
+	if r := s.rate(p); r > 0 {
+		return r
+	}
+	return s.upper(p)
+}
+
+// upper is an upper bound of p's time per query: its busy time up to its
+// latest completion over the queries answered, as if the pieces still in
+// flight had done nothing (0: none answered).
+func (s *racePolicy) upper(p int) float64 {
+	if s.done[p] == 0 {
+		return 0
+	}
+	return s.busy[p].Seconds() / float64(s.done[p])
+}
+
+// lower is a lower bound of p's time per query at now: its busy time so
+// far over every query it took, as if all were answered now, without
+// its first piece where its rate leaves it out (0: none taken).
+func (s *racePolicy) lower(p int, now time.Duration) float64 {
+	if s.taken[p] == 0 {
+		return 0
+	}
+	b := s.busy[p]
+	if s.flying[p] > 0 {
+		b += now - s.since[p]
+	}
+	if s.k[p] == 1 && s.comps[p] >= 1 && s.taken[p] > s.firstN[p] {
+		// Its first piece, a cold start, is not in its rate: nor in
+		// its bound once a later piece is taken.
+		return (b - s.firstBusy[p]).Seconds() / float64(s.taken[p]-s.firstN[p])
+	}
+	return b.Seconds() / float64(s.taken[p])
+}
+
+// take says whether processor p takes a piece of n queries at now, rest
+// queries (the piece's included) being left in the stream, and records
+// the piece when it does. A processor refused once takes no more pieces.
+func (s *racePolicy) take(p, n, rest int, now time.Duration) bool {
+	if n <= 0 {
+		return false
+	}
+	o := 1 - p
+	rp, ro := s.estimate(p), s.estimate(o)
+	switch uo := s.upper(o); {
+	case uo > 0 && max(s.lower(p, now), s.rate(p)) > raceMargin*uo:
+		s.stopped[p] = true // surely slower
+	case s.rate(p) > 0 && s.rate(o) > 0 && s.rate(p) > raceClear*s.rate(o):
+		s.stopped[p] = true // clearly slower on the first rates
+	case ro > 0 && rp > ro && float64(n*s.k[p])*rp > float64(rest)*ro:
+		s.stopped[p] = true // its piece would end after the other's rest
+	case s.comps[p] >= raceEnough[p] && s.comps[o] >= raceEnough[o] && rp > ro && ro > 0:
+		s.stopped[p] = true // both measured, p the slower
+	}
+	if s.stopped[o] && s.flying[o] == 0 && (p == procCPU || !s.gpuOn) {
+		s.stopped[p] = true // p's own stream takes the rest
+	}
+	if s.stopped[p] {
+		if s.stopAt[p] == 0 {
+			s.stopAt[p] = max(now, 1)
+		}
+		return false
+	}
+	s.tick(p, now)
+	s.taken[p] += n
+	s.flying[p]++
+	return true
+}
+
+// answered records that p answered a piece of n queries at now.
+func (s *racePolicy) answered(p, n int, now time.Duration) {
+	s.tick(p, now)
+	s.done[p] += n
+	s.comps[p]++
+	s.flying[p]--
+	// A piece answered doubles the next, up to a chunk, once the other
+	// processor answered a piece too (the race undecided on both
+	// processors' evidence: their batch starts then weigh less and less
+	// in their rates, as in their own streams); the CPU's first piece,
+	// its cold start, is half its second. Before the other answered, a
+	// longer piece would only hold up the decision (the CPU's 2,048
+	// known-item queries take 15 ms).
+	if s.comps[1-p] > 0 || (p == procCPU && s.comps[p] == 1) {
+		s.size[p] = min(2*s.size[p], s.chunk)
+	}
+	if s.comps[p] == 1 {
+		s.firstBusy[p], s.firstN[p] = s.busy[p], n
+	}
+}
+
+// String describes the race for the routing line: each processor's
+// queries, rate (µs a query) and when it stopped.
+func (s *racePolicy) String(names [2]string) string {
+	var parts []string
+	for p, name := range names {
+		if s.done[p] == 0 {
+			continue
+		}
+		part := fmt.Sprintf("%s %d queries (%.3gµs per query", name, s.done[p], s.estimate(p)*1e6)
+		if s.stopAt[p] > 0 {
+			part += fmt.Sprintf(", stopped at %.3g ms", s.stopAt[p].Seconds()*1e3)
+		}
+		parts = append(parts, part+")")
+	}
+	return strings.Join(parts, ", ")
+}
+
+// raceFunc runs a race on qs[lo:limit] (lo and limit on the stream's
+// chunk grid, or limit = len(qs)) under pol and returns where it stopped:
+// every query of qs[lo:hi] answered and emitted in order, hi > lo unless
+// it fails. Tests replace router.raceLive with a simulation.
+type raceFunc func(ctx context.Context, pol *racePolicy, qs []engine.Query, lo, limit int, opt engine.Options, so StreamOptions,
+	emit func(lo int, out []engine.Response) error) (int, error)
+
+// racePiece is one answered piece of a race.
+type racePiece struct {
+	p, lo    int
+	out      []engine.Response
+	from, to time.Time
+	err      error
+}
+
+// liveRace is the state of one raceLive: the shared cursor and the
+// policy under mu, each processor's response buffers, and one channel per
+// piece, in the order the pieces were taken, for emit.
+type liveRace struct {
+	ctx    context.Context
+	pol    *racePolicy
+	qs     []engine.Query
+	opt    engine.Options
+	limit  int
+	resCap int
+	begin  time.Time
+
+	mu     sync.Mutex
+	cursor int // the next query to take
+	seq    int // pieces taken
+
+	// Each processor's response buffers: at most its pieces in flight
+	// plus those answered ahead of the one emit waits for (raceAhead),
+	// made as needed of its first piece's size (the GPU's a chunk, its
+	// pieces' largest), a CPU buffer remade larger where its piece grew
+	// past it.
+	size      [2]int
+	free      [2]chan []engine.Response
+	allocated [2]int // under mu
+	bufs      [2]int
+
+	pieces []chan racePiece // under mu, made as pieces are taken (piece)
+}
+
+func newLiveRace(ctx context.Context, pol *racePolicy, qs []engine.Query, lo, limit int, opt engine.Options, so StreamOptions) *liveRace {
+	first := racePieces(so.Chunk)
+	lr := &liveRace{ctx: ctx, pol: pol, qs: qs, opt: opt, limit: limit, resCap: so.ResultCap,
+		begin: time.Now(), cursor: lo,
+		size: [2]int{procCPU: min(first[procCPU], limit-lo), procGPU: min(pol.chunk, limit-lo)},
+		bufs: [2]int{procCPU: pol.k[procCPU] + raceAhead, procGPU: pol.k[procGPU] + raceAhead/4}}
+	for p := range lr.free {
+		lr.free[p] = make(chan []engine.Response, lr.bufs[p])
+	}
+	return lr
+}
+
+// buffer returns a free response buffer of p's, a new one while p has
+// fewer than its limit, or nil once the race's context is done.
+func (lr *liveRace) buffer(p int) []engine.Response {
+	select {
+	case out := <-lr.free[p]:
+		return out
+	default:
+	}
+	lr.mu.Lock()
+	if lr.allocated[p] < lr.bufs[p] {
+		lr.allocated[p]++
+		lr.mu.Unlock()
+		return newResponses(lr.size[p], lr.resCap)
+	}
+	lr.mu.Unlock()
+	select {
+	case out := <-lr.free[p]:
+		return out
+	case <-lr.ctx.Done():
+		return nil
+	}
+}
+
+// take returns the next piece's bounds for p, or ok false once the policy
+// refuses it or the race's queries are all taken.
+func (lr *liveRace) take(p int) (lo, n, i int, ok bool) {
+	lr.mu.Lock()
+	defer lr.mu.Unlock()
+	n = lr.pol.piece(p, lr.limit-lr.cursor)
+	if lr.cursor >= lr.limit || !lr.pol.take(p, n, len(lr.qs)-lr.cursor, time.Since(lr.begin)) {
+		return 0, 0, 0, false
+	}
+	lo, i = lr.cursor, lr.seq
+	lr.cursor += n
+	lr.seq++
+	return lo, n, i, true
+}
+
+// search is one of p's searchers: it answers pieces on be while the
+// policy lets it, each into a buffer taken before the piece, and hands
+// each to its channel.
+func (lr *liveRace) search(p int, be engine.Backend) {
+	for lr.ctx.Err() == nil {
+		out := lr.buffer(p)
+		if out == nil {
+			return
+		}
+		lo, n, i, ok := lr.take(p)
+		if !ok {
+			lr.free[p] <- out
+			return
+		}
+		if cap(out) < n {
+			out = newResponses(n, lr.resCap)
+		}
+		from := time.Now()
+		err := be.SearchBatch(lr.ctx, lr.qs[lo:lo+n], lr.opt, out[:n])
+		to := time.Now()
+		lr.mu.Lock()
+		lr.pol.answered(p, n, to.Sub(lr.begin))
+		lr.mu.Unlock()
+		lr.piece(i) <- racePiece{p, lo, out[:n], from, to, err}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// piece is the channel of the i-th piece taken.
+func (lr *liveRace) piece(i int) chan racePiece {
+	lr.mu.Lock()
+	defer lr.mu.Unlock()
+	for len(lr.pieces) <= i {
+		lr.pieces = append(lr.pieces, make(chan racePiece, 1))
+	}
+	return lr.pieces[i]
+}
+
+// taken is the number of pieces taken.
+func (lr *liveRace) taken() int {
+	lr.mu.Lock()
+	defer lr.mu.Unlock()
+	return lr.seq
+}
+
+// raceLive races r's processors on qs[lo:limit] (raceFunc): one goroutine
+// per piece in flight (the GPU's so.InFlight, the CPU's one), each taking
+// the next piece from the shared cursor while pol lets it, and emit, in
+// the calling goroutine, seeing the pieces in order. After an error no
+// piece is emitted; the searchers stop and their pieces are drained.
+func (r *router) raceLive(ctx context.Context, pol *racePolicy, qs []engine.Query, lo, limit int, opt engine.Options, so StreamOptions,
+	emit func(lo int, out []engine.Response) error) (int, error) {
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	lr := newLiveRace(rctx, pol, qs, lo, limit, opt, so)
+	var wg sync.WaitGroup
+	wg.Add(pol.k[procGPU] + pol.k[procCPU])
+	for range pol.k[procGPU] {
+		go func() { defer wg.Done(); lr.search(procGPU, r.gpu) }()
+	}
+	go func() { defer wg.Done(); lr.search(procCPU, r.cpu) }()
+	finished := make(chan struct{})
+	go func() { wg.Wait(); close(finished) }()
+	hi, err := lo, error(nil)
+	for i := 0; ; i++ {
+		var pc racePiece
+		select {
+		case pc = <-lr.piece(i):
+		case <-finished:
+			if i >= lr.taken() {
+				if err == nil {
+					err = ctx.Err() // cancelled before a piece was taken
+				}
+				return hi, err
+			}
+			pc = <-lr.piece(i)
+		}
+		if err == nil {
+			if err = pc.err; err == nil {
+				es := time.Now()
+				err = emit(pc.lo, pc.out)
+				if err == nil && so.Trace != nil {
+					so.Trace(ChunkTimes{Lo: pc.lo, N: len(pc.out), SearchStart: pc.from, SearchEnd: pc.to, EmitStart: es, EmitEnd: time.Now()})
+				}
+			}
+			if err != nil {
+				cancel()
+			} else {
+				hi = pc.lo + len(pc.out)
+			}
+		}
+		lr.free[pc.p] <- pc.out[:cap(pc.out)]
+	}
+}

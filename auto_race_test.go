@@ -1,0 +1,396 @@
+package qp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/qpengine/qp/engine"
+	"github.com/qpengine/qp/topk"
+)
+
+// simRace is router.race for the fakes of auto_test.go on clk: an event
+// simulation of raceLive's searchers (the GPU's so.InFlight pieces in
+// flight, the CPU's one) under the same racePolicy, in virtual time. A
+// CPU piece is its batch's work (cpu.cost: its batch start each time); a
+// GPU piece in flight beside k-1 others k·pipe times its batch's work
+// (its stream's throughput, fakeProc.stream), one alone its batch's; a
+// processor's pieces progress at 1/(1+contend) while the other processor
+// has a piece in flight (the host's cores shared by the GPU's host
+// preparation and the CPU's workers), at full speed otherwise. The clock
+// advances by the race's length; the pieces are then emitted in order
+// with the fakes' answers.
+func simRace(clk *vclock, cpu, gpu *fakeProc, contend float64) raceFunc {
+	procs := [2]*fakeProc{procCPU: cpu, procGPU: gpu}
+	return func(ctx context.Context, pol *racePolicy, qs []engine.Query, lo, limit int, opt engine.Options, so StreamOptions,
+		emit func(lo int, out []engine.Response) error) (int, error) {
+		type searcher struct {
+			p        int
+			n        int     // its piece's queries, 0: idle
+			rem      float64 // its piece's work left (seconds alone)
+			finished bool
+		}
+		var ss []*searcher
+		for range pol.k[procGPU] {
+			ss = append(ss, &searcher{p: procGPU})
+		}
+		ss = append(ss, &searcher{p: procCPU})
+		type piece struct{ lo, n, p int }
+		var pieces []piece
+		cursor, now := lo, time.Duration(0)
+		for {
+			for _, s := range ss {
+				if s.finished || s.n > 0 {
+					continue
+				}
+				n := pol.piece(s.p, limit-cursor)
+				if cursor >= limit || !pol.take(s.p, n, len(qs)-cursor, now) {
+					s.finished = true
+					continue
+				}
+				f := procs[s.p]
+				t := f.cost(qs[cursor].Mode, n).Seconds()
+				if k := pol.k[s.p]; s.p == procGPU && k >= 2 && f.pipe > 0 {
+					t *= float64(k) * f.pipe
+				}
+				s.n, s.rem = n, t
+				f.streamed += n
+				pieces = append(pieces, piece{cursor, n, s.p})
+				cursor += n
+			}
+			var flying [2]bool
+			for _, s := range ss {
+				flying[s.p] = flying[s.p] || s.n > 0
+			}
+			if !flying[procCPU] && !flying[procGPU] {
+				break
+			}
+			speed := [2]float64{1, 1}
+			if flying[procCPU] && flying[procGPU] {
+				speed = [2]float64{1 / (1 + contend), 1 / (1 + contend)}
+			}
+			dt := math.Inf(1)
+			for _, s := range ss {
+				if s.n > 0 {
+					dt = min(dt, s.rem/speed[s.p])
+				}
+			}
+			now += time.Duration(dt * 1e9)
+			for _, s := range ss {
+				if s.n == 0 {
+					continue
+				}
+				s.rem -= dt * speed[s.p]
+				procs[s.p].busy += time.Duration(dt * 1e9)
+				if s.rem <= 1e-12 {
+					pol.answered(s.p, s.n, now)
+					s.n = 0
+				}
+			}
+		}
+		clk.t = clk.t.Add(now)
+		for _, pc := range pieces {
+			out := make([]engine.Response, pc.n)
+			procs[pc.p].answer(qs[pc.lo:pc.lo+pc.n], out)
+			if err := emit(pc.lo, out); err != nil {
+				return pc.lo, err
+			}
+		}
+		return cursor, ctx.Err()
+	}
+}
+
+// raceContend is the fakes' contention in a race (simRace).
+const raceContend = 0.2
+
+// TestRacePolicy: the race's rules on hand-made timelines (durations
+// since the race began; the GPU keeps two pieces in flight).
+func TestRacePolicy(t *testing.T) {
+	ms := func(x float64) time.Duration { return time.Duration(x * float64(time.Millisecond)) }
+	// The GPU answers OR 3× faster than the CPU's quarter chunks.
+	s := newRacePolicy(2, 16384)
+	if !s.take(procGPU, 1000, 10000, 0) || !s.take(procGPU, 1000, 9000, 0) || !s.take(procCPU, 250, 8000, 0) {
+		t.Fatal("a processor with nothing measured was refused its first piece")
+	}
+	s.answered(procGPU, 1000, ms(2)) // upper bound 2 µs a query
+	// The CPU has answered nothing after 2 ms on 250 queries: at least
+	// 8 µs a query, surely slower.
+	if s.take(procCPU, 250, 7750, ms(2)) || !s.stopped[procCPU] {
+		t.Error("the CPU, at least 4× slower than the GPU's upper bound, took another piece")
+	}
+	if !s.take(procGPU, 1000, 7750, ms(2)) {
+		t.Error("the faster GPU was refused a piece")
+	}
+	if s.take(procCPU, 250, 6750, ms(3)) {
+		t.Error("a stopped processor took a piece")
+	}
+
+	// Close processors (the CPU 1 µs, the GPU 1.05 µs a query) race on;
+	// near the end the slower takes no piece it would finish after the
+	// faster's rest.
+	s = newRacePolicy(2, 16384)
+	s.take(procGPU, 1000, 100000, 0)
+	s.take(procGPU, 1000, 99000, 0)
+	s.take(procCPU, 1000, 98000, 0)
+	s.answered(procCPU, 1000, ms(1))
+	s.take(procCPU, 1000, 97000, ms(1))
+	s.answered(procCPU, 1000, ms(2))
+	s.answered(procGPU, 1000, ms(2.05))
+	s.answered(procGPU, 1000, ms(2.1))
+	if r := s.rate(procGPU); r < 1.04e-6 || r > 1.06e-6 {
+		t.Fatalf("the GPU's rate %g, want 1.05e-6 (2,000 queries in 2.1 ms)", r)
+	}
+	if !s.take(procGPU, 1000, 96000, ms(2.1)) || !s.take(procCPU, 1000, 95000, ms(2.1)) {
+		t.Fatal("processors within raceMargin of each other stopped racing")
+	}
+	// 1,500 queries left: the GPU's piece (two in flight: 2.1 ms) would
+	// end after the CPU's 1.5 ms for all of them.
+	if s.take(procGPU, 1000, 1500, ms(2.2)) {
+		t.Error("the slower GPU took a piece it would finish last")
+	}
+	if !s.take(procCPU, 1000, 1500, ms(3)) {
+		t.Error("the faster CPU was refused a piece near the end")
+	}
+
+	// The GPU surely slower (AND): once its pieces are answered, the CPU
+	// stops too, so that its own stream takes the rest.
+	s = newRacePolicy(2, 16384)
+	s.take(procGPU, 4000, 100000, 0)
+	s.take(procGPU, 4000, 96000, 0)
+	for i := range 8 {
+		s.take(procCPU, 1000, 92000-1000*i, ms(float64(i)*0.25))
+		s.answered(procCPU, 1000, ms(float64(i+1)*0.25))
+	}
+	s.answered(procGPU, 4000, ms(4)) // 1 µs a query against the CPU's 0.25
+	if s.take(procGPU, 4000, 84000, ms(4)) {
+		t.Error("the GPU, 4× slower, took another piece")
+	}
+	if !s.take(procCPU, 1000, 84000, ms(4)) {
+		t.Error("the CPU stopped while the GPU's piece was in flight")
+	}
+	s.answered(procCPU, 1000, ms(4.25))
+	s.answered(procGPU, 4000, ms(5))
+	if s.take(procCPU, 1000, 83000, ms(5)) {
+		t.Error("the CPU raced on after the GPU stopped and answered its pieces")
+	}
+}
+
+// sleepProc is a goroutine-safe backend for raceLive: each batch answers
+// every query with a result naming it after sleeping per batch, and fails
+// at the query with ID fail.
+type sleepProc struct {
+	name  string
+	sleep time.Duration
+	fail  string
+}
+
+func (f *sleepProc) Name() string { return f.name }
+
+func (f *sleepProc) SearchBatch(ctx context.Context, qs []engine.Query, opt engine.Options, out []engine.Response) error {
+	time.Sleep(f.sleep)
+	for i, q := range qs {
+		if q.ID == f.fail {
+			return errors.New("failed at " + q.ID)
+		}
+		id, _ := strconv.Atoi(q.ID)
+		out[i] = engine.Response{Results: append(out[i].Results[:0], topk.Result{Doc: uint32(id)})}
+	}
+	return ctx.Err()
+}
+
+// TestRaceLive: raceLive on two real-time backends (a CPU whose quarter
+// chunks take 20 ms, a GPU whose chunks take 1 ms, so that the GPU's
+// answered pieces wait for the CPU's in the response buffers) emits every
+// piece in order with its own answers up to where it stopped; a
+// backend's error and an emit's error end it with that error.
+func TestRaceLive(t *testing.T) {
+	qs := queriesOf(40*64, engine.Or)
+	run := func(cpu, gpu *sleepProc, emitErr error) (int, int, error) {
+		r := newRouter(cpu, gpu, 16)
+		next := 0
+		hi, err := r.raceLive(context.Background(), newRacePolicy(2, 64), qs, 0, len(qs), engine.Options{}, StreamOptions{Chunk: 64},
+			func(lo int, out []engine.Response) error {
+				if lo != next {
+					return fmt.Errorf("piece at %d emitted, want %d", lo, next)
+				}
+				for i := range out {
+					if out[i].Results[0].Doc != uint32(lo+i) {
+						return fmt.Errorf("query %d answered %+v", lo+i, out[i])
+					}
+				}
+				next += len(out)
+				return emitErr
+			})
+		return hi, next, err
+	}
+	hi, next, err := run(&sleepProc{name: "cpu", sleep: 20 * time.Millisecond}, &sleepProc{name: "gpu", sleep: time.Millisecond}, nil)
+	if err != nil || hi != next || hi <= 0 {
+		t.Fatalf("race: stopped at %d, emitted %d: %v", hi, next, err)
+	}
+	t.Logf("race stopped at %d of %d", hi, len(qs))
+	_, _, err = run(&sleepProc{name: "cpu", fail: "10"}, &sleepProc{name: "gpu", fail: "10"}, nil)
+	if err == nil || err.Error() != "failed at 10" {
+		t.Errorf("a backend's error: %v", err)
+	}
+	stop := errors.New("stop")
+	_, next, err = run(&sleepProc{name: "cpu"}, &sleepProc{name: "gpu"}, stop)
+	if err != stop || next == 0 {
+		t.Errorf("an emit's error: %v after %d", err, next)
+	}
+}
+
+// deviceFakes are fakes fitted to the H200 host's streams (16 cores,
+// GCIDE, 100,000 queries, Device CPU and Device GPU alone; BENCHMARKS.md,
+// auto3): the CPU's stream cpuUS µs a query (a batch start of 60 µs, paid
+// once by its stream), the GPU's a piece time a + b·n with a = 3 ms and
+// two in flight at pipe 0.6, b fitted so that its stream is gpuUS µs a
+// query.
+func deviceFakes(m engine.Mode, cpuUS, gpuUS float64) (*vclock, *fakeProc, *fakeProc) {
+	clk := &vclock{t: time.Unix(0, 0)}
+	cpu := &fakeProc{name: "cpu", clk: clk, workers: 16, fixed: 60 * time.Microsecond}
+	gpu := &fakeProc{name: "gpu", clk: clk, fixed: 3 * time.Millisecond, pipe: 0.6}
+	us := func(x float64) time.Duration { return time.Duration(x * float64(time.Microsecond)) }
+	cpu.per[m] = us(16 * cpuUS)
+	gpu.per[m] = us(gpuUS/gpu.pipe - gpu.fixed.Seconds()*1e6/DefaultChunk)
+	return clk, cpu, gpu
+}
+
+// TestRaceDeviceFit: the race on fakes fitted to the H200's GCIDE blocks
+// (TREC'06 and known-item, ×10; deviceFakes), with the contention the
+// device's routing lines show (each processor 1.4× slower while the
+// other runs: TREC AND's CPU at 0.326 µs a query in the race against
+// 0.236 alone), costs at most 8% over the faster processor's own stream
+// on 100,000 queries and answers most on the faster one. The
+// predictions per block are logged (BENCHMARKS.md, auto4).
+func TestRaceDeviceFit(t *testing.T) {
+	for _, c := range []struct {
+		name         string
+		mode         engine.Mode
+		cpuUS, gpuUS float64 // each processor's stream alone, µs a query
+	}{
+		{"trec-and", engine.And, 0.236, 0.339},
+		{"trec-or", engine.Or, 1.59, 0.492},
+		{"trec-andor", engine.AndOr, 1.48, 0.757},
+		{"known-and", engine.And, 3.45, 0.78},
+		{"known-or", engine.Or, 5.4, 0.93},
+		{"known-andor", engine.AndOr, 6.85, 1.39},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			qs := queriesOf(100000, c.mode)
+			clk, cpu, gpu := deviceFakes(c.mode, c.cpuUS, c.gpuUS)
+			tc := aloneTime(t, clk, cpu, qs)
+			tg := aloneTime(t, clk, gpu, qs)
+			r := oneClockRouter(clk, cpu, gpu)
+			r.race = simRace(clk, cpu, gpu, 0.4)
+			ta := autoStreamTime(t, clk, r, cpu, gpu, qs)
+			best := min(tc, tg)
+			t.Logf("cpu %v gpu %v auto %v: faster/auto %.3f\n%s", tc, tg, ta, float64(best)/float64(ta), r.routing())
+			if float64(ta) > 1.08*float64(best) {
+				t.Errorf("auto %v, %.3f× the faster processor's %v", ta, float64(ta)/float64(best), best)
+			}
+			st := r.modes[c.mode].stream
+			w := procCPU
+			if tg < tc {
+				w = procGPU
+			}
+			if st.queries[w] < st.queries[1-w] || st.races != 1 {
+				t.Errorf("the faster processor (%d) answered %d of %d in %d races\n%s", w, st.queries[w], len(qs), st.races, r.routing())
+			}
+		})
+	}
+}
+
+// TestRacePieces: the race's piece sizes: the CPU's first half its
+// second; each doubles, up to a chunk, only once the other processor
+// answered a piece; while undecided no piece takes more than a quarter
+// of what is left (a short stream is shared); the GPU takes whole chunks
+// once the CPU stopped. And the rules that end a race early: a
+// processor 1.5× slower on first rates stops at once; both measured
+// raceEnough pieces, the slower stops.
+func TestRacePieces(t *testing.T) {
+	ms := func(x float64) time.Duration { return time.Duration(x * float64(time.Millisecond)) }
+	const chunk = 16384
+	s := newRacePolicy(2, chunk)
+	if c, g := s.piece(procCPU, 100000), s.piece(procGPU, 100000); c != chunk/raceCPUPiece || g != chunk/raceGPUPiece {
+		t.Fatalf("first pieces: cpu %d gpu %d", c, g)
+	}
+	if n := s.piece(procGPU, 3000); n != 750 {
+		t.Errorf("the GPU's first piece of a 3,000-query stream: %d, want a quarter", n)
+	}
+	s.take(procCPU, 512, 100000, 0)
+	s.answered(procCPU, 512, ms(0.5))
+	if n := s.piece(procCPU, 100000); n != 1024 {
+		t.Errorf("the CPU's second piece %d, want 1,024 (its first, the cold start, half of it)", n)
+	}
+	s.take(procCPU, 1024, 99488, ms(0.5))
+	s.answered(procCPU, 1024, ms(0.8))
+	if n := s.piece(procCPU, 100000); n != 1024 {
+		t.Errorf("the CPU's piece grew to %d before the GPU answered one", n)
+	}
+	s.take(procGPU, 4096, 98464, 0)
+	s.take(procGPU, 4096, 94368, 0)
+	s.answered(procGPU, 4096, ms(1))
+	if n := s.piece(procGPU, 100000); n != 8192 {
+		t.Errorf("the GPU's piece after one answered: %d, want 8,192", n)
+	}
+
+	// The GPU's first rates 2× the CPU's: clearly slower.
+	s = newRacePolicy(2, chunk)
+	s.take(procCPU, 512, 100000, 0)
+	s.answered(procCPU, 512, ms(0.2))
+	s.take(procCPU, 1024, 99488, ms(0.2))
+	s.take(procGPU, 4096, 98464, 0)
+	s.take(procGPU, 4096, 94368, 0)
+	s.answered(procCPU, 1024, ms(0.45)) // 0.24 µs a query
+	s.answered(procGPU, 4096, ms(1.9))
+	s.answered(procGPU, 4096, ms(2)) // 0.24 µs a query… upper bound
+	s.take(procCPU, 2048, 90272, ms(2))
+	s.answered(procCPU, 2048, ms(2.5))
+	// The CPU's rate 0.244 µs a query (after its first piece), the
+	// GPU's 0.244: within the margin.
+	if !s.take(procGPU, 8192, 88224, ms(2.5)) {
+		t.Fatal("the GPU within the margin stopped")
+	}
+	s.answered(procGPU, 8192, ms(8)) // 16,384 in 7.5 ms busy: 0.46 µs a query, 1.9× the CPU's
+	if s.take(procGPU, 16384, 80032, ms(8)) || !s.stopped[procGPU] {
+		t.Errorf("the GPU %.2f× slower on its rates raced on", s.rate(procGPU)/s.rate(procCPU))
+	}
+	if s.take(procCPU, 4096, 80032, ms(8)) {
+		t.Error("the CPU raced on after the GPU stopped and answered its pieces")
+	}
+
+	// The CPU stopped: the GPU's pieces are whole chunks.
+	s = newRacePolicy(2, chunk)
+	s.stopped[procCPU] = true
+	if n := s.piece(procGPU, 100000); n != chunk {
+		t.Errorf("the GPU's piece after the CPU stopped: %d, want a chunk", n)
+	}
+
+	// Close processors end the race once both answered raceEnough
+	// pieces: the slower stops, and the race with it.
+	s = newRacePolicy(1, chunk)
+	rest, at := 1000000, 0.0
+	for s.comps[procCPU] < 20 {
+		for p, per := range [2]float64{procCPU: 1.0, procGPU: 1.05} { // ms a piece
+			if !s.take(p, 1000, rest, ms(at)) {
+				if p != procGPU || s.comps[procGPU] < raceEnough[procGPU] || s.comps[procCPU] < raceEnough[procCPU] {
+					t.Fatalf("processor %d stopped after %v pieces", p, s.comps)
+				}
+				// The GPU's pieces all answered: the race ends, the
+				// CPU's own stream takes the rest.
+				if s.take(procCPU, 1000, rest, ms(at)) || s.rate(procCPU) >= s.rate(procGPU) {
+					t.Errorf("both measured (rates %g, %g): the CPU raced on", s.rate(procCPU), s.rate(procGPU))
+				}
+				return
+			}
+			s.answered(p, 1000, ms(at+per))
+			rest -= 1000
+		}
+		at += 1.05
+	}
+	t.Errorf("both measured %v pieces, neither stopped", s.comps)
+}
