@@ -64,7 +64,7 @@ import (
 //     until the CPU's pieces are answered, then stops: the rest runs on
 //     the GPU's own stream (StreamWith, as Device GPU's). The race going
 //     on as the GPU's stream to its limit (branch auto3,
-//     StreamOptions.RaceOnGPU) avoids draining and filling the pipeline
+//     the default; StreamOptions.GPUHandOff hands over instead) avoids draining and filling the pipeline
 //     once, but on the H200 the GPU's race rate over GCIDE's 80-88k
 //     queries after the CPU stopped was 1.24-1.7× its own stream's
 //     (known-item AND 0.97 µs a query against 0.78, OR 1.58 against
@@ -136,7 +136,7 @@ type racePolicy struct {
 	size      [2]int           // each processor's next piece (piece)
 	chunk     int              // the stream's chunk: the GPU's largest piece
 	// gpuOn: once the CPU stopped, the race goes on as the GPU's stream
-	// to its limit (StreamOptions.RaceOnGPU) rather than ending when the
+	// to its limit (the default; not StreamOptions.GPUHandOff) rather than ending when the
 	// CPU's pieces are answered.
 	gpuOn bool
 }

@@ -211,7 +211,7 @@ func (r *router) stream(ctx context.Context, procs [2]procStream, qs []engine.Qu
 		if kind == segRace {
 			limit := min(lo+nch*chunk, len(qs))
 			pol := newRacePolicy(so.InFlight, chunk)
-			pol.gpuOn = so.RaceOnGPU
+			pol.gpuOn = !so.GPUHandOff
 			hi, err := race(ctx, pol, qs, lo, limit, opt, so, emit)
 			r.recordRace(key, pol)
 			if err != nil {

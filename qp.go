@@ -415,11 +415,13 @@ type StreamOptions struct {
 	// none of whose pieces was seen.
 	Answered func(lo int, out []engine.Response)
 
-	// RaceOnGPU (Device Auto, A/B runs: QP_QUERY_TUNE=racegpu): once
-	// the CPU stopped racing, the race goes on as the GPU's stream to the
-	// segment's end (branch auto3) instead of handing the rest to the
-	// GPU's own stream (auto_race.go).
-	RaceOnGPU bool
+	// GPUHandOff (Device Auto, A/B runs: QP_QUERY_TUNE=gpuhandoff): once
+	// the CPU stopped racing, hand the rest to the GPU's own stream
+	// (branch auto4) instead of the default, the race going on as the
+	// GPU's stream to the segment's end (branch auto3), which measured
+	// faster in 10 of 12 rounds on the H200 (docs/BENCHMARKS.md, auto4's
+	// section; auto_race.go).
+	GPUHandOff bool
 
 	// first, when in (0, Chunk), is the size of the stream's first chunk,
 	// the later ones Chunk: a Device Auto stream resuming on a processor's

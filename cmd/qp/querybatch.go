@@ -98,7 +98,7 @@ func (qf *queryFlags) runBatch(ctx context.Context, e *qp.Engine, mode engine.Mo
 	if ba.tune.prealloc {
 		so.ResultCap = *qf.k
 	}
-	so.RaceOnGPU = ba.tune.raceGPU
+	so.GPUHandOff = ba.tune.gpuHandOff
 	var chunkTime time.Duration
 	if ba.stats {
 		so.Trace = func(c qp.ChunkTimes) { tl.trace(c, chunkTime) }

@@ -64,15 +64,16 @@ type queryTune struct {
 	// noSplit is --auto-split=false (device auto: each batch on one
 	// processor), for A/B runs of one command line.
 	noSplit bool
-	// raceGPU keeps device auto's race going as the GPU's stream once
-	// the CPU stopped (qp.StreamOptions.RaceOnGPU), as branch auto3 did.
-	raceGPU bool
+	// gpuHandOff ends device auto's race once the CPU stopped and its
+	// pieces are answered, the GPU's own stream taking the rest
+	// (qp.StreamOptions.GPUHandOff, branch auto4's hand-over).
+	gpuHandOff bool
 }
 
 // parseTune parses a comma-separated list of switches: prealloc,
 // warm[=N] (N synthetic queries; default: warmQueries'), fmt=N, gc=P|off,
 // par, cont, barrier, early, emitfmt, nosplit,
-// noslots, oldlines, inflight1, racegpu; "" or "none" is no switch. An unknown switch is an error.
+// noslots, oldlines, inflight1, gpuhandoff; "" or "none" is no switch. An unknown switch is an error.
 func parseTune(s string) (queryTune, error) {
 	var t queryTune
 	for _, f := range strings.Split(s, ",") {
@@ -108,8 +109,8 @@ func parseTune(s string) (queryTune, error) {
 			t.oldLines = true
 		case f == "inflight1":
 			t.oneInFlight = true
-		case f == "racegpu":
-			t.raceGPU = true
+		case f == "gpuhandoff":
+			t.gpuHandOff = true
 		case name == "warm" && !hasVal:
 			t.warmAuto = true
 		case name == "warm":
@@ -122,7 +123,7 @@ func parseTune(s string) (queryTune, error) {
 			t.gcPercent, err = num()
 			t.gcSet = true
 		default:
-			return t, fmt.Errorf("%s: unknown switch %q (want prealloc, warm[=N], fmt=N, gc=P|off, par, cont, barrier, early, emitfmt, nosplit, noslots, oldlines, inflight1, racegpu)", tuneEnv, f)
+			return t, fmt.Errorf("%s: unknown switch %q (want prealloc, warm[=N], fmt=N, gc=P|off, par, cont, barrier, early, emitfmt, nosplit, noslots, oldlines, inflight1, gpuhandoff)", tuneEnv, f)
 		}
 		if err != nil {
 			return t, err

@@ -66,7 +66,7 @@ done
       if (!(k in seen)) { seen[k] = 1; order[++n] = k }
       if (dev == "auto" && v == "old") old[k] = $8
       else if (dev == "auto" && v == "repeat") rep[k] = $8
-      else if (dev == "auto" && v == "racegpu") rgpu[k] = $8
+      else if (dev == "auto" && v == "handoff") rgpu[k] = $8
       else if (v == "none" || (dev == "auto" && v == "race")) rate[k, dev] = $8
     }
     /RUNS DIFFER|NONE DIFFERS|FAILED/ { print "!! " $0 }
@@ -79,7 +79,7 @@ done
         rr = (best > 0 && (k in rep)) ? rep[k] / best : 0
         printf "%s %s: gpu %.0f cpu %.0f auto %.0f old-auto %.0f: auto/faster %.3f old/faster %.3f", p[1], p[2], g, c, a, o, ra, ro
         if (k in rep) printf " repeat %.0f repeat/faster %.3f", rep[k], rr
-        if (k in rgpu) printf " racegpu %.0f racegpu/faster %.3f", rgpu[k], (best > 0 ? rgpu[k] / best : 0)
+        if (k in rgpu) printf " handoff %.0f handoff/faster %.3f", rgpu[k], (best > 0 ? rgpu[k] / best : 0)
         printf "\n"
         b = p[1]
         if (!(b in lo)) { border[++nb] = b; lo[b] = ra; hi[b] = ra; olo[b] = ro; ohi[b] = ro; rlo[b] = rr; rhi[b] = rr }
@@ -96,7 +96,7 @@ done
     }' "$f"
     grep -E 'runs identical|not compared|DIFFER' "$f"
     # The routing of each new auto run's first round (--stats).
-    awk '/^== / { blk = $0 } /^device auto:|^[a-z]+: cpu [0-9]+ queries/ { if (blk ~ / auto (none|race|repeat|racegpu)$/) print blk ": " $0 }' "$top/$part/cliab-stats.txt"
+    awk '/^== / { blk = $0 } /^device auto:|^[a-z]+: cpu [0-9]+ queries/ { if (blk ~ / auto (none|race|repeat|handoff)$/) print blk ": " $0 }' "$top/$part/cliab-stats.txt"
   done
 } >>"$top/$tag-summary.txt" 2>&1
 cat "$top/$tag-summary.txt"

@@ -28,7 +28,7 @@
 # variants in turn. A variant is TUNE[@CHUNK][%null]: "old" (the old binary),
 # "none" (the new binary, no switch), "race" and "repeat" (the new
 # binary's device auto with a new routing profile, then with the one the
-# last run left, --auto-profile; "racegpu": race with that switch), or a
+# last run left, --auto-profile; "handoff": race with that switch), or a
 # QP_QUERY_TUNE list, "all" being
 # $ALL; @CHUNK sets --chunk; %null writes the run to /dev/null (still
 # formatted and written: bench query writes nothing, so the run's cost is
@@ -122,17 +122,18 @@ one() {
   # race and repeat (device auto, branch auto4): the run with a routing
   # profile of its own (--auto-profile, one per block), new for race (a
   # race measures both processors and writes it), the last one's for
-  # repeat (started on the recorded winner's stream); racegpu is race
-  # with QP_QUERY_TUNE=racegpu (the race goes on as the GPU's stream once
-  # the CPU stopped, as auto3's did), with a new profile of its own.
+  # repeat (started on the recorded winner's stream); handoff is race
+  # with QP_QUERY_TUNE=gpuhandoff (once the CPU stopped, the rest on the
+  # GPU's own stream instead of the race going on as the GPU's stream,
+  # the default), with a new profile of its own.
   case $tune in
-    race | repeat | racegpu)
+    race | repeat | handoff)
       local prof=$tmp/prof/$(echo "$key" | tr ' /' '__').json
       mkdir -p "$tmp/prof"
-      [ "$tune" = racegpu ] && prof=${prof%.json}.racegpu.json
+      [ "$tune" = handoff ] && prof=${prof%.json}.handoff.json
       [ "$tune" = repeat ] || rm -f "$prof"
       extra="$extra --auto-profile $prof"
-      [ "$tune" = racegpu ] || tune=""
+      if [ "$tune" = handoff ]; then tune=gpuhandoff; else tune=""; fi
       ;;
   esac
   [ "$tune" = none ] && tune=""
