@@ -96,12 +96,7 @@ for m in ${MODES:-and or}; do
   done
   for v in $variants; do
     [ "$v" = old ] && continue
-    awk -v m="$m" -v v="$v" '$2 == m":" { for (i = 1; i <= NF; i++) if ($i == "CPU" && $(i+1) ~ /\/query/) {
-          x = $(i+1); sub(/\/query.*/, "", x); f = 1
-          if (x ~ /ns$/) f = 0.001; else if (x ~ /ms$/) f = 1000
-          gsub(/[^0-9.]/, "", x); if ($1 == "old") o[++no] = x * f; else if ($1 == v) w[++nw] = x * f } }
-      END { s = ""; t = 0; for (i = 1; i <= no && i <= nw; i++) { s = s sprintf(" %.2f (%.2f/%.2f µs)", w[i] / o[i], w[i], o[i]); t += w[i] / o[i] }
-        if (i > 1) printf "ratio %s: process CPU per query %s/old, pairs:%s; mean %.2f\n", m, v, s, t / (i - 1) }' "$sum" | tee -a "$sum"
+    cpu_ratio "$m" "$v" "$sum"
   done
 done
 ls -la "$OUT"
