@@ -39,16 +39,21 @@ import (
 //     (an undecided race amortizes the batch starts as the streams do);
 //     while undecided none takes over a quarter of what is left;
 //   - a processor's rate is its busy time (with a piece in flight) over
-//     its queries answered, once it has as many completions as pieces in
-//     flight (the GPU's first completion is one piece of a pipeline's
-//     fill); a single-searcher processor (the CPU) with two completions or
-//     more is measured after its first piece, so that its cold start does
-//     not count;
+//     its queries answered: a single-searcher processor (the CPU) with two
+//     completions or more is measured after its first piece, so that its
+//     cold start does not count; a pipelined one (the GPU, k pieces in
+//     flight) after its k-th completion (its pipeline full: branch auto5),
+//     once it answered a piece more, as its first pieces (their host
+//     preparation and launches beside the CPU's pieces) cost up to 3× its
+//     stream's rate (H200, GCIDE TREC'06 AND+OR, run 7: judged by them,
+//     the GPU stopped and the CPU, half its speed, ran 84% of the run);
 //   - a processor stops taking pieces once it is surely slower than the
 //     other by raceMargin: its rate, or its lower bound while it has none
 //     (its busy time so far over all the queries it took, its first piece
-//     left out as from its rate), above raceMargin times the other's upper
-//     bound (its busy time over the queries it answered); or at once,
+//     or the GPU's fill left out as from its rate; while the GPU fills,
+//     that over raceFill, its best possible pipelined rate), above
+//     raceMargin times the other's upper bound (its busy time over the
+//     queries it answered); or at once,
 //     once both have rates, where its rate is raceClear times the other's
 //     (the first evidence of the 2-5× gaps common here); or, both having
 //     answered raceEnough pieces, where it is the slower;
