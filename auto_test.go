@@ -35,6 +35,7 @@ type fakeProc struct {
 	busy     time.Duration               // total simulated time
 	pipe     float64                     // GPU stream, two chunks in flight: a later chunk's time × pipe (0: 1)
 	streamed int                         // queries answered by stream
+	fill     float64                     // a race's first GPU pieces, its pipeline's fill: × their time (simRace; 0: 1)
 	seen     map[engine.Mode]map[int]int // batch sizes run, by mode
 }
 
