@@ -89,6 +89,13 @@ type gpuFirst struct {
 	noMore         bool // pickOverflow found nothing in this dispatch round
 	// lastFinish is when the GPU's last batch came back (gpuFinished).
 	lastFinish time.Time
+	// The CPU share (Config.CPUShare; see shareCPU): share is the depth
+	// (0: off), cpuWork the predicted CPU work queued for the CPU and
+	// running there (each query at least MinTime), cpuMean the running
+	// mean of the arrivals' predicted CPU cost (likewise).
+	share   float64
+	cpuWork time.Duration
+	cpuMean float64
 }
 
 // meanDecay is the weight of the past in the running means.
@@ -371,6 +378,95 @@ func (s *Scheduler) gpuFinished(b *batch) {
 	if s.gf.cpuCap >= 0 {
 		s.gf.host.gpuDone(now, t)
 		s.gf.cpuCap = cpuSlotCap(s.cfg.Cores, s.gf.host.demand(), s.procs[CPU].slots)
+	}
+}
+
+// shareCPU decides whether arrival j joins the CPU's own queue under the
+// CPU share (Config.CPUShare; issue 24, fourteenth round). GPU-first
+// alone gives the CPU only the GPU's overflow, the queries the GPU is
+// predicted to answer after their target (TargetFraction of the
+// deadline): on the device the GPU's batches grow with its queue, so it
+// is predicted late only once its queue is a target deep, and there the
+// replay already fails the rate (its Growing test: late delays past a
+// quarter of the deadline); at each hybrid's highest sustained rate the
+// CPU answered 0-7% of the queries. The share keeps the CPU busy instead:
+// j goes to the CPU while the CPU's predicted work, queued and running,
+// is at most CPUShare mean queries per CPU slot it may run (min(slots,
+// the core cap)), so that its k slots always find a query and its queue
+// adds at most about CPUShare query times of wait; the rest goes to the
+// GPU, whose batches take all of its queue as before. The CPU's share
+// then follows its measured capacity online: k slots answer k/t̄ queries
+// a second (t̄ its true mean time per query, whatever the model's bias,
+// since the bound is in queries of the model's mean), so at a rate λ the
+// GPU gets λ − k/t̄ and CPU+GPU reaches the ceiling G + k/t̄ where the
+// GPU alone reaches G (less what the busy slots take from the GPU's host
+// side: the core cap's concern). Below the CPU's capacity the CPU answers
+// nearly everything, at one query's latency rather than a batch's.
+func (s *Scheduler) shareCPU(j *job) bool {
+	g := &s.gf
+	w := max(j.cost[CPU], MinTime)
+	if g.cpuMean == 0 {
+		g.cpuMean = float64(w)
+	} else {
+		g.cpuMean = meanDecay*g.cpuMean + (1-meanDecay)*float64(w)
+	}
+	k := s.procs[CPU].slots
+	if g.cpuCap >= 0 {
+		k = min(k, g.cpuCap)
+	}
+	if k == 0 || float64(g.cpuWork+w) > g.share*float64(k)*g.cpuMean {
+		return false
+	}
+	g.cpuWork += w
+	return true
+}
+
+// shareStart keeps gpuFirst.cpuWork as b starts: b's jobs from the CPU's
+// queue leave its queued work, and a CPU batch's jobs (its own and the
+// overflow it took) are its running work until it finishes.
+func (s *Scheduler) shareStart(b *batch) {
+	var work time.Duration
+	for _, j := range b.jobs {
+		w := max(j.cost[CPU], MinTime)
+		if j.queue == QueueCPU {
+			s.gf.cpuWork -= w
+		}
+		work += w
+	}
+	if b.p.id == CPU {
+		b.work = work
+		s.gf.cpuWork += work
+	}
+}
+
+// staleAt is when a query in the CPU's queue under the CPU share has
+// waited too long there and the GPU takes it: half its target.
+func (g *gpuFirst) staleAt(j *job) time.Time {
+	return j.arrival.Add(time.Duration(g.target / 2 * float64(j.deadline.Sub(j.arrival))))
+}
+
+// cpuStale says whether the GPU p would take a query from the CPU's queue
+// now (takeStale).
+func (s *Scheduler) cpuStale(p *proc, now time.Time) bool {
+	h := s.queues[QueueCPU].head
+	return s.gf.share > 0 && p.id == GPU && h != nil && !now.Before(s.gf.staleAt(h))
+}
+
+// takeStale adds to the GPU's batch bb, as urgent, the queries at the
+// head of the CPU's queue that have waited half their target there (the
+// CPU has fallen behind its share: slower queries than predicted, a core
+// cap that fell), oldest first, as many as bb holds. The CPU's queue is
+// in arrival order, so the scan stops at the first query not yet stale
+// (with custom deadlines, a later one may be stale and wait for it).
+func (s *Scheduler) takeStale(bb *builder, now time.Time) {
+	if s.gf.share <= 0 || bb.p.id != GPU {
+		return
+	}
+	for j := s.queues[QueueCPU].head; j != nil && !bb.full() && !now.Before(s.gf.staleAt(j)); j = j.next {
+		s.visits++
+		if !j.picked {
+			bb.add(j, true)
+		}
 	}
 }
 

@@ -709,6 +709,7 @@ type Experiment struct {
 	TargetFraction float64
 	CheapRatio     float64
 	SpareFixed     float64
+	CPUShare       float64
 	OnlineCores    bool
 	// CPUNice is Config.CPUNice of the hybrid setups (the CPU alone runs
 	// at the normal priority).
@@ -953,6 +954,9 @@ func (e *Experiment) placement(cfg *Config, setup Setup, hostCores float64) {
 		return
 	}
 	cfg.TargetFraction, cfg.CheapRatio, cfg.SpareFixed, cfg.CPUNice = e.TargetFraction, e.CheapRatio, e.SpareFixed, e.CPUNice
+	if cfg.Placement == PlaceGPUFirst {
+		cfg.CPUShare = e.CPUShare
+	}
 	cfg.PrepareAdapt, cfg.PrepareHook, cfg.Assist = e.PrepareAdapt, e.PrepareHook, e.Assist
 	if e.OnlineCores && cfg.Placement == PlaceGPUFirst {
 		cfg.Cores = runtime.GOMAXPROCS(0)

@@ -200,6 +200,13 @@ type Config struct {
 	// many queries as make the GPU's fixed part per batch at most
 	// 1/(1+SpareFixed) of the batch's time (see spareBatch); 0: off.
 	SpareFixed float64
+	// CPUShare > 0 gives the CPU a steady share of the arrivals (see
+	// shareCPU): an arrival joins the CPU's own queue while the CPU's
+	// predicted work (queued and running) is at most CPUShare queries of
+	// the arrivals' mean predicted CPU cost per CPU slot it may run (the
+	// core cap's), else the GPU's; the GPU takes the CPU's queries that
+	// have waited half the target. 0: off (the CPU takes only overflow).
+	CPUShare float64
 	// Cores > 0 caps the CPU slots running at once at Cores less the
 	// host cores the GPU side is measured to need (see hostShare); 0: no
 	// cap. HostCores is the prior of that measure (0: one core), CPUTime
@@ -504,6 +511,7 @@ type batch struct {
 	start   time.Time     // dispatch time (scheduler clock)
 	pred    time.Duration // sum of predicted costs on p
 	eta     time.Duration // GPU-first: the BatchModel's prediction of its wall time
+	work    time.Duration // CPU share: the CPU work it adds to gpuFirst.cpuWork (shareStart)
 	steal   bool
 	urgency []bool // per job: taken as urgent
 	// one and oneUrgent hold jobs and urgency for a batch of one (a CPU
@@ -564,6 +572,9 @@ func newScheduler(x *index.Index, cfg Config) (*Scheduler, error) {
 	if !(cfg.CheapRatio >= 0) || cfg.Cores < 0 || !(cfg.HostCores >= 0) || !(cfg.SpareFixed >= 0) || math.IsInf(cfg.SpareFixed, 0) {
 		return nil, fmt.Errorf("scheduler: negative cheap ratio %v, cores %d, host cores %v or spare factor %v", cfg.CheapRatio, cfg.Cores, cfg.HostCores, cfg.SpareFixed)
 	}
+	if !(cfg.CPUShare >= 0) || math.IsInf(cfg.CPUShare, 0) {
+		return nil, fmt.Errorf("scheduler: CPU share depth %v, want a finite value >= 0", cfg.CPUShare)
+	}
 	if cfg.Placement > PlaceGPUFirst {
 		return nil, fmt.Errorf("scheduler: unknown placement %v", cfg.Placement)
 	}
@@ -607,6 +618,9 @@ func newScheduler(x *index.Index, cfg Config) (*Scheduler, error) {
 	}
 	s.done = make(chan *batch, total)
 	s.gf = gpuFirst{on: cfg.Placement == PlaceGPUFirst && !cfg.Serialize, target: cfg.TargetFraction, cpuCap: -1}
+	if s.procs[CPU] != nil {
+		s.gf.share = cfg.CPUShare
+	}
 	if g := s.procs[GPU]; g != nil && s.gf.on {
 		s.gf.bm = g.spec.BatchModel
 		if s.gf.bm == nil {
@@ -960,6 +974,9 @@ func (s *Scheduler) classify(j *job, now time.Time) Queue {
 	case s.cfg.Serialize:
 		return Queue(j.pref)
 	case s.gf.on:
+		if s.gf.share > 0 && s.shareCPU(j) {
+			return QueueCPU
+		}
 		s.gf.note(j)
 		return QueueGPU
 	}
@@ -1154,7 +1171,7 @@ func (s *Scheduler) pickOwn(p *proc, now time.Time) (*batch, time.Time) {
 	h := &p.held
 	if h.ok && s.custom == 0 && !s.closing && !share && either.n == 0 && h.limit == limit &&
 		h.removed == own.removed && h.eitherRemoved == either.removed &&
-		urgentHead(own.head, now, NoProc) == nil {
+		urgentHead(own.head, now, NoProc) == nil && !s.cpuStale(p, now) {
 		return s.extendHeld(p, now)
 	}
 	h.ok = false
@@ -1191,6 +1208,9 @@ func (s *Scheduler) pickOwn(p *proc, now time.Time) (*batch, time.Time) {
 		clear(urg)
 		s.scratch = urg[:0]
 	}
+	// 1b. Under the CPU share, the CPU's queries that have waited too long
+	// there (takeStale).
+	s.takeStale(&bb, now)
 	// 2. Its own queue, oldest first.
 	for j := own.head; j != nil && !bb.full(); j = j.next {
 		s.visits++
@@ -1488,6 +1508,9 @@ func (s *Scheduler) start(b *batch, now time.Time) {
 			s.queued[q].Add(-n)
 		}
 	}
+	if s.gf.share > 0 {
+		s.shareStart(b)
+	}
 	b.start = now
 	if s.gf.on && p.id == GPU {
 		b.eta = s.gf.bm.Predict(len(b.jobs))
@@ -1512,8 +1535,11 @@ func (s *Scheduler) finished(b *batch) {
 	if s.gf.on {
 		if p.id == GPU {
 			s.gpuFinished(b)
-		} else if s.gf.cpuCap >= 0 {
-			s.gf.host.cpuDone(b.wall)
+		} else {
+			s.gf.cpuWork -= b.work
+			if s.gf.cpuCap >= 0 {
+				s.gf.host.cpuDone(b.wall)
+			}
 		}
 	}
 }

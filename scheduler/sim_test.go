@@ -78,6 +78,7 @@ type simSetup struct {
 	target      float64
 	cheap       float64
 	spare       float64 // Config.SpareFixed
+	share       float64 // Config.CPUShare (GPU-first setups)
 	onlineCores bool
 	noHeld      bool      // the dispatcher rebuilds held batches (Scheduler.noHeld)
 	results     []*Result // of the last run
@@ -88,6 +89,7 @@ type simSetup struct {
 	hostDemand float64
 	hostN      int
 	gpuBusy    time.Duration // GPU batch time summed
+	cpuWork    time.Duration // the CPU share's work account at the end (0 once all ran)
 	dispWait   time.Duration // GPU batch starts delayed by the dispatcher
 }
 
@@ -123,6 +125,9 @@ func (e *simSetup) run(t testing.TB, setup Setup, rate float64, seed uint64) Run
 	e.gpuBusy, e.dispWait = 0, 0
 	cfg := Config{Deadline: e.deadline, Ratio: e.ratio, Clock: clk, NoSteal: setup == ParallelNoSteal,
 		TargetFraction: e.target, CheapRatio: e.cheap, SpareFixed: e.spare}
+	if setup == ParallelGPUFirst {
+		cfg.CPUShare = e.share
+	}
 	switch setup {
 	case Parallel, ParallelNoSteal:
 		cfg.Placement = e.placement
@@ -321,6 +326,7 @@ func (e *simSetup) run(t testing.TB, setup Setup, rate float64, seed uint64) Run
 	e.visits = float64(s.visits) / float64(max(next, 1))
 	e.batchModel, e.cpuCap = s.gf.bm, s.gf.cpuCap
 	e.hostDemand, e.hostN = s.gf.host.demand(), s.gf.host.fit.n
+	e.cpuWork = s.gf.cpuWork
 	return run
 }
 

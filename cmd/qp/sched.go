@@ -84,6 +84,7 @@ cpu-only setup without a GPU (the scheduler's own cost, measured). Otherwise nee
 	target := fs.Float64("target", scheduler.DefaultTargetFraction, "GPU-first: fraction of the deadline a query should be answered in; the GPU's batches are cut to it and the CPU takes the queries the GPU would answer later")
 	cheap := fs.Float64("cpu-cheap", 0, "GPU-first: a CPU slot without overflow also takes a query predicted to cost the CPU at most this many times the GPU's time per query (0: off)")
 	spare := fs.Float64("spare-fixed", 0, "GPU-first: the CPU leaves the GPU the head of its queue, as many queries as make the GPU's fixed part per batch at most 1/(1+R) of the batch's time (0: off)")
+	share := fs.Float64("cpu-share", 0, "GPU-first: give the CPU a steady share of the arrivals: an arrival joins the CPU's own queue while the CPU's queued and running work is at most this many mean queries per CPU slot it may run, else the GPU's (0: off, the CPU takes only the GPU's overflow)")
 	onlineCores := fs.Bool("online-cores", true, "GPU-first: run at most GOMAXPROCS less the GPU side's host cores (measured online) CPU slots at once")
 	minDur := fs.Duration("min-duration", 0, "shortest span of arrivals of a run (0: 10 deadlines)")
 	reportDir := fs.String("report", "", "also write a Markdown report with the delay-vs-rate plot to this directory")
@@ -143,6 +144,9 @@ cpu-only setup without a GPU (the scheduler's own cost, measured). Otherwise nee
 	}
 	if !(*spare >= 0) || math.IsInf(*spare, 0) {
 		return fmt.Errorf("--spare-fixed %v: want >= 0", *spare)
+	}
+	if !(*share >= 0) || math.IsInf(*share, 0) {
+		return fmt.Errorf("--cpu-share %v: want >= 0", *share)
 	}
 	if !(*cheap >= 0) {
 		return fmt.Errorf("--cpu-cheap %v: want >= 0", *cheap)
@@ -281,6 +285,7 @@ cpu-only setup without a GPU (the scheduler's own cost, measured). Otherwise nee
 		TargetFraction: *target,
 		CheapRatio:     *cheap,
 		SpareFixed:     *spare,
+		CPUShare:       *share,
 		OnlineCores:    *onlineCores,
 		CPUNice:        *cpuNice,
 		PrepareAdapt:   park,

@@ -40,6 +40,13 @@
 #     VF_nohelp=--cpu-help=false VF_spawn=--cpu-help=false VE_spawn=QP_HOST_ASSIST=off \
 #     BUDGET=500 bash scripts/device/sched4.sh
 #
+# Fourteenth round (branch share): the CPU's steady share (--cpu-share 1)
+# against GPU-first's overflow alone on the same machine (f:base: cpu+gpu-first
+# with the defaults); about 100 s of runs, the ratios against run 4's
+# cpu-only and gpu-only (the lines print "no cpu-only/gpu-only to compare"):
+#   COLL=gcide MODES="and or" VARIANTS="f:base f:share1" VF_share1="--cpu-share 1" \
+#     VLIMIT=60 BUDGET=200 bash scripts/device/sched4.sh
+#
 # Build (on the Go machine, repository root, branch sched4):
 #   mkdir -p bin/dev/data && cp ../shared/data/queries/06.efficiency_topics.txt bin/dev/data/
 #   CGO_ENABLED=0 go build -o /tmp/qp ./cmd/qp && xz -T0 -9 -c /tmp/qp >bin/dev/data/qp.xz
