@@ -163,6 +163,27 @@ func post(t testing.TB, url, body string, out any) (int, http.Header, []byte) {
 	return resp.StatusCode, resp.Header, b
 }
 
+// get fetches url and returns the status and the body, decoded into out
+// (when not nil) on 200.
+func get(t testing.TB, url string, out any) (int, []byte) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out != nil && resp.StatusCode == http.StatusOK {
+		if err := json.Unmarshal(b, out); err != nil {
+			t.Fatalf("%s: %v in %s", url, err, b)
+		}
+	}
+	return resp.StatusCode, b
+}
+
 // errCode decodes an error body's code.
 func errCode(t testing.TB, b []byte) string {
 	t.Helper()
