@@ -220,3 +220,61 @@ func launchFieldsPinned[P any](f *Function, grid, block Dim3, sharedMem int, s *
 	pinner.Pin(&ptrs[0])
 	return f.launch(grid, block, sharedMem, s, unsafe.Pointer(&ptrs[0]))
 }
+
+// TestPollWait: with SetPollWait the stream and event waits poll
+// (cuStreamQuery, cuEventQuery: the emulator answers "not ready" every
+// other call, so the loop runs) and still order the work before them: a
+// fill and a copy land; each wait counts one driver call.
+func TestPollWait(t *testing.T) {
+	c := gpu(t)
+	c.SetPollWait(true)
+	defer c.SetPollWait(false)
+	s, err := c.NewStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Destroy()
+	e, err := c.NewEvent()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Destroy()
+	d, err := c.Alloc(64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Free()
+	h, err := c.AllocHost(64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Free()
+	for round, v := range []uint32{0xfeedface, 0x01234567, 0x89abcdef} {
+		c0 := c.DriverStats().Calls
+		if err := s.Fill32(d, 0, v, 16); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.CopyFromDevice(h, 0, d, 0, 64); err != nil {
+			t.Fatal(err)
+		}
+		wait := s.Synchronize
+		if round%2 == 1 {
+			if err := e.Record(s); err != nil {
+				t.Fatal(err)
+			}
+			wait = e.Synchronize
+		}
+		if err := wait(); err != nil {
+			t.Fatal(err)
+		}
+		want := int64(3 + round%2)
+		if n := c.DriverStats().Calls - c0; n != want {
+			t.Errorf("round %d: %d driver calls, want %d (a poll counts one)", round, n, want)
+		}
+		for i, w := range HostSlice[uint32](h) {
+			if w != v {
+				t.Fatalf("round %d: word %d after fill, copy and a polled wait: %#x, want %#x", round, i, w, v)
+			}
+		}
+	}
+}
