@@ -123,10 +123,10 @@ func fitLine(rs []BatchRecord, y func(*BatchRecord) time.Duration) LineFit {
 // BatchReport is GET /debug/batches' answer: the batches after a sequence
 // number, their sizes and the least-squares fits of their phases by size.
 type BatchReport struct {
-	Seq      uint64 `json:"seq"` // the last batch's (the next call's ?after=)
-	Batches  int    `json:"batches"`
-	MinN     int    `json:"min_n"`
-	MaxN     int    `json:"max_n"`
+	Seq      uint64  `json:"seq"` // the last batch's (the next call's ?after=)
+	Batches  int     `json:"batches"`
+	MinN     int     `json:"min_n"`
+	MaxN     int     `json:"max_n"`
 	MeanN    float64 `json:"mean_n"`
 	Device   LineFit `json:"device"`    // the server's device phase
 	Owner    LineFit `json:"owner"`     // OwnerWait + OwnerRun: the device's share of the owner goroutine
