@@ -254,6 +254,11 @@ func TestBadFlagValues(t *testing.T) {
 		{"want on, off or auto, not \"maybe\"", []string{"bench", "query", idx, docs, "--gpu-bitmap-and=maybe"}},
 		{"--gpu-bitmap-and off: write the value with '=': --gpu-bitmap-and=off", []string{"bench", "query", idx, docs, "--gpu-bitmap-and", "off"}},
 		{"--prepare-cores 100000: want 0 (all) to GOMAXPROCS", []string{"bench", "sched", idx, docs, "--prepare-cores", "100000"}},
+		{`--owner-cpu "x": want auto, off or a CPU number`, []string{"serve", idx, "--owner-cpu", "x"}},
+		{`--owner-cpu "-3": want auto, off or a CPU number`, []string{"serve", idx, "--owner-cpu=-3"}},
+		{"--owner-cpu 100000: not a CPU this process may run on", []string{"serve", idx, "--owner-cpu", "100000"}},
+		{"--owner-cpu, --owner-poll and --gpu-profile need a GPU", []string{"serve", idx, "--device", "cpu", "--owner-poll"}},
+		{"--owner-cpu, --owner-poll and --gpu-profile need a GPU", []string{"serve", idx, "--device", "cpu", "--gpu-profile"}},
 	} {
 		expectFail(t, []string{c.want}, c.args...)
 	}

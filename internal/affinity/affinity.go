@@ -14,6 +14,7 @@ package affinity
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -32,22 +33,24 @@ func ParseCPU(v string, allowed []int) (int, error) {
 	case "", "off":
 		return Off, nil
 	}
+	n := 0
+	if v == "auto" {
+		if len(allowed) > 0 {
+			n = allowed[len(allowed)-1]
+		}
+	} else {
+		var err error
+		if n, err = strconv.Atoi(v); err != nil || n < 0 {
+			return 0, fmt.Errorf("--owner-cpu %q: want auto, off or a CPU number", v)
+		}
+		if !slices.Contains(allowed, n) {
+			return 0, fmt.Errorf("--owner-cpu %d: not a CPU this process may run on (%s)", n, List(allowed))
+		}
+	}
 	if len(allowed) < 2 {
 		return 0, fmt.Errorf("--owner-cpu %s: the process may run on %s only; a CPU of its own needs at least two", v, List(allowed))
 	}
-	if v == "auto" {
-		return allowed[len(allowed)-1], nil
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 0 {
-		return 0, fmt.Errorf("--owner-cpu %q: want auto, off or a CPU number", v)
-	}
-	for _, c := range allowed {
-		if c == n {
-			return n, nil
-		}
-	}
-	return 0, fmt.Errorf("--owner-cpu %d: not a CPU this process may run on (%s)", n, List(allowed))
+	return n, nil
 }
 
 // List writes cpus (ascending) as taskset -c does: "0-3,8,10-11".
