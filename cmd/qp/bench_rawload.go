@@ -121,13 +121,13 @@ type rawResult struct {
 	// the connection took it from the schedule: the generator's own
 	// lateness (timer, CPU), not the wait for a free connection (which a
 	// server slower than rate × connections causes; counted in short).
-	own   []time.Duration
-	short int // requests claimed after their due time (no connection was free)
-	codes         map[int]int
-	errs          []string
-	errN          int
-	unsent        int // due requests claimed but not sent before the level stopped
-	redials       int
+	own     []time.Duration
+	short   int // requests claimed after their due time (no connection was free)
+	codes   map[int]int
+	errs    []string
+	errN    int
+	unsent  int // due requests claimed but not sent before the level stopped
+	redials int
 }
 
 // rawAttack runs one load level with the raw client (see above) and
