@@ -33,7 +33,8 @@ const batchLogSize = 4096
 // BatchRecord is one served batch of a pipelined GPU. Times in
 // nanoseconds. Device is the server's device phase (from taking the device
 // to SearchBatch's return: the owner's hand-off and closure, then the
-// planned sets' result conversion); OwnerWait, OwnerRun, Sync, GPU,
+// planned sets' result conversion), Finish its part after the batch let
+// the device go (that conversion, off the device); OwnerWait, OwnerRun, Sync, GPU,
 // OwnerRunDelay, Sets, DriverCalls and OwnerInvoluntary are the backend's
 // (gpu.BatchDevice; GPU and OwnerRunDelay only with profiling, qp serve
 // --gpu-profile).
@@ -43,6 +44,7 @@ type BatchRecord struct {
 	Prepare          time.Duration `json:"prepare_ns"`
 	Wait             time.Duration `json:"device_wait_ns"`
 	Device           time.Duration `json:"device_ns"`
+	Finish           time.Duration `json:"finish_ns"`
 	OwnerWait        time.Duration `json:"owner_wait_ns"`
 	OwnerRun         time.Duration `json:"owner_run_ns"`
 	Sync             time.Duration `json:"sync_ns"`
@@ -87,8 +89,8 @@ func (l *batchLog) after(seq uint64) ([]BatchRecord, uint64) {
 }
 
 // record logs a pipelined batch of n queries (runBatch, via onPhases).
-func (l *batchLog) record(n int, prep, wait, dev time.Duration, bd *gpu.BatchDevice) {
-	r := BatchRecord{N: n, Prepare: prep, Wait: wait, Device: dev}
+func (l *batchLog) record(n int, prep, wait, dev, fin time.Duration, bd *gpu.BatchDevice) {
+	r := BatchRecord{N: n, Prepare: prep, Wait: wait, Device: dev, Finish: fin}
 	if bd != nil {
 		r.OwnerWait, r.OwnerRun, r.Sync, r.GPU, r.OwnerRunDelay = bd.Wait, bd.Run, bd.Sync, bd.GPU, bd.OwnerRunDelay
 		r.Sets, r.DriverCalls, r.OwnerInvoluntary = bd.Sets, bd.DriverCalls, bd.OwnerInvoluntary
@@ -132,6 +134,7 @@ type BatchReport struct {
 	Owner    LineFit `json:"owner"`     // OwnerWait + OwnerRun: the device's share of the owner goroutine
 	OwnerRun LineFit `json:"owner_run"` // the closure alone
 	Sync     LineFit `json:"sync"`      // its stream waits
+	Finish   LineFit `json:"finish"`    // the device phase after the batch let the device go
 	GPU      LineFit `json:"gpu"`       // CUDA events (profiling only)
 	Prepare  LineFit `json:"prepare"`
 	// Means per batch.
@@ -166,6 +169,7 @@ func batchReport(rs []BatchRecord, seq uint64) BatchReport {
 	r.Owner = fitLine(rs, func(x *BatchRecord) time.Duration { return x.OwnerWait + x.OwnerRun })
 	r.OwnerRun = fitLine(rs, func(x *BatchRecord) time.Duration { return x.OwnerRun })
 	r.Sync = fitLine(rs, func(x *BatchRecord) time.Duration { return x.Sync })
+	r.Finish = fitLine(rs, func(x *BatchRecord) time.Duration { return x.Finish })
 	r.GPU = fitLine(rs, func(x *BatchRecord) time.Duration { return x.GPU })
 	r.Prepare = fitLine(rs, func(x *BatchRecord) time.Duration { return x.Prepare })
 	return r
@@ -216,7 +220,7 @@ func writeBatchReport(w io.Writer, rep BatchReport, rates []float64) {
 	for _, f := range []struct {
 		name string
 		f    LineFit
-	}{{"device", rep.Device}, {"owner", rep.Owner}, {"owner_run", rep.OwnerRun}, {"sync", rep.Sync}, {"gpu", rep.GPU}, {"prepare", rep.Prepare}} {
+	}{{"device", rep.Device}, {"owner", rep.Owner}, {"owner_run", rep.OwnerRun}, {"sync", rep.Sync}, {"finish", rep.Finish}, {"gpu", rep.GPU}, {"prepare", rep.Prepare}} {
 		note := ""
 		if !f.f.OK {
 			note = " (no slope: sizes alike; b is the mean per query)"

@@ -19,7 +19,7 @@ func TestBatchLog(t *testing.T) {
 	dev := func(n int) time.Duration { return time.Millisecond + time.Duration(n)*2*time.Microsecond }
 	for i := range batchLogSize + 10 {
 		n := 100 + i%50*20
-		l.record(n, 300*time.Microsecond, 0, dev(n), &gpu.BatchDevice{Sets: 2, DriverCalls: 200,
+		l.record(n, 300*time.Microsecond, 0, dev(n), 40*time.Microsecond, &gpu.BatchDevice{Sets: 2, DriverCalls: 200,
 			Wait: 50 * time.Microsecond, Run: dev(n) - 100*time.Microsecond, Sync: dev(n) / 2})
 	}
 	rs, seq := l.after(0)
@@ -40,6 +40,9 @@ func TestBatchLog(t *testing.T) {
 	if !near(rep.Owner.A, 1e-3-50e-6) || !near(rep.Owner.B, 2e-6) || !near(rep.Sync.A, 0.5e-3) || !near(rep.Sync.B, 1e-6) {
 		t.Errorf("owner fit %+v, sync fit %+v; want a = 0.95 ms, b = 2 µs; a = 0.5 ms, b = 1 µs", rep.Owner, rep.Sync)
 	}
+	if !near(rep.Finish.A, 40e-6) || !near(rep.Finish.B, 0) {
+		t.Errorf("finish fit %+v, want a = 40 µs, b = 0", rep.Finish)
+	}
 	if !near(rep.Prepare.A, 300e-6) || !near(rep.Prepare.B, 0) || rep.MeanSets != 2 || rep.MeanDriverCalls != 200 {
 		t.Errorf("prepare fit %+v, mean sets %v, driver calls %v", rep.Prepare, rep.MeanSets, rep.MeanDriverCalls)
 	}
@@ -48,8 +51,8 @@ func TestBatchLog(t *testing.T) {
 	}
 	// One size only: no slope, the mean per query.
 	var one batchLog
-	one.record(10, 0, 0, 10*time.Microsecond, nil)
-	one.record(10, 0, 0, 30*time.Microsecond, nil)
+	one.record(10, 0, 0, 10*time.Microsecond, 0, nil)
+	one.record(10, 0, 0, 30*time.Microsecond, 0, nil)
 	rs, seq = one.after(0)
 	if f := batchReport(rs, seq).Device; f.OK || f.A != 0 || !near(f.B, 2e-6) {
 		t.Errorf("one size: fit %+v, want not ok, b = 2 µs", f)
@@ -61,7 +64,7 @@ func TestBatchLog(t *testing.T) {
 func TestBatchesEndpoint(t *testing.T) {
 	s := &Server{m: &metrics{}}
 	for _, n := range []int{100, 200, 400} {
-		s.m.blog.record(n, 0, 0, time.Millisecond+time.Duration(n)*4*time.Microsecond, nil)
+		s.m.blog.record(n, 0, 0, time.Millisecond+time.Duration(n)*4*time.Microsecond, 0, nil)
 	}
 	get := func(q string) (int, string) {
 		w := httptest.NewRecorder()

@@ -85,8 +85,8 @@ func TestServeGPUPipelined(t *testing.T) {
 	queries := 0
 	for _, r := range rep.Rows {
 		queries += r.N
-		if r.Sets < 1 || r.DriverCalls < 1 || r.OwnerRun <= 0 || r.OwnerRun > r.Device {
-			t.Errorf("batch %+v: want sets, driver calls, owner run > 0 and owner run <= device phase", r)
+		if r.Sets < 1 || r.DriverCalls < 1 || r.OwnerRun <= 0 || r.OwnerRun+r.Finish > r.Device || r.Finish < 0 {
+			t.Errorf("batch %+v: want sets, driver calls, owner run > 0, finish >= 0 and owner run + finish <= device phase", r)
 		}
 	}
 	if int64(rep.Batches) != st.Batches || int64(queries) != st.Queries || len(rep.Rows) != rep.Batches {

@@ -178,14 +178,14 @@ func (m *metrics) observeBatch(n int, d time.Duration) {
 
 // observePhases observes a pipelined batch of n queries' phases and logs
 // it (batchLog: GET /debug/batches).
-func (m *metrics) observePhases(n int, prep, wait, dev time.Duration, bd *gpu.BatchDevice) {
+func (m *metrics) observePhases(n int, prep, wait, dev, fin time.Duration, bd *gpu.BatchDevice) {
 	m.prepare.Observe(prep.Seconds())
 	m.devWait.Observe(wait.Seconds())
 	m.device.Observe(dev.Seconds())
 	if bd != nil {
 		m.ownerRun.Observe(bd.Run.Seconds())
 	}
-	m.blog.record(n, prep, wait, dev, bd)
+	m.blog.record(n, prep, wait, dev, fin, bd)
 }
 
 // resolve pre-resolves the children of the hot path's label sets: the
