@@ -27,7 +27,8 @@ func init() {
 	c.run = func(args []string) error {
 		fs := newFlags(c, `Keeps the index (and the GPU) loaded and answers queries over HTTP:
 POST /v1/search, POST /v1/search/batch, GET /v1/search?q=&mode=&k=, a
-search page at /, Prometheus metrics at /metrics, /healthz and /readyz
+search page at /, Prometheus metrics at /metrics, /healthz and /readyz,
+and with --device gpu the recent batches' phases at /debug/batches
 (docs/API.md). Concurrent requests are batched live: a batch closes when
 its queries' shortest lists reach the PARA threshold, when it holds
 --batch-max queries or as many as the processor's measured cost model
