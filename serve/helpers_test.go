@@ -147,6 +147,14 @@ func leanListener(t testing.TB, e *qp.Engine, cfg Config) (*Server, net.Listener
 func post(t testing.TB, url, body string, out any) (int, http.Header, []byte) {
 	t.Helper()
 	resp, err := http.Post(url, "application/json", bytes.NewBufferString(body))
+	b := readAnswer(t, url, resp, err, out)
+	return resp.StatusCode, resp.Header, b
+}
+
+// readAnswer reads resp (err: the request's) to its end and returns its
+// body, decoded into out (when not nil) on 200.
+func readAnswer(t testing.TB, url string, resp *http.Response, err error, out any) []byte {
+	t.Helper()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +168,7 @@ func post(t testing.TB, url, body string, out any) (int, http.Header, []byte) {
 			t.Fatalf("%s: %v in %s", url, err, b)
 		}
 	}
-	return resp.StatusCode, resp.Header, b
+	return b
 }
 
 // get fetches url and returns the status and the body, decoded into out
@@ -168,19 +176,7 @@ func post(t testing.TB, url, body string, out any) (int, http.Header, []byte) {
 func get(t testing.TB, url string, out any) (int, []byte) {
 	t.Helper()
 	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out != nil && resp.StatusCode == http.StatusOK {
-		if err := json.Unmarshal(b, out); err != nil {
-			t.Fatalf("%s: %v in %s", url, err, b)
-		}
-	}
+	b := readAnswer(t, url, resp, err, out)
 	return resp.StatusCode, b
 }
 
