@@ -47,12 +47,13 @@ func tuneOwner(e *qp.Engine, cpu int, poll, profile bool) error {
 	if cpu == affinity.Off {
 		return nil
 	}
-	procs := runtime.GOMAXPROCS(0)
+	// Fixed first (a call with any value turns the runtime's automatic
+	// updates off), so that no update reads the mask Pin sets.
+	procs := runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	rest, err := affinity.Pin(g.OwnerThread(), cpu)
 	if err != nil {
 		return fmt.Errorf("--owner-cpu %d: %w", cpu, err)
 	}
-	runtime.GOMAXPROCS(procs)
 	fmt.Fprintf(stderr, "qp serve: the CUDA owner thread on CPU %d, the other threads on CPUs %s (GOMAXPROCS %d)\n",
 		cpu, affinity.List(rest), procs)
 	return nil
