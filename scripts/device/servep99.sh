@@ -52,6 +52,7 @@
 T0=$(date +%s)
 left() { echo $(( 530 - ($(date +%s) - T0) )); }
 ulimit -n 1048576 2>/dev/null || ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
+CONNS_MAX=$(( $(ulimit -n) - 2048 )) # a level's connections at most (serveab.sh's RATE_CONNS_MAX)
 SERVER_CPUS=${SERVER_CPUS:-0-9}
 GEN_CPUS=${GEN_CPUS:-10-15}
 CONFIGS=${CONFIGS:-base pin poll prof}
@@ -68,7 +69,7 @@ GEN=$(taskset -c "$GEN_CPUS" nproc)
 work=$(mktemp -d /tmp/servep99.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 res=$work/servep99.txt
-{ echo "servep99: $(head -2 "$OUT/device.txt" | tail -1); $(nproc) cores; server on $SERVER_CPUS ($(taskset -c "$SERVER_CPUS" nproc) cores), generator on $GEN_CPUS (GOMAXPROCS $GEN); configs $CONFIGS; DUR $DUR; conns rate x ${CONN_MS} ms; --max-gen-lag $GENLAG"
+{ echo "servep99: $(head -2 "$OUT/device.txt" | tail -1); $(nproc) cores; server on $SERVER_CPUS ($(taskset -c "$SERVER_CPUS" nproc) cores), generator on $GEN_CPUS (GOMAXPROCS $GEN); configs $CONFIGS; DUR $DUR; conns rate x ${CONN_MS} ms (at most $CONNS_MAX); --max-gen-lag $GENLAG"
   nvidia-smi topo -m 2>&1 | head -4; } | tee "$res"
 IDX=${IDX:-/tmp/g10m-topics.qp}
 if [ "$IDX" = /tmp/g10m-topics.qp ]; then gen10m_topics || exit 1; fi
@@ -107,7 +108,7 @@ debug_batches() {
 # row, the server's breakdown and the served batches' fits over the level.
 level() {
   local cfg=$1 name=$2 rate=$3 conns j seq rc
-  conns=$(awk -v r="$rate" -v ms="$CONN_MS" 'BEGIN{c=int(r*ms/1000+0.999); print (c<64?64:c)}')
+  conns=$(awk -v r="$rate" -v ms="$CONN_MS" -v m="$CONNS_MAX" 'BEGIN{c=int(r*ms/1000+0.999); c=(c>m?m:c); print (c<64?64:c)}')
   j=$work/$cfg-$name.json
   seq=$(debug_batches 0 | sed -n 's/^seq \([0-9]*\) .*/\1/p')
   metrics >"$work/m0.txt" 2>/dev/null
