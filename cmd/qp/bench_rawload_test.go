@@ -7,6 +7,8 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -214,5 +216,27 @@ func TestRawSharedSchedule(t *testing.T) {
 	}
 	if row.Max < 300*time.Millisecond {
 		t.Errorf("max %v below the slow answer's 300 ms", row.Max)
+	}
+}
+
+// TestBenchLoadMaxGenLag: qp bench load --max-gen-lag prints the level's
+// row and then fails (exit 1, saying the level measured the generator)
+// when the generator's own send lag p99 passes the bound (1 ns: any
+// sleep's overshoot does), and passes under a generous bound.
+func TestBenchLoadMaxGenLag(t *testing.T) {
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(`{"hits":[]}`)) }))
+	defer hs.Close()
+	q := filepath.Join(t.TempDir(), "q.txt")
+	if err := os.WriteFile(q, []byte("1:a b\n2:c\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"bench", "load", hs.URL, q, "--client", "raw", "--rate", "200", "--conns", "2", "--duration", "200ms"}
+	out, stderr, code := runQP(t, append(args, "--max-gen-lag", "1ns")...)
+	var row loadRow
+	if code != 1 || json.Unmarshal([]byte(out), &row) != nil || row.OwnLagP99 <= 0 || !strings.Contains(stderr, "measured the generator, not the server") {
+		t.Errorf("--max-gen-lag 1ns: exit %d, row %q, stderr %q; want exit 1 after a row with its own lag", code, out, stderr)
+	}
+	if _, stderr, code := runQP(t, append(args, "--max-gen-lag", "10s")...); code != 0 {
+		t.Errorf("--max-gen-lag 10s: exit %d: %s", code, stderr)
 	}
 }
