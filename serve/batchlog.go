@@ -59,13 +59,16 @@ type BatchRecord struct {
 // concurrent use.
 type batchLog struct {
 	mu   sync.Mutex
-	seq  uint64 // records added so far; the last one's Seq
-	ring [batchLogSize]BatchRecord
+	seq  uint64                     // records added so far; the last one's Seq
+	ring *[batchLogSize]BatchRecord // at the first add (a server that never batches on a GPU keeps none)
 }
 
 // add appends r (its Seq is set here).
 func (l *batchLog) add(r BatchRecord) {
 	l.mu.Lock()
+	if l.ring == nil {
+		l.ring = new([batchLogSize]BatchRecord)
+	}
 	l.seq++
 	r.Seq = l.seq
 	l.ring[l.seq%batchLogSize] = r
