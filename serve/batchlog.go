@@ -128,12 +128,16 @@ func fitLine(rs []BatchRecord, y func(*BatchRecord) time.Duration) LineFit {
 // BatchReport is GET /debug/batches' answer: the batches after a sequence
 // number, their sizes and the least-squares fits of their phases by size.
 type BatchReport struct {
-	Seq      uint64  `json:"seq"` // the last batch's (the next call's ?after=)
-	Batches  int     `json:"batches"`
-	MinN     int     `json:"min_n"`
-	MaxN     int     `json:"max_n"`
-	MeanN    float64 `json:"mean_n"`
-	Device   LineFit `json:"device"`    // the server's device phase
+	Seq     uint64  `json:"seq"` // the last batch's (the next call's ?after=)
+	Batches int     `json:"batches"`
+	MinN    int     `json:"min_n"`
+	MaxN    int     `json:"max_n"`
+	MeanN   float64 `json:"mean_n"`
+	Device  LineFit `json:"device"` // the server's device phase
+	// Batch is Prepare + Device: the backend's call but for its wait for
+	// the device, what one batch alone costs (dfit.sh's D(n): a single
+	// qp bench query batch's time, preparation included).
+	Batch    LineFit `json:"batch"`
 	Owner    LineFit `json:"owner"`     // OwnerWait + OwnerRun: the device's share of the owner goroutine
 	OwnerRun LineFit `json:"owner_run"` // the closure alone
 	Sync     LineFit `json:"sync"`      // its stream waits
@@ -169,6 +173,7 @@ func batchReport(rs []BatchRecord, seq uint64) BatchReport {
 	r.MeanN, r.MeanSets, r.MeanDriverCalls, r.MeanInvoluntary = r.MeanN/k, r.MeanSets/k, r.MeanDriverCalls/k, r.MeanInvoluntary/k
 	r.MeanOwnerRunDelay = delay / time.Duration(len(rs))
 	r.Device = fitLine(rs, func(x *BatchRecord) time.Duration { return x.Device })
+	r.Batch = fitLine(rs, func(x *BatchRecord) time.Duration { return x.Prepare + x.Device })
 	r.Owner = fitLine(rs, func(x *BatchRecord) time.Duration { return x.OwnerWait + x.OwnerRun })
 	r.OwnerRun = fitLine(rs, func(x *BatchRecord) time.Duration { return x.OwnerRun })
 	r.Sync = fitLine(rs, func(x *BatchRecord) time.Duration { return x.Sync })
@@ -223,7 +228,7 @@ func writeBatchReport(w io.Writer, rep BatchReport, rates []float64) {
 	for _, f := range []struct {
 		name string
 		f    LineFit
-	}{{"device", rep.Device}, {"owner", rep.Owner}, {"owner_run", rep.OwnerRun}, {"sync", rep.Sync}, {"finish", rep.Finish}, {"gpu", rep.GPU}, {"prepare", rep.Prepare}} {
+	}{{"batch", rep.Batch}, {"device", rep.Device}, {"owner", rep.Owner}, {"owner_run", rep.OwnerRun}, {"sync", rep.Sync}, {"finish", rep.Finish}, {"gpu", rep.GPU}, {"prepare", rep.Prepare}} {
 		note := ""
 		if !f.f.OK {
 			note = " (no slope: sizes alike; b is the mean per query)"

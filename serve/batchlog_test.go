@@ -37,6 +37,9 @@ func TestBatchLog(t *testing.T) {
 	if !rep.Device.OK || !near(rep.Device.A, 1e-3) || !near(rep.Device.B, 2e-6) {
 		t.Errorf("device fit %+v, want a = 1 ms, b = 2 µs", rep.Device)
 	}
+	if !near(rep.Batch.A, 1.3e-3) || !near(rep.Batch.B, 2e-6) {
+		t.Errorf("batch fit %+v, want a = 1.3 ms (with the preparation), b = 2 µs", rep.Batch)
+	}
 	if !near(rep.Owner.A, 1e-3-50e-6) || !near(rep.Owner.B, 2e-6) || !near(rep.Sync.A, 0.5e-3) || !near(rep.Sync.B, 1e-6) {
 		t.Errorf("owner fit %+v, sync fit %+v; want a = 0.95 ms, b = 2 µs; a = 0.5 ms, b = 1 µs", rep.Owner, rep.Sync)
 	}

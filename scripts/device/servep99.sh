@@ -45,9 +45,12 @@
 # generator's JSON rows, /debug/batches' rows per level, dfit's logs).
 # Read: per config, r80's client p99 (target <= 20 ms) beside its lag99
 # and genlag99 (near 0: the row measures the server), the server's request
-# p99, and "served D(n)" against "dfit D(n)": a served b near dfit's with
-# pin/poll and above it in base says the owner thread's cores were the
-# difference; the floors from both fits say what the pipeline can reach.
+# p99, and "served: fit batch" (host preparation + device phase, what dfit's
+# one batch holds) against "dfit D(n)": a served b near dfit's with pin/poll
+# and above it in base says the owner thread's core (or P) was the
+# difference; fit device/owner/owner_run/sync/finish/gpu say which phase
+# holds a difference; the floors from both fits say what the pipeline can
+# reach.
 . scripts/device/lib.sh
 T0=$(date +%s)
 left() { echo $(( 530 - ($(date +%s) - T0) )); }
