@@ -57,6 +57,7 @@ test-emu: emu
 	LD_LIBRARY_PATH=$(EMU_LIB) $(GO) test -count=1 $(EMU_SHORT) -timeout 40m ./cuda/... ./bench/decode/ ./engine/gpu/
 	LD_LIBRARY_PATH=$(EMU_LIB) $(GO) test -count=1 -run '^TestServeGPU' ./serve/
 	LD_LIBRARY_PATH=$(EMU_LIB) $(GO) test -count=1 -run '^(TestAutoGPU|TestAutoGPUStream|TestStreamGPUInFlight)$$' .
+	LD_LIBRARY_PATH=$(EMU_LIB) $(GO) test -count=1 -run '^TestServeOwnerCPU$$' ./cmd/qp/
 
 # The race detector on the packages that run goroutines. It needs cgo (and
 # gcc), for this step only: the shipped binary stays CGO_ENABLED=0. -short:
@@ -69,11 +70,12 @@ test-emu: emu
 # two batches in flight), sets planned and converted off the owner
 # (TestPlannedAnd, TestPlannedOr, TestPlannedAndOr), OR launches planned and
 # filled in chunks on several goroutines (TestPlanOrLaunchChunks, TestOrLaunchCuts),
-# the stream's idle flag; test-emu runs the rest.
+# the stream's idle flag, the per-batch profile hook, the polled waits;
+# test-emu runs the rest.
 RACE_PKGS    = . ./cache ./scheduler ./engine ./index ./index/analysis ./reorder \
-               ./gen ./bench/collstats ./bench/queryset ./serve ./client ./internal/assist
+               ./gen ./bench/collstats ./bench/queryset ./serve ./client ./internal/assist ./internal/affinity
 RACE_CMD_RUN = ^(TestQuer|TestBenchQueryCPU|TestDemoQueries|TestCPUFallbackNotice)
-RACE_GPU_RUN = ^(TestContextDo|TestMemory|TestAvailable|TestDevices|TestDecodeAPI|TestQueryTopK|TestDifferentialRandom|TestCacheDifferential|TestErrors|TestSearchBatchConcurrent|TestPlannedAnd|TestPlannedOr|TestPlannedAndOr|TestPlanOrLaunchChunks|TestOrLaunchCuts|TestStreamSyncIdle|TestHelpHost)$$
+RACE_GPU_RUN = ^(TestContextDo|TestMemory|TestAvailable|TestDevices|TestDecodeAPI|TestQueryTopK|TestDifferentialRandom|TestCacheDifferential|TestErrors|TestSearchBatchConcurrent|TestPlannedAnd|TestPlannedOr|TestPlannedAndOr|TestPlanOrLaunchChunks|TestOrLaunchCuts|TestStreamSyncIdle|TestHelpHost|TestDeviceDoneHook|TestPollWait)$$
 RACE         = CGO_ENABLED=1 $(GO) test -race -short -count=1 -timeout 40m
 test-race: emu
 	$(RACE) $(RACE_PKGS)

@@ -29,6 +29,7 @@ type Context struct {
 	// Hot driver calls (fast.go): count, time inside them, timing on.
 	drvCalls, drvNanos atomic.Int64
 	drvTimed           atomic.Bool
+	pollWait           atomic.Bool // SetPollWait (fast.go)
 
 	mu     sync.RWMutex // guards closed against sends on work
 	closed bool
@@ -121,6 +122,11 @@ func (c *Context) loop(ready chan<- error) {
 
 // Device describes the Context's GPU.
 func (c *Context) Device() Device { return c.dev }
+
+// OwnerThread is the OS thread id of the owner goroutine, the thread every
+// driver call runs on (-1 where the OS has no thread ids): to pin it to a
+// CPU (internal/affinity, qp serve --owner-cpu).
+func (c *Context) OwnerThread() int { return c.tid }
 
 // Pool is the Context's device memory pool.
 func (c *Context) Pool() *Pool { return c.pool }

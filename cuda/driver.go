@@ -54,10 +54,12 @@ var drv struct {
 	cuMemsetD32Async                            func(dst uint64, v uint32, n uintptr, s uintptr) int32
 	cuStreamCreate                              func(s *uintptr, flags uint32) int32
 	cuStreamSynchronize                         func(s uintptr) int32
+	cuStreamQuery                               func(s uintptr) int32
 	cuStreamDestroy_v2                          func(s uintptr) int32
 	cuEventCreate                               func(e *uintptr, flags uint32) int32
 	cuEventRecord                               func(e, s uintptr) int32
 	cuEventSynchronize                          func(e uintptr) int32
+	cuEventQuery                                func(e uintptr) int32
 	cuEventElapsedTime                          func(ms *float32, start, end uintptr) int32
 	cuEventDestroy_v2                           func(e uintptr) int32
 	cuModuleLoadData                            func(m *uintptr, image unsafe.Pointer) int32
@@ -107,10 +109,12 @@ func symbols() []struct {
 		{&drv.cuMemsetD32Async, "cuMemsetD32Async"},
 		{&drv.cuStreamCreate, "cuStreamCreate"},
 		{&drv.cuStreamSynchronize, "cuStreamSynchronize"},
+		{&drv.cuStreamQuery, "cuStreamQuery"},
 		{&drv.cuStreamDestroy_v2, "cuStreamDestroy_v2"},
 		{&drv.cuEventCreate, "cuEventCreate"},
 		{&drv.cuEventRecord, "cuEventRecord"},
 		{&drv.cuEventSynchronize, "cuEventSynchronize"},
+		{&drv.cuEventQuery, "cuEventQuery"},
 		{&drv.cuEventElapsedTime, "cuEventElapsedTime"},
 		{&drv.cuEventDestroy_v2, "cuEventDestroy_v2"},
 		{&drv.cuModuleLoadData, "cuModuleLoadData"},

@@ -12,6 +12,7 @@ type Result int32
 const (
 	resultOutOfMemory Result = 2
 	resultNoDevice    Result = 100
+	resultNotReady    Result = 600 // CUDA_ERROR_NOT_READY: cuStreamQuery's and cuEventQuery's "not yet"
 )
 
 // Name returns the CUresult's enum name, e.g. "CUDA_ERROR_OUT_OF_MEMORY".

@@ -27,7 +27,7 @@ import (
 
 // fastSym holds the resolved addresses of the hot symbols (bindDriver).
 var fastSym struct {
-	launch, htod, dtoh, dtod, memset32, evRecord, evSync, evElapsed, streamSync uintptr
+	launch, htod, dtoh, dtod, memset32, evRecord, evSync, evElapsed, streamSync, evQuery, streamQuery uintptr
 }
 
 // fastSymbol returns where bindDriver stores the address of a hot symbol,
@@ -52,6 +52,10 @@ func fastSymbol(name string) *uintptr {
 		return &fastSym.evElapsed
 	case "cuStreamSynchronize":
 		return &fastSym.streamSync
+	case "cuEventQuery":
+		return &fastSym.evQuery
+	case "cuStreamQuery":
+		return &fastSym.streamQuery
 	}
 	return nil
 }
@@ -138,7 +142,12 @@ func (c *Context) cuEventRecord(e, s uintptr) int32 {
 
 func (c *Context) cuEventSynchronize(e uintptr) int32 {
 	t := c.call()
-	r, _, _ := purego.SyscallN(fastSym.evSync, e)
+	var r uintptr
+	if c.pollWait.Load() {
+		r = poll(fastSym.evQuery, e)
+	} else {
+		r, _, _ = purego.SyscallN(fastSym.evSync, e)
+	}
 	c.done(t)
 	return int32(r)
 }
@@ -152,7 +161,39 @@ func (c *Context) cuEventElapsedTime(ms *float32, start, end uintptr) int32 {
 
 func (c *Context) cuStreamSynchronize(s uintptr) int32 {
 	t := c.call()
-	r, _, _ := purego.SyscallN(fastSym.streamSync, s)
+	var r uintptr
+	if c.pollWait.Load() {
+		r = poll(fastSym.streamQuery, s)
+	} else {
+		r, _, _ = purego.SyscallN(fastSym.streamSync, s)
+	}
 	c.done(t)
 	return int32(r)
+}
+
+// SetPollWait makes the owner goroutine wait for the stream and for events
+// by polling (cuStreamQuery, cuEventQuery, until they answer other than
+// CUDA_ERROR_NOT_READY) instead of one blocking call (cuStreamSynchronize,
+// cuEventSynchronize); off by default. A driver call is a system call to
+// Go's scheduler (purego enters it as cgo does): one that lasts past a
+// sysmon tick (20 µs to 10 ms) has its P taken for other goroutines, and
+// on return the owner must wait for a P again, behind the runnable
+// goroutines of a loaded server (issue 25: the served batch's device phase
+// 15-30% longer than the same batch alone). Short queries in a loop keep
+// the owner's P (each call a new system call tick, which sysmon does not
+// retake), at the cost of the owner's core, busy for the wait as the
+// driver's own spin (SyncAuto, SyncSpin) keeps it busy anyway. Meant for
+// an owner thread on a CPU of its own (qp serve --owner-cpu). A poll counts
+// as one driver call (DriverStats).
+func (c *Context) SetPollWait(on bool) { c.pollWait.Store(on) }
+
+// poll calls query(h) until it answers other than CUDA_ERROR_NOT_READY
+// and returns that answer.
+func poll(query, h uintptr) uintptr {
+	for {
+		r, _, _ := purego.SyscallN(query, h)
+		if Result(int32(r)) != resultNotReady {
+			return r
+		}
+	}
 }

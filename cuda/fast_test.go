@@ -7,32 +7,41 @@ import (
 	"unsafe"
 )
 
-// TestFastCalls: the hot driver calls through fast.go reach the driver
-// (an event recorded after a fill and an async copy orders them: the copy
-// lands), are counted, are timed only while SetDriverTiming is on, and do
-// allocate at most their argument block.
-func TestFastCalls(t *testing.T) {
+// streamFixture returns the test GPU's Context with a stream, an event, 64
+// bytes of device memory and 64 of pinned host memory, freed at the test's
+// end.
+func streamFixture(t *testing.T) (*Context, *Stream, *Event, *Buffer, *HostBuffer) {
+	t.Helper()
 	c := gpu(t)
 	s, err := c.NewStream()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Destroy()
+	t.Cleanup(func() { s.Destroy() })
 	e, err := c.NewEvent()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer e.Destroy()
+	t.Cleanup(func() { e.Destroy() })
 	d, err := c.Alloc(64)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer d.Free()
+	t.Cleanup(func() { d.Free() })
 	h, err := c.AllocHost(64)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer h.Free()
+	t.Cleanup(func() { h.Free() })
+	return c, s, e, d, h
+}
+
+// TestFastCalls: the hot driver calls through fast.go reach the driver
+// (an event recorded after a fill and an async copy orders them: the copy
+// lands), are counted, are timed only while SetDriverTiming is on, and do
+// allocate at most their argument block.
+func TestFastCalls(t *testing.T) {
+	c, s, e, d, h := streamFixture(t)
 	c.SetDriverTiming(false)
 	s0 := c.DriverStats()
 	if err := s.Fill32(d, 0, 0xdeadbeef, 16); err != nil {
@@ -64,7 +73,7 @@ func TestFastCalls(t *testing.T) {
 	if s2 := c.DriverStats(); s2.Calls != s1.Calls+1 || s2.Time <= s1.Time {
 		t.Fatalf("a timed call: stats went from %+v to %+v", s1, s2)
 	}
-	err = c.Do(func() error {
+	err := c.Do(func() error {
 		allocs := testing.AllocsPerRun(50, func() {
 			if r := c.cuEventRecord(e.h, s.h); r != 0 {
 				t.Fatalf("cuEventRecord: %d", r)
@@ -219,4 +228,42 @@ func launchFieldsPinned[P any](f *Function, grid, block Dim3, sharedMem int, s *
 	}
 	pinner.Pin(&ptrs[0])
 	return f.launch(grid, block, sharedMem, s, unsafe.Pointer(&ptrs[0]))
+}
+
+// TestPollWait: with SetPollWait the stream and event waits poll
+// (cuStreamQuery, cuEventQuery: the emulator answers "not ready" every
+// other call, so the loop runs) and still order the work before them: a
+// fill and a copy land; each wait counts one driver call.
+func TestPollWait(t *testing.T) {
+	c, s, e, d, h := streamFixture(t)
+	c.SetPollWait(true)
+	defer c.SetPollWait(false)
+	for round, v := range []uint32{0xfeedface, 0x01234567, 0x89abcdef} {
+		c0 := c.DriverStats().Calls
+		if err := s.Fill32(d, 0, v, 16); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.CopyFromDevice(h, 0, d, 0, 64); err != nil {
+			t.Fatal(err)
+		}
+		wait := s.Synchronize
+		if round%2 == 1 {
+			if err := e.Record(s); err != nil {
+				t.Fatal(err)
+			}
+			wait = e.Synchronize
+		}
+		if err := wait(); err != nil {
+			t.Fatal(err)
+		}
+		want := int64(3 + round%2)
+		if n := c.DriverStats().Calls - c0; n != want {
+			t.Errorf("round %d: %d driver calls, want %d (a poll counts one)", round, n, want)
+		}
+		for i, w := range HostSlice[uint32](h) {
+			if w != v {
+				t.Fatalf("round %d: word %d after fill, copy and a polled wait: %#x, want %#x", round, i, w, v)
+			}
+		}
+	}
 }

@@ -277,9 +277,12 @@ type batcher struct {
 	cfg     BatchConfig
 	run     runFunc
 	onBatch func(n int, d time.Duration) // metrics hook
-	// onPhases (pipelined; set before the first submit): a batch's host
-	// preparation, its wait for the device and its device phase.
-	onPhases func(prep, wait, dev time.Duration)
+	// onPhases (pipelined; set before the first submit): a batch of n
+	// queries' host preparation, its wait for the device, its device phase
+	// (to the backend's return), of which fin after it let the device go,
+	// and the backend's account of it (nil, and fin 0, when the backend
+	// gave none: gpu.WithDeviceDoneHook).
+	onPhases func(n int, prep, wait, dev, fin time.Duration, bd *gpu.BatchDevice)
 	model    costModel
 	stats    batchStats
 	// Pipelined (cfg.pipe): the device phase's time and the host
@@ -604,6 +607,9 @@ func (b *batcher) runBatch(batch []*job) {
 	if b.cfg.pipe {
 		ph = new(phases) // only here: a variable the hook captured would escape for every batch
 		ctx = gpu.WithDeviceHook(ctx, func(p time.Duration) { ph.prep, ph.devAt = p, b.toDevice(len(live), p) })
+		if b.onPhases != nil {
+			ctx = gpu.WithDeviceDoneHook(ctx, func(d gpu.BatchDevice) { ph.dev, ph.devOK, ph.offAt = d, true, b.now() })
+		}
 	}
 	err := b.run(ctx, qs, out, procs)
 	end := b.now()
@@ -611,7 +617,12 @@ func (b *batcher) runBatch(batch []*job) {
 	if ph != nil {
 		devAt = ph.devAt
 		if !devAt.IsZero() && b.onPhases != nil {
-			b.onPhases(ph.prep, devAt.Sub(start)-ph.prep, end.Sub(devAt))
+			var bd *gpu.BatchDevice
+			var fin time.Duration
+			if ph.devOK {
+				bd, fin = &ph.dev, end.Sub(ph.offAt)
+			}
+			b.onPhases(len(live), ph.prep, devAt.Sub(start)-ph.prep, end.Sub(devAt), fin, bd)
 		}
 	}
 	b.model.observe(len(live), end.Sub(start), end, b.depth())
@@ -683,6 +694,9 @@ func answerParts(n, procs int) int {
 type phases struct {
 	devAt time.Time
 	prep  time.Duration
+	dev   gpu.BatchDevice // gpu.WithDeviceDoneHook's, when devOK
+	devOK bool
+	offAt time.Time // when it let the device go (devOK)
 }
 
 // toDevice records, pipelined, that a batch of n queries took the device

@@ -75,4 +75,21 @@ func TestServeGPUPipelined(t *testing.T) {
 	if pm, ok := s.PipeModel(); !ok || pm.DeviceA+pm.DeviceB <= 0 {
 		t.Errorf("PipeModel after %d batches: %+v, %v", s.Stats().Batches, pm, ok)
 	}
+	// Every batch logged whole, with the backend's account of its device
+	// phase (GET /debug/batches).
+	var rep BatchReport
+	if st, body := get(t, hs.URL+"/debug/batches?rows=1", &rep); st != 200 {
+		t.Fatalf("/debug/batches: %d %s", st, body)
+	}
+	st := s.Stats()
+	queries := 0
+	for _, r := range rep.Rows {
+		queries += r.N
+		if r.Sets < 1 || r.DriverCalls < 1 || r.OwnerRun <= 0 || r.OwnerRun+r.Finish > r.Device || r.Finish < 0 {
+			t.Errorf("batch %+v: want sets, driver calls, owner run > 0, finish >= 0 and owner run + finish <= device phase", r)
+		}
+	}
+	if int64(rep.Batches) != st.Batches || int64(queries) != st.Queries || len(rep.Rows) != rep.Batches {
+		t.Errorf("/debug/batches: %d batches (%d rows) of %d queries; the server ran %d of %d", rep.Batches, len(rep.Rows), queries, st.Batches, st.Queries)
+	}
 }

@@ -34,6 +34,7 @@ func (s *Server) routes() *http.ServeMux {
 	})
 	mux.Handle("/metrics", promhttp.HandlerFor(s.m.reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("/", s.handlePage)
+	mux.HandleFunc("GET /debug/batches", s.handleBatches)
 	if s.cfg.Pprof {
 		mux.HandleFunc("/debug/pprof/", pprof.Index)
 		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)

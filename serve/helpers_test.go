@@ -147,6 +147,14 @@ func leanListener(t testing.TB, e *qp.Engine, cfg Config) (*Server, net.Listener
 func post(t testing.TB, url, body string, out any) (int, http.Header, []byte) {
 	t.Helper()
 	resp, err := http.Post(url, "application/json", bytes.NewBufferString(body))
+	b := readAnswer(t, url, resp, err, out)
+	return resp.StatusCode, resp.Header, b
+}
+
+// readAnswer reads resp (err: the request's) to its end and returns its
+// body, decoded into out (when not nil) on 200.
+func readAnswer(t testing.TB, url string, resp *http.Response, err error, out any) []byte {
+	t.Helper()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +168,16 @@ func post(t testing.TB, url, body string, out any) (int, http.Header, []byte) {
 			t.Fatalf("%s: %v in %s", url, err, b)
 		}
 	}
-	return resp.StatusCode, resp.Header, b
+	return b
+}
+
+// get fetches url and returns the status and the body, decoded into out
+// (when not nil) on 200.
+func get(t testing.TB, url string, out any) (int, []byte) {
+	t.Helper()
+	resp, err := http.Get(url)
+	b := readAnswer(t, url, resp, err, out)
+	return resp.StatusCode, b
 }
 
 // errCode decodes an error body's code.

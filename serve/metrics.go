@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/qpengine/qp/engine"
+	"github.com/qpengine/qp/engine/gpu"
 )
 
 // metrics are the server's Prometheus metrics (names in docs/API.md).
@@ -27,6 +28,12 @@ type metrics struct {
 	// A pipelined GPU's batch phases (batcher.go): host preparation, the
 	// wait for the device, the device phase.
 	prepare, devWait, device prometheus.Histogram
+	// ownerRun: the batch's closure on the CUDA owner goroutine (launches
+	// and stream waits; gpu.BatchDevice.Run), the part of device the
+	// backend itself spends on the device's behalf.
+	ownerRun prometheus.Histogram
+	// blog: the pipelined batches, each whole (GET /debug/batches).
+	blog batchLog
 	// answerWake: from a query's batch returning (job.end) to its
 	// handler running again to write the answer (the channel close and
 	// the goroutine's scheduling: the hand-off a batch of thousands pays
@@ -88,6 +95,8 @@ func newMetrics(reg *prometheus.Registry, s *Server) *metrics {
 			Help: "A pipelined GPU's batch: from its preparation's end to taking the device, held by the batch before it (--device gpu only).", Buckets: latencyBuckets}),
 		device: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "qp_serve_batch_device_seconds",
 			Help: "A pipelined GPU's batch: its device phase, launch sets and result conversion (--device gpu only).", Buckets: latencyBuckets}),
+		ownerRun: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "qp_serve_batch_owner_run_seconds",
+			Help: "A pipelined GPU's batch: its launch sets' closure on the CUDA owner goroutine (launches, stream waits, conversions there; part of the device phase; --device gpu only).", Buckets: latencyBuckets}),
 		answerWake: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "qp_serve_answer_wake_seconds",
 			Help: "Time from a query's batch returning from the processor to its request's handler running to write the answer (queries answered in the handler's own goroutine count 0).", Buckets: latencyBuckets}),
 	}
@@ -100,7 +109,7 @@ func newMetrics(reg *prometheus.Registry, s *Server) *metrics {
 	}
 	m.resolve(procs)
 	reg.MustRegister(m.requests, m.reqDuration, m.queries, m.qDuration, m.batchSize, m.batchDuration,
-		m.rejected, m.fallbacks, m.backendErrors, m.queueWait, m.prepare, m.devWait, m.device, m.answerWake,
+		m.rejected, m.fallbacks, m.backendErrors, m.queueWait, m.prepare, m.devWait, m.device, m.ownerRun, m.answerWake,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		newRuntimeCollector())
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "qp_serve_queue_depth",
@@ -167,10 +176,16 @@ func (m *metrics) observeBatch(n int, d time.Duration) {
 	m.batchDuration.Observe(d.Seconds())
 }
 
-func (m *metrics) observePhases(prep, wait, dev time.Duration) {
+// observePhases observes a pipelined batch of n queries' phases and logs
+// it (batchLog: GET /debug/batches).
+func (m *metrics) observePhases(n int, prep, wait, dev, fin time.Duration, bd *gpu.BatchDevice) {
 	m.prepare.Observe(prep.Seconds())
 	m.devWait.Observe(wait.Seconds())
 	m.device.Observe(dev.Seconds())
+	if bd != nil {
+		m.ownerRun.Observe(bd.Run.Seconds())
+	}
+	m.blog.record(n, prep, wait, dev, fin, bd)
 }
 
 // resolve pre-resolves the children of the hot path's label sets: the

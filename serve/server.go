@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"sync"
@@ -260,6 +261,13 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		err = lerr
 	}
 	s.b.close()
+	if s.b.cfg.pipe {
+		// The served batches' device cost, for a log beside dfit.sh's rows.
+		rs, seq := s.m.blog.after(0)
+		r := batchReport(rs, seq)
+		s.log.Info("served batches (the last kept; GET /debug/batches)", "batches", r.Batches, "mean_n", math.Round(r.MeanN),
+			"device_a_ms", r.Device.A*1e3, "device_b_us", r.Device.B*1e6, "owner_a_ms", r.Owner.A*1e3, "owner_b_us", r.Owner.B*1e6)
+	}
 	s.log.Info("stopped", "error", err)
 	return err
 }

@@ -7,6 +7,8 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -76,6 +78,32 @@ func TestRawAttackBehind(t *testing.T) {
 	if row.Requests != 20 || row.Success >= 0.5 || len(row.Errors) == 0 || !strings.Contains(row.Errors[0], "not sent") {
 		t.Errorf("overloaded: %+v", row)
 	}
+	// The one connection was busy when its next requests fell due: the
+	// send lag is the server's (short of connections), not the
+	// generator's own.
+	if row.Short < 1 || row.LagP99 < 100*time.Millisecond || row.OwnLagP99 > 50*time.Millisecond {
+		t.Errorf("behind a slow server: short %d, send lag p99 %v, own lag p99 %v; want short >= 1, lag >= 100 ms, own lag small",
+			row.Short, row.LagP99, row.OwnLagP99)
+	}
+	if err := checkGenLag(row, time.Second); err != nil {
+		t.Errorf("a late server failed the generator's check: %v", err)
+	}
+}
+
+// TestCheckGenLag: a level whose generator was late on its own fails
+// --max-gen-lag, loudly; 0 is no check.
+func TestCheckGenLag(t *testing.T) {
+	row := loadRow{Name: "r80", OwnLagP99: 5 * time.Millisecond}
+	if err := checkGenLag(row, 2*time.Millisecond); err == nil || !strings.Contains(err.Error(), "level r80: the generator's own send lag p99 5ms > --max-gen-lag 2ms") ||
+		!strings.Contains(err.Error(), "measured the generator, not the server") {
+		t.Errorf("late generator: %v", err)
+	}
+	if err := checkGenLag(row, 0); err != nil {
+		t.Errorf("no check: %v", err)
+	}
+	if err := checkGenLag(row, 10*time.Millisecond); err != nil {
+		t.Errorf("within the bound: %v", err)
+	}
 }
 
 // TestRawSchedule: the shared schedule's due times and its count of due
@@ -112,9 +140,10 @@ func TestRawRow(t *testing.T) {
 			r.codes = map[int]int{}
 		}
 		d := time.Duration(i+1) * time.Millisecond
-		r.lat, r.svc, r.lag = append(r.lat, d), append(r.svc, d/2), append(r.lag, d-d/2)
+		r.lat, r.svc, r.lag, r.own = append(r.lat, d), append(r.svc, d/2), append(r.lag, d-d/2), append(r.own, d/10)
 		r.codes[200]++
 	}
+	rs[0].short, rs[3].short = 4, 3
 	rs[1].redials, rs[2].redials = 2, 1
 	rs[3].fail(errors.New("boom"))
 	rs[2].unsent = 2 // claimed, then given up
@@ -128,6 +157,9 @@ func TestRawRow(t *testing.T) {
 	}
 	if row.SvcP99 != 495*ms || row.LagP99 != 495*ms || row.LagMax != 500*ms || row.SvcP50 != 250*ms {
 		t.Errorf("service p50 %v p99 %v, lag p99 %v max %v", row.SvcP50, row.SvcP99, row.LagP99, row.LagMax)
+	}
+	if row.OwnLagP99 != 99*ms || row.OwnLagMax != 100*ms || row.Short != 7 {
+		t.Errorf("own lag p99 %v max %v, short %d; want 99 ms, 100 ms, 7", row.OwnLagP99, row.OwnLagMax, row.Short)
 	}
 	// 1,000 answered, 1 failed, 2 + 6 not sent.
 	if row.Requests != 1009 || row.Redials != 3 || row.Codes != "200:1000" || math.Abs(row.Success-1000.0/1009) > 1e-12 ||
@@ -184,5 +216,27 @@ func TestRawSharedSchedule(t *testing.T) {
 	}
 	if row.Max < 300*time.Millisecond {
 		t.Errorf("max %v below the slow answer's 300 ms", row.Max)
+	}
+}
+
+// TestBenchLoadMaxGenLag: qp bench load --max-gen-lag prints the level's
+// row and then fails (exit 1, saying the level measured the generator)
+// when the generator's own send lag p99 passes the bound (1 ns: any
+// sleep's overshoot does), and passes under a generous bound.
+func TestBenchLoadMaxGenLag(t *testing.T) {
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(`{"hits":[]}`)) }))
+	defer hs.Close()
+	q := filepath.Join(t.TempDir(), "q.txt")
+	if err := os.WriteFile(q, []byte("1:a b\n2:c\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"bench", "load", hs.URL, q, "--client", "raw", "--rate", "200", "--conns", "2", "--duration", "200ms"}
+	out, stderr, code := runQP(t, append(args, "--max-gen-lag", "1ns")...)
+	var row loadRow
+	if code != 1 || json.Unmarshal([]byte(out), &row) != nil || row.OwnLagP99 <= 0 || !strings.Contains(stderr, "measured the generator, not the server") {
+		t.Errorf("--max-gen-lag 1ns: exit %d, row %q, stderr %q; want exit 1 after a row with its own lag", code, out, stderr)
+	}
+	if _, stderr, code := runQP(t, append(args, "--max-gen-lag", "10s")...); code != 0 {
+		t.Errorf("--max-gen-lag 10s: exit %d: %s", code, stderr)
 	}
 }

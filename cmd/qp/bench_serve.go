@@ -49,12 +49,20 @@ type loadRow struct {
 	// Raw client only (bench_rawload.go): the service time (answer − send)
 	// and the send lag (send − due time) percentiles; the latency fields
 	// above count from the due time (service + lag).
-	SvcP50  time.Duration `json:"service_p50_ns,omitempty"`
-	SvcP99  time.Duration `json:"service_p99_ns,omitempty"`
-	LagP50  time.Duration `json:"send_lag_p50_ns,omitempty"`
-	LagP99  time.Duration `json:"send_lag_p99_ns,omitempty"`
-	LagMax  time.Duration `json:"send_lag_max_ns,omitempty"`
-	Redials int           `json:"redials,omitempty"` // connections dialed again in the level
+	SvcP50 time.Duration `json:"service_p50_ns,omitempty"`
+	SvcP99 time.Duration `json:"service_p99_ns,omitempty"`
+	LagP50 time.Duration `json:"send_lag_p50_ns,omitempty"`
+	LagP99 time.Duration `json:"send_lag_p99_ns,omitempty"`
+	LagMax time.Duration `json:"send_lag_max_ns,omitempty"`
+	// OwnLagP99 and OwnLagMax: the send lag less the wait for a free
+	// connection (send − max(due, the connection's claim of the request)):
+	// the generator's own lateness (its timers and CPU), which no server
+	// causes; Short counts the requests claimed more than 1 ms after their
+	// due time (no connection free: rate × latency above the connections).
+	OwnLagP99 time.Duration `json:"gen_lag_p99_ns,omitempty"`
+	OwnLagMax time.Duration `json:"gen_lag_max_ns,omitempty"`
+	Short     int           `json:"short_of_conns,omitempty"`
+	Redials   int           `json:"redials,omitempty"` // connections dialed again in the level
 	// GenPeakRSSMB is the generator process's peak resident set (VmHWM;
 	// in-process, the server's and the generator's together).
 	GenPeakRSSMB float64  `json:"gen_peak_rss_mb,omitempty"`
@@ -429,6 +437,7 @@ it; bound its cores with GOMAXPROCS.`)
 	fs.IntVar(k, "n", 10, "alias of -k")
 	limit := fs.Int("limit", 0, "use the first N queries (0: all)")
 	client := fs.String("client", "vegeta", "vegeta (net/http's client), or raw: HTTP/1.1 over plain connections,\nabout a third of vegeta's CPU per request (see bench_rawload.go)")
+	maxGenLag := fs.Duration("max-gen-lag", 0, "raw client at a fixed rate: fail (exit 1, after the row) when the\ngenerator's own send lag p99 (gen_lag_p99_ns: late on a free connection,\nits timers or CPU) exceeds this: the level then measured the generator,\nnot the server (0: no check)")
 	pos, err := parseArgs(fs, args, 2)
 	if err != nil {
 		return err
@@ -442,6 +451,9 @@ it; bound its cores with GOMAXPROCS.`)
 	}
 	if *client != "vegeta" && *client != "raw" {
 		return fmt.Errorf("--client %q: want vegeta or raw", *client)
+	}
+	if *maxGenLag < 0 || (*maxGenLag > 0 && (*client != "raw" || *rate == 0)) {
+		return fmt.Errorf("--max-gen-lag %v: want >= 0, with --client raw and a --rate", *maxGenLag)
 	}
 	fq, err := readQueryFile(pos[1], *limit)
 	if err != nil {
@@ -460,7 +472,20 @@ it; bound its cores with GOMAXPROCS.`)
 		return err
 	}
 	row.ClientCPU, row.Wall = cpuSeconds()-cpu0, time.Since(t0).Seconds()
-	return json.NewEncoder(os.Stdout).Encode(row)
+	if err := json.NewEncoder(os.Stdout).Encode(row); err != nil {
+		return err
+	}
+	return checkGenLag(row, *maxGenLag)
+}
+
+// checkGenLag fails a level whose generator was late on its own (row's
+// OwnLagP99 above max > 0): its latencies are the generator's.
+func checkGenLag(row loadRow, max time.Duration) error {
+	if max > 0 && row.OwnLagP99 > max {
+		return fmt.Errorf("level %s: the generator's own send lag p99 %v > --max-gen-lag %v (late with a free connection: its timers or CPU): the level measured the generator, not the server; give it more cores (GOMAXPROCS, taskset) or fewer connections",
+			row.Name, row.OwnLagP99.Round(time.Microsecond), max)
+	}
+	return nil
 }
 
 // startPeakSampler samples the process's heap in use and goroutines every

@@ -236,6 +236,9 @@ func TestBadFlagValues(t *testing.T) {
 		{"--cpu-cheap -1: want >= 0", []string{"bench", "sched", idx, docs, "--cpu-cheap", "-1"}},
 		{`--client "bogus": want vegeta or raw`, []string{"bench", "serve", idx, docs, "--client", "bogus"}},
 		{`--client "bogus": want vegeta or raw`, []string{"bench", "load", "http://127.0.0.1:1", docs, "--client", "bogus"}},
+		{"--max-gen-lag 1ms: want >= 0, with --client raw and a --rate", []string{"bench", "load", "http://127.0.0.1:1", docs, "--client", "raw", "--max-gen-lag", "1ms"}},
+		{"--max-gen-lag 1ms: want >= 0, with --client raw and a --rate", []string{"bench", "load", "http://127.0.0.1:1", docs, "--rate", "100", "--max-gen-lag", "1ms"}},
+		{"--max-gen-lag -1ms: want >= 0", []string{"bench", "load", "http://127.0.0.1:1", docs, "--client", "raw", "--rate", "100", "--max-gen-lag", "-1ms"}},
 		{`--rate "0": want positive numbers`, []string{"bench", "pipebound", "--device-a", "3ms", "--device-b", "4us", "--rate", "0"}},
 		{"--rate: at least one rate", []string{"bench", "pipebound", "--device-a", "3ms", "--device-b", "4us"}},
 		{"--q 1: want 0 < q < 1", []string{"bench", "pipebound", "--device-a", "3ms", "--device-b", "4us", "--rate", "1000", "--q", "1"}},
@@ -254,6 +257,11 @@ func TestBadFlagValues(t *testing.T) {
 		{"want on, off or auto, not \"maybe\"", []string{"bench", "query", idx, docs, "--gpu-bitmap-and=maybe"}},
 		{"--gpu-bitmap-and off: write the value with '=': --gpu-bitmap-and=off", []string{"bench", "query", idx, docs, "--gpu-bitmap-and", "off"}},
 		{"--prepare-cores 100000: want 0 (all) to GOMAXPROCS", []string{"bench", "sched", idx, docs, "--prepare-cores", "100000"}},
+		{`--owner-cpu "x": want auto, off or a CPU number`, []string{"serve", idx, "--owner-cpu", "x"}},
+		{`--owner-cpu "-3": want auto, off or a CPU number`, []string{"serve", idx, "--owner-cpu=-3"}},
+		{"--owner-cpu 100000: not a CPU this process may run on", []string{"serve", idx, "--owner-cpu", "100000"}},
+		{"--owner-cpu, --owner-poll and --gpu-profile need a GPU", []string{"serve", idx, "--device", "cpu", "--owner-poll"}},
+		{"--owner-cpu, --owner-poll and --gpu-profile need a GPU", []string{"serve", idx, "--device", "cpu", "--gpu-profile"}},
 	} {
 		expectFail(t, []string{c.want}, c.args...)
 	}

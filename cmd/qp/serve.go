@@ -27,7 +27,8 @@ func init() {
 	c.run = func(args []string) error {
 		fs := newFlags(c, `Keeps the index (and the GPU) loaded and answers queries over HTTP:
 POST /v1/search, POST /v1/search/batch, GET /v1/search?q=&mode=&k=, a
-search page at /, Prometheus metrics at /metrics, /healthz and /readyz
+search page at /, Prometheus metrics at /metrics, /healthz and /readyz,
+and with --device gpu the recent batches' phases at /debug/batches
 (docs/API.md). Concurrent requests are batched live: a batch closes when
 its queries' shortest lists reach the PARA threshold, when it holds
 --batch-max queries or as many as the processor's measured cost model
@@ -50,6 +51,9 @@ exits. --mode and -k are the defaults of requests that name none.`)
 		budget := fs.Duration("batch-budget", 0, fmt.Sprintf("cap a batch's expected time on the processor at this (its size from the\nmeasured cost per batch and per query; negative: no cap; 0: on --device\ngpu automatic (the batch whose fixed cost is a tenth of its time), none\nwith --device auto, %v otherwise)", serve.DefaultBudget))
 		queueWait := fs.Duration("max-queue-wait", 0, "refuse (503 overloaded, Retry-After) a request expected to wait longer\nthan this for its batch (0: none; a request expected to wait past its\ndeadline is always refused)")
 		lean := fs.Bool("lean-http", false, "answer plain one-query requests (POST /v1/search arriving whole) on a lean\nHTTP/1.1 path of the server's own, every other connection on net/http:\nabout a third less server CPU per such request; a client that leaves while\nits query waits is not noticed (docs/API.md)")
+		ownerCPU := fs.String("owner-cpu", "off", "run the GPU's CUDA owner thread (every driver call of the batches' launch\nsets) on a CPU of its own: auto (the process's highest CPU), a CPU number,\nor off; every other thread of the process keeps off that CPU (their\nGOMAXPROCS stays at the process's CPU count); Linux, --device gpu or auto")
+		ownerPoll := fs.Bool("owner-poll", false, "the CUDA owner thread waits for the GPU by polling (cuStreamQuery) rather\nthan in one blocking driver call, keeping its Go scheduler slot (P) across\nthe wait; it busies its core for the wait as the driver's spin does: meant\nwith --owner-cpu")
+		gpuProfile := fs.Bool("gpu-profile", false, "time each batch's GPU phases with CUDA events (GET /debug/batches' gpu_ns;\nabout twice the driver calls a batch: for diagnosis)")
 		pprofOn := fs.Bool("pprof", false, "serve Go profiles at /debug/pprof/ (net/http/pprof; for diagnosis, not\nfor an exposed address)")
 		lazy := fs.Bool("batch-lazy", false, "keep a batch open until its threshold, --batch-max or --batch-wait closes it,\neven when the processor is idle (default: an idle processor takes the\nforming batch at once)")
 		inflight := fs.Int("inflight", 0, "batches running at once (0: 2 with --device gpu (one prepares on the\nhost while the other runs), 1 with --device auto, the workers on the CPU)")
@@ -90,6 +94,10 @@ exits. --mode and -k are the defaults of requests that name none.`)
 		if *wait <= 0 || *timeout <= 0 || *maxTimeout <= 0 || *grace <= 0 {
 			return errors.New("--batch-wait, --timeout, --max-timeout and --shutdown-timeout must be positive")
 		}
+		owner, err := parseOwnerCPU(*ownerCPU)
+		if err != nil {
+			return err
+		}
 		var thr int64
 		if *threshold != "" {
 			t, err := parseThreshold("batch-threshold", *threshold)
@@ -103,6 +111,9 @@ exits. --mode and -k are the defaults of requests that name none.`)
 			return err
 		}
 		defer e.Close()
+		if err := tuneOwner(e, owner, *ownerPoll, *gpuProfile); err != nil {
+			return err
+		}
 		cfg := serve.Config{
 			Limits: serve.Limits{MaxBodyBytes: body, MaxTerms: *maxTerms, MaxK: *maxK, DefaultK: *qf.k,
 				DefaultMode: mode, MaxBatch: *maxBatchQ, DefaultTimeout: *timeout, MaxTimeout: *maxTimeout},

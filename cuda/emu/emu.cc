@@ -374,6 +374,13 @@ int cuStreamCreate(void **s, unsigned) {
 	return 0;
 }
 int cuStreamSynchronize(void *) { return 0; }
+// cuStreamQuery and cuEventQuery: the emulator runs every launch and copy
+// when it is enqueued, so the work is always done; they answer
+// CUDA_ERROR_NOT_READY (600) on every other call all the same, so that a
+// caller's polling loop (cuda.Context.SetPollWait) is exercised.
+static int emu_query_calls;
+static int emu_query() { return (__atomic_fetch_add(&emu_query_calls, 1, __ATOMIC_RELAXED) & 1) ? 0 : 600; }
+int cuStreamQuery(void *) { return emu_query(); }
 int cuStreamDestroy_v2(void *s) {
 	delete static_cast<int *>(s);
 	return 0;
@@ -387,6 +394,7 @@ int cuEventRecord(void *e, void *) {
 	return 0;
 }
 int cuEventSynchronize(void *) { return 0; }
+int cuEventQuery(void *) { return emu_query(); }
 int cuEventElapsedTime(float *ms, void *a, void *b) {
 	*ms = static_cast<float>(*static_cast<double *>(b) - *static_cast<double *>(a));
 	return 0;

@@ -269,6 +269,11 @@ func (b *Backend) runBatch(ctx context.Context, bb *batchBufs, work []*prep, pre
 		f(prepared)
 	}
 	handed := time.Now()
+	done := DeviceDoneHook(ctx)
+	var p0 Profile
+	if done != nil {
+		p0 = b.prof
+	}
 	bp := &bb.plan
 	err := b.ctx.Do(func() error {
 		defer b.ownerTimes(handed)()
@@ -311,6 +316,9 @@ func (b *Backend) runBatch(ctx context.Context, bb *batchBufs, work []*prep, pre
 	})
 	b.prof.Batches++
 	b.prof.Queries += int64(len(out))
+	if done != nil {
+		done(batchDevice(&p0, &b.prof))
+	}
 	if err != nil {
 		bp.res.sets = bp.res.sets[:0]
 		return fmt.Errorf("gpu: %w", err)
@@ -342,6 +350,51 @@ func WithDeviceHook(ctx context.Context, f func(prepared time.Duration)) context
 // tests, and other backends that report when a batch takes their device).
 func DeviceHook(ctx context.Context) func(prepared time.Duration) {
 	f, _ := ctx.Value(deviceHookKey{}).(func(time.Duration))
+	return f
+}
+
+// BatchDevice is one batch's time with the device (SearchBatch while it
+// holds it), as the backend measured it: the differences of the Profile's
+// counters over the batch's owner closure (b.mu serializes batches on the
+// device, so they are this batch's alone). Wait is the hand-off to the
+// owner goroutine (Do to the closure's start: the owner thread waiting for
+// a P or a CPU), Run the closure (launches, stream waits, conversions on
+// the owner), Sync the waits for the stream inside Run, GPU the phases'
+// CUDA-event time (zero unless profiling: Options.Profile, SetProfile),
+// OwnerRunDelay the owner thread's time runnable without a CPU (profiling
+// only, schedstat), OwnerInvoluntary its involuntary context switches.
+// The planned sets' result conversion after the device (HostFinish) is
+// not in it: it runs after the batch lets the device go.
+type BatchDevice struct {
+	Sets, Launches, Syncs, DriverCalls, OwnerInvoluntary int64
+	Wait, Run, Sync, GPU, OwnerCPU, OwnerRunDelay        time.Duration
+}
+
+// batchDevice is the BatchDevice of the profile's change from p0 to p1.
+func batchDevice(p0, p1 *Profile) BatchDevice {
+	gpu := func(p *Profile) time.Duration { return p.Decode + p.Intersect + p.Score + p.TopK + p.Transfer }
+	return BatchDevice{Sets: p1.Sets - p0.Sets, Launches: p1.Launches - p0.Launches, Syncs: p1.Syncs - p0.Syncs,
+		DriverCalls: p1.DriverCalls - p0.DriverCalls, OwnerInvoluntary: p1.OwnerInvoluntary - p0.OwnerInvoluntary,
+		Wait: p1.HostWait - p0.HostWait, Run: p1.HostRun - p0.HostRun, Sync: p1.HostSync - p0.HostSync,
+		GPU: gpu(p1) - gpu(p0), OwnerCPU: p1.OwnerCPU - p0.OwnerCPU, OwnerRunDelay: p1.OwnerRunDelay - p0.OwnerRunDelay}
+}
+
+// deviceDoneHookKey is the context key of WithDeviceDoneHook's function.
+type deviceDoneHookKey struct{}
+
+// WithDeviceDoneHook returns ctx carrying f, which SearchBatch calls when
+// its batch is done with the device (before it lets the device go) with
+// the batch's BatchDevice; f must return at once. A server uses it to set
+// each served batch's device time beside the same batch run alone (issue
+// 25: serve/batchlog.go).
+func WithDeviceDoneHook(ctx context.Context, f func(BatchDevice)) context.Context {
+	return context.WithValue(ctx, deviceDoneHookKey{}, f)
+}
+
+// DeviceDoneHook is the function WithDeviceDoneHook put into ctx, nil if
+// none.
+func DeviceDoneHook(ctx context.Context) func(BatchDevice) {
+	f, _ := ctx.Value(deviceDoneHookKey{}).(func(BatchDevice))
 	return f
 }
 

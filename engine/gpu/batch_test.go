@@ -234,3 +234,59 @@ func TestHelpHost(t *testing.T) {
 	}
 	t.Logf("%d queries a batch; the helpers ran chunks %d times in 3 batches", len(qs), helped.Load())
 }
+
+// TestDeviceDoneHook checks WithDeviceDoneHook: called once per batch,
+// after the device hook, with that batch's share of the profile (the sums
+// over the batches equal the profile's counts; the owner closure's time
+// covers its stream waits; CUDA-event time only when profiling).
+func TestDeviceDoneHook(t *testing.T) {
+	c := testContext(t)
+	rng := rand.New(rand.NewSource(26))
+	col := genCollection(rng, 1500, 24, 16, false)
+	x := col.bp128(t)
+	nq := 12
+	if emulated(c) {
+		nq = 4
+	}
+	qs := expand(randomQueries(rng, col.terms, nq, nil), []int{10})
+	g := newBackend(t, x, Options{Threshold: 64})
+	for _, prof := range []bool{false, true} {
+		g.SetProfile(prof)
+		g.ResetProfile()
+		var sum BatchDevice
+		calls := 0
+		for lo := 0; lo < len(qs); lo += 3 {
+			batch := qs[lo:min(lo+3, len(qs))]
+			out := make([]engine.Response, len(batch))
+			took := false
+			ctx := WithDeviceHook(context.Background(), func(time.Duration) { took = true })
+			ctx = WithDeviceDoneHook(ctx, func(d BatchDevice) {
+				if !took {
+					t.Error("done hook before the device hook")
+				}
+				if d.Sets < 1 || d.Run <= 0 || d.Wait < 0 || d.Sync > d.Run || d.DriverCalls <= 0 {
+					t.Errorf("profile %v: batch %+v: want sets >= 1, run > 0, wait >= 0, sync <= run, driver calls > 0", prof, d)
+				}
+				if (d.GPU > 0) != prof {
+					t.Errorf("profile %v: CUDA-event time %v", prof, d.GPU)
+				}
+				calls++
+				sum.Sets += d.Sets
+				sum.Launches += d.Launches
+				sum.DriverCalls += d.DriverCalls
+				sum.Run += d.Run
+			})
+			if err := g.SearchBatch(ctx, batch, engine.Options{}, out); err != nil {
+				t.Fatal(err)
+			}
+		}
+		p := g.Profile()
+		if int64(calls) != p.Batches {
+			t.Errorf("profile %v: done hook called %d times for %d batches", prof, calls, p.Batches)
+		}
+		if sum.Sets != p.Sets || sum.Launches != p.Launches || sum.DriverCalls != p.DriverCalls || sum.Run != p.HostRun {
+			t.Errorf("profile %v: the batches' sums %+v differ from the profile's sets %d, launches %d, driver calls %d, run %v",
+				prof, sum, p.Sets, p.Launches, p.DriverCalls, p.HostRun)
+		}
+	}
+}

@@ -467,6 +467,15 @@ func (b *Backend) Name() string { return "gpu" }
 // Device describes the GPU.
 func (b *Backend) Device() cuda.Device { return b.ctx.Device() }
 
+// OwnerThread is the OS thread id of the CUDA context's owner goroutine,
+// on which the batches' launch sets run (cuda.Context.OwnerThread).
+func (b *Backend) OwnerThread() int { return b.ctx.OwnerThread() }
+
+// SetPollWait makes the owner goroutine poll for the stream instead of
+// blocking in the driver (cuda.Context.SetPollWait: it keeps its P; for an
+// owner thread on a CPU of its own, qp serve --owner-cpu).
+func (b *Backend) SetPollWait(on bool) { b.ctx.SetPollWait(on) }
+
 // ResidentBytes is the size of the index's postings in device layout (all
 // uploaded, or streamed through a list cache of CacheBytes).
 func (b *Backend) ResidentBytes() int64 { return b.resident }

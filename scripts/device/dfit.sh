@@ -8,7 +8,8 @@
 # repeat (n, q/s, batch ms) and the least-squares a, b over them.
 # Environment: SIZES (default 250 500 1000 2000 4000 8000 16000), REPS
 # (default 2), MODES (default and), FLAGS (extra bench query flags),
-# BUDGET (seconds, 540), REGEN=1.
+# BUDGET (seconds, 540), REGEN=1, IDX (default /tmp/g10m-topics.qp, built
+# by gen10m_topics; another index is used as it is).
 #
 # Build first (the Go machine, repository root):
 #   mkdir -p bin/dev/data && cp ../shared/data/queries/0[56].efficiency_topics.txt bin/dev/data/
@@ -18,7 +19,8 @@
 . scripts/device/lib.sh
 t0=$(date +%s)
 left() { echo $(( ${BUDGET:-540} - ($(date +%s) - t0) )); }
-gen10m_topics || exit 1
+IDX=${IDX:-/tmp/g10m-topics.qp}
+if [ "$IDX" = /tmp/g10m-topics.qp ]; then gen10m_topics || exit 1; fi
 q=$bin/data/06.efficiency_topics.txt
 : >"$OUT/dfit.txt"
 for m in ${MODES:-and}; do
@@ -26,7 +28,7 @@ for m in ${MODES:-and}; do
     for r in $(seq "${REPS:-2}"); do
       [ "$(left)" -gt 40 ] || { echo "budget: stopped before $m $n"; break 3; }
       log=$OUT/q-$m-$n-$r.log
-      timeout $(( $(left) - 20 )) $bin/qp bench query /tmp/g10m-topics.qp "$q" --limit "$n" --device gpu --gpu-only \
+      timeout $(( $(left) - 20 )) $bin/qp bench query "$IDX" "$q" --limit "$n" --device gpu --gpu-only \
         --modes "$m" --profile ${FLAGS:-} >"$log" 2>&1 || { echo "$m $n: rc=$?"; tail -3 "$log"; continue; }
       # the GPU row: mode, algorithm "gpu…", threads "gpu", queries/s
       qps=$(awk -v m="$m" '$1 == m && $2 ~ /^gpu/ && $3 == "gpu" {print $4; exit}' "$log")

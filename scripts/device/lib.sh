@@ -49,3 +49,43 @@ cpu_ratio() {
     END { s = ""; t = 0; for (i = 1; i <= no && i <= nw; i++) { s = s sprintf(" %.2f (%.2f/%.2f µs)", w[i] / o[i], w[i], o[i]); t += w[i] / o[i] }
       if (i > 1) printf "ratio %s: process CPU per query %s/old, pairs:%s; mean %.2f\n", m, v, s, t / (i - 1) }' "$3" | tee -a "$3"
 }
+
+# metrics: the /metrics of the qp serve on 127.0.0.1:$PORT (bash's
+# /dev/tcp: no curl needed). serveab.sh, servep99.sh.
+metrics() {
+  exec 3<>"/dev/tcp/127.0.0.1/$PORT" || return
+  printf 'GET /metrics HTTP/1.0\r\nHost: x\r\n\r\n' >&3
+  cat <&3
+  exec 3<&-
+}
+# breakdown BEFORE AFTER (two metrics snapshots): mean and p99 (bucket upper bound) of the
+# histograms' deltas, in ms (a histogram the build lacks prints n/a).
+breakdown() {
+  awk 'FNR==1{f++} /^qp_serve_batch_size_(sum|count)/ { if (f==1) a[$1]=$NF; else b[$1]=$NF-a[$1] }
+  /^qp_serve_(queue_wait|batch_duration|request_duration|answer_wake|go_sched_latencies|go_gc_pauses|batch_prepare|batch_device_wait|batch_device|batch_owner_run)_seconds/ {
+    v=$NF
+    if ($1 ~ /request_duration/ && $1 !~ /endpoint="search"/ && $1 !~ /endpoint="batch"/) next
+    key=$1; if (f==1) a[key]=v; else b[key]=v-a[key] }
+  END {
+    n=split("queue_wait batch_duration request_duration answer_wake go_sched_latencies go_gc_pauses batch_prepare batch_device_wait batch_device batch_owner_run", hs, " ")
+    for (i=1;i<=n;i++) { h="qp_serve_" hs[i] "_seconds"; s=0; c=0; seen=0; delete le
+      if (i==7) printf "\n       pipelined GPU batches:"
+      for (k in b) { if (index(k, h "_sum")==1) s+=b[k]; if (index(k, h "_count")==1) { c+=b[k]; seen=1 }
+        if (index(k, h "_bucket")==1) { m=k; sub(/.*le="/, "", m); sub(/".*/, "", m); le[m]+=b[k] } }
+      if (!seen) { printf " %s n/a", hs[i]; continue }
+      p=""; if (c>0) { best=""; for (m in le) if (le[m] >= 0.99*c && (best=="" || m+0 < best+0)) best=m; p=best }
+      printf " %s mean %.3f p99<=%s", hs[i], (c>0 ? 1000*s/c : 0), (p=="" ? "-" : (p=="+Inf" ? p : sprintf("%.2f", 1000*p))) }
+    printf " (ms); batches %d, mean size %.1f\n", b["qp_serve_batch_size_count"], (b["qp_serve_batch_size_count"]>0 ? b["qp_serve_batch_size_sum"]/b["qp_serve_batch_size_count"] : 0) }' "$1" "$2"
+}
+# wait_serve PID NAME LOG: waits until the qp serve PID answers /metrics
+# on 127.0.0.1:$PORT (90 s at most); says why not (its LOG's tail).
+wait_serve() {
+  for _ in $(seq 900); do
+    if (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; then
+      metrics | grep -q "^HTTP/1.[01] 200" && return 0
+    fi
+    kill -0 "$1" 2>/dev/null || { echo "server $2 exited"; tail -3 "$3"; return 1; }
+    sleep 0.1
+  done
+  echo "server $2 not ready in 90 s"; return 1
+}

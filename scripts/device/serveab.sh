@@ -148,32 +148,6 @@ echo "device $DEVICE, index $IDX (MODEL $MODEL), $(nproc) cores, $split, generat
 
 # cpu PID: the process's user+system CPU seconds.
 cpu() { awk -v t="$tck" '{printf "%.3f", ($14+$15)/t}' "/proc/$1/stat"; }
-# metrics: the server's /metrics (bash's /dev/tcp: no curl needed).
-metrics() {
-  exec 3<>"/dev/tcp/127.0.0.1/$PORT" || return
-  printf 'GET /metrics HTTP/1.0\r\nHost: x\r\n\r\n' >&3
-  cat <&3
-  exec 3<&-
-}
-# breakdown BEFORE AFTER: mean and p99 (bucket upper bound) of the
-# histograms' deltas, in ms (a histogram the build lacks prints n/a).
-breakdown() {
-  awk 'FNR==1{f++} /^qp_serve_batch_size_(sum|count)/ { if (f==1) a[$1]=$NF; else b[$1]=$NF-a[$1] }
-  /^qp_serve_(queue_wait|batch_duration|request_duration|answer_wake|go_sched_latencies|go_gc_pauses|batch_prepare|batch_device_wait|batch_device)_seconds/ {
-    v=$NF
-    if ($1 ~ /request_duration/ && $1 !~ /endpoint="search"/ && $1 !~ /endpoint="batch"/) next
-    key=$1; if (f==1) a[key]=v; else b[key]=v-a[key] }
-  END {
-    n=split("queue_wait batch_duration request_duration answer_wake go_sched_latencies go_gc_pauses batch_prepare batch_device_wait batch_device", hs, " ")
-    for (i=1;i<=n;i++) { h="qp_serve_" hs[i] "_seconds"; s=0; c=0; seen=0; delete le
-      if (i==7) printf "\n       pipelined GPU batches:"
-      for (k in b) { if (index(k, h "_sum")==1) s+=b[k]; if (index(k, h "_count")==1) { c+=b[k]; seen=1 }
-        if (index(k, h "_bucket")==1) { m=k; sub(/.*le="/, "", m); sub(/".*/, "", m); le[m]+=b[k] } }
-      if (!seen) { printf " %s n/a", hs[i]; continue }
-      p=""; if (c>0) { best=""; for (m in le) if (le[m] >= 0.99*c && (best=="" || m+0 < best+0)) best=m; p=best }
-      printf " %s mean %.3f p99<=%s", hs[i], (c>0 ? 1000*s/c : 0), (p=="" ? "-" : (p=="+Inf" ? p : sprintf("%.2f", 1000*p))) }
-    printf " (ms); batches %d, mean size %.1f\n", b["qp_serve_batch_size_count"], (b["qp_serve_batch_size_count"]>0 ? b["qp_serve_batch_size_sum"]/b["qp_serve_batch_size_count"] : 0) }' "$1" "$2"
-}
 # level BUILD MODE NAME PER RATE CONNS: one load level on the running server.
 level() {
   local b=$1 m=$2 name=$3 per=$4 rate=$5 conns=$6
@@ -215,14 +189,7 @@ server() {
   # shellcheck disable=SC2086
   ${srvpin[@]+"${srvpin[@]}"} "$1" serve "$IDX" --addr "127.0.0.1:$PORT" --device "$DEVICE" --log-level warn ${SERVE_FLAGS:-} $extra >"$OUT/serveab-$m-$2-server.log" 2>&1 &
   spid=$!
-  for _ in $(seq 900); do
-    if (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; then
-      metrics | grep -q "^HTTP/1.[01] 200" && return 0
-    fi
-    kill -0 "$spid" 2>/dev/null || { echo "server $2 exited"; tail -3 "$OUT/serveab-$m-$2-server.log"; return 1; }
-    sleep 0.1
-  done
-  echo "server $2 not ready in 90 s"; return 1
+  wait_serve "$spid" "$2" "$OUT/serveab-$m-$2-server.log"
 }
 want() { case " $LEVELS " in *" $1 "*) return 0 ;; esac; return 1; }
 for m in ${MODES:-and or}; do
