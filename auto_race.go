@@ -147,6 +147,9 @@ type racePolicy struct {
 	flying    [2]int           // pieces in flight
 	stopped   [2]bool
 	stopAt    [2]time.Duration // when it was refused its first piece
+	bound     [2]float64       // its lower bound (or rate) when judge or take stopped it
+	reruns    [2]int           // the other's pieces it re-ran (rerun)
+	dropped   [2]int           // its copies dropped, the other's copy first (abandoned)
 	size      [2]int           // each processor's next piece (piece)
 	chunk     int              // the stream's chunk: the GPU's largest piece
 	// gpuOn: once the CPU stopped, the race goes on as the GPU's stream
@@ -158,6 +161,10 @@ type racePolicy struct {
 	// simulation, TestRaceFill); false (newRacePolicy), by its pipelined
 	// rate.
 	fillRate bool
+	// noRerun: no processor re-runs the other's pieces (rerun) nor stops
+	// it while its pieces fly (judge), as lead27 raced (A/B in the
+	// simulation, TestRaceRerunSim).
+	noRerun bool
 }
 
 // newRacePolicy is the policy of a race of a stream of chunk queries
@@ -284,9 +291,9 @@ func (s *racePolicy) take(p, n, rest int, now time.Duration) bool {
 	}
 	o := 1 - p
 	rp, ro := s.estimate(p), s.estimate(o)
-	switch uo := s.upper(o); {
-	case uo > 0 && max(s.lower(p, now), s.rate(p)) > raceMargin*uo:
-		s.stopped[p] = true // surely slower
+	switch {
+	case s.surelySlower(p, now):
+		s.stopped[p] = true
 	case s.rate(p) > 0 && s.rate(o) > 0 && s.rate(p) > raceClear*s.rate(o):
 		s.stopped[p] = true // clearly slower on the first rates
 	case ro > 0 && rp > ro && float64(n*s.k[p])*rp > float64(rest)*ro:
@@ -298,15 +305,57 @@ func (s *racePolicy) take(p, n, rest int, now time.Duration) bool {
 		s.stopped[p] = true // p's own stream takes the rest
 	}
 	if s.stopped[p] {
-		if s.stopAt[p] == 0 {
-			s.stopAt[p] = max(now, 1)
-		}
+		s.stop(p, now)
 		return false
 	}
 	s.tick(p, now)
 	s.taken[p] += n
 	s.flying[p]++
 	return true
+}
+
+// surelySlower says whether p is surely slower than the other processor
+// at now: its rate, or its lower bound, over raceMargin times the
+// other's upper bound.
+func (s *racePolicy) surelySlower(p int, now time.Duration) bool {
+	uo := s.upper(1 - p)
+	return uo > 0 && max(s.lower(p, now), s.rate(p)) > raceMargin*uo
+}
+
+// judge stops p, at now, where it is surely slower (surelySlower) while
+// its pieces are in flight: the other processor, taking its next piece,
+// stops it before p's own next take would (a GPU whose pieces all take
+// long asks for none), so that the other re-runs p's pieces (rerun).
+func (s *racePolicy) judge(p int, now time.Duration) {
+	if !s.noRerun && !s.stopped[p] && s.flying[p] > 0 && s.surelySlower(p, now) {
+		s.stopped[p] = true
+		s.stop(p, now)
+	}
+}
+
+// stop records, the first time p is refused a piece at now, when, and
+// its evidence then: its rate, or its lower bound (estimateAtStop uses it
+// where the other re-ran all p's pieces, so that p answered none).
+func (s *racePolicy) stop(p int, now time.Duration) {
+	if s.stopAt[p] == 0 {
+		s.stopAt[p] = max(now, 1)
+		s.bound[p] = max(s.lower(p, now), s.rate(p))
+	}
+}
+
+// measured is p's time per query as the race measured it, for its
+// stream time (0: none): its rate, else its upper bound (a processor
+// stopped before it had a rate, surely slower: its pieces are all
+// answered when the race ends), else, where the other processor re-ran
+// all its pieces, its bound when it stopped.
+func (s *racePolicy) measured(p int) float64 {
+	if r := s.rate(p); r > 0 {
+		return r
+	}
+	if u := s.upper(p); u > 0 {
+		return u
+	}
+	return s.bound[p]
 }
 
 // answered records that p answered a piece of n queries at now.
@@ -333,6 +382,56 @@ func (s *racePolicy) answered(p, n int, now time.Duration) {
 	}
 }
 
+// rerun says whether p, racing on once the other processor o stopped,
+// re-runs o's piece of n queries taken at from (o's copy still in
+// flight) at now, and records the copy as p's piece when it does: the
+// loser's last pieces must not hold the stream, whose emit is in query
+// order (H200, GCIDE TREC'06 AND, 2026-11-28: the GPU's last race piece
+// of 8,192 queries took 13.75 ms while the CPU answered 1,024 in
+// 0.4 ms, its later pieces waiting up to 13 ms to be emitted). Both
+// copies answer alike (the engines' bit-identical contract), so
+// whichever ends first is emitted (speculative re-execution of a
+// straggler: MapReduce's backup tasks, Dean & Ghemawat, OSDI 2004, §3.6).
+// Only a single-searcher processor re-runs (the CPU: the GPU's copy
+// would pay its batch start, a few ms, more than the CPU's short pieces
+// take), only where o answered a piece (its estimate: with none, o's
+// piece may be about to end, and a copy would waste p's time), and only
+// where the copy gains more than it costs: o's copy, ending at o's
+// estimate (k_o pieces sharing o's pipeline: n·k_o times it after from),
+// ends after now by more than twice p's copy's time at p's estimate
+// (the stream held that much less, against p's time on queries it
+// answers twice).
+func (s *racePolicy) rerun(p, n int, from, now time.Duration) bool {
+	o := 1 - p
+	if s.noRerun || n <= 0 || s.k[p] != 1 || s.stopped[p] || !s.stopped[o] {
+		return false
+	}
+	rp, ro := s.estimate(p), s.estimate(o)
+	if rp <= 0 || s.done[o] == 0 {
+		return false
+	}
+	copyTime := time.Duration(float64(n) * rp * 1e9)
+	if from+time.Duration(float64(n*s.k[o])*ro*1e9)-now <= 2*copyTime {
+		return false
+	}
+	s.tick(p, now)
+	s.taken[p] += n
+	s.flying[p]++
+	s.reruns[p]++
+	return true
+}
+
+// abandoned records that p's copy of a piece of n queries, taken by
+// take or rerun, ended at now after the other processor's copy answered
+// it first: it leaves p's flight and its queries p's taken ones (its
+// busy time meanwhile stays in p's, the cautious side of p's rate).
+func (s *racePolicy) abandoned(p, n int, now time.Duration) {
+	s.tick(p, now)
+	s.flying[p]--
+	s.taken[p] -= n
+	s.dropped[p]++
+}
+
 // String describes the race for the routing line: each processor's
 // queries, rate (µs a query) and when it stopped.
 func (s *racePolicy) String(names [2]string) string {
@@ -344,6 +443,12 @@ func (s *racePolicy) String(names [2]string) string {
 		part := fmt.Sprintf("%s %d queries (%.3gµs per query", name, s.done[p], s.estimate(p)*1e6)
 		if s.stopAt[p] > 0 {
 			part += fmt.Sprintf(", stopped at %.3g ms", s.stopAt[p].Seconds()*1e3)
+		}
+		if s.reruns[p] > 0 {
+			part += fmt.Sprintf(", re-ran %d of the other's pieces", s.reruns[p])
+		}
+		if s.dropped[p] > 0 {
+			part += fmt.Sprintf(", %d copies dropped", s.dropped[p])
 		}
 		parts = append(parts, part+")")
 	}
@@ -392,6 +497,23 @@ type liveRace struct {
 	bufs      [2]int
 
 	pieces []chan racePiece // under mu, made as pieces are taken (piece)
+	slots  []raceSlot       // under mu, by piece index: each piece's copies
+	low    int              // under mu: slots[:low] are all filled
+}
+
+// raceSlot is one piece of a race and its copies in flight: the first,
+// taken from the cursor, and at most one more, the other processor's
+// re-run of it (racePolicy.rerun). The first copy to answer it without
+// an error fills the slot (its channel of pieces); the other is
+// cancelled and dropped, its buffer back to its processor.
+type raceSlot struct {
+	lo, n  int
+	from   time.Duration // when its first copy was taken (since begin)
+	owner  int           // the processor of its first copy
+	copies int           // copies in flight
+	rerun  bool          // a second copy was taken
+	filled bool
+	cancel [2]context.CancelFunc // each processor's copy's
 }
 
 func newLiveRace(ctx context.Context, pol *racePolicy, qs []engine.Query, lo, limit int, opt engine.Options, so StreamOptions) *liveRace {
@@ -429,31 +551,85 @@ func (lr *liveRace) buffer(p int) []engine.Response {
 	}
 }
 
-// take returns the next piece's bounds for p, or ok false once the policy
-// refuses it or the race's queries are all taken.
-func (lr *liveRace) take(p int) (lo, n, i int, ok bool) {
+// take returns the next piece's bounds for p, its index and the context
+// of p's copy, or ok false once the policy refuses it or the race's
+// queries are all taken. Where the other processor stopped, p first
+// re-runs its earliest piece still in flight that the policy finds worth
+// it (racePolicy.rerun): the loser's straggler does not hold the emit.
+func (lr *liveRace) take(p int) (lo, n, i int, ctx context.Context, ok bool) {
 	lr.mu.Lock()
 	defer lr.mu.Unlock()
+	now := time.Since(lr.begin)
+	lr.pol.judge(1-p, now)
+	if lr.pol.stopped[1-p] && !lr.pol.stopped[p] {
+		for lr.low < len(lr.slots) && lr.slots[lr.low].filled {
+			lr.low++
+		}
+		for j := lr.low; j < len(lr.slots); j++ {
+			sl := &lr.slots[j]
+			if sl.filled || sl.rerun || sl.owner == p || !lr.pol.rerun(p, sl.n, sl.from, now) {
+				continue
+			}
+			sl.rerun = true
+			return sl.lo, sl.n, j, lr.copyCtx(sl, p), true
+		}
+	}
 	n = lr.pol.piece(p, lr.limit-lr.cursor)
-	if lr.cursor >= lr.limit || !lr.pol.take(p, n, len(lr.qs)-lr.cursor, time.Since(lr.begin)) {
-		return 0, 0, 0, false
+	if lr.cursor >= lr.limit || !lr.pol.take(p, n, len(lr.qs)-lr.cursor, now) {
+		return 0, 0, 0, nil, false
 	}
 	lo, i = lr.cursor, lr.seq
 	lr.cursor += n
 	lr.seq++
-	return lo, n, i, true
+	lr.slots = append(lr.slots, raceSlot{lo: lo, n: n, from: now, owner: p})
+	return lo, n, i, lr.copyCtx(&lr.slots[i], p), true
+}
+
+// copyCtx starts p's copy of sl: its context, cancelled once the other
+// copy filled the slot. Under mu.
+func (lr *liveRace) copyCtx(sl *raceSlot, p int) context.Context {
+	ctx, cancel := context.WithCancel(lr.ctx)
+	sl.cancel[p] = cancel
+	sl.copies++
+	return ctx
+}
+
+// finish records that p's copy of piece i ended at to with err: it
+// fills the slot (true: the caller sends it to the piece's channel) when
+// it is the first to answer it, or errs with no other copy left;
+// otherwise p's copy is dropped, and the other copy cancelled where this
+// one filled it.
+func (lr *liveRace) finish(p, i, n int, to time.Time, err error) bool {
+	lr.mu.Lock()
+	defer lr.mu.Unlock()
+	sl := &lr.slots[i]
+	sl.copies--
+	sl.cancel[p]()
+	sl.cancel[p] = nil
+	now := to.Sub(lr.begin)
+	if sl.filled || (err != nil && sl.copies > 0) {
+		lr.pol.abandoned(p, n, now)
+		return false
+	}
+	sl.filled = true
+	if c := sl.cancel[1-p]; c != nil {
+		c() // the other copy's answers are dropped: stop it
+	}
+	lr.pol.answered(p, n, now)
+	return true
 }
 
 // search is one of p's searchers: it answers pieces on be while the
 // policy lets it, each into a buffer taken before the piece, and hands
-// each to its channel.
+// each it filled first to its channel (a copy answered second goes back
+// to the free buffers).
 func (lr *liveRace) search(p int, be engine.Backend) {
 	for lr.ctx.Err() == nil {
 		out := lr.buffer(p)
 		if out == nil {
 			return
 		}
-		lo, n, i, ok := lr.take(p)
+		lo, n, i, ctx, ok := lr.take(p)
 		if !ok {
 			lr.free[p] <- out
 			return
@@ -462,11 +638,12 @@ func (lr *liveRace) search(p int, be engine.Backend) {
 			out = newResponses(n, lr.resCap)
 		}
 		from := time.Now()
-		err := be.SearchBatch(lr.ctx, lr.qs[lo:lo+n], lr.opt, out[:n])
+		err := be.SearchBatch(ctx, lr.qs[lo:lo+n], lr.opt, out[:n])
 		to := time.Now()
-		lr.mu.Lock()
-		lr.pol.answered(p, n, to.Sub(lr.begin))
-		lr.mu.Unlock()
+		if !lr.finish(p, i, n, to, err) {
+			lr.free[p] <- out[:cap(out)]
+			continue
+		}
 		lr.piece(i) <- racePiece{p, lo, out[:n], from, to, err}
 		if err != nil {
 			return
