@@ -684,3 +684,34 @@ func TestRaceRerunAB(t *testing.T) {
 		}
 	}
 }
+
+// TestRaceBufLimit: the GPU makes up to its race share of response
+// buffers while the CPU races, and no more than its own stream keeps
+// (k+1) once the race goes on as its stream: the CPU stopped with none of
+// its pieces in flight.
+func TestRaceBufLimit(t *testing.T) {
+	pol := newRacePolicy(2, 64)
+	lr := newLiveRace(context.Background(), pol, queriesOf(640, engine.Or), 0, 640, engine.Options{}, StreamOptions{Chunk: 64})
+	if got, want := lr.bufLimit(procGPU), pol.k[procGPU]+raceAhead/4; got != want {
+		t.Errorf("racing: the GPU's buffers %d, want %d", got, want)
+	}
+	pol.take(procCPU, 2, 640, 0)
+	pol.stopped[procCPU] = true
+	if got := lr.bufLimit(procGPU); got != pol.k[procGPU]+raceAhead/4 {
+		t.Errorf("the CPU stopped, its piece in flight: the GPU's buffers %d", got)
+	}
+	pol.answered(procCPU, 2, time.Millisecond)
+	if got := lr.bufLimit(procGPU); got != pol.k[procGPU]+1 {
+		t.Errorf("the race going on as the GPU's stream: its buffers %d, want %d", got, pol.k[procGPU]+1)
+	}
+	if got := lr.bufLimit(procCPU); got != pol.k[procCPU]+raceAhead {
+		t.Errorf("the CPU's buffers %d", got)
+	}
+	// Buffers made before the limit fell stay in use; buffer makes no
+	// more past it.
+	lr.allocated[procGPU] = pol.k[procGPU] + 2
+	lr.free[procGPU] <- newResponses(64, 0)
+	if out := lr.buffer(procGPU); len(out) != 64 || lr.allocated[procGPU] != pol.k[procGPU]+2 {
+		t.Errorf("buffer: %d responses, %d made", len(out), lr.allocated[procGPU])
+	}
+}
