@@ -394,24 +394,32 @@ func (s *racePolicy) answered(p, n int, now time.Duration) {
 // straggler: MapReduce's backup tasks, Dean & Ghemawat, OSDI 2004, §3.6).
 // Only a single-searcher processor re-runs (the CPU: the GPU's copy
 // would pay its batch start, a few ms, more than the CPU's short pieces
-// take), only where o answered a piece (its estimate: with none, o's
-// piece may be about to end, and a copy would waste p's time), and only
-// where the copy gains more than it costs: o's copy, ending at o's
-// estimate (k_o pieces sharing o's pipeline: n·k_o times it after from),
-// ends after now by more than twice p's copy's time at p's estimate
-// (the stream held that much less, against p's time on queries it
-// answers twice).
-func (s *racePolicy) rerun(p, n int, from, now time.Duration) bool {
+// take), and only where the copy gains more than it costs:
+//
+//   - where o answered a piece, its copy, ending at o's estimate (k_o
+//     pieces sharing o's pipeline: n·k_o times it after from), ends
+//     after now by more than twice p's copy's time at p's estimate (the
+//     stream held that much less, against p's time on queries it answers
+//     twice);
+//   - where o answered none, its piece may be about to end (its pieces
+//     in flight end together: its pipeline's fill), and p re-runs it only
+//     when starved: p's response buffers are all taken by pieces answered
+//     ahead of the emit, which waits for o's, so that p would otherwise
+//     wait (its copy then costs nothing).
+func (s *racePolicy) rerun(p, n int, from, now time.Duration, starved bool) bool {
 	o := 1 - p
 	if s.noRerun || n <= 0 || s.k[p] != 1 || s.stopped[p] || !s.stopped[o] {
 		return false
 	}
 	rp, ro := s.estimate(p), s.estimate(o)
-	if rp <= 0 || s.done[o] == 0 {
+	if rp <= 0 {
 		return false
 	}
-	copyTime := time.Duration(float64(n) * rp * 1e9)
-	if from+time.Duration(float64(n*s.k[o])*ro*1e9)-now <= 2*copyTime {
+	if s.done[o] == 0 {
+		if !starved {
+			return false
+		}
+	} else if copyTime := time.Duration(float64(n) * rp * 1e9); from+time.Duration(float64(n*s.k[o])*ro*1e9)-now <= 2*copyTime {
 		return false
 	}
 	s.tick(p, now)
@@ -437,10 +445,10 @@ func (s *racePolicy) abandoned(p, n int, now time.Duration) {
 func (s *racePolicy) String(names [2]string) string {
 	var parts []string
 	for p, name := range names {
-		if s.done[p] == 0 {
+		if s.done[p] == 0 && s.dropped[p] == 0 {
 			continue
 		}
-		part := fmt.Sprintf("%s %d queries (%.3gµs per query", name, s.done[p], s.estimate(p)*1e6)
+		part := fmt.Sprintf("%s %d queries (%.3gµs per query", name, s.done[p], s.measured(p)*1e6)
 		if s.stopAt[p] > 0 {
 			part += fmt.Sprintf(", stopped at %.3g ms", s.stopAt[p].Seconds()*1e3)
 		}
@@ -586,9 +594,12 @@ func (lr *liveRace) take(p int) (lo, n, i int, ctx context.Context, ok bool) {
 		for lr.low < len(lr.slots) && lr.slots[lr.low].filled {
 			lr.low++
 		}
+		// p holds its last buffer: its next piece would wait for the
+		// emit.
+		starved := lr.allocated[p] >= lr.bufLimit(p) && len(lr.free[p]) == 0
 		for j := lr.low; j < len(lr.slots); j++ {
 			sl := &lr.slots[j]
-			if sl.filled || sl.rerun || sl.owner == p || !lr.pol.rerun(p, sl.n, sl.from, now) {
+			if sl.filled || sl.rerun || sl.owner == p || !lr.pol.rerun(p, sl.n, sl.from, now, starved) {
 				continue
 			}
 			sl.rerun = true

@@ -82,7 +82,7 @@ func simRace(clk *vclock, cpu, gpu *fakeProc, contend float64) raceFunc {
 			if pol.stopped[1-s.p] && !pol.stopped[s.p] {
 				for j := range pieces {
 					pc := &pieces[j]
-					if pc.filled || pc.rerun || pc.owner == s.p || !pol.rerun(s.p, pc.n, pc.from, now) {
+					if pc.filled || pc.rerun || pc.owner == s.p || !pol.rerun(s.p, pc.n, pc.from, now, false) {
 						continue
 					}
 					pc.rerun = true
@@ -315,19 +315,21 @@ func TestRaceLive(t *testing.T) {
 	}
 }
 
-// stallProc is a goroutine-safe backend for raceLive whose stall-th
-// batch (from 1) stalls until its context is cancelled, writing wrong
-// answers first (a dropped copy's buffer must never be emitted); its
-// other batches answer as sleepProc's after sleep.
+// stallProc is a goroutine-safe backend for raceLive whose batches from
+// the stall-th on (from 1) stall until their context is cancelled
+// (stallAll; else only the stall-th), writing wrong answers first (a
+// dropped copy's buffer must never be emitted); its other batches answer
+// as sleepProc's after sleep.
 type stallProc struct {
 	sleepProc
 	stall     int64
+	stallAll  bool
 	calls     atomic.Int64
 	cancelled atomic.Int64 // stalled batches ended by their context
 }
 
 func (f *stallProc) SearchBatch(ctx context.Context, qs []engine.Query, opt engine.Options, out []engine.Response) error {
-	if f.calls.Add(1) != f.stall {
+	if c := f.calls.Add(1); c < f.stall || (c > f.stall && !f.stallAll) {
 		return f.sleepProc.SearchBatch(ctx, qs, opt, out)
 	}
 	for i := range out {
@@ -343,43 +345,59 @@ func (f *stallProc) SearchBatch(ctx context.Context, qs []engine.Query, opt engi
 }
 
 // TestRaceRerun: a GPU 20× slower than the CPU whose second piece stalls
-// (a straggler) is stopped while that piece is in flight, and the CPU
-// re-runs it: every piece is emitted in order with the right answers
-// (never the stalled copy's), the stalled copy is cancelled and dropped,
-// and the race's goroutines all end (-race, no leak).
+// (a straggler), or that answers none (all its pieces stall), is
+// stopped while its pieces are in flight, and the CPU re-runs them (the
+// second case once its buffers are all ahead of the emit): every piece is
+// emitted in order with the right answers (never a stalled copy's), the
+// stalled copies are cancelled and dropped, and the race's goroutines
+// all end (-race, no leak).
 func TestRaceRerun(t *testing.T) {
-	before := runtime.NumGoroutine()
-	qs := queriesOf(40*64, engine.And)
-	cpu := &sleepProc{name: "cpu", sleep: time.Millisecond}
-	gpu := &stallProc{sleepProc: sleepProc{name: "gpu", sleep: 20 * time.Millisecond}, stall: 2}
-	r := newRouter(cpu, gpu, 16)
-	pol := newRacePolicy(2, 64)
-	next := 0
-	hi, err := r.raceLive(context.Background(), pol, qs, 0, len(qs), engine.Options{}, StreamOptions{Chunk: 64},
-		func(lo int, out []engine.Response) error {
-			if lo != next {
-				return fmt.Errorf("piece at %d emitted, want %d", lo, next)
+	for _, c := range []struct {
+		name     string
+		stallAll bool
+	}{{"straggler", false}, {"none answered", true}} {
+		t.Run(c.name, func(t *testing.T) {
+			before := runtime.NumGoroutine()
+			qs := queriesOf(40*64, engine.And)
+			cpu := &sleepProc{name: "cpu", sleep: time.Millisecond}
+			gpu := &stallProc{sleepProc: sleepProc{name: "gpu", sleep: 20 * time.Millisecond}, stall: 2, stallAll: c.stallAll}
+			if c.stallAll {
+				gpu.stall = 1
 			}
-			for i := range out {
-				if out[i].Err != nil || out[i].Results[0].Doc != uint32(lo+i) {
-					return fmt.Errorf("query %d answered %+v", lo+i, out[i])
-				}
+			r := newRouter(cpu, gpu, 16)
+			pol := newRacePolicy(2, 64)
+			next := 0
+			hi, err := r.raceLive(context.Background(), pol, qs, 0, len(qs), engine.Options{}, StreamOptions{Chunk: 64},
+				func(lo int, out []engine.Response) error {
+					if lo != next {
+						return fmt.Errorf("piece at %d emitted, want %d", lo, next)
+					}
+					for i := range out {
+						if out[i].Err != nil || out[i].Results[0].Doc != uint32(lo+i) {
+							return fmt.Errorf("query %d answered %+v", lo+i, out[i])
+						}
+					}
+					next += len(out)
+					return nil
+				})
+			if err != nil || hi != next || hi <= 0 {
+				t.Fatalf("race: stopped at %d, emitted %d: %v", hi, next, err)
 			}
-			next += len(out)
-			return nil
+			stalled := int64(1)
+			if c.stallAll {
+				stalled = gpu.calls.Load()
+			}
+			if pol.reruns[procCPU] < int(stalled) || pol.dropped[procGPU] < int(stalled) || pol.reruns[procGPU] != 0 || gpu.cancelled.Load() != stalled {
+				t.Errorf("re-runs %v, copies dropped %v, stalled batches cancelled %d of %d: want the CPU to re-run the GPU's stalled pieces",
+					pol.reruns, pol.dropped, gpu.cancelled.Load(), stalled)
+			}
+			if pol.done[procCPU]+pol.done[procGPU] != hi || !pol.stopped[procGPU] {
+				t.Errorf("answered %v of %d; the GPU stopped %v", pol.done, hi, pol.stopped[procGPU])
+			}
+			t.Logf("race stopped at %d of %d: %s", hi, len(qs), pol.String([2]string{"cpu", "gpu"}))
+			checkNoLeak(t, before)
 		})
-	if err != nil || hi != next || hi <= 0 {
-		t.Fatalf("race: stopped at %d, emitted %d: %v", hi, next, err)
 	}
-	if pol.reruns[procCPU] < 1 || pol.dropped[procGPU] < 1 || pol.reruns[procGPU] != 0 || gpu.cancelled.Load() != 1 {
-		t.Errorf("re-runs %v, copies dropped %v, stalled batches cancelled %d: want the CPU to re-run the GPU's straggler",
-			pol.reruns, pol.dropped, gpu.cancelled.Load())
-	}
-	if pol.done[procCPU]+pol.done[procGPU] != hi || !pol.stopped[procGPU] {
-		t.Errorf("answered %v of %d; the GPU stopped %v", pol.done, hi, pol.stopped[procGPU])
-	}
-	t.Logf("race stopped at %d of %d: %s", hi, len(qs), pol.String([2]string{"cpu", "gpu"}))
-	checkNoLeak(t, before)
 }
 
 // checkNoLeak fails when the number of goroutines does not come back to
