@@ -484,6 +484,7 @@ type racePiece struct {
 type liveRace struct {
 	ctx    context.Context
 	pol    *racePolicy
+	help   func() bool // the CPU's workers call it between queries (copyCtx); nil: none
 	qs     []engine.Query
 	opt    engine.Options
 	limit  int
@@ -618,11 +619,24 @@ func (lr *liveRace) take(p int) (lo, n, i int, ctx context.Context, ok bool) {
 }
 
 // copyCtx starts p's copy of sl: its context, cancelled once the other
-// copy filled the slot. Under mu.
+// copy filled the slot, and for the CPU's carrying lr.help
+// (engine.WithBetween): its workers run chunks of the GPU's fanned-out
+// host work between their queries. Beside 15-16 CPU workers that run
+// queries back to back, the Go runtime ran that work (a GPU batch's
+// preparation and result conversion) on one core at a time: 3-5× as
+// long (issue 24, twelfth round; the scheduler's CPU slots help since).
+// The race ran its CPU pieces so until branch auto6: its GPU pieces'
+// slowness beside them (a fill up to 3× the GPU's stream's rate,
+// raceFill; 8,192 queries in 13.75 ms where its stream answers 16,384 in
+// ~7) is likely that in part (to be measured: StreamOptions.RaceNoHelp).
+// Under mu.
 func (lr *liveRace) copyCtx(sl *raceSlot, p int) context.Context {
 	ctx, cancel := context.WithCancel(lr.ctx)
 	sl.cancel[p] = cancel
 	sl.copies++
+	if p == procCPU && lr.help != nil {
+		return engine.WithBetween(ctx, lr.help)
+	}
 	return ctx
 }
 
@@ -710,6 +724,9 @@ func (r *router) raceLive(ctx context.Context, pol *racePolicy, qs []engine.Quer
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	lr := newLiveRace(rctx, pol, qs, lo, limit, opt, so)
+	if !so.RaceNoHelp {
+		lr.help = r.help
+	}
 	var wg sync.WaitGroup
 	wg.Add(pol.k[procGPU] + pol.k[procCPU])
 	for range pol.k[procGPU] {

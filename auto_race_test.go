@@ -400,6 +400,46 @@ func TestRaceRerun(t *testing.T) {
 	}
 }
 
+// helpProc is sleepProc that counts the calls of the between function
+// in its batches' contexts (engine.WithBetween), as engine.CPU's workers
+// make them.
+type helpProc struct {
+	sleepProc
+	withHelp atomic.Int64 // batches whose context carried it
+}
+
+func (f *helpProc) SearchBatch(ctx context.Context, qs []engine.Query, opt engine.Options, out []engine.Response) error {
+	if h := engine.Between(ctx); h != nil {
+		f.withHelp.Add(1)
+		h()
+	}
+	return f.sleepProc.SearchBatch(ctx, qs, opt, out)
+}
+
+// TestRaceHelp: the CPU's race pieces carry the router's help function
+// (their workers run the GPU's host work between queries), the GPU's
+// never; StreamOptions.RaceNoHelp leaves it out.
+func TestRaceHelp(t *testing.T) {
+	for _, off := range []bool{false, true} {
+		qs := queriesOf(8*64, engine.Or)
+		cpu := &helpProc{sleepProc: sleepProc{name: "cpu", sleep: time.Millisecond}}
+		gpu := &helpProc{sleepProc: sleepProc{name: "gpu", sleep: time.Millisecond}}
+		r := newRouter(cpu, gpu, 16)
+		var helped atomic.Int64
+		r.help = func() bool { helped.Add(1); return false }
+		next := 0
+		_, err := r.raceLive(context.Background(), newRacePolicy(2, 64), qs, 0, len(qs), engine.Options{}, StreamOptions{Chunk: 64, RaceNoHelp: off},
+			func(lo int, out []engine.Response) error { next += len(out); return nil })
+		if err != nil || next == 0 {
+			t.Fatalf("RaceNoHelp %v: %v after %d", off, err, next)
+		}
+		c, g := cpu.withHelp.Load(), gpu.withHelp.Load()
+		if g != 0 || (off && c != 0) || (!off && (c == 0 || helped.Load() != c)) {
+			t.Errorf("RaceNoHelp %v: CPU batches with help %d (called %d), GPU's %d", off, c, helped.Load(), g)
+		}
+	}
+}
+
 // checkNoLeak fails when the number of goroutines does not come back to
 // before (goroutines end asynchronously after their last signal, so it
 // polls).

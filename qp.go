@@ -208,6 +208,7 @@ func New(x *index.Index, o Options) (*Engine, error) {
 			cpu := engine.NewCPU(x, o.Threads)
 			e.route = newRouter(cpu, b, cpu.Workers())
 			e.route.split = !o.NoSplit
+			e.route.help = gpu.HelpHost
 			e.be = e.route
 			how = ", and the CPU's cores for the batches they answer faster"
 			if !o.NoSplit {
@@ -422,6 +423,12 @@ type StreamOptions struct {
 	// faster in 10 of 12 rounds on the H200 (docs/BENCHMARKS.md, auto4's
 	// section; auto_race.go).
 	GPUHandOff bool
+
+	// RaceNoHelp (Device Auto, A/B runs: QP_QUERY_TUNE=racenohelp): the
+	// CPU's race pieces do not run the GPU's fanned-out host work between
+	// their queries (auto_race.go, liveRace.copyCtx), as before branch
+	// auto6.
+	RaceNoHelp bool
 
 	// first, when in (0, Chunk), is the size of the stream's first chunk,
 	// the later ones Chunk: a Device Auto stream resuming on a processor's
