@@ -66,8 +66,8 @@ type router struct {
 	// runs (auto_profile.go).
 	profile *profile
 	// help, when not nil, runs chunks of the GPU's open fanned-out host
-	// work (engine/gpu.HelpHost): the CPU's race pieces call it between
-	// their queries (auto_race.go).
+	// work and yields (raceBetween): the CPU's race pieces call it
+	// between their queries (auto_race.go).
 	help func() bool
 
 	mu    sync.Mutex

@@ -620,11 +620,13 @@ func (lr *liveRace) take(p int) (lo, n, i int, ctx context.Context, ok bool) {
 
 // copyCtx starts p's copy of sl: its context, cancelled once the other
 // copy filled the slot, and for the CPU's carrying lr.help
-// (engine.WithBetween): its workers run chunks of the GPU's fanned-out
-// host work between their queries. Beside 15-16 CPU workers that run
-// queries back to back, the Go runtime ran that work (a GPU batch's
-// preparation and result conversion) on one core at a time: 3-5× as
-// long (issue 24, twelfth round; the scheduler's CPU slots help since).
+// (engine.WithBetween; raceBetween): its workers run chunks of the GPU's
+// fanned-out host work between their queries, and yield. Beside 15-16
+// CPU workers that run queries back to back, the Go runtime ran that
+// work (a GPU batch's preparation and result conversion) on one core at
+// a time: 3-5× as long (issue 24, twelfth round; the scheduler's CPU
+// slots help and yield since), and a GPU goroutine readied on a worker's
+// P waits for the worker's piece to end.
 // The race ran its CPU pieces so until branch auto6: its GPU pieces'
 // slowness beside them (a fill up to 3× the GPU's stream's rate,
 // raceFill; 8,192 queries in 13.75 ms where its stream answers 16,384 in
