@@ -73,11 +73,27 @@ import (
 //     once, but on the H200 the GPU's race rate over GCIDE's 80-88k
 //     queries after the CPU stopped was 1.24-1.7× its own stream's
 //     (known-item AND 0.97 µs a query against 0.78, OR 1.58 against
-//     0.93, TREC'06 OR 0.70 against 0.49).
+//     0.93, TREC'06 OR 0.70 against 0.49). Once the race goes on so,
+//     the GPU makes no more response buffers than its own stream keeps
+//     (liveRace.bufLimit, branch auto6);
+//   - the loser's pieces in flight do not hold the stream (branch auto6):
+//     a searcher about to take a piece first judges the other processor
+//     (racePolicy.judge: stopped while its pieces fly, by the same
+//     bounds), and the CPU re-runs a stopped GPU's pieces still in flight
+//     where its copy would end sooner by a margin, or, idle (the race's
+//     queries all taken, or its buffers all ahead of the emit), where the
+//     GPU's copy is not about to end (racePolicy.rerun; liveRace.watch
+//     looks again every raceWatch at a stream's end). The first copy of
+//     a piece to end fills it; the other is cancelled (its context) and
+//     dropped, its buffer back to its processor. The GPU's own slowness
+//     beside the CPU's pieces is addressed at its cause too: the CPU's
+//     workers run the GPU's fanned-out host work between their queries
+//     and yield (raceBetween; StreamOptions.RaceNoHelp for A/B).
 //
 // Each processor's rate is then recorded as its stream time
 // (streamState.per; a loser stopped before it had one, at its upper
-// bound), and the later segments and streams run as auto_stream.go
+// bound, or at the bound that stopped it where the CPU re-ran all its
+// pieces: racePolicy.measured), and the later segments and streams run as auto_stream.go
 // chooses, with its bounded re-checks. A routing profile
 // (auto_profile.go) lets a repeat run skip the race.
 
