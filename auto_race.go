@@ -183,7 +183,7 @@ type racePolicy struct {
 	fillRate bool
 	// noRerun: no processor re-runs the other's pieces (rerun) nor stops
 	// it while its pieces fly (judge), as lead27 raced (A/B in the
-	// simulation, TestRaceRerunSim).
+	// simulation, TestRaceRerunAB).
 	noRerun bool
 }
 
@@ -354,8 +354,8 @@ func (s *racePolicy) judge(p int, now time.Duration) {
 }
 
 // stop records, the first time p is refused a piece at now, when, and
-// its evidence then: its rate, or its lower bound (estimateAtStop uses it
-// where the other re-ran all p's pieces, so that p answered none).
+// its evidence then: its rate, or its lower bound (measured uses it where
+// the other re-ran all p's pieces, so that p answered none).
 func (s *racePolicy) stop(p int, now time.Duration) {
 	if s.stopAt[p] == 0 {
 		s.stopAt[p] = max(now, 1)
@@ -534,6 +534,7 @@ type liveRace struct {
 	pieces []chan racePiece // under mu, made as pieces are taken (piece)
 	slots  []raceSlot       // under mu, by piece index: each piece's copies
 	low    int              // under mu: slots[:low] are all filled
+	wake   chan struct{}    // a slot was filled (finish): watch looks again
 }
 
 // raceSlot is one piece of a race and its copies in flight: the first,
@@ -560,6 +561,7 @@ func newLiveRace(ctx context.Context, pol *racePolicy, qs []engine.Query, lo, li
 	for p := range lr.free {
 		lr.free[p] = make(chan []engine.Response, lr.bufs[p])
 	}
+	lr.wake = make(chan struct{}, 1)
 	return lr
 }
 
@@ -651,14 +653,13 @@ func (lr *liveRace) take(p int) (lo, n, i int, ctx context.Context, ok bool) {
 // fanned-out host work between their queries, and yield. Beside 15-16
 // CPU workers that run queries back to back, the Go runtime ran that
 // work (a GPU batch's preparation and result conversion) on one core at
-// a time: 3-5× as long (issue 24, twelfth round; the scheduler's CPU
+// a time, 3-5× as long (issue 24, twelfth round: the scheduler's CPU
 // slots help and yield since), and a GPU goroutine readied on a worker's
-// P waits for the worker's piece to end.
-// The race ran its CPU pieces so until branch auto6: its GPU pieces'
-// slowness beside them (a fill up to 3× the GPU's stream's rate,
-// raceFill; 8,192 queries in 13.75 ms where its stream answers 16,384 in
-// ~7) is likely that in part (to be measured: StreamOptions.RaceNoHelp).
-// Under mu.
+// P waited for the worker's piece to end. The race's CPU pieces did not
+// help until branch auto6; the GPU's slowness beside them (a fill up to
+// 3× its stream's rate, raceFill; 8,192 queries in 13.75 ms where its
+// stream answers 16,384 in ~7) is likely that in part, to be measured
+// (StreamOptions.RaceNoHelp). Under mu.
 func (lr *liveRace) copyCtx(sl *raceSlot, p int) context.Context {
 	ctx, cancel := context.WithCancel(lr.ctx)
 	sl.cancel[p] = cancel
@@ -691,6 +692,10 @@ func (lr *liveRace) finish(p, i, n int, to time.Time, err error) bool {
 		c() // the other copy's answers are dropped: stop it
 	}
 	lr.pol.answered(p, n, now)
+	select { // a watching searcher looks again (watch)
+	case lr.wake <- struct{}{}:
+	default:
+	}
 	return true
 }
 
@@ -732,13 +737,13 @@ func (lr *liveRace) search(p int, be engine.Backend) {
 // watch is p's wait once the race's queries are all taken while the
 // other processor's pieces are still in flight, p re-running none of
 // them yet (racePolicy.rerun: the other not judged slower, or its copy
-// ending sooner): it waits raceWatch, or until the race is done, and
-// says whether p should look again (take judges the other anew each
+// ending sooner): it waits raceWatch, or until a piece is answered or
+// the race is done, and says whether p should look again (take judges the other anew each
 // time). It says false once p stopped, re-runs nothing, or no other
 // processor's piece is left unanswered. Without it the CPU's searcher
 // ended at the end of a short stream, which then waited for the GPU's
-// first pieces (the emulator, 3,000 TREC'06 AND queries: 0.73 s against
-// 0.33 s with the GPU's pieces re-run).
+// first pieces (the emulator, 3,000 TREC'06 AND queries on GCIDE: 0.61 s
+// against 0.18 s with the GPU's pieces re-run).
 func (lr *liveRace) watch(p int) bool {
 	lr.mu.Lock()
 	wait := lr.cursor >= lr.limit && !lr.pol.stopped[p] && lr.pol.k[p] == 1 && !lr.pol.noRerun
@@ -759,6 +764,8 @@ func (lr *liveRace) watch(p int) bool {
 	defer t.Stop()
 	select {
 	case <-t.C:
+		return true
+	case <-lr.wake:
 		return true
 	case <-lr.ctx.Done():
 		return false

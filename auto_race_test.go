@@ -362,7 +362,8 @@ func (f *stallProc) SearchBatch(ctx context.Context, qs []engine.Query, opt engi
 // TestRaceRerun: a GPU 20× slower than the CPU whose second piece stalls
 // (a straggler), or that answers none (all its pieces stall), is
 // stopped while its pieces are in flight, and the CPU re-runs them (the
-// second case once its buffers are all ahead of the emit): every piece is
+// second case once its buffers are all ahead of the emit; in a short
+// stream, once it answered the rest, watching the GPU's pieces): every piece is
 // emitted in order with the right answers (never a stalled copy's), the
 // stalled copies are cancelled and dropped, and the race's goroutines
 // all end (-race, no leak).
@@ -370,10 +371,11 @@ func TestRaceRerun(t *testing.T) {
 	for _, c := range []struct {
 		name     string
 		stallAll bool
-	}{{"straggler", false}, {"none answered", true}} {
+		n        int
+	}{{"straggler", false, 40 * 64}, {"none answered", true, 40 * 64}, {"short stream", true, 2 * 64}} {
 		t.Run(c.name, func(t *testing.T) {
 			before := runtime.NumGoroutine()
-			qs := queriesOf(40*64, engine.And)
+			qs := queriesOf(c.n, engine.And)
 			cpu := &sleepProc{name: "cpu", sleep: time.Millisecond}
 			gpu := &stallProc{sleepProc: sleepProc{name: "gpu", sleep: 20 * time.Millisecond}, stall: 2, stallAll: c.stallAll}
 			if c.stallAll {
