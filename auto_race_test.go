@@ -411,6 +411,11 @@ func TestRaceRerun(t *testing.T) {
 			if pol.done[procCPU]+pol.done[procGPU] != hi || !pol.stopped[procGPU] {
 				t.Errorf("answered %v of %d; the GPU stopped %v", pol.done, hi, pol.stopped[procGPU])
 			}
+			// Its stream time, recorded, keeps it the slower, also where
+			// it answered none (racePolicy.measured).
+			if g, c := pol.measured(procGPU), pol.measured(procCPU); c <= 0 || g < raceMargin*c*0.999 {
+				t.Errorf("recorded: the GPU %.3g s a query, the CPU %.3g", g, c)
+			}
 			t.Logf("race stopped at %d of %d: %s", hi, len(qs), pol.String([2]string{"cpu", "gpu"}))
 			checkNoLeak(t, before)
 		})
