@@ -765,8 +765,8 @@ func (lr *liveRace) search(p int, be engine.Backend) {
 // time). It says false once p stopped, re-runs nothing, or no other
 // processor's piece is left unanswered. Without it the CPU's searcher
 // ended at the end of a short stream, which then waited for the GPU's
-// first pieces (the emulator, 3,000 TREC'06 AND queries on GCIDE: 0.61 s
-// against 0.18 s with the GPU's pieces re-run).
+// first pieces (the emulator, 3,000 TREC'06 AND queries on GCIDE:
+// 0.39-0.56 s against 0.23-0.24 s with the GPU's pieces re-run).
 func (lr *liveRace) watch(p int) bool {
 	lr.mu.Lock()
 	wait := lr.cursor >= lr.limit && !lr.pol.stopped[p] && lr.pol.k[p] == 1 && !lr.pol.noRerun
