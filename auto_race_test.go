@@ -478,6 +478,14 @@ func checkNoLeak(t *testing.T, before int) {
 	}
 }
 
+// deviceBlock is a block of a device run that fakes are fitted to: its
+// mode and each processor's stream alone, µs a query.
+type deviceBlock struct {
+	name         string
+	mode         engine.Mode
+	cpuUS, gpuUS float64
+}
+
 // deviceFakes are fakes fitted to the H200 host's streams (16 cores,
 // GCIDE, 100,000 queries, Device CPU and Device GPU alone; BENCHMARKS.md,
 // auto3): the CPU's stream cpuUS µs a query (a batch start of 60 µs, paid
@@ -502,11 +510,7 @@ func deviceFakes(m engine.Mode, cpuUS, gpuUS float64) (*vclock, *fakeProc, *fake
 // on 100,000 queries and answers most on the faster one. The
 // predictions per block are logged (BENCHMARKS.md, auto4).
 func TestRaceDeviceFit(t *testing.T) {
-	for _, c := range []struct {
-		name         string
-		mode         engine.Mode
-		cpuUS, gpuUS float64 // each processor's stream alone, µs a query
-	}{
+	for _, c := range []deviceBlock{
 		{"trec-and", engine.And, 0.236, 0.339},
 		{"trec-or", engine.Or, 1.59, 0.492},
 		{"trec-andor", engine.AndOr, 1.48, 0.757},
@@ -724,11 +728,7 @@ func raceAB(t *testing.T, clk *vclock, cpu, gpu *fakeProc, contend float64, qs [
 // (BENCHMARKS.md, auto6); the re-runs never cost more than 1% and, in
 // TREC AND, re-run the GPU's straggler.
 func TestRaceRerunAB(t *testing.T) {
-	for _, c := range []struct {
-		name         string
-		mode         engine.Mode
-		cpuUS, gpuUS float64
-	}{
+	for _, c := range []deviceBlock{
 		{"trec-and", engine.And, 0.208, 0.400},
 		{"trec-or", engine.Or, 1.481, 0.528},
 		{"trec-andor", engine.AndOr, 1.636, 0.740},
