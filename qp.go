@@ -426,9 +426,9 @@ type StreamOptions struct {
 	GPUHandOff bool
 
 	// RaceNoHelp (Device Auto, A/B runs: QP_QUERY_TUNE=racenohelp): the
-	// CPU's race pieces do not run the GPU's fanned-out host work between
-	// their queries (auto_race.go, liveRace.copyCtx), as before branch
-	// auto6.
+	// CPU's race pieces neither run the GPU's fanned-out host work between
+	// their queries nor yield there (raceBetween; auto_race.go,
+	// liveRace.copyCtx), as before branch auto6.
 	RaceNoHelp bool
 
 	// first, when in (0, Chunk), is the size of the stream's first chunk,
