@@ -65,6 +65,10 @@ type router struct {
 	// profile, when not nil, keeps the streams' measured times across
 	// runs (auto_profile.go).
 	profile *profile
+	// help, when not nil, runs chunks of the GPU's open fanned-out host
+	// work and yields (raceBetween): the CPU's race pieces call it
+	// between their queries (auto_race.go).
+	help func() bool
 
 	mu    sync.Mutex
 	modes [4]modeCosts // by engine.Mode; 0: mixed batches

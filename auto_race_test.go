@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -23,52 +25,97 @@ import (
 // has a piece in flight (the host's cores shared by the GPU's host
 // preparation and the CPU's workers), at full speed otherwise; the GPU's
 // first k pieces (its pipeline's fill) take fakeProc.fill times their
-// time. The clock
-// advances by the race's length; the pieces are then emitted in order
-// with the fakes' answers.
+// time (with fakeProc.stagger, the j-th (j+1)/k of it). As raceLive, a
+// searcher judges the other processor before it takes a piece
+// (racePolicy.judge) and first re-runs its earliest piece in flight worth
+// it (racePolicy.rerun; idle once the race's queries are all taken: the
+// simulation has no buffers to run out of); the
+// first copy of a piece to end fills it, the other is cancelled: it ends
+// at once, or after its processor's fakeProc.lag of work at most (the
+// GPU's host preparation, which a cancel does not stop), contending
+// meanwhile. The clock advances by the race's length (its last copy's
+// end); the pieces are then emitted in order with their fillers'
+// answers.
 func simRace(clk *vclock, cpu, gpu *fakeProc, contend float64) raceFunc {
 	procs := [2]*fakeProc{procCPU: cpu, procGPU: gpu}
 	return func(ctx context.Context, pol *racePolicy, qs []engine.Query, lo, limit int, opt engine.Options, so StreamOptions,
 		emit func(lo int, out []engine.Response) error) (int, error) {
 		type searcher struct {
-			p        int
-			n        int     // its piece's queries, 0: idle
-			rem      float64 // its piece's work left (seconds alone)
-			finished bool
+			p         int
+			n         int     // its copy's queries, 0: idle
+			slot      int     // its copy's piece
+			rem       float64 // its copy's work left (seconds alone)
+			cancelled bool
+			finished  bool
+			watching  bool // idle, looking again every raceWatch
 		}
 		var ss []*searcher
 		for range pol.k[procGPU] {
 			ss = append(ss, &searcher{p: procGPU})
 		}
 		ss = append(ss, &searcher{p: procCPU})
-		type piece struct{ lo, n, p int }
+		type piece struct {
+			lo, n, owner, by int
+			from             time.Duration
+			rerun, filled    bool
+		}
 		var pieces []piece
 		cursor, now, gpuPieces := lo, time.Duration(0), 0
+		work := func(p, lo, n int) float64 { // a copy's time alone, seconds
+			f := procs[p]
+			t := f.cost(qs[lo].Mode, n).Seconds()
+			if k := pol.k[p]; p == procGPU && k >= 2 && f.pipe > 0 {
+				t *= float64(k) * f.pipe
+			}
+			if p == procGPU && f.fill > 0 && gpuPieces < pol.k[procGPU] {
+				t *= f.fill // its pipeline's fill
+				if f.stagger {
+					// The device serves the pieces in flight in turn:
+					// the first ends first.
+					t *= float64(gpuPieces+1) / float64(pol.k[procGPU])
+				}
+			}
+			if p == procGPU {
+				gpuPieces++
+			}
+			return t
+		}
+		start := func(s *searcher) {
+			pol.judge(1-s.p, now)
+			if !pol.stopped[s.p] {
+				for j := range pieces {
+					pc := &pieces[j]
+					if pc.filled || pc.rerun || pc.owner == s.p || !pol.rerun(s.p, pc.n, pc.from, now, cursor >= limit) {
+						continue
+					}
+					pc.rerun = true
+					s.n, s.slot, s.rem, s.cancelled = pc.n, j, work(s.p, pc.lo, pc.n), false
+					return
+				}
+			}
+			n := pol.piece(s.p, limit-cursor)
+			if cursor >= limit || !pol.take(s.p, n, len(qs)-cursor, now) {
+				// liveRace.watch: an idle CPU looks again every
+				// raceWatch while the other's pieces are unanswered.
+				s.watching = cursor >= limit && !pol.stopped[s.p] && pol.k[s.p] == 1 && !pol.noRerun
+				if s.watching {
+					s.watching = false
+					for _, pc := range pieces {
+						s.watching = s.watching || (!pc.filled && !pc.rerun && pc.owner != s.p)
+					}
+				}
+				s.finished = !s.watching
+				return
+			}
+			pieces = append(pieces, piece{lo: cursor, n: n, owner: s.p, from: now})
+			s.n, s.slot, s.rem, s.cancelled = n, len(pieces)-1, work(s.p, cursor, n), false
+			cursor += n
+		}
 		for {
 			for _, s := range ss {
-				if s.finished || s.n > 0 {
-					continue
+				if !s.finished && s.n == 0 {
+					start(s)
 				}
-				n := pol.piece(s.p, limit-cursor)
-				if cursor >= limit || !pol.take(s.p, n, len(qs)-cursor, now) {
-					s.finished = true
-					continue
-				}
-				f := procs[s.p]
-				t := f.cost(qs[cursor].Mode, n).Seconds()
-				if k := pol.k[s.p]; s.p == procGPU && k >= 2 && f.pipe > 0 {
-					t *= float64(k) * f.pipe
-				}
-				if s.p == procGPU && f.fill > 0 && gpuPieces < pol.k[procGPU] {
-					t *= f.fill // its pipeline's fill
-				}
-				if s.p == procGPU {
-					gpuPieces++
-				}
-				s.n, s.rem = n, t
-				f.streamed += n
-				pieces = append(pieces, piece{cursor, n, s.p})
-				cursor += n
 			}
 			var flying [2]bool
 			for _, s := range ss {
@@ -86,6 +133,9 @@ func simRace(clk *vclock, cpu, gpu *fakeProc, contend float64) raceFunc {
 				if s.n > 0 {
 					dt = min(dt, s.rem/speed[s.p])
 				}
+				if s.watching && s.n == 0 {
+					dt = min(dt, raceWatch.Seconds())
+				}
 			}
 			now += time.Duration(dt * 1e9)
 			for _, s := range ss {
@@ -94,16 +144,34 @@ func simRace(clk *vclock, cpu, gpu *fakeProc, contend float64) raceFunc {
 				}
 				s.rem -= dt * speed[s.p]
 				procs[s.p].busy += time.Duration(dt * 1e9)
-				if s.rem <= 1e-12 {
-					pol.answered(s.p, s.n, now)
+				if s.rem > 1e-12 {
+					continue
+				}
+				pc := &pieces[s.slot]
+				if pc.filled {
+					pol.abandoned(s.p, s.n, now)
 					s.n = 0
+					continue
+				}
+				pc.filled, pc.by = true, s.p
+				pol.answered(s.p, s.n, now)
+				procs[s.p].streamed += s.n
+				s.n = 0
+				for _, o := range ss { // the other copy: cancelled
+					if o.n > 0 && o.slot == s.slot && o != s && !o.cancelled {
+						o.cancelled = true
+						if o.rem = min(o.rem, procs[o.p].lag.Seconds()); o.rem <= 0 {
+							pol.abandoned(o.p, o.n, now)
+							o.n = 0
+						}
+					}
 				}
 			}
 		}
 		clk.t = clk.t.Add(now)
 		for _, pc := range pieces {
 			out := make([]engine.Response, pc.n)
-			procs[pc.p].answer(qs[pc.lo:pc.lo+pc.n], out)
+			procs[pc.by].answer(qs[pc.lo:pc.lo+pc.n], out)
 			if err := emit(pc.lo, out); err != nil {
 				return pc.lo, err
 			}
@@ -262,6 +330,162 @@ func TestRaceLive(t *testing.T) {
 	}
 }
 
+// stallProc is a goroutine-safe backend for raceLive whose batches from
+// the stall-th on (from 1) stall until their context is cancelled
+// (stallAll; else only the stall-th), writing wrong answers first (a
+// dropped copy's buffer must never be emitted); its other batches answer
+// as sleepProc's after sleep.
+type stallProc struct {
+	sleepProc
+	stall     int64
+	stallAll  bool
+	calls     atomic.Int64
+	cancelled atomic.Int64 // stalled batches ended by their context
+}
+
+func (f *stallProc) SearchBatch(ctx context.Context, qs []engine.Query, opt engine.Options, out []engine.Response) error {
+	if c := f.calls.Add(1); c < f.stall || (c > f.stall && !f.stallAll) {
+		return f.sleepProc.SearchBatch(ctx, qs, opt, out)
+	}
+	for i := range out {
+		out[i] = engine.Response{Results: append(out[i].Results[:0], topk.Result{Doc: math.MaxUint32})}
+	}
+	select {
+	case <-ctx.Done():
+		f.cancelled.Add(1)
+		return ctx.Err()
+	case <-time.After(time.Minute):
+		return errors.New("stallProc: the stalled batch was never cancelled")
+	}
+}
+
+// TestRaceRerun: a GPU 20× slower than the CPU whose second piece stalls
+// (a straggler), or that answers none (all its pieces stall), is
+// stopped while its pieces are in flight, and the CPU re-runs them (the
+// second case once its buffers are all ahead of the emit; in a short
+// stream, once it answered the rest, watching the GPU's pieces): every piece is
+// emitted in order with the right answers (never a stalled copy's), the
+// stalled copies are cancelled and dropped, and the race's goroutines
+// all end (-race, no leak).
+func TestRaceRerun(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		stallAll bool
+		n        int
+	}{{"straggler", false, 40 * 64}, {"none answered", true, 40 * 64}, {"short stream", true, 2 * 64}} {
+		t.Run(c.name, func(t *testing.T) {
+			before := runtime.NumGoroutine()
+			qs := queriesOf(c.n, engine.And)
+			cpu := &sleepProc{name: "cpu", sleep: time.Millisecond}
+			gpu := &stallProc{sleepProc: sleepProc{name: "gpu", sleep: 20 * time.Millisecond}, stall: 2, stallAll: c.stallAll}
+			if c.stallAll {
+				gpu.stall = 1
+			}
+			r := newRouter(cpu, gpu, 16)
+			pol := newRacePolicy(2, 64)
+			next := 0
+			hi, err := r.raceLive(context.Background(), pol, qs, 0, len(qs), engine.Options{}, StreamOptions{Chunk: 64},
+				func(lo int, out []engine.Response) error {
+					if lo != next {
+						return fmt.Errorf("piece at %d emitted, want %d", lo, next)
+					}
+					for i := range out {
+						if out[i].Err != nil || out[i].Results[0].Doc != uint32(lo+i) {
+							return fmt.Errorf("query %d answered %+v", lo+i, out[i])
+						}
+					}
+					next += len(out)
+					return nil
+				})
+			if err != nil || hi != next || hi <= 0 {
+				t.Fatalf("race: stopped at %d, emitted %d: %v", hi, next, err)
+			}
+			stalled := int64(1)
+			if c.stallAll {
+				stalled = gpu.calls.Load()
+			}
+			if pol.reruns[procCPU] < int(stalled) || pol.dropped[procGPU] < int(stalled) || pol.reruns[procGPU] != 0 || gpu.cancelled.Load() != stalled {
+				t.Errorf("re-runs %v, copies dropped %v, stalled batches cancelled %d of %d: want the CPU to re-run the GPU's stalled pieces",
+					pol.reruns, pol.dropped, gpu.cancelled.Load(), stalled)
+			}
+			if pol.done[procCPU]+pol.done[procGPU] != hi || !pol.stopped[procGPU] {
+				t.Errorf("answered %v of %d; the GPU stopped %v", pol.done, hi, pol.stopped[procGPU])
+			}
+			// Its stream time, recorded, keeps it the slower, also where
+			// it answered none (racePolicy.measured).
+			if g, c := pol.measured(procGPU), pol.measured(procCPU); c <= 0 || g < raceMargin*c*0.999 {
+				t.Errorf("recorded: the GPU %.3g s a query, the CPU %.3g", g, c)
+			}
+			t.Logf("race stopped at %d of %d: %s", hi, len(qs), pol.String([2]string{"cpu", "gpu"}))
+			checkNoLeak(t, before)
+		})
+	}
+}
+
+// helpProc is sleepProc that counts the calls of the between function
+// in its batches' contexts (engine.WithBetween), as engine.CPU's workers
+// make them.
+type helpProc struct {
+	sleepProc
+	withHelp atomic.Int64 // batches whose context carried it
+}
+
+func (f *helpProc) SearchBatch(ctx context.Context, qs []engine.Query, opt engine.Options, out []engine.Response) error {
+	if h := engine.Between(ctx); h != nil {
+		f.withHelp.Add(1)
+		h()
+	}
+	return f.sleepProc.SearchBatch(ctx, qs, opt, out)
+}
+
+// TestRaceHelp: the CPU's race pieces carry the router's help function
+// (their workers run the GPU's host work between queries), the GPU's
+// never; StreamOptions.RaceNoHelp leaves it out.
+func TestRaceHelp(t *testing.T) {
+	for _, off := range []bool{false, true} {
+		qs := queriesOf(8*64, engine.Or)
+		cpu := &helpProc{sleepProc: sleepProc{name: "cpu", sleep: time.Millisecond}}
+		gpu := &helpProc{sleepProc: sleepProc{name: "gpu", sleep: time.Millisecond}}
+		r := newRouter(cpu, gpu, 16)
+		var helped atomic.Int64
+		r.help = func() bool { helped.Add(1); return false }
+		next := 0
+		_, err := r.raceLive(context.Background(), newRacePolicy(2, 64), qs, 0, len(qs), engine.Options{}, StreamOptions{Chunk: 64, RaceNoHelp: off},
+			func(lo int, out []engine.Response) error { next += len(out); return nil })
+		if err != nil || next == 0 {
+			t.Fatalf("RaceNoHelp %v: %v after %d", off, err, next)
+		}
+		c, g := cpu.withHelp.Load(), gpu.withHelp.Load()
+		if g != 0 || (off && c != 0) || (!off && (c == 0 || helped.Load() != c)) {
+			t.Errorf("RaceNoHelp %v: CPU batches with help %d (called %d), GPU's %d", off, c, helped.Load(), g)
+		}
+	}
+}
+
+// checkNoLeak fails when the number of goroutines does not come back to
+// before (goroutines end asynchronously after their last signal, so it
+// polls).
+func checkNoLeak(t *testing.T, before int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before {
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<16)
+			buf = buf[:runtime.Stack(buf, true)]
+			t.Fatalf("%d goroutines after the race, %d before:\n%s", runtime.NumGoroutine(), before, buf)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// deviceBlock is a block of a device run that fakes are fitted to: its
+// mode and each processor's stream alone, µs a query.
+type deviceBlock struct {
+	name         string
+	mode         engine.Mode
+	cpuUS, gpuUS float64
+}
+
 // deviceFakes are fakes fitted to the H200 host's streams (16 cores,
 // GCIDE, 100,000 queries, Device CPU and Device GPU alone; BENCHMARKS.md,
 // auto3): the CPU's stream cpuUS µs a query (a batch start of 60 µs, paid
@@ -286,11 +510,7 @@ func deviceFakes(m engine.Mode, cpuUS, gpuUS float64) (*vclock, *fakeProc, *fake
 // on 100,000 queries and answers most on the faster one. The
 // predictions per block are logged (BENCHMARKS.md, auto4).
 func TestRaceDeviceFit(t *testing.T) {
-	for _, c := range []struct {
-		name         string
-		mode         engine.Mode
-		cpuUS, gpuUS float64 // each processor's stream alone, µs a query
-	}{
+	for _, c := range []deviceBlock{
 		{"trec-and", engine.And, 0.236, 0.339},
 		{"trec-or", engine.Or, 1.59, 0.492},
 		{"trec-andor", engine.AndOr, 1.48, 0.757},
@@ -477,5 +697,106 @@ func TestRaceFill(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// raceAB runs qs through a router on the fakes with the race simulated
+// (simRace, contend) and the policy adjusted by set, and returns the
+// virtual time of the stream and the router's routing line.
+func raceAB(t *testing.T, clk *vclock, cpu, gpu *fakeProc, contend float64, qs []engine.Query, set func(*racePolicy)) (time.Duration, string) {
+	t.Helper()
+	r := oneClockRouter(clk, cpu, gpu)
+	sim := simRace(clk, cpu, gpu, contend)
+	r.race = func(ctx context.Context, pol *racePolicy, qs []engine.Query, lo, limit int, opt engine.Options, so StreamOptions,
+		emit func(lo int, out []engine.Response) error) (int, error) {
+		set(pol)
+		return sim(ctx, pol, qs, lo, limit, opt, so, emit)
+	}
+	ta := autoStreamTime(t, clk, r, cpu, gpu, qs)
+	return ta, r.routing()
+}
+
+// TestRaceRerunAB: lead27's race (racePolicy.noRerun: no re-runs, no
+// judge) against this one, on fakes fitted to the H200's streams alone
+// of 2026-11-28 (GCIDE, TREC'06 and known-item ×10, 100,000 queries;
+// µs a query), the GPU's fill as TestRaceFill's but staggered (its first
+// piece ends at half its fill: run s27's 5.4 ms and 8.1 ms for its two
+// 4,096-query pieces), so that, as on the device, it takes a third piece
+// before it is judged slower in TREC AND; a cancelled GPU copy runs on
+// 2 ms (its host preparation). The predicted auto / faster per block and
+// contention, and on a short stream (3,000 queries), is logged
+// (BENCHMARKS.md, auto6); the re-runs never cost more than 1% and, in
+// TREC AND, re-run the GPU's straggler.
+func TestRaceRerunAB(t *testing.T) {
+	for _, c := range []deviceBlock{
+		{"trec-and", engine.And, 0.208, 0.400},
+		{"trec-or", engine.Or, 1.481, 0.528},
+		{"trec-andor", engine.AndOr, 1.636, 0.740},
+		{"known-and", engine.And, 3.78, 0.833},
+		{"known-or", engine.Or, 5.62, 1.033},
+		{"known-andor", engine.AndOr, 6.89, 1.412},
+	} {
+		for _, sc := range []struct {
+			contend float64
+			n       int
+		}{{0.4, 100000}, {1, 100000}, {2, 100000}, {1, 3000}} {
+			contend := sc.contend
+			var ratio [2]float64
+			var reruns [2]*[2]int
+			for i, off := range []bool{true, false} {
+				qs := queriesOf(sc.n, c.mode)
+				clk, cpu, gpu := deviceFakes(c.mode, c.cpuUS, c.gpuUS)
+				gpu.fill, gpu.stagger, gpu.lag = raceFillSim, true, 2*time.Millisecond
+				tc := aloneTime(t, clk, cpu, qs)
+				tg := aloneTime(t, clk, gpu, qs)
+				ta, routing := raceAB(t, clk, cpu, gpu, contend, qs, func(p *racePolicy) {
+					p.noRerun = off
+					reruns[i] = &p.reruns // the stream's last race's
+				})
+				ratio[i] = float64(min(tc, tg)) / float64(ta)
+				t.Logf("%s %d queries contend %g noRerun %v: %.3f\n%s", c.name, sc.n, contend, off, ratio[i], routing)
+			}
+			t.Logf("%s %d queries contend %g: auto/faster %.3f -> %.3f", c.name, sc.n, contend, ratio[0], ratio[1])
+			if reruns[0][procCPU]+reruns[0][procGPU] != 0 || reruns[1][procGPU] != 0 {
+				t.Errorf("%s contend %g: re-runs %v with noRerun, %v without; the GPU re-ran", c.name, contend, *reruns[0], *reruns[1])
+			}
+			if c.name == "trec-and" && sc.n == 100000 && (reruns[1][procCPU] == 0 || ratio[1] <= ratio[0]) {
+				t.Errorf("%s contend %g: the CPU re-ran %d of the GPU's pieces: %.3f -> %.3f", c.name, contend, reruns[1][procCPU], ratio[0], ratio[1])
+			}
+			if ratio[1] < ratio[0]-0.01 {
+				t.Errorf("%s contend %g: the re-runs cost: %.3f -> %.3f", c.name, contend, ratio[0], ratio[1])
+			}
+		}
+	}
+}
+
+// TestRaceBufLimit: the GPU makes up to its race share of response
+// buffers while the CPU races, and no more than its own stream keeps
+// (k+1) once the race goes on as its stream: the CPU stopped with none of
+// its pieces in flight.
+func TestRaceBufLimit(t *testing.T) {
+	pol := newRacePolicy(2, 64)
+	lr := newLiveRace(context.Background(), pol, queriesOf(640, engine.Or), 0, 640, engine.Options{}, StreamOptions{Chunk: 64})
+	if got, want := lr.bufLimit(procGPU), pol.k[procGPU]+raceAhead/4; got != want {
+		t.Errorf("racing: the GPU's buffers %d, want %d", got, want)
+	}
+	pol.take(procCPU, 2, 640, 0)
+	pol.stopped[procCPU] = true
+	if got := lr.bufLimit(procGPU); got != pol.k[procGPU]+raceAhead/4 {
+		t.Errorf("the CPU stopped, its piece in flight: the GPU's buffers %d", got)
+	}
+	pol.answered(procCPU, 2, time.Millisecond)
+	if got := lr.bufLimit(procGPU); got != pol.k[procGPU]+1 {
+		t.Errorf("the race going on as the GPU's stream: its buffers %d, want %d", got, pol.k[procGPU]+1)
+	}
+	if got := lr.bufLimit(procCPU); got != pol.k[procCPU]+raceAhead {
+		t.Errorf("the CPU's buffers %d", got)
+	}
+	// Buffers made before the limit fell stay in use; buffer makes no
+	// more past it.
+	lr.allocated[procGPU] = pol.k[procGPU] + 2
+	lr.free[procGPU] <- newResponses(64, 0)
+	if out := lr.buffer(procGPU); len(out) != 64 || lr.allocated[procGPU] != pol.k[procGPU]+2 {
+		t.Errorf("buffer: %d responses, %d made", len(out), lr.allocated[procGPU])
 	}
 }

@@ -135,19 +135,15 @@ func (r *router) recordRace(key int, pol *racePolicy) {
 	st.since = 0
 	st.race = pol.String([2]string{r.cpu.Name(), r.gpu.Name()})
 	for p := range 2 {
-		if pol.done[p] == 0 {
-			continue
+		if pol.done[p] > 0 {
+			st.queries[p] += uint64(pol.done[p])
+			st.segments[p]++
 		}
-		st.queries[p] += uint64(pol.done[p])
-		st.segments[p]++
 		// A processor stopped before it had a rate (the CPU after one
-		// piece, surely slower) is recorded at its upper bound: its pieces
-		// are all answered when the race ends.
-		rp := pol.rate(p)
-		if rp == 0 {
-			rp = pol.upper(p)
-		}
-		if rp > 0 {
+		// piece, surely slower) is recorded at its upper bound, or at the
+		// bound that stopped it where the other re-ran all its pieces
+		// (racePolicy.measured).
+		if rp := pol.measured(p); rp > 0 {
 			st.per[p], st.raced[p] = rp, true
 		}
 	}

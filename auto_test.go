@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -36,7 +37,10 @@ type fakeProc struct {
 	pipe     float64                     // GPU stream, two chunks in flight: a later chunk's time × pipe (0: 1)
 	streamed int                         // queries answered by stream
 	fill     float64                     // a race's first GPU pieces, its pipeline's fill: × their time (simRace; 0: 1)
+	lag      time.Duration               // a race copy cancelled runs on this long at most (simRace: the GPU's host preparation)
+	stagger  bool                        // the race's fill pieces end one after the other: the j-th of k at (j+1)/k of its time (simRace)
 	seen     map[engine.Mode]map[int]int // batch sizes run, by mode
+	mu       sync.Mutex                  // SearchBatch's: TestStreamFirstChunk keeps two batches in flight
 }
 
 func (f *fakeProc) Name() string { return f.name }
@@ -69,6 +73,8 @@ func (f *fakeProc) SearchBatch(ctx context.Context, qs []engine.Query, opt engin
 	if len(qs) != len(out) {
 		panic("BUG: fake: lengths")
 	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	f.answer(qs, out)
 	if len(qs) > 0 {
 		t := f.cost(qs[0].Mode, len(qs))

@@ -46,6 +46,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -208,6 +209,7 @@ func New(x *index.Index, o Options) (*Engine, error) {
 			cpu := engine.NewCPU(x, o.Threads)
 			e.route = newRouter(cpu, b, cpu.Workers())
 			e.route.split = !o.NoSplit
+			e.route.help = raceBetween
 			e.be = e.route
 			how = ", and the CPU's cores for the batches they answer faster"
 			if !o.NoSplit {
@@ -423,6 +425,12 @@ type StreamOptions struct {
 	// section; auto_race.go).
 	GPUHandOff bool
 
+	// RaceNoHelp (Device Auto, A/B runs: QP_QUERY_TUNE=racenohelp): the
+	// CPU's race pieces neither run the GPU's fanned-out host work between
+	// their queries nor yield there (raceBetween; auto_race.go,
+	// liveRace.copyCtx), as before branch auto6.
+	RaceNoHelp bool
+
 	// first, when in (0, Chunk), is the size of the stream's first chunk,
 	// the later ones Chunk: a Device Auto stream resuming on a processor's
 	// own stream in the middle of a chunk (auto_stream.go) keeps its later
@@ -572,6 +580,20 @@ func StreamWith(ctx context.Context, be engine.Backend, qs []engine.Query, opt e
 // maxResultSlab bounds the results StreamOptions.ResultCap preallocates
 // per buffer (32 MB of topk.Result).
 const maxResultSlab = 1 << 22
+
+// raceBetween is what Device Auto's CPU race pieces run between their
+// queries beside the GPU (engine.WithBetween; auto_race.go): chunks of
+// the GPU's open fanned-out host work (gpu.HelpHost), then a yield, so
+// that the GPU side's goroutines readied on the worker's P (a batch's
+// searcher, its device owner's hand-off, the emit) run within one query's
+// time rather than after the CPU's whole piece, every P being held by a
+// worker that runs queries back to back. The scheduler's CPU slots beside
+// a GPU do both (scheduler.runSequential).
+func raceBetween() bool {
+	helped := gpu.HelpHost()
+	runtime.Gosched()
+	return helped
+}
 
 // newResponses returns n responses; with capacity > 0, each one's Results
 // has that capacity, cut from one slice.

@@ -76,8 +76,31 @@ func (b *CPU) put(e *Engine) {
 	b.mu.Unlock()
 }
 
+// betweenKey is the context key of WithBetween's function.
+type betweenKey struct{}
+
+// WithBetween returns ctx carrying f, which CPU.SearchBatch's workers call
+// before each query after their first: a worker beside a GPU runs chunks
+// of the GPU's fanned-out host work there (engine/gpu.HelpHost), as the
+// scheduler's CPU slots do (scheduler.Config.Assist): beside 15-16
+// workers that run queries back to back, the Go runtime ran that work's
+// goroutines one after another (issue 24, twelfth round). f must return
+// soon; without work open it should cost about an atomic load.
+func WithBetween(ctx context.Context, f func() bool) context.Context {
+	return context.WithValue(ctx, betweenKey{}, f)
+}
+
+// Between is the function WithBetween put into ctx, nil if none (for
+// tests, and other CPU-side backends that run queries back to back).
+func Between(ctx context.Context) func() bool {
+	f, _ := ctx.Value(betweenKey{}).(func() bool)
+	return f
+}
+
 // SearchBatch implements Backend. Workers take queries in index order from a
 // shared counter, so long queries do not hold up a fixed share of the batch.
+// A function put into ctx by WithBetween runs before each of a worker's
+// queries after its first.
 func (b *CPU) SearchBatch(ctx context.Context, qs []Query, opt Options, out []Response) error {
 	if len(out) != len(qs) {
 		return fmt.Errorf("engine: %d responses for %d queries", len(out), len(qs))
@@ -86,14 +109,18 @@ func (b *CPU) SearchBatch(ctx context.Context, qs []Query, opt Options, out []Re
 	if err != nil {
 		return fmt.Errorf("engine: %w", err)
 	}
+	help := Between(ctx)
 	var next atomic.Int64
 	run := func() {
 		e := b.get()
 		defer b.put(e)
-		for {
+		for first := true; ; first = false {
 			i := int(next.Add(1) - 1)
 			if i >= len(qs) {
 				return
+			}
+			if help != nil && !first {
+				help()
 			}
 			r := &out[i]
 			if err := ctx.Err(); err != nil {

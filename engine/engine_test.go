@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/qpengine/qp/compress"
@@ -257,6 +258,22 @@ func TestBackendBatch(t *testing.T) {
 		if err := b.SearchBatch(context.Background(), qs, Options{OrAlgo: "x"}, out); !errors.Is(err, ErrBadStrategy) {
 			t.Errorf("bad options: %v", err)
 		}
+		// WithBetween's function runs before each of a worker's
+		// queries but its first: len(qs) less one per worker that ran
+		// any; the answers are the same.
+		var calls atomic.Int64
+		hctx := WithBetween(context.Background(), func() bool { calls.Add(1); return false })
+		if err := b.SearchBatch(hctx, qs, Options{}, out); err != nil {
+			t.Fatal(err)
+		}
+		if c := int(calls.Load()); c < len(qs)-workers || c > len(qs)-1 {
+			t.Errorf("workers %d: the between function ran %d times for %d queries", workers, c, len(qs))
+		}
+		for i, q := range qs {
+			if want, _, _ := e.Search(q, Options{}); !sameAs(out[i].Results, want) {
+				t.Fatalf("workers %d query %d: results differ with a between function", workers, i)
+			}
+		}
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
 		if err := b.SearchBatch(ctx, qs, Options{}, out); !errors.Is(err, context.Canceled) || !errors.Is(out[len(out)-1].Err, context.Canceled) {
@@ -425,4 +442,10 @@ func TestAndSkipLazyCursors(t *testing.T) {
 	if len(res) != 0 || st.BlocksDecoded < 1 || st.BlocksDecoded > int64(la.NBlocks+lb.NBlocks) {
 		t.Errorf("AND of disjoint terms %d, %d and the long %d: %d results, %d blocks decoded (lists of %d and %d blocks)", ta, tb, long, len(res), st.BlocksDecoded, la.NBlocks, lb.NBlocks)
 	}
+}
+
+// sameAs reports whether got equals want (sameResults).
+func sameAs(got, want []topk.Result) bool {
+	_, ok := sameResults(got, want)
+	return ok
 }

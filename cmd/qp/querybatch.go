@@ -99,6 +99,7 @@ func (qf *queryFlags) runBatch(ctx context.Context, e *qp.Engine, mode engine.Mo
 		so.ResultCap = *qf.k
 	}
 	so.GPUHandOff = ba.tune.gpuHandOff
+	so.RaceNoHelp = ba.tune.raceNoHelp
 	var chunkTime time.Duration
 	if ba.stats {
 		so.Trace = func(c qp.ChunkTimes) { tl.trace(c, chunkTime) }

@@ -25,7 +25,7 @@ func TestQuerySwitchesSameRun(t *testing.T) {
 	if err := commands["queries"].run([]string{idx, "--out", queries, "--n", "300", "--kinds", "and,or,known", "--seed", "5"}); err != nil {
 		t.Fatal(err)
 	}
-	switches := []string{"prealloc", "warm=50", "fmt=1", "fmt=3", "gc=off", "gc=400", "par", "cont", "barrier", "early", "prealloc,warm,fmt=2,gc=off,par,cont,early", "prealloc,warm,fmt=2,gc=off,par,barrier,early", "emitfmt", "fmt=1,emitfmt", "nosplit", "noslots", "noslots,emitfmt", "oldlines", "oldlines,emitfmt", "inflight1", "gpuhandoff"}
+	switches := []string{"prealloc", "warm=50", "fmt=1", "fmt=3", "gc=off", "gc=400", "par", "cont", "barrier", "early", "prealloc,warm,fmt=2,gc=off,par,cont,early", "prealloc,warm,fmt=2,gc=off,par,barrier,early", "emitfmt", "fmt=1,emitfmt", "nosplit", "noslots", "noslots,emitfmt", "oldlines", "oldlines,emitfmt", "inflight1", "gpuhandoff", "racenohelp"}
 	gpuOK, _ := cuda.Available()
 	for _, mode := range []string{"and", "or", "andor"} {
 		run := func(name, tune string, extra ...string) []byte {

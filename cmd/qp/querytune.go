@@ -68,12 +68,16 @@ type queryTune struct {
 	// pieces are answered, the GPU's own stream taking the rest
 	// (qp.StreamOptions.GPUHandOff, branch auto4's hand-over).
 	gpuHandOff bool
+	// raceNoHelp: device auto's race runs its CPU pieces without running
+	// the GPU's fanned-out host work between their queries
+	// (qp.StreamOptions.RaceNoHelp, before branch auto6).
+	raceNoHelp bool
 }
 
 // parseTune parses a comma-separated list of switches: prealloc,
 // warm[=N] (N synthetic queries; default: warmQueries'), fmt=N, gc=P|off,
 // par, cont, barrier, early, emitfmt, nosplit,
-// noslots, oldlines, inflight1, gpuhandoff; "" or "none" is no switch. An unknown switch is an error.
+// noslots, oldlines, inflight1, gpuhandoff, racenohelp; "" or "none" is no switch. An unknown switch is an error.
 func parseTune(s string) (queryTune, error) {
 	var t queryTune
 	for _, f := range strings.Split(s, ",") {
@@ -111,6 +115,8 @@ func parseTune(s string) (queryTune, error) {
 			t.oneInFlight = true
 		case f == "gpuhandoff":
 			t.gpuHandOff = true
+		case f == "racenohelp":
+			t.raceNoHelp = true
 		case name == "warm" && !hasVal:
 			t.warmAuto = true
 		case name == "warm":
@@ -123,7 +129,7 @@ func parseTune(s string) (queryTune, error) {
 			t.gcPercent, err = num()
 			t.gcSet = true
 		default:
-			return t, fmt.Errorf("%s: unknown switch %q (want prealloc, warm[=N], fmt=N, gc=P|off, par, cont, barrier, early, emitfmt, nosplit, noslots, oldlines, inflight1, gpuhandoff)", tuneEnv, f)
+			return t, fmt.Errorf("%s: unknown switch %q (want prealloc, warm[=N], fmt=N, gc=P|off, par, cont, barrier, early, emitfmt, nosplit, noslots, oldlines, inflight1, gpuhandoff, racenohelp)", tuneEnv, f)
 		}
 		if err != nil {
 			return t, err

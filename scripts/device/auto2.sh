@@ -64,9 +64,10 @@ done
       blk = $1 " " $2 " " $3; dev = $4; v = $5; r = $6; sub(/:$/, "", r)
       k = blk SUBSEP r
       if (!(k in seen)) { seen[k] = 1; order[++n] = k }
-      if (dev == "auto" && v == "old") old[k] = $8
+      if (dev == "auto" && (v == "old" || v == "oldrace")) old[k] = $8
       else if (dev == "auto" && v == "repeat") rep[k] = $8
       else if (dev == "auto" && v == "handoff") rgpu[k] = $8
+      else if (dev == "auto" && v == "nohelp") nh[k] = $8
       else if (v == "none" || (dev == "auto" && v == "race")) rate[k, dev] = $8
     }
     /RUNS DIFFER|NONE DIFFERS|FAILED/ { print "!! " $0 }
@@ -80,23 +81,27 @@ done
         printf "%s %s: gpu %.0f cpu %.0f auto %.0f old-auto %.0f: auto/faster %.3f old/faster %.3f", p[1], p[2], g, c, a, o, ra, ro
         if (k in rep) printf " repeat %.0f repeat/faster %.3f", rep[k], rr
         if (k in rgpu) printf " handoff %.0f handoff/faster %.3f", rgpu[k], (best > 0 ? rgpu[k] / best : 0)
+        if (k in nh) printf " nohelp %.0f nohelp/faster %.3f", nh[k], (best > 0 ? nh[k] / best : 0)
         printf "\n"
         b = p[1]
-        if (!(b in lo)) { border[++nb] = b; lo[b] = ra; hi[b] = ra; olo[b] = ro; ohi[b] = ro; rlo[b] = rr; rhi[b] = rr }
+        rn = (best > 0 && (k in nh)) ? nh[k] / best : 0
+        if (!(b in lo)) { border[++nb] = b; lo[b] = ra; hi[b] = ra; olo[b] = ro; ohi[b] = ro; rlo[b] = rr; rhi[b] = rr; nlo[b] = rn; nhi[b] = rn }
         if (ra < lo[b]) lo[b] = ra; if (ra > hi[b]) hi[b] = ra
         if (ro < olo[b]) olo[b] = ro; if (ro > ohi[b]) ohi[b] = ro
         if (rr < rlo[b]) rlo[b] = rr; if (rr > rhi[b]) rhi[b] = rr
+        if (rn < nlo[b]) nlo[b] = rn; if (rn > nhi[b]) nhi[b] = rn
       }
       for (j = 1; j <= nb; j++) {
         b = border[j]
         printf "RANGE %s: auto/faster %.3f-%.3f old/faster %.3f-%.3f", b, lo[b], hi[b], olo[b], ohi[b]
         if (rhi[b] > 0) printf " repeat/faster %.3f-%.3f", rlo[b], rhi[b]
+        if (nhi[b] > 0) printf " nohelp/faster %.3f-%.3f", nlo[b], nhi[b]
         printf "\n"
       }
     }' "$f"
     grep -E 'runs identical|not compared|DIFFER' "$f"
     # The routing of each new auto run's first round (--stats).
-    awk '/^== / { blk = $0 } /^device auto:|^[a-z]+: cpu [0-9]+ queries/ { if (blk ~ / auto (none|race|repeat|handoff)$/) print blk ": " $0 }' "$top/$part/cliab-stats.txt"
+    awk '/^== / { blk = $0 } /^device auto:|^[a-z]+: cpu [0-9]+ queries/ { if (blk ~ / auto (none|race|repeat|handoff|nohelp)$/) print blk ": " $0 }' "$top/$part/cliab-stats.txt"
   done
 } >>"$top/$tag-summary.txt" 2>&1
 cat "$top/$tag-summary.txt"

@@ -119,21 +119,25 @@ one() {
   tune=${base%@*}
   [ "$base" != "${base#*@}" ] && extra="--chunk ${base#*@}"
   [ "$tune" = old ] && bb=$old tune="" st=""
+  [ "$tune" = oldrace ] && bb=$old st=""
   # race and repeat (device auto, branch auto4): the run with a routing
   # profile of its own (--auto-profile, one per block), new for race (a
   # race measures both processors and writes it), the last one's for
   # repeat (started on the recorded winner's stream); handoff is race
   # with QP_QUERY_TUNE=gpuhandoff (once the CPU stopped, the rest on the
   # GPU's own stream instead of the race going on as the GPU's stream,
-  # the default), with a new profile of its own.
+  # the default), with a new profile of its own; nohelp (branch auto6) is
+  # race with QP_QUERY_TUNE=racenohelp, oldrace the old binary's race
+  # (its auto with a new profile each run: without one, a round after the
+  # first would start on the profile the first left in the user's cache).
   case $tune in
-    race | repeat | handoff)
+    race | repeat | handoff | nohelp | oldrace)
       local prof=$tmp/prof/$(echo "$key" | tr ' /' '__').json
       mkdir -p "$tmp/prof"
-      [ "$tune" = handoff ] && prof=${prof%.json}.handoff.json
+      case $tune in handoff | nohelp | oldrace) prof=${prof%.json}.$tune.json ;; esac
       [ "$tune" = repeat ] || rm -f "$prof"
       extra="$extra --auto-profile $prof"
-      if [ "$tune" = handoff ]; then tune=gpuhandoff; else tune=""; fi
+      case $tune in handoff) tune=gpuhandoff ;; nohelp) tune=racenohelp ;; *) tune="" ;; esac
       ;;
   esac
   [ "$tune" = none ] && tune=""
@@ -209,12 +213,14 @@ for R in ${REPS:-10 100}; do
         done
         same="runs identical"
         # Without an old variant in the block there is nothing to compare
-        # with (a stale run of an earlier block must not count).
-        case " $vs " in *" old "*) ;; *) same="not compared (no old variant)"; rm -f "$tmp/run.$dev.$m.old" ;; esac
+        # with (a stale run of an earlier block must not count); oldrace
+        # is the reference where there is no old.
+        ref=old
+        case " $vs " in *" old "*) ;; *" oldrace "*) ref=oldrace ;; *) same="not compared (no old variant)"; rm -f "$tmp/run.$dev.$m.old" ;; esac
         for v in $vs; do
           [ "$same" = "not compared (no old variant)" ] && break
-          [ "$v" = old ] || [ "$v" != "${v%\%null}" ] && continue
-          cmp -s "$tmp/run.$dev.$m.old" "$tmp/run.$dev.$m.$v" || same="RUNS DIFFER ($v)"
+          [ "$v" = "$ref" ] || [ "$v" != "${v%\%null}" ] && continue
+          cmp -s "$tmp/run.$dev.$m.$ref" "$tmp/run.$dev.$m.$v" || same="RUNS DIFFER ($v)"
         done
         # The new binary's runs on the processors of this block's
         # collection and mode so far (this call's only) must agree.
