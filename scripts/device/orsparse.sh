@@ -12,8 +12,8 @@
 #      new, interleaved for ${ROUNDS:-2} rounds;
 #   3. the same on GCIDE (bin/dev/data/gcide.qp.xz) when carried, 100,000
 #      queries (the first 10,000 x 10), ${ROUNDS:-2} rounds;
-#   4. the OR and AND+OR results of old and new (`qp query --device gpu
-#      --queries q06 --limit 10000 --run`, TREC run files) compared by
+#   4. the OR and AND+OR results of old, off and new (`qp query --device
+#      gpu --queries q06 --limit 10000 --run`, TREC run files) compared by
 #      sha256: the same documents, ranks and printed scores.
 #
 # Carry bin/dev (build on the Go machine, repository root of this branch):
@@ -22,17 +22,20 @@
 #   (cd /work/main && CGO_ENABLED=0 go build -o /tmp/qp-old ./cmd/qp)
 #   xz -T2 -c /tmp/qp-old >bin/dev/data/qp-old.xz
 #   xz -T2 -c bin/dev/qp >bin/dev/data/qp-new.xz && rm bin/dev/qp
-#   cp /tmp/lead/hold/gcide.qp.xz bin/dev/data/      # optional
+#   xz -T2 -c /tmp/lead/hold/gcide.qp >bin/dev/data/gcide.qp.xz   # optional: GCIDE
 # Run: bash scripts/device/unpack.sh; bash scripts/device/orsparse.sh
 #   (DOCS=25000000 for the 25M index: ~300-420 s of gen, then ROUNDS=1.)
 #
 # Output under $OUT: orsparse.txt (per run: q/s, p99, the GPU time split,
 # the tile / block / pre-decode work lines; the result hashes), and the
 # full bench outputs NAME-VARIANT-rROUND.txt, tarred into $OUT/orsparse.tgz.
+# Environment: DOCS, ROUNDS (default 2), NQ (default 10000: the first NQ
+# TREC'06 queries), REPS (default 10: GCIDE's queries NQ x REPS).
 source scripts/device/lib.sh
 d=$bin/data
 for b in old new; do
-  [ -s "/tmp/qp-$b" ] || xz -d -T4 -c "$d/qp-$b.xz" >"/tmp/qp-$b" || { echo "no $d/qp-$b.xz"; exit 1; }
+  # (always: a warm machine may hold another session's binaries)
+  xz -d -T4 -c "$d/qp-$b.xz" >"/tmp/qp-$b" || { echo "no $d/qp-$b.xz"; exit 1; }
   chmod +x "/tmp/qp-$b"
 done
 # gen_index uses $bin/qp: the new binary.
@@ -43,13 +46,16 @@ res=/tmp/orsparse.txt
 log() { echo "$*" | tee -a "$res"; }
 gen10m_topics || exit 1
 log "gen: $(( $(date +%s) - t0 )) s, $(ls -l /tmp/g10m-topics.qp | awk '{print $5}') bytes"
-head -10000 "$d/06.efficiency_topics.txt" >/tmp/q06.txt
+nq=${NQ:-10000}
+head -"$nq" "$d/06.efficiency_topics.txt" >/tmp/q06.txt
 : >/tmp/q06x.txt
-for i in $(seq 1 10); do sed "s/^/r$i-/" /tmp/q06.txt >>/tmp/q06x.txt; done
+for i in $(seq 1 "${REPS:-10}"); do sed "s/^/r$i-/" /tmp/q06.txt >>/tmp/q06x.txt; done
 # row MODE FILE: q/s and p99 of the bench row of MODE; split: the GPU time
 # split; work: the OR work lines.
 row() { awk -v m="$1" '$1==m && $4 ~ /^[0-9]+$/ {print m " " $4 " q/s, p99 " $8 " ms, " $9 " results/q"; exit}' "$2"; }
-split() { awk -v m="$1" '/GPU time split/{f=1; next} f && $1==m {print "    " m " wall " $5 " ms, score " $8 ", top-k " $9 ", transfer " $10; exit}' "$2"; }
+split() { awk -v m="$1" '/GPU time split/{f=1; next} f==1 && $1=="mode" {f=2; next}
+  f==2 { if ($1==m) {print "    " m " wall " $5 " ms, score " $8 ", top-k " $9 ", transfer " $10; exit}; f=0 }' "$2"; }
+# (the work lines: OR's, then AND+OR's.)
 work() { grep -E 'OR tiles accumulated|OR lists pre-decoded|OR queries answered whole' "$1" | sed 's/^ */    /'; }
 run() { # NAME IDX QUERIES LIMIT ROUND VARIANT
   local o=/tmp/orsparse-$1-$6-r$5.txt bb=/tmp/qp-old env=()
@@ -63,21 +69,25 @@ run() { # NAME IDX QUERIES LIMIT ROUND VARIANT
   work "$o" | tee -a "$res"
 }
 for r in $(seq 1 "${ROUNDS:-2}"); do
-  for v in old off new; do run g10m /tmp/g10m-topics.qp /tmp/q06.txt 10000 "$r" "$v"; done
+  for v in old off new; do run g10m /tmp/g10m-topics.qp /tmp/q06.txt "$nq" "$r" "$v"; done
 done
 log "  elapsed $(( $(date +%s) - t0 )) s"
 # Results: old and new, OR and AND+OR, as TREC runs.
+h() { echo "$(sha256sum <"$1" | cut -c1-16) ($(wc -l <"$1") lines)"; }
 for m in or andor; do
-  for v in old new; do
-    timeout 90 "/tmp/qp-$v" query /tmp/g10m-topics.qp --device gpu --mode "$m" --queries /tmp/q06.txt --limit 10000 \
-      --run "/tmp/run-$m-$v.txt" >/dev/null 2>&1 || log "  (query $m $v: rc=$?)"
+  for v in old off new; do
+    bb=/tmp/qp-new env=()
+    [ "$v" = old ] && bb=/tmp/qp-old
+    [ "$v" = off ] && env=(QP_GPU_OR_PRE=0)
+    env ${env[@]+"${env[@]}"} timeout 90 "$bb" query /tmp/g10m-topics.qp --device gpu --mode "$m" --queries /tmp/q06.txt \
+      --limit "$nq" --run "/tmp/run-$m-$v.txt" >/dev/null 2>&1 || log "  (query $m $v: rc=$?)"
   done
-  log "g10m $m results: old $(sha256sum </tmp/run-$m-old.txt | cut -c1-16) ($(wc -l </tmp/run-$m-old.txt) lines), new $(sha256sum </tmp/run-$m-new.txt | cut -c1-16) ($(wc -l </tmp/run-$m-new.txt) lines)"
+  log "g10m $m results: old $(h /tmp/run-$m-old.txt), off $(h /tmp/run-$m-off.txt), new $(h /tmp/run-$m-new.txt)"
 done
 log "  elapsed $(( $(date +%s) - t0 )) s"
 if [ -s /tmp/gcide.qp ]; then
   for r in $(seq 1 "${ROUNDS:-2}"); do
-    for v in old off new; do run gcide /tmp/gcide.qp /tmp/q06x.txt 100000 "$r" "$v"; done
+    for v in old off new; do run gcide /tmp/gcide.qp /tmp/q06x.txt "$(wc -l </tmp/q06x.txt)" "$r" "$v"; done
   done
   log "  elapsed $(( $(date +%s) - t0 )) s"
 fi
