@@ -45,6 +45,12 @@
 //     Memory per query: 16 bytes per block of its lists plus 4 bytes per
 //     block in the tiles' ranges, writes 8 bytes per tile (fused: plus 4
 //     per term and tile, 32 per term).
+//  2b. (fused, when the launch has lists with fewer blocks than tiles)
+//     qp_ortile_predecode: those lists' blocks decoded once, one warp per
+//     block, into (document, score bits) pairs, and their rng entries
+//     replaced by posting numbers (Bp128Src, "Pre-decoded lists").
+//     Memory: the encoded blocks and norms once, 8 bytes written per
+//     posting plus 4 per tile and list.
 //  3. qp_ortile_accumulate(_bp128), one pass over the first S ranks of
 //     every query (the seeds: their tiles set a first threshold), then one
 //     over the rest: one CTA of 256 threads per item (grid-stride), an
