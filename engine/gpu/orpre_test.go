@@ -1,15 +1,12 @@
 package gpu
 
 import (
-	"errors"
 	"fmt"
 	"math/rand"
-	"slices"
 	"testing"
 
 	"github.com/qpengine/qp/compress"
 	"github.com/qpengine/qp/engine"
-	"github.com/qpengine/qp/index"
 )
 
 // TestOrPreDecoded compares the fused OR tiles with lists of fewer blocks
@@ -82,16 +79,7 @@ func TestOrPreDecodedCorrupt(t *testing.T) {
 				}
 			}
 			g := newBackend(t, x, Options{orTile: 64, orNoWhole: true})
-			got, want := searchBoth(t, x, g, qs)
-			for i, q := range qs {
-				if slices.Contains(q.Terms, term) {
-					if !errors.Is(got[i].Err, index.ErrCorrupt) || !errors.Is(want[i].Err, index.ErrCorrupt) {
-						t.Errorf("query %s %q: GPU error %v, CPU error %v, want index.ErrCorrupt", q.ID, q.Terms, got[i].Err, want[i].Err)
-					}
-				} else if msg := sameResponse(got[i], want[i]); msg != "" {
-					t.Errorf("query %s %q without the damaged term: %s", q.ID, q.Terms, msg)
-				}
-			}
+			checkDamaged(t, x, g, qs, term)
 			if p := g.Profile(); p.OrPreLists == 0 {
 				t.Errorf("no list pre-decoded: %+v", p)
 			}
