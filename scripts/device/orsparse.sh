@@ -12,9 +12,11 @@
 #      new, interleaved for ${ROUNDS:-2} rounds;
 #   3. the same on GCIDE (bin/dev/data/gcide.qp.xz) when carried, 100,000
 #      queries (the first 10,000 x 10), ${ROUNDS:-2} rounds;
-#   4. the OR and AND+OR results of old, off and new (`qp query --device
-#      gpu --queries q06 --limit 10000 --run`, TREC run files) compared by
-#      sha256: the same documents, ranks and printed scores.
+#   4. the OR and AND+OR results of old and new (and off with HASH_OFF=1;
+#      `qp query --device gpu --queries q06 --limit 10000 --run`, TREC run
+#      files) compared by sha256: the same documents, ranks and printed
+#      scores.
+# Steps past BUDGET seconds (default 480) from the start are skipped.
 #
 # Carry bin/dev (build on the Go machine, repository root of this branch):
 #   make kernels                      # (already committed)
@@ -28,7 +30,8 @@
 #
 # Output under $OUT: orsparse.txt (per run: q/s, p99, the GPU time split,
 # the tile / block / pre-decode work lines; the result hashes), and the
-# full bench outputs NAME-VARIANT-rROUND.txt, tarred into $OUT/orsparse.tgz.
+# full bench outputs orsparse-NAME-VARIANT-rROUND.txt, tarred into
+# $OUT/orsparse.tgz.
 # Environment: DOCS, ROUNDS (default 2), NQ (default 10000: the first NQ
 # TREC'06 queries), REPS (default 10: GCIDE's queries NQ x REPS).
 source scripts/device/lib.sh
@@ -41,9 +44,12 @@ done
 # gen_index uses $bin/qp: the new binary.
 mkdir -p "$bin" && cp /tmp/qp-new "$bin/qp"
 t0=$(date +%s)
-res=/tmp/orsparse.txt
+res=$OUT/orsparse.txt # (in $OUT as it grows: a cut call still returns it)
 : >"$res"
 log() { echo "$*" | tee -a "$res"; }
+# late: past BUDGET seconds (default 480) since the start; later steps are
+# skipped, so that the call ends inside the device's 9 minutes.
+late() { [ $(( $(date +%s) - t0 )) -gt "${BUDGET:-480}" ] && log "  past ${BUDGET:-480} s: $* skipped"; }
 gen10m_topics || exit 1
 log "gen: $(( $(date +%s) - t0 )) s, $(ls -l /tmp/g10m-topics.qp | awk '{print $5}') bytes"
 nq=${NQ:-10000}
@@ -69,13 +75,20 @@ run() { # NAME IDX QUERIES LIMIT ROUND VARIANT
   work "$o" | tee -a "$res"
 }
 for r in $(seq 1 "${ROUNDS:-2}"); do
-  for v in old off new; do run g10m /tmp/g10m-topics.qp /tmp/q06.txt "$nq" "$r" "$v"; done
+  for v in old off new; do late "g10m $v r$r" || run g10m /tmp/g10m-topics.qp /tmp/q06.txt "$nq" "$r" "$v"; done
 done
 log "  elapsed $(( $(date +%s) - t0 )) s"
-# Results: old and new, OR and AND+OR, as TREC runs.
-h() { echo "$(sha256sum <"$1" | cut -c1-16) ($(wc -l <"$1") lines)"; }
+if [ -s /tmp/gcide.qp ]; then
+  for r in $(seq 1 "${ROUNDS:-2}"); do
+    for v in old off new; do late "gcide $v r$r" || run gcide /tmp/gcide.qp /tmp/q06x.txt "$(wc -l </tmp/q06x.txt)" "$r" "$v"; done
+  done
+  log "  elapsed $(( $(date +%s) - t0 )) s"
+fi
+# Results: old and new (off too with HASH_OFF=1), OR and AND+OR, as TREC runs.
+h() { [ -s "$1" ] && echo "$(sha256sum <"$1" | cut -c1-16) ($(wc -l <"$1") lines)" || echo none; }
 for m in or andor; do
-  for v in old off new; do
+  for v in old ${HASH_OFF:+off} new; do
+    late "results $m $v" && continue
     bb=/tmp/qp-new env=()
     [ "$v" = old ] && bb=/tmp/qp-old
     [ "$v" = off ] && env=(QP_GPU_OR_PRE=0)
@@ -85,11 +98,4 @@ for m in or andor; do
   log "g10m $m results: old $(h /tmp/run-$m-old.txt), off $(h /tmp/run-$m-off.txt), new $(h /tmp/run-$m-new.txt)"
 done
 log "  elapsed $(( $(date +%s) - t0 )) s"
-if [ -s /tmp/gcide.qp ]; then
-  for r in $(seq 1 "${ROUNDS:-2}"); do
-    for v in old off new; do run gcide /tmp/gcide.qp /tmp/q06x.txt "$(wc -l </tmp/q06x.txt)" "$r" "$v"; done
-  done
-  log "  elapsed $(( $(date +%s) - t0 )) s"
-fi
-cd /tmp && tar czf "$OUT/orsparse.tgz" orsparse*.txt
-cp "$res" "$OUT/"
+cd /tmp && tar czf "$OUT/orsparse.tgz" orsparse-*.txt
