@@ -602,6 +602,10 @@ func (p *queryRowPrinter) row(qr benchquery.Row) {
 			p.splits = append(p.splits, fmt.Sprintf("%-6s %-22s OR tiles accumulated: %d of %d (%.1f%%), %d of them selected a k-th key, %d emitted; blocks decoded by tiles: %d, skipped by their maxima: %d; documents completed from device bitmaps: %d\n",
 				"", "", sp.OrTilesRun, sp.OrTiles, 100*float64(sp.OrTilesRun)/float64(sp.OrTiles), sp.OrSelected, sp.OrEmitted, sp.OrBlocks, sp.OrSkipped, sp.OrLookups))
 		}
+		if sp.OrPreLists > 0 {
+			p.splits = append(p.splits, fmt.Sprintf("%-6s %-22s OR lists pre-decoded once per launch (fewer blocks than tiles): %d, their blocks: %d\n",
+				"", "", sp.OrPreLists, sp.OrPreBlocks))
+		}
 		if sp.OrWholeQueries > 0 {
 			p.splits = append(p.splits, fmt.Sprintf("%-6s %-22s OR queries answered whole (one CTA each, no tiles): %d, blocks they decoded: %d\n",
 				"", "", sp.OrWholeQueries, sp.OrWholeBlocks))

@@ -400,12 +400,37 @@ type OrTileAccumulateBP128Params struct {
 	Rank   cuda.DevicePtr `c:"rk"`
 	D      uint32         `c:"D"`
 	S      uint32         `c:"S"`
+	Dvo    cuda.DevicePtr `c:"dvo"`
+	Dec    cuda.DevicePtr `c:"dec"`
 	Errs   cuda.DevicePtr `c:"err"`
 	UB     cuda.DevicePtr `c:"ub"`
 	Theta  cuda.DevicePtr `c:"theta"`
 	Cnt    cuda.DevicePtr `c:"cnt"`
 	CDoc   cuda.DevicePtr `c:"cdoc"`
 	CScore cuda.DevicePtr `c:"cscore"`
+}
+
+// OrTilePredecodeParams are the parameters of qp_ortile_predecode (OrTileKernels.Predecode),
+// passed field by field (cuda.LaunchFields; the kernel keeps positional
+// parameters, checked against these fields at compile time).
+type OrTilePredecodeParams struct {
+	Npre   uint32         `c:"npre"`
+	Plist  cuda.DevicePtr `c:"plist"`
+	NBlk   uint32         `c:"nblk"`
+	Segs   cuda.DevicePtr `c:"segs"`
+	QTerms cuda.DevicePtr `c:"qterms"`
+	Terms  cuda.DevicePtr `c:"terms"`
+	Post   cuda.DevicePtr `c:"post"`
+	BS     uint32         `c:"bs"`
+	Norms  cuda.DevicePtr `c:"norms"`
+	K1p1   float32        `c:"k1p1"`
+	NDocs  uint32         `c:"ndocs"`
+	Tile   uint32         `c:"tile"`
+	NTiles uint32         `c:"ntiles"`
+	Dvo    cuda.DevicePtr `c:"dvo"`
+	Rng    cuda.DevicePtr `c:"rng"`
+	Dec    cuda.DevicePtr `c:"dec"`
+	Errs   cuda.DevicePtr `c:"err"`
 }
 
 // ScanReduceU32Params are the parameters of qp_query_scan_reduce_u32 (QueryKernels.ScanU32),
@@ -742,4 +767,4 @@ type OrWholeParams struct {
 var sharedLayouts = []any{TermMeta{}, QMeta{}, QTerm{}, Seg{}, S4{}, OQuery{}}
 
 // paramLists lists the kernels' parameter lists (TestKernelSignatures).
-var paramLists = []any{FullDescParams{}, GatherParams{}, AndInitParams{}, OrAccumulateParams{}, TopKParams{}, AndFilterParams{}, AndBMScoreParams{}, AndBMWordsParams{}, AndBMEmitParams{}, AndLocateParams{}, AndMatchParams{}, AndSelectParams{}, AndCompactParams{}, OrTileCheckParams{}, OrTileBoundsParams{}, OrTileAccumulateParams{}, OrTileAccumulateBP128Params{}, ScanReduceU32Params{}, ScanPartialsU32Params{}, ScanApplyU32Params{}, ScanReduceS4Params{}, ScanPartialsS4Params{}, ScanApplyS4Params{}, DecodeParams{}, BP128DocsParams{}, WAHSizesParams{}, WAHCheckParams{}, WAHEndsParams{}, WAHFillParams{}, WAHCoaParams{}, WAHTileParams{}, WAHPopcParams{}, WAHEmitParams{}, WAHBitsetParams{}, IsectInitParams{}, IsectSplitParams{}, IsectSearchParams{}, IsectCompactParams{}, IsectQStartParams{}, OrTileClampParams{}, OrTileCompactParams{}, OrTileMaxTreeParams{}, OrWholeParams{}}
+var paramLists = []any{FullDescParams{}, GatherParams{}, AndInitParams{}, OrAccumulateParams{}, TopKParams{}, AndFilterParams{}, AndBMScoreParams{}, AndBMWordsParams{}, AndBMEmitParams{}, AndLocateParams{}, AndMatchParams{}, AndSelectParams{}, AndCompactParams{}, OrTileCheckParams{}, OrTileBoundsParams{}, OrTileAccumulateParams{}, OrTileAccumulateBP128Params{}, OrTilePredecodeParams{}, ScanReduceU32Params{}, ScanPartialsU32Params{}, ScanApplyU32Params{}, ScanReduceS4Params{}, ScanPartialsS4Params{}, ScanApplyS4Params{}, DecodeParams{}, BP128DocsParams{}, WAHSizesParams{}, WAHCheckParams{}, WAHEndsParams{}, WAHFillParams{}, WAHCoaParams{}, WAHTileParams{}, WAHPopcParams{}, WAHEmitParams{}, WAHBitsetParams{}, IsectInitParams{}, IsectSplitParams{}, IsectSearchParams{}, IsectCompactParams{}, IsectQStartParams{}, OrTileClampParams{}, OrTileCompactParams{}, OrTileMaxTreeParams{}, OrWholeParams{}}

@@ -2,6 +2,7 @@ package kern
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/qpengine/qp/cuda"
 )
@@ -33,7 +34,9 @@ const (
 	// OrCntLookups counts the documents whose bitmap terms the fused
 	// tiles added by rank (AccumulateBP128 with bitmaps).
 	OrCntLookups = 7
-	OrCounters   = 8
+	// OrCntPre counts the blocks Predecode decoded (once per launch).
+	OrCntPre   = 8
+	OrCounters = 9
 	// OQueryWords is the size of one OQuery in 32-bit words.
 	OQueryWords = 4
 	// OrWholeMax and OrWholeTerms bound the OR queries Whole takes: the
@@ -48,7 +51,7 @@ func PutOQuery(w []uint32, seg0, cap, coff uint32) { w[0], w[1], w[2], w[3] = se
 
 // OrTileKernels are the loaded tiled OR kernels of one Context.
 type OrTileKernels struct {
-	check, bounds, accumulate, accBP128, clamp, compact, maxtree, whole *cuda.Function
+	check, bounds, accumulate, accBP128, predecode, clamp, compact, maxtree, whole *cuda.Function
 }
 
 // LoadOrTileKernels looks the tiled OR kernels up in c's embedded kernels.
@@ -64,7 +67,7 @@ func LoadOrTileKernels(c *cuda.Context) (*OrTileKernels, error) {
 	}{
 		{&o.check, "qp_ortile_check"}, {&o.bounds, "qp_ortile_bounds"}, {&o.accumulate, "qp_ortile_accumulate"},
 		{&o.accBP128, "qp_ortile_accumulate_bp128"}, {&o.clamp, "qp_ortile_clamp"}, {&o.compact, "qp_ortile_compact"}, {&o.maxtree, "qp_ortile_maxtree"},
-		{&o.whole, "qp_orwhole_bp128"},
+		{&o.whole, "qp_orwhole_bp128"}, {&o.predecode, "qp_ortile_predecode"},
 	} {
 		fn, err := k.fb.Function(f.name)
 		if err != nil {
@@ -77,7 +80,7 @@ func LoadOrTileKernels(c *cuda.Context) (*OrTileKernels, error) {
 
 // Functions lists the kernels (for resource reports).
 func (o *OrTileKernels) Functions() []*cuda.Function {
-	return []*cuda.Function{o.check, o.bounds, o.accumulate, o.accBP128, o.clamp, o.compact, o.maxtree, o.whole}
+	return []*cuda.Function{o.check, o.bounds, o.accumulate, o.accBP128, o.predecode, o.clamp, o.compact, o.maxtree, o.whole}
 }
 
 // Check counts in errs[QueryErrDocs] the decoded docIDs (nval, in nseg
@@ -181,8 +184,11 @@ func (o *OrTileKernels) Accumulate(s *cuda.Stream, p OrPass, qmeta, oq, segs, qt
 // excepted) decodes only the terms before it; the documents that can
 // still reach the threshold get the suffix's scores by rank (frequencies
 // by slot), counted in errs[OrCntLookups]. The results are the same.
+//
+// pre (Pre, zero: none) gives the lists Predecode decoded: the tiles add
+// their postings from it instead of decoding their blocks.
 func (o *OrTileKernels) AccumulateBP128(s *cuda.Stream, p OrPass, qmeta, oq, segs, qterms, terms, norms cuda.DevicePtr, ndocs uint32, k1p1 float32, post cuda.DevicePtr, bs int, rng, qtm cuda.DevicePtr, bm AndBitmaps,
-	errs, ub, theta, cnt, cdoc, cscore cuda.DevicePtr) error {
+	pre OrPre, errs, ub, theta, cnt, cdoc, cscore cuda.DevicePtr) error {
 	n := p.items()
 	if n == 0 {
 		return nil
@@ -195,8 +201,42 @@ func (o *OrTileKernels) AccumulateBP128(s *cuda.Stream, p OrPass, qmeta, oq, seg
 		NQ: pp.NQ, NItems: pp.NItems, NTiles: pp.NTiles, Tile: pp.Tile, Order: p.Order, R0: pp.R0, R1: pp.R1, Per: pp.Per,
 		QMeta: qmeta, OQ: oq, Segs: segs, QTerms: qterms, Terms: terms, Norms: norms, NDocs: ndocs, K1p1: k1p1,
 		Post: post, BS: uint32(bs), Rng: rng, QTM: qtm, Col: bm.Col, Mat: bm.Mat, Rank: bm.Rank,
-		D: count32("bitmap groups", bm.D), S: count32("rank entries", AndRankEntries(bm.D)), Errs: errs, UB: ub,
+		D: count32("bitmap groups", bm.D), S: count32("rank entries", AndRankEntries(bm.D)), Dvo: pre.Dvo, Dec: pre.Dec, Errs: errs, UB: ub,
 		Theta: theta, Cnt: cnt, CDoc: cdoc, CScore: cscore})
+}
+
+// OrPre are the pre-decoded lists of a fused tiled OR launch (Predecode,
+// AccumulateBP128): NPre lists, query term PList[2i] with its NBlk blocks
+// numbered from PList[2i+1] (ascending); Dvo (uint32 per query term: its
+// first posting in Dec, or OrNoPre) and Dec (2 uint32 per posting:
+// document, score bits). Dvo 0: none.
+type OrPre struct {
+	NPre, NBlk      int
+	PList, Dvo, Dec cuda.DevicePtr
+}
+
+// OrNoPre marks a query term whose list the tiles decode themselves.
+const OrNoPre = math.MaxUint32
+
+// Predecode decodes the blocks of the lists of pre once, after Bounds
+// (whose rng entries of those terms it replaces by posting numbers: the
+// first posting of each tile, df past the last) and before the
+// accumulation: per posting, its document and the bits of its term score
+// (w * BM25, the tiles' term()) at Dec[2 (Dvo[x] + p)]. Corrupt blocks
+// are counted as AccumulateBP128 counts them; errs[OrCntPre] counts the
+// blocks decoded.
+func (o *OrTileKernels) Predecode(s *cuda.Stream, pre OrPre, segs, qterms, terms, post cuda.DevicePtr, bs int, norms cuda.DevicePtr,
+	k1p1 float32, ndocs uint32, tile, ntiles int, rng, errs cuda.DevicePtr) error {
+	if pre.NBlk == 0 {
+		return nil
+	}
+	if bs < 1 || bs > MaxBlockValues {
+		panic(fmt.Sprintf("BUG: cuda: OR pre-decode with blocks of %d", bs))
+	}
+	return launch(o.predecode, gridFor(32*pre.NBlk, queryThreads), s, &OrTilePredecodeParams{
+		Npre: count32("pre-decoded lists", pre.NPre), Plist: pre.PList, NBlk: count32("pre-decoded blocks", pre.NBlk),
+		Segs: segs, QTerms: qterms, Terms: terms, Post: post, BS: uint32(bs), Norms: norms, K1p1: k1p1, NDocs: ndocs,
+		Tile: uint32(tile), NTiles: uint32(ntiles), Dvo: pre.Dvo, Rng: rng, Dec: pre.Dec, Errs: errs})
 }
 
 // Clamp writes out[q] = min(cnt[q], OQuery.cap).

@@ -45,6 +45,12 @@
 //     Memory per query: 16 bytes per block of its lists plus 4 bytes per
 //     block in the tiles' ranges, writes 8 bytes per tile (fused: plus 4
 //     per term and tile, 32 per term).
+//  2b. (fused, when the launch has lists with fewer blocks than tiles)
+//     qp_ortile_predecode: those lists' blocks decoded once, one warp per
+//     block, into (document, score bits) pairs, and their rng entries
+//     replaced by posting numbers (Bp128Src, "Pre-decoded lists").
+//     Memory: the encoded blocks and norms once, 8 bytes written per
+//     posting plus 4 per tile and list.
 //  3. qp_ortile_accumulate(_bp128), one pass over the first S ranks of
 //     every query (the seeds: their tiles set a first threshold), then one
 //     over the rest: one CTA of 256 threads per item (grid-stride), an
@@ -121,6 +127,12 @@ constexpr u32 kCntSelect = 5, kCntEmit = 6;
 // err[kCntLookups]: documents whose bitmap terms the fused tiles added by
 // rank (kern.OrCntLookups; see Bp128Src's split).
 constexpr u32 kCntLookups = 7;
+// err[kCntPre]: blocks decoded once per launch by qp_ortile_predecode
+// (kern.OrCntPre; see Bp128Src's pre-decoded lists).
+constexpr u32 kCntPre = 8;
+// A pre-decoded list's postings are added by the tiles in items of
+// kDecItem (one warp each, 4 per lane, like a block).
+constexpr u32 kDecItem = 128;
 constexpr u32 kGather = 128; // candidates ranked directly by the selection
 // The verdicts of pair_header and pair_sum.
 constexpr u32 kBadDocs = 1, kBadFreqs = 2;
@@ -138,7 +150,7 @@ namespace qp_ot {
 enum {
 	kStTiles, kStTilesNoTh, kStBlocks, kStBlocksNoTh, kStBlocksShared, kStPostIn, kStPostDec, kStTouched,
 	kStCand, kStKthPass, kStKthGather, kStKth, kStEmit, kStSplit, kStBlocksCol, kStTermsIn, kStBlocksShort,
-	kStPostShort, kStN
+	kStPostShort, kStDecItems, kStDecPost, kStN
 };
 inline u64 emu_stats[kStN];
 inline void emu_stat(u32 i, u64 v) { __atomic_fetch_add(&emu_stats[i], v, __ATOMIC_RELAXED); }
@@ -152,7 +164,8 @@ inline void emu_stats_dump() {
 	                                  "blocks_spanning_tiles", "postings_in_tile", "postings_decoded",
 	                                  "accumulators_touched", "candidates_counted", "kth_passes", "kth_gathers",
 	                                  "kth_selections", "emitted", "tiles_split", "blocks_of_bitmap_terms",
-	                                  "terms_with_blocks", "blocks_short_lists", "postings_short_lists"};
+	                                  "terms_with_blocks", "blocks_short_lists", "postings_short_lists",
+	                                  "predecoded_items", "predecoded_postings_added"};
 	FILE *f = fopen(path, "w");
 	if (f == nullptr) return;
 	for (u32 i = 0; i < kStN; i++) fprintf(f, "%s %llu\n", names[i], (unsigned long long)emu_stats[i]);
@@ -392,6 +405,9 @@ struct PairRec {
 	u32 ds, fs, prev, last, pk, jj;
 };
 constexpr u32 kPairOK = 0, kPairSkip = 3;
+// kPairDec: an item of a pre-decoded list (ds: its first posting in dec,
+// m: its postings, at most kDecItem).
+constexpr u32 kPairDec = 4;
 
 __device__ __forceinline__ PairRec pair_header(const uint8_t *__restrict__ post, const qp_q::TermMeta &tm,
                                                const u32 *__restrict__ sk, u32 b, u32 m, u32 jj) {
@@ -542,6 +558,19 @@ __device__ __forceinline__ bool below(float bound, float ths) { return qp_q::fmu
 //    (docs/GPU-QUERY.md). Without bitmaps in use (col == nullptr) every
 //    term is decoded.
 //
+//  - Pre-decoded lists (issue 20 §4): a list with fewer blocks than the
+//    query has tiles is decoded by every tile its blocks overlap (a block
+//    spans many tiles; on GCIDE 92% of the tiles' decoded blocks were of
+//    such lists, docs/GPU-QUERY.md). qp_ortile_predecode decodes each
+//    block of those lists (dvo[x] != kNone) once per launch into dec
+//    (document, score bits) at dvo[x] and overwrites their rng entries
+//    with posting numbers: rng[t] = the first posting whose document is
+//    >= t*T. A tile then adds postings [rng[t], rng[t+1]) of such a term
+//    in items of kDecItem postings (kPairDec records, no header phase,
+//    never skipped by block maxima), in the same waves and canonical term
+//    order as the blocks, so every document's sum is unchanged bit for
+//    bit (the scores are the same term() of the same inputs).
+//
 // Only tiles above the threshold are decoded at all. (A MaxScore variant
 // without bitmaps, candidates from the lists whose maxima reach ths and
 // exact rescoring of the survivors by decoding the other lists' blocks,
@@ -558,8 +587,13 @@ struct Bp128Src {
 	// (kNoCol: none in use; col == nullptr: no bitmaps).
 	const u32 *col, *mat, *rk;
 	u32 D, S;
+	// Pre-decoded lists: dvo[x] is query term x's first posting in dec, or
+	// kNone (decoded by the tiles; dvo == nullptr: none).
+	const u32 *dvo;
+	const uint2 *dec;
 	struct Shared {
 		u32 lo[kChunk], hi[kChunk], pre[kChunk + 1];
+		u32 dv[kChunk]; // dvo of term jj (lo, hi: postings, not blocks, unless kNone)
 		float idf[kChunk], w[kChunk], mx[kChunk], rest[kChunk];
 		u32 col[kChunk];
 		qp_q::TermMeta tm[kChunk];
@@ -580,14 +614,22 @@ struct Bp128Src {
 			const u32 x = o.seg0 + c0 + tid;
 			const qp_q::TermMeta tm = qtm[x];
 			const u32 *r = rng + static_cast<u64>(x) * (ntiles + 1);
-			const u32 lo = r[t] & kRngBlock, rh = r[t + 1];
+			const u32 dv = dvo != nullptr ? dvo[x] : kNone;
+			u32 lo = r[t] & kRngBlock, rh = r[t + 1];
 			// The blocks [lo, hi): hi excludes block rh when the block
-			// before it ends just before tile t+1 (kRngEnd).
+			// before it ends just before tile t+1 (kRngEnd). Pre-decoded:
+			// the postings [lo, hi) (qp_ortile_predecode), clamped to the
+			// list (a corrupt block leaves its entries as they were; the
+			// launch fails then, but reads stay inside the list).
 			u32 hi = rh & kRngBlock;
-			if (lo >= tm.nb)
+			if (dv != kNone) {
+				hi = hi < tm.df ? hi : tm.df;
+				lo = lo < hi ? lo : hi;
+			} else if (lo >= tm.nb)
 				hi = lo;
 			else if (hi < tm.nb && (rh & kRngEnd) == 0)
 				hi++;
+			s.dv[tid] = dv;
 			const qp_q::QTerm qt = qterms[x];
 			s.lo[tid] = lo;
 			s.hi[tid] = hi < lo ? lo : hi;
@@ -612,6 +654,11 @@ struct Bp128Src {
 	// its block, or kPairSkip when its blockMax plus the other terms'
 	// maxima is below ths.
 	__device__ __forceinline__ PairRec header(const Shared &s, u32 jj, u32 i, float ths) const {
+		if (s.dv[jj] != kNone) {
+			const u32 p = s.lo[jj] + (i - s.pre[jj]) * kDecItem;
+			const u32 n = s.hi[jj] - p < kDecItem ? s.hi[jj] - p : kDecItem;
+			return PairRec{s.dv[jj] + p, 0, 0, 0, n << 16 | kPairDec << 24, jj};
+		}
 		const qp_q::TermMeta &tm = s.tm[jj];
 		const u32 *sk = qp_q::skips(post, tm);
 		const u32 b = s.lo[jj] + (i - s.pre[jj]);
@@ -629,6 +676,28 @@ struct Bp128Src {
 		const u32 lane = threadIdx.x & 31;
 		u32 st = r.pk >> 24 & 7;
 		if (st == kPairSkip) return;
+		if (st == kPairDec) {
+			// Postings r.ds + 4l + j of dec (the tile's, by rng).
+			const u32 m = r.pk >> 16 & 255;
+#pragma unroll
+			for (int j = 0; j < 4; j++) {
+				if (lane * 4 + j < m) {
+					const uint2 v = dec[r.ds + lane * 4 + j];
+					const u32 p = v.x - t0;
+					if (p < span) {
+						x[j] = p;
+						sc[j] = qp_q::float_of_bits(v.y);
+					}
+				}
+			}
+#ifdef QP_EMU
+			if (lane == 0) {
+				QP_OR_STAT(kStDecItems, 1);
+				QP_OR_STAT(kStDecPost, m);
+			}
+#endif
+			return;
+		}
 		const qp_q::TermMeta &tm = s.tm[r.jj];
 		u32 d[4], f[4];
 		if (st == kPairOK) st = pair_values(post, tm, r, lane, d, f);
@@ -694,7 +763,10 @@ struct Bp128Src {
 					if (ok) e = __ffs(static_cast<int>(ok)) - 1;
 				}
 				if (lane == 0) s.e = c0 + e;
-				const u32 n = lane < e ? s.hi[lane] - s.lo[lane] : 0;
+				// Items: a block each, or kDecItem postings of a
+				// pre-decoded list.
+				u32 n = lane < e ? s.hi[lane] - s.lo[lane] : 0;
+				if (lane < e && s.dv[lane] != kNone) n = (n + kDecItem - 1) / kDecItem;
 				const u32 incl = qp_dec::incl_sum(n);
 				s.pre[lane] = incl - n;
 				if (lane == 31) s.pre[kChunk] = incl;
@@ -863,6 +935,72 @@ struct Bp128Src {
 	}
 };
 
+// predecode decodes the blocks of the pre-decoded lists of a launch once
+// (Bp128Src, "Pre-decoded lists"): one warp per block, grid-stride over
+// the nblk blocks of the npre lists; list i is query term plist[i].x, its
+// blocks are numbers plist[i].y .. (plist ascending in y). With the
+// tiles' checks (pair_header, pair_values; documents < ndocs), it writes
+// each posting p (document d, frequency f) of query term x to
+// dec[dvo[x] + p] = (d, bits of term(idf, k1p1, f, norm[d], w)) and,
+// where p is the first posting of tile t (prev < tT <= d), rng[x][t] = p;
+// after the list's last posting, rng[x][t] = df up to t = ntiles. It runs
+// after qp_ortile_bounds (whose block numbers it overwrites) and before
+// the accumulation. A corrupt block is counted in err (kErrDocs,
+// kErrFreqs) and left undecoded; err[kCntPre] counts the blocks decoded.
+__device__ __forceinline__ void predecode(u32 npre, const uint2 *__restrict__ plist, u32 nblk,
+                                          const qp_q::Seg *__restrict__ segs, const qp_q::QTerm *__restrict__ qterms,
+                                          const qp_q::TermMeta *__restrict__ terms, const uint8_t *__restrict__ post,
+                                          u32 bs, const float *__restrict__ norms, float k1p1, u32 ndocs, u32 tile,
+                                          u32 ntiles, const u32 *__restrict__ dvo, u32 *__restrict__ rng,
+                                          uint2 *__restrict__ dec, u32 *__restrict__ err) {
+	const u32 lane = threadIdx.x & 31;
+	const u32 nw = gridDim.x * (kThreads / 32);
+	u32 done = 0;
+	for (u32 g = blockIdx.x * (kThreads / 32) + (threadIdx.x >> 5); g < nblk; g += nw) {
+		u32 lo = 0, hi = npre; // the last list i with plist[i].y <= g
+		while (hi - lo > 1) {
+			const u32 mid = (lo + hi) / 2;
+			if (plist[mid].y <= g)
+				lo = mid;
+			else
+				hi = mid;
+		}
+		const u32 x = plist[lo].x, b = g - plist[lo].y;
+		const qp_q::TermMeta tm = terms[segs[x].term];
+		const u32 *sk = qp_q::skips(post, tm);
+		const PairRec r = pair_header(post, tm, sk, b, qp_q::block_len(tm, b, bs), 0);
+		u32 st = r.pk >> 24 & 7, d[4], f[4];
+		if (st == kPairOK) st = pair_values(post, tm, r, lane, d, f);
+		const u32 m = r.pk >> 16 & 255;
+		bool bad = false;
+		for (int j = 0; j < 4; j++) bad |= st == kPairOK && lane * 4 + j < m && d[j] >= ndocs;
+		if (__any_sync(0xffffffffu, bad)) st = kBadDocs;
+		if (st != kPairOK) {
+			if (lane == 0) atomicAdd(&err[st == kBadDocs ? qp_q::kErrDocs : kErrFreqs], 1u);
+			continue;
+		}
+		done++;
+		const qp_q::QTerm qt = qterms[x];
+		const u32 v0 = dvo[x];
+		u32 *rt = rng + static_cast<u64>(x) * (ntiles + 1);
+		const u32 up = __shfl_up_sync(0xffffffffu, d[3], 1); // lane l-1's last posting
+#pragma unroll
+		for (int j = 0; j < 4; j++) {
+			const u32 i = lane * 4 + j;
+			if (i >= m) continue;
+			const u32 p = b * bs + i;
+			dec[v0 + p] = make_uint2(d[j], qp_q::fbits(qp_q::term(qt.idf, k1p1, f[j], norms[d[j]], qt.w)));
+			// The tiles whose first posting this is: (tile(prev), tile(d)].
+			const bool first = p == 0;
+			const u32 prev = j > 0 ? d[j - 1] : lane > 0 ? up : r.prev;
+			const u32 th = d[j] / tile;
+			for (u32 t = first ? 0 : prev / tile + 1; t <= th; t++) rt[t] = p;
+			if (p + 1 == tm.df)
+				for (u32 t = th + 1; t <= ntiles; t++) rt[t] = tm.df;
+		}
+	}
+	if (lane == 0 && done) atomicAdd(&err[kCntPre], done);
+}
 
 // block_minmax_count reduces (mn, mx, c) over the CTA: min and max of mn/mx
 // and the sum of c (every thread gets the results).
@@ -1385,14 +1523,27 @@ qp_ortile_accumulate_bp128(uint32_t nq, uint32_t nitems, uint32_t ntiles, uint32
                            const qp_q::Seg *segs, const qp_q::QTerm *qterms, const qp_q::TermMeta *terms,
                            const float *norms, uint32_t ndocs, float k1p1, const uint8_t *post, uint32_t bs,
                            const uint32_t *rng, const qp_q::TermMeta *qtm, const uint32_t *col,
-                           const uint32_t *mat, const uint32_t *rk, uint32_t D, uint32_t S, uint32_t *err,
-                           const float *ub, unsigned long long *theta, uint32_t *cnt, uint32_t *cdoc,
-                           float *cscore) {
-	const qp_ot::Bp128Src src{post, bs, err, rng, ntiles, qtm, col, mat, rk, D, S};
+                           const uint32_t *mat, const uint32_t *rk, uint32_t D, uint32_t S, const uint32_t *dvo,
+                           const uint32_t *dec, uint32_t *err, const float *ub, unsigned long long *theta,
+                           uint32_t *cnt, uint32_t *cdoc, float *cscore) {
+	const qp_ot::Bp128Src src{post, bs, err, rng, ntiles, qtm, col, mat, rk, D, S, dvo,
+	                          reinterpret_cast<const uint2 *>(dec)};
 	qp_ot::accumulate(src, nq, nitems, ntiles, tile, order, r0, r1, per, qmeta, oq, segs, qterms, terms, norms, ndocs,
 	                  k1p1, ub, theta, cnt, cdoc, cscore);
 }
 QP_EMU_REGISTER(qp_ortile_accumulate_bp128)
+
+extern "C" __global__ void __launch_bounds__(256)
+qp_ortile_predecode(qp_q::u32 npre, const qp_q::u32 *plist, qp_q::u32 nblk, const qp_q::Seg *segs,
+                    const qp_q::QTerm *qterms, const qp_q::TermMeta *terms, const uint8_t *post, qp_q::u32 bs,
+                    const float *norms, float k1p1, qp_q::u32 ndocs, qp_q::u32 tile, qp_q::u32 ntiles,
+                    const qp_q::u32 *dvo, qp_q::u32 *rng, qp_q::u32 *dec, qp_q::u32 *err) {
+	qp_ot::predecode(npre, reinterpret_cast<const uint2 *>(plist), nblk, segs, qterms, terms, post, bs, norms, k1p1,
+	                 ndocs, tile, ntiles, dvo, rng, reinterpret_cast<uint2 *>(dec), err);
+}
+QP_EMU_REGISTER(qp_ortile_predecode)
+static_assert(std::is_same<decltype(&qp_ortile_predecode), QP_SIGNATURE_OrTilePredecodeParams>::value,
+              "qp_ortile_predecode's parameters differ from OrTilePredecodeParams (cuda/kern/layout.go)");
 
 
 extern "C" __global__ void __launch_bounds__(256)

@@ -66,7 +66,10 @@ namespace qp_q {
 #define QP_SIGNATURE_OrTileAccumulateParams void (*)(qp_q::u32, qp_q::u32, qp_q::u32, qp_q::u32, const qp_q::u32 *, qp_q::u32, qp_q::u32, qp_q::u32, const qp_q::QMeta *, const qp_q::OQuery *, const qp_q::Seg *, const qp_q::QTerm *, const qp_q::TermMeta *, const float *, qp_q::u32, float, const qp_q::u32 *, const qp_q::u32 *, qp_q::u32 *, const float *, qp_q::u64 *, qp_q::u32 *, qp_q::u32 *, float *)
 
 // The parameter list of qp_ortile_accumulate_bp128, as a function pointer type.
-#define QP_SIGNATURE_OrTileAccumulateBP128Params void (*)(qp_q::u32, qp_q::u32, qp_q::u32, qp_q::u32, const qp_q::u32 *, qp_q::u32, qp_q::u32, qp_q::u32, const qp_q::QMeta *, const qp_q::OQuery *, const qp_q::Seg *, const qp_q::QTerm *, const qp_q::TermMeta *, const float *, qp_q::u32, float, const uint8_t *, qp_q::u32, const qp_q::u32 *, const qp_q::TermMeta *, const qp_q::u32 *, const qp_q::u32 *, const qp_q::u32 *, qp_q::u32, qp_q::u32, qp_q::u32 *, const float *, qp_q::u64 *, qp_q::u32 *, qp_q::u32 *, float *)
+#define QP_SIGNATURE_OrTileAccumulateBP128Params void (*)(qp_q::u32, qp_q::u32, qp_q::u32, qp_q::u32, const qp_q::u32 *, qp_q::u32, qp_q::u32, qp_q::u32, const qp_q::QMeta *, const qp_q::OQuery *, const qp_q::Seg *, const qp_q::QTerm *, const qp_q::TermMeta *, const float *, qp_q::u32, float, const uint8_t *, qp_q::u32, const qp_q::u32 *, const qp_q::TermMeta *, const qp_q::u32 *, const qp_q::u32 *, const qp_q::u32 *, qp_q::u32, qp_q::u32, const qp_q::u32 *, const qp_q::u32 *, qp_q::u32 *, const float *, qp_q::u64 *, qp_q::u32 *, qp_q::u32 *, float *)
+
+// The parameter list of qp_ortile_predecode, as a function pointer type.
+#define QP_SIGNATURE_OrTilePredecodeParams void (*)(qp_q::u32, const qp_q::u32 *, qp_q::u32, const qp_q::Seg *, const qp_q::QTerm *, const qp_q::TermMeta *, const uint8_t *, qp_q::u32, const float *, float, qp_q::u32, qp_q::u32, qp_q::u32, const qp_q::u32 *, qp_q::u32 *, qp_q::u32 *, qp_q::u32 *)
 
 // The parameter list of qp_query_scan_reduce_u32, as a function pointer type.
 #define QP_SIGNATURE_ScanReduceU32Params void (*)(const qp_q::u32 *, qp_q::u32 *, qp_q::u32)

@@ -77,7 +77,9 @@ LAYOUTS = [
      "docs:*u32 freqs:*u32 err:*!u32 ub:*float theta:*!u64 cnt:*!u32 cdoc:*!u32 cscore:*!float"),
     ("OrTileAccumulateBP128Params", "positional", "qp_ortile_accumulate_bp128 (OrTileKernels.AccumulateBP128)",
      "nq:u32 nitems:u32 ntiles:u32 tile:u32 order:*u32 r0:u32 r1:u32 per:u32 qmeta:*QMeta oq:*OQuery segs:*Seg qterms:*QTerm terms:*TermMeta norms:*float ndocs:u32 k1p1:f32 "
-     "post:*uint8_t bs:u32 rng:*u32 qtm:*TermMeta col:*u32 mat:*u32 rk:*u32 D:u32 S:u32 err:*!u32 ub:*float theta:*!u64 cnt:*!u32 cdoc:*!u32 cscore:*!float"),
+     "post:*uint8_t bs:u32 rng:*u32 qtm:*TermMeta col:*u32 mat:*u32 rk:*u32 D:u32 S:u32 dvo:*u32 dec:*u32 err:*!u32 ub:*float theta:*!u64 cnt:*!u32 cdoc:*!u32 cscore:*!float"),
+    ("OrTilePredecodeParams", "positional", "qp_ortile_predecode (OrTileKernels.Predecode)",
+     "npre:u32 plist:*u32 nblk:u32 segs:*Seg qterms:*QTerm terms:*TermMeta post:*uint8_t bs:u32 norms:*float k1p1:f32 ndocs:u32 tile:u32 ntiles:u32 dvo:*u32 rng:*!u32 dec:*!u32 err:*!u32"),
     ("ScanReduceU32Params", "positional", "qp_query_scan_reduce_u32 (QueryKernels.ScanU32)", "in:*u32 part:*!u32 n:u32"),
     ("ScanPartialsU32Params", "positional", "qp_query_scan_partials_u32 (QueryKernels.ScanU32)", "part:*!u32 np:u32"),
     ("ScanApplyU32Params", "positional", "qp_query_scan_apply_u32 (QueryKernels.ScanU32)", "in:*u32 out:*!u32 part:*u32 n:u32 raw:u32"),

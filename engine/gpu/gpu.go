@@ -52,6 +52,7 @@ package gpu
 import (
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -174,6 +175,7 @@ type Options struct {
 	orNoPrune bool   // tests: no block-max skipping in the fused tiles (no term maxima)
 	orPer     int    // tests: tile ranks per work item of the second pass (orPer when 0)
 	orNoWhole bool   // tests: every OR query on the tiles, none whole (orwhole.go)
+	orNoPre   bool   // tests, and QP_GPU_OR_PRE=0 at New: no list pre-decoded for the fused tiles (orConsts.predecoded)
 }
 
 // termInfo is the host copy of a list's shape.
@@ -267,6 +269,11 @@ func New(x *index.Index, opts ...Options) (*Backend, error) {
 	}
 	if opt.Or == "" {
 		opt.Or = OrTiled
+	}
+	// The device A/B switch of the pre-decoded lists (docs/GPU-QUERY.md,
+	// "OR tiles: sparse lists decoded once"): one binary, both paths.
+	if os.Getenv("QP_GPU_OR_PRE") == "0" {
+		opt.orNoPre = true
 	}
 	if opt.BitmapDensity == 0 {
 		opt.BitmapDensity = DefaultBitmapDensity
@@ -617,6 +624,10 @@ type Profile struct {
 	// tiles (orwhole.go); OrWholeBlocks, the blocks they decoded (each
 	// block of their lists once).
 	OrWholeQueries, OrWholeBlocks int64
+	// OrPreLists, OrPreBlocks: the lists of tiled OR queries decoded once
+	// per launch for the fused tiles (fewer blocks than tiles;
+	// orConsts.predecoded), and their blocks.
+	OrPreLists, OrPreBlocks int64
 	// OrMaxScore (orms.go): OR queries routed to its pass A (shortest
 	// list), those A answered, the later passes run (query x pass) and
 	// the queries they answered (the others ran on the tiles).

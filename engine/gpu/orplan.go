@@ -52,10 +52,13 @@ type orTilePlan struct {
 	nblk, dbytes, fbytes, nval int // every list of the set
 	sumCap                     int // candidate slots, all queries
 	caps                       []int
+	npre, npreVal, npreBlk     int // fused: the pre-decoded lists, their postings and blocks
 
 	// Uploaded: QMeta | QTerm | Seg (every list) | scratch offsets |
-	// OQuery | columns (useBm).
+	// OQuery | columns (useBm) | pre-decoded lists' offsets (per query
+	// term) and (query term, first block) pairs (npre > 0).
 	oMeta, oTerms, oSegs, oScr, oOq, oCol int
+	oDvo, oPList                          int
 	size, nres, scratchWords              int
 	up                                    *pinned
 	upAt                                  int
@@ -74,27 +77,38 @@ func (b *Backend) tiledLayout(pl *orTilePlan) error {
 	var lay layout
 	nq := pl.nq
 	pl.oMeta, pl.oTerms, pl.oSegs, pl.oScr, pl.oOq = lay.add(16*nq), lay.add(16*pl.nterms), lay.add(40*pl.nterms), lay.add(8*nq), lay.add(16*nq)
-	pl.oCol = -1
+	pl.oCol, pl.oDvo, pl.oPList = -1, -1, -1
 	if pl.useBm {
 		pl.oCol = lay.add(4 * pl.nterms)
+	}
+	if pl.npre > 0 {
+		if pl.npreVal > math.MaxInt32/2 {
+			return fmt.Errorf("%w: OR launch of %d pre-decoded postings", cuda.ErrOutOfMemory, pl.npreVal)
+		}
+		pl.oDvo, pl.oPList = lay.add(4*pl.nterms), lay.add(8*pl.npre)
 	}
 	pl.size = lay.size
 	return nil
 }
 
 // orSegSum is a tiled query's share of its launch (orRec.own) and the
-// running sum of those before it (putTiled): terms, candidate slots, and
-// the encoded bytes, postings and blocks of its lists.
-type orSegSum struct{ toff, coff, d, f, v, blk int }
+// running sum of those before it (putTiled): terms, candidate slots, the
+// encoded bytes, postings and blocks of its lists, and its pre-decoded
+// lists, their postings and blocks (orConsts.predecoded).
+type orSegSum struct{ toff, coff, d, f, v, blk, pn, pv, pb int }
 
 func (s orSegSum) add(o orSegSum) orSegSum {
-	return orSegSum{s.toff + o.toff, s.coff + o.coff, s.d + o.d, s.f + o.f, s.v + o.v, s.blk + o.blk}
+	return orSegSum{s.toff + o.toff, s.coff + o.coff, s.d + o.d, s.f + o.f, s.v + o.v, s.blk + o.blk,
+		s.pn + o.pn, s.pv + o.pv, s.pb + o.pb}
 }
 
 // putTiled writes the tiled query of the given terms, the a-th of its launch, whose share
 // starts at the running sums s: its OQuery (cap candidate slots), a Seg
-// per list and its bitmap columns (with the OR tiles' bitmap df orDF).
-func (b *Backend) putTiled(pl *orTilePlan, a int, terms []qterm, s orSegSum, cap int, segs, oqs, cols []uint32, orDF uint32) {
+// per list, its bitmap columns (with the OR tiles' bitmap df orDF) and,
+// with dvo, its pre-decoded lists (c: the Backend's orConsts): each query
+// term's offset in the decoded postings (kern.OrNoPre: none) and the
+// (query term, first block) pairs plist.
+func (b *Backend) putTiled(pl *orTilePlan, c *orConsts, a int, terms []qterm, s orSegSum, cap int, segs, oqs, cols, dvo, plist []uint32, orDF uint32) {
 	kern.PutOQuery(oqs[kern.OQueryWords*a:], uint32(s.toff), uint32(cap), uint32(s.coff))
 	for j := range terms {
 		t := &terms[j]
@@ -103,6 +117,14 @@ func (b *Backend) putTiled(pl *orTilePlan, a int, terms []qterm, s orSegSum, cap
 			uint32(a), uint32(s.toff+j))
 		if pl.useBm {
 			cols[s.toff+j] = b.columnDF(t.id, ti.df, orDF)
+		}
+		if dvo != nil {
+			dvo[s.toff+j] = kern.OrNoPre
+			if c.predecoded(ti) {
+				dvo[s.toff+j] = uint32(s.pv)
+				plist[2*s.pn], plist[2*s.pn+1] = uint32(s.toff+j), uint32(s.pb)
+				s.pn, s.pv, s.pb = s.pn+1, s.pv+int(ti.df), s.pb+int(ti.nb)
+			}
 		}
 		s.d, s.f, s.v, s.blk = s.d+int(ti.dlen), s.f+int(ti.flen), s.v+int(ti.df), s.blk+int(ti.nb)
 	}
@@ -165,6 +187,7 @@ func (c *orConsts) rec(p *prep) orRec {
 			r.own.v += int(ti.df)
 			r.own.blk += int(ti.nb)
 		}
+		r.own.pn, r.own.pv, r.own.pb = c.preOf(p.terms)
 	}
 	return r
 }
@@ -213,6 +236,7 @@ func (o *orPart) add(r *orRec) {
 	o.scr += scratchOf(r.k)
 	s, w := &o.seg, &r.own
 	s.toff, s.coff, s.d, s.f, s.v, s.blk = s.toff+w.toff, s.coff+w.coff, s.d+w.d, s.f+w.f, s.v+w.v, s.blk+w.blk
+	s.pn, s.pv, s.pb = s.pn+w.pn, s.pv+w.pv, s.pb+w.pb
 }
 
 // slot is the querySlot of the query of record r with o the sums of its
@@ -300,6 +324,7 @@ func (b *Backend) planOrLaunch(ol *orLaunch, qs []*prep, recs []orRec, order []*
 	pl.tile, pl.ntiles, _ = b.tiling()
 	s := tot.t.seg
 	pl.nterms, pl.sumCap, pl.nblk, pl.dbytes, pl.fbytes, pl.nval = s.toff, s.coff, s.blk, s.d, s.f, s.v
+	pl.npre, pl.npreVal, pl.npreBlk = s.pn, s.pv, s.pb
 	pl.nres, pl.scratchWords = tot.t.res, tot.t.scr
 	return b.tiledLayout(pl)
 }
@@ -317,7 +342,7 @@ func orChunks(n int) int { return (n + orChunk - 1) / orChunk }
 func (b *Backend) fillOrLaunch(ol *orLaunch, orDF uint32, workers int) {
 	wl, tl := &ol.whole, &ol.tiled
 	exact := b.bmExact() && !b.opt.orNoPrune
-	var wMeta, tMeta, segs, oqs, cols []uint32
+	var wMeta, tMeta, segs, oqs, cols, dvo, plist []uint32
 	var wScr, tScr []uint64
 	if wl.nq > 0 {
 		wMeta, wScr = wl.up.u32(wl.upAt+wl.oMeta, kern.QMetaWords*wl.nq), wl.up.u64(wl.upAt+wl.oScr, wl.nq)
@@ -329,7 +354,11 @@ func (b *Backend) fillOrLaunch(ol *orLaunch, orDF uint32, workers int) {
 		if tl.useBm {
 			cols = tl.up.u32(at+tl.oCol, tl.nterms)
 		}
+		if tl.npre > 0 {
+			dvo, plist = tl.up.u32(at+tl.oDvo, tl.nterms), tl.up.u32(at+tl.oPList, 2*tl.npre)
+		}
 	}
+	c := b.orConsts()
 	parallelWorkers(workers, len(ol.qs), orChunk, func(lo, hi int) {
 		s := ol.sums[lo/orChunk]
 		for a := lo; a < hi; a++ {
@@ -345,7 +374,7 @@ func (b *Backend) fillOrLaunch(ol *orLaunch, orDF uint32, workers int) {
 				i := s.t.nq
 				tl.qs[i], tl.caps[i] = p, r.own.coff
 				putQuery(tl.up, tMeta, tScr, tl.upAt+tl.oTerms, i, r.terms, r.k, s.t.slot(r), exact)
-				b.putTiled(tl, i, r.terms, s.t.seg, r.own.coff, segs, oqs, cols, orDF)
+				b.putTiled(tl, &c, i, r.terms, s.t.seg, r.own.coff, segs, oqs, cols, dvo, plist, orDF)
 			}
 			s.add(r)
 		}

@@ -101,6 +101,7 @@ type orConsts struct {
 	tile, ntiles int
 	fused        bool // orFused
 	whole        bool // fused and not Options.orNoWhole: queries of few postings run whole
+	pre          bool // fused and not Options.orNoPre: lists of few blocks are pre-decoded (predecoded)
 }
 
 // orConsts returns the Backend's OR constants.
@@ -108,7 +109,32 @@ func (b *Backend) orConsts() orConsts {
 	c := orConsts{fused: b.orFused()}
 	c.tile, c.ntiles, _ = b.tiling()
 	c.whole = c.fused && !b.opt.orNoWhole
+	c.pre = c.fused && !b.opt.orNoPre
 	return c
+}
+
+// predecoded reports whether a tiled query's list of shape ti is decoded
+// once per launch (kern.OrTileKernels.Predecode) instead of by the fused
+// tiles: when it has fewer blocks than the query has tiles. Such a list's
+// blocks span several tiles each, and every tile that runs decodes the
+// blocks overlapping it whole: on GCIDE (16 tiles) 92% of the tiles'
+// decoded blocks were of such lists and 75% of the postings they decoded
+// lay outside the decoding tile; at 25M documents (3,052 tiles) a list of
+// df 10,000 has 79 blocks, each decoded by about 39 tiles
+// (docs/GPU-QUERY.md, "OR tiles: sparse lists decoded once").
+func (c *orConsts) predecoded(ti *termInfo) bool {
+	return c.pre && int(ti.nb) < c.ntiles
+}
+
+// preOf is the pre-decoded share of a tiled query's terms: lists,
+// postings and blocks.
+func (c *orConsts) preOf(terms []qterm) (n, v, blk int) {
+	for j := range terms {
+		if ti := &terms[j].ti; c.predecoded(ti) {
+			n, v, blk = n+1, v+int(ti.df), blk+int(ti.nb)
+		}
+	}
+	return n, v, blk
 }
 
 // capFull is the most candidates a tiled OR query can emit: k (at most
@@ -128,11 +154,16 @@ func (c *orConsts) cap(p *prep) int {
 }
 
 // bytes is the device memory of a tiled OR query of k candidate slots: the bounds, order and k
-// candidate slots (and, fused, the block ranges and TermMeta copies).
+// candidate slots (and, fused, the block ranges and TermMeta copies, and 8 bytes per posting
+// of its pre-decoded lists).
 func (c *orConsts) bytes(p *prep, k int) int64 {
 	n := int64(8*c.ntiles+32) + 32*int64(k)
 	if c.fused {
 		n += int64(len(p.terms)) * (4*int64(c.ntiles+1) + 4*kern.TermMetaWords) // block ranges, TermMeta copies
+		if c.pre {
+			_, v, _ := c.preOf(p.terms)
+			n += 8 * int64(v)
+		}
 	}
 	return n
 }
@@ -265,6 +296,7 @@ type orTileRun struct {
 
 	ctr, ub, order, theta, cnt, cdoc, cscore, ccnt, part *cuda.Buffer
 	pRng, pQtm                                           cuda.DevicePtr // fused: block ranges, TermMeta copies
+	pre                                                  kern.OrPre     // fused: the pre-decoded lists
 	st                                                   statusSlots
 	res, cntOut, total                                   *cuda.Buffer
 }
@@ -301,6 +333,13 @@ func (r *orTileRun) alloc() error {
 			return err
 		}
 		r.pRng, r.pQtm = rng.Ptr(), qtm.Ptr()
+		if r.npre > 0 {
+			var dec *cuda.Buffer
+			if err := mem.gets([]**cuda.Buffer{&dec}, 8*r.npreVal); err != nil {
+				return err
+			}
+			r.pre = kern.OrPre{NPre: r.npre, NBlk: r.npreBlk, PList: r.at(r.oPList), Dvo: r.at(r.oDvo), Dec: dec.Ptr()}
+		}
 	}
 	t := b.tm.start(s)
 	for _, f := range []struct {
@@ -342,6 +381,13 @@ func (r *orTileRun) accumulate() error {
 		r.ub.Ptr(), r.order.Ptr(), r.pRng, r.pQtm); err != nil {
 		return err
 	}
+	if r.pre.NBlk > 0 {
+		if err := r.ok.Predecode(s, r.pre, r.pSegs, r.pTerms, b.terms.Ptr(), b.post.Ptr(), b.bs, b.norms.Ptr(), b.k1p1, b.n,
+			r.tile, r.ntiles, r.pRng, r.ctr.Ptr()); err != nil {
+			return err
+		}
+		b.prof.Launches++
+	}
 	if err := r.passes(d); err != nil {
 		return err
 	}
@@ -372,7 +418,7 @@ func (r *orTileRun) passes(d *decodeBufs) error {
 		var err error
 		if r.fused {
 			err = r.ok.AccumulateBP128(s, ps, r.pMeta, r.pOq, r.pSegs, r.pTerms, terms, norms, b.n, b.k1p1, post, b.bs, r.pRng,
-				r.pQtm, bm, r.ctr.Ptr(), r.ub.Ptr(), r.theta.Ptr(), r.cnt.Ptr(), r.cdoc.Ptr(), r.cscore.Ptr())
+				r.pQtm, bm, r.pre, r.ctr.Ptr(), r.ub.Ptr(), r.theta.Ptr(), r.cnt.Ptr(), r.cdoc.Ptr(), r.cscore.Ptr())
 		} else {
 			err = r.ok.Accumulate(s, ps, r.pMeta, r.pOq, r.pSegs, r.pTerms, terms, norms, b.n, b.k1p1, d.docs.Ptr(), d.freqs.Ptr(),
 				r.ctr.Ptr(), r.ub.Ptr(), r.theta.Ptr(), r.cnt.Ptr(), r.cdoc.Ptr(), r.cscore.Ptr())
@@ -455,6 +501,8 @@ func (r *orTileRun) download(out []engine.Response) ([]*prep, error) {
 	b.prof.OrSelected += int64(ctrs[kern.OrCntSelect])
 	b.prof.OrEmitted += int64(ctrs[kern.OrCntEmit])
 	b.prof.OrLookups += int64(ctrs[kern.OrCntLookups])
+	b.prof.OrPreLists += int64(r.npre)
+	b.prof.OrPreBlocks += int64(ctrs[kern.OrCntPre])
 	if r.pend != nil {
 		// Converted by the batch's goroutine (finishPending); only the
 		// overflowed queries, rerun on the owner, are picked here.

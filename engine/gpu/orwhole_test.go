@@ -113,19 +113,27 @@ func TestOrWholeCorrupt(t *testing.T) {
 				qs = append(qs, engine.Query{ID: fmt.Sprint(i), Terms: ts, Mode: engine.Or, K: 10})
 			}
 			g := newBackend(t, x, Options{})
-			got, want := searchBoth(t, x, g, qs)
-			for i, q := range qs {
-				if slices.Contains(q.Terms, term) {
-					if !errors.Is(got[i].Err, index.ErrCorrupt) || !errors.Is(want[i].Err, index.ErrCorrupt) {
-						t.Errorf("query %s %q: GPU error %v, CPU error %v, want index.ErrCorrupt", q.ID, q.Terms, got[i].Err, want[i].Err)
-					}
-				} else if msg := sameResponse(got[i], want[i]); msg != "" {
-					t.Errorf("query %s %q without the damaged term: %s", q.ID, q.Terms, msg)
-				}
-			}
+			checkDamaged(t, x, g, qs, term)
 			if g.Profile().OrWholeQueries == 0 {
 				t.Error("no query ran whole")
 			}
 		})
+	}
+}
+
+// checkDamaged runs qs on g and on the CPU engine: the queries holding
+// the damaged term must fail with index.ErrCorrupt on both, the others
+// must equal the CPU's responses.
+func checkDamaged(t *testing.T, x *index.Index, g engine.Backend, qs []engine.Query, term string) {
+	t.Helper()
+	got, want := searchBoth(t, x, g, qs)
+	for i, q := range qs {
+		if slices.Contains(q.Terms, term) {
+			if !errors.Is(got[i].Err, index.ErrCorrupt) || !errors.Is(want[i].Err, index.ErrCorrupt) {
+				t.Errorf("query %s %q: GPU error %v, CPU error %v, want index.ErrCorrupt", q.ID, q.Terms, got[i].Err, want[i].Err)
+			}
+		} else if msg := sameResponse(got[i], want[i]); msg != "" {
+			t.Errorf("query %s %q without the damaged term: %s", q.ID, q.Terms, msg)
+		}
 	}
 }

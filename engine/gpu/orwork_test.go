@@ -102,6 +102,8 @@ func TestOrWorkShares(t *testing.T) {
 			per(p.OrSelected), per(p.OrEmitted))
 		t.Logf("%s: blocks decoded by tiles per query: %.1f, skipped by maxima %.1f; documents completed by rank %.1f", v,
 			per(p.OrBlocks), per(p.OrSkipped), per(p.OrLookups))
+		t.Logf("%s: lists pre-decoded once per launch per query: %.2f, their blocks %.1f", v, per(p.OrPreLists), per(p.OrPreBlocks))
+		blocks[i] += p.OrPreBlocks
 		t.Logf("%s: blocks decoded per query, all: %.1f (%.2fx the lists'); accumulators zeroed and scanned per query: %.0f", v,
 			per(blocks[i]), float64(blocks[i])/float64(max(1, listBlocks)), per(p.OrTilesRun)*float64(tile))
 	}
