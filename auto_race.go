@@ -215,11 +215,18 @@ func (s *racePolicy) piece(p, left int) int {
 	return min(n, left)
 }
 
+// busyAt is p's busy time up to now (busy, plus the time since its last
+// tick while a piece is in flight), without recording it.
+func (s *racePolicy) busyAt(p int, now time.Duration) time.Duration {
+	if s.flying[p] > 0 {
+		return s.busy[p] + now - s.since[p]
+	}
+	return s.busy[p]
+}
+
 // tick brings p's busy time up to now.
 func (s *racePolicy) tick(p int, now time.Duration) {
-	if s.flying[p] > 0 {
-		s.busy[p] += now - s.since[p]
-	}
+	s.busy[p] = s.busyAt(p, now)
 	s.since[p] = now
 }
 
@@ -281,10 +288,7 @@ func (s *racePolicy) lower(p int, now time.Duration) float64 {
 	if s.taken[p] == 0 {
 		return 0
 	}
-	b := s.busy[p]
-	if s.flying[p] > 0 {
-		b += now - s.since[p]
-	}
+	b := s.busyAt(p, now)
 	if s.k[p] == 1 && s.comps[p] >= 1 && s.taken[p] > s.firstN[p] {
 		// Its first piece, a cold start, is not in its rate: nor in
 		// its bound once a later piece is taken.
@@ -366,11 +370,8 @@ func (s *racePolicy) stop(p int, now time.Duration) {
 	}
 	s.stopAt[p] = max(now, 1)
 	s.bound[p] = s.rate(p)
-	if b := s.busy[p]; s.taken[p] > 0 {
-		if s.flying[p] > 0 {
-			b += now - s.since[p]
-		}
-		s.bound[p] = max(s.bound[p], b.Seconds()/float64(s.taken[p]))
+	if s.taken[p] > 0 {
+		s.bound[p] = max(s.bound[p], s.busyAt(p, now).Seconds()/float64(s.taken[p]))
 	}
 }
 
