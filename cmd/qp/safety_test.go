@@ -248,6 +248,8 @@ func TestBadFlagValues(t *testing.T) {
 		{"--spare-fixed -1: want >= 0", []string{"bench", "sched", idx, docs, "--spare-fixed", "-1"}},
 		{"--submit-quantum -1ms: want >= 0", []string{"bench", "sched", idx, docs, "--submit-quantum", "-1ms"}},
 		{`invalid boolean value "maybe" for -cpu-help`, []string{"bench", "sched", idx, docs, "--cpu-help=maybe"}},
+		{"--cpu-share -1: want >= 0", []string{"bench", "sched", idx, docs, "--cpu-share", "-1"}},
+		{"--cpu-share NaN: want >= 0", []string{"bench", "sched", idx, docs, "--cpu-share", "NaN"}},
 		{"exists; not overwriting it", []string{"bench", "sched", idx, docs, "--cpuprofile", docs}},
 		{"--diagnose-for 0s: want > 0", []string{"bench", "sched", idx, docs, "--diagnose", "1", "--diagnose-for", "0s"}},
 		{"--gpu-slots 0: want 1 to 8", []string{"bench", "sched", idx, docs, "--gpu-slots", "0"}},
