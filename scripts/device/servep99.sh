@@ -20,7 +20,9 @@
 #              and keeps its Go P across the waits)
 #        prof  --owner-cpu auto --owner-poll --gpu-profile (CUDA events per
 #              phase: the served batches' own GPU time; r60 only)
-#      a 2 s warm-up at r60, then the levels r60 and r80 (DUR, default 4s)
+#        x:NAME:FLAGS  the flags FLAGS (comma-separated, e.g.
+#              x:big:--owner-cpu,auto,--gpu-threshold,48M), named NAME
+#      a 2 s warm-up at r60, then the levels of LEVELS (default "r60 r80") (DUR, default 4s)
 #      by `qp bench load --client raw` on GEN_CPUS (default 10-15,
 #      GOMAXPROCS their count) with rate × CONN_MS (default 50) ms
 #      connections and --max-gen-lag GENLAG (default 2ms);
@@ -31,7 +33,7 @@
 #      level: device phase, owner closure, stream waits, CUDA events, host
 #      preparation; sizes and driver calls), and pipebound's p99 floor at
 #      r80 and r60 from the served fit and from dfit's.
-# Environment: SIZES, SERVER_CPUS, GEN_CPUS, CONFIGS, DUR, CONN_MS, GENLAG,
+# Environment: SIZES, SERVER_CPUS, GEN_CPUS, CONFIGS, LEVELS, DUR, CONN_MS, GENLAG,
 # LIMIT (queries, default 50000), IDX (default /tmp/g10m-topics.qp, built
 # by lib.sh's gen10m_topics; another index is used as it is), DFIT_PREP ("a b" of the in-process host
 # preparation for dfit's floor, default "0.6ms 0.42us": the twenty-sixth
@@ -59,6 +61,7 @@ CONNS_MAX=$(( $(ulimit -n) - 2048 )) # a level's connections at most (serveab.sh
 SERVER_CPUS=${SERVER_CPUS:-0-9}
 GEN_CPUS=${GEN_CPUS:-10-15}
 CONFIGS=${CONFIGS:-base pin poll prof}
+LEVELS=${LEVELS:-r60 r80}
 DUR=${DUR:-4s}
 CONN_MS=${CONN_MS:-50}
 GENLAG=${GENLAG:-2ms}
@@ -138,6 +141,7 @@ for cfg in $CONFIGS; do
   pin) flags=(--owner-cpu auto) ;;
   poll) flags=(--owner-cpu auto --owner-poll) ;;
   prof) flags=(--owner-cpu auto --owner-poll --gpu-profile) ;;
+  x:*:*) IFS=, read -r -a flags <<<"${cfg#x:*:}"; cfg=${cfg#x:}; cfg=${cfg%%:*} ;;
   *) echo "servep99: unknown config $cfg"; continue ;;
   esac
   log=$work/serve-$cfg.log
@@ -149,8 +153,8 @@ for cfg in $CONFIGS; do
     echo "== $cfg: qp serve --device gpu --lean-http ${flags[*]} ($(grep -o 'the CUDA owner thread.*' "$log" || echo 'owner not pinned'))"
     GOMAXPROCS=$GEN taskset -c "$GEN_CPUS" "$bin/qp" bench load "http://127.0.0.1:$PORT" "$work/q.txt" --client raw --mode and \
       --rate "$r60" --conns 4096 --duration 2s --name warm >/dev/null 2>&1
-    level "$cfg" r60 "$r60"
-    if [ "$cfg" != prof ]; then level "$cfg" r80 "$r80"; fi
+    case " $LEVELS " in *" r60 "*) level "$cfg" r60 "$r60" ;; esac
+    if [ "$cfg" != prof ]; then case " $LEVELS " in *" r80 "*) level "$cfg" r80 "$r80" ;; esac; fi
     echo "     server process: $(grep -E '^(VmHWM|Threads)' "/proc/$spid/status" | tr -s ' \t' ' ' | paste -sd ' ')"
   } 2>&1 | tee -a "$res"
   kill -TERM "$spid"; wait "$spid"
