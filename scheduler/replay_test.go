@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"math"
+	"reflect"
 	"runtime"
 	"slices"
 	"strings"
@@ -468,5 +469,14 @@ func TestCarryLookups(t *testing.T) {
 			(a.Err != nil && a.Err.Error() != b.Err.Error()) {
 			t.Fatalf("arrival %d (%q): plain %+v, carried %+v", i, qs[i%len(qs)].Terms, a, b)
 		}
+	}
+}
+
+// TestReplayRequestFields: replay fills its reused requests field by
+// field; a field added to Request must be set there too (then update the
+// count here).
+func TestReplayRequestFields(t *testing.T) {
+	if n := reflect.TypeFor[Request]().NumField(); n != 6 {
+		t.Fatalf("Request has %d fields; replay's submitter sets 6 in place: set the new ones there", n)
 	}
 }
