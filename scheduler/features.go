@@ -74,10 +74,14 @@ func (f Features) Empty() bool {
 }
 
 // QueryFeatures computes q's features from x's dictionary (one binary
-// search per term; it reads no posting list). Invalid queries (no terms,
-// too many, bad k or mode) get features too: the backend reports their
-// error, and they cost next to nothing.
+// search per term; it reads no posting list), or from the lookup q carries
+// for x (engine.Query.Dict: none then). Invalid queries (no terms, too
+// many, bad k or mode) get features too: the backend reports their error,
+// and they cost next to nothing.
 func QueryFeatures(x *index.Index, q engine.Query) Features {
+	if ids, dfs, ok := q.Looked(x); ok {
+		return lookedFeatures(q, ids, dfs)
+	}
 	f := Features{Mode: q.Mode}
 	var buf [16]int
 	ids := buf[:0]
@@ -99,17 +103,54 @@ func QueryFeatures(x *index.Index, q engine.Query) Features {
 	}
 	f.Terms, f.Missing = len(ids), missing
 	for _, id := range ids {
-		df := uint64(x.Record(id).DF)
-		f.Sum += df
-		f.Max = max(f.Max, df)
-		switch {
-		case f.Min == 0 || df < f.Min:
-			f.Second, f.Min = f.Min, df
-		case f.Second == 0 || df < f.Second:
-			f.Second = df
+		f.addList(uint64(x.Record(id).DF))
+	}
+	return f
+}
+
+// addList counts one distinct list of length df into f's lengths.
+func (f *Features) addList(df uint64) {
+	f.Sum += df
+	f.Max = max(f.Max, df)
+	switch {
+	case f.Min == 0 || df < f.Min:
+		f.Second, f.Min = f.Min, df
+	case f.Second == 0 || df < f.Second:
+		f.Second = df
+	}
+}
+
+// lookedFeatures is QueryFeatures of q from its terms' dictionary IDs and
+// document frequencies (ids[i], dfs[i] for q.Terms[i]; ID -1: absent), as
+// index.LookupDictDF gives them: the same Features, lists counted in the
+// same order (a term's first occurrence).
+func lookedFeatures(q engine.Query, ids []int, dfs []uint32) Features {
+	f := Features{Mode: q.Mode}
+	for i, id := range ids {
+		if id < 0 {
+			if !slices.Contains(q.Terms[:i], q.Terms[i]) { // distinct missing terms
+				f.Missing++
+			}
+			continue
+		}
+		if !slices.Contains(ids[:i], id) {
+			f.Terms++
+			f.addList(uint64(dfs[i]))
 		}
 	}
 	return f
+}
+
+// LookupQuery looks q's terms up in x once (index.LookupDictDF) and
+// returns q's features (QueryFeatures) and the lookup, which the caller
+// can hand to the backends with the query (engine.Query.Dict) so that the
+// one that answers it does not look its terms up a second time (issue 24,
+// hostcut: the lookups were a third of the GPU's host preparation). The
+// replay driver looks its log up this way once (Experiment.CarryLookups).
+func LookupQuery(x *index.Index, q engine.Query) (Features, *engine.TermLookup) {
+	l := &engine.TermLookup{X: x, IDs: make([]int, len(q.Terms)), DFs: make([]uint32, len(q.Terms))}
+	x.LookupDictDF(q.Terms, l.IDs, l.DFs)
+	return lookedFeatures(q, l.IDs, l.DFs), l
 }
 
 // batchPostings is the query's share of BatchPolicy.MaxPostings: the

@@ -7,12 +7,16 @@ import (
 	"bytes"
 	"context"
 	"math"
+	"reflect"
 	"runtime"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/qpengine/qp/engine"
+	"github.com/qpengine/qp/index"
 )
 
 // TestArrivalsPoisson checks the statistics of the arrival process: mean
@@ -164,6 +168,9 @@ func TestExperiment(t *testing.T) {
 		SplitProbe: 20 * time.Millisecond,
 		// Replay the log once per run (this test checks bookkeeping).
 		MinDuration: -1,
+		// The log's lookups carried to the backends (TestCarryLookups
+		// checks the answers).
+		CarryLookups: true,
 		Progress: func(Run) {
 			runs++
 		},
@@ -380,5 +387,96 @@ func TestReadGC(t *testing.T) {
 	r := Run{Answered: 4, GCTime: 8 * time.Microsecond}
 	if r.GCPerQuery() != 2*time.Microsecond || (&Run{}).GCPerQuery() != 0 {
 		t.Fatalf("GCPerQuery %v", r.GCPerQuery())
+	}
+}
+
+// dictCount is a backend that counts the queries it gets with and without
+// a lookup of their terms in x (engine.Query.Dict) and answers them with
+// the CPU engine.
+type dictCount struct {
+	x             *index.Index
+	cpu           *engine.CPU
+	with, without atomic.Int64
+}
+
+func (d *dictCount) Name() string { return "dict-count" }
+
+func (d *dictCount) SearchBatch(ctx context.Context, qs []engine.Query, opt engine.Options, out []engine.Response) error {
+	for i := range qs {
+		if _, _, ok := qs[i].Looked(d.x); ok {
+			d.with.Add(1)
+		} else {
+			d.without.Add(1)
+		}
+	}
+	return d.cpu.SearchBatch(ctx, qs, opt, out)
+}
+
+// TestCarryLookups: LookupQuery's features are QueryFeatures' (repeated
+// and absent terms, invalid queries); QueryFeatures of a query carrying
+// its lookup reads it, one carrying another index's ignores it; and a
+// replay of the queries with their lookups (Experiment.CarryLookups)
+// hands every query to the backend with its lookup and gets every answer
+// of the replay without them.
+func TestCarryLookups(t *testing.T) {
+	x := testIndex(t)
+	other := testIndex(t) // the same terms, another index
+	qs := append(testQueries(300, 5),
+		engine.Query{ID: "rep", Terms: []string{"absent", "t020", "absent", "t020", "t005", "nope"}, Mode: engine.Or, K: 10},
+		engine.Query{ID: "and-absent", Terms: []string{"t020", "absent"}, Mode: engine.And, K: 10})
+	carried := slices.Clone(qs)
+	feats := make([]Features, len(qs))
+	for i := range qs {
+		want := QueryFeatures(x, qs[i])
+		f, l := LookupQuery(x, qs[i])
+		if f != want {
+			t.Fatalf("query %d %q: LookupQuery's features %+v, QueryFeatures' %+v", i, qs[i].Terms, f, want)
+		}
+		carried[i].Dict, feats[i] = l, f
+		if got := QueryFeatures(x, carried[i]); got != want {
+			t.Fatalf("query %d %q: features from its lookup %+v, want %+v", i, qs[i].Terms, got, want)
+		}
+		q := qs[i]
+		q.Dict = &engine.TermLookup{X: other, IDs: make([]int, len(q.Terms)), DFs: make([]uint32, len(q.Terms))}
+		if got := QueryFeatures(x, q); got != want {
+			t.Fatalf("query %d %q: features with another index's lookup %+v, want %+v", i, qs[i].Terms, got, want)
+		}
+	}
+	arr := Arrivals(2*len(qs), 20000, 1)
+	replayOn := func(qs []engine.Query) ([]*Result, *dictCount) {
+		d := &dictCount{x: x, cpu: engine.NewCPU(x, 1)}
+		s, err := New(x, Config{CPU: &Processor{Backend: d, Slots: 2}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := replay(context.Background(), s, qs, feats, arr, -1, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res, d
+	}
+	plain, dp := replayOn(qs)
+	with, dw := replayOn(carried)
+	if dp.with.Load() != 0 || dp.without.Load() != int64(len(arr)) {
+		t.Fatalf("plain replay: %d queries with a lookup, %d without, want 0 and %d", dp.with.Load(), dp.without.Load(), len(arr))
+	}
+	if dw.with.Load() != int64(len(arr)) || dw.without.Load() != 0 {
+		t.Fatalf("carried replay: %d queries with a lookup, %d without, want %d and 0", dw.with.Load(), dw.without.Load(), len(arr))
+	}
+	for i := range arr {
+		a, b := plain[i], with[i]
+		if a == nil || b == nil || a.Features != b.Features || !slices.Equal(a.Results, b.Results) || (a.Err == nil) != (b.Err == nil) ||
+			(a.Err != nil && a.Err.Error() != b.Err.Error()) {
+			t.Fatalf("arrival %d (%q): plain %+v, carried %+v", i, qs[i%len(qs)].Terms, a, b)
+		}
+	}
+}
+
+// TestReplayRequestFields: replay fills its reused requests field by
+// field; a field added to Request must be set there too (then update the
+// count here).
+func TestReplayRequestFields(t *testing.T) {
+	if n := reflect.TypeFor[Request]().NumField(); n != 6 {
+		t.Fatalf("Request has %d fields; replay's submitter sets 6 in place: set the new ones there", n)
 	}
 }

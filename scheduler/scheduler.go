@@ -139,8 +139,9 @@ type Processor struct {
 	// CPU time with instant backends); with the model's window of 4,096
 	// samples, 1 in 4 still refits within 16k answers. The error record
 	// then covers the answers learned. A processor whose batches hold
-	// several queries (the GPU) learns from one batch in LearnEvery, each
-	// of its queries then (a batch of a thousand is a thousand updates).
+	// several queries (the GPU) learns from one batch in LearnEvery, from
+	// each of its queries then up to maxBatchLearn, evenly spaced beyond
+	// (a batch of a thousand was a thousand updates).
 	LearnEvery int
 	// Model predicts this processor's costs and is refitted from its
 	// measured times (unless frozen). nil: a new untrained model. The
@@ -1785,10 +1786,26 @@ func (j *job) result() *Result {
 	return new(Result)
 }
 
+// maxBatchLearn is the most queries of one batch a cost model learns
+// from (deliver). A batch's queries share its one wall time in proportion
+// to their predictions, so its thousands of samples say little more than
+// a few hundred of them; each costs a Basis, a prediction, a logarithm and
+// two regression updates (issue 24, hostcut: CostModel.ObserveBatch was
+// 7% of the in-window CPU of a GCIDE AND run at 2M q/s on the H100 host,
+// whose batches held ~3,900 queries, learned one batch in four). With
+// the model's window of 4,096 samples the GPU's model then spans 16
+// learned batches instead of about one.
+const maxBatchLearn = 256
+
+// batchLearnIndex is the batch position of the i-th of the m queries (m <=
+// n) deliver learns from in a batch of n: evenly spaced, increasing,
+// every one when m == n.
+func batchLearnIndex(i, n, m int) int { return i * n / m }
+
 // deliver refits p's model on b's measured times and calls the done
 // functions of b's queries (after b's slot has been released); buf is the
 // slot's for a batch of one delivered in place (nil: a batch of several,
-// whose every answer is learned).
+// whose answers are learned up to maxBatchLearn of them).
 func (s *Scheduler) deliver(p *proc, b *batch, out []engine.Response, start, finish time.Time, buf *slotBuf) {
 	n := len(b.jobs)
 	wall := finish.Sub(start)
@@ -1806,10 +1823,13 @@ func (s *Scheduler) deliver(p *proc, b *batch, out []engine.Response, start, fin
 		return wall / time.Duration(n)
 	}
 	if learn && buf == nil {
-		// One lock and one refit for the batch (CostModel.ObserveBatch).
-		p.model.ObserveBatch(n, func(i int) (Features, *[NumBasis]float64, time.Duration, bool) {
-			j := b.jobs[i]
-			return j.f, nil, share(j), out[i].Err == nil // its Basis computed there
+		// One lock and one refit for the batch (CostModel.ObserveBatch), on
+		// at most maxBatchLearn of its queries, evenly spaced.
+		m := min(n, maxBatchLearn)
+		p.model.ObserveBatch(m, func(i int) (Features, *[NumBasis]float64, time.Duration, bool) {
+			k := batchLearnIndex(i, n, m)
+			j := b.jobs[k]
+			return j.f, nil, share(j), out[k].Err == nil // its Basis computed there
 		})
 	}
 	var res []Result // for the jobs without a Request.Result

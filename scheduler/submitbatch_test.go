@@ -470,6 +470,60 @@ func TestBatchLearnEvery(t *testing.T) {
 	}
 }
 
+// TestBatchLearnCap: a batch of more than maxBatchLearn queries teaches
+// the model maxBatchLearn samples, evenly spaced over the batch (every
+// query of a smaller batch), and every query is still answered with its
+// record.
+func TestBatchLearnCap(t *testing.T) {
+	for _, n := range []int{1, 7, maxBatchLearn, maxBatchLearn + 1, 1000, 4096} {
+		m := min(n, maxBatchLearn)
+		prev := -1
+		for i := range m {
+			k := batchLearnIndex(i, n, m)
+			if k <= prev || k >= n {
+				t.Fatalf("batch of %d: learned position %d is %d after %d", n, i, k, prev)
+			}
+			prev = k
+		}
+		if m == n && prev != n-1 {
+			t.Fatalf("batch of %d: last learned position %d, want every query", n, prev)
+		}
+		if m < n && prev < n-1-n/m {
+			t.Fatalf("batch of %d: last learned position %d, not spread to the end", n, prev)
+		}
+	}
+	x := testIndex(t)
+	model := NewCostModel(ModelOptions{})
+	s, err := newScheduler(x, Config{GPU: &Processor{Backend: nopBackend{}, Slots: 1,
+		Batch: BatchPolicy{MaxQueries: 1000}, Model: model}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := s.procs[GPU]
+	var answered int
+	var mu sync.Mutex
+	done := func(r *Result) {
+		mu.Lock()
+		defer mu.Unlock()
+		if r.Proc == GPU && r.BatchSize == 1000 {
+			answered++
+		}
+	}
+	bb := s.newBuilder(p)
+	for k := range 1000 {
+		bb.add(s.newJob(Request{Query: engine.Query{ID: "q", Terms: []string{termName(10 + k%50)}, Mode: engine.And, K: 10}}, done), false)
+	}
+	s.run(p, s.newBatch(&bb, false), nil)
+	<-s.done
+	s.wg.Wait() // the delivery
+	if answered != 1000 {
+		t.Errorf("%d answers with their records, want 1000", answered)
+	}
+	if got := model.Samples(); got != maxBatchLearn {
+		t.Errorf("model learned %d samples from a batch of 1000, want %d", got, maxBatchLearn)
+	}
+}
+
 // TestReleaseJobs: releaseJobs drops one reference per job, by runs of
 // consecutive jobs of one chunk, whatever the order (a chunk's jobs split
 // over runs, jobs of no chunk between): a chunk is cleared and back to

@@ -248,6 +248,7 @@ func TestBadFlagValues(t *testing.T) {
 		{"--spare-fixed -1: want >= 0", []string{"bench", "sched", idx, docs, "--spare-fixed", "-1"}},
 		{"--submit-quantum -1ms: want >= 0", []string{"bench", "sched", idx, docs, "--submit-quantum", "-1ms"}},
 		{`invalid boolean value "maybe" for -cpu-help`, []string{"bench", "sched", idx, docs, "--cpu-help=maybe"}},
+		{`invalid boolean value "maybe" for -carry-lookups`, []string{"bench", "sched", idx, docs, "--carry-lookups=maybe"}},
 		{"--cpu-share -1: want >= 0", []string{"bench", "sched", idx, docs, "--cpu-share", "-1"}},
 		{"--cpu-share NaN: want >= 0", []string{"bench", "sched", idx, docs, "--cpu-share", "NaN"}},
 		{"exists; not overwriting it", []string{"bench", "sched", idx, docs, "--cpuprofile", docs}},

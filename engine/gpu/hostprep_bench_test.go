@@ -29,6 +29,9 @@ import (
 // queries on that index instead; QP_HOSTPREP_N=N its first N (e.g. 1000000
 // of the log repeated 100 times, bench query's 1M-query batch).
 //
+// "prepare-looked" is "prepare" on the queries carrying their lookups
+// (engine.Query.Dict), as bench sched's replay hands them (hostcut).
+//
 // QP_HOSTPREP_MODE=or or andor runs the queries in that mode instead of
 // AND ("plan", the AND plan on the owner, skips them): "batch" and
 // "planbatch" then measure the OR sets planned off the owner (gpuplan).
@@ -77,8 +80,10 @@ func BenchmarkHostPrep(b *testing.B) {
 		qs[i] = engine.Query{ID: fmt.Sprint(i), Terms: t, Mode: mode, K: 10}
 	}
 	out := make([]engine.Response, len(qs))
-	b.Run("prepare", func(b *testing.B) {
-		bb := g.bufs.get(len(qs)) // warm buffers: "prepare-cold" has fresh ones
+	// prepare: prepareBatch on warm buffers ("prepare-cold" has fresh
+	// ones), cpu-ns/op reported.
+	prepare := func(b *testing.B, qs []engine.Query) {
+		bb := g.bufs.get(len(qs))
 		g.prepareBatch(bb, qs, out)
 		g.bufs.put(bb)
 		c0, _ := cputime.Process()
@@ -88,6 +93,21 @@ func BenchmarkHostPrep(b *testing.B) {
 			g.bufs.put(bb)
 		}
 		reportCPU(b, c0)
+	}
+	b.Run("prepare", func(b *testing.B) { prepare(b, qs) })
+	// prepare-looked: "prepare" on the queries carrying their terms looked
+	// up (engine.Query.Dict, the lookups made before the timer), as qp
+	// bench sched's replay hands them with --carry-lookups (issue 24,
+	// hostcut): the preparation less its dictionary lookups.
+	b.Run("prepare-looked", func(b *testing.B) {
+		looked := make([]engine.Query, len(qs))
+		for i, q := range qs {
+			l := &engine.TermLookup{X: g.x, IDs: make([]int, len(q.Terms)), DFs: make([]uint32, len(q.Terms))}
+			g.x.LookupDictDF(q.Terms, l.IDs, l.DFs)
+			q.Dict = l
+			looked[i] = q
+		}
+		prepare(b, looked)
 	})
 	b.Run("prepare-cold", func(b *testing.B) {
 		c0, _ := cputime.Process()
