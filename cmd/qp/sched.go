@@ -39,9 +39,10 @@ under a quarter of the deadline); each run replays the log cyclically for at
 least --min-duration, its submitter waking for every arrival due (with
 --submit-quantum Q at most once per Q when no arrival is overdue, submitting
 every arrival due at once: a query is submitted at most that late, and its
-delay counts it; the log's terms are looked up once with its features and
-carried to the backends, --carry-lookups=false looks them up again in each
-run). Cost models are fitted on --train queries of the log
+delay counts it; the log's features are computed once, outside the
+measured windows, and the backend answering a query looks its terms up inside
+them, the one lookup a real submitter pays; --carry-lookups hands the
+features' lookups on instead, leaving no lookup inside the windows). Cost models are fitted on --train queries of the log
 (not replayed) and refitted online. --mode and, or or andor selects the
 query mode; --report DIR also writes DIR/README.md with the tables and the
 delay-vs-rate plot (DIR/delay-MODE.svg: mean and p99 delay per
@@ -104,7 +105,7 @@ cpu-only setup without a GPU (the scheduler's own cost, measured). Otherwise nee
 	prepAdapt := triAuto
 	fs.Var(&prepAdapt, "prepare-adapt", "CPU+GPU setups: while a GPU batch is prepared on the host, park --prepare-cores CPU slots (all of them with --prepare-cores 0), so that the preparation does not wait for cores busy with CPU queries: on, off, or auto (the default: on for --mode or with --prepare-cores 4 unless set, off for and and andor; issue 24's device rounds 5-6: it won OR, lost AND); the flag alone means on")
 	quantum := fs.Duration("submit-quantum", 0, "the replay's submitter wakes at most once per this interval when no arrival is overdue, and submits every arrival due at once: a query is submitted at most this late (counted in its delay); 0, the default: a wake-up for every arrival due (bursts of about 6 arrivals at 2M q/s on a 16-core host); e.g. 50us: fewer wake-ups, but on the H100 host the sleeps overran by milliseconds")
-	carry := fs.Bool("carry-lookups", true, "look the replayed log's terms up once with its features and hand each query's lookup to the backend that answers it (engine.Query.Dict), as a submitter that computes features would, instead of the backend looking the terms up again inside the measured window (issue 24, hostcut; false: as before)")
+	carry := fs.Bool("carry-lookups", false, "hand each replayed query the term lookup its features were computed from (engine.Query.Dict), so that the backend answering it does not look its terms up again (issue 24, hostcut). The log's features and lookups are computed outside the measured windows, so this leaves no lookup inside them: a real submitter pays one (its features'), so off, the default, keeps the window at one lookup per query")
 	cpuProfile := fs.String("cpuprofile", "", "write a Go CPU profile of the whole experiment (training, table runs, searches; with --diagnose: the probes) to this new file (go tool pprof): where the scheduler's own per-query work goes; the work inside the runs' measured windows has the label qp=window (go tool pprof -tagfocus qp=window; scripts/profsplit.sh splits a profile)")
 	gpuProfile := fs.Bool("gpu-profile", false, "after each run's progress line, print the GPU's batch profile (host phases, device time by CUDA events) and the Go runtime's GC and scheduling figures over the run")
 	pos, err := parseArgs(fs, args, 2)

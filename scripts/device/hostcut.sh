@@ -9,16 +9,16 @@
 #   default 230): process CPU per GPU query at fixed rates, gpu-only,
 #   `qp bench sched --setups gpu-only --rates R --search-runs 0`, fresh
 #   processes interleaved A B A B (PAIRS, default 2), for each item
-#   MODE:RATE:VARIANTS of SPECS (default "and:2000000:old,new,nocarry
+#   MODE:RATE:VARIANTS of SPECS (default "and:2000000:old,new,carry
 #   and:4000000:old,new or:1500000:old,new andor:1000000:old,new": AND at
 #   the rate of hostq.sh's profiles and near the GPU alone's rate, OR and
 #   AND+OR below theirs). Variants:
 #     old      main's binary
 #     new      this branch with its defaults: a GPU batch's cost model
-#              learns from at most 256 of its queries (deliver), and the
-#              replayed log's terms are looked up once with its features
-#              and carried to the backends (--carry-lookups, default true)
-#     nocarry  new with --carry-lookups=false: the learning cap alone
+#              learns from at most 256 of its queries (deliver)
+#     carry    new with --carry-lookups: the replayed log's lookups also
+#              handed to the backends (no lookup left in the window: a
+#              lower bound, a real submitter pays one)
 #   The first pair's runs at the first AND spec write Go CPU profiles
 #   (prof-V-and.pprof; split them on the Go machine with
 #   `bash scripts/profsplit.sh DIR/prof-*.pprof`).
@@ -66,7 +66,7 @@ sum=$OUT/hostcut.txt
 echo "== $coll; $(nproc) cores; $(head -2 "$OUT/device.txt" | tail -1)" | tee "$sum"
 if [ "${PART1:-1}" = 1 ]; then
   profiled=
-  for spec in ${SPECS:-and:2000000:old,new,nocarry and:4000000:old,new or:1500000:old,new andor:1000000:old,new}; do
+  for spec in ${SPECS:-and:2000000:old,new,carry and:4000000:old,new or:1500000:old,new andor:1000000:old,new}; do
     IFS=: read -r m rate vs <<<"$spec"
     variants=${vs//,/ }
     key="$m@$rate"
@@ -77,7 +77,7 @@ if [ "${PART1:-1}" = 1 ]; then
         case $v in
         old) qp=/tmp/qp-old ;;
         new) ;;
-        nocarry) flags=(--carry-lookups=false) ;;
+        carry) flags=(--carry-lookups) ;;
         *) echo "unknown variant $v"; continue ;;
         esac
         prof=()
