@@ -891,17 +891,28 @@ func (s *Scheduler) loop() {
 			now := s.clock.Now()
 			// Classify the burst that has arrived (but no more, so that a
 			// fast submitter cannot starve dispatching) before dispatching,
-			// so that batches form.
+			// so that batches form. The queues' gauges (Stats.Queued) are
+			// counted here and published once per burst, before dispatch
+			// reads or lowers them: an atomic add per burst and queue
+			// instead of per query (issue 24).
+			var queued [len(s.queued)]int64
 			for burst := len(arrive); ok; burst-- {
 				for j != nil {
 					next := j.more // enqueue may answer j (aborted) and release it
-					s.enqueue(j, now)
+					if q, ok := s.place(j, now); ok {
+						queued[q]++
+					}
 					j = next
 				}
 				if burst <= 0 {
 					break
 				}
 				j, ok = <-arrive
+			}
+			for q, n := range queued {
+				if n > 0 {
+					s.queued[q].Add(n)
+				}
 			}
 			if !ok {
 				arrive, s.closing = nil, true
@@ -947,10 +958,20 @@ func (s *Scheduler) loop() {
 	}
 }
 
+// enqueue classifies j and queues it, counted in its queue's gauge.
 func (s *Scheduler) enqueue(j *job, now time.Time) {
+	if q, ok := s.place(j, now); ok {
+		s.queued[q].Add(1)
+	}
+}
+
+// place classifies j and queues it, as enqueue but without the gauge: it
+// reports the queue, and false when j was answered instead (the scheduler
+// gave up); the caller adds the job to s.queued[q] (loop: once per burst).
+func (s *Scheduler) place(j *job, now time.Time) (Queue, bool) {
 	if s.aborted {
 		s.fail(j)
-		return
+		return 0, false
 	}
 	q := s.classify(j, now)
 	j.queue = q
@@ -961,7 +982,7 @@ func (s *Scheduler) enqueue(j *job, now time.Time) {
 		s.custom++
 	}
 	s.queues[q].push(j)
-	s.queued[q].Add(1)
+	return q, true
 }
 
 // classify picks j's queue (see Scheduler).
@@ -1833,7 +1854,7 @@ func (s *Scheduler) deliver(p *proc, b *batch, out []engine.Response, start, fin
 		})
 	}
 	var res []Result // for the jobs without a Request.Result
-	var missed uint64
+	var missed, urgent uint64
 	for i, j := range b.jobs {
 		c := share(j)
 		if out[i].Err == nil && learn && buf != nil {
@@ -1859,8 +1880,11 @@ func (s *Scheduler) deliver(p *proc, b *batch, out []engine.Response, start, fin
 		r.Arrival, r.Submitted, r.Start, r.Finish, r.Deadline, r.MetDeadline = j.arrival, j.submitted, start, finish, j.deadline, met
 		r.Proc, r.ProcName, r.Queue, r.Stolen, r.Urgent, r.BatchSize, r.Tag = p.id, p.name, j.queue, j.stolen, j.urgent, n, j.tag
 		if j.urgent {
-			p.st.urgent.Add(1)
+			urgent++
 		}
+	}
+	if urgent > 0 {
+		p.st.urgent.Add(urgent) // once per batch, as missed
 	}
 	s.missed.Add(missed)
 	s.completed.Add(uint64(n))

@@ -37,17 +37,17 @@ gen10m_topics() {
   gen_index /tmp/g10m-topics.qp 330 --model topics --docs "${DOCS:-10000000}" --mem "${MEM:-40G}"
 }
 
-# cpu_ratio KEY VARIANT SUM: per interleaved pair, the process CPU per
-# query of VARIANT's run against old's for KEY (SUM's lines "V KEY: rc=…
-# process CPU Xµs/query …", as hostcpu.sh and hostq.sh write them), and
-# their mean; the line is appended to SUM.
+# cpu_ratio KEY VARIANT SUM [BASE]: per interleaved pair, the process CPU
+# per query of VARIANT's run against BASE's (default old) for KEY (SUM's
+# lines "V KEY: rc=… process CPU Xµs/query …", as hostcpu.sh, hostq.sh and
+# hostcut.sh write them), and their mean; the line is appended to SUM.
 cpu_ratio() {
-  awk -v m="$1" -v v="$2" '$2 == m":" { for (i = 1; i <= NF; i++) if ($i == "CPU" && $(i+1) ~ /\/query/) {
+  awk -v m="$1" -v v="$2" -v b="${4:-old}" '$2 == m":" { for (i = 1; i <= NF; i++) if ($i == "CPU" && $(i+1) ~ /\/query/) {
         x = $(i+1); sub(/\/query.*/, "", x); f = 1
         if (x ~ /ns$/) f = 0.001; else if (x ~ /ms$/) f = 1000
-        gsub(/[^0-9.]/, "", x); if ($1 == "old") o[++no] = x * f; else if ($1 == v) w[++nw] = x * f } }
+        gsub(/[^0-9.]/, "", x); if ($1 == b) o[++no] = x * f; else if ($1 == v) w[++nw] = x * f } }
     END { s = ""; t = 0; for (i = 1; i <= no && i <= nw; i++) { s = s sprintf(" %.2f (%.2f/%.2f µs)", w[i] / o[i], w[i], o[i]); t += w[i] / o[i] }
-      if (i > 1) printf "ratio %s: process CPU per query %s/old, pairs:%s; mean %.2f\n", m, v, s, t / (i - 1) }' "$3" | tee -a "$3"
+      if (i > 1) printf "ratio %s: process CPU per query %s/%s, pairs:%s; mean %.2f\n", m, v, b, s, t / (i - 1) }' "$3" | tee -a "$3"
 }
 
 # metrics: the /metrics of the qp serve on 127.0.0.1:$PORT (bash's
