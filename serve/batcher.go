@@ -39,7 +39,10 @@ import (
 // processor is idle, when the device is about to be: no batch is waiting
 // for it, and the one on it is predicted (devModel: its device time by
 // size, fitted on the recent batches) to end within the forming batch's
-// host preparation (prepModel) plus pipeLead. The next batch is then
+// host preparation (prepModel) plus pipeLead. The device phase ends when
+// the batch lets the device go (gpu.WithDeviceDoneHook: before its result
+// conversion, which runs off the device while the next batch's kernels
+// do), not when the backend returns. The next batch is then
 // ready when the device frees, and holds what arrived until then: at a
 // moderate rate batches stay small and a request waits about one batch
 // time for its batch, then one for its answer; under a backlog they grow
@@ -289,6 +292,9 @@ type batcher struct {
 	// preparation's, by batch size (the backend reports both).
 	devModel, prepModel costModel
 	now                 func() time.Time // the batches' clock: time.Now (tests give a fake one)
+	// lead is pipeLead (newBatcher); the simulations that slow the
+	// device's time scale it with it (pipeline_bench_test.go).
+	lead time.Duration
 
 	mu      sync.Mutex
 	pending []*job
@@ -297,9 +303,8 @@ type batcher struct {
 	closed  bool
 	// Pipelined: queued counts the running batches not yet on the device
 	// (preparing, or waiting for it), onDev those that took it and have
-	// not returned (one, but for the moments between a batch's return
-	// from the backend and its release); the last took it at devStart
-	// with devN queries.
+	// not let it go (offDevice; a backend without the done hook: not
+	// returned, release); the last took it at devStart with devN queries.
 	queued   int
 	onDev    int
 	devStart time.Time
@@ -320,7 +325,7 @@ type batcher struct {
 }
 
 func newBatcher(cfg BatchConfig, run runFunc, onBatch func(int, time.Duration)) *batcher {
-	b := &batcher{cfg: cfg, run: run, onBatch: onBatch, now: time.Now,
+	b := &batcher{cfg: cfg, run: run, onBatch: onBatch, now: time.Now, lead: pipeLead,
 		wake: make(chan struct{}, 1), sem: make(chan struct{}, cfg.Inflight), stopped: make(chan struct{})}
 	go b.loop()
 	return b
@@ -530,7 +535,7 @@ func (b *batcher) devFreeInLocked(now time.Time) time.Duration {
 		return 0
 	}
 	p, _ := b.prepModel.predict(min(len(b.pending), b.limit()))
-	return d - now.Sub(b.devStart) - p - pipeLead
+	return d - now.Sub(b.devStart) - p - b.lead
 }
 
 // limit is the size cap of the next batch: MaxBatch, or fewer when the
@@ -587,7 +592,7 @@ func (b *batcher) runBatch(batch []*job) {
 		live = append(live, j)
 	}
 	if len(live) == 0 {
-		b.release(0, time.Time{})
+		b.release(0, time.Time{}, false)
 		return
 	}
 	var qs []engine.Query
@@ -607,9 +612,9 @@ func (b *batcher) runBatch(batch []*job) {
 	if b.cfg.pipe {
 		ph = new(phases) // only here: a variable the hook captured would escape for every batch
 		ctx = gpu.WithDeviceHook(ctx, func(p time.Duration) { ph.prep, ph.devAt = p, b.toDevice(len(live), p) })
-		if b.onPhases != nil {
-			ctx = gpu.WithDeviceDoneHook(ctx, func(d gpu.BatchDevice) { ph.dev, ph.devOK, ph.offAt = d, true, b.now() })
-		}
+		ctx = gpu.WithDeviceDoneHook(ctx, func(d gpu.BatchDevice) {
+			ph.dev, ph.devOK, ph.offAt = d, true, b.offDevice(len(live), ph.devAt)
+		})
 	}
 	err := b.run(ctx, qs, out, procs)
 	end := b.now()
@@ -626,7 +631,7 @@ func (b *batcher) runBatch(batch []*job) {
 		}
 	}
 	b.model.observe(len(live), end.Sub(start), end, b.depth())
-	b.release(len(live), devAt)
+	b.release(len(live), devAt, ph != nil && ph.devOK)
 	b.stats.batches.Add(1)
 	b.stats.queries.Add(int64(len(live)))
 	var queued time.Duration
@@ -714,12 +719,45 @@ func (b *batcher) toDevice(n int, prep time.Duration) time.Time {
 	return now
 }
 
+// offDevice records, pipelined, that a batch of n queries which took the
+// device at devAt (zero: it never did) let it go (the backend's done hook,
+// gpu.WithDeviceDoneHook: before the result conversion that follows off
+// the device, and before the backend returns): the device phase's model
+// observes the time to here, not to the return, and the loop wakes (the
+// forming batch's close depends on the device's being free). Returns the
+// time of the release.
+//
+// Before (serve7), the device phase ran to the backend's return, and the
+// model with it: the forming batch closed, and its preparation ended, a
+// conversion's time (0.1-0.5 ms at the H200's served batches of 500-2,000)
+// after the device freed, which stayed idle for that time less pipeLead
+// each cycle; a device batch that ended early was seen only at the return.
+func (b *batcher) offDevice(n int, devAt time.Time) time.Time {
+	now := b.now()
+	if devAt.IsZero() || !devEndAtRelease {
+		return now // no device phase to end here (release ends it)
+	}
+	b.devModel.observe(n, now.Sub(devAt), now, 0)
+	b.mu.Lock()
+	b.onDev--
+	b.mu.Unlock()
+	b.signal()
+	return now
+}
+
+// devEndAtRelease makes the device phase's model end at the device's
+// release (offDevice) rather than at the backend's return (release);
+// BenchmarkPipelineSim turns it off to measure what it gives.
+var devEndAtRelease = true
+
 // release gives a batch's slot back and wakes the loop (an idle processor
 // closes the forming batch). Pipelined, devAt is when the batch of n
-// queries took the device (its device time, until now, is observed), zero
-// when it never got there.
-func (b *batcher) release(n int, devAt time.Time) {
-	if b.cfg.pipe && !devAt.IsZero() {
+// queries took the device, zero when it never got there; off says the
+// batch reported the device's release (offDevice counted it); else its
+// device time, until now, is observed here.
+func (b *batcher) release(n int, devAt time.Time, off bool) {
+	off = off && devEndAtRelease && !devAt.IsZero()
+	if b.cfg.pipe && !devAt.IsZero() && !off {
 		now := b.now()
 		b.devModel.observe(n, now.Sub(devAt), now, 0)
 	}
@@ -728,7 +766,7 @@ func (b *batcher) release(n int, devAt time.Time) {
 	if b.cfg.pipe {
 		if devAt.IsZero() {
 			b.queued--
-		} else {
+		} else if !off {
 			b.onDev--
 		}
 	}

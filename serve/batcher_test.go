@@ -364,6 +364,12 @@ type devRun struct {
 	mu           sync.Mutex
 	onDev, worst int         // batches on the device now, and at most
 	advance      func(n int) // if set, called once the batch holds the device
+	// fin, if set: a batch lets the device go (the done hook, then the
+	// device's lock) when done is received, then converts its results
+	// (advanceFin, if set) and waits for fin before it returns, as
+	// engine/gpu's SearchBatch does; else it returns holding the device.
+	fin        chan struct{}
+	advanceFin func(n int)
 }
 
 func newDevRun() *devRun {
@@ -373,7 +379,6 @@ func newDevRun() *devRun {
 func (d *devRun) run(ctx context.Context, qs []engine.Query, out []engine.Response, procs []string) error {
 	d.entered <- len(qs)
 	d.dev.Lock() // one batch on the device at a time, in arrival order
-	defer d.dev.Unlock()
 	<-d.toDev
 	d.mu.Lock()
 	d.onDev++
@@ -389,6 +394,18 @@ func (d *devRun) run(ctx context.Context, qs []engine.Query, out []engine.Respon
 	d.mu.Lock()
 	d.onDev--
 	d.mu.Unlock()
+	if d.fin != nil {
+		if f := gpu.DeviceDoneHook(ctx); f != nil {
+			f(gpu.BatchDevice{})
+		}
+		d.dev.Unlock()
+		if d.advanceFin != nil {
+			d.advanceFin(len(qs))
+		}
+		<-d.fin
+	} else {
+		d.dev.Unlock()
+	}
 	for i := range procs {
 		procs[i] = "fake-gpu"
 	}
@@ -405,6 +422,9 @@ func (d *devRun) startPiped(t *testing.T) *batcher {
 	t.Cleanup(func() {
 		close(d.toDev)
 		close(d.done)
+		if d.fin != nil {
+			close(d.fin)
+		}
 		b.close()
 	})
 	return b
@@ -684,5 +704,90 @@ func TestBatcherAnswersInParts(t *testing.T) {
 			t.Fatalf("job %d answered twice", i)
 		default:
 		}
+	}
+}
+
+// TestBatcherPipelinedDeviceRelease: the device phase ends when the batch
+// lets the device go (the backend's done hook), not when the backend
+// returns after converting its results off the device: the device's model
+// learns the device time alone (a fake clock: 1 ms + 1 ms a query on the
+// device, then 10 ms of conversion), and a forming batch held while the
+// device is predicted busy closes as soon as the device is let go, while
+// the batch before it still converts.
+func TestBatcherPipelinedDeviceRelease(t *testing.T) {
+	d := newDevRun()
+	d.fin = make(chan struct{}, 64)
+	b := d.startPiped(t)
+	var mu sync.Mutex
+	clock := time.Unix(0, 0)
+	b.now = func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
+	tick := func(dt time.Duration) { mu.Lock(); clock = clock.Add(dt); mu.Unlock() }
+	d.advance = func(n int) { tick(time.Millisecond + time.Duration(n)*time.Millisecond) }
+	d.advanceFin = func(int) { tick(10 * time.Millisecond) }
+	// Two batches, of 1 and of 3 queries, one after the other: the model's
+	// fixed part and slope.
+	for _, n := range []int{1, 3} {
+		js := newJobs(n)
+		goSubmit(t, b, js)
+		if got := <-d.entered; got != n {
+			t.Fatalf("batch of %d queries, want %d", got, n)
+		}
+		d.toDev <- struct{}{}
+		d.done <- struct{}{}
+		d.fin <- struct{}{}
+		waitJobs(t, js)
+		for deadline := time.Now().Add(10 * time.Second); b.depth() > 0 || func() bool { b.mu.Lock(); defer b.mu.Unlock(); return b.active > 0 }(); time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("the batch did not end in 10 s")
+			}
+		}
+	}
+	a, per, ok := b.devModel.fit()
+	if !ok || math.Abs(a-1e-3) > 1e-6 || math.Abs(per-1e-3) > 1e-6 {
+		t.Fatalf("device model a %.6f s, b %.6f s (ok %v); want 0.001, 0.001: the device phase without the 10 ms conversion", a, per, ok)
+	}
+	// The device is predicted busy for 2 ms of the fake clock, which
+	// stands still: the forming batch stays open until the device is let go.
+	d.advance, d.advanceFin = nil, nil
+	c := newJobs(1)
+	goSubmit(t, b, c)
+	<-d.entered
+	d.toDev <- struct{}{}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		b.mu.Lock()
+		on := b.onDev
+		b.mu.Unlock()
+		if on == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the batch did not take the device in 10 s")
+		}
+	}
+	next := newJobs(2)
+	if _, err := b.submit(next, time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	notEntered(t, d, 100*time.Millisecond, "the device is predicted busy")
+	d.done <- struct{}{} // lets the device go; the batch converts until fin
+	select {
+	case n := <-d.entered:
+		if n != 2 {
+			t.Fatalf("the batch after the release has %d queries, want 2", n)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the forming batch did not close when the device was let go (it waited for the backend's return)")
+	}
+	d.fin <- struct{}{}
+	waitJobs(t, c)
+	d.toDev <- struct{}{}
+	d.done <- struct{}{}
+	d.fin <- struct{}{}
+	waitJobs(t, next)
+	b.mu.Lock()
+	q, on := b.queued, b.onDev
+	b.mu.Unlock()
+	if q != 0 || on != 0 {
+		t.Fatalf("after all batches: queued %d, on device %d; want 0, 0", q, on)
 	}
 }
