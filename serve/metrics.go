@@ -162,7 +162,7 @@ func (m *metrics) registerPipe(b *batcher) {
 	}
 	reg.MustRegister(
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "qp_serve_gpu_device_fixed_seconds",
-			Help: "A pipelined GPU's device phase t(n) = a + b·n fitted on the recent batches: a (0 before any batch)."}, fit(&b.devModel, false)),
+			Help: "A pipelined GPU's device phase t(n) = a + b·n (taking the device to letting it go) fitted on the recent batches: a (0 before any batch)."}, fit(&b.devModel, false)),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "qp_serve_gpu_device_per_query_seconds",
 			Help: "A pipelined GPU's device phase fit: b, the time per query."}, fit(&b.devModel, true)),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "qp_serve_gpu_prepare_fixed_seconds",

@@ -182,6 +182,10 @@ for c in $CONFIGS; do
   grep 'served batches' "$log" | tail -1 | sed 's/^/     at exit: /' | tee -a "$res"
 done
 done
+# the level rows again, by level then run: old and new side by side
+{ echo "summary (by level; the runs in order):"
+  for l in r60 r80; do grep -E "^[a-z0-9/]+ +$l offered" "$res" | sed 's/^/  /'; done; } | tee -a "$res.sum"
+cat "$res.sum" >>"$res"
 echo "total $(( $(date +%s) - T0 ))s" | tee -a "$res"
 cp "$res" "$OUT/servep99.txt"
 tar -C "$work" -cJf "$OUT/servep99.tar.xz" .
