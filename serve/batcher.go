@@ -613,6 +613,9 @@ func (b *batcher) runBatch(batch []*job) {
 		ph = new(phases) // only here: a variable the hook captured would escape for every batch
 		ctx = gpu.WithDeviceHook(ctx, func(p time.Duration) { ph.prep, ph.devAt = p, b.toDevice(len(live), p) })
 		ctx = gpu.WithDeviceDoneHook(ctx, func(d gpu.BatchDevice) {
+			if ph.devOK {
+				panic("BUG: serve: a batch's device done hook called twice")
+			}
 			ph.dev, ph.devOK, ph.offAt = d, true, b.offDevice(len(live), ph.devAt)
 		})
 	}
