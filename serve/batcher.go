@@ -750,7 +750,7 @@ func (b *batcher) offDevice(n int, devAt time.Time) time.Time {
 
 // devEndAtRelease makes the device phase's model end at the device's
 // release (offDevice) rather than at the backend's return (release);
-// BenchmarkPipelineSim turns it off to measure what it gives.
+// BenchmarkPipelineServed turns it off to measure what it gives.
 var devEndAtRelease = true
 
 // release gives a batch's slot back and wakes the loop (an idle processor
