@@ -260,6 +260,24 @@ func (j *job) dead(now time.Time) error {
 	return nil
 }
 
+// closeReason is why a batch closed (batcher.closes; the metric
+// qp_serve_batch_closes_total{reason}): which rule of the live batching
+// above formed it.
+type closeReason int
+
+const (
+	closeIdle      closeReason = iota // the processor idle (pipelined: the device free, or its time not predictable yet)
+	closeDevice                       // pipelined: the device batch predicted to end within the forming one's preparation
+	closeThreshold                    // the PARA threshold
+	closeCap                          // the size cap (MaxBatch, Budget's or the automatic one)
+	closeWait                         // the oldest request waited MaxWait
+	closeDrain                        // shutting down
+	nCloseReasons
+)
+
+// closeReasonNames are the reasons' label values.
+var closeReasonNames = [nCloseReasons]string{"idle", "device", "threshold", "cap", "wait", "drain"}
+
 // batchStats are cumulative counts of the batches run (Server.Stats).
 type batchStats struct {
 	batches, queries, queueNanos atomic.Int64
@@ -317,6 +335,8 @@ type batcher struct {
 	// loops counts the loop's decisions (tests: the wakes that arrivals
 	// cost it).
 	loops atomic.Int64
+	// closes counts the batches formed by each rule (closeReason).
+	closes [nCloseReasons]atomic.Int64
 
 	wake    chan struct{} // a job arrived, or close
 	sem     chan struct{} // one token per running batch
@@ -350,6 +370,11 @@ func (b *batcher) submit(js []*job, deadline time.Time) (wait time.Duration, err
 	if len(js) == 1 && len(b.pending) == 0 && ((!b.cfg.Lazy && b.active == 0) || b.cfg.MaxBatch == 1) {
 		select {
 		case b.sem <- struct{}{}:
+			why := closeIdle
+			if b.cfg.MaxBatch == 1 {
+				why = closeCap
+			}
+			b.closes[why].Add(1)
 			b.active++
 			if b.cfg.pipe {
 				b.queued++
@@ -417,8 +442,9 @@ func (b *batcher) loop() {
 		b.mu.Lock()
 		n, closed := len(b.pending), b.closed
 		var in time.Duration
+		var why closeReason
 		if n > 0 {
-			in = b.closeInLocked(b.now())
+			in, why = b.closeInLocked(b.now())
 		}
 		b.quietUntil = 0
 		if n > 0 && in > 0 && !closed {
@@ -446,6 +472,10 @@ func (b *batcher) loop() {
 			}
 			continue // the state may have changed: decide again
 		}
+		if closed {
+			why = closeDrain
+		}
+		b.closes[why].Add(1)
 		// Take a slot first: while every slot is busy, the batch grows.
 		b.sem <- struct{}{}
 		batch := b.take() // counts it in active
@@ -497,45 +527,50 @@ const never = time.Duration(math.MaxInt64)
 
 // closeInLocked is how long, from now (the batches' clock, b.now), the
 // forming batch (not empty) stays open: <= 0 closes it now (it then waits for a slot, growing, while
-// every slot is busy), never until a wake. It closes at its threshold or
-// size cap; else, unless Lazy, when the processor is idle (pipelined:
-// when the device is about to be free, devFreeInLocked); else when its
-// oldest request has waited MaxWait.
-func (b *batcher) closeInLocked(now time.Time) time.Duration {
-	if b.cost >= b.cfg.Threshold || len(b.pending) >= b.limit() {
-		return 0
+// every slot is busy), never until a wake; and the rule that closes it
+// then. It closes at its threshold or size cap; else, unless Lazy, when
+// the processor is idle (pipelined: when the device is about to be free,
+// devFreeInLocked); else when its oldest request has waited MaxWait.
+func (b *batcher) closeInLocked(now time.Time) (time.Duration, closeReason) {
+	if b.cost >= b.cfg.Threshold {
+		return 0, closeThreshold
+	}
+	if len(b.pending) >= b.limit() {
+		return 0, closeCap
 	}
 	if !b.cfg.Lazy {
 		if b.cfg.pipe {
 			return b.devFreeInLocked(now)
 		}
 		if b.active == 0 {
-			return 0
+			return 0, closeIdle
 		}
 	}
-	return b.cfg.MaxWait - time.Since(b.pending[0].arrive) // arrivals are on the wall clock
+	return b.cfg.MaxWait - time.Since(b.pending[0].arrive), closeWait // arrivals are on the wall clock
 }
 
 // devFreeInLocked is, on a pipelined GPU, how long until the forming
-// batch should close so that its preparation ends as the device frees:
+// batch should close so that its preparation ends as the device frees
+// (and closeIdle when that is now because the device is free or its time
+// not predictable yet, else closeDevice):
 // never while another batch is preparing or waiting for the device (its
 // taking the device wakes the loop); 0 when the device is idle or its
 // batch's time cannot be predicted yet; else the device batch's predicted
 // remaining time less the forming batch's predicted preparation and
 // pipeLead.
-func (b *batcher) devFreeInLocked(now time.Time) time.Duration {
+func (b *batcher) devFreeInLocked(now time.Time) (time.Duration, closeReason) {
 	if b.queued > 0 {
-		return never
+		return never, closeDevice
 	}
 	if b.onDev == 0 {
-		return 0
+		return 0, closeIdle
 	}
 	d, ok := b.devModel.predict(b.devN)
 	if !ok {
-		return 0
+		return 0, closeIdle
 	}
 	p, _ := b.prepModel.predict(min(len(b.pending), b.limit()))
-	return d - now.Sub(b.devStart) - p - b.lead
+	return d - now.Sub(b.devStart) - p - b.lead, closeDevice
 }
 
 // limit is the size cap of the next batch: MaxBatch, or fewer when the

@@ -609,6 +609,9 @@ func TestBatcherPipelinedHolds(t *testing.T) {
 	if n != 4 {
 		t.Fatalf("held batch %d queries, want the 4 that arrived", n)
 	}
+	if c := closeCounts(b); c[closeIdle] != 1 || c[closeDevice] != 1 || c[closeIdle]+c[closeDevice] != sum(c[:]) {
+		t.Fatalf("closes %v (idle, device, threshold, cap, wait, drain); want the first idle, the held one by the device rule", c)
+	}
 	if w := time.Since(held); w < 700*time.Millisecond {
 		t.Fatalf("held batch closed %v after the device batch started, want about 1 s", w)
 	}
@@ -769,6 +772,7 @@ func TestBatcherPipelinedDeviceRelease(t *testing.T) {
 		t.Fatal(err)
 	}
 	notEntered(t, d, 100*time.Millisecond, "the device is predicted busy")
+	before := closeCounts(b)
 	d.done <- struct{}{} // lets the device go; the batch converts until fin
 	select {
 	case n := <-d.entered:
@@ -777,6 +781,9 @@ func TestBatcherPipelinedDeviceRelease(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the forming batch did not close when the device was let go (it waited for the backend's return)")
+	}
+	if c := closeCounts(b); c[closeIdle] != before[closeIdle]+1 || sum(c[:]) != sum(before[:])+1 {
+		t.Fatalf("closes %v after the release, %v before; want one more, by the idle device", c, before)
 	}
 	d.fin <- struct{}{}
 	waitJobs(t, c)
@@ -790,4 +797,88 @@ func TestBatcherPipelinedDeviceRelease(t *testing.T) {
 	if q != 0 || on != 0 {
 		t.Fatalf("after all batches: queued %d, on device %d; want 0, 0", q, on)
 	}
+}
+
+// closeCounts is b's count of closes by reason (closeReason's order).
+func closeCounts(b *batcher) (c [nCloseReasons]int64) {
+	for r := range c {
+		c[r] = b.closes[r].Load()
+	}
+	return c
+}
+
+func sum(xs []int64) (s int64) {
+	for _, x := range xs {
+		s += x
+	}
+	return s
+}
+
+// TestBatcherCloseReasons: each rule that closes a batch is counted as
+// its own (qp_serve_batch_closes_total): the idle processor, the PARA
+// threshold, the size cap, the wait and the shutdown; one count a batch.
+func TestBatcherCloseReasons(t *testing.T) {
+	only := func(t *testing.T, b *batcher, r closeReason, n int64) {
+		t.Helper()
+		c := closeCounts(b)
+		if c[r] != n || sum(c[:]) != n {
+			t.Fatalf("closes %v (idle, device, threshold, cap, wait, drain), want %d by %s only", c, n, closeReasonNames[r])
+		}
+	}
+	t.Run("idle", func(t *testing.T) {
+		f := &fakeRun{entered: make(chan int, 16), release: make(chan struct{}, 16)}
+		b := f.start(t, BatchConfig{MaxWait: time.Hour, MaxBatch: 100, Budget: -1, Threshold: 1 << 40})
+		first := newJobs(2)
+		if _, err := b.submit(first, time.Time{}); err != nil {
+			t.Fatal(err)
+		}
+		<-f.entered
+		second := newJobs(1)
+		if _, err := b.submit(second, time.Time{}); err != nil {
+			t.Fatal(err)
+		}
+		f.release <- struct{}{}
+		<-f.entered // the processor free: the queued one closes
+		f.release <- struct{}{}
+		waitJobs(t, append(first, second...))
+		only(t, b, closeIdle, 2)
+	})
+	t.Run("threshold", func(t *testing.T) {
+		b := (&fakeRun{}).start(t, BatchConfig{Lazy: true, MaxWait: time.Hour, MaxBatch: 100, Budget: -1, Threshold: 10})
+		js := newJobs(2)
+		js[0].cost, js[1].cost = 5, 5
+		if _, err := b.submit(js, time.Time{}); err != nil {
+			t.Fatal(err)
+		}
+		waitJobs(t, js)
+		only(t, b, closeThreshold, 1)
+	})
+	t.Run("cap", func(t *testing.T) {
+		b := (&fakeRun{}).start(t, BatchConfig{Lazy: true, MaxWait: time.Hour, MaxBatch: 3, Budget: -1, Threshold: 1 << 40})
+		js := newJobs(3)
+		if _, err := b.submit(js, time.Time{}); err != nil {
+			t.Fatal(err)
+		}
+		waitJobs(t, js)
+		only(t, b, closeCap, 1)
+	})
+	t.Run("wait", func(t *testing.T) {
+		b := (&fakeRun{}).start(t, BatchConfig{Lazy: true, MaxWait: 20 * time.Millisecond, MaxBatch: 100, Budget: -1, Threshold: 1 << 40})
+		js := newJobs(1)
+		if _, err := b.submit(js, time.Time{}); err != nil {
+			t.Fatal(err)
+		}
+		waitJobs(t, js)
+		only(t, b, closeWait, 1)
+	})
+	t.Run("drain", func(t *testing.T) {
+		b := (&fakeRun{}).start(t, BatchConfig{Lazy: true, MaxWait: time.Hour, MaxBatch: 100, Budget: -1, Threshold: 1 << 40})
+		js := newJobs(1)
+		if _, err := b.submit(js, time.Time{}); err != nil {
+			t.Fatal(err)
+		}
+		b.close()
+		waitJobs(t, js)
+		only(t, b, closeDrain, 1)
+	})
 }

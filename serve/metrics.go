@@ -171,6 +171,18 @@ func (m *metrics) registerPipe(b *batcher) {
 			Help: "A pipelined GPU's host preparation fit: d, the time per query."}, fit(&b.prepModel, true)))
 }
 
+// registerCloses exports the batcher's count of the batches each rule
+// closed (closeReason; counted when the rule fires, before the batch waits
+// for a slot).
+func (m *metrics) registerCloses(b *batcher) {
+	for r := range nCloseReasons {
+		m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "qp_serve_batch_closes_total",
+			Help:        "Batches closed, by the rule that closed them: idle (the processor, or a pipelined GPU, free), device (a pipelined GPU about to be free), threshold (PARA), cap (size), wait (--batch-wait), drain (shutdown).",
+			ConstLabels: prometheus.Labels{"reason": closeReasonNames[r]}},
+			func() float64 { return float64(b.closes[r].Load()) }))
+	}
+}
+
 func (m *metrics) observeBatch(n int, d time.Duration) {
 	m.batchSize.Observe(float64(n))
 	m.batchDuration.Observe(d.Seconds())
