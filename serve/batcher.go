@@ -66,7 +66,10 @@ import (
 type BatchConfig struct {
 	// Threshold is the PARA threshold c: a batch closes once the sum of
 	// its queries' shortest-list lengths reaches it (default: the GPU's
-	// threshold when a GPU answers, else DefaultCPUThreshold).
+	// threshold when a GPU answers, else DefaultCPUThreshold); not on a
+	// pipelined GPU unless Lazy (batcher.paraCloses: the device's time
+	// closes those batches, and the backend cuts them into launch sets at
+	// its threshold).
 	Threshold int64
 	// MaxWait is the longest a request waits for its batch to close
 	// (default DefaultMaxWait).
@@ -401,7 +404,7 @@ func (b *batcher) submit(js []*job, deadline time.Time) (wait time.Duration, err
 		b.pending = append(b.pending, j)
 		b.cost += j.cost
 	}
-	quiet := quietArrivals && b.cost < b.cfg.Threshold && len(b.pending) < b.quietUntil
+	quiet := quietArrivals && (b.cost < b.cfg.Threshold || !b.paraCloses()) && len(b.pending) < b.quietUntil
 	b.mu.Unlock()
 	if !quiet {
 		b.signal()
@@ -522,17 +525,36 @@ func (b *batcher) quietLimitLocked(n int, in time.Duration) int {
 	return min(lim, n+int(k))
 }
 
+// paraCloses reports whether the PARA threshold closes the forming batch:
+// not on a pipelined GPU (unless Lazy), whose batches close by the
+// device's time (devFreeInLocked). There the backend cuts a batch into
+// launch sets at the threshold itself (engine/gpu's setBudget), and a
+// batch closed at it while the device is busy only waits for the device,
+// prepared, while the next one closes at it too: the queue goes to the
+// device in more batches than the rate needs, each paying a batch's fixed
+// cost, and near capacity the queue grows. serve8's simulation of the
+// H200's served fits at 80% load with the threshold at 1,100 queries
+// (one launch set of TREC'06 queries at 10M documents, below the ~1,700
+// the rate's batches settle at): 93-94% of the batches closed by the
+// threshold, 1,597 queries a batch against 1,681-1,711, p99 +21-26%
+// (BenchmarkPipelineServed, rule=release against rule=new).
+func (b *batcher) paraCloses() bool { return !b.cfg.pipe || b.cfg.Lazy || paraPipelined }
+
+// paraPipelined lets the PARA threshold close a pipelined batch as it did
+// before serve8; BenchmarkPipelineServed turns it on to measure the rule.
+var paraPipelined = false
+
 // never is closeInLocked's "not before something happens" (a wake).
 const never = time.Duration(math.MaxInt64)
 
 // closeInLocked is how long, from now (the batches' clock, b.now), the
 // forming batch (not empty) stays open: <= 0 closes it now (it then waits for a slot, growing, while
 // every slot is busy), never until a wake; and the rule that closes it
-// then. It closes at its threshold or size cap; else, unless Lazy, when
+// then. It closes at its threshold (paraCloses) or size cap; else, unless Lazy, when
 // the processor is idle (pipelined: when the device is about to be free,
 // devFreeInLocked); else when its oldest request has waited MaxWait.
 func (b *batcher) closeInLocked(now time.Time) (time.Duration, closeReason) {
-	if b.cost >= b.cfg.Threshold {
+	if b.cost >= b.cfg.Threshold && b.paraCloses() {
 		return 0, closeThreshold
 	}
 	if len(b.pending) >= b.limit() {

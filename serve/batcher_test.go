@@ -489,10 +489,11 @@ func TestBatcherPipelined(t *testing.T) {
 }
 
 // TestBatcherPipelinedParked: while a pipelined batch prepares (the
-// forming batch open until it takes the device), arrivals below the
-// threshold and the size cap do not wake the batcher's loop (its
-// decisions do not grow with them); the one that reaches the threshold
-// does, and the batch closes with every query that arrived.
+// forming batch open until it takes the device), arrivals below the size
+// cap do not wake the batcher's loop (its decisions do not grow with
+// them), not even the one that reaches the PARA threshold (which does not
+// close a pipelined batch); the batch closes with every query that
+// arrived when the first takes the device.
 func TestBatcherPipelinedParked(t *testing.T) {
 	d := newDevRun()
 	b := d.startPiped(t)
@@ -525,14 +526,25 @@ func TestBatcherPipelinedParked(t *testing.T) {
 	if l := b.loops.Load(); l != loops {
 		t.Fatalf("39 arrivals below the threshold woke the parked loop %d times, want 0", l-loops)
 	}
-	rest[40].cost = b.cfg.Threshold // reaches it: wakes the loop, the batch closes
+	// Reaching the PARA threshold does not close a pipelined batch (the
+	// backend cuts it into launch sets; batcher.paraCloses): no wake.
+	rest[40].cost = b.cfg.Threshold
 	if _, err := b.submit(rest[40:], time.Time{}); err != nil {
 		t.Fatal(err)
 	}
-	if n := <-d.entered; n != len(rest) {
-		t.Fatalf("the batch at the threshold has %d queries, want the %d that arrived", n, len(rest))
+	notEntered(t, d, 50*time.Millisecond, "the threshold does not close a pipelined batch")
+	if l := b.loops.Load(); l != loops {
+		t.Fatalf("the arrival at the threshold woke the parked loop %d times, want 0", l-loops)
 	}
-	d.toDev <- struct{}{}
+	d.toDev <- struct{}{} // the first takes the device (no model yet): the batch closes
+	select {
+	case n := <-d.entered:
+		if n != len(rest) {
+			t.Fatalf("the batch has %d queries, want the %d that arrived", n, len(rest))
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the forming batch did not close when the first took the device")
+	}
 	d.done <- struct{}{}
 	d.toDev <- struct{}{}
 	d.done <- struct{}{}
