@@ -39,7 +39,10 @@ import (
 // processor is idle, when the device is about to be: no batch is waiting
 // for it, and the one on it is predicted (devModel: its device time by
 // size, fitted on the recent batches) to end within the forming batch's
-// host preparation (prepModel) plus pipeLead. The next batch is then
+// host preparation (prepModel) plus pipeLead. The device phase ends when
+// the batch lets the device go (gpu.WithDeviceDoneHook: before its result
+// conversion, which runs off the device while the next batch's kernels
+// do), not when the backend returns. The next batch is then
 // ready when the device frees, and holds what arrived until then: at a
 // moderate rate batches stay small and a request waits about one batch
 // time for its batch, then one for its answer; under a backlog they grow
@@ -63,7 +66,10 @@ import (
 type BatchConfig struct {
 	// Threshold is the PARA threshold c: a batch closes once the sum of
 	// its queries' shortest-list lengths reaches it (default: the GPU's
-	// threshold when a GPU answers, else DefaultCPUThreshold).
+	// threshold when a GPU answers, else DefaultCPUThreshold); not on a
+	// pipelined GPU unless Lazy (batcher.paraCloses: the device's time
+	// closes those batches, and the backend cuts them into launch sets at
+	// its threshold).
 	Threshold int64
 	// MaxWait is the longest a request waits for its batch to close
 	// (default DefaultMaxWait).
@@ -257,6 +263,24 @@ func (j *job) dead(now time.Time) error {
 	return nil
 }
 
+// closeReason is why a batch closed (batcher.closes; the metric
+// qp_serve_batch_closes_total{reason}): which rule of the live batching
+// above formed it.
+type closeReason int
+
+const (
+	closeIdle      closeReason = iota // the processor idle (pipelined: the device free, or its time not predictable yet)
+	closeDevice                       // pipelined: the device batch predicted to end within the forming one's preparation
+	closeThreshold                    // the PARA threshold
+	closeCap                          // the size cap (MaxBatch, Budget's or the automatic one)
+	closeWait                         // the oldest request waited MaxWait
+	closeDrain                        // shutting down
+	nCloseReasons
+)
+
+// closeReasonNames are the reasons' label values.
+var closeReasonNames = [nCloseReasons]string{"idle", "device", "threshold", "cap", "wait", "drain"}
+
 // batchStats are cumulative counts of the batches run (Server.Stats).
 type batchStats struct {
 	batches, queries, queueNanos atomic.Int64
@@ -289,6 +313,9 @@ type batcher struct {
 	// preparation's, by batch size (the backend reports both).
 	devModel, prepModel costModel
 	now                 func() time.Time // the batches' clock: time.Now (tests give a fake one)
+	// lead is pipeLead (newBatcher); the simulations that slow the
+	// device's time scale it with it (pipeline_bench_test.go).
+	lead time.Duration
 
 	mu      sync.Mutex
 	pending []*job
@@ -297,9 +324,8 @@ type batcher struct {
 	closed  bool
 	// Pipelined: queued counts the running batches not yet on the device
 	// (preparing, or waiting for it), onDev those that took it and have
-	// not returned (one, but for the moments between a batch's return
-	// from the backend and its release); the last took it at devStart
-	// with devN queries.
+	// not let it go (offDevice; a backend without the done hook: not
+	// returned, release); the last took it at devStart with devN queries.
 	queued   int
 	onDev    int
 	devStart time.Time
@@ -312,6 +338,8 @@ type batcher struct {
 	// loops counts the loop's decisions (tests: the wakes that arrivals
 	// cost it).
 	loops atomic.Int64
+	// closes counts the batches formed by each rule (closeReason).
+	closes [nCloseReasons]atomic.Int64
 
 	wake    chan struct{} // a job arrived, or close
 	sem     chan struct{} // one token per running batch
@@ -320,7 +348,7 @@ type batcher struct {
 }
 
 func newBatcher(cfg BatchConfig, run runFunc, onBatch func(int, time.Duration)) *batcher {
-	b := &batcher{cfg: cfg, run: run, onBatch: onBatch, now: time.Now,
+	b := &batcher{cfg: cfg, run: run, onBatch: onBatch, now: time.Now, lead: pipeLead,
 		wake: make(chan struct{}, 1), sem: make(chan struct{}, cfg.Inflight), stopped: make(chan struct{})}
 	go b.loop()
 	return b
@@ -345,6 +373,11 @@ func (b *batcher) submit(js []*job, deadline time.Time) (wait time.Duration, err
 	if len(js) == 1 && len(b.pending) == 0 && ((!b.cfg.Lazy && b.active == 0) || b.cfg.MaxBatch == 1) {
 		select {
 		case b.sem <- struct{}{}:
+			why := closeIdle
+			if b.cfg.MaxBatch == 1 {
+				why = closeCap
+			}
+			b.closes[why].Add(1)
 			b.active++
 			if b.cfg.pipe {
 				b.queued++
@@ -371,7 +404,7 @@ func (b *batcher) submit(js []*job, deadline time.Time) (wait time.Duration, err
 		b.pending = append(b.pending, j)
 		b.cost += j.cost
 	}
-	quiet := quietArrivals && b.cost < b.cfg.Threshold && len(b.pending) < b.quietUntil
+	quiet := quietArrivals && (b.cost < b.cfg.Threshold || !b.paraCloses()) && len(b.pending) < b.quietUntil
 	b.mu.Unlock()
 	if !quiet {
 		b.signal()
@@ -412,8 +445,9 @@ func (b *batcher) loop() {
 		b.mu.Lock()
 		n, closed := len(b.pending), b.closed
 		var in time.Duration
+		var why closeReason
 		if n > 0 {
-			in = b.closeInLocked(b.now())
+			in, why = b.closeInLocked(b.now())
 		}
 		b.quietUntil = 0
 		if n > 0 && in > 0 && !closed {
@@ -441,6 +475,10 @@ func (b *batcher) loop() {
 			}
 			continue // the state may have changed: decide again
 		}
+		if closed {
+			why = closeDrain
+		}
+		b.closes[why].Add(1)
 		// Take a slot first: while every slot is busy, the batch grows.
 		b.sem <- struct{}{}
 		batch := b.take() // counts it in active
@@ -487,50 +525,74 @@ func (b *batcher) quietLimitLocked(n int, in time.Duration) int {
 	return min(lim, n+int(k))
 }
 
+// paraCloses reports whether the PARA threshold closes the forming batch:
+// not on a pipelined GPU (unless Lazy), whose batches close by the
+// device's time (devFreeInLocked). There the backend cuts a batch into
+// launch sets at the threshold itself (engine/gpu's setBudget), and a
+// batch closed at it while the device is busy only waits for the device,
+// prepared, while the next one closes at it too: the queue goes to the
+// device in more batches than the rate needs, each paying a batch's fixed
+// cost, and near capacity the queue grows. serve8's simulation of the
+// H200's served fits at 80% load with the threshold at 1,100 queries
+// (one launch set of TREC'06 queries at 10M documents, below the ~1,700
+// the rate's batches settle at): 93-94% of the batches closed by the
+// threshold, 1,597 queries a batch against 1,681-1,711, p99 +21-26%
+// (BenchmarkPipelineServed, rule=release against rule=new).
+func (b *batcher) paraCloses() bool { return !b.cfg.pipe || b.cfg.Lazy || paraPipelined }
+
+// paraPipelined lets the PARA threshold close a pipelined batch as it did
+// before serve8; BenchmarkPipelineServed turns it on to measure the rule.
+var paraPipelined = false
+
 // never is closeInLocked's "not before something happens" (a wake).
 const never = time.Duration(math.MaxInt64)
 
 // closeInLocked is how long, from now (the batches' clock, b.now), the
 // forming batch (not empty) stays open: <= 0 closes it now (it then waits for a slot, growing, while
-// every slot is busy), never until a wake. It closes at its threshold or
-// size cap; else, unless Lazy, when the processor is idle (pipelined:
-// when the device is about to be free, devFreeInLocked); else when its
-// oldest request has waited MaxWait.
-func (b *batcher) closeInLocked(now time.Time) time.Duration {
-	if b.cost >= b.cfg.Threshold || len(b.pending) >= b.limit() {
-		return 0
+// every slot is busy), never until a wake; and the rule that closes it
+// then. It closes at its threshold (paraCloses) or size cap; else, unless Lazy, when
+// the processor is idle (pipelined: when the device is about to be free,
+// devFreeInLocked); else when its oldest request has waited MaxWait.
+func (b *batcher) closeInLocked(now time.Time) (time.Duration, closeReason) {
+	if b.cost >= b.cfg.Threshold && b.paraCloses() {
+		return 0, closeThreshold
+	}
+	if len(b.pending) >= b.limit() {
+		return 0, closeCap
 	}
 	if !b.cfg.Lazy {
 		if b.cfg.pipe {
 			return b.devFreeInLocked(now)
 		}
 		if b.active == 0 {
-			return 0
+			return 0, closeIdle
 		}
 	}
-	return b.cfg.MaxWait - time.Since(b.pending[0].arrive) // arrivals are on the wall clock
+	return b.cfg.MaxWait - time.Since(b.pending[0].arrive), closeWait // arrivals are on the wall clock
 }
 
 // devFreeInLocked is, on a pipelined GPU, how long until the forming
-// batch should close so that its preparation ends as the device frees:
+// batch should close so that its preparation ends as the device frees
+// (and closeIdle when that is now because the device is free or its time
+// not predictable yet, else closeDevice):
 // never while another batch is preparing or waiting for the device (its
 // taking the device wakes the loop); 0 when the device is idle or its
 // batch's time cannot be predicted yet; else the device batch's predicted
 // remaining time less the forming batch's predicted preparation and
 // pipeLead.
-func (b *batcher) devFreeInLocked(now time.Time) time.Duration {
+func (b *batcher) devFreeInLocked(now time.Time) (time.Duration, closeReason) {
 	if b.queued > 0 {
-		return never
+		return never, closeDevice
 	}
 	if b.onDev == 0 {
-		return 0
+		return 0, closeIdle
 	}
 	d, ok := b.devModel.predict(b.devN)
 	if !ok {
-		return 0
+		return 0, closeIdle
 	}
 	p, _ := b.prepModel.predict(min(len(b.pending), b.limit()))
-	return d - now.Sub(b.devStart) - p - pipeLead
+	return d - now.Sub(b.devStart) - p - b.lead, closeDevice
 }
 
 // limit is the size cap of the next batch: MaxBatch, or fewer when the
@@ -587,7 +649,7 @@ func (b *batcher) runBatch(batch []*job) {
 		live = append(live, j)
 	}
 	if len(live) == 0 {
-		b.release(0, time.Time{})
+		b.release(0, time.Time{}, false)
 		return
 	}
 	var qs []engine.Query
@@ -607,9 +669,12 @@ func (b *batcher) runBatch(batch []*job) {
 	if b.cfg.pipe {
 		ph = new(phases) // only here: a variable the hook captured would escape for every batch
 		ctx = gpu.WithDeviceHook(ctx, func(p time.Duration) { ph.prep, ph.devAt = p, b.toDevice(len(live), p) })
-		if b.onPhases != nil {
-			ctx = gpu.WithDeviceDoneHook(ctx, func(d gpu.BatchDevice) { ph.dev, ph.devOK, ph.offAt = d, true, b.now() })
-		}
+		ctx = gpu.WithDeviceDoneHook(ctx, func(d gpu.BatchDevice) {
+			if ph.devOK {
+				panic("BUG: serve: a batch's device done hook called twice")
+			}
+			ph.dev, ph.devOK, ph.offAt = d, true, b.offDevice(len(live), ph.devAt)
+		})
 	}
 	err := b.run(ctx, qs, out, procs)
 	end := b.now()
@@ -626,7 +691,7 @@ func (b *batcher) runBatch(batch []*job) {
 		}
 	}
 	b.model.observe(len(live), end.Sub(start), end, b.depth())
-	b.release(len(live), devAt)
+	b.release(len(live), devAt, ph != nil && ph.devOK)
 	b.stats.batches.Add(1)
 	b.stats.queries.Add(int64(len(live)))
 	var queued time.Duration
@@ -714,12 +779,45 @@ func (b *batcher) toDevice(n int, prep time.Duration) time.Time {
 	return now
 }
 
+// offDevice records, pipelined, that a batch of n queries which took the
+// device at devAt (zero: it never did) let it go (the backend's done hook,
+// gpu.WithDeviceDoneHook: before the result conversion that follows off
+// the device, and before the backend returns): the device phase's model
+// observes the time to here, not to the return, and the loop wakes (the
+// forming batch's close depends on the device's being free). Returns the
+// time of the release.
+//
+// Before (serve7), the device phase ran to the backend's return, and the
+// model with it: the forming batch closed, and its preparation ended, a
+// conversion's time (0.1-0.5 ms at the H200's served batches of 500-2,000)
+// after the device freed, which stayed idle for that time less pipeLead
+// each cycle; a device batch that ended early was seen only at the return.
+func (b *batcher) offDevice(n int, devAt time.Time) time.Time {
+	now := b.now()
+	if devAt.IsZero() || !devEndAtRelease {
+		return now // no device phase to end here (release ends it)
+	}
+	b.devModel.observe(n, now.Sub(devAt), now, 0)
+	b.mu.Lock()
+	b.onDev--
+	b.mu.Unlock()
+	b.signal()
+	return now
+}
+
+// devEndAtRelease makes the device phase's model end at the device's
+// release (offDevice) rather than at the backend's return (release);
+// BenchmarkPipelineServed turns it off to measure what it gives.
+var devEndAtRelease = true
+
 // release gives a batch's slot back and wakes the loop (an idle processor
 // closes the forming batch). Pipelined, devAt is when the batch of n
-// queries took the device (its device time, until now, is observed), zero
-// when it never got there.
-func (b *batcher) release(n int, devAt time.Time) {
-	if b.cfg.pipe && !devAt.IsZero() {
+// queries took the device, zero when it never got there; off says the
+// batch reported the device's release (offDevice counted it); else its
+// device time, until now, is observed here.
+func (b *batcher) release(n int, devAt time.Time, off bool) {
+	off = off && devEndAtRelease && !devAt.IsZero()
+	if b.cfg.pipe && !devAt.IsZero() && !off {
 		now := b.now()
 		b.devModel.observe(n, now.Sub(devAt), now, 0)
 	}
@@ -728,7 +826,7 @@ func (b *batcher) release(n int, devAt time.Time) {
 	if b.cfg.pipe {
 		if devAt.IsZero() {
 			b.queued--
-		} else {
+		} else if !off {
 			b.onDev--
 		}
 	}

@@ -364,6 +364,12 @@ type devRun struct {
 	mu           sync.Mutex
 	onDev, worst int         // batches on the device now, and at most
 	advance      func(n int) // if set, called once the batch holds the device
+	// fin, if set: a batch lets the device go (the done hook, then the
+	// device's lock) when done is received, then converts its results
+	// (advanceFin, if set) and waits for fin before it returns, as
+	// engine/gpu's SearchBatch does; else it returns holding the device.
+	fin        chan struct{}
+	advanceFin func(n int)
 }
 
 func newDevRun() *devRun {
@@ -373,7 +379,6 @@ func newDevRun() *devRun {
 func (d *devRun) run(ctx context.Context, qs []engine.Query, out []engine.Response, procs []string) error {
 	d.entered <- len(qs)
 	d.dev.Lock() // one batch on the device at a time, in arrival order
-	defer d.dev.Unlock()
 	<-d.toDev
 	d.mu.Lock()
 	d.onDev++
@@ -389,6 +394,18 @@ func (d *devRun) run(ctx context.Context, qs []engine.Query, out []engine.Respon
 	d.mu.Lock()
 	d.onDev--
 	d.mu.Unlock()
+	if d.fin != nil {
+		if f := gpu.DeviceDoneHook(ctx); f != nil {
+			f(gpu.BatchDevice{})
+		}
+		d.dev.Unlock()
+		if d.advanceFin != nil {
+			d.advanceFin(len(qs))
+		}
+		<-d.fin
+	} else {
+		d.dev.Unlock()
+	}
 	for i := range procs {
 		procs[i] = "fake-gpu"
 	}
@@ -405,6 +422,9 @@ func (d *devRun) startPiped(t *testing.T) *batcher {
 	t.Cleanup(func() {
 		close(d.toDev)
 		close(d.done)
+		if d.fin != nil {
+			close(d.fin)
+		}
 		b.close()
 	})
 	return b
@@ -469,10 +489,11 @@ func TestBatcherPipelined(t *testing.T) {
 }
 
 // TestBatcherPipelinedParked: while a pipelined batch prepares (the
-// forming batch open until it takes the device), arrivals below the
-// threshold and the size cap do not wake the batcher's loop (its
-// decisions do not grow with them); the one that reaches the threshold
-// does, and the batch closes with every query that arrived.
+// forming batch open until it takes the device), arrivals below the size
+// cap do not wake the batcher's loop (its decisions do not grow with
+// them), not even the one that reaches the PARA threshold (which does not
+// close a pipelined batch); the batch closes with every query that
+// arrived when the first takes the device.
 func TestBatcherPipelinedParked(t *testing.T) {
 	d := newDevRun()
 	b := d.startPiped(t)
@@ -505,14 +526,25 @@ func TestBatcherPipelinedParked(t *testing.T) {
 	if l := b.loops.Load(); l != loops {
 		t.Fatalf("39 arrivals below the threshold woke the parked loop %d times, want 0", l-loops)
 	}
-	rest[40].cost = b.cfg.Threshold // reaches it: wakes the loop, the batch closes
+	// Reaching the PARA threshold does not close a pipelined batch (the
+	// backend cuts it into launch sets; batcher.paraCloses): no wake.
+	rest[40].cost = b.cfg.Threshold
 	if _, err := b.submit(rest[40:], time.Time{}); err != nil {
 		t.Fatal(err)
 	}
-	if n := <-d.entered; n != len(rest) {
-		t.Fatalf("the batch at the threshold has %d queries, want the %d that arrived", n, len(rest))
+	notEntered(t, d, 50*time.Millisecond, "the threshold does not close a pipelined batch")
+	if l := b.loops.Load(); l != loops {
+		t.Fatalf("the arrival at the threshold woke the parked loop %d times, want 0", l-loops)
 	}
-	d.toDev <- struct{}{}
+	d.toDev <- struct{}{} // the first takes the device (no model yet): the batch closes
+	select {
+	case n := <-d.entered:
+		if n != len(rest) {
+			t.Fatalf("the batch has %d queries, want the %d that arrived", n, len(rest))
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the forming batch did not close when the first took the device")
+	}
 	d.done <- struct{}{}
 	d.toDev <- struct{}{}
 	d.done <- struct{}{}
@@ -588,6 +620,9 @@ func TestBatcherPipelinedHolds(t *testing.T) {
 	n := <-d.entered
 	if n != 4 {
 		t.Fatalf("held batch %d queries, want the 4 that arrived", n)
+	}
+	if c := closeCounts(b); c[closeIdle] != 1 || c[closeDevice] != 1 || c[closeIdle]+c[closeDevice] != sum(c[:]) {
+		t.Fatalf("closes %v (idle, device, threshold, cap, wait, drain); want the first idle, the held one by the device rule", c)
 	}
 	if w := time.Since(held); w < 700*time.Millisecond {
 		t.Fatalf("held batch closed %v after the device batch started, want about 1 s", w)
@@ -685,4 +720,177 @@ func TestBatcherAnswersInParts(t *testing.T) {
 		default:
 		}
 	}
+}
+
+// TestBatcherPipelinedDeviceRelease: the device phase ends when the batch
+// lets the device go (the backend's done hook), not when the backend
+// returns after converting its results off the device: the device's model
+// learns the device time alone (a fake clock: 1 ms + 1 ms a query on the
+// device, then 10 ms of conversion), and a forming batch held while the
+// device is predicted busy closes as soon as the device is let go, while
+// the batch before it still converts.
+func TestBatcherPipelinedDeviceRelease(t *testing.T) {
+	d := newDevRun()
+	d.fin = make(chan struct{}, 64)
+	b := d.startPiped(t)
+	var mu sync.Mutex
+	clock := time.Unix(0, 0)
+	b.now = func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
+	tick := func(dt time.Duration) { mu.Lock(); clock = clock.Add(dt); mu.Unlock() }
+	d.advance = func(n int) { tick(time.Millisecond + time.Duration(n)*time.Millisecond) }
+	d.advanceFin = func(int) { tick(10 * time.Millisecond) }
+	// Two batches, of 1 and of 3 queries, one after the other: the model's
+	// fixed part and slope.
+	for _, n := range []int{1, 3} {
+		js := newJobs(n)
+		goSubmit(t, b, js)
+		if got := <-d.entered; got != n {
+			t.Fatalf("batch of %d queries, want %d", got, n)
+		}
+		d.toDev <- struct{}{}
+		d.done <- struct{}{}
+		d.fin <- struct{}{}
+		waitJobs(t, js)
+		for deadline := time.Now().Add(10 * time.Second); b.depth() > 0 || func() bool { b.mu.Lock(); defer b.mu.Unlock(); return b.active > 0 }(); time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("the batch did not end in 10 s")
+			}
+		}
+	}
+	a, per, ok := b.devModel.fit()
+	if !ok || math.Abs(a-1e-3) > 1e-6 || math.Abs(per-1e-3) > 1e-6 {
+		t.Fatalf("device model a %.6f s, b %.6f s (ok %v); want 0.001, 0.001: the device phase without the 10 ms conversion", a, per, ok)
+	}
+	// The device is predicted busy for 2 ms of the fake clock, which
+	// stands still: the forming batch stays open until the device is let go.
+	d.advance, d.advanceFin = nil, nil
+	c := newJobs(1)
+	goSubmit(t, b, c)
+	<-d.entered
+	d.toDev <- struct{}{}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		b.mu.Lock()
+		on := b.onDev
+		b.mu.Unlock()
+		if on == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the batch did not take the device in 10 s")
+		}
+	}
+	next := newJobs(2)
+	if _, err := b.submit(next, time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	notEntered(t, d, 100*time.Millisecond, "the device is predicted busy")
+	before := closeCounts(b)
+	d.done <- struct{}{} // lets the device go; the batch converts until fin
+	select {
+	case n := <-d.entered:
+		if n != 2 {
+			t.Fatalf("the batch after the release has %d queries, want 2", n)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the forming batch did not close when the device was let go (it waited for the backend's return)")
+	}
+	if c := closeCounts(b); c[closeIdle] != before[closeIdle]+1 || sum(c[:]) != sum(before[:])+1 {
+		t.Fatalf("closes %v after the release, %v before; want one more, by the idle device", c, before)
+	}
+	d.fin <- struct{}{}
+	waitJobs(t, c)
+	d.toDev <- struct{}{}
+	d.done <- struct{}{}
+	d.fin <- struct{}{}
+	waitJobs(t, next)
+	b.mu.Lock()
+	q, on := b.queued, b.onDev
+	b.mu.Unlock()
+	if q != 0 || on != 0 {
+		t.Fatalf("after all batches: queued %d, on device %d; want 0, 0", q, on)
+	}
+}
+
+// closeCounts is b's count of closes by reason (closeReason's order).
+func closeCounts(b *batcher) (c [nCloseReasons]int64) {
+	for r := range c {
+		c[r] = b.closes[r].Load()
+	}
+	return c
+}
+
+func sum(xs []int64) (s int64) {
+	for _, x := range xs {
+		s += x
+	}
+	return s
+}
+
+// TestBatcherCloseReasons: each rule that closes a batch is counted as
+// its own (qp_serve_batch_closes_total): the idle processor, the PARA
+// threshold, the size cap, the wait and the shutdown; one count a batch.
+func TestBatcherCloseReasons(t *testing.T) {
+	only := func(t *testing.T, b *batcher, r closeReason, n int64) {
+		t.Helper()
+		c := closeCounts(b)
+		if c[r] != n || sum(c[:]) != n {
+			t.Fatalf("closes %v (idle, device, threshold, cap, wait, drain), want %d by %s only", c, n, closeReasonNames[r])
+		}
+	}
+	t.Run("idle", func(t *testing.T) {
+		f := &fakeRun{entered: make(chan int, 16), release: make(chan struct{}, 16)}
+		b := f.start(t, BatchConfig{MaxWait: time.Hour, MaxBatch: 100, Budget: -1, Threshold: 1 << 40})
+		first := newJobs(2)
+		if _, err := b.submit(first, time.Time{}); err != nil {
+			t.Fatal(err)
+		}
+		<-f.entered
+		second := newJobs(1)
+		if _, err := b.submit(second, time.Time{}); err != nil {
+			t.Fatal(err)
+		}
+		f.release <- struct{}{}
+		<-f.entered // the processor free: the queued one closes
+		f.release <- struct{}{}
+		waitJobs(t, append(first, second...))
+		only(t, b, closeIdle, 2)
+	})
+	t.Run("threshold", func(t *testing.T) {
+		b := (&fakeRun{}).start(t, BatchConfig{Lazy: true, MaxWait: time.Hour, MaxBatch: 100, Budget: -1, Threshold: 10})
+		js := newJobs(2)
+		js[0].cost, js[1].cost = 5, 5
+		if _, err := b.submit(js, time.Time{}); err != nil {
+			t.Fatal(err)
+		}
+		waitJobs(t, js)
+		only(t, b, closeThreshold, 1)
+	})
+	t.Run("cap", func(t *testing.T) {
+		b := (&fakeRun{}).start(t, BatchConfig{Lazy: true, MaxWait: time.Hour, MaxBatch: 3, Budget: -1, Threshold: 1 << 40})
+		js := newJobs(3)
+		if _, err := b.submit(js, time.Time{}); err != nil {
+			t.Fatal(err)
+		}
+		waitJobs(t, js)
+		only(t, b, closeCap, 1)
+	})
+	t.Run("wait", func(t *testing.T) {
+		b := (&fakeRun{}).start(t, BatchConfig{Lazy: true, MaxWait: 20 * time.Millisecond, MaxBatch: 100, Budget: -1, Threshold: 1 << 40})
+		js := newJobs(1)
+		if _, err := b.submit(js, time.Time{}); err != nil {
+			t.Fatal(err)
+		}
+		waitJobs(t, js)
+		only(t, b, closeWait, 1)
+	})
+	t.Run("drain", func(t *testing.T) {
+		b := (&fakeRun{}).start(t, BatchConfig{Lazy: true, MaxWait: time.Hour, MaxBatch: 100, Budget: -1, Threshold: 1 << 40})
+		js := newJobs(1)
+		if _, err := b.submit(js, time.Time{}); err != nil {
+			t.Fatal(err)
+		}
+		b.close()
+		waitJobs(t, js)
+		only(t, b, closeDrain, 1)
+	})
 }

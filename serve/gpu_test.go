@@ -92,4 +92,9 @@ func TestServeGPUPipelined(t *testing.T) {
 	if int64(rep.Batches) != st.Batches || int64(queries) != st.Queries || len(rep.Rows) != rep.Batches {
 		t.Errorf("/debug/batches: %d batches (%d rows) of %d queries; the server ran %d of %d", rep.Batches, len(rep.Rows), queries, st.Batches, st.Queries)
 	}
+	// Every batch closed by one rule, none by the wait (a pipelined GPU's
+	// batch closes by the device, not by --batch-wait).
+	if c := closeCounts(s.b); sum(c[:]) != st.Batches || c[closeWait] != 0 || c[closeDrain] != 0 {
+		t.Errorf("closes %v (idle, device, threshold, cap, wait, drain) for %d batches", c, st.Batches)
+	}
 }

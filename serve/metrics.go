@@ -162,13 +162,25 @@ func (m *metrics) registerPipe(b *batcher) {
 	}
 	reg.MustRegister(
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "qp_serve_gpu_device_fixed_seconds",
-			Help: "A pipelined GPU's device phase t(n) = a + b·n fitted on the recent batches: a (0 before any batch)."}, fit(&b.devModel, false)),
+			Help: "A pipelined GPU's device phase t(n) = a + b·n (taking the device to letting it go) fitted on the recent batches: a (0 before any batch)."}, fit(&b.devModel, false)),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "qp_serve_gpu_device_per_query_seconds",
 			Help: "A pipelined GPU's device phase fit: b, the time per query."}, fit(&b.devModel, true)),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "qp_serve_gpu_prepare_fixed_seconds",
 			Help: "A pipelined GPU's host preparation p(n) = c + d·n fitted on the recent batches: c."}, fit(&b.prepModel, false)),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "qp_serve_gpu_prepare_per_query_seconds",
 			Help: "A pipelined GPU's host preparation fit: d, the time per query."}, fit(&b.prepModel, true)))
+}
+
+// registerCloses exports the batcher's count of the batches each rule
+// closed (closeReason; counted when the rule fires, before the batch waits
+// for a slot).
+func (m *metrics) registerCloses(b *batcher) {
+	for r := range nCloseReasons {
+		m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "qp_serve_batch_closes_total",
+			Help:        "Batches closed, by the rule that closed them: idle (the processor, or a pipelined GPU, free), device (a pipelined GPU about to be free), threshold (PARA), cap (size), wait (--batch-wait), drain (shutdown).",
+			ConstLabels: prometheus.Labels{"reason": closeReasonNames[r]}},
+			func() float64 { return float64(b.closes[r].Load()) }))
+	}
 }
 
 func (m *metrics) observeBatch(n int, d time.Duration) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,10 +22,16 @@ import (
 // for cores). Pipelined, the preparation runs outside the device lock and
 // the device hook is called on taking it (engine/gpu since issue 25);
 // else the whole batch holds the lock (engine/gpu before).
+//
+// Pipelined, the device is let go (the done hook, then the lock) before
+// the result conversion, finA + finB·n, as engine/gpu converts the AND
+// sets' results off the device; busy sums the device phases' time.
 type simGPU struct {
 	prepA, prepB, devA, devB time.Duration
+	finA, finB               time.Duration
 	pipelined                bool
 	dev                      sync.Mutex
+	busy                     atomic.Int64
 }
 
 func (g *simGPU) run(ctx context.Context, qs []engine.Query, out []engine.Response, procs []string) error {
@@ -39,8 +46,14 @@ func (g *simGPU) run(ctx context.Context, qs []engine.Query, out []engine.Respon
 			f(g.prepA + g.prepB*n)
 		}
 	}
+	t0 := time.Now()
 	time.Sleep(g.devA + g.devB*n)
+	g.busy.Add(int64(time.Since(t0)))
+	if f := gpu.DeviceDoneHook(ctx); f != nil && g.pipelined {
+		f(gpu.BatchDevice{})
+	}
 	g.dev.Unlock()
+	time.Sleep(g.finA + g.finB*n)
 	for i := range procs {
 		procs[i] = "sim"
 	}
@@ -78,7 +91,7 @@ func BenchmarkPipelineSim(b *testing.B) {
 					g := newSim(pipe)
 					cfg := BatchConfig{}.withDefaults(12<<20, 0, pipe)
 					bt := newBatcher(cfg, g.run, nil)
-					lat, batches, qs, wall := offer(b, bt, rate, 6*time.Second)
+					lat, batches, qs, wall := offer(b, bt, rate, 6*time.Second, 0)
 					bt.close()
 					b.ReportMetric(report.Percentile(lat, 0.5).Seconds()*1e3, "p50-ms")
 					b.ReportMetric(report.Percentile(lat, 0.99).Seconds()*1e3, "p99-ms")
@@ -90,11 +103,12 @@ func BenchmarkPipelineSim(b *testing.B) {
 	}
 }
 
-// offer submits one-query jobs to bt at rate per second for d (in groups
-// every millisecond: the rate's arrivals of that millisecond), waits for
+// offer submits one-query jobs of PARA cost cost to bt at rate per second
+// for d (in groups every millisecond: the rate's arrivals of that
+// millisecond), waits for
 // every answer and returns the latencies (arrival to answer, sorted), the
 // batches and queries run, and the wall time.
-func offer(b *testing.B, bt *batcher, rate float64, d time.Duration) (lat []time.Duration, batches, queries int64, wall time.Duration) {
+func offer(b *testing.B, bt *batcher, rate float64, d time.Duration, cost int64) (lat []time.Duration, batches, queries int64, wall time.Duration) {
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	start := time.Now()
@@ -105,6 +119,9 @@ func offer(b *testing.B, bt *batcher, rate float64, d time.Duration) (lat []time
 			continue
 		}
 		js := newJobs(due - sent)
+		for _, j := range js {
+			j.cost = cost
+		}
 		sent = due
 		// One submission per millisecond (a lone job on an idle batcher
 		// would run in the submitting goroutine: not in this loop's).
@@ -191,4 +208,55 @@ func offerEach(b *testing.B, bt *batcher, rate float64, d time.Duration) []time.
 	}
 	slices.Sort(lat)
 	return lat
+}
+
+// BenchmarkPipelineServed offers one-query requests at 60% and 80% of the
+// H200's in-process rate (302,064 q/s: docs/BENCHMARKS.md, the twenty-
+// seventh session's servep99 run) to the pipelined batcher over simGPU
+// with the served batches' own fits of that run (the owner pinned, r80):
+// device phase 1.02 ms + 3.53 µs/query (its fit to the backend's return
+// less the conversion's), the conversion off the device 0.21 ms + 0.10
+// µs/query, the host preparation 1.05 µs/query; all, pipeLead with them,
+// slowed 10 times (rates a tenth) so that this machine can offer them.
+// Each query costs 1 against a PARA threshold of 1,100 (one launch set of
+// TREC'06 queries at 10M documents, 12M postings of shortest lists). The
+// rules: return (serve7: the device phase ends at the backend's return,
+// the threshold closes batches), release (the device phase ends at the
+// device's release, offDevice; the threshold still closes them) and new
+// (release, and the threshold does not close a pipelined batch:
+// paraCloses; the defaults). It reports the latency percentiles (arrival
+// to the batch's end, in the slowed time: a tenth is the device's), the
+// mean batch, the device's busy share of the wall time and the share of
+// the batches the threshold closed: what the close rules do with a device
+// of that shape, not the server (HTTP and the CPU's share are not in it;
+// the device's cost is linear in the batch, without the launch sets' steps).
+//
+//	go test -run ^$ -bench PipelineServed -benchtime 1x -count 2 ./serve/
+func BenchmarkPipelineServed(b *testing.B) {
+	const scale = 10
+	const inproc = 302_064.0 / scale
+	for _, load := range []float64{0.6, 0.8} {
+		for _, rule := range []string{"return", "release", "new"} {
+			b.Run(fmt.Sprintf("load=%.0f%%/rule=%s", 100*load, rule), func(b *testing.B) {
+				defer func(r, p bool) { devEndAtRelease, paraPipelined = r, p }(devEndAtRelease, paraPipelined)
+				devEndAtRelease, paraPipelined = rule != "return", rule != "new"
+				for range b.N {
+					g := &simGPU{prepB: scale * 1050 * time.Nanosecond,
+						devA: scale * 1020 * time.Microsecond, devB: scale * 3530 * time.Nanosecond,
+						finA: scale * 210 * time.Microsecond, finB: scale * 100 * time.Nanosecond, pipelined: true}
+					bt := newBatcher(BatchConfig{}.withDefaults(1100, 0, true), g.run, nil)
+					bt.lead = scale * pipeLead
+					lat, batches, qs, wall := offer(b, bt, load*inproc, 8*time.Second, 1)
+					bt.close()
+					c := closeCounts(bt)
+					b.ReportMetric(report.Percentile(lat, 0.5).Seconds()*1e3, "p50-ms")
+					b.ReportMetric(report.Percentile(lat, 0.99).Seconds()*1e3, "p99-ms")
+					b.ReportMetric(float64(qs)/wall.Seconds(), "q/s")
+					b.ReportMetric(float64(qs)/float64(max(batches, 1)), "batch")
+					b.ReportMetric(float64(g.busy.Load())/float64(wall), "dev-busy")
+					b.ReportMetric(float64(c[closeThreshold])/float64(max(sum(c[:]), 1)), "thr-share")
+				}
+			})
+		}
+	}
 }

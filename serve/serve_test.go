@@ -491,6 +491,8 @@ func TestMetricsHealth(t *testing.T) {
 		`qp_serve_requests_total{code="400",endpoint="search"} 1`,
 		"qp_serve_batch_size_count 3", "qp_serve_queue_depth 0", `qp_serve_query_duration_seconds_count{processor="cpu"} 3`,
 		"go_goroutines",
+		// The CPU's batches of one query close by their size cap.
+		`qp_serve_batch_closes_total{reason="cap"} 3`, `qp_serve_batch_closes_total{reason="device"} 0`,
 		// The answer-wake histogram (3 answered queries) and the runtime's
 		// measurements (runtimemetrics.go).
 		"qp_serve_answer_wake_seconds_count 3", "qp_serve_go_gc_pauses_seconds_bucket", "qp_serve_go_sched_latencies_seconds_count",

@@ -181,6 +181,7 @@ func New(e *qp.Engine, cfg Config) (*Server, error) {
 	s.b = newBatcher(cfg.Batch.withDefaults(gpuThreshold, cpuWorkers, pipe), s.runBatch, s.m.observeBatch)
 	s.b.onPhases = s.m.observePhases
 	s.m.registerPipe(s.b)
+	s.m.registerCloses(s.b)
 	s.mux = s.routes()
 	s.hs = &http.Server{
 		Handler:           s.mux,

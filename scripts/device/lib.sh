@@ -62,6 +62,7 @@ metrics() {
 # histograms' deltas, in ms (a histogram the build lacks prints n/a).
 breakdown() {
   awk 'FNR==1{f++} /^qp_serve_batch_size_(sum|count)/ { if (f==1) a[$1]=$NF; else b[$1]=$NF-a[$1] }
+  /^qp_serve_batch_closes_total/ { r=$1; sub(/.*reason="/, "", r); sub(/".*/, "", r); if (f==1) ca[r]=$NF; else { cl[r]=$NF-ca[r]; seenc=1 } }
   /^qp_serve_(queue_wait|batch_duration|request_duration|answer_wake|go_sched_latencies|go_gc_pauses|batch_prepare|batch_device_wait|batch_device|batch_owner_run)_seconds/ {
     v=$NF
     if ($1 ~ /request_duration/ && $1 !~ /endpoint="search"/ && $1 !~ /endpoint="batch"/) next
@@ -75,7 +76,9 @@ breakdown() {
       if (!seen) { printf " %s n/a", hs[i]; continue }
       p=""; if (c>0) { best=""; for (m in le) if (le[m] >= 0.99*c && (best=="" || m+0 < best+0)) best=m; p=best }
       printf " %s mean %.3f p99<=%s", hs[i], (c>0 ? 1000*s/c : 0), (p=="" ? "-" : (p=="+Inf" ? p : sprintf("%.2f", 1000*p))) }
-    printf " (ms); batches %d, mean size %.1f\n", b["qp_serve_batch_size_count"], (b["qp_serve_batch_size_count"]>0 ? b["qp_serve_batch_size_sum"]/b["qp_serve_batch_size_count"] : 0) }' "$1" "$2"
+    printf " (ms); batches %d, mean size %.1f", b["qp_serve_batch_size_count"], (b["qp_serve_batch_size_count"]>0 ? b["qp_serve_batch_size_sum"]/b["qp_serve_batch_size_count"] : 0)
+    if (seenc) { printf "; closed by"; n=split("idle device threshold cap wait drain", rs, " "); for (i=1;i<=n;i++) printf " %s %d", rs[i], cl[rs[i]] }
+    printf "\n" }' "$1" "$2"
 }
 # wait_serve PID NAME LOG: waits until the qp serve PID answers /metrics
 # on 127.0.0.1:$PORT (90 s at most); says why not (its LOG's tail).
