@@ -57,7 +57,9 @@
 //     item being a run of consecutive ranks of one query (queries
 //     interleaved); the CTA stops at the first tile whose ub is below
 //     score(theta[q]) (every later rank is too). Per tile: zero T shared
-//     float accumulators; add the postings term by term in canonical
+//     float accumulators (or, the default, clear at the tile's end only
+//     those its adds touched: the touch marks, acc_add); add the
+//     postings term by term in canonical
 //     order (decoded: one thread per posting, a __syncthreads between
 //     terms; fused: blocks decoded 8 at a time across terms, their scores
 //     added term by term, a __syncthreads where the term changes, see
