@@ -51,7 +51,7 @@ func PutOQuery(w []uint32, seg0, cap, coff uint32) { w[0], w[1], w[2], w[3] = se
 
 // OrTileKernels are the loaded tiled OR kernels of one Context.
 type OrTileKernels struct {
-	check, bounds, accumulate, accBP128, predecode, clamp, compact, maxtree, whole *cuda.Function
+	check, bounds, accumulate, accBP128, accBP128Dense, predecode, clamp, compact, maxtree, whole *cuda.Function
 }
 
 // LoadOrTileKernels looks the tiled OR kernels up in c's embedded kernels.
@@ -66,7 +66,8 @@ func LoadOrTileKernels(c *cuda.Context) (*OrTileKernels, error) {
 		name string
 	}{
 		{&o.check, "qp_ortile_check"}, {&o.bounds, "qp_ortile_bounds"}, {&o.accumulate, "qp_ortile_accumulate"},
-		{&o.accBP128, "qp_ortile_accumulate_bp128"}, {&o.clamp, "qp_ortile_clamp"}, {&o.compact, "qp_ortile_compact"}, {&o.maxtree, "qp_ortile_maxtree"},
+		{&o.accBP128, "qp_ortile_accumulate_bp128"}, {&o.accBP128Dense, "qp_ortile_accumulate_bp128_dense"},
+		{&o.clamp, "qp_ortile_clamp"}, {&o.compact, "qp_ortile_compact"}, {&o.maxtree, "qp_ortile_maxtree"},
 		{&o.whole, "qp_orwhole_bp128"}, {&o.predecode, "qp_ortile_predecode"},
 	} {
 		fn, err := k.fb.Function(f.name)
@@ -80,7 +81,7 @@ func LoadOrTileKernels(c *cuda.Context) (*OrTileKernels, error) {
 
 // Functions lists the kernels (for resource reports).
 func (o *OrTileKernels) Functions() []*cuda.Function {
-	return []*cuda.Function{o.check, o.bounds, o.accumulate, o.accBP128, o.predecode, o.clamp, o.compact, o.maxtree, o.whole}
+	return []*cuda.Function{o.check, o.bounds, o.accumulate, o.accBP128, o.accBP128Dense, o.predecode, o.clamp, o.compact, o.maxtree, o.whole}
 }
 
 // Check counts in errs[QueryErrDocs] the decoded docIDs (nval, in nseg
@@ -128,6 +129,11 @@ type OrPass struct {
 	NQ, NTiles, Tile int
 	Order            cuda.DevicePtr
 	R0, R1, Per      int
+	// Dense runs the fused tiles' dense passes (AccumulateBP128 only):
+	// every tile zeroes and scans all its accumulators (the A/B switch of
+	// the sparse passes, which visit only the accumulators the tile's adds
+	// touched; query_ortile.cu, acc_add). The results are the same.
+	Dense bool
 }
 
 func (p OrPass) items() int {
@@ -197,7 +203,11 @@ func (o *OrTileKernels) AccumulateBP128(s *cuda.Stream, p OrPass, qmeta, oq, seg
 		panic(fmt.Sprintf("BUG: cuda: fused bp128 OR with blocks of %d", bs))
 	}
 	pp := p.params(n)
-	return cuda.LaunchFields(o.accBP128, p.grid(n), block256, 0, s, &OrTileAccumulateBP128Params{
+	fn := o.accBP128
+	if p.Dense {
+		fn = o.accBP128Dense
+	}
+	return cuda.LaunchFields(fn, p.grid(n), block256, 0, s, &OrTileAccumulateBP128Params{
 		NQ: pp.NQ, NItems: pp.NItems, NTiles: pp.NTiles, Tile: pp.Tile, Order: p.Order, R0: pp.R0, R1: pp.R1, Per: pp.Per,
 		QMeta: qmeta, OQ: oq, Segs: segs, QTerms: qterms, Terms: terms, Norms: norms, NDocs: ndocs, K1p1: k1p1,
 		Post: post, BS: uint32(bs), Rng: rng, QTM: qtm, Col: bm.Col, Mat: bm.Mat, Rank: bm.Rank,

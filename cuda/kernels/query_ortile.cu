@@ -57,7 +57,9 @@
 //     item being a run of consecutive ranks of one query (queries
 //     interleaved); the CTA stops at the first tile whose ub is below
 //     score(theta[q]) (every later rank is too). Per tile: zero T shared
-//     float accumulators; add the postings term by term in canonical
+//     float accumulators (or, the default, clear at the tile's end only
+//     those its adds touched: the touch marks, acc_add); add the
+//     postings term by term in canonical
 //     order (decoded: one thread per posting, a __syncthreads between
 //     terms; fused: blocks decoded 8 at a time across terms, their scores
 //     added term by term, a __syncthreads where the term changes, see
@@ -150,7 +152,7 @@ namespace qp_ot {
 enum {
 	kStTiles, kStTilesNoTh, kStBlocks, kStBlocksNoTh, kStBlocksShared, kStPostIn, kStPostDec, kStTouched,
 	kStCand, kStKthPass, kStKthGather, kStKth, kStEmit, kStSplit, kStBlocksCol, kStTermsIn, kStBlocksShort,
-	kStPostShort, kStDecItems, kStDecPost, kStN
+	kStPostShort, kStDecItems, kStDecPost, kStScanned, kStN
 };
 inline u64 emu_stats[kStN];
 inline void emu_stat(u32 i, u64 v) { __atomic_fetch_add(&emu_stats[i], v, __ATOMIC_RELAXED); }
@@ -165,7 +167,8 @@ inline void emu_stats_dump() {
 	                                  "accumulators_touched", "candidates_counted", "kth_passes", "kth_gathers",
 	                                  "kth_selections", "emitted", "tiles_split", "blocks_of_bitmap_terms",
 	                                  "terms_with_blocks", "blocks_short_lists", "postings_short_lists",
-	                                  "predecoded_items", "predecoded_postings_added"};
+	                                  "predecoded_items", "predecoded_postings_added",
+	                                  "accumulators_scanned"};
 	FILE *f = fopen(path, "w");
 	if (f == nullptr) return;
 	for (u32 i = 0; i < kStN; i++) fprintf(f, "%s %llu\n", names[i], (unsigned long long)emu_stats[i]);
@@ -214,6 +217,47 @@ __device__ __forceinline__ u32 lower_bound_warp(At at, u32 n, u32 x) {
 	const u32 p = lo + lane;
 	const bool less = p < hi && at(p) < x;
 	return lo + __popc(__ballot_sync(0xffffffffu, less));
+}
+
+// ---- accumulators and their touch marks ----
+//
+// A tile's accumulators acc[0, T) live in shared memory. With the sparse
+// passes (the default; issue 20 §4: at 25M documents a tile holds a few
+// hundred to a few thousand postings of the query in 8,192 accumulators),
+// the adds mark every accumulator they touch in a bitmap of one word per
+// thread: position x is bit x / kThreads of word x % kThreads, so word w
+// holds the positions w, w + 256, ..., which thread w owns in every
+// per-thread pass (the same positions the strided dense passes give it,
+// and bank-conflict-free: position x is in bank x % 32). The passes that
+// read every accumulator (complete()'s candidates, the count, the
+// emission) then visit only the marked ones, and the tile clears only
+// those at its end instead of zeroing all T at its start. Invariant: an
+// unmarked accumulator is 0 (a document leaves 0 only through an add,
+// and an add to 0 marks it first), and a 0 accumulator never beats theta
+// (query.cuh beats), so the passes find the same documents either way.
+static_assert(kTileMax == 32 * kThreads, "the touch marks are one 32-bit word per thread");
+
+// acc_add adds v to acc[x] (fadd: the CPU's float32 sum in the caller's
+// term order), marking x in touch first when it is 0 (touch == nullptr:
+// the dense passes, no marks). The caller's adds of one term are to
+// distinct positions; different terms are separated by a barrier.
+__device__ __forceinline__ void acc_add(float *acc, u32 *touch, u32 x, float v) {
+	const float a = acc[x];
+	if (touch != nullptr && a == 0.0f) atomicOr(&touch[x % kThreads], 1u << (x / kThreads));
+	acc[x] = qp_q::fadd(a, v);
+}
+
+// each_own calls f(i), in ascending i, for the accumulator positions i <
+// span of this thread: with touch, the marked ones of its word;
+// without, every i = tid + 256 j (the dense passes).
+template <class F>
+__device__ __forceinline__ void each_own(const u32 *touch, u32 span, F f) {
+	const u32 tid = threadIdx.x;
+	if (touch != nullptr) {
+		for (u32 b = touch[tid]; b != 0; b &= b - 1) f(tid + kThreads * static_cast<u32>(__ffs(static_cast<int>(b)) - 1));
+	} else {
+		for (u32 i = tid; i < span; i += kThreads) f(i);
+	}
 }
 
 // ---- 1. corruption check ----
@@ -339,7 +383,7 @@ struct DecodedSrc {
 	// add adds the tile's postings. Like every Src's add, it passes a
 	// __syncthreads before it touches acc; its adds are complete after the
 	// next __syncthreads (accumulate's), when thread 0 calls done.
-	__device__ __forceinline__ void add(float *acc, Shared &s, const qp_q::QMeta &m, const OQuery &o,
+	__device__ __forceinline__ void add(float *acc, u32 *touch, Shared &s, const qp_q::QMeta &m, const OQuery &o,
 	                                   const qp_q::Seg *__restrict__ segs, const qp_q::QTerm *__restrict__ qterms,
 	                                   const qp_q::TermMeta *__restrict__ terms, const float *__restrict__ norms,
 	                                   float k1p1, u32, u32 t0, u32 t1, float) const {
@@ -368,7 +412,7 @@ struct DecodedSrc {
 					const u32 d = dp[i];
 					const u32 x = d - t0;
 					if (x >= span) continue; // corrupt order; qp_ortile_check reports it
-					acc[x] = qp_q::fadd(acc[x], qp_q::term(qt.idf, k1p1, fp[i], norms[d], qt.w));
+					acc_add(acc, touch, x, qp_q::term(qt.idf, k1p1, fp[i], norms[d], qt.w));
 				}
 				__syncthreads();
 			}
@@ -379,7 +423,8 @@ struct DecodedSrc {
 	__device__ __forceinline__ u32 done(const Shared &) const { return 0; }
 
 	// complete: nothing to do, add added every term (see Bp128Src).
-	__device__ __forceinline__ u32 complete(float *, Shared &, u32, u32, u32, float, const float *, float) const {
+	__device__ __forceinline__ u32 complete(float *, const u32 *, Shared &, u32, u32, u32, float, const float *,
+	                                        float) const {
 		return 0;
 	}
 };
@@ -734,7 +779,7 @@ struct Bp128Src {
 	// add adds the tile's postings (see above). It passes a __syncthreads
 	// before it touches acc (accumulate zeroes acc just before the call);
 	// its adds are complete after the next __syncthreads (accumulate's).
-	__device__ __forceinline__ void add(float *acc, Shared &s, const qp_q::QMeta &m, const OQuery &o,
+	__device__ __forceinline__ void add(float *acc, u32 *touch, Shared &s, const qp_q::QMeta &m, const OQuery &o,
 	                                   const qp_q::Seg *__restrict__ segs, const qp_q::QTerm *__restrict__ qterms,
 	                                   const qp_q::TermMeta *__restrict__ terms, const float *__restrict__ norms,
 	                                   float k1p1, u32 t, u32 t0, u32 t1, float ths) const {
@@ -824,7 +869,7 @@ struct Bp128Src {
 						if (jj == jt) {
 #pragma unroll
 							for (int j = 0; j < 4; j++)
-								if (x[j] != kNone) acc[x[j]] = qp_q::fadd(acc[x[j]], sc[j]);
+								if (x[j] != kNone) acc_add(acc, touch, x[j], sc[j]);
 						}
 					}
 				}
@@ -877,15 +922,15 @@ struct Bp128Src {
 	// memory, then one per candidate adds them in order. Returns the
 	// number of documents completed (the same on every thread); it ends
 	// with a __syncthreads when it completed any.
-	__device__ __forceinline__ u32 complete(float *acc, Shared &s, u32 m, u32 t0, u32 span, float ths,
-	                                        const float *__restrict__ norms, float k1p1) const {
+	__device__ __forceinline__ u32 complete(float *acc, const u32 *touch, Shared &s, u32 m, u32 t0, u32 span,
+	                                        float ths, const float *__restrict__ norms, float k1p1) const {
 		const u32 e = s.e;
 		if (e >= m) return 0;
 		const u32 tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, nsuf = m - e;
 		if (tid == 0) QP_OR_STAT(kStSplit, 1);
 		const auto cand = [&](float v) { return v > 0.0f && !(bound(s, e, m, v) < ths); };
 		u32 mine = 0;
-		for (u32 i = tid; i < span; i += kThreads) mine += cand(acc[i]);
+		each_own(touch, span, [&](u32 i) { mine += cand(acc[i]); });
 		const u32 incl = qp_dec::incl_sum(mine);
 		if (lane == 31) s.wsum[warp] = incl;
 		__syncthreads();
@@ -902,12 +947,14 @@ struct Bp128Src {
 		for (u32 r0 = 0; r0 < total; r0 += R) {
 			if (r0 > 0) __syncthreads(); // the previous round's readers are done
 			if (off < r0 + R && off + mine > r0) {
+				// This thread's candidates in the order counted above.
 				u32 o = off;
-				for (u32 i = tid; i < span && o < r0 + R; i += kThreads)
-					if (cand(acc[i])) {
+				each_own(touch, span, [&](u32 i) {
+					if (o < r0 + R && cand(acc[i])) {
 						if (o >= r0) pos[o - r0] = i;
 						o++;
 					}
+				});
 			}
 			__syncthreads();
 			const u32 nr = total - r0 < R ? total - r0 : R;
@@ -1177,8 +1224,13 @@ __device__ __noinline__ u64 kth_key(const float *acc, u32 span, u32 t0, u64 th, 
 // theta (u64 atomicMin) and exactly k documents are emitted. So a query
 // emits at most k per tile, and min(k, T) x ntiles candidate slots can
 // never overflow. err[kCntTiles] and err[kCntBlocks] count the tiles
-// accumulated and the blocks they decoded.
-template <class Src>
+// accumulated and the blocks they decoded. kDense runs the dense passes
+// (every tile zeroes and scans all its accumulators: the A/B twin
+// qp_ortile_accumulate_bp128_dense, QP_GPU_OR_SPARSE=0), else the sparse
+// ones over the touch marks (acc_add, each_own): the same documents,
+// scores and emissions. (A runtime switch instead of two kernels cost 32
+// more bytes of spills in both: nvcc 11.8, sm_90.)
+template <bool kDense, class Src>
 __device__ __forceinline__ void accumulate(const Src &src, u32 nq, u32 nitems, u32 ntiles, u32 tile,
                                            const u32 *__restrict__ order, u32 r0, u32 r1, u32 per,
                                            const qp_q::QMeta *__restrict__ qmeta, const OQuery *__restrict__ oq,
@@ -1188,6 +1240,7 @@ __device__ __forceinline__ void accumulate(const Src &src, u32 nq, u32 nitems, u
                                            u64 *__restrict__ theta, u32 *__restrict__ cnt, u32 *__restrict__ cdoc,
                                            float *__restrict__ cscore) {
 	alignas(16) __shared__ float acc[kTileMax];
+	__shared__ u32 marks[kThreads]; // the touch marks (acc_add)
 	__shared__ Sel sel;
 	__shared__ typename Src::Shared ss;
 	// The tile of each rank and theta when it was picked, by thread 0,
@@ -1197,6 +1250,14 @@ __device__ __forceinline__ void accumulate(const Src &src, u32 nq, u32 nitems, u
 	u32 par = 0;
 	const u32 tid = threadIdx.x;
 	if (tid == 0) sel.tiles = sel.blocks = sel.sels = sel.emits = sel.looks = 0;
+	u32 *const touch = kDense ? nullptr : marks;
+	if (!kDense) {
+		// Sparse: all zero once; each tile then clears what it touched
+		// (behind the first pick's barrier).
+		for (u32 i = 4 * tid; i < kTileMax; i += 4 * kThreads)
+			*reinterpret_cast<uint4 *>(&acc[i]) = make_uint4(0, 0, 0, 0);
+		touch[tid] = 0;
+	}
 	for (u32 it = blockIdx.x; it < nitems; it += gridDim.x) {
 		const u32 q = it % nq;
 		const u32 ra = r0 + (it / nq) * per;
@@ -1222,12 +1283,13 @@ __device__ __forceinline__ void accumulate(const Src &src, u32 nq, u32 nitems, u
 			const u32 t0 = t * tile;
 			const u32 t1 = t0 + tile < ndocs ? t0 + tile : ndocs;
 			const u32 span = t1 - t0;
-			// Zero the accumulators up to a multiple of 4 (the count pass
-			// reads them 4 at a time).
-			// (Src::add passes a barrier before it touches acc.)
-			for (u32 i = 4 * tid; i < span; i += 4 * kThreads)
-				*reinterpret_cast<uint4 *>(&acc[i]) = make_uint4(0, 0, 0, 0);
-			src.add(acc, ss, m, o, segs, qterms, terms, norms, k1p1, t, t0, t1, theta_score(th0));
+			// Dense: zero the accumulators up to a multiple of 4 (the
+			// count pass reads them 4 at a time). (Src::add passes a
+			// barrier before it touches acc.)
+			if (kDense)
+				for (u32 i = 4 * tid; i < span; i += 4 * kThreads)
+					*reinterpret_cast<uint4 *>(&acc[i]) = make_uint4(0, 0, 0, 0);
+			src.add(acc, touch, ss, m, o, segs, qterms, terms, norms, k1p1, t, t0, t1, theta_score(th0));
 			if (tid == 0) {
 				sh_th = *reinterpret_cast<volatile u64 *>(&theta[q]);
 				sel.pos = 0;
@@ -1253,29 +1315,35 @@ __device__ __forceinline__ void accumulate(const Src &src, u32 nq, u32 nitems, u
 			u64 th = sh_th;
 			// With a split (the tile added some terms only), the documents
 			// that can still beat theta get the others' scores now.
-			const u32 looks = src.complete(acc, ss, m.m, t0, span, theta_score(th), norms, k1p1);
+			const u32 looks = src.complete(acc, touch, ss, m.m, t0, span, theta_score(th), norms, k1p1);
 			if (tid == 0) sel.looks += looks;
 			// A score below theta's (as bits: the scores are positive) never
 			// beats it: most accumulators take one max and one compare
 			// per four.
 			const u32 thb = th == ~0ull ? 1u : ~static_cast<u32>(th >> 32);
 			u32 c = 0, mn = 0xffffffffu, mx = 0, p0 = kNone, p1 = kNone;
-			for (u32 i = 4 * tid; i < span; i += 4 * kThreads) {
+			const auto count = [&](u32 i, u32 b) {
+				if (qp_q::beats(t0 + i, b, th)) {
+					p1 = c == 1 ? i : p1;
+					p0 = c == 0 ? i : p0;
+					c++;
+					mn = b < mn ? b : mn;
+					mx = b > mx ? b : mx;
+				}
+			};
+			if (!kDense) {
+				each_own(touch, span, [&](u32 i) {
+					const u32 b = qp_q::fbits(acc[i]);
+					if (b >= thb) count(i, b);
+				});
+			}
+			for (u32 i = 4 * tid; kDense && i < span; i += 4 * kThreads) {
 				const uint4 v4 = *reinterpret_cast<const uint4 *>(&acc[i]);
 				const u32 m01 = v4.x > v4.y ? v4.x : v4.y, m23 = v4.z > v4.w ? v4.z : v4.w;
 				if ((m01 > m23 ? m01 : m23) < thb) continue;
 				const u32 bv[4] = {v4.x, v4.y, v4.z, v4.w};
 #pragma unroll
-				for (int j = 0; j < 4; j++) {
-					const u32 b = bv[j];
-					if (qp_q::beats(t0 + i + j, b, th)) {
-						p1 = c == 1 ? i + j : p1;
-						p0 = c == 0 ? i + j : p0;
-						c++;
-						mn = b < mn ? b : mn;
-						mx = b > mx ? b : mx;
-					}
-				}
+				for (int j = 0; j < 4; j++) count(i + j, bv[j]);
 			}
 			const u32 mine = c;
 #ifdef QP_EMU
@@ -1283,6 +1351,9 @@ __device__ __forceinline__ void accumulate(const Src &src, u32 nq, u32 nitems, u
 				u32 nz = 0;
 				for (u32 i = tid; i < span; i += kThreads) nz += acc[i] != 0.0f;
 				QP_OR_STAT(kStTouched, nz);
+				// The accumulators each per-thread pass visits.
+				QP_OR_STAT(kStScanned, !kDense ? __popc(touch[tid])
+				                       : tid < span ? (span - tid + kThreads - 1) / kThreads : 0);
 			}
 #endif
 			block_minmax_count(mn, mx, c, sel.red);
@@ -1316,7 +1387,11 @@ __device__ __forceinline__ void accumulate(const Src &src, u32 nq, u32 nitems, u
 				auto emit = [&](u32 i) { put(o, p++, t0 + i, acc[i], cdoc, cscore); };
 				if (mine > 0) emit(p0);
 				if (mine > 1) emit(p1);
-				for (u32 i = 4 * tid; mine > 2 && i < span; i += 4 * kThreads) {
+				if (mine > 2 && !kDense)
+					each_own(touch, span, [&](u32 i) {
+						if (i > p1 && qp_q::beats(t0 + i, qp_q::fbits(acc[i]), th)) emit(i);
+					});
+				for (u32 i = 4 * tid; mine > 2 && kDense && i < span; i += 4 * kThreads) {
 					if (i + 3 <= p1) continue;
 					for (u32 j = 0; j < 4; j++) {
 						const u32 b = qp_q::fbits(acc[i + j]);
@@ -1338,6 +1413,12 @@ __device__ __forceinline__ void accumulate(const Src &src, u32 nq, u32 nitems, u
 						if (p < c) put(o, base + p, t0 + i, v, cdoc, cscore);
 					}
 				}
+			}
+			// Sparse: clear this thread's touched accumulators and marks
+			// (only this thread read them since complete()'s barrier).
+			if (!kDense) {
+				each_own(touch, span, [&](u32 i) { acc[i] = 0.0f; });
+				touch[tid] = 0;
 			}
 			__syncthreads(); // acc and the shared words are reused by the next tile
 		}
@@ -1505,8 +1586,8 @@ qp_ortile_accumulate(uint32_t nq, uint32_t nitems, uint32_t ntiles, uint32_t til
                      uint32_t *err, const float *ub, unsigned long long *theta, uint32_t *cnt, uint32_t *cdoc,
                      float *cscore) {
 	const qp_ot::DecodedSrc src{docs, freqs, err};
-	qp_ot::accumulate(src, nq, nitems, ntiles, tile, order, r0, r1, per, qmeta, oq, segs, qterms, terms, norms, ndocs,
-	                  k1p1, ub, theta, cnt, cdoc, cscore);
+	qp_ot::accumulate<false>(src, nq, nitems, ntiles, tile, order, r0, r1, per, qmeta, oq, segs, qterms, terms, norms,
+	                         ndocs, k1p1, ub, theta, cnt, cdoc, cscore);
 }
 QP_EMU_REGISTER(qp_ortile_accumulate)
 
@@ -1528,10 +1609,30 @@ qp_ortile_accumulate_bp128(uint32_t nq, uint32_t nitems, uint32_t ntiles, uint32
                            uint32_t *cnt, uint32_t *cdoc, float *cscore) {
 	const qp_ot::Bp128Src src{post, bs, err, rng, ntiles, qtm, col, mat, rk, D, S, dvo,
 	                          reinterpret_cast<const uint2 *>(dec)};
-	qp_ot::accumulate(src, nq, nitems, ntiles, tile, order, r0, r1, per, qmeta, oq, segs, qterms, terms, norms, ndocs,
-	                  k1p1, ub, theta, cnt, cdoc, cscore);
+	qp_ot::accumulate<false>(src, nq, nitems, ntiles, tile, order, r0, r1, per, qmeta, oq, segs, qterms, terms, norms,
+	                         ndocs, k1p1, ub, theta, cnt, cdoc, cscore);
 }
 QP_EMU_REGISTER(qp_ortile_accumulate_bp128)
+
+// qp_ortile_accumulate_bp128_dense is qp_ortile_accumulate_bp128 with the
+// dense accumulator passes (every tile zeroes and scans its T
+// accumulators), the path before the touch marks: the A/B switch
+// QP_GPU_OR_SPARSE=0 (kern.OrPass.Dense). Same parameters, same results.
+extern "C" __global__ void __launch_bounds__(256, 5)
+qp_ortile_accumulate_bp128_dense(uint32_t nq, uint32_t nitems, uint32_t ntiles, uint32_t tile, const uint32_t *order,
+                                 uint32_t r0, uint32_t r1, uint32_t per, const qp_q::QMeta *qmeta, const qp_ot::OQuery *oq,
+                                 const qp_q::Seg *segs, const qp_q::QTerm *qterms, const qp_q::TermMeta *terms,
+                                 const float *norms, uint32_t ndocs, float k1p1, const uint8_t *post, uint32_t bs,
+                                 const uint32_t *rng, const qp_q::TermMeta *qtm, const uint32_t *col,
+                                 const uint32_t *mat, const uint32_t *rk, uint32_t D, uint32_t S, const uint32_t *dvo,
+                                 const uint32_t *dec, uint32_t *err, const float *ub, unsigned long long *theta,
+                                 uint32_t *cnt, uint32_t *cdoc, float *cscore) {
+	const qp_ot::Bp128Src src{post, bs, err, rng, ntiles, qtm, col, mat, rk, D, S, dvo,
+	                          reinterpret_cast<const uint2 *>(dec)};
+	qp_ot::accumulate<true>(src, nq, nitems, ntiles, tile, order, r0, r1, per, qmeta, oq, segs, qterms, terms, norms,
+	                        ndocs, k1p1, ub, theta, cnt, cdoc, cscore);
+}
+QP_EMU_REGISTER(qp_ortile_accumulate_bp128_dense)
 
 extern "C" __global__ void __launch_bounds__(256)
 qp_ortile_predecode(qp_q::u32 npre, const qp_q::u32 *plist, qp_q::u32 nblk, const qp_q::Seg *segs,
@@ -1582,3 +1683,5 @@ static_assert(std::is_same<decltype(&qp_ortile_accumulate), QP_SIGNATURE_OrTileA
               "qp_ortile_accumulate's parameters differ from OrTileAccumulateParams (cuda/kern/layout.go)");
 static_assert(std::is_same<decltype(&qp_ortile_accumulate_bp128), QP_SIGNATURE_OrTileAccumulateBP128Params>::value,
               "qp_ortile_accumulate_bp128's parameters differ from OrTileAccumulateBP128Params (cuda/kern/layout.go)");
+static_assert(std::is_same<decltype(&qp_ortile_accumulate_bp128_dense), QP_SIGNATURE_OrTileAccumulateBP128Params>::value,
+              "qp_ortile_accumulate_bp128_dense's parameters differ from OrTileAccumulateBP128Params (cuda/kern/layout.go)");

@@ -176,6 +176,7 @@ type Options struct {
 	orPer     int    // tests: tile ranks per work item of the second pass (orPer when 0)
 	orNoWhole bool   // tests: every OR query on the tiles, none whole (orwhole.go)
 	orNoPre   bool   // tests, and QP_GPU_OR_PRE=0 at New: no list pre-decoded for the fused tiles (orConsts.predecoded)
+	orDense   bool   // tests, and QP_GPU_OR_SPARSE=0 at New: the tiles zero and scan all their accumulators (kern.OrPass.Dense)
 }
 
 // termInfo is the host copy of a list's shape.
@@ -274,6 +275,11 @@ func New(x *index.Index, opts ...Options) (*Backend, error) {
 	// "OR tiles: sparse lists decoded once"): one binary, both paths.
 	if os.Getenv("QP_GPU_OR_PRE") == "0" {
 		opt.orNoPre = true
+	}
+	// The same for the tiles' sparse accumulator passes (docs/GPU-QUERY.md,
+	// "OR tiles: only the touched accumulators").
+	if os.Getenv("QP_GPU_OR_SPARSE") == "0" {
+		opt.orDense = true
 	}
 	if opt.BitmapDensity == 0 {
 		opt.BitmapDensity = DefaultBitmapDensity

@@ -412,8 +412,9 @@ func (r *orTileRun) passes(d *decodeBufs) error {
 	seeds := min(orSeeds, ntiles)
 	terms, post, norms := b.terms.Ptr(), b.post.Ptr(), b.norms.Ptr()
 	for _, ps := range []kern.OrPass{
-		{NQ: nq, NTiles: ntiles, Tile: tile, Order: r.order.Ptr(), R0: 0, R1: seeds, Per: 1},
-		{NQ: nq, NTiles: ntiles, Tile: tile, Order: r.order.Ptr(), R0: seeds, R1: ntiles, Per: b.orPerItem(nq, ntiles-seeds)},
+		{NQ: nq, NTiles: ntiles, Tile: tile, Order: r.order.Ptr(), R0: 0, R1: seeds, Per: 1, Dense: b.opt.orDense},
+		{NQ: nq, NTiles: ntiles, Tile: tile, Order: r.order.Ptr(), R0: seeds, R1: ntiles, Per: b.orPerItem(nq, ntiles-seeds),
+			Dense: b.opt.orDense},
 	} {
 		var err error
 		if r.fused {

@@ -27,7 +27,8 @@ var orVariants = []struct {
 	{"dense", Options{Or: OrDense}},
 	{"tiled", Options{}},
 	{"tiled/T64/tree", Options{orTile: 64, orSelect: "tree", orNoWhole: true}},
-	{"tiled/T64/runs", Options{orTile: 64, orPer: 5, orNoWhole: true}}, // items of 5 tiles: term metadata kept across tiles
+	{"tiled/T64/runs", Options{orTile: 64, orPer: 5, orNoWhole: true}},       // items of 5 tiles: term metadata kept across tiles
+	{"tiled/T64/dense", Options{orTile: 64, orNoWhole: true, orDense: true}}, // the accumulator passes before the touch marks
 	{"tiled/T100/radix", Options{orTile: 100, orSelect: "radix", orNoWhole: true}},
 	{"tiled/T1/tree", Options{orTile: 1, orSelect: "tree", orNoWhole: true}},
 	{"tiled/T64/decoded", Options{orTile: 64, orDecoded: true}},
@@ -133,6 +134,68 @@ func TestOrTileBoundaries(t *testing.T) {
 				t.Run(v.name, func(t *testing.T) { compare(t, x, newBackend(t, x, opt), qs) })
 			}
 		})
+	}
+}
+
+// TestOrSparsePasses runs the fused tiles' accumulator passes over the
+// touch marks (query_ortile.cu acc_add) and the dense ones
+// (Options.orDense) at the default tile of 8,192 documents, where a mark
+// word holds 32 positions 256 apart: a list holding every document (every
+// accumulator of a tile touched, every bit of every word), lists on both
+// sides of each tile edge and on one mark word's positions only, N not a
+// multiple of T; ties (equal lengths, tf 1: many documents share a score,
+// so the k-th key selection ranks by docID) and not; k from 1 past every
+// list. Both must return the CPU's results bit for bit.
+func TestOrSparsePasses(t *testing.T) {
+	c := testContext(t)
+	const tile = 8192
+	n := 2*tile + 300
+	nq := 6
+	if emulated(c) {
+		nq = 2
+	}
+	bp, _ := compress.ByName("bp128")
+	for _, ties := range []bool{true, false} {
+		rng := rand.New(rand.NewSource(31))
+		col := genCollection(rng, n, 16, 128, ties)
+		var all, edge, word []uint32
+		for d := 0; d < n; d++ {
+			all = append(all, uint32(d))
+			if d%tile == 0 || d%tile == tile-1 || d == n-1 {
+				edge = append(edge, uint32(d))
+			}
+			if d%256 == 255 { // positions 255, 511, ...: all in the last mark word
+				word = append(word, uint32(d))
+			}
+		}
+		for i, l := range [][]uint32{all, edge, word} {
+			f := make([]uint32, len(l))
+			for j := range l {
+				f[j] = 1
+				if !ties {
+					f[j] = uint32(1 + (j*7)%5)
+				}
+			}
+			col.terms = append(col.terms, []string{"zall", "zedge", "zword"}[i])
+			col.docs = append(col.docs, l)
+			col.freqs = append(col.freqs, f)
+		}
+		x := col.write(t, bp)
+		terms := [][]string{{"zall"}, {"zall", "zedge"}, {"zedge", "zword"}, {"zword"},
+			{"zall", col.terms[3], col.terms[8]}, {"zedge", col.terms[6], col.terms[7], col.terms[9]}}
+		terms = append(terms, randomQueries(rng, col.terms, nq, nil)...)
+		qs := orQueries(terms, []int{1, 10, 300, 40000})
+		for _, dense := range []bool{false, true} {
+			t.Run(fmt.Sprintf("ties=%v/dense=%v", ties, dense), func(t *testing.T) {
+				g := newBackend(t, x, Options{orNoWhole: true, orDense: dense})
+				if results, _ := compare(t, x, g, qs); results == 0 {
+					t.Fatal("no results")
+				}
+				if p := g.Profile(); p.OrTilesRun == 0 {
+					t.Fatal("no tiles run")
+				}
+			})
+		}
 	}
 }
 
@@ -247,26 +310,36 @@ func TestOrCorruptBlocks(t *testing.T) {
 					qs = append(qs, engine.Query{ID: fmt.Sprintf("%v/%d", mode, i), Terms: ts, Mode: mode, K: 10000})
 				}
 			}
-			g := newBackend(t, x, Options{orNoWhole: true}) // the tiles' checks (TestOrWholeCorrupt: the whole queries')
-			got, want := searchBoth(t, x, g, qs)
-			for i, q := range qs {
-				damaged := slices.Contains(q.Terms, term)
-				switch {
-				case damaged && (q.Mode == engine.Or || len(q.Terms) == 1):
-					if !errors.Is(got[i].Err, index.ErrCorrupt) || !errors.Is(want[i].Err, index.ErrCorrupt) {
-						t.Errorf("query %s %q: GPU error %v, CPU error %v, want index.ErrCorrupt", q.ID, q.Terms, got[i].Err, want[i].Err)
-					}
-				case damaged: // AND+OR: as the CPU (its AND part may or may not reach the block)
-					if (got[i].Err == nil) != (want[i].Err == nil) || got[i].Err != nil && !errors.Is(got[i].Err, index.ErrCorrupt) {
-						t.Errorf("query %s %q: GPU error %v, CPU error %v", q.ID, q.Terms, got[i].Err, want[i].Err)
-					}
-				default:
-					if msg := sameResponse(got[i], want[i]); msg != "" {
-						t.Errorf("query %s %q without the damaged term: %s", q.ID, q.Terms, msg)
-					}
-				}
+			for _, dense := range []bool{false, true} { // the accumulator passes over the touch marks, and all of them
+				// the tiles' checks (TestOrWholeCorrupt: the whole queries')
+				g := newBackend(t, x, Options{orNoWhole: true, orDense: dense})
+				checkCorruptOr(t, x, g, qs, term)
 			}
 		})
+	}
+}
+
+// checkCorruptOr runs qs on g and the CPU: the queries holding the damaged
+// term fail with index.ErrCorrupt as the CPU's do, the others are exact.
+func checkCorruptOr(t *testing.T, x *index.Index, g *Backend, qs []engine.Query, term string) {
+	t.Helper()
+	got, want := searchBoth(t, x, g, qs)
+	for i, q := range qs {
+		damaged := slices.Contains(q.Terms, term)
+		switch {
+		case damaged && (q.Mode == engine.Or || len(q.Terms) == 1):
+			if !errors.Is(got[i].Err, index.ErrCorrupt) || !errors.Is(want[i].Err, index.ErrCorrupt) {
+				t.Errorf("query %s %q: GPU error %v, CPU error %v, want index.ErrCorrupt", q.ID, q.Terms, got[i].Err, want[i].Err)
+			}
+		case damaged: // AND+OR: as the CPU (its AND part may or may not reach the block)
+			if (got[i].Err == nil) != (want[i].Err == nil) || got[i].Err != nil && !errors.Is(got[i].Err, index.ErrCorrupt) {
+				t.Errorf("query %s %q: GPU error %v, CPU error %v", q.ID, q.Terms, got[i].Err, want[i].Err)
+			}
+		default:
+			if msg := sameResponse(got[i], want[i]); msg != "" {
+				t.Errorf("query %s %q without the damaged term: %s", q.ID, q.Terms, msg)
+			}
+		}
 	}
 }
 

@@ -104,7 +104,7 @@ func TestOrWorkShares(t *testing.T) {
 			per(p.OrBlocks), per(p.OrSkipped), per(p.OrLookups))
 		t.Logf("%s: lists pre-decoded once per launch per query: %.2f, their blocks %.1f", v, per(p.OrPreLists), per(p.OrPreBlocks))
 		blocks[i] += p.OrPreBlocks
-		t.Logf("%s: blocks decoded per query, all: %.1f (%.2fx the lists'); accumulators zeroed and scanned per query: %.0f", v,
+		t.Logf("%s: blocks decoded per query, all: %.1f (%.2fx the lists'); accumulators zeroed and scanned per query by the dense passes: %.0f (QP_EMU_ORSTATS' accumulators_scanned: those the passes visit)", v,
 			per(blocks[i]), float64(blocks[i])/float64(max(1, listBlocks)), per(p.OrTilesRun)*float64(tile))
 	}
 	if blocks[0] > 0 && blocks[1] > blocks[0] {

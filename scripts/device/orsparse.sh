@@ -33,8 +33,13 @@
 # full bench outputs orsparse-NAME-VARIANT-rROUND.txt, tarred into
 # $OUT/orsparse.tgz.
 # Environment: DOCS, ROUNDS (default 2), NQ (default 10000: the first NQ
-# TREC'06 queries), REPS (default 10: GCIDE's queries NQ x REPS).
+# TREC'06 queries), REPS (default 10: GCIDE's queries NQ x REPS); NAME
+# (default orsparse: the output's names) and OFF_ENV (default
+# QP_GPU_OR_PRE=0: the environment of the "off" variant) for the other
+# A/Bs of the OR tiles in one binary (ortouch.sh).
 source scripts/device/lib.sh
+name=${NAME:-orsparse}
+off_env=${OFF_ENV:-QP_GPU_OR_PRE=0}
 d=$bin/data
 for b in old new; do
   # (always: a warm machine may hold another session's binaries)
@@ -44,7 +49,7 @@ done
 # gen_index uses $bin/qp: the new binary.
 mkdir -p "$bin" && cp /tmp/qp-new "$bin/qp"
 t0=$(date +%s)
-res=$OUT/orsparse.txt # (in $OUT as it grows: a cut call still returns it)
+res=$OUT/$name.txt # (in $OUT as it grows: a cut call still returns it)
 : >"$res"
 log() { echo "$*" | tee -a "$res"; }
 # late: past BUDGET seconds (default 480) since the start; later steps are
@@ -64,9 +69,9 @@ split() { awk -v m="$1" '/GPU time split/{f=1; next} f==1 && $1=="mode" {f=2; ne
 # (the work lines: OR's, then AND+OR's.)
 work() { grep -E 'OR tiles accumulated|OR lists pre-decoded|OR queries answered whole' "$1" | sed 's/^ */    /'; }
 run() { # NAME IDX QUERIES LIMIT ROUND VARIANT
-  local o=/tmp/orsparse-$1-$6-r$5.txt bb=/tmp/qp-old env=()
+  local o=/tmp/$name-$1-$6-r$5.txt bb=/tmp/qp-old env=()
   [ "$6" = old ] || bb=/tmp/qp-new
-  [ "$6" = off ] && env=(QP_GPU_OR_PRE=0)
+  [ "$6" = off ] && env=("$off_env")
   env ${env[@]+"${env[@]}"} timeout 150 "$bb" bench query "$2" "$3" --limit "$4" --device gpu --gpu-only --modes or,andor --profile \
     >"$o" 2>&1 || log "  ($1 $6 r$5: rc=$?)"
   log "$1 round$5 $6: $(row or "$o"); $(row andor "$o")"
@@ -91,11 +96,11 @@ for m in or andor; do
     late "results $m $v" && continue
     bb=/tmp/qp-new env=()
     [ "$v" = old ] && bb=/tmp/qp-old
-    [ "$v" = off ] && env=(QP_GPU_OR_PRE=0)
+    [ "$v" = off ] && env=("$off_env")
     env ${env[@]+"${env[@]}"} timeout 90 "$bb" query /tmp/g10m-topics.qp --device gpu --mode "$m" --queries /tmp/q06.txt \
       --limit "$nq" --run "/tmp/run-$m-$v.txt" >/dev/null 2>&1 || log "  (query $m $v: rc=$?)"
   done
   log "g10m $m results: old $(h /tmp/run-$m-old.txt), off $(h /tmp/run-$m-off.txt), new $(h /tmp/run-$m-new.txt)"
 done
 log "  elapsed $(( $(date +%s) - t0 )) s"
-cd /tmp && tar czf "$OUT/orsparse.tgz" orsparse-*.txt
+cd /tmp && tar czf "$OUT/$name.tgz" "$name"-*.txt
